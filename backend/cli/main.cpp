@@ -1,0 +1,20 @@
+// runplanectl: Runplane's command line. Every command group registers itself (command_registry.h).
+#include <CLI/CLI.hpp>
+
+#include "backend/cli/command_registry.h"
+
+int main(int argc, char** argv) {
+    CLI::App app{"runplanectl - design, validate, dispatch and watch RL post-training runs"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string(RUNPLANE_VERSION));
+    runplane::cli::CliContext context;
+    for (const auto& add : runplane::cli::registeredCommands()) {
+        add(app, context);
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    return context.exitCode;
+}

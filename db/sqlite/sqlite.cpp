@@ -1,0 +1,146 @@
+#include "db/sqlite/sqlite.h"
+
+#include <utility>
+
+namespace runplane::sqlite {
+
+Result<std::unique_ptr<Database>> Database::open(const std::string& path, Options options) {
+    sqlite3* raw = nullptr;
+    const int flags = options.readOnly ? SQLITE_OPEN_READONLY
+                                       : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+        std::string message = path + ": cannot open: " +
+                              (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+        sqlite3_close(raw);
+        return Error{message};
+    }
+    std::unique_ptr<Database> db(new Database(raw, path));
+    sqlite3_busy_timeout(raw, options.busyTimeoutMs);
+    // Touch the schema so that a file that is not a database fails here, with its path.
+    if (Status s = db->exec("SELECT count(*) FROM sqlite_master;"); !s.ok()) {
+        return Error{s.error()};
+    }
+    if (options.wal && !options.readOnly) {
+        if (Status s = db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !s.ok()) {
+            return Error{s.error()};
+        }
+    }
+    if (Status s = db->exec("PRAGMA foreign_keys=ON;"); !s.ok()) {
+        return Error{s.error()};
+    }
+    return db;
+}
+
+Database::~Database() { sqlite3_close_v2(m_db); }
+
+std::string Database::lastError() const { return m_path + ": " + sqlite3_errmsg(m_db); }
+
+Status Database::exec(std::string_view sql) {
+    char* message = nullptr;
+    const std::string text(sql);
+    if (sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string error = m_path + ": " + (message ? message : "unknown SQLite error");
+        sqlite3_free(message);
+        return Error{error};
+    }
+    return {};
+}
+
+Result<Statement> Database::prepare(std::string_view sql) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(m_db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
+        SQLITE_OK) {
+        return Error{lastError()};
+    }
+    return Statement(stmt, m_db);
+}
+
+std::int64_t Database::lastInsertRowId() const { return sqlite3_last_insert_rowid(m_db); }
+int Database::changes() const { return sqlite3_changes(m_db); }
+
+Statement::Statement(Statement&& other) noexcept
+    : m_stmt(std::exchange(other.m_stmt, nullptr)), m_db(other.m_db) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+    if (this != &other) {
+        sqlite3_finalize(m_stmt);
+        m_stmt = std::exchange(other.m_stmt, nullptr);
+        m_db = other.m_db;
+    }
+    return *this;
+}
+
+Statement::~Statement() { sqlite3_finalize(m_stmt); }
+
+Statement& Statement::bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(m_stmt, index, value);
+    return *this;
+}
+Statement& Statement::bind(int index, double value) {
+    sqlite3_bind_double(m_stmt, index, value);
+    return *this;
+}
+Statement& Statement::bind(int index, std::string_view value) {
+    sqlite3_bind_text(m_stmt, index, value.data(), static_cast<int>(value.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+}
+Statement& Statement::bindBlob(int index, const void* data, int size) {
+    sqlite3_bind_blob(m_stmt, index, data, size, SQLITE_TRANSIENT);
+    return *this;
+}
+Statement& Statement::bindNull(int index) {
+    sqlite3_bind_null(m_stmt, index);
+    return *this;
+}
+
+Result<bool> Statement::step() {
+    const int rc = sqlite3_step(m_stmt);
+    if (rc == SQLITE_ROW) {
+        return true;
+    }
+    if (rc == SQLITE_DONE) {
+        return false;
+    }
+    return Error{std::string(sqlite3_db_filename(m_db, "main")) + ": " + sqlite3_errmsg(m_db)};
+}
+
+Status Statement::run() {
+    Result<bool> stepped = step();
+    reset();
+    if (!stepped.ok()) {
+        return Error{stepped.error()};
+    }
+    return {};
+}
+
+void Statement::reset() {
+    sqlite3_reset(m_stmt);
+    sqlite3_clear_bindings(m_stmt);
+}
+
+std::int64_t Statement::columnInt(int column) const { return sqlite3_column_int64(m_stmt, column); }
+double Statement::columnDouble(int column) const { return sqlite3_column_double(m_stmt, column); }
+std::string Statement::columnText(int column) const {
+    const auto* text = sqlite3_column_text(m_stmt, column);
+    return text ? std::string(reinterpret_cast<const char*>(text)) : std::string();
+}
+bool Statement::columnIsNull(int column) const {
+    return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
+}
+
+Transaction::Transaction(Database& db) : m_db(db), m_begin(db.exec("BEGIN IMMEDIATE;")) {}
+
+Transaction::~Transaction() {
+    if (!m_done && m_begin.ok()) {
+        (void)m_db.exec("ROLLBACK;");
+    }
+}
+
+Status Transaction::commit() {
+    m_done = true;
+    return m_db.exec("COMMIT;");
+}
+
+}  // namespace runplane::sqlite

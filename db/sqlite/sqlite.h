@@ -1,0 +1,105 @@
+#pragma once
+// A thin RAII layer over the SQLite C API, shared by the run history (db/) and the daemon's
+// durable spool (backend/agent/). One Database per thread: a Database and its Statements must be
+// used from one thread at a time (SQLite's serialized mode is not relied upon).
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "backend/common/result.h"
+
+namespace runplane::sqlite {
+
+class Statement;
+
+/// An open SQLite connection. Owns the sqlite3 handle; closes it on destruction.
+class Database {
+public:
+    struct Options {
+        bool readOnly = false;
+        bool wal = true;               // journal_mode=WAL, synchronous=NORMAL
+        int busyTimeoutMs = 5000;
+    };
+
+    /// Opens (creating unless read-only) the file at path. Errors name the path and SQLite's
+    /// own message, e.g. "history.sqlite: file is not a database".
+    static Result<std::unique_ptr<Database>> open(const std::string& path, Options options);
+    static Result<std::unique_ptr<Database>> open(const std::string& path) {
+        return open(path, Options{});
+    }
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    /// Runs one or more statements that return no rows.
+    Status exec(std::string_view sql);
+    /// Compiles one statement.
+    Result<Statement> prepare(std::string_view sql);
+    std::int64_t lastInsertRowId() const;
+    int changes() const;
+    const std::string& path() const { return m_path; }
+    sqlite3* handle() const { return m_db; }
+
+    /// Error text "<path>: <sqlite message>" for the last failed call.
+    std::string lastError() const;
+
+private:
+    Database(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+    sqlite3* m_db;
+    std::string m_path;
+};
+
+/// A prepared statement. Bind with 1-based indices; step() until it returns false.
+class Statement {
+public:
+    Statement() = default;
+    Statement(Statement&& other) noexcept;
+    Statement& operator=(Statement&& other) noexcept;
+    ~Statement();
+
+    Statement& bind(int index, std::int64_t value);
+    Statement& bind(int index, double value);
+    Statement& bind(int index, std::string_view value);
+    Statement& bindBlob(int index, const void* data, int size);
+    Statement& bindNull(int index);
+
+    /// Advances: true while a row is available, false when done. Errors are returned as Error.
+    Result<bool> step();
+    /// Runs a statement that returns no row, then resets it for reuse.
+    Status run();
+    void reset();
+
+    std::int64_t columnInt(int column) const;
+    double columnDouble(int column) const;
+    std::string columnText(int column) const;
+    bool columnIsNull(int column) const;
+
+private:
+    friend class Database;
+    Statement(sqlite3_stmt* stmt, sqlite3* db) : m_stmt(stmt), m_db(db) {}
+    sqlite3_stmt* m_stmt = nullptr;
+    sqlite3* m_db = nullptr;
+};
+
+/// RAII transaction: BEGIN IMMEDIATE on construction, ROLLBACK unless commit() succeeded.
+class Transaction {
+public:
+    explicit Transaction(Database& db);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    Status begun() const { return m_begin; }
+    Status commit();
+
+private:
+    Database& m_db;
+    Status m_begin;
+    bool m_done = false;
+};
+
+}  // namespace runplane::sqlite
