@@ -48,4 +48,8 @@ NcclVerdict judgeNcclProbe(const NcclVerdictInput& input);
 /// True for H100/H200 SXM parts (NVSwitch baseboards): name has H100 or H200 and not PCIe/NVL.
 bool isNvswitchHopperName(const std::string& gpuName);
 
+/// Every RDMA port under `sysfsRoot` (normally /sys/class/infiniband): <dev>/ports/<n>/{state,
+/// rate, link_layer}. Empty when the directory does not exist. Sorted by name.
+std::vector<NcclNic> scanRdmaNics(const std::string& sysfsRoot = "/sys/class/infiniband");
+
 }  // namespace runplane::compute
