@@ -6,12 +6,12 @@ namespace runplane::sqlite {
 
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, Options options) {
     sqlite3* raw = nullptr;
-    const int flags = options.readOnly ? SQLITE_OPEN_READONLY
-                                       : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const int flags =
+        options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     const int rc = sqlite3_open_v2(path.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
-        std::string message = path + ": cannot open: " +
-                              (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
+        std::string message =
+            path + ": cannot open: " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
         sqlite3_close(raw);
         return Error{message};
     }
@@ -32,9 +32,13 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Option
     return db;
 }
 
-Database::~Database() { sqlite3_close_v2(m_db); }
+Database::~Database() {
+    sqlite3_close_v2(m_db);
+}
 
-std::string Database::lastError() const { return m_path + ": " + sqlite3_errmsg(m_db); }
+std::string Database::lastError() const {
+    return m_path + ": " + sqlite3_errmsg(m_db);
+}
 
 Status Database::exec(std::string_view sql) {
     char* message = nullptr;
@@ -56,8 +60,12 @@ Result<Statement> Database::prepare(std::string_view sql) {
     return Statement(stmt, m_db);
 }
 
-std::int64_t Database::lastInsertRowId() const { return sqlite3_last_insert_rowid(m_db); }
-int Database::changes() const { return sqlite3_changes(m_db); }
+std::int64_t Database::lastInsertRowId() const {
+    return sqlite3_last_insert_rowid(m_db);
+}
+int Database::changes() const {
+    return sqlite3_changes(m_db);
+}
 
 Statement::Statement(Statement&& other) noexcept
     : m_stmt(std::exchange(other.m_stmt, nullptr)), m_db(other.m_db) {}
@@ -71,7 +79,9 @@ Statement& Statement::operator=(Statement&& other) noexcept {
     return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(m_stmt); }
+Statement::~Statement() {
+    sqlite3_finalize(m_stmt);
+}
 
 Statement& Statement::bind(int index, std::int64_t value) {
     sqlite3_bind_int64(m_stmt, index, value);
@@ -120,8 +130,12 @@ void Statement::reset() {
     sqlite3_clear_bindings(m_stmt);
 }
 
-std::int64_t Statement::columnInt(int column) const { return sqlite3_column_int64(m_stmt, column); }
-double Statement::columnDouble(int column) const { return sqlite3_column_double(m_stmt, column); }
+std::int64_t Statement::columnInt(int column) const {
+    return sqlite3_column_int64(m_stmt, column);
+}
+double Statement::columnDouble(int column) const {
+    return sqlite3_column_double(m_stmt, column);
+}
 std::string Statement::columnText(int column) const {
     const auto* text = sqlite3_column_text(m_stmt, column);
     return text ? std::string(reinterpret_cast<const char*>(text)) : std::string();
@@ -140,7 +154,13 @@ Transaction::~Transaction() {
 
 Status Transaction::commit() {
     m_done = true;
-    return m_db.exec("COMMIT;");
+    Status status = m_db.exec("COMMIT;");
+    if (!status.ok() && m_begin.ok()) {
+        // A failed COMMIT (e.g. disk full) can leave the transaction open; end it here so the
+        // connection stays usable. Nothing of this transaction was stored.
+        (void)m_db.exec("ROLLBACK;");
+    }
+    return status;
 }
 
 }  // namespace runplane::sqlite

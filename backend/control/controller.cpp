@@ -1,0 +1,245 @@
+#include "backend/control/controller.h"
+
+#include <chrono>
+#include <ctime>
+#include <random>
+
+namespace runplane::control {
+
+namespace {
+
+std::int64_t unixNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string generateRunId() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    std::random_device device;
+    char suffix[8];
+    std::snprintf(suffix, sizeof suffix, "%04x", device() & 0xffffu);
+    return std::string("run-") + stamp + "-" + suffix;
+}
+
+}  // namespace
+
+db::RunState toHistoryState(NodeRunState state) {
+    switch (state) {
+        case NodeRunState::Succeeded:
+            return db::RunState::Finished;
+        case NodeRunState::Failed:
+            return db::RunState::Failed;
+        case NodeRunState::Stopped:
+            return db::RunState::Stopped;
+        case NodeRunState::Lost:
+            return db::RunState::DaemonLost;
+        default:
+            return db::RunState::Running;
+    }
+}
+
+struct Controller::Node {
+    std::shared_ptr<NodeClient> client;
+    std::unique_ptr<TelemetryIngestor> ingestor;
+};
+
+Controller::Controller(ControllerOptions options, ControllerCallbacks callbacks)
+    : m_options(std::move(options)), m_callbacks(std::move(callbacks)) {}
+
+Controller::~Controller() {
+    stopAll();
+}
+
+Status Controller::addNode(const std::string& address) {
+    auto client = NodeClient::create(address, m_options.client);
+    if (!client.ok()) {
+        return Error{client.error()};
+    }
+    auto node = std::make_unique<Node>();
+    node->client = *client;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_nodes.count(address)) {
+            return Error{address + " is already added"};
+        }
+    }
+    if (m_options.ingestTelemetry) {
+        IngestorOptions ingest;
+        ingest.address = address;
+        ingest.historyPath = m_options.historyPath;
+        ingest.sampleHz = m_options.sampleHz;
+        ingest.client = m_options.client;
+        IngestorCallbacks callbacks;
+        callbacks.onTelemetry = m_callbacks.onTelemetry;
+        if (m_callbacks.onNodeStatus) {
+            auto onNode = m_callbacks.onNodeStatus;
+            callbacks.onStatus = [onNode, address](const IngestorStatus& status) {
+                onNode(NodeView{address, status});
+            };
+        }
+        node->ingestor = std::make_unique<TelemetryIngestor>(ingest, std::move(callbacks));
+        if (Status s = node->ingestor->start(); !s.ok()) {
+            return s;
+        }
+    }
+    std::lock_guard lock(m_mutex);
+    if (m_nodes.count(address)) {
+        return Error{address + " is already added"};  // lost a race; `node` stops its ingestor
+    }
+    m_nodes.emplace(address, std::move(node));
+    return {};
+}
+
+Status Controller::removeNode(const std::string& address) {
+    std::unique_ptr<Node> node;
+    {
+        std::lock_guard lock(m_mutex);
+        auto it = m_nodes.find(address);
+        if (it == m_nodes.end()) {
+            return Error{address + " is not a node of this controller"};
+        }
+        node = std::move(it->second);
+        m_nodes.erase(it);
+    }
+    if (node->ingestor) {
+        node->ingestor->stop();  // outside the lock: joins the ingest thread
+    }
+    return {};
+}
+
+std::vector<NodeView> Controller::nodes() const {
+    std::lock_guard lock(m_mutex);
+    std::vector<NodeView> out;
+    for (const auto& [address, node] : m_nodes) {
+        NodeView view{address, {}};
+        if (node->ingestor) {
+            view.ingest = node->ingestor->status();
+        } else {
+            view.ingest.address = address;
+        }
+        out.push_back(std::move(view));
+    }
+    return out;
+}
+
+std::shared_ptr<NodeClient> Controller::client(const std::string& address) const {
+    std::lock_guard lock(m_mutex);
+    auto it = m_nodes.find(address);
+    return it == m_nodes.end() ? nullptr : it->second->client;
+}
+
+Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
+    std::shared_ptr<NodeClient> nodeClient = client(spec.address);
+    if (!nodeClient) {
+        auto created = NodeClient::create(spec.address, m_options.client);
+        if (!created.ok()) {
+            return Error{created.error()};
+        }
+        nodeClient = *created;
+    }
+    auto history = db::History::open(m_options.historyPath);
+    if (!history.ok()) {
+        return Error{history.error()};
+    }
+    auto node = nodeClient->getNode();
+    if (!node.ok()) {
+        return Error{node.error()};
+    }
+    StartRunSpec run = spec.run;
+    if (run.runId.empty()) {
+        run.runId = generateRunId();
+    }
+    if (auto existing = (*history)->run(run.runId);
+        existing.ok() && *existing && (*existing)->state != db::RunState::Running) {
+        return Error{(*history)->path() + ": run id '" + run.runId +
+                     "' already exists and has ended; choose another id"};
+    }
+    auto started = nodeClient->startRun(run);
+    if (!started.ok()) {
+        return Error{started.error()};
+    }
+    db::RunRecord record;
+    record.id = run.runId;
+    record.name = spec.name.empty() ? run.runId : spec.name;
+    record.recipeYaml = run.recipeYaml;
+    record.provenanceJson = spec.provenanceJson.empty() ? "{}" : spec.provenanceJson;
+    record.state = toHistoryState(started->state);
+    record.startedNs = started->startedNs ? started->startedNs : unixNowNs();
+    record.endedNs = started->endedNs;
+    record.nodes = {node->nodeId};
+    record.message = started->message;
+    if (Status s = (*history)->upsertRun(record); !s.ok()) {
+        return Error{"run " + run.runId + " started on " + spec.address +
+                     " but could not be recorded: " + s.error()};
+    }
+    return record;
+}
+
+Result<RunStatusInfo> Controller::stopRun(const std::string& address, const std::string& runId,
+                                          double graceSeconds) {
+    std::shared_ptr<NodeClient> nodeClient = client(address);
+    if (!nodeClient) {
+        auto created = NodeClient::create(address, m_options.client);
+        if (!created.ok()) {
+            return Error{created.error()};
+        }
+        nodeClient = *created;
+    }
+    auto stopped = nodeClient->stopRun(runId, graceSeconds);
+    if (!stopped.ok()) {
+        return stopped;
+    }
+    auto history = db::History::open(m_options.historyPath);
+    if (history.ok()) {
+        (void)(*history)->updateRunState(runId, toHistoryState(stopped->state), stopped->endedNs,
+                                         stopped->message);
+    }
+    return stopped;
+}
+
+Result<std::vector<RunStatusInfo>> Controller::syncRuns(const std::string& address) {
+    std::shared_ptr<NodeClient> nodeClient = client(address);
+    if (!nodeClient) {
+        auto created = NodeClient::create(address, m_options.client);
+        if (!created.ok()) {
+            return Error{created.error()};
+        }
+        nodeClient = *created;
+    }
+    auto runs = nodeClient->listRuns();
+    if (!runs.ok()) {
+        return runs;
+    }
+    auto history = db::History::open(m_options.historyPath);
+    if (!history.ok()) {
+        return Error{history.error()};
+    }
+    for (const auto& run : *runs) {
+        auto known = (*history)->run(run.runId);
+        if (known.ok() && *known) {
+            (void)(*history)->updateRunState(run.runId, toHistoryState(run.state), run.endedNs,
+                                             run.message);
+        }
+    }
+    return runs;
+}
+
+void Controller::stopAll() {
+    std::map<std::string, std::unique_ptr<Node>> nodes;
+    {
+        std::lock_guard lock(m_mutex);
+        nodes.swap(m_nodes);
+    }
+    for (auto& [address, node] : nodes) {
+        if (node->ingestor) {
+            node->ingestor->stop();
+        }
+    }
+}
+
+}  // namespace runplane::control

@@ -1,0 +1,165 @@
+#include "backend/control/ingest_batch.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace runplane::control {
+
+namespace {
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::uint64_t parseSeq(const std::map<std::string, std::string>& attrs, const char* key) {
+    auto it = attrs.find(key);
+    if (it == attrs.end()) {
+        return 0;
+    }
+    try {
+        return std::stoull(it->second);
+    } catch (...) {
+        return 0;
+    }
+}
+
+struct Range {
+    std::uint64_t first;
+    std::uint64_t last;
+};
+
+}  // namespace
+
+std::string unitForSeries(const std::string& name) {
+    if (endsWith(name, "_bytes")) {
+        return "bytes";
+    }
+    if (endsWith(name, "_percent") || endsWith(name, "_pct")) {
+        return "%";
+    }
+    if (endsWith(name, "_seconds")) {
+        return "s";
+    }
+    if (endsWith(name, "_hz")) {
+        return "Hz";
+    }
+    return "";
+}
+
+std::string attrsToJson(const std::map<std::string, std::string>& attrs) {
+    nlohmann::json object = nlohmann::json::object();
+    for (const auto& [key, value] : attrs) {
+        object[key] = value;
+    }
+    return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
+                    std::uint64_t expected, std::int64_t nowNs) {
+    BatchPlan plan;
+    plan.batch.nodeId = nodeId;
+    std::vector<const TelemetryRecordInfo*> records;
+    records.reserve(batch.records.size());
+    for (const auto& record : batch.records) {
+        records.push_back(&record);
+    }
+    std::stable_sort(records.begin(), records.end(),
+                     [](const auto* a, const auto* b) { return a->seq < b->seq; });
+
+    // Ranges the daemon itself declared lost.
+    std::vector<Range> declared;
+    for (const auto* record : records) {
+        if (record->isEvent && record->event.kind == EventKindInfo::Gap) {
+            const std::uint64_t first = parseSeq(record->event.attrs, "first_seq");
+            const std::uint64_t last = parseSeq(record->event.attrs, "last_seq");
+            if (first > 0 && last >= first) {
+                declared.push_back({first, last});
+            }
+        }
+    }
+    auto addGap = [&](std::uint64_t first, std::uint64_t last, std::int64_t tNs,
+                      const std::string& reason) {
+        // Subtract what the daemon declared, report the rest.
+        std::vector<Range> rest{{first, last}};
+        for (const Range& d : declared) {
+            std::vector<Range> next;
+            for (const Range& r : rest) {
+                if (d.last < r.first || d.first > r.last) {
+                    next.push_back(r);
+                    continue;
+                }
+                if (d.first > r.first) {
+                    next.push_back({r.first, d.first - 1});
+                }
+                if (d.last < r.last) {
+                    next.push_back({d.last + 1, r.last});
+                }
+            }
+            rest = std::move(next);
+        }
+        for (const Range& r : rest) {
+            db::IngestEvent event;
+            event.seq = 0;
+            event.tNs = tNs;
+            event.kind = "gap";
+            const std::uint64_t lost = r.last - r.first + 1;
+            event.message = "telemetry records " + std::to_string(r.first) + ".." +
+                            std::to_string(r.last) + " (" + std::to_string(lost) +
+                            ") are missing: " + reason;
+            event.attrsJson = attrsToJson({{"first_seq", std::to_string(r.first)},
+                                           {"last_seq", std::to_string(r.last)},
+                                           {"source", "controller"},
+                                           {"reason", reason}});
+            plan.batch.events.push_back(std::move(event));
+            ++plan.gaps;
+        }
+    };
+
+    std::uint64_t next = expected;
+    // The daemon no longer holds what we asked for.
+    if (next > 0 && batch.oldestKeptSeq > next) {
+        const std::int64_t t = records.empty() ? nowNs : records.front()->tNs;
+        addGap(next, batch.oldestKeptSeq - 1, t,
+               "the daemon's spool no longer holds them (oldest kept " +
+                   std::to_string(batch.oldestKeptSeq) + ")");
+        next = batch.oldestKeptSeq;
+    }
+    for (const auto* record : records) {
+        if (next > 0 && record->seq < next) {
+            continue;  // already accounted for
+        }
+        if (next > 0 && record->seq > next) {
+            addGap(next, record->seq - 1, record->tNs, "not delivered by the daemon");
+        }
+        next = record->seq + 1;
+        if (record->isEvent) {
+            db::IngestEvent event;
+            event.seq = record->seq;
+            event.tNs = record->tNs;
+            event.runId = record->runId;
+            event.kind = toString(record->event.kind);
+            event.message = record->event.message;
+            event.attrsJson = attrsToJson(record->event.attrs);
+            plan.batch.events.push_back(std::move(event));
+        } else {
+            db::IngestSample sample;
+            sample.seq = record->seq;
+            sample.tNs = record->tNs;
+            sample.runId = record->runId;
+            sample.series = record->sample.series;
+            sample.unit = unitForSeries(record->sample.series);
+            sample.value = record->sample.value;
+            sample.min = record->sample.min;
+            sample.max = record->sample.max;
+            sample.step = record->sample.step;
+            plan.batch.samples.push_back(std::move(sample));
+        }
+    }
+    plan.nextExpected = next;
+    plan.batch.throughSeq = next > 0 ? next - 1 : 0;
+    return plan;
+}
+
+}  // namespace runplane::control

@@ -1,0 +1,34 @@
+#pragma once
+// Turns one telemetry batch from the wire into a history IngestBatch: skips what is already
+// stored, and turns every hole in the sequence into an explicit "gap" event (private to
+// runplane_control; unit-tested on its own).
+
+#include <cstdint>
+#include <string>
+
+#include "backend/control/node_types.h"
+#include "db/history/history.h"
+
+namespace runplane::control {
+
+struct BatchPlan {
+    db::IngestBatch batch;
+    std::uint64_t nextExpected = 0;  // the seq the next batch should start at
+    std::uint64_t gaps = 0;          // controller-made gap events in batch.events
+};
+
+/// expected: the first seq not yet accounted for (cursor + 1), or 0 when the history has
+/// nothing from this node yet (then the stream's first record starts the sequence and only
+/// holes inside the stream are gaps). Holes covered by an EVENT_GAP record of the daemon (attrs
+/// first_seq..last_seq) are not reported twice.
+BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
+                    std::uint64_t expected, std::int64_t nowNs);
+
+/// Unit of a series from its name's suffix: "_bytes" -> "bytes", "_percent" -> "%",
+/// "_seconds" -> "s", "_hz" -> "Hz", else "".
+std::string unitForSeries(const std::string& name);
+
+/// Attributes as a JSON object.
+std::string attrsToJson(const std::map<std::string, std::string>& attrs);
+
+}  // namespace runplane::control

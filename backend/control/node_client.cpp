@@ -1,0 +1,330 @@
+#include "backend/control/node_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "backend/control/node_convert.h"
+#include "runplane/v1/agent.grpc.pb.h"
+
+namespace runplane::control {
+
+struct NodeClient::Channel {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::Agent::Stub> stub;
+};
+
+struct StreamCanceller::State {
+    std::mutex mutex;
+    grpc::ClientContext* active = nullptr;
+    bool cancelled = false;
+};
+
+StreamCanceller::StreamCanceller() : m_state(std::make_unique<State>()) {}
+StreamCanceller::~StreamCanceller() = default;
+
+void StreamCanceller::cancel() {
+    std::lock_guard lock(m_state->mutex);
+    m_state->cancelled = true;
+    if (m_state->active) {
+        m_state->active->TryCancel();
+    }
+}
+
+void StreamCanceller::reset() {
+    std::lock_guard lock(m_state->mutex);
+    m_state->cancelled = false;
+}
+
+bool StreamCanceller::cancelled() const {
+    std::lock_guard lock(m_state->mutex);
+    return m_state->cancelled;
+}
+
+namespace {
+
+Result<std::string> readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Error{path + ": cannot read the TLS root certificate"};
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Registers a streaming call's context with a canceller for its lifetime.
+class CancelScope {
+  public:
+    CancelScope(StreamCanceller::State* state, grpc::ClientContext* context) : m_state(state) {
+        if (m_state) {
+            std::lock_guard lock(m_state->mutex);
+            m_cancelledBefore = m_state->cancelled;
+            m_state->active = context;
+        }
+    }
+    ~CancelScope() {
+        if (m_state) {
+            std::lock_guard lock(m_state->mutex);
+            m_state->active = nullptr;
+        }
+    }
+    CancelScope(const CancelScope&) = delete;
+    CancelScope& operator=(const CancelScope&) = delete;
+    bool cancelledBefore() const { return m_cancelledBefore; }
+    bool cancelled() const {
+        if (!m_state) {
+            return false;
+        }
+        std::lock_guard lock(m_state->mutex);
+        return m_state->cancelled;
+    }
+
+  private:
+    StreamCanceller::State* m_state;
+    bool m_cancelledBefore = false;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<NodeClient>> NodeClient::create(const std::string& address,
+                                                       NodeClientOptions options) {
+    const auto colon = address.rfind(':');
+    if (address.empty() || colon == std::string::npos || colon == 0 ||
+        colon + 1 == address.size()) {
+        return Error{"'" + address + "' is not a daemon address; expected HOST:PORT"};
+    }
+    const std::string port = address.substr(colon + 1);
+    if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+        std::stoi(port) == 0 || std::stoi(port) > 65535) {
+        return Error{"'" + address + "': port must be a number in 1..65535"};
+    }
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    if (!options.tlsRootCertFile.empty()) {
+        auto pem = readFile(options.tlsRootCertFile);
+        if (!pem.ok()) {
+            return Error{pem.error()};
+        }
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = *pem;
+        credentials = grpc::SslCredentials(ssl);
+    } else if (isLoopbackAddress(address)) {
+        credentials = grpc::InsecureChannelCredentials();
+    } else {
+        return Error{"refusing a plaintext connection to " + address +
+                     ": only loopback addresses may be reached without TLS "
+                     "(give a TLS root certificate)"};
+    }
+    grpc::ChannelArguments args;
+    // Reconnect quickly after a daemon restart; gRPC's default backoff grows to two minutes.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
+    auto channel = std::make_unique<Channel>();
+    channel->channel = grpc::CreateCustomChannel(address, credentials, args);
+    channel->stub = v1::Agent::NewStub(channel->channel);
+    return std::shared_ptr<NodeClient>(
+        new NodeClient(address, std::move(options), std::move(channel)));
+}
+
+NodeClient::NodeClient(std::string address, NodeClientOptions options,
+                       std::unique_ptr<Channel> channel)
+    : m_address(std::move(address)), m_options(std::move(options)), m_channel(std::move(channel)) {}
+
+NodeClient::~NodeClient() = default;
+
+namespace {
+
+void prepare(grpc::ClientContext& context, const NodeClientOptions& options, bool deadline) {
+    if (deadline) {
+        context.set_deadline(std::chrono::system_clock::now() + options.callTimeout);
+    }
+    if (!options.bearerToken.empty()) {
+        context.AddMetadata("authorization", "Bearer " + options.bearerToken);
+    }
+}
+
+std::string describe(const std::string& address, const char* method, const grpc::Status& status) {
+    return describeRpcError(address, method, static_cast<RpcCode>(status.error_code()),
+                            status.error_message());
+}
+
+}  // namespace
+
+Result<NodeSummary> NodeClient::getNode() {
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::NodeInfo info;
+    const grpc::Status status = m_channel->stub->GetNode(&context, v1::GetNodeRequest(), &info);
+    if (!status.ok()) {
+        return Error{describe(m_address, "GetNode", status)};
+    }
+    if (info.protocol_version() != kProtocolVersion) {
+        return Error{describeProtocolMismatch(m_address, info.protocol_version())};
+    }
+    return fromProto(info, m_address);
+}
+
+Result<PreflightResult> NodeClient::preflight(const PreflightSpec& spec) {
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::PreflightReport report;
+    const grpc::Status status = m_channel->stub->Preflight(&context, toProto(spec), &report);
+    if (!status.ok()) {
+        return Error{describe(m_address, "Preflight", status)};
+    }
+    return fromProto(report, m_address);
+}
+
+Result<RunStatusInfo> NodeClient::startRun(const StartRunSpec& spec) {
+    if (spec.argv.empty()) {
+        return Error{"StartRun to " + m_address + ": argv is empty"};
+    }
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::RunStatus reply;
+    const grpc::Status status = m_channel->stub->StartRun(&context, toProto(spec), &reply);
+    if (!status.ok()) {
+        return Error{describe(m_address, "StartRun", status)};
+    }
+    return fromProto(reply);
+}
+
+Result<RunStatusInfo> NodeClient::stopRun(const std::string& runId, double graceSeconds) {
+    grpc::ClientContext context;
+    // Stopping waits for the grace period on the daemon side.
+    prepare(context, m_options, false);
+    context.set_deadline(std::chrono::system_clock::now() + m_options.callTimeout +
+                         std::chrono::milliseconds(static_cast<int>(graceSeconds * 1000) + 1000));
+    v1::StopRunRequest request;
+    request.set_run_id(runId);
+    request.set_grace_seconds(graceSeconds);
+    v1::RunStatus reply;
+    const grpc::Status status = m_channel->stub->StopRun(&context, request, &reply);
+    if (!status.ok()) {
+        return Error{describe(m_address, "StopRun", status)};
+    }
+    return fromProto(reply);
+}
+
+Result<std::vector<RunStatusInfo>> NodeClient::listRuns() {
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::ListRunsResponse reply;
+    const grpc::Status status = m_channel->stub->ListRuns(&context, v1::ListRunsRequest(), &reply);
+    if (!status.ok()) {
+        return Error{describe(m_address, "ListRuns", status)};
+    }
+    std::vector<RunStatusInfo> runs;
+    for (const auto& run : reply.runs()) {
+        runs.push_back(fromProto(run));
+    }
+    return runs;
+}
+
+Result<std::vector<NcclLibrarySummary>> NodeClient::resolveNccl(
+    const std::map<std::string, std::string>& env, const std::string& python) {
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::ResolveNcclRequest request;
+    request.mutable_env()->insert(env.begin(), env.end());
+    request.set_python(python);
+    v1::NcclResolution reply;
+    const grpc::Status status = m_channel->stub->ResolveNccl(&context, request, &reply);
+    if (!status.ok()) {
+        return Error{describe(m_address, "ResolveNccl", status)};
+    }
+    std::vector<NcclLibrarySummary> out;
+    for (const auto& library : reply.candidates()) {
+        out.push_back(fromProto(library));
+    }
+    return out;
+}
+
+Result<std::uint64_t> NodeClient::ackTelemetry(std::uint64_t committedThroughSeq) {
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::AckTelemetryRequest request;
+    request.set_committed_through_seq(committedThroughSeq);
+    v1::AckTelemetryResponse reply;
+    const grpc::Status status = m_channel->stub->AckTelemetry(&context, request, &reply);
+    if (!status.ok()) {
+        return Error{describe(m_address, "AckTelemetry", status)};
+    }
+    return reply.trimmed_through_seq();
+}
+
+Status NodeClient::tailLogs(const std::string& runId, LogStreamKind stream,
+                            std::uint64_t fromOffset, bool follow,
+                            const std::function<bool(const LogChunkInfo&)>& onChunk,
+                            StreamCanceller* canceller) {
+    grpc::ClientContext context;
+    prepare(context, m_options, !follow);
+    CancelScope scope(canceller ? canceller->m_state.get() : nullptr, &context);
+    if (scope.cancelledBefore()) {
+        return {};
+    }
+    v1::TailLogsRequest request;
+    request.set_run_id(runId);
+    request.set_stream(stream == LogStreamKind::Stdout ? v1::LOG_STREAM_STDOUT
+                                                       : v1::LOG_STREAM_STDERR);
+    request.set_from_offset(fromOffset);
+    request.set_follow(follow);
+    auto reader = m_channel->stub->TailLogs(&context, request);
+    v1::LogChunk chunk;
+    bool stoppedByCaller = false;
+    while (reader->Read(&chunk)) {
+        LogChunkInfo info{chunk.offset(), chunk.data(), chunk.eof()};
+        if (!onChunk(info) || info.eof) {
+            stoppedByCaller = !info.eof;
+            context.TryCancel();
+            break;
+        }
+    }
+    const grpc::Status status = reader->Finish();
+    if (status.ok() || stoppedByCaller || scope.cancelled()) {
+        return {};
+    }
+    // A cancel after eof is ours, not an error.
+    if (status.error_code() == grpc::StatusCode::CANCELLED) {
+        return {};
+    }
+    return Error{describe(m_address, "TailLogs", status)};
+}
+
+Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
+                                  const std::function<bool(TelemetryBatchInfo&&)>& onBatch,
+                                  StreamCanceller* canceller) {
+    grpc::ClientContext context;
+    prepare(context, m_options, false);
+    CancelScope scope(canceller ? canceller->m_state.get() : nullptr, &context);
+    if (scope.cancelledBefore()) {
+        return {};
+    }
+    v1::WatchTelemetryRequest request;
+    request.set_from_seq(fromSeq);
+    request.set_sample_hz(sampleHz);
+    auto reader = m_channel->stub->WatchTelemetry(&context, request);
+    v1::TelemetryBatch batch;
+    bool stoppedByCaller = false;
+    while (reader->Read(&batch)) {
+        if (!onBatch(fromProto(batch))) {
+            stoppedByCaller = true;
+            context.TryCancel();
+            break;
+        }
+    }
+    const grpc::Status status = reader->Finish();
+    if (stoppedByCaller || scope.cancelled()) {
+        return {};
+    }
+    if (status.ok()) {
+        return Error{"runplaned at " + m_address + " ended the telemetry stream"};
+    }
+    return Error{describe(m_address, "WatchTelemetry", status)};
+}
+
+}  // namespace runplane::control

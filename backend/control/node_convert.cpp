@@ -1,0 +1,296 @@
+#include "backend/control/node_convert.h"
+
+namespace runplane::control {
+
+namespace {
+
+const char* ncclSourceName(v1::NcclSource source) {
+    switch (source) {
+        case v1::NCCL_SOURCE_LD_PRELOAD:
+            return "ld_preload";
+        case v1::NCCL_SOURCE_SGLANG_NCCL_SO_PATH:
+            return "sglang_nccl_so_path";
+        case v1::NCCL_SOURCE_PYTHON_SITE_PACKAGES:
+            return "python_site_packages";
+        case v1::NCCL_SOURCE_LD_LIBRARY_PATH:
+            return "ld_library_path";
+        case v1::NCCL_SOURCE_SYSTEM:
+            return "system";
+        case v1::NCCL_SOURCE_CUDA_TOOLKIT:
+            return "cuda_toolkit";
+        default:
+            return "unspecified";
+    }
+}
+
+NodeRunState fromProto(v1::RunState state) {
+    switch (state) {
+        case v1::RUN_STATE_STARTING:
+            return NodeRunState::Starting;
+        case v1::RUN_STATE_RUNNING:
+            return NodeRunState::Running;
+        case v1::RUN_STATE_SUCCEEDED:
+            return NodeRunState::Succeeded;
+        case v1::RUN_STATE_FAILED:
+            return NodeRunState::Failed;
+        case v1::RUN_STATE_STOPPED:
+            return NodeRunState::Stopped;
+        case v1::RUN_STATE_LOST:
+            return NodeRunState::Lost;
+        default:
+            return NodeRunState::Unspecified;
+    }
+}
+
+RunRole fromProto(v1::RunRole role) {
+    switch (role) {
+        case v1::RUN_ROLE_STANDALONE:
+            return RunRole::Standalone;
+        case v1::RUN_ROLE_HEAD:
+            return RunRole::Head;
+        case v1::RUN_ROLE_WORKER:
+            return RunRole::Worker;
+        default:
+            return RunRole::Unspecified;
+    }
+}
+
+v1::RunRole toProto(RunRole role) {
+    switch (role) {
+        case RunRole::Standalone:
+            return v1::RUN_ROLE_STANDALONE;
+        case RunRole::Head:
+            return v1::RUN_ROLE_HEAD;
+        case RunRole::Worker:
+            return v1::RUN_ROLE_WORKER;
+        default:
+            return v1::RUN_ROLE_UNSPECIFIED;
+    }
+}
+
+CheckState fromProto(v1::CheckStatus status) {
+    switch (status) {
+        case v1::CHECK_PASS:
+            return CheckState::Pass;
+        case v1::CHECK_WARN:
+            return CheckState::Warn;
+        case v1::CHECK_FAIL:
+            return CheckState::Fail;
+        case v1::CHECK_SKIP:
+            return CheckState::Skip;
+        default:
+            return CheckState::Unspecified;
+    }
+}
+
+EventKindInfo fromProto(v1::EventKind kind) {
+    switch (kind) {
+        case v1::EVENT_PHASE:
+            return EventKindInfo::Phase;
+        case v1::EVENT_NCCL_WARNING:
+            return EventKindInfo::NcclWarning;
+        case v1::EVENT_NCCL_ERROR:
+            return EventKindInfo::NcclError;
+        case v1::EVENT_STALL:
+            return EventKindInfo::Stall;
+        case v1::EVENT_MEMORY_ALARM:
+            return EventKindInfo::MemoryAlarm;
+        case v1::EVENT_PROCESS_EXIT:
+            return EventKindInfo::ProcessExit;
+        case v1::EVENT_GAP:
+            return EventKindInfo::Gap;
+        case v1::EVENT_RUN_STATE:
+            return EventKindInfo::RunState;
+        case v1::EVENT_INFO:
+            return EventKindInfo::Info;
+        default:
+            return EventKindInfo::Unspecified;
+    }
+}
+
+}  // namespace
+
+const char* toString(NodeRunState state) {
+    switch (state) {
+        case NodeRunState::Starting:
+            return "starting";
+        case NodeRunState::Running:
+            return "running";
+        case NodeRunState::Succeeded:
+            return "succeeded";
+        case NodeRunState::Failed:
+            return "failed";
+        case NodeRunState::Stopped:
+            return "stopped";
+        case NodeRunState::Lost:
+            return "lost";
+        default:
+            return "unspecified";
+    }
+}
+
+const char* toString(CheckState state) {
+    switch (state) {
+        case CheckState::Pass:
+            return "pass";
+        case CheckState::Warn:
+            return "warn";
+        case CheckState::Fail:
+            return "fail";
+        case CheckState::Skip:
+            return "skip";
+        default:
+            return "unspecified";
+    }
+}
+
+const char* toString(EventKindInfo kind) {
+    switch (kind) {
+        case EventKindInfo::Phase:
+            return "phase";
+        case EventKindInfo::NcclWarning:
+            return "nccl_warning";
+        case EventKindInfo::NcclError:
+            return "nccl_error";
+        case EventKindInfo::Stall:
+            return "stall";
+        case EventKindInfo::MemoryAlarm:
+            return "memory_alarm";
+        case EventKindInfo::ProcessExit:
+            return "process_exit";
+        case EventKindInfo::Gap:
+            return "gap";
+        case EventKindInfo::RunState:
+            return "run_state";
+        case EventKindInfo::Info:
+            return "info";
+        default:
+            return "unspecified";
+    }
+}
+
+NcclLibrarySummary fromProto(const v1::NcclLibrary& library) {
+    NcclLibrarySummary out;
+    out.path = library.path();
+    out.source = ncclSourceName(library.source());
+    out.versionCode = library.version_code();
+    out.version = library.version();
+    out.error = library.error();
+    out.selected = library.selected();
+    return out;
+}
+
+NodeSummary fromProto(const v1::NodeInfo& info, const std::string& address) {
+    NodeSummary out;
+    out.address = address;
+    out.nodeId = info.node_id();
+    out.hostname = info.hostname();
+    out.cpuArch = info.cpu_arch();
+    out.cpuCores = info.cpu_cores();
+    out.hostRamBytes = info.host_ram_bytes();
+    out.kernel = info.kernel();
+    for (const auto& gpu : info.gpus()) {
+        out.gpus.push_back(GpuSummary{gpu.index(), gpu.name(), gpu.uuid(), gpu.pci_bus_id(),
+                                      gpu.memory_total_bytes(), gpu.memory_used_bytes(),
+                                      gpu.utilization_percent()});
+    }
+    out.gpusUnavailableReason = info.gpus_unavailable_reason();
+    for (const auto& library : info.nccl_libraries()) {
+        out.ncclLibraries.push_back(fromProto(library));
+    }
+    out.daemonVersion = info.daemon_version();
+    out.protocolVersion = info.protocol_version();
+    return out;
+}
+
+RunStatusInfo fromProto(const v1::RunStatus& status) {
+    RunStatusInfo out;
+    out.runId = status.run_id();
+    out.state = fromProto(status.state());
+    out.exitCode = status.exit_code();
+    out.termSignal = status.term_signal();
+    out.pid = status.pid();
+    out.startedNs = status.started_unix_ns();
+    out.endedNs = status.ended_unix_ns();
+    out.message = status.message();
+    out.role = fromProto(status.role());
+    out.argv.assign(status.argv().begin(), status.argv().end());
+    return out;
+}
+
+PreflightResult fromProto(const v1::PreflightReport& report, const std::string& address) {
+    PreflightResult out;
+    out.address = address;
+    out.hostname = report.hostname();
+    for (const auto& check : report.checks()) {
+        out.checks.push_back(PreflightCheckInfo{check.id(), fromProto(check.status()),
+                                                check.message(), check.detail()});
+    }
+    return out;
+}
+
+TelemetryBatchInfo fromProto(const v1::TelemetryBatch& batch) {
+    TelemetryBatchInfo out;
+    out.nodeId = batch.node_id();
+    out.oldestKeptSeq = batch.oldest_kept_seq();
+    out.records.reserve(static_cast<std::size_t>(batch.records_size()));
+    for (const auto& record : batch.records()) {
+        TelemetryRecordInfo r;
+        r.seq = record.seq();
+        r.tNs = record.t_unix_ns();
+        r.runId = record.run_id();
+        if (record.has_event()) {
+            r.isEvent = true;
+            r.event.kind = fromProto(record.event().kind());
+            r.event.message = record.event().message();
+            r.event.attrs.insert(record.event().attrs().begin(), record.event().attrs().end());
+        } else if (record.has_sample()) {
+            const auto& s = record.sample();
+            r.sample = SampleInfo{s.series(), s.value(), s.min(), s.max(), s.step()};
+        } else {
+            // A record with neither body (a newer daemon's kind): keep its seq as an info event.
+            r.isEvent = true;
+            r.event.kind = EventKindInfo::Unspecified;
+            r.event.message = "record without sample or event";
+        }
+        out.records.push_back(std::move(r));
+    }
+    return out;
+}
+
+v1::StartRunRequest toProto(const StartRunSpec& spec) {
+    v1::StartRunRequest out;
+    out.set_run_id(spec.runId);
+    for (const auto& arg : spec.argv) {
+        out.add_argv(arg);
+    }
+    out.mutable_env()->insert(spec.env.begin(), spec.env.end());
+    out.set_workdir(spec.workdir);
+    out.set_role(toProto(spec.role));
+    out.set_recipe_yaml(spec.recipeYaml);
+    out.set_sample_hz(spec.sampleHz);
+    return out;
+}
+
+v1::PreflightRequest toProto(const PreflightSpec& spec) {
+    v1::PreflightRequest out;
+    out.set_recipe_yaml(spec.recipeYaml);
+    out.mutable_env()->insert(spec.env.begin(), spec.env.end());
+    out.set_expected_gpus(spec.expectedGpus);
+    out.set_expected_gpu_model(spec.expectedGpuModel);
+    out.set_planned_peak_host_bytes(spec.plannedPeakHostBytes);
+    out.set_min_nccl_version_code(spec.minNcclVersionCode);
+    out.set_master_addr(spec.masterAddr);
+    out.set_multi_node(spec.multiNode);
+    for (const auto& path : spec.requiredPaths) {
+        out.add_required_paths(path);
+    }
+    for (const auto& dir : spec.checkpointDirs) {
+        out.add_checkpoint_dirs(dir);
+    }
+    out.set_min_free_disk_bytes(spec.minFreeDiskBytes);
+    out.set_disk_path(spec.diskPath);
+    return out;
+}
+
+}  // namespace runplane::control

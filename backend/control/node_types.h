@@ -1,0 +1,174 @@
+#pragma once
+// Plain value types the control library hands to its callers (CLI, GUI workers). They mirror the
+// protocol messages of proto/runplane/v1/agent.proto without exposing protobuf or gRPC, so a
+// caller needs neither header and values can cross threads freely.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runplane::control {
+
+/// The protocol version this controller speaks (NodeInfo.protocol_version).
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+struct GpuSummary {
+    std::uint32_t index = 0;
+    std::string name;
+    std::string uuid;
+    std::string pciBusId;
+    std::uint64_t memoryTotalBytes = 0;
+    std::uint64_t memoryUsedBytes = 0;
+    std::uint32_t utilizationPercent = 0;
+};
+
+struct NcclLibrarySummary {
+    std::string path;
+    std::string source;  // "ld_preload", "sglang_nccl_so_path", "python_site_packages",
+                         // "ld_library_path", "system", "cuda_toolkit", "unspecified"
+    std::int32_t versionCode = 0;
+    std::string version;  // "2.28.3"
+    std::string error;    // why it could not be loaded or queried
+    bool selected = false;
+};
+
+/// GetNode's answer, plus the address it came from.
+struct NodeSummary {
+    std::string address;
+    std::string nodeId;
+    std::string hostname;
+    std::string cpuArch;
+    std::uint32_t cpuCores = 0;
+    std::uint64_t hostRamBytes = 0;
+    std::string kernel;
+    std::vector<GpuSummary> gpus;
+    std::string gpusUnavailableReason;
+    std::vector<NcclLibrarySummary> ncclLibraries;
+    std::string daemonVersion;
+    std::uint32_t protocolVersion = 0;
+};
+
+enum class RunRole { Unspecified, Standalone, Head, Worker };
+
+/// The daemon's view of one run's state.
+enum class NodeRunState { Unspecified, Starting, Running, Succeeded, Failed, Stopped, Lost };
+
+/// "starting", "running", "succeeded", "failed", "stopped", "lost", "unspecified".
+const char* toString(NodeRunState state);
+
+/// What StartRun needs: argv is executed without a shell; workdir is relative to the run root.
+struct StartRunSpec {
+    std::string runId;
+    std::vector<std::string> argv;
+    std::map<std::string, std::string> env;
+    std::string workdir;
+    RunRole role = RunRole::Standalone;
+    std::string recipeYaml;
+    double sampleHz = 0;
+};
+
+/// A run as the daemon reports it.
+struct RunStatusInfo {
+    std::string runId;
+    NodeRunState state = NodeRunState::Unspecified;
+    std::int32_t exitCode = 0;
+    std::int32_t termSignal = 0;
+    std::int32_t pid = 0;
+    std::int64_t startedNs = 0;
+    std::int64_t endedNs = 0;
+    std::string message;
+    RunRole role = RunRole::Unspecified;
+    std::vector<std::string> argv;
+};
+
+/// One chunk of a run's captured stdout/stderr.
+struct LogChunkInfo {
+    std::uint64_t offset = 0;
+    std::string data;
+    bool eof = false;
+};
+
+enum class LogStreamKind { Stdout, Stderr };
+
+enum class CheckState { Unspecified, Pass, Warn, Fail, Skip };
+const char* toString(CheckState state);
+
+struct PreflightCheckInfo {
+    std::string id;
+    CheckState status = CheckState::Unspecified;
+    std::string message;
+    std::string detail;
+};
+
+/// The preflight request, as plain values (see PreflightRequest in the protocol).
+struct PreflightSpec {
+    std::string recipeYaml;
+    std::map<std::string, std::string> env;
+    std::uint32_t expectedGpus = 0;
+    std::string expectedGpuModel;
+    std::uint64_t plannedPeakHostBytes = 0;
+    std::int32_t minNcclVersionCode = 0;
+    std::string masterAddr;
+    bool multiNode = false;
+    std::vector<std::string> requiredPaths;
+    std::vector<std::string> checkpointDirs;
+    std::uint64_t minFreeDiskBytes = 0;
+    std::string diskPath;
+};
+
+struct PreflightResult {
+    std::string address;
+    std::string hostname;
+    std::vector<PreflightCheckInfo> checks;
+};
+
+/// One telemetry sample (see Sample in the protocol): value is the last reading of the interval,
+/// min/max the extremes inside it; step is -1 for sampled series.
+struct SampleInfo {
+    std::string series;
+    double value = 0;
+    double min = 0;
+    double max = 0;
+    std::int64_t step = -1;
+};
+
+enum class EventKindInfo {
+    Unspecified,
+    Phase,
+    NcclWarning,
+    NcclError,
+    Stall,
+    MemoryAlarm,
+    ProcessExit,
+    Gap,
+    RunState,
+    Info
+};
+/// The history's spelling: "phase", "nccl_warning", ..., "gap", "run_state", "info".
+const char* toString(EventKindInfo kind);
+
+struct EventInfo {
+    EventKindInfo kind = EventKindInfo::Unspecified;
+    std::string message;
+    std::map<std::string, std::string> attrs;
+};
+
+/// One record of a node's telemetry stream: a sample or an event with its per-node seq.
+struct TelemetryRecordInfo {
+    std::uint64_t seq = 0;
+    std::int64_t tNs = 0;
+    std::string runId;
+    bool isEvent = false;
+    SampleInfo sample;  // valid when !isEvent
+    EventInfo event;    // valid when isEvent
+};
+
+struct TelemetryBatchInfo {
+    std::string nodeId;
+    std::uint64_t oldestKeptSeq = 0;
+    std::vector<TelemetryRecordInfo> records;
+};
+
+}  // namespace runplane::control

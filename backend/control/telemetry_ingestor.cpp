@@ -1,0 +1,355 @@
+#include "backend/control/telemetry_ingestor.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "backend/control/ingest_batch.h"
+#include "db/history/history.h"
+
+namespace runplane::control {
+
+const char* toString(IngestState state) {
+    switch (state) {
+        case IngestState::Connecting:
+            return "connecting";
+        case IngestState::Streaming:
+            return "streaming";
+        case IngestState::Backoff:
+            return "backoff";
+        case IngestState::Stopped:
+            return "stopped";
+        case IngestState::Failed:
+            return "failed";
+    }
+    return "unknown";
+}
+
+namespace {
+
+std::int64_t unixNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string nodeInfoJson(const NodeSummary& node) {
+    nlohmann::json j;
+    j["hostname"] = node.hostname;
+    j["cpu_arch"] = node.cpuArch;
+    j["cpu_cores"] = node.cpuCores;
+    j["host_ram_bytes"] = node.hostRamBytes;
+    j["kernel"] = node.kernel;
+    j["daemon_version"] = node.daemonVersion;
+    j["protocol_version"] = node.protocolVersion;
+    j["gpus_unavailable_reason"] = node.gpusUnavailableReason;
+    j["gpus"] = nlohmann::json::array();
+    for (const auto& gpu : node.gpus) {
+        j["gpus"].push_back({{"index", gpu.index},
+                             {"name", gpu.name},
+                             {"uuid", gpu.uuid},
+                             {"memory_total_bytes", gpu.memoryTotalBytes}});
+    }
+    j["nccl_libraries"] = nlohmann::json::array();
+    for (const auto& lib : node.ncclLibraries) {
+        j["nccl_libraries"].push_back({{"path", lib.path},
+                                       {"source", lib.source},
+                                       {"version", lib.version},
+                                       {"error", lib.error},
+                                       {"selected", lib.selected}});
+    }
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The history state a run_state / process_exit event reports, if it names one.
+std::optional<db::RunState> stateFromEvent(const EventInfo& event) {
+    auto it = event.attrs.find("state");
+    if (it == event.attrs.end()) {
+        return std::nullopt;
+    }
+    std::string s = it->second;
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (s.rfind("run_state_", 0) == 0) {
+        s = s.substr(10);
+    }
+    if (s == "succeeded" || s == "finished") {
+        return db::RunState::Finished;
+    }
+    if (s == "failed") {
+        return db::RunState::Failed;
+    }
+    if (s == "stopped") {
+        return db::RunState::Stopped;
+    }
+    if (s == "lost" || s == "daemon_lost") {
+        return db::RunState::DaemonLost;
+    }
+    if (s == "running" || s == "starting") {
+        return db::RunState::Running;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+struct TelemetryIngestor::Impl {
+    IngestorOptions options;
+    IngestorCallbacks callbacks;
+    std::shared_ptr<NodeClient> client;
+    StreamCanceller canceller;
+
+    mutable std::mutex mutex;
+    std::condition_variable wake;
+    bool stopRequested = false;
+    IngestorStatus status;
+    std::thread thread;
+    std::chrono::steady_clock::time_point lastStatusPush{};
+
+    // Ingest-thread state.
+    std::unique_ptr<db::History> history;
+
+    IngestorStatus snapshot() const {
+        std::lock_guard lock(mutex);
+        return status;
+    }
+
+    // Updates the status under the lock and reports it (outside the lock).
+    template <typename Fn>
+    void update(Fn&& change, bool force = true) {
+        IngestorStatus copy;
+        bool push = false;
+        {
+            std::lock_guard lock(mutex);
+            const IngestState before = status.state;
+            change(status);
+            const auto now = std::chrono::steady_clock::now();
+            push =
+                force || status.state != before || now - lastStatusPush >= std::chrono::seconds(1);
+            if (push) {
+                lastStatusPush = now;
+                copy = status;
+            }
+        }
+        if (push && callbacks.onStatus) {
+            callbacks.onStatus(copy);
+        }
+    }
+
+    bool stopping() const {
+        std::lock_guard lock(mutex);
+        return stopRequested;
+    }
+
+    void run();
+    // One connection attempt: GetNode, then stream until error or stop. Returns the error.
+    Status session(std::chrono::milliseconds& backoff);
+    bool handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch, std::uint64_t& expected,
+                     Status& failure);
+};
+
+void TelemetryIngestor::Impl::run() {
+    auto opened = db::History::open(options.historyPath);
+    if (!opened.ok()) {
+        update([&](IngestorStatus& s) {
+            s.state = IngestState::Failed;
+            s.lastError = opened.error();
+        });
+        return;
+    }
+    history = std::move(*opened);
+    std::chrono::milliseconds backoff = options.backoffInitial;
+    while (!stopping()) {
+        Status result = session(backoff);
+        if (stopping()) {
+            break;
+        }
+        update([&](IngestorStatus& s) {
+            s.state = IngestState::Backoff;
+            s.lastError = result.ok() ? std::string("stream ended") : result.error();
+            ++s.reconnects;
+        });
+        std::unique_lock lock(mutex);
+        wake.wait_for(lock, backoff, [&] { return stopRequested; });
+        backoff = std::min(backoff * 2, options.backoffMax);
+    }
+    history.reset();
+    update([&](IngestorStatus& s) { s.state = IngestState::Stopped; });
+}
+
+Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
+    update([&](IngestorStatus& s) { s.state = IngestState::Connecting; });
+    auto node = client->getNode();
+    if (!node.ok()) {
+        return Error{node.error()};
+    }
+    if (node->nodeId.empty()) {
+        return Error{"runplaned at " + options.address + " reported no node id"};
+    }
+    db::NodeRecord record{node->nodeId, options.address, node->hostname, nodeInfoJson(*node),
+                          unixNowNs()};
+    if (Status s = history->upsertNode(record); !s.ok()) {
+        return s;
+    }
+    auto cursor = history->ingestCursor(node->nodeId);
+    if (!cursor.ok()) {
+        return Error{cursor.error()};
+    }
+    update([&](IngestorStatus& s) {
+        s.node = *node;
+        s.cursor = *cursor;
+    });
+    // Nothing stored yet from this node: start at the oldest record the daemon keeps.
+    std::uint64_t expected = *cursor == 0 ? 0 : *cursor + 1;
+    Status failure;
+    bool streaming = false;
+    Status ended = client->watchTelemetry(
+        expected, options.sampleHz,
+        [&](TelemetryBatchInfo&& batch) {
+            if (!streaming) {
+                streaming = true;
+                backoff = options.backoffInitial;
+                update([&](IngestorStatus& s) {
+                    s.state = IngestState::Streaming;
+                    s.lastError.clear();
+                });
+            }
+            return handleBatch(*node, std::move(batch), expected, failure);
+        },
+        &canceller);
+    if (!failure.ok()) {
+        return failure;
+    }
+    return ended;
+}
+
+bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch,
+                                          std::uint64_t& expected, Status& failure) {
+    if (!batch.nodeId.empty() && batch.nodeId != node.nodeId) {
+        failure = Error{"runplaned at " + options.address + " changed its node id from " +
+                        node.nodeId + " to " + batch.nodeId + "; reconnecting"};
+        return false;
+    }
+    BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
+    auto stored = history->ingest(plan.batch);
+    if (!stored.ok()) {
+        failure = Error{stored.error()};
+        return false;
+    }
+    const std::uint64_t previous = expected == 0 ? 0 : expected - 1;
+    expected = stored->cursor + 1;
+    // Run state changes reported by the daemon update the run records we know.
+    for (const auto& record : batch.records) {
+        if (!record.isEvent || record.runId.empty() || record.seq <= previous) {
+            continue;
+        }
+        if (record.event.kind == EventKindInfo::RunState ||
+            record.event.kind == EventKindInfo::ProcessExit) {
+            if (auto state = stateFromEvent(record.event)) {
+                const bool ended = *state != db::RunState::Running;
+                (void)history->updateRunState(record.runId, *state, ended ? record.tNs : 0,
+                                              record.event.message);
+            }
+        }
+    }
+    // Only now that the rows are committed may the daemon trim its spool.
+    auto acked = client->ackTelemetry(stored->cursor);
+    const std::size_t fresh = stored->samplesInserted + stored->eventsInserted;
+    update(
+        [&](IngestorStatus& s) {
+            s.cursor = stored->cursor;
+            s.recordsStored += fresh;
+            s.duplicatesSkipped += stored->duplicatesSkipped;
+            s.gapsRecorded += plan.gaps;
+            s.lastError = acked.ok() ? std::string() : acked.error();
+        },
+        /*force=*/false);
+    if (callbacks.onTelemetry && (fresh > 0 || plan.gaps > 0)) {
+        TelemetryUpdate out;
+        out.address = options.address;
+        out.nodeId = node.nodeId;
+        out.cursor = stored->cursor;
+        for (const auto& sample : plan.batch.samples) {
+            if (sample.seq > previous) {
+                out.samples.push_back(LiveSample{
+                    sample.seq, sample.tNs, sample.runId,
+                    SampleInfo{sample.series, sample.value, sample.min, sample.max, sample.step}});
+            }
+        }
+        for (const auto& record : batch.records) {
+            if (record.isEvent && record.seq > previous) {
+                out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
+                                               toString(record.event.kind), record.event.message,
+                                               record.event.attrs});
+            }
+        }
+        for (const auto& event : plan.batch.events) {
+            if (event.seq == 0) {
+                auto attrs = nlohmann::json::parse(event.attrsJson, nullptr, false);
+                std::map<std::string, std::string> map;
+                if (attrs.is_object()) {
+                    for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+                        if (it.value().is_string()) {
+                            map[it.key()] = it.value().get<std::string>();
+                        }
+                    }
+                }
+                out.events.push_back(
+                    LiveEvent{0, event.tNs, event.runId, event.kind, event.message, map});
+            }
+        }
+        callbacks.onTelemetry(out);
+    }
+    return !stopping();
+}
+
+TelemetryIngestor::TelemetryIngestor(IngestorOptions options, IngestorCallbacks callbacks)
+    : m_options(std::move(options)), m_impl(std::make_unique<Impl>()) {
+    m_impl->options = m_options;
+    m_impl->callbacks = std::move(callbacks);
+    m_impl->status.address = m_options.address;
+}
+
+TelemetryIngestor::~TelemetryIngestor() {
+    stop();
+}
+
+Status TelemetryIngestor::start() {
+    std::lock_guard lock(m_impl->mutex);
+    if (m_impl->thread.joinable()) {
+        return Error{"telemetry ingest for " + m_options.address + " is already running"};
+    }
+    if (m_options.historyPath.empty()) {
+        return Error{"telemetry ingest for " + m_options.address + ": no history file given"};
+    }
+    auto client = NodeClient::create(m_options.address, m_options.client);
+    if (!client.ok()) {
+        return Error{client.error()};
+    }
+    m_impl->client = *client;
+    m_impl->stopRequested = false;
+    m_impl->canceller.reset();
+    m_impl->status.state = IngestState::Connecting;
+    m_impl->thread = std::thread([impl = m_impl.get()] { impl->run(); });
+    return {};
+}
+
+void TelemetryIngestor::stop() {
+    {
+        std::lock_guard lock(m_impl->mutex);
+        m_impl->stopRequested = true;
+    }
+    m_impl->canceller.cancel();
+    m_impl->wake.notify_all();
+    if (m_impl->thread.joinable()) {
+        m_impl->thread.join();
+    }
+}
+
+IngestorStatus TelemetryIngestor::status() const {
+    return m_impl->snapshot();
+}
+
+}  // namespace runplane::control

@@ -1,0 +1,115 @@
+#pragma once
+// TelemetryIngestor: one background thread per node that streams the daemon's telemetry into the
+// run history, exactly once. Each batch is committed in one SQLite transaction together with the
+// node's cursor, then acknowledged to the daemon (which may then trim its spool). After a
+// disconnect or a daemon restart it reconnects with exponential backoff and resumes from
+// cursor + 1; records at or below the cursor are never stored twice. A hole in the sequence
+// (the daemon no longer holds what we asked for, or a record is missing) is stored as an explicit
+// "gap" event with attrs first_seq/last_seq, never skipped silently.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/common/result.h"
+#include "backend/control/node_client.h"
+#include "backend/control/node_types.h"
+
+namespace runplane::control {
+
+struct IngestorOptions {
+    std::string address;      // host:port of the daemon
+    std::string historyPath;  // the SQLite history file (opened by the ingest thread)
+    double sampleHz = 0;      // requested host sampling rate (0 = daemon default)
+    NodeClientOptions client;
+    std::chrono::milliseconds backoffInitial{200};
+    std::chrono::milliseconds backoffMax{5000};
+};
+
+enum class IngestState {
+    Connecting,  // asking GetNode / opening the stream
+    Streaming,   // receiving batches
+    Backoff,     // waiting before the next attempt; lastError says why
+    Stopped,     // stop() was called (or never started)
+    Failed,      // will not retry: the history cannot be opened/written or wrong protocol
+};
+const char* toString(IngestState state);
+
+/// A snapshot of one ingestor, delivered as a value.
+struct IngestorStatus {
+    std::string address;
+    IngestState state = IngestState::Stopped;
+    std::string lastError;            // human sentence; empty when healthy
+    std::optional<NodeSummary> node;  // set once GetNode answered
+    std::uint64_t cursor = 0;         // last seq committed to the history
+    std::uint64_t recordsStored = 0;  // since start()
+    std::uint64_t duplicatesSkipped = 0;
+    std::uint64_t gapsRecorded = 0;
+    std::uint64_t reconnects = 0;
+};
+
+/// One sample that has just been committed, for live views.
+struct LiveSample {
+    std::uint64_t seq = 0;
+    std::int64_t tNs = 0;
+    std::string runId;
+    SampleInfo sample;
+};
+
+/// One event that has just been committed (including controller-made "gap" events, seq 0).
+struct LiveEvent {
+    std::uint64_t seq = 0;
+    std::int64_t tNs = 0;
+    std::string runId;
+    std::string kind;
+    std::string message;
+    std::map<std::string, std::string> attrs;
+};
+
+/// What one committed batch contributed: delivered after the commit, so a listener that reads
+/// the history sees these rows.
+struct TelemetryUpdate {
+    std::string address;
+    std::string nodeId;
+    std::vector<LiveSample> samples;
+    std::vector<LiveEvent> events;
+    std::uint64_t cursor = 0;
+};
+
+/// Callbacks run on the ingest thread; they must return quickly (copy and post to your own
+/// thread, e.g. a queued Qt signal). Either may be empty.
+struct IngestorCallbacks {
+    std::function<void(const TelemetryUpdate&)> onTelemetry;
+    std::function<void(const IngestorStatus&)> onStatus;
+};
+
+/// Streams one daemon into the history on a thread of its own. Owns that thread and its history
+/// connection. Thread-safe: start/stop/status may be called from any thread; stop() (and the
+/// destructor) cancels the stream and joins, returning within about one RPC round trip.
+class TelemetryIngestor {
+  public:
+    explicit TelemetryIngestor(IngestorOptions options, IngestorCallbacks callbacks = {});
+    ~TelemetryIngestor();
+    TelemetryIngestor(const TelemetryIngestor&) = delete;
+    TelemetryIngestor& operator=(const TelemetryIngestor&) = delete;
+
+    /// Validates the address and starts the thread. Connection problems do not fail start():
+    /// they show in status() and the ingestor keeps retrying.
+    Status start();
+    /// Cancels the stream and joins the thread. Idempotent.
+    void stop();
+    IngestorStatus status() const;
+    const IngestorOptions& options() const { return m_options; }
+
+  private:
+    struct Impl;
+    IngestorOptions m_options;
+    std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace runplane::control

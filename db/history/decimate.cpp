@@ -1,0 +1,136 @@
+#include "db/history/decimate.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace runplane::db {
+
+namespace {
+// a < b where NaN (a NULL value) ranks after every number, so it never hides a real extreme.
+bool below(double a, double b) {
+    if (std::isnan(a)) {
+        return false;
+    }
+    return std::isnan(b) || a < b;
+}
+// a > b with the same NaN rule.
+bool above(double a, double b) {
+    if (std::isnan(a)) {
+        return false;
+    }
+    return std::isnan(b) || a > b;
+}
+}  // namespace
+
+std::int64_t bucketWidth(std::int64_t lo, std::int64_t hi, int maxBuckets) {
+    const std::int64_t n = std::max(2, maxBuckets);
+    if (hi < lo) {
+        return 1;
+    }
+    // hi - lo + 1 cannot overflow for real timestamps; the unsigned form keeps it defined.
+    const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+    const std::uint64_t cells = static_cast<std::uint64_t>(n - 1);
+    const std::uint64_t width = (span + cells - 1) / cells;
+    return static_cast<std::int64_t>(std::max<std::uint64_t>(1, width));
+}
+
+std::int64_t bucketIndex(std::int64_t t, std::int64_t width) {
+    std::int64_t q = t / width;
+    if ((t % width != 0) && (t < 0)) {
+        --q;  // floor division for times before the epoch
+    }
+    return q;
+}
+
+Decimator::Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets)
+    : m_width(bucketWidth(lo, hi, maxBuckets)),
+      m_rawLimit(static_cast<std::size_t>(std::max(2, maxBuckets)) * 4) {}
+
+void Decimator::add(const SeriesPoint& point) {
+    const std::int64_t ordinal = m_count++;
+    if (m_keepRaw) {
+        if (m_raw.size() < m_rawLimit) {
+            m_raw.push_back(point);
+        } else {
+            m_keepRaw = false;
+            m_raw.clear();
+            m_raw.shrink_to_fit();
+        }
+    }
+    const std::int64_t index = bucketIndex(point.tNs, m_width);
+    if (m_hasOpen && index == m_openIndex) {
+        Open& o = m_open;
+        SeriesBucket& b = o.bucket;
+        ++b.count;
+        b.last = point;
+        o.lastOrdinal = ordinal;
+        if (below(point.min, b.min)) {
+            b.min = point.min;
+            b.minTNs = point.tNs;
+            o.minPoint = point;
+            o.minOrdinal = ordinal;
+        }
+        if (above(point.max, b.max)) {
+            b.max = point.max;
+            b.maxTNs = point.tNs;
+            o.maxPoint = point;
+            o.maxOrdinal = ordinal;
+        }
+        return;
+    }
+    close();
+    m_hasOpen = true;
+    m_openIndex = index;
+    Open& o = m_open;
+    o.bucket = SeriesBucket{index * m_width,
+                            index * m_width + (m_width - 1),
+                            point,
+                            point,
+                            point.min,
+                            point.tNs,
+                            point.max,
+                            point.tNs,
+                            1};
+    o.minPoint = o.maxPoint = point;
+    o.firstOrdinal = o.minOrdinal = o.maxOrdinal = o.lastOrdinal = ordinal;
+}
+
+void Decimator::close() {
+    if (!m_hasOpen) {
+        return;
+    }
+    const Open& o = m_open;
+    std::array<std::pair<std::int64_t, const SeriesPoint*>, 4> picks = {{
+        {o.firstOrdinal, &o.bucket.first},
+        {o.minOrdinal, &o.minPoint},
+        {o.maxOrdinal, &o.maxPoint},
+        {o.lastOrdinal, &o.bucket.last},
+    }};
+    std::sort(picks.begin(), picks.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::int64_t previous = -1;
+    for (const auto& [ordinal, point] : picks) {
+        if (ordinal != previous) {
+            m_out.points.push_back(*point);
+            previous = ordinal;
+        }
+    }
+    m_out.buckets.push_back(o.bucket);
+    m_hasOpen = false;
+}
+
+SeriesPoints Decimator::finish() && {
+    close();
+    m_out.sourceCount = m_count;
+    if (m_keepRaw) {
+        m_out.points = std::move(m_raw);
+        m_out.buckets.clear();
+        m_out.decimated = false;
+    } else {
+        m_out.decimated = true;
+    }
+    return std::move(m_out);
+}
+
+}  // namespace runplane::db

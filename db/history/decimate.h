@@ -1,0 +1,54 @@
+#pragma once
+// Decimator: streaming min/max-preserving decimation of time-ordered samples into at most N
+// buckets on a fixed time grid (formula in docs/history.md). History::querySeries uses it over
+// an index range; it is public so that live in-memory views can decimate the same way.
+
+#include <cstdint>
+#include <vector>
+
+#include "db/history/history.h"
+
+namespace runplane::db {
+
+/// Bucket width w for the data extent [lo, hi] and at most maxBuckets buckets:
+/// w = max(1, ceil((hi - lo + 1) / (N - 1))) with N = max(2, maxBuckets). Buckets are the grid
+/// cells [k*w, (k+1)*w); at most N of them overlap [lo, hi].
+std::int64_t bucketWidth(std::int64_t lo, std::int64_t hi, int maxBuckets);
+
+/// Grid cell of t for width w: floor(t / w).
+std::int64_t bucketIndex(std::int64_t t, std::int64_t width);
+
+/// Feed samples in time order with add(), then finish(). Keeps every sample while there are at
+/// most 4 x N of them; beyond that returns, per bucket, the distinct samples among
+/// {first, min (smallest sample min), max (largest sample max), last}, in time order.
+/// Not thread-safe (one per query).
+class Decimator {
+  public:
+    Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets);
+    void add(const SeriesPoint& point);
+    SeriesPoints finish() &&;
+
+  private:
+    struct Open {
+        SeriesBucket bucket;
+        SeriesPoint minPoint;
+        SeriesPoint maxPoint;
+        std::int64_t firstOrdinal = 0;
+        std::int64_t minOrdinal = 0;
+        std::int64_t maxOrdinal = 0;
+        std::int64_t lastOrdinal = 0;
+    };
+    void close();
+
+    std::int64_t m_width;
+    std::size_t m_rawLimit;
+    std::int64_t m_count = 0;
+    bool m_hasOpen = false;
+    std::int64_t m_openIndex = 0;
+    Open m_open;
+    std::vector<SeriesPoint> m_raw;
+    bool m_keepRaw = true;
+    SeriesPoints m_out;
+};
+
+}  // namespace runplane::db

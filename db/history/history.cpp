@@ -1,0 +1,272 @@
+#include "db/history/history.h"
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "db/history/history_impl.h"
+#include "db/history/schema.h"
+
+namespace runplane::db {
+
+namespace {
+
+constexpr std::string_view kRunStateNames[] = {"running", "finished", "failed", "stopped",
+                                               "daemon_lost"};
+
+std::string nodesToJson(const std::vector<std::string>& nodes) {
+    return nlohmann::json(nodes).dump();
+}
+
+std::vector<std::string> nodesFromJson(const std::string& text) {
+    auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    std::vector<std::string> nodes;
+    if (parsed.is_array()) {
+        for (const auto& item : parsed) {
+            if (item.is_string()) {
+                nodes.push_back(item.get<std::string>());
+            }
+        }
+    }
+    return nodes;
+}
+
+constexpr const char* kRunColumns =
+    "id, name, recipe_yaml, provenance_json, status, started_ns, ended_ns, nodes_json, message";
+
+RunRecord readRun(const sqlite::Statement& stmt) {
+    RunRecord run;
+    run.id = stmt.columnText(0);
+    run.name = stmt.columnText(1);
+    run.recipeYaml = stmt.columnText(2);
+    run.provenanceJson = stmt.columnText(3);
+    run.state = runStateFromString(stmt.columnText(4)).value_or(RunState::DaemonLost);
+    run.startedNs = stmt.columnInt(5);
+    run.endedNs = stmt.columnInt(6);
+    run.nodes = nodesFromJson(stmt.columnText(7));
+    run.message = stmt.columnText(8);
+    return run;
+}
+
+}  // namespace
+
+std::string_view toString(RunState state) {
+    return kRunStateNames[static_cast<int>(state)];
+}
+
+std::optional<RunState> runStateFromString(std::string_view text) {
+    for (int i = 0; i < 5; ++i) {
+        if (kRunStateNames[i] == text) {
+            return static_cast<RunState>(i);
+        }
+    }
+    return std::nullopt;
+}
+
+std::string seriesKey(const std::string& nodeId, const std::string& runId,
+                      const std::string& name) {
+    std::string key;
+    key.reserve(nodeId.size() + runId.size() + name.size() + 2);
+    key.append(nodeId).push_back('\0');
+    key.append(runId).push_back('\0');
+    key.append(name);
+    return key;
+}
+
+std::int64_t nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+History::History(std::unique_ptr<sqlite::Database> db, std::string path)
+    : m_impl(std::make_unique<Impl>()), m_path(std::move(path)) {
+    m_impl->db = std::move(db);
+}
+
+History::~History() = default;
+
+Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOptions options) {
+    if (path.empty()) {
+        return Error{"history: no file given"};
+    }
+    std::error_code ec;
+    if (options.readOnly && !std::filesystem::exists(path, ec)) {
+        return Error{path + ": no such history file"};
+    }
+    if (!options.readOnly) {
+        const auto parent = std::filesystem::path(path).parent_path();
+        if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
+            std::filesystem::create_directories(parent, ec);
+            if (ec) {
+                return Error{path + ": cannot create directory " + parent.string() + ": " +
+                             ec.message()};
+            }
+        }
+    }
+    // Open without switching the journal mode: nothing is written before the file has been
+    // recognised as a (current or older) Runplane history.
+    sqlite::Database::Options dbOptions;
+    dbOptions.readOnly = options.readOnly;
+    dbOptions.wal = false;
+    dbOptions.busyTimeoutMs = options.busyTimeoutMs;
+    auto db = sqlite::Database::open(path, dbOptions);
+    if (!db.ok()) {
+        return Error{db.error()};
+    }
+    auto version = applyMigrations(**db, migrations(), options.readOnly);
+    if (!version.ok()) {
+        return Error{version.error()};
+    }
+    if (!options.readOnly) {
+        if (Status s = (*db)->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+            !s.ok()) {
+            return Error{s.error()};
+        }
+    }
+    return std::unique_ptr<History>(new History(std::move(*db), path));
+}
+
+Result<int> History::schemaVersion() {
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare("SELECT max(version) FROM schema_version;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    auto row = stmt->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    return static_cast<int>(stmt->columnInt(0));
+}
+
+Status History::upsertRun(const RunRecord& run) {
+    if (run.id.empty()) {
+        return Error{m_path + ": a run needs an id"};
+    }
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare(
+        "INSERT INTO runs(id, name, recipe_yaml, provenance_json, status, started_ns, ended_ns, "
+        "nodes_json, message) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+        "ON CONFLICT(id) DO UPDATE SET name = excluded.name, recipe_yaml = excluded.recipe_yaml, "
+        "provenance_json = excluded.provenance_json, status = excluded.status, "
+        "started_ns = excluded.started_ns, ended_ns = excluded.ended_ns, "
+        "nodes_json = excluded.nodes_json, message = excluded.message;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, run.id)
+        .bind(2, run.name.empty() ? run.id : run.name)
+        .bind(3, run.recipeYaml)
+        .bind(4, run.provenanceJson.empty() ? std::string("{}") : run.provenanceJson)
+        .bind(5, toString(run.state))
+        .bind(6, run.startedNs)
+        .bind(7, run.endedNs)
+        .bind(8, nodesToJson(run.nodes))
+        .bind(9, run.message);
+    return stmt->run();
+}
+
+Status History::updateRunState(const std::string& runId, RunState state, std::int64_t endedNs,
+                               const std::string& message) {
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare(
+        "UPDATE runs SET status = ?2, ended_ns = CASE WHEN ?3 = 0 THEN ended_ns ELSE ?3 END, "
+        "message = ?4 WHERE id = ?1;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, runId).bind(2, toString(state)).bind(3, endedNs).bind(4, message);
+    if (Status s = stmt->run(); !s.ok()) {
+        return s;
+    }
+    if (m_impl->db->changes() == 0) {
+        return Error{m_path + ": no run with id '" + runId + "'"};
+    }
+    return {};
+}
+
+Result<std::optional<RunRecord>> History::run(const std::string& runId) {
+    std::lock_guard lock(m_mutex);
+    auto stmt =
+        m_impl->db->prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?1;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, runId);
+    auto row = stmt->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    if (!*row) {
+        return std::optional<RunRecord>();
+    }
+    return std::optional<RunRecord>(readRun(*stmt));
+}
+
+Result<std::vector<RunRecord>> History::listRuns() {
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare(std::string("SELECT ") + kRunColumns +
+                                    " FROM runs ORDER BY started_ns DESC, id;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    std::vector<RunRecord> runs;
+    while (true) {
+        auto row = stmt->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            break;
+        }
+        runs.push_back(readRun(*stmt));
+    }
+    return runs;
+}
+
+Status History::upsertNode(const NodeRecord& node) {
+    if (node.nodeId.empty()) {
+        return Error{m_path + ": a node needs a node id"};
+    }
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare(
+        "INSERT INTO nodes(node_id, address, hostname, info_json, last_seen_ns) "
+        "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(node_id) DO UPDATE SET "
+        "address = excluded.address, hostname = excluded.hostname, "
+        "info_json = excluded.info_json, last_seen_ns = excluded.last_seen_ns;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, node.nodeId)
+        .bind(2, node.address)
+        .bind(3, node.hostname)
+        .bind(4, node.infoJson.empty() ? std::string("{}") : node.infoJson)
+        .bind(5, node.lastSeenNs ? node.lastSeenNs : nowNs());
+    return stmt->run();
+}
+
+Result<std::vector<NodeRecord>> History::listNodes() {
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare(
+        "SELECT node_id, address, hostname, info_json, last_seen_ns FROM nodes "
+        "ORDER BY address, node_id;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    std::vector<NodeRecord> nodes;
+    while (true) {
+        auto row = stmt->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            break;
+        }
+        nodes.push_back(NodeRecord{stmt->columnText(0), stmt->columnText(1), stmt->columnText(2),
+                                   stmt->columnText(3), stmt->columnInt(4)});
+    }
+    return nodes;
+}
+
+}  // namespace runplane::db

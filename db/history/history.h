@@ -1,0 +1,279 @@
+#pragma once
+// The run history: one SQLite file (WAL) holding runs with their recipe snapshot and provenance,
+// nodes, telemetry series, samples, events and the per-node ingest cursor. The schema is
+// versioned and migrated forward on open (docs/history.md). Plain value types only: no Qt, no
+// gRPC, no protobuf, so the controller, the CLI and GUI workers share it.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/common/result.h"
+
+namespace runplane::sqlite {
+class Database;
+}
+
+namespace runplane::db {
+
+/// The schema version this build writes. Opening a file with a newer version is refused.
+inline constexpr int kSchemaVersion = 1;
+
+/// Lifecycle of a run as the history records it. "DaemonLost" (the daemon could not tell what
+/// happened) and "Failed" (the run exited non-zero) are distinct on purpose.
+enum class RunState { Running, Finished, Failed, Stopped, DaemonLost };
+
+/// "running", "finished", "failed", "stopped", "daemon_lost" (the stored spelling).
+std::string_view toString(RunState state);
+std::optional<RunState> runStateFromString(std::string_view text);
+
+/// One run: what was launched (recipe snapshot, provenance), where, and how it ended.
+struct RunRecord {
+    std::string id;              // unique; also the daemon-side run id
+    std::string name;            // human label
+    std::string recipeYaml;      // snapshot of the recipe as submitted
+    std::string provenanceJson;  // {"argv":[...],"env":{...},"versions":{...},"git_rev":"..."}
+    RunState state = RunState::Running;
+    std::int64_t startedNs = 0;      // Unix ns
+    std::int64_t endedNs = 0;        // Unix ns; 0 while running
+    std::vector<std::string> nodes;  // node ids (or addresses when the node id is unknown)
+    std::string message;             // last status message (exit code, signal, reason)
+};
+
+/// One node daemon the history has seen.
+struct NodeRecord {
+    std::string nodeId;   // the daemon's stable node id (its spool identity)
+    std::string address;  // host:port it was last reached at
+    std::string hostname;
+    std::string infoJson;  // inventory snapshot (arch, cores, RAM, GPUs, NCCL libs, versions)
+    std::int64_t lastSeenNs = 0;
+};
+
+/// A telemetry series: (node, run, name) is unique; node-level series have an empty runId.
+struct SeriesInfo {
+    std::int64_t id = 0;
+    std::string nodeId;
+    std::string runId;
+    std::string name;  // e.g. "host.mem.used_bytes", "eval/gsm8k"
+    std::string unit;  // e.g. "bytes", "" for dimensionless metrics
+    std::int64_t count = 0;
+    std::int64_t firstNs = 0;
+    std::int64_t lastNs = 0;
+};
+
+/// Filter for listSeries(); empty fields match everything.
+struct SeriesFilter {
+    std::string nodeId;
+    std::optional<std::string> runId;  // "" selects node-level series only
+    std::string name;                  // exact name, or a prefix when it ends with '*'
+};
+
+/// A stored sample: value is the last reading of its interval, min/max the extremes inside it.
+struct SeriesPoint {
+    std::int64_t tNs = 0;
+    double value = 0;
+    double min = 0;
+    double max = 0;
+    std::int64_t step = -1;
+};
+
+/// A decimation bucket over [t0Ns, t1Ns): the first and last samples, the extremes (over the
+/// samples' own min/max) and when they occurred, and how many samples fell in it.
+struct SeriesBucket {
+    std::int64_t t0Ns = 0;
+    std::int64_t t1Ns = 0;
+    SeriesPoint first;
+    SeriesPoint last;
+    double min = 0;
+    std::int64_t minTNs = 0;
+    double max = 0;
+    std::int64_t maxTNs = 0;
+    std::int64_t count = 0;
+};
+
+/// A range query over one series.
+struct SeriesQuery {
+    std::int64_t seriesId = 0;
+    std::int64_t t0Ns = std::numeric_limits<std::int64_t>::min();
+    std::int64_t t1Ns = std::numeric_limits<std::int64_t>::max();  // inclusive
+    int maxBuckets = 2000;
+};
+
+/// Result of querySeries(). When the range holds at most 4 x maxBuckets samples they are all
+/// returned (decimated = false, buckets empty). Otherwise the range is split into maxBuckets
+/// equal time buckets (formula in docs/history.md) and points holds, per non-empty bucket and in
+/// time order, the distinct samples among {first, min, max, last}: a one-sample spike survives
+/// any zoom level.
+struct SeriesPoints {
+    std::vector<SeriesPoint> points;
+    std::vector<SeriesBucket> buckets;
+    bool decimated = false;
+    std::int64_t sourceCount = 0;  // samples in the range before decimation
+};
+
+/// An event (phase change, NCCL warning, stall, alarm, exit, gap, ...).
+struct EventRecord {
+    std::string nodeId;
+    std::optional<std::uint64_t> seq;  // the daemon's seq; empty for controller-made events
+    std::int64_t tNs = 0;
+    std::string runId;
+    std::string kind;  // "phase", "nccl_warning", "nccl_error", "stall", "memory_alarm",
+                       // "process_exit", "gap", "run_state", "info"
+    std::string message;
+    std::string attrsJson;  // JSON object of string attributes
+};
+
+/// Filter for listEvents(); empty fields match everything. Results are ordered by time.
+struct EventFilter {
+    std::string nodeId;
+    std::optional<std::string> runId;
+    std::string kind;
+    std::int64_t t0Ns = std::numeric_limits<std::int64_t>::min();
+    std::int64_t t1Ns = std::numeric_limits<std::int64_t>::max();
+    int limit = 10000;
+};
+
+/// One sample as it arrives from a node's telemetry stream.
+struct IngestSample {
+    std::uint64_t seq = 0;
+    std::int64_t tNs = 0;
+    std::string runId;
+    std::string series;
+    std::string unit;
+    double value = 0;
+    double min = 0;
+    double max = 0;
+    std::int64_t step = -1;
+};
+
+/// One event as it arrives; seq 0 marks an event the controller made itself (a detected gap).
+struct IngestEvent {
+    std::uint64_t seq = 0;
+    std::int64_t tNs = 0;
+    std::string runId;
+    std::string kind;
+    std::string message;
+    std::string attrsJson = "{}";
+};
+
+/// What one telemetry batch contributes, committed atomically with the node's cursor.
+struct IngestBatch {
+    std::string nodeId;
+    std::vector<IngestSample> samples;
+    std::vector<IngestEvent> events;
+    /// The cursor after this batch: everything through this seq is accounted for (stored, or
+    /// recorded as a gap). The stored cursor never moves backwards.
+    std::uint64_t throughSeq = 0;
+};
+
+struct IngestResult {
+    std::uint64_t cursor = 0;  // the node's stored cursor after the commit
+    std::size_t samplesInserted = 0;
+    std::size_t eventsInserted = 0;
+    std::size_t duplicatesSkipped = 0;  // records at or below the old cursor, or already stored
+};
+
+/// Last and best value of one metric series of a run. Best is the maximum for "eval/*" series
+/// (accuracies) and the minimum for series whose name contains "loss"; otherwise the maximum.
+struct MetricSummary {
+    std::string nodeId;
+    std::string series;
+    double last = 0;
+    std::int64_t lastStep = -1;
+    std::int64_t lastNs = 0;
+    double best = 0;
+    std::int64_t bestStep = -1;
+    std::int64_t bestNs = 0;
+};
+
+/// The highest value (over the samples' max) of one series per node in a time window.
+struct NodePeak {
+    std::string nodeId;
+    std::string series;
+    double peak = 0;
+    std::int64_t peakNs = 0;
+};
+
+/// How to open a history file.
+struct OpenOptions {
+    bool readOnly = false;  // read-only: never creates or migrates; fails on an old schema
+    int busyTimeoutMs = 5000;
+};
+
+/// The run history in one SQLite file. Owns one connection. Every method may be called from any
+/// thread: calls are serialised by an internal mutex. For parallelism open one History per
+/// thread on the same path (WAL lets readers run while one writer commits), e.g. one per node
+/// ingest thread and one in the GUI's reader worker. Errors name the file.
+class History {
+  public:
+    /// Opens (creating if absent unless read-only) and migrates the file to kSchemaVersion.
+    /// A file that is not a SQLite database, is damaged, or carries a newer schema version is an
+    /// error naming the path; such a file is never modified.
+    static Result<std::unique_ptr<History>> open(const std::string& path, OpenOptions options);
+    static Result<std::unique_ptr<History>> open(const std::string& path) {
+        return open(path, OpenOptions{});
+    }
+    ~History();
+    History(const History&) = delete;
+    History& operator=(const History&) = delete;
+
+    const std::string& path() const { return m_path; }
+    /// The schema version stored in the file.
+    Result<int> schemaVersion();
+
+    // ---- runs
+    /// Inserts or replaces the run with this id.
+    Status upsertRun(const RunRecord& run);
+    /// Updates state, end time (0 keeps the stored one) and message of an existing run.
+    Status updateRunState(const std::string& runId, RunState state, std::int64_t endedNs,
+                          const std::string& message);
+    Result<std::optional<RunRecord>> run(const std::string& runId);
+    /// All runs, newest first.
+    Result<std::vector<RunRecord>> listRuns();
+
+    // ---- nodes
+    Status upsertNode(const NodeRecord& node);
+    Result<std::vector<NodeRecord>> listNodes();
+
+    // ---- ingest
+    /// Stores a batch and advances the node's cursor in one transaction. Idempotent by
+    /// (node, seq): records at or below the stored cursor, or already present, are skipped.
+    Result<IngestResult> ingest(const IngestBatch& batch);
+    /// The node's cursor: the last seq accounted for (0 when nothing was ingested yet).
+    Result<std::uint64_t> ingestCursor(const std::string& nodeId);
+
+    // ---- queries
+    Result<std::vector<SeriesInfo>> listSeries(const SeriesFilter& filter);
+    /// The series id for (node, run, name), if it exists.
+    Result<std::optional<std::int64_t>> findSeries(const std::string& nodeId,
+                                                   const std::string& runId,
+                                                   const std::string& name);
+    /// Samples of one series in [t0Ns, t1Ns], decimated min/max-preservingly when there are
+    /// more than 4 x maxBuckets of them (see SeriesPoints).
+    Result<SeriesPoints> querySeries(const SeriesQuery& query);
+    Result<std::vector<EventRecord>> listEvents(const EventFilter& filter);
+    /// Last and best value of every "eval/*" series (or the given prefix) of a run.
+    Result<std::vector<MetricSummary>> runMetrics(const std::string& runId,
+                                                  const std::string& prefix = "eval/");
+    /// Peak of a node-level series (default host memory used) per node in [t0Ns, t1Ns].
+    Result<std::vector<NodePeak>> nodePeaks(const std::string& series, std::int64_t t0Ns,
+                                            std::int64_t t1Ns);
+    /// Peak host memory per node of a run, over the run's nodes and its time window.
+    Result<std::vector<NodePeak>> runPeaks(const std::string& runId,
+                                           const std::string& series = "host.mem.used_bytes");
+
+  private:
+    History(std::unique_ptr<sqlite::Database> db, std::string path);
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+    std::string m_path;
+    std::mutex m_mutex;
+};
+
+}  // namespace runplane::db

@@ -1,0 +1,364 @@
+// History: read-side queries (series with min/max-preserving decimation, events, summaries).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "db/history/decimate.h"
+#include "db/history/history.h"
+#include "db/history/history_impl.h"
+
+namespace runplane::db {
+
+namespace {
+
+template <typename Fn>
+Status forEachRow(sqlite::Statement& stmt, Fn&& fn) {
+    while (true) {
+        auto row = stmt.step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            return {};
+        }
+        fn(stmt);
+    }
+}
+
+SeriesInfo readSeries(const sqlite::Statement& stmt) {
+    SeriesInfo info;
+    info.id = stmt.columnInt(0);
+    info.nodeId = stmt.columnText(1);
+    info.runId = stmt.columnText(2);
+    info.name = stmt.columnText(3);
+    info.unit = stmt.columnText(4);
+    return info;
+}
+
+// Fills count/first/last of a series with index seeks (no scan): count is left to the caller.
+Status fillExtent(sqlite::Database& db, SeriesInfo& info) {
+    auto stmt = db.prepare(
+        "SELECT (SELECT t_ns FROM samples WHERE series_id = ?1 ORDER BY t_ns LIMIT 1), "
+        "(SELECT t_ns FROM samples WHERE series_id = ?1 ORDER BY t_ns DESC LIMIT 1);");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, info.id);
+    auto row = stmt->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    info.firstNs = stmt->columnInt(0);
+    info.lastNs = stmt->columnInt(1);
+    return {};
+}
+
+double realOrNan(const sqlite::Statement& stmt, int column) {
+    return stmt.columnIsNull(column) ? std::numeric_limits<double>::quiet_NaN()
+                                     : stmt.columnDouble(column);
+}
+
+bool lowerIsBetter(const std::string& name) {
+    return name.find("loss") != std::string::npos;
+}
+
+}  // namespace
+
+Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) {
+    std::lock_guard lock(m_mutex);
+    std::string sql = "SELECT id, node_id, run_id, name, unit FROM series WHERE 1";
+    if (!filter.nodeId.empty()) {
+        sql += " AND node_id = ?1";
+    }
+    if (filter.runId) {
+        sql += " AND run_id = ?2";
+    }
+    const bool prefix = !filter.name.empty() && filter.name.back() == '*';
+    const std::string name = prefix ? filter.name.substr(0, filter.name.size() - 1) : filter.name;
+    if (prefix) {
+        sql += " AND substr(name, 1, length(?3)) = ?3";
+    } else if (!name.empty()) {
+        sql += " AND name = ?3";
+    }
+    sql += " ORDER BY node_id, run_id, name;";
+    auto stmt = m_impl->db->prepare(sql);
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    if (!filter.nodeId.empty()) {
+        stmt->bind(1, filter.nodeId);
+    }
+    if (filter.runId) {
+        stmt->bind(2, *filter.runId);
+    }
+    if (!name.empty()) {
+        stmt->bind(3, name);
+    }
+    std::vector<SeriesInfo> series;
+    if (Status s = forEachRow(*stmt, [&](auto& row) { series.push_back(readSeries(row)); });
+        !s.ok()) {
+        return Error{s.error()};
+    }
+    auto count = m_impl->db->prepare("SELECT count(*) FROM samples WHERE series_id = ?1;");
+    if (!count.ok()) {
+        return Error{count.error()};
+    }
+    for (SeriesInfo& info : series) {
+        if (Status s = fillExtent(*m_impl->db, info); !s.ok()) {
+            return Error{s.error()};
+        }
+        count->bind(1, info.id);
+        auto row = count->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        info.count = count->columnInt(0);
+        count->reset();
+    }
+    return series;
+}
+
+Result<std::optional<std::int64_t>> History::findSeries(const std::string& nodeId,
+                                                        const std::string& runId,
+                                                        const std::string& name) {
+    std::lock_guard lock(m_mutex);
+    auto stmt = m_impl->db->prepare(
+        "SELECT id FROM series WHERE node_id = ?1 AND run_id = ?2 AND name = ?3;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, nodeId).bind(2, runId).bind(3, name);
+    auto row = stmt->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    if (!*row) {
+        return std::optional<std::int64_t>();
+    }
+    return std::optional<std::int64_t>(stmt->columnInt(0));
+}
+
+Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
+    std::lock_guard lock(m_mutex);
+    SeriesPoints out;
+    if (query.t1Ns < query.t0Ns) {
+        return out;
+    }
+    // Tighten the window to the data actually present (two index seeks), so the buckets are
+    // spread over the samples and not over empty time.
+    auto extent = m_impl->db->prepare(
+        "SELECT (SELECT t_ns FROM samples WHERE series_id = ?1 AND t_ns >= ?2 AND t_ns <= ?3 "
+        "        ORDER BY t_ns LIMIT 1), "
+        "       (SELECT t_ns FROM samples WHERE series_id = ?1 AND t_ns >= ?2 AND t_ns <= ?3 "
+        "        ORDER BY t_ns DESC LIMIT 1);");
+    if (!extent.ok()) {
+        return Error{extent.error()};
+    }
+    extent->bind(1, query.seriesId).bind(2, query.t0Ns).bind(3, query.t1Ns);
+    auto row = extent->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    if (extent->columnIsNull(0)) {
+        return out;  // no sample in range
+    }
+    const std::int64_t lo = extent->columnInt(0);
+    const std::int64_t hi = extent->columnInt(1);
+
+    auto stmt = m_impl->db->prepare(
+        "SELECT t_ns, value, min, max, step FROM samples "
+        "WHERE series_id = ?1 AND t_ns >= ?2 AND t_ns <= ?3 ORDER BY t_ns, seq;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, query.seriesId).bind(2, lo).bind(3, hi);
+    Decimator decimator(lo, hi, query.maxBuckets);
+    Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
+        decimator.add(SeriesPoint{r.columnInt(0), realOrNan(r, 1), realOrNan(r, 2), realOrNan(r, 3),
+                                  r.columnInt(4)});
+    });
+    if (!s.ok()) {
+        return Error{s.error()};
+    }
+    return std::move(decimator).finish();
+}
+
+Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) {
+    std::lock_guard lock(m_mutex);
+    std::string sql =
+        "SELECT node_id, seq, t_ns, run_id, kind, message, attrs_json FROM events "
+        "WHERE t_ns >= ?1 AND t_ns <= ?2";
+    if (!filter.nodeId.empty()) {
+        sql += " AND node_id = ?3";
+    }
+    if (filter.runId) {
+        sql += " AND run_id = ?4";
+    }
+    if (!filter.kind.empty()) {
+        sql += " AND kind = ?5";
+    }
+    sql += " ORDER BY t_ns, id LIMIT ?6;";
+    auto stmt = m_impl->db->prepare(sql);
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, filter.t0Ns).bind(2, filter.t1Ns);
+    if (!filter.nodeId.empty()) {
+        stmt->bind(3, filter.nodeId);
+    }
+    if (filter.runId) {
+        stmt->bind(4, *filter.runId);
+    }
+    if (!filter.kind.empty()) {
+        stmt->bind(5, filter.kind);
+    }
+    stmt->bind(6, static_cast<std::int64_t>(filter.limit > 0 ? filter.limit : 10000));
+    std::vector<EventRecord> events;
+    Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
+        EventRecord event;
+        event.nodeId = r.columnText(0);
+        if (!r.columnIsNull(1)) {
+            event.seq = static_cast<std::uint64_t>(r.columnInt(1));
+        }
+        event.tNs = r.columnInt(2);
+        event.runId = r.columnText(3);
+        event.kind = r.columnText(4);
+        event.message = r.columnText(5);
+        event.attrsJson = r.columnText(6);
+        events.push_back(std::move(event));
+    });
+    if (!s.ok()) {
+        return Error{s.error()};
+    }
+    return events;
+}
+
+Result<std::vector<MetricSummary>> History::runMetrics(const std::string& runId,
+                                                       const std::string& prefix) {
+    std::lock_guard lock(m_mutex);
+    auto list = m_impl->db->prepare(
+        "SELECT id, node_id, name FROM series WHERE run_id = ?1 "
+        "AND substr(name, 1, length(?2)) = ?2 ORDER BY name, node_id;");
+    if (!list.ok()) {
+        return Error{list.error()};
+    }
+    list->bind(1, runId).bind(2, prefix);
+    struct Item {
+        std::int64_t id;
+        std::string node;
+        std::string name;
+    };
+    std::vector<Item> items;
+    if (Status s =
+            forEachRow(*list,
+                       [&](const sqlite::Statement& r) {
+                           items.push_back({r.columnInt(0), r.columnText(1), r.columnText(2)});
+                       });
+        !s.ok()) {
+        return Error{s.error()};
+    }
+    // SQLite returns the other columns of an aggregate query with a single min()/max() from
+    // the row that holds the extreme, which gives step and time of the best value.
+    auto last = m_impl->db->prepare(
+        "SELECT value, step, t_ns FROM samples WHERE series_id = ?1 "
+        "ORDER BY t_ns DESC, seq DESC LIMIT 1;");
+    auto bestMax =
+        m_impl->db->prepare("SELECT max(value), step, t_ns FROM samples WHERE series_id = ?1;");
+    auto bestMin =
+        m_impl->db->prepare("SELECT min(value), step, t_ns FROM samples WHERE series_id = ?1;");
+    if (!last.ok() || !bestMax.ok() || !bestMin.ok()) {
+        return Error{m_impl->db->lastError()};
+    }
+    std::vector<MetricSummary> out;
+    for (const Item& item : items) {
+        MetricSummary summary;
+        summary.nodeId = item.node;
+        summary.series = item.name;
+        last->bind(1, item.id);
+        auto row = last->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            last->reset();
+            continue;
+        }
+        summary.last = realOrNan(*last, 0);
+        summary.lastStep = last->columnInt(1);
+        summary.lastNs = last->columnInt(2);
+        last->reset();
+        sqlite::Statement& best = lowerIsBetter(item.name) ? *bestMin : *bestMax;
+        best.bind(1, item.id);
+        row = best.step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        summary.best = realOrNan(best, 0);
+        summary.bestStep = best.columnInt(1);
+        summary.bestNs = best.columnInt(2);
+        best.reset();
+        out.push_back(std::move(summary));
+    }
+    return out;
+}
+
+namespace {
+
+Result<std::vector<NodePeak>> peaksLocked(sqlite::Database& db, const std::string& series,
+                                          std::int64_t t0Ns, std::int64_t t1Ns,
+                                          const std::vector<std::string>* nodes) {
+    auto stmt = db.prepare(
+        "SELECT s.node_id, (SELECT max(x.max) FROM samples x WHERE x.series_id = s.id "
+        "  AND x.t_ns >= ?2 AND x.t_ns <= ?3), "
+        "(SELECT x.t_ns FROM samples x WHERE x.series_id = s.id AND x.t_ns >= ?2 "
+        "  AND x.t_ns <= ?3 ORDER BY x.max DESC, x.t_ns LIMIT 1), "
+        "n.address FROM series s LEFT JOIN nodes n ON n.node_id = s.node_id "
+        "WHERE s.name = ?1 AND s.run_id = '' ORDER BY s.node_id;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, series).bind(2, t0Ns).bind(3, t1Ns);
+    std::vector<NodePeak> peaks;
+    Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
+        if (r.columnIsNull(1)) {
+            return;
+        }
+        const std::string node = r.columnText(0);
+        const std::string address = r.columnText(3);
+        if (nodes && std::find(nodes->begin(), nodes->end(), node) == nodes->end() &&
+            (address.empty() || std::find(nodes->begin(), nodes->end(), address) == nodes->end())) {
+            return;
+        }
+        peaks.push_back(NodePeak{node, series, r.columnDouble(1), r.columnInt(2)});
+    });
+    if (!s.ok()) {
+        return Error{s.error()};
+    }
+    return peaks;
+}
+
+}  // namespace
+
+Result<std::vector<NodePeak>> History::nodePeaks(const std::string& series, std::int64_t t0Ns,
+                                                 std::int64_t t1Ns) {
+    std::lock_guard lock(m_mutex);
+    return peaksLocked(*m_impl->db, series, t0Ns, t1Ns, nullptr);
+}
+
+Result<std::vector<NodePeak>> History::runPeaks(const std::string& runId,
+                                                const std::string& series) {
+    auto found = run(runId);
+    if (!found.ok()) {
+        return Error{found.error()};
+    }
+    if (!*found) {
+        return Error{m_path + ": no run with id '" + runId + "'"};
+    }
+    const RunRecord& record = **found;
+    const std::int64_t end =
+        record.endedNs > 0 ? record.endedNs : std::numeric_limits<std::int64_t>::max();
+    std::lock_guard lock(m_mutex);
+    return peaksLocked(*m_impl->db, series, record.startedNs, end, &record.nodes);
+}
+
+}  // namespace runplane::db

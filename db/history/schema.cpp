@@ -1,0 +1,180 @@
+#include "db/history/schema.h"
+
+#include <array>
+
+#include "db/history/history.h"
+
+namespace runplane::db {
+namespace {
+
+// Version 1: the foundation schema (docs/history.md explains every table and index).
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE runs (
+    id              TEXT PRIMARY KEY,
+    name            TEXT NOT NULL,
+    recipe_yaml     TEXT NOT NULL DEFAULT '',
+    provenance_json TEXT NOT NULL DEFAULT '{}',
+    status          TEXT NOT NULL CHECK (status IN
+                        ('running', 'finished', 'failed', 'stopped', 'daemon_lost')),
+    started_ns      INTEGER NOT NULL,
+    ended_ns        INTEGER NOT NULL DEFAULT 0,
+    nodes_json      TEXT NOT NULL DEFAULT '[]',
+    message         TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_started ON runs(started_ns);
+
+CREATE TABLE nodes (
+    node_id      TEXT PRIMARY KEY,
+    address      TEXT NOT NULL DEFAULT '',
+    hostname     TEXT NOT NULL DEFAULT '',
+    info_json    TEXT NOT NULL DEFAULT '{}',
+    last_seen_ns INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE series (
+    id      INTEGER PRIMARY KEY,
+    node_id TEXT NOT NULL,
+    run_id  TEXT NOT NULL DEFAULT '',
+    name    TEXT NOT NULL,
+    unit    TEXT NOT NULL DEFAULT '',
+    UNIQUE (node_id, run_id, name)
+);
+CREATE INDEX series_run ON series(run_id, name);
+
+-- Clustered by (series, time): a range read is one sequential walk of the b-tree.
+-- (series_id, seq) is unique: a series belongs to one node, so this is (node, seq) for samples.
+-- value/min/max are NULL for NaN (SQLite has no NaN; a "loss: nan" line must not block ingest).
+CREATE TABLE samples (
+    series_id INTEGER NOT NULL,
+    t_ns      INTEGER NOT NULL,
+    seq       INTEGER NOT NULL,
+    value     REAL,
+    min       REAL,
+    max       REAL,
+    step      INTEGER NOT NULL DEFAULT -1,
+    PRIMARY KEY (series_id, t_ns, seq)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX samples_series_seq ON samples(series_id, seq);
+
+-- seq is NULL for events the controller made itself (detected gaps).
+CREATE TABLE events (
+    id         INTEGER PRIMARY KEY,
+    node_id    TEXT NOT NULL,
+    seq        INTEGER,
+    t_ns       INTEGER NOT NULL,
+    run_id     TEXT NOT NULL DEFAULT '',
+    kind       TEXT NOT NULL,
+    message    TEXT NOT NULL DEFAULT '',
+    attrs_json TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (node_id, seq)
+);
+CREATE INDEX events_time ON events(t_ns);
+CREATE INDEX events_run ON events(run_id, t_ns);
+
+CREATE TABLE ingest_cursor (
+    node_id    TEXT PRIMARY KEY,
+    last_seq   INTEGER NOT NULL,
+    updated_ns INTEGER NOT NULL
+);
+)sql";
+
+constexpr std::array kMigrations = {
+    Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
+};
+
+static_assert(kMigrations.back().version == kSchemaVersion,
+              "the last migration must bring the file to kSchemaVersion");
+
+}  // namespace
+
+std::span<const Migration> migrations() {
+    return kMigrations;
+}
+
+}  // namespace runplane::db
+
+#include "db/sqlite/sqlite.h"
+
+namespace runplane::db {
+
+Result<int> applyMigrations(sqlite::Database& db, std::span<const Migration> list, bool readOnly) {
+    const int latest = list.empty() ? 0 : list.back().version;
+    auto tables = db.prepare(
+        "SELECT count(*), sum(name = 'schema_version') FROM sqlite_master WHERE type = 'table';");
+    if (!tables.ok()) {
+        return Error{tables.error()};
+    }
+    auto row = tables->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    const std::int64_t tableCount = tables->columnInt(0);
+    const bool hasVersionTable = tables->columnInt(1) > 0;
+    int version = 0;
+    if (hasVersionTable) {
+        auto read = db.prepare("SELECT max(version) FROM schema_version;");
+        if (!read.ok()) {
+            return Error{read.error()};
+        }
+        auto stepped = read->step();
+        if (!stepped.ok()) {
+            return Error{stepped.error()};
+        }
+        version = static_cast<int>(read->columnInt(0));
+    } else if (tableCount > 0) {
+        return Error{db.path() +
+                     ": not a Runplane history (it holds tables but no schema_version); "
+                     "refusing to modify it"};
+    }
+    if (version > latest) {
+        return Error{db.path() + ": history schema version " + std::to_string(version) +
+                     " is newer than this build understands (" + std::to_string(latest) +
+                     "); use a newer runplane, the file was not modified"};
+    }
+    if (version == latest) {
+        return version;
+    }
+    if (readOnly) {
+        return Error{db.path() + ": history schema version " + std::to_string(version) +
+                     " needs migrating to " + std::to_string(latest) + "; open it read-write once"};
+    }
+    for (const Migration& migration : list) {
+        if (migration.version <= version) {
+            continue;
+        }
+        sqlite::Transaction tx(db);
+        if (!tx.begun().ok()) {
+            return Error{tx.begun().error()};
+        }
+        if (version == 0) {
+            if (Status s = db.exec("CREATE TABLE IF NOT EXISTS schema_version ("
+                                   "version INTEGER NOT NULL, applied_ns INTEGER NOT NULL, "
+                                   "description TEXT NOT NULL);");
+                !s.ok()) {
+                return Error{s.error()};
+            }
+        }
+        if (Status s = db.exec(migration.sql); !s.ok()) {
+            return Error{s.error() + " (migration to schema version " +
+                         std::to_string(migration.version) + ")"};
+        }
+        auto record = db.prepare(
+            "INSERT INTO schema_version(version, applied_ns, description) "
+            "VALUES (?1, CAST((julianday('now') - 2440587.5) * 86400000000000 AS INTEGER), ?2);");
+        if (!record.ok()) {
+            return Error{record.error()};
+        }
+        record->bind(1, static_cast<std::int64_t>(migration.version))
+            .bind(2, std::string_view(migration.description));
+        if (Status s = record->run(); !s.ok()) {
+            return Error{s.error()};
+        }
+        if (Status s = tx.commit(); !s.ok()) {
+            return Error{s.error()};
+        }
+        version = migration.version;
+    }
+    return version;
+}
+
+}  // namespace runplane::db
