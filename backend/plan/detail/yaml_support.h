@@ -1,0 +1,184 @@
+#pragma once
+// Internal: reading YAML maps field by field with line:column marks, unknown-key detection with
+// "did you mean" suggestions, and writing only non-default fields. yaml-cpp stays behind this
+// header (never included by the public headers of runplane_plan).
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/plan/detail/enum_tables.h"
+#include "backend/plan/recipe.h"
+
+namespace runplane::plan::detail {
+
+/// Levenshtein distance (small strings only).
+std::size_t editDistance(std::string_view a, std::string_view b);
+/// The closest candidate within a distance that scales with the word, or "" if none is close.
+std::string closestMatch(std::string_view word, const std::vector<std::string_view>& candidates);
+
+SourceLoc locOf(const YAML::Mark& mark);
+
+/// Where diagnostics and field locations go while a document is read.
+struct ParseContext {
+    std::vector<ParseDiagnostic>* diagnostics = nullptr;
+    SourceMap* sources = nullptr;
+    void error(std::string path, SourceLoc loc, std::string message) const;
+};
+
+/// Reads one YAML mapping. Every accessor registers its key as known; finish() reports the keys
+/// nobody asked for. A null/absent node reads as an empty mapping.
+class MapReader {
+  public:
+    MapReader(const ParseContext& context, const YAML::Node& node, std::string path);
+
+    bool present(const char* key);
+    /// The value node of key (registers it), or an invalid node.
+    YAML::Node child(const char* key);
+    std::string pathOf(std::string_view key) const;
+    SourceLoc keyLoc(const char* key) const;
+    bool isMap() const { return m_isMap; }
+    const ParseContext& context() const { return m_context; }
+
+    void get(const char* key, int& out);
+    void get(const char* key, double& out);
+    void get(const char* key, bool& out);
+    void get(const char* key, std::string& out);
+    void get(const char* key, std::vector<int>& out);
+    void get(const char* key, std::vector<std::string>& out);
+    template <typename T>
+    void get(const char* key, std::optional<T>& out) {
+        if (present(key)) {
+            T value{};
+            if (read(key, value)) {
+                out = value;
+            }
+        }
+    }
+    template <typename E>
+    void getEnum(const char* key, E& out) {
+        const YAML::Node* node = find(key);
+        if (node == nullptr) {
+            return;
+        }
+        readEnum(key, *node, out);
+    }
+    template <typename E>
+    void getEnum(const char* key, std::optional<E>& out) {
+        const YAML::Node* node = find(key);
+        if (node == nullptr) {
+            return;
+        }
+        E value{};
+        if (readEnum(key, *node, value)) {
+            out = value;
+        }
+    }
+    /// Reports unknown keys (with a suggestion) and must be called once, after all accessors.
+    void finish();
+
+  private:
+    struct Entry {
+        std::string key;
+        YAML::Node keyNode;
+        YAML::Node value;
+        bool used = false;
+    };
+    const YAML::Node* find(const char* key);  // registers key; records its location
+    bool read(const char* key, int& out);
+    bool read(const char* key, double& out);
+    bool read(const char* key, bool& out);
+    bool read(const char* key, std::string& out);
+    bool scalarOf(const char* key, const YAML::Node& node, std::string& out);
+    template <typename E>
+    bool readEnum(const char* key, const YAML::Node& node, E& out) {
+        std::string text;
+        if (!scalarOf(key, node, text)) {
+            return false;
+        }
+        if (enumFromName(text, out)) {
+            return true;
+        }
+        std::vector<std::string_view> names;
+        std::string list;
+        for (const auto& entry : enumTable(static_cast<const E*>(nullptr))) {
+            names.emplace_back(entry.name);
+            list += list.empty() ? "" : ", ";
+            list += entry.name;
+        }
+        std::string message = "unknown value '" + text + "' for '" + pathOf(key) +
+                              "' (expected one of: " + list + ")";
+        const std::string hint = closestMatch(text, names);
+        if (!hint.empty()) {
+            message += "; did you mean '" + hint + "'?";
+        }
+        m_context.error(pathOf(key), locOf(node.Mark()), std::move(message));
+        return false;
+    }
+
+    const ParseContext& m_context;
+    std::string m_path;
+    bool m_isMap = true;
+    std::vector<Entry> m_entries;
+    std::vector<std::string> m_known;
+};
+
+/// Shortest decimal text that reads back as the same double.
+std::string formatDouble(double value);
+/// True if a plain YAML scalar with this text would not read back as the same string in common
+/// YAML tools (numbers, booleans, null, leading indicators, ...).
+bool needsQuotes(std::string_view text);
+
+/// Writes one mapping lazily: the key line (and every enclosing section) is emitted only when the
+/// first non-default field arrives, so sections at their defaults disappear from the output.
+class SectionWriter {
+  public:
+    SectionWriter(YAML::Emitter& out, const char* key, SectionWriter* parent = nullptr);
+    ~SectionWriter();
+    SectionWriter(const SectionWriter&) = delete;
+    SectionWriter& operator=(const SectionWriter&) = delete;
+
+    void field(const char* key, int value, int def);
+    void field(const char* key, double value, double def);
+    void field(const char* key, bool value, bool def);
+    void field(const char* key, const std::string& value, const std::string& def = {});
+    void field(const char* key, const std::vector<int>& value);
+    void field(const char* key, const std::vector<std::string>& value);
+    // Optional fields are written whenever they are set.
+    void field(const char* key, const std::optional<int>& value);
+    void field(const char* key, const std::optional<double>& value);
+    void field(const char* key, const std::optional<bool>& value);
+    template <typename E>
+    void enumField(const char* key, E value, E def) {
+        if (value != def) {
+            keyLine(key);
+            m_out << enumName(value);
+        }
+    }
+    template <typename E>
+    void enumField(const char* key, const std::optional<E>& value) {
+        if (value.has_value()) {
+            keyLine(key);
+            m_out << enumName(*value);
+        }
+    }
+    /// Emits "key:" and leaves the emitter ready for a value (opens the section if needed).
+    void keyLine(const char* key);
+    YAML::Emitter& emitter() { return m_out; }
+    void open();
+
+  private:
+    YAML::Emitter& m_out;
+    const char* m_key;  // nullptr = the document's top-level mapping
+    SectionWriter* m_parent;
+    bool m_open = false;
+};
+
+/// Emits a string scalar, quoted when a plain scalar would change meaning.
+void emitString(YAML::Emitter& out, const std::string& text);
+
+}  // namespace runplane::plan::detail

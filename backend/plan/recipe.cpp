@@ -1,0 +1,126 @@
+#include "backend/plan/recipe.h"
+
+#include "backend/plan/detail/enum_tables.h"
+
+namespace runplane::plan {
+
+void SourceMap::set(std::string path, SourceLoc loc) {
+    for (auto& entry : m_entries) {
+        if (entry.first == path) {
+            entry.second = loc;
+            return;
+        }
+    }
+    m_entries.emplace_back(std::move(path), loc);
+}
+
+SourceLoc SourceMap::find(std::string_view path) const {
+    while (!path.empty()) {
+        for (const auto& entry : m_entries) {
+            if (entry.first == path) {
+                return entry.second;
+            }
+        }
+        // Walk up: "eval.datasets[1].path" -> "eval.datasets[1]" -> "eval.datasets" -> "eval".
+        const auto cut = path.find_last_of(".[");
+        if (cut == std::string_view::npos) {
+            break;
+        }
+        path = path.substr(0, cut);
+    }
+    return {};
+}
+
+std::string ParseDiagnostic::format(std::string_view file) const {
+    std::string out(file);
+    if (loc.known()) {
+        out += ':' + std::to_string(loc.line) + ':' + std::to_string(loc.column);
+    }
+    out += ": error: ";
+    out += message;
+    return out;
+}
+
+const char* toString(Framework v) {
+    return detail::enumName(v);
+}
+const char* toString(Placement v) {
+    return detail::enumName(v);
+}
+const char* toString(TrainBackend v) {
+    return detail::enumName(v);
+}
+const char* toString(RolloutEngine v) {
+    return detail::enumName(v);
+}
+const char* toString(WeightDtype v) {
+    return detail::enumName(v);
+}
+const char* toString(QuantScope v) {
+    return detail::enumName(v);
+}
+const char* toString(CpuArch v) {
+    return detail::enumName(v);
+}
+const char* toString(OffloadTarget v) {
+    return detail::enumName(v);
+}
+const char* toString(PeakDevice v) {
+    return detail::enumName(v);
+}
+const char* toString(BackupMode v) {
+    return detail::enumName(v);
+}
+const char* toString(LauncherKind v) {
+    return detail::enumName(v);
+}
+const char* toString(AdvantageEstimator v) {
+    return detail::enumName(v);
+}
+
+int trainerNodes(const Recipe& r) {
+    return r.trainer.nodes.value_or(r.cluster.nodes);
+}
+
+int trainerGpusPerNode(const Recipe& r) {
+    return r.trainer.gpusPerNode.value_or(r.hardware.gpusPerNode);
+}
+
+int trainerWorldSize(const Recipe& r) {
+    return trainerNodes(r) * trainerGpusPerNode(r);
+}
+
+int effectiveEtp(const Recipe& r) {
+    return r.trainer.etp.value_or(r.trainer.tp);
+}
+
+RolloutEngine effectiveEngine(const Recipe& r) {
+    if (r.rollout.engine.has_value()) {
+        return *r.rollout.engine;
+    }
+    return r.framework == Framework::Vime ? RolloutEngine::Vllm : RolloutEngine::Sglang;
+}
+
+int rolloutGpus(const Recipe& r) {
+    if (r.rollout.numGpus.has_value()) {
+        return *r.rollout.numGpus;
+    }
+    return r.placement == Placement::Colocate ? trainerWorldSize(r) : 0;
+}
+
+bool offloadTrainOn(const Recipe& r) {
+    return r.memory.offloadTrain.value_or(r.placement == Placement::Colocate);
+}
+
+bool offloadRolloutOn(const Recipe& r) {
+    return r.memory.offloadRollout.value_or(r.placement == Placement::Colocate);
+}
+
+LauncherKind effectiveLauncher(const Recipe& r) {
+    if (r.launcher.kind.has_value()) {
+        return *r.launcher.kind;
+    }
+    return r.framework == Framework::Miles ? LauncherKind::MilesScript : LauncherKind::SlimeBash;
+}
+
+}  // namespace runplane::plan

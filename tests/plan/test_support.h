@@ -1,0 +1,19 @@
+#pragma once
+// Shared helpers of the planner tests: where the source tree is, and loading shipped recipes.
+
+#include <string>
+
+#include "backend/plan/catalog.h"
+#include "backend/plan/recipe.h"
+
+namespace runplane::plan::test {
+
+/// $RUNPLANE_SOURCE_DIR (set by CTest), else the compiled-in source dir.
+std::string sourceDir();
+std::string recipesDir();
+/// The shipped catalog; aborts the test binary if it cannot be read.
+const ModelCatalog& catalog();
+/// Loads recipes/<relative>; fails the calling test through ADD_FAILURE when it does not parse.
+Recipe loadShipped(const std::string& relative);
+
+}  // namespace runplane::plan::test
