@@ -1,0 +1,225 @@
+// runplanectl validate FILE / plan FILE [--json]: the run planner on the command line.
+// Exit status: 0 clean (warnings allowed), 1 errors in the recipe, 2 usage or I/O problems.
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "backend/cli/command_registry.h"
+#include "backend/plan/planner.h"
+
+namespace {
+
+using namespace runplane::plan;
+
+struct PlanOptions {
+    std::string file;
+    std::string recipesDir;
+    bool json = false;
+};
+
+std::string executableDir() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : exe.parent_path().string();
+}
+
+/// Loads the catalog; prints the reason and returns nullptr when it cannot.
+std::unique_ptr<ModelCatalog> loadCatalog(const PlanOptions& options) {
+    std::string dir = options.recipesDir;
+    if (dir.empty()) {
+        auto located = locateRecipesDir(executableDir());
+        if (!located.ok()) {
+            std::cerr << "runplanectl: " << located.error() << "\n";
+            return nullptr;
+        }
+        dir = *located;
+    }
+    auto catalog = ModelCatalog::loadDirectory(dir + "/models");
+    if (!catalog.ok()) {
+        std::cerr << catalog.error() << "\n";
+        return nullptr;
+    }
+    return std::make_unique<ModelCatalog>(std::move(catalog).value());
+}
+
+/// Reads and parses the recipe; on failure prints every diagnostic and sets exitCode.
+std::optional<Recipe> readRecipe(const PlanOptions& options, int& exitCode) {
+    std::ifstream in(options.file, std::ios::binary);
+    if (!in) {
+        std::cerr << options.file << ": cannot open the recipe file\n";
+        exitCode = 2;
+        return std::nullopt;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    ParseOutcome outcome = parseRecipeDetailed(text.str(), options.file);
+    if (!outcome.recipe.has_value()) {
+        for (const auto& d : outcome.diagnostics) {
+            std::cout << d.format(options.file) << "\n";
+        }
+        exitCode = 1;
+        return std::nullopt;
+    }
+    return std::move(outcome.recipe);
+}
+
+void printFindings(const std::vector<Finding>& findings, const std::string& file) {
+    int counts[3] = {0, 0, 0};
+    for (const auto& f : findings) {
+        std::cout << formatFinding(f, file) << "\n";
+        if (!f.fixHint.empty()) {
+            std::cout << "    fix: " << f.fixHint << "\n";
+        }
+        ++counts[static_cast<int>(f.severity)];
+    }
+    std::cout << file << ": " << counts[0] << " error(s), " << counts[1] << " warning(s), "
+              << counts[2] << " info\n";
+}
+
+int runValidate(const PlanOptions& options) {
+    int exitCode = 0;
+    auto catalog = loadCatalog(options);
+    if (!catalog) {
+        return 2;
+    }
+    auto recipe = readRecipe(options, exitCode);
+    if (!recipe) {
+        return exitCode;
+    }
+    const std::vector<Finding> findings = validate(*recipe, *catalog);
+    if (options.json) {
+        std::cout << findingsToJson(findings, options.file) << "\n";
+    } else {
+        printFindings(findings, options.file);
+    }
+    return hasErrors(findings) ? 1 : 0;
+}
+
+std::string phaseLine(const std::array<PhaseMemory, kPhaseCount>& phases) {
+    std::string out;
+    for (Phase p : kPhases) {
+        out += out.empty() ? "" : "  ";
+        out += std::string(toString(p)) + " " + formatGb(phases[std::size_t(p)].total());
+    }
+    return out;
+}
+
+void printPlanText(const Plan& plan, const Recipe& recipe, const std::string& file) {
+    printFindings(plan.findings, file);
+    const Layout& l = plan.layout;
+    std::cout << "\nrecipe: " << (recipe.name.empty() ? file : recipe.name) << " ("
+              << toString(recipe.framework) << ", " << toString(recipe.placement) << ")\n";
+    if (plan.model.has_value()) {
+        const auto& m = *plan.model;
+        std::cout << "model: " << m.name << " — " << m.numLayers << " layers";
+        if (m.linear.kind != LinearAttentionKind::None) {
+            std::cout << " (" << m.numLinearAttentionLayers() << " " << toString(m.linear.kind)
+                      << " + " << m.numFullAttentionLayers() << " full attention)";
+        }
+        std::cout << ", " << plan.params.total / 1e9 << " B params (" << plan.params.active / 1e9
+                  << " B active)\n";
+    }
+    std::cout << "layout: " << l.nodes << " nodes x " << l.gpusPerNode << " GPUs; trainer "
+              << l.worldSize << " ranks TP" << l.tp << " PP" << l.pp << " CP" << l.cp << " EP"
+              << l.ep << " ETP" << l.etp << " -> DP " << l.dp << ", expert-DP " << l.expertDp
+              << "; rollout " << l.rolloutGpus << " GPUs = " << l.engines << " x "
+              << toString(l.engine) << " engine(s) of " << l.gpusPerEngine << " (TP" << l.engineTp
+              << " DP" << l.engineDp << " EP" << l.engineEp << " PP" << l.enginePp << ")"
+              << (l.engineCrossNode ? ", cross-node" : "") << "\n";
+    std::cout << "\ntopology:\n";
+    for (const auto& line : plan.topology.summaryLines()) {
+        std::cout << "  " << line << "\n";
+    }
+    if (!plan.model.has_value()) {
+        return;
+    }
+    const MemoryPlan& m = plan.memory;
+    std::cout << "\nhost memory per node (RAM " << formatGb(m.hostRamBytes) << ", alarm "
+              << formatGb(m.hostAlarmBytes) << "):\n";
+    // Consecutive nodes with the same totals are printed once.
+    std::size_t i = 0;
+    while (i < m.nodes.size()) {
+        std::size_t j = i + 1;
+        const std::string line = phaseLine(m.nodes[i].phases);
+        while (j < m.nodes.size() && phaseLine(m.nodes[j].phases) == line) {
+            ++j;
+        }
+        const NodeMemory& n = m.nodes[i];
+        std::cout << "  node"
+                  << (j - i > 1 ? "s " + std::to_string(i) + "-" + std::to_string(j - 1)
+                                : " " + std::to_string(i))
+                  << ": " << line << "  (peak " << formatGb(n.peakBytes) << " in "
+                  << toString(n.peakPhase) << ")\n";
+        const PhaseMemory& peak = n.phases[std::size_t(n.peakPhase)];
+        for (const auto& item : peak.items()) {
+            std::cout << "      " << toString(item.component) << ": " << describe(item) << "   ["
+                      << formulaOf(item.component) << "]\n";
+        }
+        i = j;
+    }
+    if (!m.gpus.empty()) {
+        std::cout << "\nGPU memory per GPU (HBM " << formatGb(m.gpuBytes) << "):\n";
+        for (const auto& g : m.gpus) {
+            std::cout << "  " << g.label() << ": " << phaseLine(g.phases) << "  (peak "
+                      << formatGb(g.peakBytes) << " in " << toString(g.peakPhase) << ")\n";
+            for (const auto& item : g.phases[std::size_t(g.peakPhase)].items()) {
+                std::cout << "      " << toString(item.component) << ": " << describe(item) << "\n";
+            }
+        }
+    }
+}
+
+int runPlan(const PlanOptions& options) {
+    int exitCode = 0;
+    auto catalog = loadCatalog(options);
+    if (!catalog) {
+        return 2;
+    }
+    auto recipe = readRecipe(options, exitCode);
+    if (!recipe) {
+        return exitCode;
+    }
+    const Plan plan = planRecipe(*recipe, *catalog);
+    if (options.json) {
+        std::cout << planToJson(plan, options.file) << "\n";
+    } else {
+        printPlanText(plan, *recipe, options.file);
+    }
+    return hasErrors(plan.findings) ? 1 : 0;
+}
+
+void addCommon(CLI::App* sub, PlanOptions& options) {
+    sub->add_option("FILE", options.file, "recipe YAML file")->required();
+    sub->add_flag("--json", options.json, "print JSON instead of text");
+    sub->add_option("--recipes", options.recipesDir,
+                    "recipes directory holding models/ (default: $RUNPLANE_RECIPES, next to the "
+                    "executable, or the source tree)");
+}
+
+const bool kRegistered =
+    runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
+        auto validateOptions = std::make_shared<PlanOptions>();
+        CLI::App* validateCmd = app.add_subcommand(
+            "validate",
+            "check a recipe; prints file:line:col: severity: message lines (exit 1 on "
+            "errors)");
+        addCommon(validateCmd, *validateOptions);
+        validateCmd->callback(
+            [validateOptions, &context] { context.exitCode = runValidate(*validateOptions); });
+
+        auto planOptions = std::make_shared<PlanOptions>();
+        CLI::App* planCmd = app.add_subcommand(
+            "plan", "findings, topology and memory per node and GPU per phase of a recipe");
+        addCommon(planCmd, *planOptions);
+        planCmd->callback([planOptions, &context] { context.exitCode = runPlan(*planOptions); });
+    });
+
+}  // namespace

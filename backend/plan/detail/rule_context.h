@@ -1,0 +1,38 @@
+#pragma once
+// Internal: what every rule function sees, and how it reports.
+
+#include <string>
+#include <vector>
+
+#include "backend/plan/memory_model.h"
+#include "backend/plan/model_params.h"
+#include "backend/plan/rules.h"
+#include "backend/plan/topology.h"
+
+namespace runplane::plan::detail {
+
+struct RuleContext {
+    const Recipe& recipe;
+    const ModelShape& shape;
+    const ModelParams& params;
+    const Layout& layout;
+    const MemoryPlan& memory;
+    std::vector<Finding>& findings;
+
+    /// Reports rule `id` at `field` with the rule's table severity (or `severity` if given).
+    void emit(const char* id, const char* field, std::string message, std::string fixHint) const;
+    void emit(const char* id, Severity severity, const char* field, std::string message,
+              std::string fixHint) const;
+};
+
+void checkModelAndCluster(const RuleContext& ctx);
+void checkTrainer(const RuleContext& ctx);
+void checkBatch(const RuleContext& ctx);
+void checkRollout(const RuleContext& ctx);
+void checkAlgorithmAndLora(const RuleContext& ctx);
+void checkEnvironmentAndMemory(const RuleContext& ctx);
+
+std::string num(double value);  // "0.8", "16", "1e-05"
+std::string gb(double bytes);   // "375.3 GB"
+
+}  // namespace runplane::plan::detail

@@ -1,0 +1,941 @@
+// Recursive-descent parser for the launch-script subset of bash. Quoting, expansions and line
+// continuations follow bash; constructs outside the subset are kept as Unsupported nodes so the
+// evaluator can report them with their lines instead of guessing.
+
+#include "backend/plan/launch/bash_syntax.h"
+
+#include <cctype>
+#include <regex>
+#include <set>
+
+namespace runplane::plan::launch::detail {
+
+std::string Word::literal() const {
+    std::string out;
+    for (const auto& p : parts) {
+        if (p.kind != WordPart::Kind::Literal) {
+            return "";
+        }
+        out += p.text;
+    }
+    return out;
+}
+
+bool Word::isLiteral() const {
+    for (const auto& p : parts) {
+        if (p.kind != WordPart::Kind::Literal) {
+            return false;
+        }
+    }
+    return true;
+}
+
+namespace {
+
+bool isNameStart(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool isNameChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// NAME= or NAME+= (the whole string)
+bool isAssignPrefix(const std::string& s, std::string* name, bool* append) {
+    if (s.empty() || !isNameStart(s[0]) || s.back() != '=') {
+        return false;
+    }
+    std::size_t i = 1;
+    while (i < s.size() && isNameChar(s[i])) {
+        ++i;
+    }
+    const bool plus = i + 2 == s.size() && s[i] == '+';
+    if (!(i + 1 == s.size() || plus)) {
+        return false;
+    }
+    if (name != nullptr) {
+        *name = s.substr(0, i);
+    }
+    if (append != nullptr) {
+        *append = plus;
+    }
+    return true;
+}
+
+class Parser {
+  public:
+    explicit Parser(std::string_view text, int firstLine = 1) : m_s(text), m_line(firstLine) {}
+
+    ParsedScript run() {
+        m_out.nodes = parseList({}, nullptr);
+        return std::move(m_out);
+    }
+
+    // Reads the whole text as one word (for ${VAR:-word} operands and arithmetic bodies).
+    Word wholeWord(bool quoted) {
+        Word w;
+        w.line = m_line;
+        m_spacesLiteral = true;
+        m_forceQuoted = quoted;
+        bool arr = false;
+        while (!eof()) {
+            readWordInto(w, arr);
+            if (!eof()) {  // an unbalanced ')' or similar: keep it literally
+                pushLit(w, std::string(1, peek()), quoted);
+                advance();
+            }
+        }
+        w.raw = std::string(m_s);
+        return w;
+    }
+
+  private:
+    std::string_view m_s;
+    std::size_t m_pos = 0;
+    int m_line = 1;
+    ParsedScript m_out;
+    std::vector<std::pair<std::string, bool>> m_heredocs;  // delimiter, strip tabs
+    bool m_spacesLiteral = false;
+    bool m_forceQuoted = false;
+
+    bool eof() const { return m_pos >= m_s.size(); }
+    char peek(std::size_t k = 0) const {
+        return m_pos + k < m_s.size() ? m_s[m_pos + k] : '\0';
+    }
+    void advance() {
+        if (m_s[m_pos] == '\n') {
+            ++m_line;
+        }
+        ++m_pos;
+    }
+    void jumpTo(std::size_t pos) {
+        while (m_pos < pos && !eof()) {
+            advance();
+        }
+    }
+    void issue(const std::string& message) { m_out.issues.push_back({m_line, message}); }
+
+    void skipBlanks() {
+        while (!eof()) {
+            if (peek() == ' ' || peek() == '\t') {
+                advance();
+            } else if (peek() == '\\' && peek(1) == '\n') {
+                advance();
+                advance();
+            } else {
+                break;
+            }
+        }
+    }
+
+    void readComment() {
+        std::size_t back = m_pos;
+        bool full = true;
+        while (back > 0 && m_s[back - 1] != '\n') {
+            --back;
+            if (m_s[back] != ' ' && m_s[back] != '\t') {
+                full = false;
+            }
+        }
+        const int line = m_line;
+        advance();  // '#'
+        std::string text;
+        while (!eof() && peek() != '\n') {
+            text += peek();
+            advance();
+        }
+        m_out.comments.push_back({line, text, full});
+    }
+
+    void newline() {
+        advance();
+        for (const auto& [delim, stripTabs] : m_heredocs) {
+            while (!eof()) {
+                std::string lineText;
+                while (!eof() && peek() != '\n') {
+                    lineText += peek();
+                    advance();
+                }
+                if (!eof()) {
+                    advance();
+                }
+                std::size_t start = 0;
+                while (stripTabs && start < lineText.size() && lineText[start] == '\t') {
+                    ++start;
+                }
+                if (lineText.substr(start) == delim) {
+                    break;
+                }
+            }
+        }
+        m_heredocs.clear();
+    }
+
+    // --- scanning of $(...), ${...}, "..." without interpreting them -------------------------
+    std::size_t scanSingle(std::size_t p) const {  // p after the opening '
+        while (p < m_s.size() && m_s[p] != '\'') {
+            ++p;
+        }
+        return p;  // at the closing ' (or end)
+    }
+    std::size_t scanDouble(std::size_t p) const {  // p after the opening "
+        while (p < m_s.size() && m_s[p] != '"') {
+            if (m_s[p] == '\\') {
+                p += 2;
+                continue;
+            }
+            if (m_s[p] == '$' && p + 1 < m_s.size() && m_s[p + 1] == '(') {
+                p = scanParen(p + 2) + 1;
+                continue;
+            }
+            if (m_s[p] == '$' && p + 1 < m_s.size() && m_s[p + 1] == '{') {
+                p = scanBrace(p + 2) + 1;
+                continue;
+            }
+            if (m_s[p] == '`') {
+                p = scanBacktick(p + 1) + 1;
+                continue;
+            }
+            ++p;
+        }
+        return p;
+    }
+    std::size_t scanBacktick(std::size_t p) const {
+        while (p < m_s.size() && m_s[p] != '`') {
+            p += m_s[p] == '\\' ? 2 : 1;
+        }
+        return p;
+    }
+    std::size_t scanParen(std::size_t p) const {  // p after "$(" or "(": returns the closing ')'
+        int depth = 1;
+        while (p < m_s.size()) {
+            const char c = m_s[p];
+            if (c == '\\') {
+                p += 2;
+                continue;
+            }
+            if (c == '\'') {
+                p = scanSingle(p + 1) + 1;
+                continue;
+            }
+            if (c == '"') {
+                p = scanDouble(p + 1) + 1;
+                continue;
+            }
+            if (c == '`') {
+                p = scanBacktick(p + 1) + 1;
+                continue;
+            }
+            if (c == '(') {
+                ++depth;
+            } else if (c == ')' && --depth == 0) {
+                return p;
+            }
+            ++p;
+        }
+        return p;
+    }
+    std::size_t scanBrace(std::size_t p) const {  // p after "${": returns the closing '}'
+        int depth = 1;
+        while (p < m_s.size()) {
+            const char c = m_s[p];
+            if (c == '\\') {
+                p += 2;
+                continue;
+            }
+            if (c == '\'') {
+                p = scanSingle(p + 1) + 1;
+                continue;
+            }
+            if (c == '"') {
+                p = scanDouble(p + 1) + 1;
+                continue;
+            }
+            if (c == '$' && p + 1 < m_s.size() && m_s[p + 1] == '(') {
+                p = scanParen(p + 2) + 1;
+                continue;
+            }
+            if (c == '{') {
+                ++depth;
+            } else if (c == '}' && --depth == 0) {
+                return p;
+            }
+            ++p;
+        }
+        return p;
+    }
+
+    // --- words -----------------------------------------------------------------------------
+    static void pushLit(Word& w, const std::string& text, bool quoted) {
+        if (!w.parts.empty() && w.parts.back().kind == WordPart::Kind::Literal &&
+            w.parts.back().quoted == quoted && !text.empty() && !w.parts.back().text.empty()) {
+            w.parts.back().text += text;
+        } else {
+            w.parts.push_back({WordPart::Kind::Literal, text, quoted});
+        }
+    }
+
+    void readDollar(Word& w, bool quoted) {
+        const char next = peek(1);
+        if (next == '(' && peek(2) == '(') {
+            // $(( ... )): find the "))" that closes it
+            std::size_t p = m_pos + 3;
+            int depth = 0;
+            for (; p < m_s.size(); ++p) {
+                if (m_s[p] == '(') {
+                    ++depth;
+                } else if (m_s[p] == ')') {
+                    if (depth == 0 && p + 1 < m_s.size() && m_s[p + 1] == ')') {
+                        break;
+                    }
+                    --depth;
+                }
+            }
+            if (p >= m_s.size()) {
+                issue("unterminated $((");
+            }
+            w.parts.push_back({WordPart::Kind::Arith,
+                               std::string(m_s.substr(m_pos + 3, p - m_pos - 3)), quoted});
+            jumpTo(std::min(p + 2, m_s.size()));
+        } else if (next == '(') {
+            const std::size_t end = scanParen(m_pos + 2);
+            if (end >= m_s.size()) {
+                issue("unterminated $(");
+            }
+            w.parts.push_back({WordPart::Kind::CommandSubst,
+                               std::string(m_s.substr(m_pos + 2, end - m_pos - 2)), quoted});
+            jumpTo(std::min(end + 1, m_s.size()));
+        } else if (next == '{') {
+            const std::size_t end = scanBrace(m_pos + 2);
+            if (end >= m_s.size()) {
+                issue("unterminated ${");
+            }
+            w.parts.push_back({WordPart::Kind::Param,
+                               std::string(m_s.substr(m_pos + 2, end - m_pos - 2)), quoted});
+            jumpTo(std::min(end + 1, m_s.size()));
+        } else if (isNameStart(next)) {
+            std::size_t p = m_pos + 1;
+            while (p < m_s.size() && isNameChar(m_s[p])) {
+                ++p;
+            }
+            w.parts.push_back(
+                {WordPart::Kind::Param, std::string(m_s.substr(m_pos + 1, p - m_pos - 1)), quoted});
+            jumpTo(p);
+        } else if (std::isdigit(static_cast<unsigned char>(next)) ||
+                   std::string_view("@*#?$!-").find(next) != std::string_view::npos) {
+            if (next == '\0') {
+                pushLit(w, "$", quoted);
+                advance();
+                return;
+            }
+            w.parts.push_back({WordPart::Kind::Param, std::string(1, next), quoted});
+            jumpTo(m_pos + 2);
+        } else if (next == '\'' && !quoted) {
+            std::size_t p = m_pos + 2;
+            while (p < m_s.size() && m_s[p] != '\'') {
+                p += m_s[p] == '\\' ? 2 : 1;
+            }
+            w.parts.push_back({WordPart::Kind::Unsupported,
+                               "$'" + std::string(m_s.substr(m_pos + 2, p - m_pos - 2)) + "'",
+                               true});
+            jumpTo(std::min(p + 1, m_s.size()));
+        } else if (next == '"' && !quoted) {
+            advance();  // $"..." reads as "..."
+        } else {
+            pushLit(w, "$", quoted);
+            advance();
+        }
+    }
+
+    void readBacktick(Word& w, bool quoted) {
+        const std::size_t end = scanBacktick(m_pos + 1);
+        w.parts.push_back({WordPart::Kind::CommandSubst,
+                           std::string(m_s.substr(m_pos + 1, end - m_pos - 1)), quoted});
+        if (end >= m_s.size()) {
+            issue("unterminated backquote");
+        }
+        jumpTo(std::min(end + 1, m_s.size()));
+    }
+
+    void readDoubleQuoted(Word& w) {
+        advance();  // "
+        const std::size_t before = w.parts.size();
+        while (!eof() && peek() != '"') {
+            const char c = peek();
+            if (c == '\\' && std::string_view("$`\"\\\n").find(peek(1)) != std::string_view::npos &&
+                peek(1) != '\0') {
+                if (peek(1) != '\n') {
+                    pushLit(w, std::string(1, peek(1)), true);
+                }
+                advance();
+                advance();
+            } else if (c == '$') {
+                readDollar(w, true);
+            } else if (c == '`') {
+                readBacktick(w, true);
+            } else {
+                pushLit(w, std::string(1, c), true);
+                advance();
+            }
+        }
+        if (eof()) {
+            issue("unterminated double quote");
+        } else {
+            advance();
+        }
+        if (w.parts.size() == before) {
+            w.parts.push_back({WordPart::Kind::Literal, "", true});
+        }
+    }
+
+    bool breaksWord(char c) const {
+        if (m_spacesLiteral) {
+            return false;
+        }
+        return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
+               c == '>' || c == ')' || c == '(';
+    }
+
+    // Reads one word; arrayStart = the word was NAME=( or NAME+=( (the '(' is consumed).
+    void readWordInto(Word& w, bool& arrayStart) {
+        const bool q = m_forceQuoted;
+        while (!eof()) {
+            const char c = peek();
+            if (c == '(' && !m_spacesLiteral) {
+                if (w.parts.size() == 1 && w.parts[0].kind == WordPart::Kind::Literal &&
+                    !w.parts[0].quoted && isAssignPrefix(w.parts[0].text, nullptr, nullptr)) {
+                    arrayStart = true;
+                    advance();
+                }
+                break;
+            }
+            if (breaksWord(c)) {
+                break;
+            }
+            if (c == '\\') {
+                if (peek(1) == '\n') {
+                    advance();
+                    advance();
+                } else if (peek(1) == '\0') {
+                    pushLit(w, "\\", q);
+                    advance();
+                } else {
+                    advance();
+                    pushLit(w, std::string(1, peek()), true);
+                    advance();
+                }
+            } else if (c == '\'') {
+                const std::size_t end = scanSingle(m_pos + 1);
+                if (end >= m_s.size()) {
+                    issue("unterminated single quote");
+                }
+                w.parts.push_back(
+                    {WordPart::Kind::Literal, std::string(m_s.substr(m_pos + 1, end - m_pos - 1)),
+                     true});
+                jumpTo(std::min(end + 1, m_s.size()));
+            } else if (c == '"') {
+                readDoubleQuoted(w);
+            } else if (c == '$') {
+                readDollar(w, q);
+            } else if (c == '`') {
+                readBacktick(w, q);
+            } else {
+                pushLit(w, std::string(1, c), q);
+                advance();
+            }
+        }
+    }
+
+    Word readWord(bool& arrayStart) {
+        Word w;
+        w.line = m_line;
+        const std::size_t start = m_pos;
+        readWordInto(w, arrayStart);
+        w.raw = std::string(m_s.substr(start, m_pos - start));
+        return w;
+    }
+
+    bool atRedirect() const {
+        std::size_t p = m_pos;
+        if (peek() == '&' && peek(1) == '>') {
+            return true;
+        }
+        while (p < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[p]))) {
+            ++p;
+        }
+        return p < m_s.size() && (m_s[p] == '<' || m_s[p] == '>');
+    }
+
+    void readRedirect(SimpleCommand& cmd) {
+        std::string op;
+        while (!eof() && (std::isdigit(static_cast<unsigned char>(peek())) || peek() == '&') &&
+               op.size() < 4 && peek() != '>' && peek() != '<') {
+            op += peek();
+            advance();
+        }
+        while (!eof() && (peek() == '<' || peek() == '>' || peek() == '&' || peek() == '|' ||
+                          peek() == '-') &&
+               op.size() < 8) {
+            if (peek() == '-' && op.find("<<") == std::string::npos) {
+                break;
+            }
+            op += peek();
+            advance();
+        }
+        skipBlanks();
+        bool arr = false;
+        Word target = readWord(arr);
+        const bool heredoc = op.find("<<") != std::string::npos && op.find("<<<") == std::string::npos;
+        if (heredoc) {
+            cmd.unsupported = true;
+            cmd.unsupportedWhat = "here document";
+            m_heredocs.emplace_back(target.literal(), op.find("<<-") != std::string::npos);
+        }
+        cmd.redirects.push_back(op + target.raw);
+    }
+
+    void readArrayElements(Assignment& a) {
+        a.isArray = true;
+        while (true) {
+            while (!eof() && (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
+                              (peek() == '\\' && peek(1) == '\n'))) {
+                advance();
+            }
+            if (eof()) {
+                issue("unterminated array " + a.name + "=( opened on line " +
+                      std::to_string(a.line));
+                return;
+            }
+            const char c = peek();
+            if (c == '#') {
+                readComment();
+                continue;
+            }
+            if (c == ')') {
+                advance();
+                return;
+            }
+            if (c == ';' || c == '&' || c == '|' || c == '<' || c == '>' || c == '(') {
+                issue(std::string("unexpected '") + c + "' inside the array " + a.name);
+                advance();
+                continue;
+            }
+            bool arr = false;
+            a.elements.push_back(readWord(arr));
+        }
+    }
+
+    void readDoubleBracket(SimpleCommand& cmd) {
+        while (true) {
+            skipBlanks();
+            if (eof() || peek() == '\n') {
+                issue("[[ without ]]");
+                return;
+            }
+            Word w;
+            w.line = m_line;
+            std::string op;
+            if ((peek() == '&' && peek(1) == '&') || (peek() == '|' && peek(1) == '|')) {
+                op = std::string(m_s.substr(m_pos, 2));
+            } else if (peek() == '<' || peek() == '>' || peek() == '(' || peek() == ')') {
+                op = std::string(1, peek());
+            }
+            if (!op.empty()) {
+                jumpTo(m_pos + op.size());
+                w.parts.push_back({WordPart::Kind::Literal, op, false});
+                w.raw = op;
+            } else {
+                bool arr = false;
+                w = readWord(arr);
+            }
+            cmd.words.push_back(w);
+            if (w.isLiteral() && w.literal() == "]]") {
+                return;
+            }
+        }
+    }
+
+    SimpleCommand parseSimple() {
+        SimpleCommand cmd;
+        cmd.line = m_line;
+        while (true) {
+            skipBlanks();
+            if (eof()) {
+                break;
+            }
+            const char c = peek();
+            if (c == '\n' || c == ';' || c == '|' || c == ')' || c == '#') {
+                break;
+            }
+            if (c == '&' && peek(1) != '>') {
+                break;
+            }
+            if (atRedirect()) {
+                readRedirect(cmd);
+                continue;
+            }
+            if (c == '(') {
+                cmd.unsupported = true;
+                cmd.unsupportedWhat = "'(' inside a command";
+                jumpTo(std::min(scanParen(m_pos + 1) + 1, m_s.size()));
+                continue;
+            }
+            bool arr = false;
+            const int line = m_line;
+            Word w = readWord(arr);
+            if (arr) {
+                Assignment a;
+                isAssignPrefix(w.parts[0].text, &a.name, &a.append);
+                a.line = line;
+                readArrayElements(a);
+                if (cmd.words.empty()) {
+                    cmd.assigns.push_back(std::move(a));
+                } else {
+                    cmd.unsupported = true;
+                    cmd.unsupportedWhat = "array assignment as a command argument";
+                }
+                continue;
+            }
+            Assignment a;
+            if (cmd.words.empty() && splitAssignment(w, a)) {
+                cmd.assigns.push_back(std::move(a));
+                continue;
+            }
+            if (w.parts.empty() && w.raw.empty()) {
+                // nothing readable here (stray character): skip it
+                issue(std::string("unexpected '") + c + "'");
+                advance();
+                continue;
+            }
+            cmd.words.push_back(w);
+            if (cmd.words.size() == 1 && w.isLiteral() && w.literal() == "[[" &&
+                !w.parts[0].quoted) {
+                readDoubleBracket(cmd);
+            }
+        }
+        cmd.endLine = m_line;
+        return cmd;
+    }
+
+    static std::vector<std::string> assignedInText(std::string_view text) {
+        static const std::regex kAssign(R"((^|[\s;(])([A-Za-z_][A-Za-z0-9_]*)\+?=)");
+        std::vector<std::string> names;
+        const std::string s(text);
+        for (std::sregex_iterator it(s.begin(), s.end(), kAssign), end; it != end; ++it) {
+            names.push_back((*it)[2].str());
+        }
+        return names;
+    }
+
+    Node unsupported(int line, std::string what) {
+        Node n;
+        n.kind = Node::Kind::Unsupported;
+        n.line = line;
+        n.what = std::move(what);
+        return n;
+    }
+
+    void consumeWord() {
+        skipBlanks();
+        bool arr = false;
+        (void)readWord(arr);
+    }
+
+    Node parseIf() {
+        Node n;
+        n.kind = Node::Kind::If;
+        n.line = m_line;
+        consumeWord();  // if
+        std::string stop;
+        while (true) {
+            IfBranch b;
+            b.line = m_line;
+            b.cond = parseList({"then"}, &stop);
+            if (stop != "then") {
+                issue("'if' on line " + std::to_string(n.line) + " has no 'then'");
+                break;
+            }
+            b.body = parseList({"elif", "else", "fi"}, &stop);
+            n.branches.push_back(std::move(b));
+            if (stop == "elif") {
+                continue;
+            }
+            if (stop == "else") {
+                n.hasElse = true;
+                n.elseBody = parseList({"fi"}, &stop);
+            }
+            if (stop != "fi") {
+                issue("'if' on line " + std::to_string(n.line) + " has no 'fi'");
+            }
+            break;
+        }
+        n.endLine = m_line;
+        return n;
+    }
+
+    Node parseLoop(const std::string& keyword) {
+        Node n = unsupported(m_line, keyword + " loop");
+        std::string stop;
+        consumeWord();
+        if (keyword == "for") {
+            n.inner.push_back(Node{});
+            n.inner.back().commands.push_back(parseSimple());
+        }
+        auto cond = parseList({"do"}, &stop);
+        auto body = parseList({"done"}, &stop);
+        if (stop != "done") {
+            issue("'" + keyword + "' on line " + std::to_string(n.line) + " has no 'done'");
+        }
+        for (auto* part : {&cond, &body}) {
+            for (auto& node : *part) {
+                n.inner.push_back(std::move(node));
+            }
+        }
+        n.endLine = m_line;
+        return n;
+    }
+
+    Node parseCase() {
+        Node n = unsupported(m_line, "case statement");
+        static const std::regex kWord(R"((^|[\s;])(case|esac)(?=$|[\s;]))");
+        const std::string rest(m_s.substr(m_pos));
+        int depth = 0;
+        std::size_t endPos = m_s.size();
+        for (std::sregex_iterator it(rest.begin(), rest.end(), kWord), end; it != end; ++it) {
+            depth += (*it)[2].str() == "case" ? 1 : -1;
+            if (depth == 0) {
+                endPos = m_pos + static_cast<std::size_t>(it->position(2)) + 4;
+                break;
+            }
+        }
+        n.assignedNames = assignedInText(m_s.substr(m_pos, endPos - m_pos));
+        jumpTo(endPos);
+        n.endLine = m_line;
+        return n;
+    }
+
+    Node parseBraced(int line, std::string what) {
+        Node n = unsupported(line, std::move(what));
+        std::string stop;
+        n.inner = parseList({"}"}, &stop);
+        if (stop != "}") {
+            issue("'{' on line " + std::to_string(line) + " has no '}'");
+        }
+        n.endLine = m_line;
+        return n;
+    }
+
+    Node parseFunction(bool keyword) {
+        const int line = m_line;
+        consumeWord();  // 'function' or the name
+        if (keyword) {
+            consumeWord();  // the name
+        }
+        skipBlanks();
+        if (peek() == '(') {
+            advance();
+            skipBlanks();
+            if (peek() == ')') {
+                advance();
+            }
+        }
+        while (!eof() && (peek() == ' ' || peek() == '\t' || peek() == '\n')) {
+            advance();
+        }
+        if (peek() == '{') {
+            advance();
+        }
+        Node n = parseBraced(line, "function definition");
+        n.inner.clear();  // defining a function runs nothing
+        return n;
+    }
+
+    std::vector<Node> parseList(const std::set<std::string>& stops, std::string* stoppedAt) {
+        std::vector<Node> nodes;
+        if (stoppedAt != nullptr) {
+            stoppedAt->clear();
+        }
+        while (true) {
+            skipBlanks();
+            if (eof()) {
+                break;
+            }
+            const char c = peek();
+            if (c == '#') {
+                readComment();
+                continue;
+            }
+            if (c == '\n') {
+                newline();
+                continue;
+            }
+            if (c == ';' || c == '&') {
+                advance();
+                continue;
+            }
+            if (c == ')') {
+                advance();
+                if (stops.count(")")) {
+                    if (stoppedAt != nullptr) {
+                        *stoppedAt = ")";
+                    }
+                    return nodes;
+                }
+                issue("unexpected ')'");
+                continue;
+            }
+            if (c == '(') {
+                const int line = m_line;
+                advance();
+                std::string stop;
+                Node n = unsupported(line, "subshell ( ... )");
+                n.inner = parseList({")"}, &stop);
+                n.inner.clear();  // a subshell cannot change this shell's variables
+                n.endLine = m_line;
+                nodes.push_back(std::move(n));
+                continue;
+            }
+            // keyword or function definition?
+            const std::size_t savePos = m_pos;
+            const int saveLine = m_line;
+            bool arr = false;
+            Word w = readWord(arr);
+            const std::string kw = (!arr && w.isLiteral() && !w.parts.empty() && !w.parts[0].quoted)
+                                       ? w.literal()
+                                       : std::string();
+            if (!kw.empty() && stops.count(kw)) {
+                if (stoppedAt != nullptr) {
+                    *stoppedAt = kw;
+                }
+                return nodes;
+            }
+            bool isFunc = false;
+            if (!kw.empty() && !arr) {
+                skipBlanks();
+                if (peek() == '(') {
+                    std::size_t p = m_pos + 1;
+                    while (p < m_s.size() && (m_s[p] == ' ' || m_s[p] == '\t')) {
+                        ++p;
+                    }
+                    isFunc = p < m_s.size() && m_s[p] == ')';
+                }
+            }
+            m_pos = savePos;
+            m_line = saveLine;
+            if (kw == "if") {
+                nodes.push_back(parseIf());
+            } else if (kw == "while" || kw == "until" || kw == "for") {
+                nodes.push_back(parseLoop(kw));
+            } else if (kw == "case") {
+                nodes.push_back(parseCase());
+            } else if (kw == "function") {
+                nodes.push_back(parseFunction(true));
+            } else if (isFunc) {
+                nodes.push_back(parseFunction(false));
+            } else if (kw == "{") {
+                const int line = m_line;
+                consumeWord();
+                nodes.push_back(parseBraced(line, "{ ... } group"));
+            } else if (kw == "then" || kw == "fi" || kw == "do" || kw == "done" || kw == "else" ||
+                       kw == "elif" || kw == "}" || kw == "esac") {
+                issue("unexpected '" + kw + "'");
+                consumeWord();
+            } else {
+                nodes.push_back(parseCommandLine());
+            }
+        }
+        return nodes;
+    }
+
+    Node parseCommandLine() {
+        Node n;
+        n.kind = Node::Kind::Commands;
+        n.line = m_line;
+        while (true) {
+            n.commands.push_back(parseSimple());
+            skipBlanks();
+            std::string op;
+            if (peek() == '&' && peek(1) == '&') {
+                op = "&&";
+            } else if (peek() == '|' && peek(1) == '|') {
+                op = "||";
+            } else if (peek() == '|') {
+                op = peek(1) == '&' ? "|&" : "|";
+            } else if (peek() == '&' && peek(1) != '>') {
+                op = "&";
+            }
+            if (op.empty()) {
+                break;
+            }
+            jumpTo(m_pos + op.size());
+            n.ops.push_back(op);
+            // after &&, || and | the list may continue on the next line
+            while (!eof()) {
+                skipBlanks();
+                if (peek() == '\n') {
+                    if (op == "&") {
+                        break;
+                    }
+                    newline();
+                } else if (peek() == '#') {
+                    readComment();
+                } else {
+                    break;
+                }
+            }
+            if (eof() || peek() == '\n' || peek() == ';') {
+                break;
+            }
+            skipBlanks();
+            if (peek() == '{' || peek() == '(') {
+                const int line = m_line;
+                Node u = unsupported(n.line, "compound command after " + op);
+                if (peek() == '{') {
+                    advance();
+                    u.inner = parseBraced(line, "group").inner;
+                } else {
+                    advance();
+                    std::string stop;
+                    (void)parseList({")"}, &stop);
+                }
+                u.endLine = m_line;
+                return u;
+            }
+        }
+        n.endLine = n.commands.back().endLine;
+        return n;
+    }
+};
+
+}  // namespace
+
+bool splitAssignment(const Word& word, Assignment& out) {
+    if (word.parts.empty() || word.parts[0].kind != WordPart::Kind::Literal ||
+        word.parts[0].quoted) {
+        return false;
+    }
+    const std::string& first = word.parts[0].text;
+    const auto eq = first.find('=');
+    if (eq == std::string::npos || !isAssignPrefix(first.substr(0, eq + 1), &out.name, &out.append)) {
+        return false;
+    }
+    out.isArray = false;
+    out.line = word.line;
+    out.value = Word{};
+    out.value.line = word.line;
+    out.value.raw = word.raw.substr(std::min(word.raw.size(), word.raw.find('=') + 1));
+    if (eq + 1 < first.size()) {
+        out.value.parts.push_back({WordPart::Kind::Literal, first.substr(eq + 1), false});
+    }
+    out.value.parts.insert(out.value.parts.end(), word.parts.begin() + 1, word.parts.end());
+    return true;
+}
+
+ParsedScript parseBash(std::string_view text) {
+    return Parser(text).run();
+}
+
+Word parseWordText(std::string_view text, bool quoted, int line) {
+    return Parser(text, line).wholeWord(quoted);
+}
+
+}  // namespace runplane::plan::launch::detail

@@ -1,0 +1,102 @@
+#pragma once
+// Internal: a parser for the bash subset launch scripts are written in (docs/launch-scripts.md).
+// It builds a small tree (simple commands with their words and assignments, if/elif/else blocks)
+// and marks every other compound construct (loops, case, functions, groups, subshells, here
+// documents) as unsupported with its line range. Nothing is executed. Pure; thread-safe.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runplane::plan::launch::detail {
+
+struct WordPart {
+    enum class Kind { Literal, Param, CommandSubst, Arith, Unsupported };
+    Kind kind = Kind::Literal;
+    std::string text;  // literal text / inside of ${...} or the name / command / arithmetic
+    bool quoted = false;
+};
+
+struct Word {
+    std::vector<WordPart> parts;
+    int line = 0;
+    std::string raw;  // as written
+    bool empty() const { return parts.empty(); }
+    /// The text when the word is plain literal text (quoted or not), else "".
+    std::string literal() const;
+    bool isLiteral() const;
+};
+
+struct Assignment {
+    std::string name;
+    bool append = false;  // NAME+=
+    bool isArray = false;
+    Word value;                  // scalar value (may be empty)
+    std::vector<Word> elements;  // array elements, each with its own line
+    int line = 0;
+};
+
+struct SimpleCommand {
+    int line = 0;
+    int endLine = 0;
+    std::vector<Assignment> assigns;  // leading NAME=value words
+    std::vector<Word> words;
+    std::vector<std::string> redirects;
+    bool unsupported = false;  // e.g. a here document or an array in argument position
+    std::string unsupportedWhat;
+};
+
+struct Node;
+
+struct IfBranch {
+    int line = 0;
+    std::vector<Node> cond;
+    std::vector<Node> body;
+};
+
+struct Node {
+    enum class Kind { Commands, If, Unsupported };
+    Kind kind = Kind::Commands;
+    int line = 0;
+    int endLine = 0;
+    // Commands: simple commands joined by ops ("&&", "||", "|", "&").
+    std::vector<SimpleCommand> commands;
+    std::vector<std::string> ops;
+    // If
+    std::vector<IfBranch> branches;
+    std::vector<Node> elseBody;
+    bool hasElse = false;
+    // Unsupported: what it is, and the nodes inside when they could be parsed (to know which
+    // variables it may have assigned).
+    std::string what;
+    std::vector<Node> inner;
+    std::vector<std::string> assignedNames;  // found by a text scan when inner is not parsed
+};
+
+struct Comment {
+    int line = 0;
+    std::string text;  // after '#'
+    bool fullLine = false;
+};
+
+struct SyntaxIssue {
+    int line = 0;
+    std::string message;
+};
+
+struct ParsedScript {
+    std::vector<Node> nodes;
+    std::vector<Comment> comments;
+    std::vector<SyntaxIssue> issues;
+};
+
+ParsedScript parseBash(std::string_view text);
+
+/// Parses the text of a ${VAR:-word} operand or an arithmetic body as one word; quoted = inside
+/// double quotes.
+Word parseWordText(std::string_view text, bool quoted, int line);
+
+/// NAME=... / NAME+=... at the start of a word: splits it. Returns false otherwise.
+bool splitAssignment(const Word& word, Assignment& out);
+
+}  // namespace runplane::plan::launch::detail

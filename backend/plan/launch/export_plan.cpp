@@ -1,0 +1,396 @@
+// Recipe -> LaunchPlan: which flag goes into which array, the environment, and the residual
+// recipe fields (runplane-meta) that no flag of the chosen flavour carries.
+
+#include "backend/plan/launch/export_plan.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <sstream>
+
+#include "backend/plan/launch/flag_rules.h"
+#include "backend/plan/launch/shell_text.h"
+
+namespace runplane::plan::launch::detail {
+namespace {
+
+const char* const kBashGroupOrder[] = {"CLUSTER_ARGS", "MODEL_ARGS",     "CKPT_ARGS",
+                                       "ROLLOUT_ARGS", "EVAL_ARGS",      "PERF_ARGS",
+                                       "GRPO_ARGS",    "OPTIMIZER_ARGS", "ENGINE_ARGS",
+                                       "LORA_ARGS",    "MISC_ARGS",      "EXTRA_ARGS"};
+
+std::string engineGroup(Flavour f) {
+    return f == Flavour::Vime ? "VLLM_ARGS" : "SGLANG_ARGS";
+}
+
+LaunchNote recipeNote(NoteLevel level, std::string field, std::string message) {
+    LaunchNote n;
+    n.level = level;
+    n.field = std::move(field);
+    n.message = std::move(message);
+    return n;
+}
+
+std::string annotationFor(const ExtraArg& arg) {
+    return std::string(kSourceMark) + nlohmann::json(arg.source).dump();
+}
+
+bool hasEnv(const Recipe& r, std::string_view key) {
+    for (const auto& [k, v] : r.environment.env) {
+        if (k == key) {
+            return true;
+        }
+    }
+    return false;
+}
+
+EnvLine param(std::string name, std::string text) {
+    EnvLine e;
+    e.name = std::move(name);
+    e.valueText = std::move(text);
+    return e;
+}
+
+EnvLine pinned(std::string name, const std::string& value, bool derived) {
+    EnvLine e;
+    e.name = std::move(name);
+    e.valueText = shellQuote(value);
+    e.pinned = true;
+    e.literal = value;
+    e.derived = derived;
+    return e;
+}
+
+void buildEnv(const Recipe& r, LaunchPlan& plan) {
+    if (!hasEnv(r, "MASTER_ADDR")) {
+        if (!r.cluster.masterAddr.empty()) {
+            plan.env.push_back(pinned("MASTER_ADDR", r.cluster.masterAddr, true));
+        } else if (plan.multiNode) {
+            plan.env.push_back(param(
+                "MASTER_ADDR",
+                "\"${MASTER_ADDR:?set MASTER_ADDR to the head node's LAN IP, not 127.0.0.1}\""));
+        } else {
+            plan.env.push_back(param("MASTER_ADDR", "\"${MASTER_ADDR:-127.0.0.1}\""));
+        }
+    }
+    for (const auto& [key, value] : r.environment.env) {
+        plan.env.push_back(pinned(key, value, false));
+    }
+    if (plan.multiNode) {
+        if (!hasEnv(r, "NCCL_SOCKET_IFNAME")) {
+            plan.env.push_back(param("NCCL_SOCKET_IFNAME",
+                                     "\"${NCCL_SOCKET_IFNAME:?set NCCL_SOCKET_IFNAME to the "
+                                     "nodes' LAN interface, e.g. eth0}\""));
+        }
+        if (!hasEnv(r, "GLOO_SOCKET_IFNAME")) {
+            plan.env.push_back(
+                param("GLOO_SOCKET_IFNAME", "\"${GLOO_SOCKET_IFNAME:-${NCCL_SOCKET_IFNAME}}\""));
+        }
+    }
+    if (!r.environment.ncclSoPath.empty()) {
+        const char* soVar =
+            plan.flavour == Flavour::Vime ? "VLLM_NCCL_SO_PATH" : "SGLANG_NCCL_SO_PATH";
+        if (!hasEnv(r, soVar)) {
+            plan.env.push_back(pinned(soVar, r.environment.ncclSoPath, true));
+        }
+        if (!hasEnv(r, "LD_PRELOAD")) {
+            plan.env.push_back(pinned("LD_PRELOAD", r.environment.ncclSoPath, true));
+        }
+    }
+    if (plan.milesScript && plan.multiNode && !hasEnv(r, "MILES_SCRIPT_EXTERNAL_RAY")) {
+        plan.env.push_back(pinned("MILES_SCRIPT_EXTERNAL_RAY", "1", true));
+    }
+}
+
+std::string jsonShellText(const std::string& literal) {
+    // A JSON string value inside a bash double-quoted string.
+    const std::string json = nlohmann::json(literal).dump();  // with its quotes
+    return doubleQuoteEscape(json);
+}
+
+void buildRuntimeEnv(const Recipe& r, LaunchPlan& plan) {
+    auto valueOf = [&](const std::string& key, const std::string& standard) -> std::string {
+        for (const auto& e : plan.env) {
+            if (e.name == key) {
+                return e.pinned ? jsonShellText(e.literal) : "\\\"${" + key + "}\\\"";
+            }
+        }
+        return jsonShellText(standard);
+    };
+    std::set<std::string> done;
+    auto add = [&](const std::string& key, const std::string& standard) {
+        plan.runtimeEnv.emplace_back(key, valueOf(key, standard));
+        done.insert(key);
+    };
+    add("PYTHONPATH", "/root/Megatron-LM/");
+    add("CUDA_DEVICE_MAX_CONNECTIONS", "1");
+    add("NCCL_NVLS_ENABLE", r.hardware.nvlink ? "1" : "0");
+    for (const auto& e : plan.env) {
+        if (!done.count(e.name)) {
+            add(e.name, "");
+        }
+    }
+}
+
+ArgLine lineOf(const FlagValues& fv) {
+    ArgLine line;
+    line.words.push_back(fv.flag);
+    line.words.insert(line.words.end(), fv.values.begin(), fv.values.end());
+    return line;
+}
+
+void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
+    std::set<std::string> reported;
+    for (const auto& rule : flagRules()) {
+        if ((rule.flavours & bits) != 0 || rule.emit == nullptr || reported.count(rule.field)) {
+            continue;
+        }
+        std::vector<FlagValues> out;
+        rule.emit(r, false, out);
+        if (out.empty() || fieldHasFlag(rule.field, bits)) {
+            continue;
+        }
+        reported.insert(rule.field);
+        plan.notes.push_back(recipeNote(
+            NoteLevel::Warning, rule.field,
+            std::string(rule.field) + " is set but " + toString(plan.flavour) +
+                " has no flag for it (" + rule.flag + " belongs to another framework); it is " +
+                "kept in the runplane-meta block only and the framework will not see it"));
+    }
+}
+
+void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extras,
+               ArgGroup* trainArgs) {
+    for (std::size_t i = 0; i < r.extraArgs.size(); ++i) {
+        const ExtraArg& arg = r.extraArgs[i];
+        const std::string where = "extra_args[" + std::to_string(i) + "]";
+        if (arg.flag == "--extra-args") {
+            ArgLine line;
+            std::string text;
+            for (const auto& v : arg.values) {
+                text += (text.empty() ? "" : " ") + v;
+            }
+            line.annotation = annotationFor(arg);
+            if (trainArgs != nullptr) {
+                line.words.push_back(text);
+                trainArgs->lines.push_back(std::move(line));
+                continue;
+            }
+            auto words = shellSplit(text);
+            if (!words.ok()) {
+                plan.notes.push_back(recipeNote(NoteLevel::Error, where,
+                                                where + ": --extra-args " + words.error()));
+                continue;
+            }
+            line.words = std::move(*words);
+            plan.notes.push_back(recipeNote(
+                NoteLevel::Info, where,
+                where + ": flags meant for the miles launcher's --extra-args are written as "
+                        "plain train.py flags in a bash export"));
+            extras.lines.push_back(std::move(line));
+            continue;
+        }
+        const FlagRule* rule = plan.milesScript && findScriptOption(arg.flag) != nullptr
+                                   ? findScriptOption(arg.flag)
+                                   : findRule(arg.flag);
+        if (rule != nullptr && (rule->flavours & bits) != 0 && rule->apply != nullptr) {
+            plan.notes.push_back(recipeNote(
+                NoteLevel::Warning, where,
+                where + " repeats " + arg.flag + ", which the recipe models as " + rule->field +
+                    "; import will read it back into that field"));
+        }
+        ArgLine line;
+        line.words.push_back(arg.flag);
+        line.words.insert(line.words.end(), arg.values.begin(), arg.values.end());
+        line.annotation = annotationFor(arg);
+        extras.lines.push_back(std::move(line));
+    }
+}
+
+void buildBashGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
+    for (const char* name : kBashGroupOrder) {
+        ArgGroup g;
+        g.name = std::string(name) == "ENGINE_ARGS" ? engineGroup(plan.flavour) : name;
+        plan.groups.push_back(std::move(g));
+    }
+    auto group = [&](const std::string& name) -> ArgGroup& {
+        const std::string real = name == "ENGINE_ARGS" ? engineGroup(plan.flavour) : name;
+        for (auto& g : plan.groups) {
+            if (g.name == real) {
+                return g;
+            }
+        }
+        return plan.groups.back();
+    };
+    for (const auto& rule : flagRules()) {
+        if ((rule.flavours & bits) == 0 || rule.emit == nullptr) {
+            continue;
+        }
+        std::vector<FlagValues> out;
+        rule.emit(r, rule.alwaysInBash, out);
+        for (const auto& fv : out) {
+            group(rule.group).lines.push_back(lineOf(fv));
+        }
+    }
+    addExtras(r, bits, plan, group("EXTRA_ARGS"), nullptr);
+}
+
+void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
+    ArgGroup script{"SCRIPT_ARGS", {}, false};
+    std::set<std::string> asOption;
+    for (const auto& opt : scriptOptions()) {
+        const FlagRule* rule = findScriptOption(opt.option);
+        asOption.insert(rule->field);
+        std::vector<FlagValues> out;
+        rule->emit(r, opt.always, out);
+        for (auto& fv : out) {
+            fv.flag = opt.option;
+            script.lines.push_back(lineOf(fv));
+        }
+    }
+    ArgGroup extras{"EXTRA_ARGS", {}, false};
+    ArgGroup train{"TRAIN_ARGS", {}, true};
+    for (const auto& rule : flagRules()) {
+        if ((rule.flavours & kMilesBit) == 0 || rule.emit == nullptr || asOption.count(rule.field)) {
+            continue;
+        }
+        std::vector<FlagValues> out;
+        rule.emit(r, false, out);
+        for (const auto& fv : out) {
+            ArgLine line;
+            std::vector<std::string> words{fv.flag};
+            words.insert(words.end(), fv.values.begin(), fv.values.end());
+            line.words.push_back(shellJoin(words));
+            train.lines.push_back(std::move(line));
+        }
+    }
+    addExtras(r, bits, plan, extras, &train);
+    plan.groups.push_back(std::move(script));
+    plan.groups.push_back(std::move(extras));
+    plan.groups.push_back(std::move(train));
+}
+
+std::string buildMeta(const Recipe& r, unsigned bits, Flavour flavour) {
+    Recipe m;
+    m.model = r.model;
+    m.batch.rolloutBatchSize = r.batch.rolloutBatchSize;  // required by the parser; flag-carried
+    for (const auto& slot : fieldSlots()) {
+        if (isReconciledField(slot.path) || !fieldHasFlag(slot.path, bits)) {
+            slot.copy(r, m);
+        }
+    }
+    std::string out = std::string("# ") + kFlavourPrefix + toString(flavour) + "\n";
+    std::istringstream yaml(writeRecipe(m));
+    std::string line;
+    while (std::getline(yaml, line)) {
+        out += std::string("# ") + kMetaPrefix + line + "\n";
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string modelFileStem(const Recipe& r, const ModelCatalog* catalog) {
+    if (r.model.shape.has_value()) {
+        return r.model.shape->name;
+    }
+    if (catalog != nullptr) {
+        if (const ModelShape* shape = catalog->find(r.model.name)) {
+            const std::string variant =
+                r.model.variant.empty() ? shape->defaultVariant : r.model.variant;
+            if (const ModelVariant* v = shape->findVariant(variant)) {
+                if (!v->megatronModelType.empty()) {
+                    return v->megatronModelType;
+                }
+            }
+        }
+    }
+    return r.model.variant.empty() ? r.model.name : r.model.name + "_" + r.model.variant;
+}
+
+LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& options) {
+    LaunchPlan plan;
+    plan.flavour = flavour;
+    plan.nodes = r.cluster.nodes;
+    plan.gpusPerNode = r.hardware.gpusPerNode;
+    plan.multiNode = r.cluster.nodes > 1;
+    plan.workdir = r.launcher.workdir;
+    const LauncherKind kind = effectiveLauncher(r);
+    if (flavour == Flavour::Miles && kind == LauncherKind::MilesScript) {
+        if (r.launcher.script.empty()) {
+            plan.notes.push_back(recipeNote(
+                NoteLevel::Warning, "launcher.script",
+                "the miles launcher is selected but launcher.script is empty; writing a bash "
+                "launcher with train.py instead"));
+        } else {
+            plan.milesScript = true;
+        }
+    }
+    if (kind == LauncherKind::Command) {
+        plan.notes.push_back(recipeNote(
+            NoteLevel::Warning, "launcher.kind",
+            "launcher kind 'command' names its own program; the export runs the framework's "
+            "train.py with the recipe's flags and keeps launcher.argv in runplane-meta only"));
+    }
+    if (r.framework != Framework::Miles && flavour == Flavour::Miles) {
+        plan.notes.push_back(recipeNote(NoteLevel::Info, "framework",
+                                        std::string("recipe framework is ") +
+                                            toString(r.framework) + ", writing miles flags"));
+    }
+    const RolloutEngine flagsEngine =
+        flavour == Flavour::Vime ? RolloutEngine::Vllm : RolloutEngine::Sglang;
+    if (effectiveEngine(r) != flagsEngine) {
+        plan.notes.push_back(recipeNote(
+            NoteLevel::Warning, "rollout.engine",
+            std::string("the recipe's rollout engine is ") + toString(effectiveEngine(r)) +
+                " but " + toString(flavour) + " drives " + toString(flagsEngine) +
+                "; engine settings are written as " + toString(flagsEngine) + " flags"));
+    }
+    plan.python = plan.milesScript ? "python" : "python3";
+    plan.program = plan.milesScript ? r.launcher.script : "train.py";
+    const unsigned bits = flavourBit(flavour) | (plan.milesScript ? kScriptBit : 0U);
+    if (!plan.milesScript) {
+        plan.modelFile = modelFileStem(r, options.catalog);
+        if (r.model.shape.has_value()) {
+            plan.notes.push_back(recipeNote(
+                NoteLevel::Warning, "model.shape",
+                "the recipe's model is an inline shape; the script sources models/" +
+                    plan.modelFile + ".sh, which must hold its MODEL_ARGS"));
+        }
+        buildBashGroups(r, bits, plan);
+    } else {
+        buildScriptGroups(r, bits, plan);
+    }
+    noteUnavailable(r, bits, plan);
+    buildEnv(r, plan);
+    if (!plan.milesScript) {
+        buildRuntimeEnv(r, plan);
+    }
+    plan.metaBlock = buildMeta(r, bits, flavour);
+    return plan;
+}
+
+std::vector<std::string> LaunchPlan::expectedArgv(const std::vector<std::string>& modelArgs) const {
+    std::vector<std::string> argv;
+    std::string trainText;
+    for (const auto& g : groups) {
+        if (g.name == "MODEL_ARGS") {
+            argv.insert(argv.end(), modelArgs.begin(), modelArgs.end());
+            continue;
+        }
+        for (const auto& line : g.lines) {
+            if (g.shellTextElements) {
+                trainText += (trainText.empty() ? "" : " ") + line.words.front();
+            } else {
+                argv.insert(argv.end(), line.words.begin(), line.words.end());
+            }
+        }
+    }
+    if (!trainText.empty()) {
+        argv.push_back("--extra-args");
+        argv.push_back(trainText);
+    }
+    return argv;
+}
+
+}  // namespace runplane::plan::launch::detail

@@ -1,0 +1,355 @@
+// LaunchPlan -> script text: the job script (head node), and for multi-node the Ray head /
+// worker scripts; ray-wait.sh polls `ray status` for the expected GPU total. Also the public
+// entry points exportLaunch() / writeBundle() and the small enum helpers of launch.h.
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "backend/plan/launch/export_plan.h"
+#include "backend/plan/launch/launch.h"
+#include "backend/plan/launch/shell_text.h"
+
+namespace runplane::plan::launch {
+
+using detail::LaunchPlan;
+using detail::shellQuote;
+
+namespace {
+
+const char* kScriptDirLine =
+    "SCRIPT_DIR=\"$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")\" &>/dev/null && pwd)\"\n";
+
+std::string safeFileStem(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '.' || c == '-' || c == '_';
+        out += ok ? c : '-';
+    }
+    return out.empty() ? "run" : out;
+}
+
+std::string header(const Recipe& r, const LaunchPlan& plan, const std::string& what) {
+    std::string out = "#!/usr/bin/env bash\n";
+    out += "# " + what + "\n";
+    out += "# Recipe '" + r.name + "' (" + toString(plan.flavour) + "), written by `runplanectl ";
+    out += "export`.\n";
+    return out;
+}
+
+std::string envBlock(const LaunchPlan& plan) {
+    std::string out;
+    for (const auto& e : plan.env) {
+        out += "export " + e.name + "=" + e.valueText;
+        if (e.derived) {
+            out += std::string("  # ") + detail::kDerivedMark;
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+std::string arrayBlock(const detail::ArgGroup& g) {
+    std::string out = g.name + "=(\n";
+    for (const auto& line : g.lines) {
+        out += "   ";
+        if (g.shellTextElements) {
+            out += shellQuote(line.words.front());
+        } else {
+            out += detail::shellJoin(line.words);
+        }
+        if (!line.annotation.empty()) {
+            out += "  # " + line.annotation;
+        }
+        out += "\n";
+    }
+    out += ")\n";
+    return out;
+}
+
+std::string headStart(const LaunchPlan& plan) {
+    return "ray start --head --node-ip-address=\"${MASTER_ADDR}\" --num-gpus " +
+           std::to_string(plan.gpusPerNode) + " --disable-usage-stats --dashboard-port=8265\n";
+}
+
+std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
+    std::string out = header(r, plan,
+                             plan.multiNode ? "Job script: run on the head node after ray-head.sh "
+                                              "and ray-worker.sh (see launch-steps.txt)."
+                                            : "Job script: run on the node (see launch-steps.txt).");
+    if (!r.description.empty()) {
+        out += "# " + r.description + "\n";
+    }
+    out += "# The runplane-meta lines carry the recipe fields no flag below carries; "
+           "`runplanectl import` reads them back.\n";
+    out += plan.metaBlock;
+    out += "set -euo pipefail\n\n";
+    const bool needDir = !plan.milesScript || plan.multiNode;
+    if (needDir) {
+        out += kScriptDirLine;
+        out += "\n";
+    }
+    out += "# Environment";
+    out += plan.milesScript ? ".\n" : " (also handed to every Ray worker via RUNTIME_ENV_JSON).\n";
+    out += envBlock(plan);
+    out += "\n";
+    if (!plan.milesScript) {
+        out += "# MODEL_ARGS: the framework's model file (keep this script in its scripts/ "
+               "folder).\n";
+        out += "source \"${SCRIPT_DIR}/models/" + plan.modelFile + ".sh\"\n\n";
+    }
+    for (const auto& g : plan.groups) {
+        if (g.name == "MODEL_ARGS" || g.lines.empty()) {
+            continue;
+        }
+        out += arrayBlock(g) + "\n";
+    }
+    if (!plan.milesScript) {
+        out += "RUNTIME_ENV_JSON=\"{\n  \\\"env_vars\\\": {\n";
+        for (std::size_t i = 0; i < plan.runtimeEnv.size(); ++i) {
+            const auto& [key, value] = plan.runtimeEnv[i];
+            out += "    \\\"" + key + "\\\": " + value;
+            out += i + 1 < plan.runtimeEnv.size() ? ",\n" : "\n";
+        }
+        out += "  }\n}\"\n\n";
+    }
+    if (!plan.milesScript && !plan.multiNode) {
+        out += "# Ray: start the head here, then wait until it shows all its GPUs.\n";
+        out += headStart(plan);
+    }
+    if (plan.multiNode) {
+        out += "# Ray: ray-head.sh and ray-worker.sh have run on the nodes; wait for all " +
+               std::to_string(plan.nodes * plan.gpusPerNode) + " GPUs.\n";
+    }
+    if (!plan.milesScript || plan.multiNode) {
+        out += "bash \"${SCRIPT_DIR}/ray-wait.sh\"\n\n";
+    }
+    if (!plan.workdir.empty()) {
+        out += "cd " + shellQuote(plan.workdir) + std::string("  # ") + detail::kDerivedMark +
+               "\n";
+    }
+    std::vector<std::string> parts;
+    if (plan.milesScript) {
+        out += plan.python + " " + shellQuote(plan.program);
+        for (const auto& g : plan.groups) {
+            if (g.lines.empty()) {
+                continue;
+            }
+            if (g.shellTextElements) {
+                out += " \\\n   --extra-args \"${" + g.name + "[*]}\"";
+            } else {
+                out += " \\\n   \"${" + g.name + "[@]}\"";
+            }
+        }
+        out += "\n";
+        return out;
+    }
+    out += "ray job submit --address=\"http://127.0.0.1:8265\" \\\n";
+    out += "   --runtime-env-json=\"${RUNTIME_ENV_JSON}\" \\\n";
+    out += "   -- " + plan.python + " " + shellQuote(plan.program);
+    for (const auto& g : plan.groups) {
+        if (g.name == "MODEL_ARGS" || !g.lines.empty()) {
+            out += " \\\n   \"${" + g.name + "[@]}\"";
+        }
+    }
+    out += "\n";
+    return out;
+}
+
+std::string rayHead(const Recipe& r, const LaunchPlan& plan) {
+    std::string out =
+        header(r, plan, "Ray head: run first, on the head node (MASTER_ADDR = its LAN IP).");
+    out += "set -euo pipefail\n\n" + envBlock(plan) + "\n" + headStart(plan);
+    return out;
+}
+
+std::string rayWorker(const Recipe& r, const LaunchPlan& plan) {
+    std::string out = header(r, plan,
+                             "Ray worker: run on each of the " + std::to_string(plan.nodes - 1) +
+                                 " worker nodes after ray-head.sh; NODE_IP = this node's LAN IP.");
+    out += "set -euo pipefail\n\n" + envBlock(plan);
+    out += "NODE_IP=\"${NODE_IP:?set NODE_IP to this worker's LAN IP}\"\n\n";
+    out += "ray start --address=\"${MASTER_ADDR}:6379\" --node-ip-address=\"${NODE_IP}\" "
+           "--num-gpus " +
+           std::to_string(plan.gpusPerNode) + "\n";
+    return out;
+}
+
+std::string rayWait(const Recipe& r, const LaunchPlan& plan) {
+    std::string out = header(r, plan,
+                             "Waits until `ray status` shows the expected GPU total (all nodes "
+                             "joined).");
+    out += "# Gives up after RUNPLANE_RAY_WAIT_TIMEOUT_S seconds (default 600).\n";
+    out += "set -u\n";
+    out += "EXPECTED_GPUS=" + std::to_string(plan.nodes * plan.gpusPerNode) + "\n";
+    out += R"(timeout_s="${RUNPLANE_RAY_WAIT_TIMEOUT_S:-600}"
+interval_s="${RUNPLANE_RAY_WAIT_INTERVAL_S:-5}"
+waited=0
+while true; do
+    total="$(ray status 2>/dev/null | sed -n 's#^ *[0-9.]*/\([0-9.]*\) GPU$#\1#p' | head -n 1)"
+    total="${total%%.*}"
+    if [ -n "${total}" ] && [ "${total}" -ge "${EXPECTED_GPUS}" ]; then
+        echo "ray-wait: ${total} of ${EXPECTED_GPUS} GPUs in the cluster"
+        exit 0
+    fi
+    if [ "${waited}" -ge "${timeout_s}" ]; then
+        echo "ray-wait: only ${total:-0} of ${EXPECTED_GPUS} GPUs joined after ${waited}s" >&2
+        exit 1
+    fi
+    sleep "${interval_s}"
+    waited=$((waited + interval_s))
+done
+)";
+    return out;
+}
+
+std::vector<std::string> steps(const LaunchPlan& plan, const std::string& job) {
+    const std::string total = std::to_string(plan.nodes * plan.gpusPerNode);
+    if (!plan.multiNode) {
+        if (plan.milesScript) {
+            return {"1. on the node: bash " + job + "  (the miles launcher starts Ray itself)"};
+        }
+        return {"1. on the node: bash " + job +
+                "  (starts the Ray head, waits for its GPUs, submits the job)"};
+    }
+    return {
+        "1. head node: MASTER_ADDR=<head LAN IP> NCCL_SOCKET_IFNAME=<nic> bash ray-head.sh",
+        "2. each of the " + std::to_string(plan.nodes - 1) +
+            " worker nodes: MASTER_ADDR=<head LAN IP> NODE_IP=<its LAN IP> "
+            "NCCL_SOCKET_IFNAME=<nic> bash ray-worker.sh",
+        "3. head node: bash ray-wait.sh  (until `ray status` shows " + total + " GPUs)",
+        "4. head node: MASTER_ADDR=<head LAN IP> NCCL_SOCKET_IFNAME=<nic> bash " + job +
+            "  (waits again, then submits the job)",
+    };
+}
+
+}  // namespace
+
+const char* toString(Flavour flavour) {
+    switch (flavour) {
+        case Flavour::Slime:
+            return "slime";
+        case Flavour::Vime:
+            return "vime";
+        case Flavour::Miles:
+            return "miles";
+    }
+    return "?";
+}
+
+std::optional<Flavour> flavourFromName(std::string_view name) {
+    for (Flavour f : {Flavour::Slime, Flavour::Vime, Flavour::Miles}) {
+        if (name == toString(f)) {
+            return f;
+        }
+    }
+    return std::nullopt;
+}
+
+Flavour flavourOf(Framework framework) {
+    switch (framework) {
+        case Framework::Slime:
+            return Flavour::Slime;
+        case Framework::Vime:
+            return Flavour::Vime;
+        case Framework::Miles:
+            return Flavour::Miles;
+    }
+    return Flavour::Slime;
+}
+
+const char* toString(NoteLevel level) {
+    switch (level) {
+        case NoteLevel::Error:
+            return "error";
+        case NoteLevel::Warning:
+            return "warning";
+        case NoteLevel::Info:
+            return "info";
+    }
+    return "?";
+}
+
+std::string LaunchNote::format() const {
+    std::string out = file;
+    if (line > 0) {
+        out += (out.empty() ? "line " : ":") + std::to_string(line);
+    }
+    if (!out.empty()) {
+        out += ": ";
+    }
+    out += toString(level);
+    out += ": ";
+    if (!field.empty() && file.empty()) {
+        out += field + ": ";
+    }
+    out += message;
+    return out;
+}
+
+bool hasErrors(const std::vector<LaunchNote>& notes) {
+    for (const auto& n : notes) {
+        if (n.level == NoteLevel::Error) {
+            return true;
+        }
+    }
+    return false;
+}
+
+Result<LaunchBundle> exportLaunch(const Recipe& recipe, Flavour flavour,
+                                  const ExportOptions& options) {
+    if (recipe.model.name.empty() && !recipe.model.shape.has_value()) {
+        return Error{"recipe '" + recipe.name + "' names no model (model.name)"};
+    }
+    if (recipe.batch.rolloutBatchSize <= 0) {
+        return Error{"recipe '" + recipe.name +
+                     "' has no batch.rollout_batch_size, which every framework requires"};
+    }
+    LaunchPlan plan = detail::buildPlan(recipe, flavour, options);
+    LaunchBundle bundle;
+    const std::string stem = safeFileStem(recipe.name.empty() ? recipe.model.name : recipe.name);
+    bundle.jobScript = "run-" + stem + ".sh";
+    bundle.files.push_back({bundle.jobScript, jobScript(recipe, plan), true});
+    if (plan.multiNode) {
+        bundle.files.push_back({"ray-head.sh", rayHead(recipe, plan), true});
+        bundle.files.push_back({"ray-worker.sh", rayWorker(recipe, plan), true});
+    }
+    if (!plan.milesScript || plan.multiNode) {
+        bundle.files.push_back({"ray-wait.sh", rayWait(recipe, plan), true});
+    }
+    bundle.steps = steps(plan, bundle.jobScript);
+    std::string stepsText = "Launch order for recipe '" + recipe.name + "' (" +
+                            toString(flavour) + ", " + std::to_string(plan.nodes) + " node(s) x " +
+                            std::to_string(plan.gpusPerNode) + " GPUs):\n";
+    for (const auto& s : bundle.steps) {
+        stepsText += s + "\n";
+    }
+    bundle.files.push_back({"launch-steps.txt", stepsText, false});
+    bundle.notes = std::move(plan.notes);
+    return bundle;
+}
+
+Status writeBundle(const LaunchBundle& bundle, const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        return Error{"cannot create '" + dir + "': " + ec.message()};
+    }
+    for (const auto& file : bundle.files) {
+        const std::string path = (std::filesystem::path(dir) / file.name).string();
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << file.content;
+        out.close();
+        if (!out) {
+            return Error{"cannot write '" + path + "'"};
+        }
+        if (::chmod(path.c_str(), file.executable ? 0755 : 0644) != 0) {
+            return Error{"cannot set the mode of '" + path + "'"};
+        }
+    }
+    return {};
+}
+
+}  // namespace runplane::plan::launch

@@ -1,0 +1,813 @@
+// The field <-> flag table. Each row is written once here and read by both directions, so what
+// the exporter writes is exactly what the importer maps back (docs/launch-scripts.md).
+
+#include "backend/plan/launch/flag_rules.h"
+
+#include <nlohmann/json.hpp>
+
+#include <climits>
+#include <cmath>
+
+#include "backend/plan/launch/shell_text.h"
+
+namespace runplane::plan::launch::detail {
+namespace {
+
+using Out = std::vector<FlagValues>;
+using Values = std::vector<std::string>;
+
+bool one(const Values& v, std::string& why) {
+    if (v.size() != 1) {
+        why = "expects one value, got " + std::to_string(v.size());
+        return false;
+    }
+    return true;
+}
+
+bool setInt(const Values& v, int& out, std::string& why) {
+    if (!one(v, why)) {
+        return false;
+    }
+    auto n = parseInt(v[0]);
+    if (!n || *n < INT_MIN || *n > INT_MAX) {
+        why = "expects an integer, got '" + v[0] + "'";
+        return false;
+    }
+    out = static_cast<int>(*n);
+    return true;
+}
+
+bool setInt(const Values& v, std::optional<int>& out, std::string& why) {
+    int n = 0;
+    if (!setInt(v, n, why)) {
+        return false;
+    }
+    out = n;
+    return true;
+}
+
+bool setDouble(const Values& v, double& out, std::string& why) {
+    if (!one(v, why)) {
+        return false;
+    }
+    auto d = parseDouble(v[0]);
+    if (!d) {
+        why = "expects a number, got '" + v[0] + "'";
+        return false;
+    }
+    out = *d;
+    return true;
+}
+
+bool setDouble(const Values& v, std::optional<double>& out, std::string& why) {
+    double d = 0;
+    if (!setDouble(v, d, why)) {
+        return false;
+    }
+    out = d;
+    return true;
+}
+
+bool setString(const Values& v, std::string& out, std::string& why) {
+    if (!one(v, why)) {
+        return false;
+    }
+    out = v[0];
+    return true;
+}
+
+bool setSwitch(const Values& v, bool& out, bool value, std::string& why) {
+    if (!v.empty()) {
+        why = "is a switch and takes no value, got '" + v[0] + "'";
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+bool setSwitch(const Values& v, std::optional<bool>& out, std::optional<bool> value,
+               std::string& why) {
+    bool b = false;
+    if (!setSwitch(v, b, value.value_or(true), why)) {
+        return false;
+    }
+    out = b;
+    return true;
+}
+
+bool setIntList(const Values& v, std::vector<int>& out, std::string& why) {
+    if (v.empty()) {
+        why = "expects a list of integers";
+        return false;
+    }
+    std::vector<int> list;
+    for (const auto& s : v) {
+        auto n = parseInt(s);
+        if (!n || *n < INT_MIN || *n > INT_MAX) {
+            why = "expects integers, got '" + s + "'";
+            return false;
+        }
+        list.push_back(static_cast<int>(*n));
+    }
+    out = std::move(list);
+    return true;
+}
+
+template <typename E>
+bool setEnum(const Values& v, E& out, std::initializer_list<E> all, std::string& why) {
+    if (!one(v, why)) {
+        return false;
+    }
+    std::string names;
+    for (E e : all) {
+        if (v[0] == toString(e)) {
+            out = e;
+            return true;
+        }
+        names += names.empty() ? "" : ", ";
+        names += toString(e);
+    }
+    why = "'" + v[0] + "' is not one of " + names;
+    return false;
+}
+
+void push(Out& out, const char* flag, Values values = {}) {
+    out.push_back({flag, std::move(values)});
+}
+
+// Row builders. MEMBER is an expression on `r` (a recipe field); DEF its recipe default.
+#define RP_INT(FLAG, FIELD, GROUP, BITS, ALWAYS, MEMBER, DEF, NOTE)                             \
+    FlagRule {                                                                                  \
+        FLAG, FIELD, GROUP, BITS, ALWAYS,                                                       \
+            [](const Recipe& r, bool always, Out& out) {                                        \
+                if (always || r.MEMBER != (DEF)) push(out, FLAG, {formatInt(r.MEMBER)});        \
+            },                                                                                  \
+            [](Recipe& r, const Values& v, std::string& why) { return setInt(v, r.MEMBER, why); }, \
+            NOTE                                                                                \
+    }
+#define RP_OPT_INT(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                      \
+    FlagRule {                                                                                  \
+        FLAG, FIELD, GROUP, BITS, false,                                                        \
+            [](const Recipe& r, bool, Out& out) {                                               \
+                if (r.MEMBER) push(out, FLAG, {formatInt(*r.MEMBER)});                          \
+            },                                                                                  \
+            [](Recipe& r, const Values& v, std::string& why) { return setInt(v, r.MEMBER, why); }, \
+            NOTE                                                                                \
+    }
+#define RP_DOUBLE(FLAG, FIELD, GROUP, BITS, ALWAYS, MEMBER, DEF, NOTE)                          \
+    FlagRule {                                                                                  \
+        FLAG, FIELD, GROUP, BITS, ALWAYS,                                                       \
+            [](const Recipe& r, bool always, Out& out) {                                        \
+                if (always || r.MEMBER != (DEF)) push(out, FLAG, {formatDouble(r.MEMBER)});     \
+            },                                                                                  \
+            [](Recipe& r, const Values& v, std::string& why) {                                  \
+                return setDouble(v, r.MEMBER, why);                                             \
+            },                                                                                  \
+            NOTE                                                                                \
+    }
+#define RP_OPT_DOUBLE(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                   \
+    FlagRule {                                                                                  \
+        FLAG, FIELD, GROUP, BITS, false,                                                        \
+            [](const Recipe& r, bool, Out& out) {                                               \
+                if (r.MEMBER) push(out, FLAG, {formatDouble(*r.MEMBER)});                       \
+            },                                                                                  \
+            [](Recipe& r, const Values& v, std::string& why) {                                  \
+                return setDouble(v, r.MEMBER, why);                                             \
+            },                                                                                  \
+            NOTE                                                                                \
+    }
+#define RP_STRING(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                       \
+    FlagRule {                                                                                  \
+        FLAG, FIELD, GROUP, BITS, false,                                                        \
+            [](const Recipe& r, bool, Out& out) {                                               \
+                if (!r.MEMBER.empty()) push(out, FLAG, {r.MEMBER});                             \
+            },                                                                                  \
+            [](Recipe& r, const Values& v, std::string& why) {                                  \
+                return setString(v, r.MEMBER, why);                                             \
+            },                                                                                  \
+            NOTE                                                                                \
+    }
+// A store_true flag: written when the field equals ON.
+#define RP_SWITCH(FLAG, FIELD, GROUP, BITS, MEMBER, ON, NOTE)                                   \
+    FlagRule {                                                                                  \
+        FLAG, FIELD, GROUP, BITS, false,                                                        \
+            [](const Recipe& r, bool, Out& out) {                                               \
+                if (r.MEMBER == (ON)) push(out, FLAG);                                          \
+            },                                                                                  \
+            [](Recipe& r, const Values& v, std::string& why) {                                  \
+                return setSwitch(v, r.MEMBER, ON, why);                                         \
+            },                                                                                  \
+            NOTE                                                                                \
+    }
+
+const FlagRule kRules[] = {
+    // --- cluster / placement -----------------------------------------------------------------
+    {"--actor-num-nodes", "trainer.nodes", "CLUSTER_ARGS", kTrainBits, true,
+     [](const Recipe& r, bool always, Out& out) {
+         if (always || r.trainer.nodes) push(out, "--actor-num-nodes", {formatInt(trainerNodes(r))});
+     },
+     [](Recipe& r, const Values& v, std::string& why) { return setInt(v, r.trainer.nodes, why); },
+     "effective trainer nodes; explicitness kept in runplane-meta"},
+    {"--actor-num-gpus-per-node", "trainer.gpus_per_node", "CLUSTER_ARGS", kTrainBits, true,
+     [](const Recipe& r, bool always, Out& out) {
+         if (always || r.trainer.gpusPerNode)
+             push(out, "--actor-num-gpus-per-node", {formatInt(trainerGpusPerNode(r))});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setInt(v, r.trainer.gpusPerNode, why);
+     },
+     "effective trainer GPUs per node"},
+    {"--num-gpus-per-node", "hardware.gpus_per_node", "CLUSTER_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool always, Out& out) {
+         const int g = r.hardware.gpusPerNode;
+         if (always || g != 8 || g != trainerGpusPerNode(r))
+             push(out, "--num-gpus-per-node", {formatInt(g)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setInt(v, r.hardware.gpusPerNode, why);
+     },
+     "rollout placement; written when not 8 or not the trainer's"},
+    RP_SWITCH("--colocate", "placement", "CLUSTER_ARGS", kTrainBits, placement,
+              Placement::Colocate, ""),
+    RP_OPT_INT("--rollout-num-gpus", "rollout.num_gpus", "CLUSTER_ARGS", kTrainBits,
+               rollout.numGpus, ""),
+    {"--train-backend", "trainer.backend", "CLUSTER_ARGS", kSlimeBit | kMilesBit | kVimeBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.trainer.backend != TrainBackend::Megatron)
+             push(out, "--train-backend", {toString(r.trainer.backend)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setEnum(v, r.trainer.backend, {TrainBackend::Megatron, TrainBackend::Fsdp}, why);
+     },
+     ""},
+    // --- trainer parallelism -------------------------------------------------------------------
+    RP_INT("--tensor-model-parallel-size", "trainer.tp", "PERF_ARGS", kTrainBits, true, trainer.tp,
+           1, ""),
+    RP_SWITCH("--sequence-parallel", "trainer.sequence_parallel", "PERF_ARGS", kTrainBits,
+              trainer.sequenceParallel, true, ""),
+    RP_INT("--pipeline-model-parallel-size", "trainer.pp", "PERF_ARGS", kTrainBits, true,
+           trainer.pp, 1, ""),
+    RP_INT("--context-parallel-size", "trainer.cp", "PERF_ARGS", kTrainBits, true, trainer.cp, 1,
+           ""),
+    RP_INT("--expert-model-parallel-size", "trainer.ep", "PERF_ARGS", kTrainBits, true,
+           trainer.ep, 1, ""),
+    RP_OPT_INT("--expert-tensor-parallel-size", "trainer.etp", "PERF_ARGS", kTrainBits, trainer.etp,
+               "written only when the recipe sets etp"),
+    RP_OPT_INT("--decoder-first-pipeline-num-layers", "trainer.decoder_first_pipeline_num_layers",
+               "PERF_ARGS", kTrainBits, trainer.decoderFirstPipelineNumLayers, ""),
+    RP_OPT_INT("--decoder-last-pipeline-num-layers", "trainer.decoder_last_pipeline_num_layers",
+               "PERF_ARGS", kTrainBits, trainer.decoderLastPipelineNumLayers, ""),
+    RP_OPT_INT("--num-layers-per-virtual-pipeline-stage", "trainer.num_layers_per_virtual_stage",
+               "PERF_ARGS", kTrainBits, trainer.numLayersPerVirtualStage, ""),
+    {"--recompute-granularity", "trainer.recompute", "PERF_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (!r.trainer.recompute) return;
+         push(out, "--recompute-granularity", {"full"});
+         push(out, "--recompute-method", {"uniform"});
+         push(out, "--recompute-num-layers", {"1"});
+     },
+     nullptr,
+     "the three flags `full` / `uniform` / `1` together; any other form stays in extra_args"},
+    RP_INT("--micro-batch-size", "batch.micro_batch_size", "PERF_ARGS", kTrainBits, false,
+           batch.microBatchSize, 1, ""),
+    RP_SWITCH("--use-dynamic-batch-size", "batch.dynamic_batch_size", "PERF_ARGS", kTrainBits,
+              batch.dynamicBatchSize, true, ""),
+    RP_OPT_INT("--max-tokens-per-gpu", "batch.max_tokens_per_gpu", "PERF_ARGS", kTrainBits,
+               batch.maxTokensPerGpu, ""),
+    // --- rollout / batch -----------------------------------------------------------------------
+    RP_OPT_INT("--num-rollout", "batch.num_rollout", "ROLLOUT_ARGS", kTrainBits, batch.numRollout,
+               ""),
+    RP_OPT_INT("--num-epoch", "batch.num_epoch", "ROLLOUT_ARGS", kTrainBits, batch.numEpoch, ""),
+    RP_INT("--rollout-batch-size", "batch.rollout_batch_size", "ROLLOUT_ARGS", kTrainBits, true,
+           batch.rolloutBatchSize, 0, ""),
+    RP_INT("--n-samples-per-prompt", "batch.n_samples_per_prompt", "ROLLOUT_ARGS", kTrainBits,
+           true, batch.nSamplesPerPrompt, 1, ""),
+    RP_OPT_INT("--global-batch-size", "batch.global_batch_size", "ROLLOUT_ARGS", kTrainBits,
+               batch.globalBatchSize, ""),
+    RP_OPT_INT("--num-steps-per-rollout", "batch.num_steps_per_rollout", "ROLLOUT_ARGS",
+               kTrainBits, batch.numStepsPerRollout, ""),
+    RP_OPT_INT("--over-sampling-batch-size", "batch.over_sampling_batch_size", "ROLLOUT_ARGS",
+               kTrainBits, batch.overSamplingBatchSize, ""),
+    RP_OPT_INT("--rollout-max-response-len", "rollout.max_response_len", "ROLLOUT_ARGS",
+               kTrainBits, rollout.maxResponseLen, ""),
+    RP_OPT_INT("--rollout-max-context-len", "rollout.max_context_len", "ROLLOUT_ARGS", kTrainBits,
+               rollout.maxContextLen, ""),
+    RP_OPT_INT("--rollout-max-prompt-len", "rollout.max_prompt_len", "ROLLOUT_ARGS", kTrainBits,
+               rollout.maxPromptLen, ""),
+    RP_DOUBLE("--rollout-temperature", "rollout.temperature", "ROLLOUT_ARGS", kTrainBits, false,
+              rollout.temperature, 1.0, ""),
+    // --- eval ----------------------------------------------------------------------------------
+    RP_OPT_INT("--eval-interval", "eval.interval", "EVAL_ARGS", kTrainBits, eval.interval, ""),
+    {"--eval-prompt-data", "eval.datasets", "EVAL_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.eval.datasets.empty()) return;
+         Values v;
+         for (const auto& d : r.eval.datasets) {
+             v.push_back(d.name);
+             v.push_back(d.path);
+         }
+         push(out, "--eval-prompt-data", std::move(v));
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         if (v.empty() || v.size() % 2 != 0) {
+             why = "expects NAME PATH pairs, got " + std::to_string(v.size()) + " value(s)";
+             return false;
+         }
+         r.eval.datasets.clear();
+         for (std::size_t i = 0; i < v.size(); i += 2) r.eval.datasets.push_back({v[i], v[i + 1]});
+         return true;
+     },
+     "NAME PATH pairs (a lone PATH stays in extra_args)"},
+    RP_INT("--n-samples-per-eval-prompt", "eval.n_samples_per_eval_prompt", "EVAL_ARGS",
+           kTrainBits, false, eval.nSamplesPerEvalPrompt, 1, ""),
+    RP_OPT_INT("--eval-max-response-len", "eval.max_response_len", "EVAL_ARGS", kTrainBits,
+               eval.maxResponseLen, ""),
+    RP_SWITCH("--skip-eval-before-train", "eval.skip_eval_before_train", "EVAL_ARGS", kTrainBits,
+              eval.skipEvalBeforeTrain, true, ""),
+    // --- checkpoints ---------------------------------------------------------------------------
+    RP_STRING("--hf-checkpoint", "checkpoints.hf_checkpoint", "CKPT_ARGS", kTrainBits,
+              checkpoints.hfCheckpoint, ""),
+    RP_STRING("--ref-load", "checkpoints.ref_load", "CKPT_ARGS", kTrainBits, checkpoints.refLoad,
+              ""),
+    RP_STRING("--load", "checkpoints.load", "CKPT_ARGS", kTrainBits, checkpoints.load, ""),
+    RP_STRING("--save", "checkpoints.save", "CKPT_ARGS", kTrainBits, checkpoints.save, ""),
+    RP_OPT_INT("--save-interval", "checkpoints.save_interval", "CKPT_ARGS", kTrainBits,
+               checkpoints.saveInterval, ""),
+    RP_SWITCH("--no-save-optim", "checkpoints.no_save_optim", "CKPT_ARGS", kTrainBits,
+              checkpoints.noSaveOptim, true, ""),
+    RP_SWITCH("--no-load-optim", "checkpoints.no_load_optim", "CKPT_ARGS", kTrainBits,
+              checkpoints.noLoadOptim, true, ""),
+    // --- algorithm -----------------------------------------------------------------------------
+    {"--advantage-estimator", "algorithm.advantage_estimator", "GRPO_ARGS", kTrainBits, true,
+     [](const Recipe& r, bool always, Out& out) {
+         if (always || r.algorithm.advantageEstimator != AdvantageEstimator::Grpo)
+             push(out, "--advantage-estimator", {toString(r.algorithm.advantageEstimator)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setEnum(v, r.algorithm.advantageEstimator,
+                        {AdvantageEstimator::Grpo, AdvantageEstimator::Gspo,
+                         AdvantageEstimator::Cispo, AdvantageEstimator::ReinforcePlusPlus,
+                         AdvantageEstimator::ReinforcePlusPlusBaseline, AdvantageEstimator::Ppo},
+                        why);
+     },
+     ""},
+    RP_SWITCH("--use-kl-loss", "algorithm.use_kl_loss", "GRPO_ARGS", kTrainBits,
+              algorithm.useKlLoss, true, ""),
+    {"--kl-loss-coef", "algorithm.kl_loss_coef", "GRPO_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.algorithm.useKlLoss || r.algorithm.klLossCoef != 0.0)
+             push(out, "--kl-loss-coef", {formatDouble(r.algorithm.klLossCoef)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setDouble(v, r.algorithm.klLossCoef, why);
+     },
+     "written whenever the KL loss is on"},
+    {"--kl-loss-type", "algorithm.kl_loss_type", "GRPO_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.algorithm.klLossType != "k1")
+             push(out, "--kl-loss-type", {r.algorithm.klLossType});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setString(v, r.algorithm.klLossType, why);
+     },
+     ""},
+    RP_DOUBLE("--kl-coef", "algorithm.kl_coef", "GRPO_ARGS", kTrainBits, false, algorithm.klCoef,
+              0.0, ""),
+    RP_DOUBLE("--entropy-coef", "algorithm.entropy_coef", "GRPO_ARGS", kTrainBits, true,
+              algorithm.entropyCoef, 0.0, ""),
+    RP_DOUBLE("--eps-clip", "algorithm.eps_clip", "GRPO_ARGS", kTrainBits, true,
+              algorithm.epsClip, 0.2, ""),
+    RP_OPT_DOUBLE("--eps-clip-high", "algorithm.eps_clip_high", "GRPO_ARGS", kTrainBits,
+                  algorithm.epsClipHigh, ""),
+    RP_SWITCH("--use-tis", "algorithm.use_tis", "GRPO_ARGS", kTrainBits, algorithm.useTis, true,
+              ""),
+    // --- optimizer -----------------------------------------------------------------------------
+    {"--optimizer", "optimizer.kind", "OPTIMIZER_ARGS", kTrainBits, true,
+     [](const Recipe& r, bool always, Out& out) {
+         if (always || r.optimizer.kind != "adam") push(out, "--optimizer", {r.optimizer.kind});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setString(v, r.optimizer.kind, why);
+     },
+     ""},
+    RP_DOUBLE("--lr", "algorithm.lr", "OPTIMIZER_ARGS", kTrainBits, true, algorithm.lr, 1e-6, ""),
+    RP_SWITCH("--optimizer-cpu-offload", "optimizer.cpu_offload", "OPTIMIZER_ARGS", kTrainBits,
+              optimizer.cpuOffload, true, ""),
+    RP_SWITCH("--overlap-cpu-optimizer-d2h-h2d", "optimizer.overlap_cpu_optimizer_d2h_h2d",
+              "OPTIMIZER_ARGS", kTrainBits, optimizer.overlapCpuOptimizerD2hH2d, true, ""),
+    RP_SWITCH("--use-precision-aware-optimizer", "optimizer.precision_aware", "OPTIMIZER_ARGS",
+              kTrainBits, optimizer.precisionAware, true, ""),
+    RP_DOUBLE("--optimizer-offload-fraction", "optimizer.offload_fraction", "OPTIMIZER_ARGS",
+              kTrainBits, false, optimizer.offloadFraction, 1.0, ""),
+    // --- engine: SGLang (slime, miles) ---------------------------------------------------------
+    RP_INT("--rollout-num-gpus-per-engine", "rollout.gpus_per_engine", "ENGINE_ARGS", kTrainBits,
+           true, rollout.gpusPerEngine, 1, ""),
+    RP_DOUBLE("--sglang-mem-fraction-static", "rollout.mem_fraction", "ENGINE_ARGS", kSglangBits,
+              true, rollout.memFraction, 0.8, "always written: SGLang's own default differs"),
+    RP_INT("--sglang-pp-size", "rollout.pp_size", "ENGINE_ARGS", kSglangBits, false,
+           rollout.ppSize, 1, ""),
+    RP_INT("--sglang-dp-size", "rollout.dp_size", "ENGINE_ARGS", kSglangBits, false,
+           rollout.dpSize, 1, ""),
+    RP_INT("--sglang-ep-size", "rollout.ep_size", "ENGINE_ARGS", kSglangBits, false,
+           rollout.epSize, 1, ""),
+    RP_SWITCH("--sglang-enable-dp-attention", "rollout.dp_attention", "ENGINE_ARGS", kSglangBits,
+              rollout.dpAttention, true, ""),
+    RP_SWITCH("--sglang-enable-eplb", "rollout.eplb.enabled", "ENGINE_ARGS", kSglangBits,
+              rollout.eplb.enabled, true, ""),
+    RP_INT("--sglang-ep-num-redundant-experts", "rollout.eplb.redundant_experts", "ENGINE_ARGS",
+           kSglangBits, false, rollout.eplb.redundantExperts, 0, ""),
+    RP_SWITCH("--sglang-disable-cuda-graph", "rollout.cuda_graph", "ENGINE_ARGS", kSglangBits,
+              rollout.cudaGraph, false, "written when cuda_graph is false"),
+    {"--sglang-cuda-graph-bs", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kSglangBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.rollout.cudaGraphSizes.empty()) return;
+         Values v;
+         for (int s : r.rollout.cudaGraphSizes) v.push_back(formatInt(s));
+         push(out, "--sglang-cuda-graph-bs", std::move(v));
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setIntList(v, r.rollout.cudaGraphSizes, why);
+     },
+     ""},
+    RP_INT("--sglang-cuda-graph-max-bs", "rollout.cuda_graph_max_bs", "ENGINE_ARGS", kSglangBits,
+           false, rollout.cudaGraphMaxBs, 0, ""),
+    RP_STRING("--sglang-moe-runner-backend", "rollout.moe_backend", "ENGINE_ARGS", kSglangBits,
+              rollout.moeBackend, ""),
+    RP_STRING("--sglang-lora-backend", "rollout.lora_backend", "ENGINE_ARGS", kSglangBits,
+              rollout.loraBackend, ""),
+    // --- engine: vLLM (vime) -------------------------------------------------------------------
+    RP_DOUBLE("--vllm-gpu-memory-utilization", "rollout.mem_fraction", "ENGINE_ARGS", kVimeBit,
+              true, rollout.memFraction, 0.8, "always written"),
+    RP_INT("--vllm-pipeline-parallel-size", "rollout.pp_size", "ENGINE_ARGS", kVimeBit, false,
+           rollout.ppSize, 1, ""),
+    RP_INT("--vllm-data-parallel-size", "rollout.dp_size", "ENGINE_ARGS", kVimeBit, false,
+           rollout.dpSize, 1, ""),
+    RP_SWITCH("--vllm-enable-expert-parallel", "rollout.expert_parallel", "ENGINE_ARGS", kVimeBit,
+              rollout.expertParallel, true, "vLLM EP = TP x DP"),
+    RP_SWITCH("--vllm-enable-eplb", "rollout.eplb.enabled", "ENGINE_ARGS", kVimeBit,
+              rollout.eplb.enabled, true, ""),
+    {"--vllm-eplb-config", "rollout.eplb.redundant_experts", "ENGINE_ARGS", kVimeBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.rollout.eplb.redundantExperts != 0)
+             push(out, "--vllm-eplb-config",
+                  {"{\"num_redundant_experts\": " + formatInt(r.rollout.eplb.redundantExperts) +
+                   "}"});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         if (!one(v, why)) return false;
+         const auto doc = nlohmann::json::parse(v[0], nullptr, false);
+         if (!doc.is_object() || doc.size() != 1 || !doc.contains("num_redundant_experts") ||
+             !doc["num_redundant_experts"].is_number_integer()) {
+             why = "only {\"num_redundant_experts\": N} maps onto the recipe";
+             return false;
+         }
+         r.rollout.eplb.redundantExperts = doc["num_redundant_experts"].get<int>();
+         return true;
+     },
+     "JSON {\"num_redundant_experts\": N}; any other config stays in extra_args"},
+    RP_SWITCH("--vllm-enforce-eager", "rollout.cuda_graph", "ENGINE_ARGS", kVimeBit,
+              rollout.cudaGraph, false, "written when cuda_graph is false"),
+    {"--vllm-cudagraph-capture-sizes", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kVimeBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.rollout.cudaGraphSizes.empty()) return;
+         Values v;
+         for (int s : r.rollout.cudaGraphSizes) v.push_back(formatInt(s));
+         push(out, "--vllm-cudagraph-capture-sizes", std::move(v));
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setIntList(v, r.rollout.cudaGraphSizes, why);
+     },
+     ""},
+    RP_STRING("--vllm-moe-backend", "rollout.moe_backend", "ENGINE_ARGS", kVimeBit,
+              rollout.moeBackend, ""),
+    // --- LoRA (miles) --------------------------------------------------------------------------
+    RP_INT("--lora-rank", "lora.rank", "LORA_ARGS", kMilesBit, false, lora.rank, 0, ""),
+    {"--lora-alpha", "lora.alpha", "LORA_ARGS", kMilesBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.lora.rank > 0 || r.lora.alpha != 16)
+             push(out, "--lora-alpha", {formatDouble(r.lora.alpha)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) { return setDouble(v, r.lora.alpha, why); },
+     "written with any rank > 0"},
+    RP_DOUBLE("--lora-dropout", "lora.dropout", "LORA_ARGS", kMilesBit, false, lora.dropout, 0.0,
+              ""),
+    {"--target-modules", "lora.target_modules", "LORA_ARGS", kMilesBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.lora.targetModules.empty()) return;
+         std::string joined;
+         for (const auto& m : r.lora.targetModules) joined += (joined.empty() ? "" : ",") + m;
+         push(out, "--target-modules", {joined});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         if (!one(v, why)) return false;
+         std::vector<std::string> list;
+         std::string item;
+         for (char c : v[0] + ",") {
+             if (c != ',') {
+                 item += c;
+             } else if (!item.empty()) {
+                 list.push_back(item);
+                 item.clear();
+             } else {
+                 why = "empty module name in '" + v[0] + "'";
+                 return false;
+             }
+         }
+         r.lora.targetModules = std::move(list);
+         return true;
+     },
+     "comma-separated"},
+    RP_SWITCH("--lora-base-cpu-backup", "lora.base_cpu_backup", "LORA_ARGS", kMilesBit,
+              lora.baseCpuBackup, true, ""),
+    // --- memory / offload ----------------------------------------------------------------------
+    RP_SWITCH("--offload-train", "memory.offload_train", "MISC_ARGS", kTrainBits,
+              memory.offloadTrain, std::optional<bool>(true), "written when set"),
+    RP_SWITCH("--no-offload-train", "memory.offload_train", "MISC_ARGS", kTrainBits,
+              memory.offloadTrain, std::optional<bool>(false), ""),
+    RP_SWITCH("--offload-rollout", "memory.offload_rollout", "MISC_ARGS", kTrainBits,
+              memory.offloadRollout, std::optional<bool>(true), ""),
+    RP_SWITCH("--no-offload-rollout", "memory.offload_rollout", "MISC_ARGS", kTrainBits,
+              memory.offloadRollout, std::optional<bool>(false), ""),
+    {"--offload", "memory.offload_train", "MISC_ARGS", kTrainBits, false, nullptr,
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setSwitch(v, r.memory.offloadTrain, std::optional<bool>(true), why) &&
+                setSwitch(v, r.memory.offloadRollout, std::optional<bool>(true), why);
+     },
+     "read only: = --offload-train --offload-rollout"},
+    {"--offload-train-target", "memory.offload_train_target", "MISC_ARGS", kMilesBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.memory.offloadTrainTarget != OffloadTarget::Cpu)
+             push(out, "--offload-train-target", {toString(r.memory.offloadTrainTarget)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setEnum(v, r.memory.offloadTrainTarget, {OffloadTarget::Cpu, OffloadTarget::Disk},
+                        why);
+     },
+     ""},
+    RP_SWITCH("--drop-checkpoint-page-cache-after-load",
+              "memory.drop_checkpoint_page_cache_after_load", "MISC_ARGS", kMilesBit,
+              memory.dropCheckpointPageCacheAfterLoad, true, ""),
+    {"--colocate-memory-peak-device", "memory.colocate_memory_peak_device", "MISC_ARGS", kMilesBit,
+     false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.memory.colocateMemoryPeakDevice != PeakDevice::Cpu)
+             push(out, "--colocate-memory-peak-device",
+                  {toString(r.memory.colocateMemoryPeakDevice)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setEnum(v, r.memory.colocateMemoryPeakDevice, {PeakDevice::Cpu, PeakDevice::Gpu},
+                        why);
+     },
+     ""},
+    RP_SWITCH("--reload-rollout-weights-from-disk", "memory.reload_rollout_weights_from_disk",
+              "MISC_ARGS", kMilesBit, memory.reloadRolloutWeightsFromDisk, true, ""),
+    RP_SWITCH("--disable-weights-backuper", "memory.disable_weights_backuper", "MISC_ARGS",
+              kTrainBits, memory.disableWeightsBackuper, true, ""),
+    {"--update-weight-buffer-size", "memory.update_weight_buffer_gb", "MISC_ARGS", kTrainBits,
+     false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.memory.updateWeightBufferGb != MemoryFlags{}.updateWeightBufferGb)
+             push(out, "--update-weight-buffer-size",
+                  {formatInt(std::llround(r.memory.updateWeightBufferGb * 1e9))});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         double bytes = 0;
+         if (!setDouble(v, bytes, why)) return false;
+         r.memory.updateWeightBufferGb = bytes / 1e9;
+         return true;
+     },
+     "bytes on the command line, decimal GB in the recipe"},
+    // --- options of the miles Python launcher (python scripts/run_*.py) ------------------------
+    RP_STRING("--model-variant", "model.variant", "SCRIPT_ARGS", kScriptBit, model.variant, ""),
+    RP_INT("--num-nodes", "cluster.nodes", "SCRIPT_ARGS", kScriptBit, false, cluster.nodes, 1, ""),
+    {"--lora", "lora.rank", "SCRIPT_ARGS", kScriptBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.lora.rank > 0) push(out, "--lora");
+     },
+     [](Recipe&, const Values& v, std::string& why) {
+         bool on = false;
+         return setSwitch(v, on, true, why);  // the rank comes with --lora-rank
+     },
+     "switch; the rank comes with --lora-rank"},
+    RP_SWITCH("--recompute", "trainer.recompute", "SCRIPT_ARGS", kScriptBit, trainer.recompute,
+              true, ""),
+    RP_STRING("--model-dir", "checkpoints.model_dir", "SCRIPT_ARGS", kScriptBit,
+              checkpoints.modelDir, ""),
+};
+
+#undef RP_INT
+#undef RP_OPT_INT
+#undef RP_DOUBLE
+#undef RP_OPT_DOUBLE
+#undef RP_STRING
+#undef RP_SWITCH
+
+const ScriptOption kScriptOptions[] = {
+    {"--model-variant", "--model-variant", false},
+    {"--num-nodes", "--num-nodes", true},
+    {"--num-gpus-per-node", "--num-gpus-per-node", true},
+    {"--tp", "--tensor-model-parallel-size", true},
+    {"--pp", "--pipeline-model-parallel-size", true},
+    {"--ep", "--expert-model-parallel-size", true},
+    {"--etp", "--expert-tensor-parallel-size", false},
+    {"--cp", "--context-parallel-size", true},
+    {"--lora", "--lora", false},
+    {"--lora-rank", "--lora-rank", false},
+    {"--lora-alpha", "--lora-alpha", false},
+    {"--num-rollout", "--num-rollout", false},
+    {"--rollout-batch-size", "--rollout-batch-size", true},
+    {"--n-samples-per-prompt", "--n-samples-per-prompt", true},
+    {"--rollout-max-response-len", "--rollout-max-response-len", false},
+    {"--global-batch-size", "--global-batch-size", false},
+    {"--recompute", "--recompute", false},
+    {"--model-dir", "--model-dir", false},
+};
+
+#define SLOT(PATH, MEMBER) \
+    FieldSlot { PATH, [](const Recipe& f, Recipe& t) { t.MEMBER = f.MEMBER; } }
+
+const FieldSlot kSlots[] = {
+    SLOT("name", name),
+    SLOT("description", description),
+    SLOT("framework", framework),
+    SLOT("model", model),
+    SLOT("hardware.gpu", hardware.gpu),
+    SLOT("hardware.gpu_memory_gb", hardware.gpuMemoryGb),
+    SLOT("hardware.gpus_per_node", hardware.gpusPerNode),
+    SLOT("hardware.host_ram_gb", hardware.hostRamGb),
+    SLOT("hardware.cpu_arch", hardware.cpuArch),
+    SLOT("hardware.nvlink", hardware.nvlink),
+    SLOT("cluster.nodes", cluster.nodes),
+    SLOT("cluster.master_addr", cluster.masterAddr),
+    SLOT("cluster.ray_object_store_fraction", cluster.rayObjectStoreFraction),
+    SLOT("placement", placement),
+    SLOT("trainer.backend", trainer.backend),
+    SLOT("trainer.nodes", trainer.nodes),
+    SLOT("trainer.gpus_per_node", trainer.gpusPerNode),
+    SLOT("trainer.tp", trainer.tp),
+    SLOT("trainer.pp", trainer.pp),
+    SLOT("trainer.cp", trainer.cp),
+    SLOT("trainer.ep", trainer.ep),
+    SLOT("trainer.etp", trainer.etp),
+    SLOT("trainer.sequence_parallel", trainer.sequenceParallel),
+    SLOT("trainer.decoder_first_pipeline_num_layers", trainer.decoderFirstPipelineNumLayers),
+    SLOT("trainer.decoder_last_pipeline_num_layers", trainer.decoderLastPipelineNumLayers),
+    SLOT("trainer.num_layers_per_virtual_stage", trainer.numLayersPerVirtualStage),
+    SLOT("trainer.recompute", trainer.recompute),
+    SLOT("rollout.engine", rollout.engine),
+    SLOT("rollout.num_gpus", rollout.numGpus),
+    SLOT("rollout.gpus_per_engine", rollout.gpusPerEngine),
+    SLOT("rollout.engines", rollout.engines),
+    SLOT("rollout.pp_size", rollout.ppSize),
+    SLOT("rollout.dp_size", rollout.dpSize),
+    SLOT("rollout.ep_size", rollout.epSize),
+    SLOT("rollout.dp_attention", rollout.dpAttention),
+    SLOT("rollout.expert_parallel", rollout.expertParallel),
+    SLOT("rollout.eplb.enabled", rollout.eplb.enabled),
+    SLOT("rollout.eplb.redundant_experts", rollout.eplb.redundantExperts),
+    SLOT("rollout.mem_fraction", rollout.memFraction),
+    SLOT("rollout.cuda_graph", rollout.cudaGraph),
+    SLOT("rollout.cuda_graph_sizes", rollout.cudaGraphSizes),
+    SLOT("rollout.cuda_graph_max_bs", rollout.cudaGraphMaxBs),
+    SLOT("rollout.weight_dtype", rollout.weightDtype),
+    SLOT("rollout.quant_scope", rollout.quantScope),
+    SLOT("rollout.max_response_len", rollout.maxResponseLen),
+    SLOT("rollout.max_context_len", rollout.maxContextLen),
+    SLOT("rollout.max_prompt_len", rollout.maxPromptLen),
+    SLOT("rollout.temperature", rollout.temperature),
+    SLOT("rollout.moe_backend", rollout.moeBackend),
+    SLOT("rollout.lora_backend", rollout.loraBackend),
+    SLOT("batch.rollout_batch_size", batch.rolloutBatchSize),
+    SLOT("batch.n_samples_per_prompt", batch.nSamplesPerPrompt),
+    SLOT("batch.global_batch_size", batch.globalBatchSize),
+    SLOT("batch.num_steps_per_rollout", batch.numStepsPerRollout),
+    SLOT("batch.micro_batch_size", batch.microBatchSize),
+    SLOT("batch.dynamic_batch_size", batch.dynamicBatchSize),
+    SLOT("batch.max_tokens_per_gpu", batch.maxTokensPerGpu),
+    SLOT("batch.over_sampling_batch_size", batch.overSamplingBatchSize),
+    SLOT("batch.num_rollout", batch.numRollout),
+    SLOT("batch.num_epoch", batch.numEpoch),
+    SLOT("algorithm.advantage_estimator", algorithm.advantageEstimator),
+    SLOT("algorithm.use_kl_loss", algorithm.useKlLoss),
+    SLOT("algorithm.kl_loss_coef", algorithm.klLossCoef),
+    SLOT("algorithm.kl_loss_type", algorithm.klLossType),
+    SLOT("algorithm.kl_coef", algorithm.klCoef),
+    SLOT("algorithm.eps_clip", algorithm.epsClip),
+    SLOT("algorithm.eps_clip_high", algorithm.epsClipHigh),
+    SLOT("algorithm.entropy_coef", algorithm.entropyCoef),
+    SLOT("algorithm.use_tis", algorithm.useTis),
+    SLOT("algorithm.lr", algorithm.lr),
+    SLOT("optimizer.kind", optimizer.kind),
+    SLOT("optimizer.distributed", optimizer.distributed),
+    SLOT("optimizer.cpu_offload", optimizer.cpuOffload),
+    SLOT("optimizer.overlap_cpu_optimizer_d2h_h2d", optimizer.overlapCpuOptimizerD2hH2d),
+    SLOT("optimizer.precision_aware", optimizer.precisionAware),
+    SLOT("optimizer.offload_fraction", optimizer.offloadFraction),
+    SLOT("lora.rank", lora.rank),
+    SLOT("lora.alpha", lora.alpha),
+    SLOT("lora.dropout", lora.dropout),
+    SLOT("lora.target_modules", lora.targetModules),
+    SLOT("lora.base_cpu_backup", lora.baseCpuBackup),
+    SLOT("memory.offload_train", memory.offloadTrain),
+    SLOT("memory.offload_rollout", memory.offloadRollout),
+    SLOT("memory.offload_train_target", memory.offloadTrainTarget),
+    SLOT("memory.drop_checkpoint_page_cache_after_load", memory.dropCheckpointPageCacheAfterLoad),
+    SLOT("memory.colocate_memory_peak_device", memory.colocateMemoryPeakDevice),
+    SLOT("memory.backup_mode", memory.backupMode),
+    SLOT("memory.reload_rollout_weights_from_disk", memory.reloadRolloutWeightsFromDisk),
+    SLOT("memory.disable_weights_backuper", memory.disableWeightsBackuper),
+    SLOT("memory.update_weight_buffer_gb", memory.updateWeightBufferGb),
+    SLOT("environment.nccl_version", environment.ncclVersion),
+    SLOT("environment.nccl_so_path", environment.ncclSoPath),
+    SLOT("checkpoints.model_dir", checkpoints.modelDir),
+    SLOT("checkpoints.hf_checkpoint", checkpoints.hfCheckpoint),
+    SLOT("checkpoints.ref_load", checkpoints.refLoad),
+    SLOT("checkpoints.load", checkpoints.load),
+    SLOT("checkpoints.save", checkpoints.save),
+    SLOT("checkpoints.save_interval", checkpoints.saveInterval),
+    SLOT("checkpoints.converted_ep", checkpoints.convertedEp),
+    SLOT("checkpoints.no_save_optim", checkpoints.noSaveOptim),
+    SLOT("checkpoints.no_load_optim", checkpoints.noLoadOptim),
+    SLOT("eval.interval", eval.interval),
+    SLOT("eval.datasets", eval.datasets),
+    SLOT("eval.n_samples_per_eval_prompt", eval.nSamplesPerEvalPrompt),
+    SLOT("eval.max_response_len", eval.maxResponseLen),
+    SLOT("eval.skip_eval_before_train", eval.skipEvalBeforeTrain),
+    SLOT("launcher", launcher),
+};
+
+#undef SLOT
+
+const char* const kReconciled[] = {
+    "framework",        "model",          "launcher",      "hardware.gpus_per_node",
+    "cluster.nodes",    "cluster.master_addr", "trainer.nodes", "trainer.gpus_per_node",
+    "rollout.engine",   "environment.nccl_so_path",
+};
+
+}  // namespace
+
+unsigned flavourBit(Flavour flavour) {
+    switch (flavour) {
+        case Flavour::Slime:
+            return kSlimeBit;
+        case Flavour::Vime:
+            return kVimeBit;
+        case Flavour::Miles:
+            return kMilesBit;
+    }
+    return 0;
+}
+
+std::span<const FlagRule> flagRules() {
+    return kRules;
+}
+
+const FlagRule* findRule(std::string_view flag) {
+    for (const auto& rule : kRules) {
+        if (flag == rule.flag && (rule.flavours & kTrainBits) != 0) {
+            return &rule;
+        }
+    }
+    return nullptr;
+}
+
+const FlagRule* findScriptOption(std::string_view option) {
+    for (const auto& opt : kScriptOptions) {
+        if (option == opt.option) {
+            for (const auto& rule : kRules) {
+                if (std::string_view(rule.flag) == opt.rule) {
+                    return &rule;
+                }
+            }
+        }
+    }
+    return nullptr;
+}
+
+std::span<const ScriptOption> scriptOptions() {
+    return kScriptOptions;
+}
+
+std::span<const FieldSlot> fieldSlots() {
+    return kSlots;
+}
+
+bool isReconciledField(std::string_view path) {
+    for (const char* p : kReconciled) {
+        if (path == p) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool fieldHasFlag(std::string_view path, unsigned bits) {
+    for (const auto& rule : kRules) {
+        if ((rule.flavours & bits) != 0 && rule.emit != nullptr && path == rule.field) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace runplane::plan::launch::detail

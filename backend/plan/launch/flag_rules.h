@@ -1,0 +1,77 @@
+#pragma once
+// Internal: the one table that maps recipe fields to framework flags, used by the exporter (emit)
+// and the importer (apply), and the list of recipe fields (slots) the runplane-meta block carries
+// when no flag does. docs/launch-scripts.md renders the same table. Immutable; thread-safe.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/plan/launch/launch.h"
+#include "backend/plan/recipe.h"
+
+namespace runplane::plan::launch::detail {
+
+// Which launchers know a spelling. kScript = an option of the miles Python launcher itself.
+inline constexpr unsigned kSlimeBit = 1;
+inline constexpr unsigned kVimeBit = 2;
+inline constexpr unsigned kMilesBit = 4;
+inline constexpr unsigned kScriptBit = 8;
+inline constexpr unsigned kTrainBits = kSlimeBit | kVimeBit | kMilesBit;
+inline constexpr unsigned kSglangBits = kSlimeBit | kMilesBit;
+
+unsigned flavourBit(Flavour flavour);
+
+struct FlagValues {
+    std::string flag;
+    std::vector<std::string> values;
+};
+
+/// Appends the flag(s) for the rule's field; `always` = write it even at the recipe default
+/// (bash exports spell out the key settings the way the frameworks' scripts do).
+using EmitFn = void (*)(const Recipe& r, bool always, std::vector<FlagValues>& out);
+/// Sets the field from the flag's values; false (with why) when the values do not fit.
+using ApplyFn = bool (*)(Recipe& r, const std::vector<std::string>& values, std::string& why);
+
+struct FlagRule {
+    const char* flag;
+    const char* field;  // recipe path, as in the YAML ("rollout.mem_fraction")
+    const char* group;  // bash array; "ENGINE_ARGS" = SGLANG_ARGS / VLLM_ARGS by engine
+    unsigned flavours;
+    bool alwaysInBash;  // written even at the default in bash exports
+    EmitFn emit;        // nullptr: read on import, never written (e.g. --offload)
+    ApplyFn apply;      // nullptr: only read as part of a multi-flag form (recompute)
+    const char* note;   // short remark for the docs table
+};
+
+std::span<const FlagRule> flagRules();
+/// The rule for a train.py flag (not a miles launcher option), or nullptr.
+const FlagRule* findRule(std::string_view flag);
+/// The rule for a miles launcher option ("--tp"), or nullptr.
+const FlagRule* findScriptOption(std::string_view option);
+
+/// Options of the miles Python launcher, in the order the launcher's docs write them; each
+/// stands for a rule (`rule`), spelled `option` on the launcher's command line.
+struct ScriptOption {
+    const char* option;
+    const char* rule;
+    bool always;
+};
+std::span<const ScriptOption> scriptOptions();
+
+/// A recipe field the meta block can carry: copies it from one recipe to another.
+struct FieldSlot {
+    const char* path;
+    void (*copy)(const Recipe& from, Recipe& to);
+};
+std::span<const FieldSlot> fieldSlots();
+
+/// Fields whose effective value the flags carry but not whether it was written explicitly (or
+/// that no flag carries in any flavour); always in the meta block and reconciled on import.
+bool isReconciledField(std::string_view path);
+/// True when some rule writes `path` in this mode (bits = flavour bit, plus kScriptBit for the
+/// miles Python launcher).
+bool fieldHasFlag(std::string_view path, unsigned bits);
+
+}  // namespace runplane::plan::launch::detail

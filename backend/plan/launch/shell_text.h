@@ -1,0 +1,32 @@
+#pragma once
+// Internal: shell quoting and number spelling shared by the exporter and the importer. The quoting
+// rule (docs/launch-scripts.md): a word made only of [A-Za-z0-9_@%+=:,./-] is written bare,
+// anything else in single quotes with each ' written as '\''. Deterministic; thread-safe.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/common/result.h"
+
+namespace runplane::plan::launch::detail {
+
+/// The word as bash reads it back unchanged.
+std::string shellQuote(std::string_view word);
+/// Words quoted one by one and joined by single spaces (a command line).
+std::string shellJoin(const std::vector<std::string>& words);
+/// Escapes text for the inside of a bash double-quoted string (\, ", $, `).
+std::string doubleQuoteEscape(std::string_view text);
+/// Splits a command-line string the way the shell would split it without expansions: blanks
+/// separate words; '...', "..." and \ quote. `$` and backquotes are refused (would expand).
+Result<std::vector<std::string>> shellSplit(std::string_view text);
+
+std::string formatInt(long long value);
+/// Shortest text that reads back as the same double (1e-05, 0.7, 64).
+std::string formatDouble(double value);
+/// Whole-string integer / floating point parses; nullopt on anything else.
+std::optional<long long> parseInt(std::string_view text);
+std::optional<double> parseDouble(std::string_view text);
+
+}  // namespace runplane::plan::launch::detail

@@ -1,0 +1,587 @@
+#include "backend/plan/memory_model.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "backend/plan/model_params.h"
+#include "backend/plan/topology.h"
+
+namespace runplane::plan {
+
+void PhaseMemory::add(Component c, double count, double unitBytes) {
+    const double bytes = count * unitBytes;
+    if (bytes <= 0 || m_count >= kCapacity) {
+        return;
+    }
+    m_items[static_cast<std::size_t>(m_count++)] = MemoryItem{c, count, unitBytes, bytes, false};
+    m_total += bytes;
+}
+
+void PhaseMemory::addCapped(Component c, double count, double unitBytes, double capBytes) {
+    const double raw = count * unitBytes;
+    const double bytes = std::min(raw, capBytes);
+    if (bytes <= 0 || m_count >= kCapacity) {
+        return;
+    }
+    m_items[static_cast<std::size_t>(m_count++)] =
+        MemoryItem{c, count, unitBytes, bytes, raw > capBytes};
+    m_total += bytes;
+}
+
+double PhaseMemory::bytesOf(Component c) const {
+    double sum = 0;
+    for (const auto& item : items()) {
+        if (item.component == c) {
+            sum += item.bytes;
+        }
+    }
+    return sum;
+}
+
+double bytesPerWeight(WeightDtype dtype) {
+    switch (dtype) {
+        case WeightDtype::Bf16:
+        case WeightDtype::Fp16:
+            return 2.0;
+        case WeightDtype::Fp8:
+            return 1.0 + 4.0 / (128.0 * 128.0);  // FP8 + one fp32 scale per 128x128 block
+        case WeightDtype::Nvfp4:
+            return 0.5 + 1.0 / 16.0;  // 4-bit values + one FP8 (E4M3) scale per 16 values
+        case WeightDtype::Mxfp4:
+            return 0.5 + 1.0 / 32.0;  // 4-bit values + one E8M0 scale per 32 values
+        case WeightDtype::Int4:
+            return 0.5 + 2.0 / 128.0;  // 4-bit values + one bf16 scale per group of 128
+    }
+    return 2.0;
+}
+
+namespace {
+
+constexpr double kBf16 = 2.0;
+constexpr double kFp32Grad = 4.0;       // Megatron accumulates bf16 grads in fp32 main_grad
+constexpr double kAdamState = 12.0;     // fp32 master + exp_avg + exp_avg_sq
+constexpr double kCpuAdamState = 16.0;  // the same plus the fp32 grad copy on the host
+constexpr double kLoraBytes = 2.0 + 4.0 + 12.0;  // bf16 adapter + fp32 grad + Adam state
+constexpr double kActivationFactor = 34.0;  // bytes per token per hidden unit per layer (SP, flash)
+
+/// What one trainer rank of a pipeline stage holds.
+struct StageRank {
+    double weights = 0;        // bf16 weights
+    double expertWeights = 0;  // the routed-expert part of weights
+    double grads = 0;
+    double optimizerGpu = 0;
+    double optimizerFull = 0;  // as if nothing were offloaded
+    double cpuAdam = 0;        // host side of --optimizer-cpu-offload
+    double lora = 0;
+    double activations = 0;
+    double logits = 0;
+    double checkpointShardDense = 0;   // bytes of this rank's dense shard in the checkpoint
+    double checkpointShardExpert = 0;  // bytes of this rank's expert shard
+};
+
+int atLeast1(int v) {
+    return v > 0 ? v : 1;
+}
+
+double tokensPerMicroBatch(const Recipe& r, const Layout& l) {
+    if (r.batch.dynamicBatchSize && r.batch.maxTokensPerGpu.has_value()) {
+        return *r.batch.maxTokensPerGpu;
+    }
+    // Static batching: micro_batch_size samples of prompt + response, split over CP.
+    double seq = r.rollout.maxResponseLen.value_or(0) + r.rollout.maxPromptLen.value_or(0);
+    if (seq <= 0) {
+        seq = r.rollout.maxContextLen.value_or(4096);  // slime's seq_length placeholder
+    }
+    return r.batch.microBatchSize * seq / l.cp;
+}
+
+std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const ModelParams& p,
+                                  const Layout& l) {
+    const auto stages = splitStages(s, p, l.pp, r.trainer.decoderFirstPipelineNumLayers.value_or(0),
+                                    r.trainer.decoderLastPipelineNumLayers.value_or(0));
+    const double tp = l.tp;
+    const double expertShard = double(l.ep) * l.etp;
+    const double dpCp = double(atLeast1(l.dp)) * l.cp;
+    const double edp = atLeast1(l.expertDp);
+    const bool lora = r.lora.rank > 0;
+    const bool distributed = r.optimizer.distributed;
+    const double offloaded =
+        r.optimizer.cpuOffload ? std::clamp(r.optimizer.offloadFraction, 0.0, 1.0) : 0.0;
+    const double loraTotal = double(loraParams(s, r.lora.rank, r.lora.targetModules));
+    const double tokens = tokensPerMicroBatch(r, l);
+    const double spShard = r.trainer.sequenceParallel && l.tp > 1 ? tp : 1.0;
+    const int microBatches =
+        std::max(1, atLeast1(r.batch.globalBatchSize.value_or(1)) /
+                        std::max(1, atLeast1(l.dp) * atLeast1(r.batch.microBatchSize)));
+    std::vector<StageRank> out(stages.size());
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        const StageParams& st = stages[i];
+        StageRank& sr = out[i];
+        const double dense = double(st.dense) / tp;
+        const double experts = double(st.experts) / expertShard;
+        sr.weights = kBf16 * (dense + experts);
+        sr.expertWeights = kBf16 * experts;
+        sr.checkpointShardDense = kBf16 * dense;
+        sr.checkpointShardExpert = kBf16 * experts;
+        const double share = s.numLayers > 0 ? double(st.numLayers) / s.numLayers : 0.0;
+        if (lora) {
+            const double adapters = loraTotal * share / tp;
+            sr.lora = adapters * (kBf16 + kFp32Grad) + adapters * kAdamState / dpCp;
+        } else {
+            sr.grads = kFp32Grad * (dense + experts);
+            const double shard = distributed ? dense / dpCp + experts / edp : dense + experts;
+            sr.optimizerFull = kAdamState * shard;
+            sr.optimizerGpu = sr.optimizerFull * (1.0 - offloaded);
+            sr.cpuAdam = kCpuAdamState * shard * offloaded;
+        }
+        // Activations: with full recompute only each layer's input is kept (x in-flight
+        // micro-batches of 1F1B on this stage) plus one layer's working set; without it every
+        // layer keeps its working set.
+        const double perLayer = kActivationFactor * tokens * s.hidden / spShard;
+        double moeWork = 0;
+        if (s.isMoe()) {
+            moeWork = tokens * s.topK * (2.0 * s.hidden + 3.0 * s.expertFfn()) * kBf16 / l.etp;
+        }
+        const double inflight = std::min<double>(l.pp - int(i), microBatches);
+        if (r.trainer.recompute) {
+            sr.activations =
+                kBf16 * tokens * s.hidden / spShard * st.numLayers * std::max(1.0, inflight) +
+                perLayer + moeWork;
+        } else {
+            sr.activations = (perLayer + moeWork) * st.numLayers * std::max(1.0, inflight);
+        }
+        if (i + 1 == stages.size()) {
+            sr.logits = 2.0 * 4.0 * tokens * s.vocabSize / tp;  // fp32 logits and their grad
+        }
+    }
+    return out;
+}
+
+/// Engine weights of one GPU: experts at the engine dtype, the rest at BF16 unless the dtype
+/// covers all linear weights; embeddings stay BF16.
+double engineWeightsPerGpu(const Recipe& r, const ModelParams& p, const Layout& l) {
+    const double dt = bytesPerWeight(r.rollout.weightDtype);
+    const double vocab = double(p.embedding + p.outputLayer);
+    const double body = double(p.totalDense) - vocab;
+    const double denseBytes =
+        body * (r.rollout.quantScope == QuantScope::All ? dt : kBf16) + vocab * kBf16;
+    const double expertBytes = double(p.totalExperts) * dt;
+    return (denseBytes + expertBytes) / atLeast1(l.gpusPerEngine);
+}
+
+Phase peakOf(const std::array<PhaseMemory, kPhaseCount>& phases, double& peak) {
+    Phase best = Phase::Load;
+    peak = 0;
+    for (int i = 0; i < kPhaseCount; ++i) {
+        if (phases[std::size_t(i)].total() > peak) {
+            peak = phases[std::size_t(i)].total();
+            best = kPhases[std::size_t(i)];
+        }
+    }
+    return best;
+}
+
+PhaseMemory& at(std::array<PhaseMemory, kPhaseCount>& phases, Phase p) {
+    return phases[static_cast<std::size_t>(p)];
+}
+
+}  // namespace
+
+MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
+    MemoryPlan plan;
+    const Layout l = computeLayout(r);
+    plan.cpuOnly = r.hardware.gpusPerNode <= 0;
+    plan.hostRamBytes = r.hardware.hostRamGb * kGb;
+    plan.hostAlarmBytes = plan.hostRamBytes * kHostAlarmFraction;
+    plan.gpuBytes = r.hardware.gpuMemoryGb * kGb;
+
+    const ModelParams params = computeParams(s);
+    const std::vector<StageRank> stages = stageRanks(r, s, params, l);
+    const int world = plan.cpuOnly ? std::max(1, l.trainerNodes) : l.worldSize;
+    const int ranksPerStage = std::max(1, world / l.pp);
+    auto stageOf = [&](int rank) {
+        return std::min<int>(int(stages.size()) - 1, rank / ranksPerStage);
+    };
+
+    const bool colocate = l.colocate;
+    const bool offloadTrain = offloadTrainOn(r);
+    const bool offloadRollout = offloadRolloutOn(r);
+    const bool lora = r.lora.rank > 0;
+    const bool megatron = r.trainer.backend == TrainBackend::Megatron;
+    const bool backuper = megatron && !r.memory.disableWeightsBackuper &&
+                          !(r.framework == Framework::Miles && lora && colocate);
+    const bool tmsToHost =
+        colocate && offloadTrain && r.memory.offloadTrainTarget == OffloadTarget::Cpu;
+    const bool mirror = colocate && offloadRollout && r.lora.baseCpuBackup && lora &&
+                        !r.memory.reloadRolloutWeightsFromDisk;
+    const bool reference = r.algorithm.useKlLoss || r.algorithm.klCoef != 0.0;
+    const bool clone = r.memory.backupMode == BackupMode::Clone && colocate && offloadTrain;
+    const bool ray = effectiveLauncher(r) != LauncherKind::Command;
+    const bool dropCache = r.memory.dropCheckpointPageCacheAfterLoad;
+    const double engineGpuBytes = engineWeightsPerGpu(r, params, l);
+    plan.engineWeightsPerGpu = engineGpuBytes;
+    for (const auto& st : stages) {
+        plan.trainerWeightsPerRankMax = std::max(plan.trainerWeightsPerRankMax, st.weights);
+    }
+
+    auto tmsPerRank = [&](const StageRank& st) {
+        return (backuper ? 0.0 : st.weights) + st.optimizerGpu + st.lora;
+    };
+    auto clonePerRank = [&](const StageRank& st) {
+        return s.isMoe() ? st.expertWeights : st.weights;
+    };
+
+    // ---- host, per node ----
+    const int gpn = plan.cpuOnly ? 1 : atLeast1(l.gpusPerNode);
+    const int nodes = std::max(l.nodes, 1);
+    plan.nodes.resize(std::size_t(nodes));
+    for (int n = 0; n < nodes; ++n) {
+        NodeMemory& node = plan.nodes[std::size_t(n)];
+        node.node = n;
+        const int lo = n * gpn;
+        const int hi = lo + gpn;
+        // Trainer ranks of this node, by stage; the checkpoint shards they read (deduplicated:
+        // DP / CP replicas on one node share the same files in the page cache).
+        double perRank[8] = {};  // per component sums, indexed below
+        enum { kWeights, kTms, kClone, kCpuAdam, kDeviceState, kCount_ };
+        static_assert(kCount_ <= 8);
+        int trainerRanks = 0;
+        double pageCache = 0;
+        std::array<std::pair<int, int>, 64> denseSeen{};
+        std::array<std::pair<int, int>, 64> expertSeen{};
+        int denseCount = 0;
+        int expertCount = 0;
+        for (int rank = lo; rank < std::min(hi, world); ++rank) {
+            ++trainerRanks;
+            const int stage = stageOf(rank);
+            const StageRank& st = stages[std::size_t(stage)];
+            perRank[kWeights] += st.weights;
+            perRank[kTms] += tmsPerRank(st);
+            perRank[kClone] += clonePerRank(st);
+            perRank[kCpuAdam] += st.cpuAdam;
+            perRank[kDeviceState] += st.weights + st.grads + st.optimizerGpu + st.lora;
+            const std::pair<int, int> dKey{stage, rank % l.tp};
+            const std::pair<int, int> eKey{stage, (rank % (l.etp * l.ep))};
+            if (std::find(denseSeen.begin(), denseSeen.begin() + denseCount, dKey) ==
+                    denseSeen.begin() + denseCount &&
+                denseCount < 64) {
+                denseSeen[std::size_t(denseCount++)] = dKey;
+                pageCache += st.checkpointShardDense;
+            }
+            if (std::find(expertSeen.begin(), expertSeen.begin() + expertCount, eKey) ==
+                    expertSeen.begin() + expertCount &&
+                expertCount < 64) {
+                expertSeen[std::size_t(expertCount++)] = eKey;
+                pageCache += st.checkpointShardExpert;
+            }
+        }
+        const int rolloutLo = l.rolloutFirstGpu;
+        const int rolloutHi = l.rolloutFirstGpu + l.rolloutGpus;
+        const int engineGpus = plan.cpuOnly
+                                   ? (l.rolloutGpus > 0 ? 1 : 0)
+                                   : std::max(0, std::min(hi, rolloutHi) - std::max(lo, rolloutLo));
+        node.trainerRanks = trainerRanks;
+        node.engineGpus = engineGpus;
+        const double avgWeights = trainerRanks > 0 ? perRank[kWeights] / trainerRanks : 0.0;
+        const int processes = plan.cpuOnly ? 1 : trainerRanks + engineGpus;
+        const double tms = tmsToHost ? perRank[kTms] : 0.0;
+        const double engineMirror = mirror ? engineGpus * engineGpuBytes : 0.0;
+        for (Phase phase : kPhases) {
+            PhaseMemory& pm = at(node.phases, phase);
+            pm.add(Component::ProcessRuntime, processes, kProcessRuntimeBytes);
+            if (ray) {
+                pm.addCapped(Component::RayObjectStore, r.cluster.rayObjectStoreFraction,
+                             plan.hostRamBytes, kRayObjectStoreCapBytes);
+            }
+            if (phase == Phase::Load || !dropCache) {
+                pm.add(Component::PageCache, 1, pageCache);
+            }
+            if (trainerRanks > 0) {
+                pm.add(Component::CpuAdamState, trainerRanks, perRank[kCpuAdam] / trainerRanks);
+                if (backuper) {
+                    pm.add(Component::WeightsBackuper, trainerRanks, avgWeights);
+                }
+                if (reference) {
+                    pm.add(Component::ReferenceCopy, trainerRanks, avgWeights);
+                }
+            }
+            if (plan.cpuOnly) {
+                pm.add(Component::DeviceStateInRam, 1,
+                       perRank[kDeviceState] + engineMirror * 0 +
+                           (engineGpus > 0 ? engineGpuBytes : 0.0));
+            }
+            if (clone && phase != Phase::Load && trainerRanks > 0) {
+                pm.add(Component::CloneArena, trainerRanks, perRank[kClone] / trainerRanks);
+            }
+            switch (phase) {
+                case Phase::Load:
+                    break;
+                case Phase::Rollout:
+                    if (trainerRanks > 0) {
+                        pm.add(Component::TrainerBackup, trainerRanks, tms / trainerRanks);
+                    }
+                    break;
+                case Phase::Train:
+                    if (engineGpus > 0) {
+                        pm.add(Component::EngineMirror, engineGpus, engineMirror / engineGpus);
+                    }
+                    break;
+                case Phase::WeightSync: {
+                    pm.add(Component::PinnedStaging, trainerRanks,
+                           r.memory.updateWeightBufferGb * kGb);
+                    // Hand-off: with the peak on the CPU the trainer offloads before the engines
+                    // onload, so both backups meet in host RAM; with --colocate-memory-peak-device
+                    // gpu the engines onload first and the overlap moves to HBM.
+                    const bool both = r.memory.colocateMemoryPeakDevice == PeakDevice::Cpu;
+                    if (both || tms >= engineMirror) {
+                        if (trainerRanks > 0) {
+                            pm.add(Component::TrainerBackup, trainerRanks, tms / trainerRanks);
+                        }
+                    }
+                    if ((both || engineMirror > tms) && engineGpus > 0) {
+                        pm.add(Component::EngineMirror, engineGpus, engineMirror / engineGpus);
+                    }
+                    break;
+                }
+            }
+        }
+        node.peakPhase = peakOf(node.phases, node.peakBytes);
+        plan.trainerBackupPerNodeMax = std::max(plan.trainerBackupPerNodeMax, tms);
+        plan.engineMirrorPerNodeMax = std::max(plan.engineMirrorPerNodeMax, engineMirror);
+        plan.pageCachePerNodeMax = std::max(plan.pageCachePerNodeMax, pageCache);
+        if (reference) {
+            plan.referencePerNodeMax = std::max(plan.referencePerNodeMax, perRank[kWeights]);
+        }
+        if (clone && trainerRanks > 0) {
+            plan.cloneArenaPerRank =
+                std::max(plan.cloneArenaPerRank, perRank[kClone] / trainerRanks);
+        }
+        if (node.peakBytes > plan.peakBytes) {
+            plan.peakBytes = node.peakBytes;
+            plan.peakNode = n;
+            plan.peakPhase = node.peakPhase;
+        }
+    }
+
+    // ---- device, per GPU class ----
+    for (const auto& st : stages) {
+        plan.trainPeakPerGpuIfOptimizerOnGpu = std::max(
+            plan.trainPeakPerGpuIfOptimizerOnGpu,
+            st.weights + st.grads + st.optimizerFull + st.lora + st.activations + st.logits);
+    }
+    if (plan.cpuOnly) {
+        return plan;
+    }
+    const double kv = std::max(0.0, r.rollout.memFraction * plan.gpuBytes - engineGpuBytes);
+    auto fillTrainer = [&](GpuMemory& g, const StageRank& st) {
+        PhaseMemory& load = at(g.phases, Phase::Load);
+        load.add(Component::TrainerWeights, 1, st.weights);
+        load.add(Component::TrainerGrads, 1, st.grads);
+        load.add(Component::TrainerOptimizer, 1, st.optimizerGpu);
+        load.add(Component::LoraState, 1, st.lora);
+        PhaseMemory& train = at(g.phases, Phase::Train);
+        train.add(Component::TrainerWeights, 1, st.weights);
+        train.add(Component::TrainerGrads, 1, st.grads);
+        train.add(Component::TrainerOptimizer, 1, st.optimizerGpu);
+        train.add(Component::LoraState, 1, st.lora);
+        train.add(Component::Activations, 1, st.activations);
+        train.add(Component::Logits, 1, st.logits);
+        if (!(colocate && offloadTrain)) {
+            PhaseMemory& rollout = at(g.phases, Phase::Rollout);
+            rollout.add(Component::TrainerWeights, 1, st.weights);
+            rollout.add(Component::TrainerGrads, 1, st.grads);
+            rollout.add(Component::TrainerOptimizer, 1, st.optimizerGpu);
+            rollout.add(Component::LoraState, 1, st.lora);
+        }
+        PhaseMemory& sync = at(g.phases, Phase::WeightSync);
+        sync.add(Component::TrainerWeights, 1, st.weights);
+        sync.add(Component::LoraState, 1, st.lora);
+        if (!colocate || r.memory.colocateMemoryPeakDevice == PeakDevice::Gpu) {
+            sync.add(Component::TrainerGrads, 1, st.grads);
+            sync.add(Component::TrainerOptimizer, 1, st.optimizerGpu);
+        }
+    };
+    auto fillEngine = [&](GpuMemory& g, bool withTrainer) {
+        at(g.phases, Phase::Rollout).add(Component::EngineWeights, 1, engineGpuBytes);
+        at(g.phases, Phase::Rollout).add(Component::KvCache, 1, kv);
+        if (!(colocate && offloadRollout)) {
+            at(g.phases, Phase::Train).add(Component::EngineWeights, 1, engineGpuBytes);
+            at(g.phases, Phase::Train).add(Component::KvCache, 1, kv);
+        }
+        at(g.phases, Phase::WeightSync).add(Component::EngineWeights, 1, engineGpuBytes);
+        if (!withTrainer) {
+            at(g.phases, Phase::Load).add(Component::EngineWeights, 1, engineGpuBytes);
+            at(g.phases, Phase::Load).add(Component::KvCache, 1, kv);
+        }
+    };
+    const int stageCount = int(stages.size());
+    for (int sIdx = 0; sIdx < stageCount && world > 0; ++sIdx) {
+        GpuMemory g;
+        g.trainerStage = sIdx;
+        g.gpus = ranksPerStage;
+        g.exampleGpu = sIdx * ranksPerStage;
+        g.engine = colocate && g.exampleGpu < l.rolloutGpus;
+        fillTrainer(g, stages[std::size_t(sIdx)]);
+        if (g.engine) {
+            fillEngine(g, true);
+        }
+        g.peakPhase = peakOf(g.phases, g.peakBytes);
+        plan.gpus.push_back(g);
+    }
+    const int engineOnly = colocate ? std::max(0, l.rolloutGpus - world) : l.rolloutGpus;
+    if (engineOnly > 0) {
+        GpuMemory g;
+        g.engine = true;
+        g.gpus = engineOnly;
+        g.exampleGpu = colocate ? world : l.rolloutFirstGpu;
+        fillEngine(g, false);
+        g.peakPhase = peakOf(g.phases, g.peakBytes);
+        plan.gpus.push_back(g);
+    }
+    return plan;
+}
+
+const char* toString(Phase phase) {
+    switch (phase) {
+        case Phase::Load:
+            return "load";
+        case Phase::Rollout:
+            return "rollout";
+        case Phase::Train:
+            return "train";
+        case Phase::WeightSync:
+            return "weight_sync";
+    }
+    return "?";
+}
+
+const char* toString(Component c) {
+    switch (c) {
+        case Component::ProcessRuntime:
+            return "process runtime";
+        case Component::RayObjectStore:
+            return "Ray object store";
+        case Component::PageCache:
+            return "checkpoint page cache";
+        case Component::CpuAdamState:
+            return "CPU Adam state";
+        case Component::WeightsBackuper:
+            return "weights backuper (actor copy)";
+        case Component::ReferenceCopy:
+            return "reference model copy (KL)";
+        case Component::TrainerBackup:
+            return "trainer tms backup";
+        case Component::EngineMirror:
+            return "engine weight mirror";
+        case Component::CloneArena:
+            return "malloc arena (clone backups)";
+        case Component::PinnedStaging:
+            return "pinned staging";
+        case Component::DeviceStateInRam:
+            return "model state in RAM (CPU run)";
+        case Component::TrainerWeights:
+            return "trainer weights";
+        case Component::TrainerGrads:
+            return "trainer grads";
+        case Component::TrainerOptimizer:
+            return "trainer optimizer";
+        case Component::LoraState:
+            return "LoRA adapters + optimizer";
+        case Component::Activations:
+            return "activations";
+        case Component::Logits:
+            return "logits";
+        case Component::EngineWeights:
+            return "engine weights";
+        case Component::KvCache:
+            return "KV cache pool";
+    }
+    return "?";
+}
+
+const char* formulaOf(Component c) {
+    switch (c) {
+        case Component::ProcessRuntime:
+            return "GPU processes on node x 4 GB";
+        case Component::RayObjectStore:
+            return "min(ray_object_store_fraction x host RAM, 200 GB)";
+        case Component::PageCache:
+            return "distinct checkpoint shards read by the node's ranks x 2 B/param";
+        case Component::CpuAdamState:
+            return "ranks x 16 B x optimizer shard params x offload_fraction";
+        case Component::WeightsBackuper:
+            return "ranks x bf16 weights per rank";
+        case Component::ReferenceCopy:
+            return "ranks x bf16 reference weights per rank";
+        case Component::TrainerBackup:
+            return "ranks x (bf16 weights unless a backuper holds them + GPU optimizer state + "
+                   "LoRA)";
+        case Component::EngineMirror:
+            return "engine GPUs on node x engine weights per GPU";
+        case Component::CloneArena:
+            return "ranks x routed-expert bf16 weights per rank (dense models: all weights)";
+        case Component::PinnedStaging:
+            return "ranks x update_weight_buffer_gb";
+        case Component::DeviceStateInRam:
+            return "trainer weights + grads + optimizer + engine weights";
+        case Component::TrainerWeights:
+            return "2 B x (stage dense / TP + stage experts / (EP x ETP))";
+        case Component::TrainerGrads:
+            return "4 B x trainable params per rank";
+        case Component::TrainerOptimizer:
+            return "12 B x (dense / (DP x CP) + experts / expert-DP) x (1 - offload_fraction)";
+        case Component::LoraState:
+            return "adapter params per rank x (2 + 4 B) + 12 B / (DP x CP)";
+        case Component::Activations:
+            return "recompute: 2 B x T x H / SP x layers x in-flight + 34 B x T x H / SP (+ MoE)";
+        case Component::Logits:
+            return "8 B x T x vocab / TP (last stage)";
+        case Component::EngineWeights:
+            return "(experts x dtype bytes + dense x bf16 or dtype) / GPUs per engine";
+        case Component::KvCache:
+            return "mem_fraction x HBM - engine weights";
+    }
+    return "?";
+}
+
+std::string formatGb(double bytes) {
+    char buffer[32];
+    const double gb = std::round(bytes / kGb * 10.0) / 10.0;
+    auto [ptr, ec] =
+        std::to_chars(buffer, buffer + sizeof(buffer), gb, std::chars_format::fixed, 1);
+    (void)ec;
+    return std::string(buffer, ptr) + " GB";
+}
+
+std::string describe(const MemoryItem& item) {
+    char buffer[32];
+    std::string countText;
+    if (std::floor(item.count) == item.count) {
+        countText = std::to_string(static_cast<long long>(item.count));
+    } else {
+        auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof(buffer), item.count);
+        (void)ec;
+        countText.assign(buffer, ptr);
+    }
+    std::string out = countText + " x " + formatGb(item.unitBytes);
+    if (item.capped) {
+        out += ", capped at " + formatGb(item.bytes);
+    } else {
+        out += " = " + formatGb(item.bytes);
+    }
+    return out;
+}
+
+std::string GpuMemory::label() const {
+    std::string out;
+    if (trainerStage >= 0) {
+        out = "trainer stage " + std::to_string(trainerStage);
+    }
+    if (engine) {
+        out += out.empty() ? "engine" : " + engine";
+    }
+    return out + " (" + std::to_string(gpus) + " GPUs)";
+}
+
+}  // namespace runplane::plan

@@ -1,0 +1,218 @@
+// The rule table and the validate() driver. The checks themselves live in rules_*.cpp, grouped by
+// the part of the recipe they read; docs/rules.md lists the same table with its sources.
+
+#include "backend/plan/rules.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "backend/plan/detail/rule_context.h"
+#include "backend/plan/planner.h"
+
+namespace runplane::plan {
+namespace {
+
+using S = Severity;
+
+// clang-format off
+constexpr RuleInfo kRules[] = {
+    // model and cluster
+    {"model.unknown", S::Error, "model.name", "the model resolves from the catalog (or an inline shape), with a known variant", "recipes/models"},
+    {"model.shape", S::Error, "model.shape", "the shape is consistent: layers, hidden, heads, groups divide heads, top-k <= experts, hybrid head counts", "Megatron transformer_config.py"},
+    {"cluster.size", S::Error, "cluster.nodes", "at least one node; GPUs per node >= 0", "-"},
+    {"cluster.trainer-placement", S::Error, "trainer.nodes", "the trainer fits the cluster: trainer nodes <= nodes, trainer GPUs per node <= GPUs per node", "slime placement_group.py"},
+    {"cluster.gpu-budget", S::Error, "rollout.num_gpus", "GPUs needed (colocate: max(actor, rollout); disaggregated: actor + rollout) <= cluster GPUs; miles forces rollout = actor under colocate", "frameworks.md §8.14; slime placement_group.py; miles arguments.py"},
+    {"cluster.num-gpus-per-node", S::Info, "hardware.gpus_per_node", "fewer than 8 GPUs per node: the launch must pass --num-gpus-per-node", "frameworks.md §1.1, §8.14"},
+    {"cluster.cpu-only", S::Error, "hardware.gpus_per_node", "a node without GPUs only runs a local command launcher (the smoke workload)", "-"},
+    {"cluster.master-addr", S::Error, "cluster.master_addr", "multi-node runs never use a loopback MASTER_ADDR", "domain.md seed 002"},
+    {"cluster.shared-paths", S::Warning, "checkpoints", "multi-node runs read model and checkpoints from a path every node reaches (not relative, /tmp or /dev/shm)", "domain.md seed 002"},
+    // trainer
+    {"trainer.positive", S::Error, "trainer", "TP, PP, CP, EP, ETP are >= 1", "Megatron arguments.py"},
+    {"trainer.dense-grid", S::Error, "trainer.tp", "world % (TP x PP x CP) == 0; DP = quotient", "Megatron arguments.py, parallel_state.py; frameworks.md §8.1"},
+    {"trainer.expert-grid", S::Error, "trainer.ep", "world % (ETP x EP x PP) == 0 (ETP defaults to TP)", "Megatron parallel_state.py; slime#1818; frameworks.md §8.2"},
+    {"trainer.ep-needs-experts", S::Error, "trainer.ep", "EP > 1 needs an MoE model", "Megatron arguments.py"},
+    {"trainer.experts-ep", S::Error, "trainer.ep", "num_experts % EP == 0", "Megatron arguments.py; frameworks.md §8.3"},
+    {"trainer.heads-tp", S::Error, "trainer.tp", "num_attention_heads % TP == 0", "Megatron transformer_config.py; frameworks.md §8.4"},
+    {"trainer.groups-tp", S::Error, "trainer.tp", "num_query_groups % TP == 0 (TP % groups == 0 only on new Megatron: warning)", "Megatron transformer_config.py; frameworks.md §8.4"},
+    {"trainer.linear-heads", S::Error, "trainer.tp", "GDN/KDA key and value heads divisible by TP x CP, value heads by key heads", "Megatron transformer_config.py; frameworks.md §8.4"},
+    {"trainer.sequence-parallel", S::Warning, "trainer.sequence_parallel", "TP > 1 runs with --sequence-parallel (mandatory in practice with EP); TP 1 disables it", "Megatron model_parallel_config.py; miles training-backend.md; frameworks.md §8.5"},
+    {"trainer.layers-pp", S::Error, "trainer.pp", "layers % PP == 0, or with uneven first/last stages the rest divides the middle stages, every stage > 0 layers", "Megatron arguments.py; frameworks.md §8.6"},
+    {"trainer.uneven-pp-needs-pp", S::Error, "trainer.decoder_last_pipeline_num_layers", "first/last pipeline stage sizes need PP > 1", "slime megatron_utils/arguments.py"},
+    {"trainer.vpp", S::Error, "trainer.num_layers_per_virtual_stage", "VPP needs PP > 1 and layers per stage divisible by layers per virtual stage", "Megatron arguments.py"},
+    {"trainer.fsdp", S::Error, "trainer.backend", "the FSDP backend (miles only) has no TP/PP/CP/EP and no LoRA", "miles arguments.py; frameworks.md §1.1"},
+    // batch
+    {"batch.positive", S::Error, "batch.rollout_batch_size", "rollout batch, samples per prompt and micro batch are >= 1", "slime arguments.py"},
+    {"batch.identity", S::Error, "batch.global_batch_size", "rollout_batch_size x n_samples_per_prompt == global_batch_size x num_steps_per_rollout; one of them given", "slime/miles arguments.py; domain.md seed 002; frameworks.md §8.7"},
+    {"batch.micro-batch", S::Error, "batch.global_batch_size", "global_batch_size % (micro_batch_size x DP) == 0 and global_batch_size >= DP", "Megatron num_microbatches_calculator.py; dp_schedule.py; frameworks.md §8.8"},
+    {"batch.static-schedule", S::Error, "batch.micro_batch_size", "static batching with VPP: global_batch_size % (DP x micro_batch x PP) == 0", "slime dp_schedule.py; frameworks.md §8.9"},
+    {"batch.dynamic-needs-max-tokens", S::Error, "batch.max_tokens_per_gpu", "--use-dynamic-batch-size needs --max-tokens-per-gpu", "slime arguments.py; frameworks.md §8.10"},
+    {"batch.max-tokens-budget", S::Warning, "batch.max_tokens_per_gpu", "max_tokens_per_gpu >= rollout_max_response_len / CP (the recommended start)", "slime qa.md; frameworks.md §8.10"},
+    {"batch.over-sampling", S::Error, "batch.over_sampling_batch_size", "over_sampling_batch_size >= rollout_batch_size", "slime/miles arguments.py; miles PR #853; frameworks.md §8.11"},
+    {"batch.group-size-one", S::Info, "batch.n_samples_per_prompt", "n_samples_per_prompt == 1 disables GRPO std normalization", "slime arguments.py; frameworks.md §8.11"},
+    {"batch.num-rollout", S::Error, "batch.num_rollout", "one of num_rollout / num_epoch is given", "slime arguments.py; frameworks.md §8.12"},
+    {"eval.needs-data", S::Error, "eval.interval", "eval.interval needs eval datasets", "slime arguments.py; frameworks.md §8.12"},
+    {"checkpoints.save-needs-path", S::Error, "checkpoints.save_interval", "save_interval needs checkpoints.save", "slime arguments.py; frameworks.md §8.12"},
+    {"rollout.temperature", S::Error, "rollout.temperature", "rollout temperature > 0 (0 = greedy is rejected)", "slime arguments.py"},
+    {"rollout.prompt-len", S::Error, "rollout.max_prompt_len", "max_prompt_len <= max_context_len - 1", "slime arguments.py"},
+    // rollout
+    {"rollout.engine-framework", S::Error, "rollout.engine", "vime runs vLLM engines; slime and miles run SGLang", "vime README.md; frameworks.md §1.6"},
+    {"rollout.engine-divisible", S::Error, "rollout.gpus_per_engine", "rollout GPUs % GPUs per engine == 0", "slime ray/rollout.py; frameworks.md §8.15"},
+    {"rollout.engines-count", S::Error, "rollout.engines", "rollout.engines equals rollout GPUs / GPUs per engine", "-"},
+    {"rollout.pp-divides", S::Error, "rollout.pp_size", "GPUs per engine % engine PP == 0", "slime sglang_utils/arguments.py; frameworks.md §8.15"},
+    {"rollout.dp-attention", S::Error, "rollout.dp_attention", "SGLang dp_size > 1 needs --sglang-enable-dp-attention", "slime/miles sglang_utils/arguments.py; frameworks.md §8.15"},
+    {"rollout.dp-divides", S::Error, "rollout.dp_size", "engine DP (x PP for vLLM) divides GPUs per engine", "frameworks.md §8.15; vime arguments.py"},
+    {"rollout.ep-divides", S::Error, "rollout.ep_size", "SGLang EP divides GPUs per engine", "frameworks.md §8.15"},
+    {"rollout.engine-ep-experts", S::Error, "rollout.eplb.redundant_experts", "engine EP > 1: (num_experts + redundant experts) % engine EP == 0, else EPLB redundancy", "slime docs qwen3-30B-A3B.md; domain.md seed 002 (EPLB); frameworks.md §8.3"},
+    {"rollout.eplb", S::Warning, "rollout.eplb.enabled", "EPLB only with engine EP > 1 on an MoE model; vLLM redundant experts need eplb.enabled", "vime README.md; domain.md seed 002"},
+    {"rollout.mem-fraction", S::Error, "rollout.mem_fraction", "0 < mem_fraction <= 1; colocated engines stay <= 0.8", "slime quick_start.md; miles training-backend.md; frameworks.md §8.16"},
+    {"placement.colocate-offload", S::Warning, "memory.offload_train", "colocated runs offload both sides (turning offload off keeps both on the GPU)", "slime arguments.py; frameworks.md §8.16"},
+    {"placement.offload-disk", S::Error, "memory.offload_train_target", "offload to disk needs miles, the Megatron backend and offload_train", "miles arguments.py"},
+    // algorithm, optimizer, LoRA
+    {"algorithm.kl-needs-ref", S::Error, "checkpoints.ref_load", "use_kl_loss or kl_coef != 0 needs checkpoints.ref_load", "slime arguments.py; frameworks.md §8.13"},
+    {"algorithm.kl-both", S::Error, "algorithm.kl_coef", "not both kl_coef and kl_loss_coef non-zero", "slime arguments.py; frameworks.md §8.13"},
+    {"algorithm.kl-reference-copy", S::Warning, "algorithm.use_kl_loss", "use_kl_loss loads a full reference copy even with coefficient 0", "miles argument-groups.md, qwen3-8.md; domain.md seed 000"},
+    {"optimizer.cpu-offload-precision", S::Error, "optimizer.precision_aware", "--optimizer-cpu-offload needs --use-precision-aware-optimizer", "Megatron arguments.py; frameworks.md §8.17"},
+    {"optimizer.cpu-offload-overlap", S::Warning, "optimizer.overlap_cpu_optimizer_d2h_h2d", "--optimizer-cpu-offload runs with --overlap-cpu-optimizer-d2h-h2d", "slime run-qwen3-30B-A3B.sh; frameworks.md §8.17"},
+    {"optimizer.cpu-adam-multinode", S::Warning, "optimizer.cpu_offload", "multi-node runs drop CPU Adam when the distributed optimizer state fits on the GPU", "domain.md seed 002; slime qwen3-30B-A3B.md"},
+    {"lora.framework", S::Error, "lora.rank", "LoRA is a miles feature (slime and vime have none)", "miles arguments.py; frameworks.md §1.5"},
+    {"lora.target-modules", S::Error, "lora.target_modules", "lora.rank > 0 needs target modules", "miles arguments.py; frameworks.md §8.20"},
+    {"lora.unknown-module", S::Warning, "lora.target_modules", "target modules are q_proj/k_proj/v_proj/o_proj/gate_proj/up_proj/down_proj or all-linear", "miles lora.md"},
+    {"lora.backend", S::Error, "trainer.backend", "LoRA needs the Megatron backend", "miles arguments.py; frameworks.md §8.20"},
+    {"lora.tp-bound", S::Error, "trainer.tp", "native LoRA: TP <= num_query_groups", "miles qwen3-8.md; domain.md seed 000"},
+    {"lora.moe-sglang-backend", S::Warning, "rollout.lora_backend", "MoE LoRA needs --sglang-lora-backend triton", "miles lora.md; frameworks.md §8.20"},
+    {"lora.disaggregated-pp", S::Error, "trainer.pp", "LoRA with disaggregated NCCL weight sync needs PP 1", "miles arguments.py; frameworks.md §8.20"},
+    {"lora.base-cpu-backup", S::Warning, "lora.base_cpu_backup", "--lora-base-cpu-backup only matters for colocated LoRA runs", "miles arguments.py"},
+    // checkpoints, environment, memory
+    {"checkpoints.converted-ep", S::Error, "checkpoints.converted_ep", "the checkpoint's EP equals the training EP where the framework needs it (vime); elsewhere torch_dist reshards", "domain.md seed 002; miles qwen3-8.md"},
+    {"nccl.version-format", S::Error, "environment.nccl_version", "nccl_version reads as MAJOR.MINOR.PATCH", "-"},
+    {"nccl.cross-node-engine", S::Error, "environment.nccl_version", "engines spanning nodes with CUDA graphs need NCCL >= 2.30.7 (2.28.x deadlocks)", "miles qwen3-8.md; domain.md seed 000"},
+    {"nccl.multinode-colocate", S::Warning, "environment.nccl_version", "multi-node colocate with NCCL < 2.28 failed with 'Bad address' after the first pause/resume", "radixark/miles#806"},
+    {"memory.host-over-ram", S::Error, "hardware.host_ram_gb", "every node's host peak fits its RAM", "docs/memory-model.md"},
+    {"memory.host-over-alarm", S::Warning, "hardware.host_ram_gb", "every node's host peak stays under the alarm line (750 of 956 GB)", "domain.md seed 000"},
+    {"memory.one-host-backup", S::Warning, "memory.colocate_memory_peak_device", "exactly one side holds a host backup: with both a trainer backup and an engine mirror, the peak device must be gpu", "domain.md seed 000; miles PR #2488"},
+    {"memory.clone-backup", S::Warning, "memory.backup_mode", "colocated weight sync reads backups zero-copy (clone retains ~75 GB/rank of malloc arena)", "domain.md seed 000"},
+    {"memory.page-cache", S::Warning, "memory.drop_checkpoint_page_cache_after_load", "a large checkpoint read leaves page cache unless dropped after load", "domain.md seed 000"},
+    {"memory.gpu-over-capacity", S::Error, "hardware.gpu_memory_gb", "every GPU's phase peak fits its HBM", "docs/memory-model.md"},
+    {"memory.engine-weights-fit", S::Error, "rollout.mem_fraction", "engine weights per GPU fit in mem_fraction x HBM, leaving a KV cache", "SGLang mem_fraction_static; miles qwen3-8.md"},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const RuleInfo> ruleTable() {
+    return kRules;
+}
+
+const RuleInfo* findRule(std::string_view id) {
+    for (const auto& rule : kRules) {
+        if (id == rule.id) {
+            return &rule;
+        }
+    }
+    return nullptr;
+}
+
+namespace detail {
+
+void RuleContext::emit(const char* id, const char* field, std::string message,
+                       std::string fixHint) const {
+    const RuleInfo* rule = findRule(id);
+    emit(id, rule != nullptr ? rule->severity : Severity::Error, field, std::move(message),
+         std::move(fixHint));
+}
+
+void RuleContext::emit(const char* id, Severity severity, const char* field, std::string message,
+                       std::string fixHint) const {
+    findings.push_back(Finding{severity, id, field, std::move(message), std::move(fixHint),
+                               recipe.sources.find(field)});
+}
+
+std::string num(double value) {
+    char buffer[32];
+    auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+    (void)ec;
+    return std::string(buffer, ptr);
+}
+
+std::string gb(double bytes) {
+    return formatGb(bytes);
+}
+
+}  // namespace detail
+
+std::vector<Finding> validateResolved(const Recipe& recipe, const ModelShape& shape,
+                                      const MemoryPlan& memory) {
+    std::vector<Finding> findings;
+    const ModelParams params = computeParams(shape);
+    const Layout layout = computeLayout(recipe);
+    const detail::RuleContext ctx{recipe, shape, params, layout, memory, findings};
+    detail::checkModelAndCluster(ctx);
+    detail::checkTrainer(ctx);
+    detail::checkBatch(ctx);
+    detail::checkRollout(ctx);
+    detail::checkAlgorithmAndLora(ctx);
+    detail::checkEnvironmentAndMemory(ctx);
+    return findings;
+}
+
+std::vector<Finding> validate(const Recipe& recipe, const ModelCatalog& catalog) {
+    return planRecipe(recipe, catalog).findings;
+}
+
+Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
+    Plan plan;
+    plan.layout = computeLayout(recipe);
+    plan.topology = planTopology(recipe);
+    Result<ModelShape> shape = resolveModel(recipe, catalog);
+    if (!shape.ok()) {
+        const char* field =
+            recipe.model.variant.empty() || shape.error().find("variant") == std::string::npos
+                ? "model.name"
+                : "model.variant";
+        plan.findings.push_back(Finding{Severity::Error, "model.unknown", field, shape.error(),
+                                        "pick a model from recipes/models or give model.shape",
+                                        recipe.sources.find(field)});
+        return plan;
+    }
+    plan.model = std::move(shape).value();
+    plan.params = computeParams(*plan.model);
+    plan.memory = planMemory(recipe, *plan.model);
+    plan.findings = validateResolved(recipe, *plan.model, plan.memory);
+    return plan;
+}
+
+const char* toString(Severity severity) {
+    switch (severity) {
+        case Severity::Error:
+            return "error";
+        case Severity::Warning:
+            return "warning";
+        case Severity::Info:
+            return "info";
+    }
+    return "?";
+}
+
+std::string formatFinding(const Finding& f, std::string_view file) {
+    std::string out(file);
+    if (f.loc.known()) {
+        out += ':' + std::to_string(f.loc.line) + ':' + std::to_string(f.loc.column);
+    }
+    out += ": ";
+    out += toString(f.severity);
+    out += ": ";
+    out += f.message;
+    out += " [" + f.ruleId + "]";
+    return out;
+}
+
+bool hasErrors(const std::vector<Finding>& findings) {
+    for (const auto& f : findings) {
+        if (f.severity == Severity::Error) {
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace runplane::plan

@@ -1,0 +1,273 @@
+// Rules on the algorithm, the optimizer, LoRA, checkpoints, NCCL and the memory plan.
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include "backend/plan/detail/rule_context.h"
+
+namespace runplane::plan::detail {
+namespace {
+
+std::string str(int v) {
+    return std::to_string(v);
+}
+
+/// "2.30.7" -> {2, 30, 7}; false if it does not read as MAJOR.MINOR[.PATCH].
+bool parseVersion(const std::string& text, std::array<int, 3>& out) {
+    out = {0, 0, 0};
+    const char* p = text.data();
+    const char* end = text.data() + text.size();
+    for (int i = 0; i < 3; ++i) {
+        auto [next, ec] = std::from_chars(p, end, out[std::size_t(i)]);
+        if (ec != std::errc()) {
+            return false;
+        }
+        p = next;
+        if (p == end) {
+            return i >= 1;
+        }
+        if (*p != '.' || i == 2) {
+            return false;
+        }
+        ++p;
+    }
+    return p == end;
+}
+
+bool versionBelow(const std::array<int, 3>& v, std::array<int, 3> than) {
+    return v < than;
+}
+
+}  // namespace
+
+void checkAlgorithmAndLora(const RuleContext& ctx) {
+    const Recipe& r = ctx.recipe;
+    const Algorithm& a = r.algorithm;
+    const Layout& l = ctx.layout;
+    const ModelShape& s = ctx.shape;
+    const bool kl = a.useKlLoss || a.klCoef != 0.0;
+    if (kl && r.checkpoints.refLoad.empty()) {
+        ctx.emit("algorithm.kl-needs-ref", "checkpoints.ref_load",
+                 std::string(a.useKlLoss ? "use_kl_loss" : "kl_coef " + num(a.klCoef)) +
+                     " needs the reference model, but checkpoints.ref_load is empty",
+                 "set checkpoints.ref_load to the torch_dist reference checkpoint");
+    }
+    if (a.klCoef != 0.0 && a.klLossCoef != 0.0) {
+        ctx.emit("algorithm.kl-both", "algorithm.kl_coef",
+                 "kl_coef (" + num(a.klCoef) + ") and kl_loss_coef (" + num(a.klLossCoef) +
+                     ") are both non-zero",
+                 "use one KL mechanism");
+    }
+    if (a.useKlLoss) {
+        const std::string extra = ctx.memory.referencePerNodeMax > 0
+                                      ? " (+" + gb(ctx.memory.referencePerNodeMax) + " per node)"
+                                      : std::string();
+        if (a.klLossCoef == 0.0) {
+            ctx.emit("algorithm.kl-reference-copy", "algorithm.use_kl_loss",
+                     "use_kl_loss with kl_loss_coef 0 still loads a full reference copy" + extra,
+                     "drop use_kl_loss");
+        } else {
+            ctx.emit("algorithm.kl-reference-copy", Severity::Info, "algorithm.use_kl_loss",
+                     "the KL loss pins a reference copy of the base weights" + extra,
+                     "budget it, or drop use_kl_loss");
+        }
+    }
+    const Optimizer& opt = r.optimizer;
+    if (opt.cpuOffload && !opt.precisionAware) {
+        ctx.emit("optimizer.cpu-offload-precision", "optimizer.precision_aware",
+                 "cpu_offload needs precision_aware (Megatron asserts it)",
+                 "set optimizer.precision_aware: true");
+    }
+    if (opt.cpuOffload && !opt.overlapCpuOptimizerD2hH2d) {
+        ctx.emit("optimizer.cpu-offload-overlap", "optimizer.overlap_cpu_optimizer_d2h_h2d",
+                 "cpu_offload without overlap_cpu_optimizer_d2h_h2d serializes every step's copies",
+                 "set optimizer.overlap_cpu_optimizer_d2h_h2d: true");
+    }
+    if (opt.cpuOffload && l.trainerNodes > 1 && r.lora.rank == 0 &&
+        ctx.memory.trainPeakPerGpuIfOptimizerOnGpu > 0 &&
+        ctx.memory.trainPeakPerGpuIfOptimizerOnGpu <= 0.9 * ctx.memory.gpuBytes) {
+        ctx.emit("optimizer.cpu-adam-multinode", "optimizer.cpu_offload",
+                 "CPU Adam on " + str(l.trainerNodes) +
+                     " nodes: with the distributed optimizer the training peak would be " +
+                     gb(ctx.memory.trainPeakPerGpuIfOptimizerOnGpu) + " per GPU, within " +
+                     gb(ctx.memory.gpuBytes) + " HBM",
+                 "drop optimizer.cpu_offload on multi-node runs (the distributed optimizer "
+                 "shards the state over DP)");
+    }
+    const Lora& lo = r.lora;
+    if (lo.rank > 0) {
+        if (r.framework != Framework::Miles) {
+            ctx.emit("lora.framework", "lora.rank",
+                     "LoRA (rank " + str(lo.rank) + ") is a miles feature; " +
+                         toString(r.framework) + " has none",
+                     "use framework: miles or lora.rank: 0");
+        }
+        if (lo.targetModules.empty()) {
+            ctx.emit("lora.target-modules", "lora.target_modules",
+                     "lora.rank is " + str(lo.rank) + " but no target modules are given",
+                     "e.g. target_modules: [q_proj, k_proj, v_proj, o_proj]");
+        }
+        static constexpr std::string_view kKnown[] = {"q_proj",    "k_proj",    "v_proj",
+                                                      "o_proj",    "gate_proj", "up_proj",
+                                                      "down_proj", "all-linear"};
+        for (const auto& m : lo.targetModules) {
+            if (std::find(std::begin(kKnown), std::end(kKnown), m) == std::end(kKnown)) {
+                ctx.emit("lora.unknown-module", "lora.target_modules",
+                         "unknown LoRA target module '" + m + "'",
+                         "use q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj or "
+                         "all-linear");
+            }
+        }
+        if (r.trainer.backend != TrainBackend::Megatron) {
+            ctx.emit("lora.backend", "trainer.backend", "LoRA needs the Megatron backend",
+                     "set trainer.backend: megatron");
+        }
+        if (s.attention == AttentionKind::Gqa && l.tp > s.queryGroups()) {
+            ctx.emit("lora.tp-bound", "trainer.tp",
+                     "num_query_groups (" + str(s.queryGroups()) +
+                         ") bounds the native-LoRA tensor-parallel size, but TP is " + str(l.tp),
+                     "use TP <= " + str(s.queryGroups()));
+        }
+        if (s.isMoe() && l.engine == RolloutEngine::Sglang && r.rollout.loraBackend != "triton") {
+            ctx.emit("lora.moe-sglang-backend", "rollout.lora_backend",
+                     "MoE LoRA needs the SGLang triton LoRA backend (lora_backend is '" +
+                         r.rollout.loraBackend + "')",
+                     "set rollout.lora_backend: triton");
+        }
+        if (!l.colocate && l.pp > 1) {
+            ctx.emit("lora.disaggregated-pp", "trainer.pp",
+                     "LoRA with disaggregated NCCL weight sync needs PP 1, got PP " + str(l.pp),
+                     "colocate, or use PP 1");
+        }
+    }
+    if (lo.baseCpuBackup && (lo.rank == 0 || !l.colocate)) {
+        ctx.emit("lora.base-cpu-backup", "lora.base_cpu_backup",
+                 std::string("base_cpu_backup has no effect ") +
+                     (lo.rank == 0 ? "without LoRA" : "without colocate"),
+                 "remove lora.base_cpu_backup");
+    }
+    if (r.checkpoints.convertedEp.has_value() && *r.checkpoints.convertedEp != l.ep) {
+        const bool strict = r.framework == Framework::Vime;
+        ctx.emit("checkpoints.converted-ep", strict ? Severity::Error : Severity::Info,
+                 "checkpoints.converted_ep",
+                 "the checkpoint was converted with EP " + str(*r.checkpoints.convertedEp) +
+                     " but training runs EP " + str(l.ep) +
+                     (strict ? ": load_checkpoint may be extremely slow or hang"
+                             : ": torch_dist reshards on load (the optimizer state may not)"),
+                 "convert with --expert-model-parallel-size " + str(l.ep) +
+                     (strict ? "" : ", or resume with no_load_optim"));
+    }
+}
+
+void checkEnvironmentAndMemory(const RuleContext& ctx) {
+    const Recipe& r = ctx.recipe;
+    const Layout& l = ctx.layout;
+    const MemoryPlan& m = ctx.memory;
+    std::array<int, 3> version{};
+    const std::string& text = r.environment.ncclVersion;
+    const bool known = !text.empty() && parseVersion(text, version);
+    if (!text.empty() && !known) {
+        ctx.emit("nccl.version-format", "environment.nccl_version",
+                 "nccl_version '" + text + "' does not read as MAJOR.MINOR.PATCH",
+                 "e.g. nccl_version: \"2.30.7\"");
+    }
+    if (l.engineCrossNode && r.rollout.cudaGraph && l.rolloutGpus > 0) {
+        const std::string engine = "engines of " + str(l.gpusPerEngine) + " GPUs span " +
+                                   str((l.gpusPerEngine + l.gpusPerNode - 1) / l.gpusPerNode) +
+                                   " nodes with CUDA graphs";
+        if (!known) {
+            ctx.emit("nccl.cross-node-engine", Severity::Info, "environment.nccl_version",
+                     engine +
+                         ": they need NCCL >= 2.30.7; the version is not declared (preflight "
+                         "checks the library the run loads)",
+                     "set environment.nccl_version once known");
+        } else if (versionBelow(version, {2, 30, 7})) {
+            ctx.emit("nccl.cross-node-engine", "environment.nccl_version",
+                     engine + ": NCCL " + text +
+                         " is older than 2.30.7 (2.28.x deadlocks CUDA-graph-captured "
+                         "cross-node collectives)",
+                     "install nvidia-nccl-cu13==2.30.7 and point SGLANG_NCCL_SO_PATH and "
+                     "LD_PRELOAD at its libnccl.so.2");
+        }
+    }
+    if (known && l.colocate && l.trainerNodes > 1 && versionBelow(version, {2, 28, 0})) {
+        ctx.emit("nccl.multinode-colocate", "environment.nccl_version",
+                 "multi-node colocate with NCCL " + text +
+                     ": 2.27.5 failed with 'Bad address' after the first pause/resume",
+                 "upgrade NCCL (>= 2.30.7), or run disaggregated");
+    }
+    // Host memory per node.
+    if (m.peakBytes > 0) {
+        const NodeMemory& peak = m.nodes[std::size_t(m.peakNode)];
+        std::string top;
+        const PhaseMemory& pm = peak.phases[std::size_t(peak.peakPhase)];
+        std::array<const MemoryItem*, PhaseMemory::kCapacity> sorted{};
+        std::size_t n = 0;
+        for (const auto& item : pm.items()) {
+            sorted[n++] = &item;
+        }
+        std::sort(sorted.begin(), sorted.begin() + long(n),
+                  [](const MemoryItem* a, const MemoryItem* b) { return a->bytes > b->bytes; });
+        for (std::size_t i = 0; i < std::min<std::size_t>(n, 3); ++i) {
+            top += (i == 0 ? "" : ", ") + std::string(toString(sorted[i]->component)) + " " +
+                   gb(sorted[i]->bytes);
+        }
+        const std::string where = "node " + str(m.peakNode) + " peaks at " + gb(m.peakBytes) +
+                                  " of host memory in " + toString(m.peakPhase) + " (" + top + ")";
+        if (m.peakBytes > m.hostRamBytes) {
+            ctx.emit("memory.host-over-ram", "hardware.host_ram_gb",
+                     where + ", over its " + gb(m.hostRamBytes) + " of RAM",
+                     "apply the memory safeguards (drop page cache, peak device gpu, zero-copy "
+                     "backups, no KL loss) or add nodes");
+        } else if (m.peakBytes > m.hostAlarmBytes) {
+            ctx.emit("memory.host-over-alarm", "hardware.host_ram_gb",
+                     where + ", above the alarm line " + gb(m.hostAlarmBytes) + " (750 of 956 GB)",
+                     "look for a second backup or page cache in the components");
+        }
+    }
+    if (l.colocate && m.trainerBackupPerNodeMax > 0 && m.engineMirrorPerNodeMax > 0 &&
+        r.memory.colocateMemoryPeakDevice == PeakDevice::Cpu) {
+        ctx.emit("memory.one-host-backup", "memory.colocate_memory_peak_device",
+                 "the trainer backup (" + gb(m.trainerBackupPerNodeMax) +
+                     "/node) and the engine mirror (" + gb(m.engineMirrorPerNodeMax) +
+                     "/node) are both resident during the hand-off: exactly one side should hold "
+                     "a host backup",
+                 "set memory.colocate_memory_peak_device: gpu");
+    }
+    if (m.cloneArenaPerRank > 0) {
+        ctx.emit("memory.clone-backup", "memory.backup_mode",
+                 "clone backups leave about " + gb(m.cloneArenaPerRank) +
+                     " per rank of glibc malloc arena after every weight update",
+                 "set memory.backup_mode: zero_copy");
+    }
+    if (!r.memory.dropCheckpointPageCacheAfterLoad &&
+        m.pageCachePerNodeMax > 0.05 * m.hostRamBytes) {
+        ctx.emit("memory.page-cache", "memory.drop_checkpoint_page_cache_after_load",
+                 "reading the checkpoint leaves " + gb(m.pageCachePerNodeMax) +
+                     " per node of page cache that competes with the pinned-allocation peak",
+                 "set memory.drop_checkpoint_page_cache_after_load: true");
+    }
+    // Device memory per GPU class.
+    for (const auto& g : m.gpus) {
+        if (g.peakBytes > m.gpuBytes) {
+            ctx.emit("memory.gpu-over-capacity", "hardware.gpu_memory_gb",
+                     g.label() + " peaks at " + gb(g.peakBytes) + " in " + toString(g.peakPhase) +
+                         ", over " + gb(m.gpuBytes) + " of HBM",
+                     "widen the parallelism (TP/PP/EP), enable CPU Adam, recompute or lower "
+                     "max_tokens_per_gpu");
+            break;
+        }
+    }
+    if (!m.cpuOnly && l.rolloutGpus > 0 && r.rollout.memFraction > 0 &&
+        m.engineWeightsPerGpu >= r.rollout.memFraction * m.gpuBytes) {
+        ctx.emit("memory.engine-weights-fit", "rollout.mem_fraction",
+                 "engine weights take " + gb(m.engineWeightsPerGpu) +
+                     " per GPU, more than mem_fraction " + num(r.rollout.memFraction) + " x " +
+                     gb(m.gpuBytes) + " = " + gb(r.rollout.memFraction * m.gpuBytes) +
+                     ": no room for the KV cache",
+                 "raise gpus_per_engine or mem_fraction, or use a smaller weight dtype");
+    }
+}
+
+}  // namespace runplane::plan::detail
