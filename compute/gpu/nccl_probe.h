@@ -78,6 +78,8 @@ class NcclUniqueIdLease {
     NcclUniqueIdLease& operator=(const NcclUniqueIdLease&) = delete;
     const std::vector<unsigned char>& id() const { return m_id; }
     std::string hex() const;
+    /// The helper process hosting the bootstrap root.
+    int pid() const { return m_pid; }
 
   private:
     int m_pid;

@@ -20,6 +20,11 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSoname = "libnccl.so.2";
 constexpr const char* kVersionHelper = "runplane-nccl-version";
+#if defined(__aarch64__)
+constexpr const char* kCacheArch = "AArch64";  // ldconfig -p tag of this ABI
+#else
+constexpr const char* kCacheArch = "x86-64";
+#endif
 
 struct Candidate {
     std::string path;
@@ -212,9 +217,8 @@ void addSystemCandidates(const NcclResolveConfig& config, std::vector<Candidate>
             head >> soname >> flags;
             if (soname != kSoname)
                 continue;
-            if (flags.find("x86-64") == std::string::npos &&
-                flags.find("AArch64") == std::string::npos && flags != "(libc6)") {
-                continue;  // another ABI (e.g. a 32-bit copy) is never loaded by a 64-bit run
+            if (flags.find(kCacheArch) == std::string::npos) {
+                continue;  // another ABI (e.g. "(libc6)", a 32-bit copy) is never loaded by us
             }
             out.push_back({line.substr(arrow + 4), NcclSource::System, {}});
         }
