@@ -33,7 +33,7 @@ constexpr RuleInfo kRules[] = {
     {"trainer.ep-needs-experts", S::Error, "trainer.ep", "EP > 1 needs an MoE model", "Megatron arguments.py"},
     {"trainer.experts-ep", S::Error, "trainer.ep", "num_experts % EP == 0", "Megatron arguments.py; frameworks.md §8.3"},
     {"trainer.heads-tp", S::Error, "trainer.tp", "num_attention_heads % TP == 0", "Megatron transformer_config.py; frameworks.md §8.4"},
-    {"trainer.groups-tp", S::Error, "trainer.tp", "num_query_groups % TP == 0 (TP % groups == 0 only on new Megatron: warning)", "Megatron transformer_config.py; frameworks.md §8.4"},
+    {"trainer.groups-tp", S::Error, "trainer.tp", "num_query_groups % TP == 0 (TP % groups == 0 is accepted by new Megatron only: info)", "Megatron transformer_config.py; frameworks.md §8.4"},
     {"trainer.linear-heads", S::Error, "trainer.tp", "GDN/KDA key and value heads divisible by TP x CP, value heads by key heads", "Megatron transformer_config.py; frameworks.md §8.4"},
     {"trainer.sequence-parallel", S::Warning, "trainer.sequence_parallel", "TP > 1 runs with --sequence-parallel (mandatory in practice with EP); TP 1 disables it", "Megatron model_parallel_config.py; miles training-backend.md; frameworks.md §8.5"},
     {"trainer.layers-pp", S::Error, "trainer.pp", "layers % PP == 0, or with uneven first/last stages the rest divides the middle stages, every stage > 0 layers", "Megatron arguments.py; frameworks.md §8.6"},
@@ -73,7 +73,7 @@ constexpr RuleInfo kRules[] = {
     {"algorithm.kl-reference-copy", S::Warning, "algorithm.use_kl_loss", "use_kl_loss loads a full reference copy even with coefficient 0", "miles argument-groups.md, qwen3-8.md; domain.md seed 000"},
     {"optimizer.cpu-offload-precision", S::Error, "optimizer.precision_aware", "--optimizer-cpu-offload needs --use-precision-aware-optimizer", "Megatron arguments.py; frameworks.md §8.17"},
     {"optimizer.cpu-offload-overlap", S::Warning, "optimizer.overlap_cpu_optimizer_d2h_h2d", "--optimizer-cpu-offload runs with --overlap-cpu-optimizer-d2h-h2d", "slime run-qwen3-30B-A3B.sh; frameworks.md §8.17"},
-    {"optimizer.cpu-adam-multinode", S::Warning, "optimizer.cpu_offload", "multi-node runs drop CPU Adam when the distributed optimizer state fits on the GPU", "domain.md seed 002; slime qwen3-30B-A3B.md"},
+    {"optimizer.cpu-adam-multinode", S::Info, "optimizer.cpu_offload", "multi-node runs drop CPU Adam when the distributed optimizer state fits on the GPU", "domain.md seed 002; slime qwen3-30B-A3B.md"},
     {"lora.framework", S::Error, "lora.rank", "LoRA is a miles feature (slime and vime have none)", "miles arguments.py; frameworks.md §1.5"},
     {"lora.target-modules", S::Error, "lora.target_modules", "lora.rank > 0 needs target modules", "miles arguments.py; frameworks.md §8.20"},
     {"lora.unknown-module", S::Warning, "lora.target_modules", "target modules are q_proj/k_proj/v_proj/o_proj/gate_proj/up_proj/down_proj or all-linear", "miles lora.md"},
@@ -82,6 +82,9 @@ constexpr RuleInfo kRules[] = {
     {"lora.moe-sglang-backend", S::Warning, "rollout.lora_backend", "MoE LoRA needs --sglang-lora-backend triton", "miles lora.md; frameworks.md §8.20"},
     {"lora.disaggregated-pp", S::Error, "trainer.pp", "LoRA with disaggregated NCCL weight sync needs PP 1", "miles arguments.py; frameworks.md §8.20"},
     {"lora.base-cpu-backup", S::Warning, "lora.base_cpu_backup", "--lora-base-cpu-backup only matters for colocated LoRA runs", "miles arguments.py"},
+    {"launcher.command-argv", S::Error, "launcher.argv", "launcher kind command has an argv", "-"},
+    {"launcher.argv-consistency", S::Error, "launcher.argv", "a command launcher's batch / LoRA / step flags agree with the recipe's fields", "-"},
+    {"launcher.kind-framework", S::Warning, "launcher.kind", "miles_script launches miles, slime_bash launches slime or vime", "frameworks.md §0"},
     // checkpoints, environment, memory
     {"checkpoints.converted-ep", S::Error, "checkpoints.converted_ep", "the checkpoint's EP equals the training EP where the framework needs it (vime); elsewhere torch_dist reshards", "domain.md seed 002; miles qwen3-8.md"},
     {"nccl.version-format", S::Error, "environment.nccl_version", "nccl_version reads as MAJOR.MINOR.PATCH", "-"},
@@ -127,6 +130,15 @@ void RuleContext::emit(const char* id, Severity severity, const char* field, std
                                recipe.sources.find(field)});
 }
 
+void RuleContext::emitAt(const char* id, Severity severity, const char* field, const char* locField,
+                         std::string message, std::string fixHint) const {
+    SourceLoc loc = recipe.sources.find(field);
+    if (!loc.known()) {
+        loc = recipe.sources.find(locField);
+    }
+    findings.push_back(Finding{severity, id, field, std::move(message), std::move(fixHint), loc});
+}
+
 std::string num(double value) {
     char buffer[32];
     auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
@@ -152,6 +164,7 @@ std::vector<Finding> validateResolved(const Recipe& recipe, const ModelShape& sh
     detail::checkRollout(ctx);
     detail::checkAlgorithmAndLora(ctx);
     detail::checkEnvironmentAndMemory(ctx);
+    detail::checkLauncher(ctx);
     return findings;
 }
 

@@ -87,7 +87,7 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     if (opt.cpuOffload && l.trainerNodes > 1 && r.lora.rank == 0 &&
         ctx.memory.trainPeakPerGpuIfOptimizerOnGpu > 0 &&
         ctx.memory.trainPeakPerGpuIfOptimizerOnGpu <= 0.9 * ctx.memory.gpuBytes) {
-        ctx.emit("optimizer.cpu-adam-multinode", "optimizer.cpu_offload",
+        ctx.emit("optimizer.cpu-adam-multinode", Severity::Info, "optimizer.cpu_offload",
                  "CPU Adam on " + str(l.trainerNodes) +
                      " nodes: with the distributed optimizer the training peak would be " +
                      gb(ctx.memory.trainPeakPerGpuIfOptimizerOnGpu) + " per GPU, within " +
@@ -177,18 +177,20 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                                    str((l.gpusPerEngine + l.gpusPerNode - 1) / l.gpusPerNode) +
                                    " nodes with CUDA graphs";
         if (!known) {
-            ctx.emit("nccl.cross-node-engine", Severity::Info, "environment.nccl_version",
-                     engine +
-                         ": they need NCCL >= 2.30.7; the version is not declared (preflight "
-                         "checks the library the run loads)",
-                     "set environment.nccl_version once known");
+            ctx.emitAt("nccl.cross-node-engine", Severity::Info, "environment.nccl_version",
+                       "rollout.gpus_per_engine",
+                       engine +
+                           ": they need NCCL >= 2.30.7; the version is not declared (preflight "
+                           "checks the library the run loads)",
+                       "set environment.nccl_version once known");
         } else if (versionBelow(version, {2, 30, 7})) {
-            ctx.emit("nccl.cross-node-engine", "environment.nccl_version",
-                     engine + ": NCCL " + text +
-                         " is older than 2.30.7 (2.28.x deadlocks CUDA-graph-captured "
-                         "cross-node collectives)",
-                     "install nvidia-nccl-cu13==2.30.7 and point SGLANG_NCCL_SO_PATH and "
-                     "LD_PRELOAD at its libnccl.so.2");
+            ctx.emitAt("nccl.cross-node-engine", Severity::Error, "environment.nccl_version",
+                       "rollout.gpus_per_engine",
+                       engine + ": NCCL " + text +
+                           " is older than 2.30.7 (2.28.x deadlocks CUDA-graph-captured "
+                           "cross-node collectives)",
+                       "install nvidia-nccl-cu13==2.30.7 and point SGLANG_NCCL_SO_PATH and "
+                       "LD_PRELOAD at its libnccl.so.2");
         }
     }
     if (known && l.colocate && l.trainerNodes > 1 && versionBelow(version, {2, 28, 0})) {
@@ -243,10 +245,16 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     }
     if (!r.memory.dropCheckpointPageCacheAfterLoad &&
         m.pageCachePerNodeMax > 0.05 * m.hostRamBytes) {
-        ctx.emit("memory.page-cache", "memory.drop_checkpoint_page_cache_after_load",
-                 "reading the checkpoint leaves " + gb(m.pageCachePerNodeMax) +
-                     " per node of page cache that competes with the pinned-allocation peak",
-                 "set memory.drop_checkpoint_page_cache_after_load: true");
+        // Page cache is reclaimable: it only matters when it is what lifts a node over the line.
+        const bool matters = m.peakBytes > m.hostAlarmBytes &&
+                             m.peakBytes - m.pageCachePerNodeMax <= m.hostAlarmBytes;
+        ctx.emit(
+            "memory.page-cache", matters ? Severity::Warning : Severity::Info,
+            "memory.drop_checkpoint_page_cache_after_load",
+            "reading the checkpoint leaves " + gb(m.pageCachePerNodeMax) +
+                " per node of page cache that competes with the pinned-allocation peak" +
+                (matters ? std::string(" and lifts the node over the alarm line") : std::string()),
+            "set memory.drop_checkpoint_page_cache_after_load: true (miles)");
     }
     // Device memory per GPU class.
     for (const auto& g : m.gpus) {
@@ -268,6 +276,57 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                      ": no room for the KV cache",
                  "raise gpus_per_engine or mem_fraction, or use a smaller weight dtype");
     }
+}
+
+}  // namespace runplane::plan::detail
+
+namespace runplane::plan::detail {
+
+void checkLauncher(const RuleContext& ctx) {
+    const Recipe& r = ctx.recipe;
+    const LauncherKind kind = effectiveLauncher(r);
+    if (kind == LauncherKind::Command && r.launcher.argv.empty()) {
+        ctx.emit("launcher.command-argv", "launcher.argv",
+                 "launcher kind command needs launcher.argv (the program and its arguments)",
+                 "e.g. argv: [runplane-smoke, --device, cpu]");
+    }
+    if ((kind == LauncherKind::MilesScript && r.framework != Framework::Miles) ||
+        (kind == LauncherKind::SlimeBash && r.framework == Framework::Miles)) {
+        ctx.emit("launcher.kind-framework", "launcher.kind",
+                 std::string("launcher kind ") + toString(kind) + " does not launch " +
+                     toString(r.framework),
+                 r.framework == Framework::Miles ? "use miles_script" : "use slime_bash");
+    }
+    if (kind != LauncherKind::Command) {
+        return;
+    }
+    // Flags the command repeats from the recipe must say the same thing.
+    const auto& argv = r.launcher.argv;
+    auto check = [&](const char* flag, const std::string& expected, const char* field) {
+        for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+            if (argv[i] == flag && argv[i + 1] != expected) {
+                ctx.emit("launcher.argv-consistency", "launcher.argv",
+                         std::string("launcher.argv passes ") + flag + " " + argv[i + 1] + " but " +
+                             field + " is " + expected,
+                         std::string("make them agree (") + field + " = " + expected + ")");
+            }
+        }
+    };
+    const Batch& b = r.batch;
+    check("--rollout-batch-size", std::to_string(b.rolloutBatchSize), "batch.rollout_batch_size");
+    check("--n-samples-per-prompt", std::to_string(b.nSamplesPerPrompt),
+          "batch.n_samples_per_prompt");
+    if (b.globalBatchSize.has_value()) {
+        check("--global-batch-size", std::to_string(*b.globalBatchSize), "batch.global_batch_size");
+    }
+    if (b.numRollout.has_value()) {
+        check("--rl-steps", std::to_string(*b.numRollout), "batch.num_rollout");
+        check("--num-rollout", std::to_string(*b.numRollout), "batch.num_rollout");
+    }
+    check("--lora-rank", std::to_string(r.lora.rank), "lora.rank");
+    check("--lora-alpha", num(r.lora.alpha), "lora.alpha");
+    check("--backup-mode", toString(r.memory.backupMode), "memory.backup_mode");
+    check("--layers", std::to_string(ctx.shape.numLayers), "the model's num_layers");
 }
 
 }  // namespace runplane::plan::detail

@@ -198,7 +198,7 @@ void checkTrainer(const RuleContext& ctx) {
     }
     if (s.attention == AttentionKind::Gqa && s.queryGroups() > 0 && s.queryGroups() % l.tp != 0) {
         if (l.tp % s.queryGroups() == 0) {
-            ctx.emit("trainer.groups-tp", Severity::Warning, "trainer.tp",
+            ctx.emit("trainer.groups-tp", Severity::Info, "trainer.tp",
                      "num_query_groups (" + str(s.queryGroups()) + ") < TP (" + str(l.tp) +
                          "): only new Megatron accepts TP % groups == 0 (KV heads replicated " +
                          str(l.tp / s.queryGroups()) + "x); older Megatron requires groups % TP",

@@ -23,6 +23,9 @@ struct RuleContext {
     void emit(const char* id, const char* field, std::string message, std::string fixHint) const;
     void emit(const char* id, Severity severity, const char* field, std::string message,
               std::string fixHint) const;
+    /// As emit(), but the location comes from `locField` when `field` was never written.
+    void emitAt(const char* id, Severity severity, const char* field, const char* locField,
+                std::string message, std::string fixHint) const;
 };
 
 void checkModelAndCluster(const RuleContext& ctx);
@@ -31,6 +34,7 @@ void checkBatch(const RuleContext& ctx);
 void checkRollout(const RuleContext& ctx);
 void checkAlgorithmAndLora(const RuleContext& ctx);
 void checkEnvironmentAndMemory(const RuleContext& ctx);
+void checkLauncher(const RuleContext& ctx);
 
 std::string num(double value);  // "0.8", "16", "1e-05"
 std::string gb(double bytes);   // "375.3 GB"

@@ -1,0 +1,252 @@
+// The memory model against the source's measurements for the Qwen3.8-2.4T-A95B `full` recipe
+// (domain.md seed 000), the safeguard flags moving the peak the way the source says, and the
+// topology of which GPU holds which coordinate. (issue 3)
+
+#include <gtest/gtest.h>
+
+#include "backend/plan/planner.h"
+#include "tests/plan/test_support.h"
+
+namespace runplane::plan {
+namespace {
+
+constexpr double GB = 1e9;
+
+struct Planned {
+    Recipe recipe;
+    Plan plan;
+};
+
+Planned planOf(const char* file, const std::function<void(Recipe&)>& mutate = {}) {
+    Planned p{test::loadShipped(file), {}};
+    if (mutate) {
+        mutate(p.recipe);
+    }
+    p.plan = planRecipe(p.recipe, test::catalog());
+    return p;
+}
+
+bool hasRule(const Plan& plan, const char* id) {
+    for (const auto& f : plan.findings) {
+        if (f.ruleId == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+double within(double value, double reference) {
+    return std::abs(value / reference - 1.0);
+}
+
+const char* kFull = "qwen3.8-2.4T-A95B-full.yaml";
+
+TEST(MemoryModel, FullRecipeMatchesTheSourceWithinTenPercent) {
+    const Planned p = planOf(kFull);
+    const MemoryPlan& m = p.plan.memory;
+    // Trainer torch_memory_saver backup during rollout: ~390 GB/node.
+    EXPECT_LT(within(m.trainerBackupPerNodeMax, 390 * GB), 0.10) << m.trainerBackupPerNodeMax / GB;
+    // Engines' NVFP4 mirror during training: ~372 GB/node.
+    EXPECT_LT(within(m.engineMirrorPerNodeMax, 372 * GB), 0.10) << m.engineMirrorPerNodeMax / GB;
+    // Healthy peak 600-650 GB/node.
+    EXPECT_GE(m.peakBytes, 600 * GB * 0.9);
+    EXPECT_LE(m.peakBytes, 650 * GB * 1.1);
+    EXPECT_LT(m.peakBytes, m.hostAlarmBytes);
+    // Exactly one side holds a host backup in every phase.
+    for (const auto& node : m.nodes) {
+        for (Phase phase : kPhases) {
+            const PhaseMemory& pm = node.phases[std::size_t(phase)];
+            const bool trainer = pm.bytesOf(Component::TrainerBackup) > 0;
+            const bool engine = pm.bytesOf(Component::EngineMirror) > 0;
+            EXPECT_FALSE(trainer && engine) << "node " << node.node << " " << toString(phase);
+        }
+        EXPECT_GT(node.phases[std::size_t(Phase::Rollout)].bytesOf(Component::TrainerBackup), 0);
+        EXPECT_GT(node.phases[std::size_t(Phase::Train)].bytesOf(Component::EngineMirror), 0);
+        EXPECT_EQ(node.phases[std::size_t(Phase::Train)].bytesOf(Component::TrainerBackup), 0);
+    }
+    EXPECT_EQ(m.nodes.size(), 16u);
+}
+
+TEST(MemoryModel, BothBackupsResidentWithoutThePeakDeviceFlag) {
+    const Planned healthy = planOf(kFull);
+    const Planned p =
+        planOf(kFull, [](Recipe& r) { r.memory.colocateMemoryPeakDevice = PeakDevice::Cpu; });
+    EXPECT_GT(p.plan.memory.peakBytes, 750 * GB);
+    EXPECT_EQ(p.plan.memory.peakPhase, Phase::WeightSync);
+    EXPECT_GT(p.plan.memory.peakBytes,
+              healthy.plan.memory.peakBytes + 0.9 * healthy.plan.memory.engineMirrorPerNodeMax);
+    EXPECT_TRUE(hasRule(p.plan, "memory.one-host-backup"));
+    EXPECT_TRUE(hasRule(p.plan, "memory.host-over-ram") ||
+                hasRule(p.plan, "memory.host-over-alarm"));
+}
+
+TEST(MemoryModel, CloneBackupsAddAbout75GbPerRank) {
+    const Planned healthy = planOf(kFull);
+    const Planned p = planOf(kFull, [](Recipe& r) { r.memory.backupMode = BackupMode::Clone; });
+    EXPECT_LT(within(p.plan.memory.cloneArenaPerRank, 75 * GB), 0.10)
+        << p.plan.memory.cloneArenaPerRank / GB;
+    const double added = p.plan.memory.peakBytes - healthy.plan.memory.peakBytes;
+    EXPECT_LT(within(added, 4 * 75 * GB), 0.10) << added / GB;  // 4 ranks per node
+    EXPECT_GT(p.plan.memory.peakBytes, 750 * GB);
+    EXPECT_TRUE(hasRule(p.plan, "memory.clone-backup"));
+    EXPECT_TRUE(hasRule(p.plan, "memory.host-over-alarm"));
+}
+
+TEST(MemoryModel, KlLossPinsAReferenceCopy) {
+    const Planned healthy = planOf(kFull);
+    const Planned p = planOf(kFull, [](Recipe& r) { r.algorithm.useKlLoss = true; });
+    EXPECT_GT(p.plan.memory.referencePerNodeMax, 300 * GB);
+    EXPECT_NEAR(p.plan.memory.peakBytes - healthy.plan.memory.peakBytes,
+                p.plan.memory.referencePerNodeMax, 1 * GB);
+    EXPECT_TRUE(hasRule(p.plan, "algorithm.kl-reference-copy"));
+    EXPECT_GT(p.plan.memory.peakBytes, 750 * GB);
+}
+
+TEST(MemoryModel, PageCacheStaysWithoutTheDropFlag) {
+    const Planned healthy = planOf(kFull);
+    const Planned p =
+        planOf(kFull, [](Recipe& r) { r.memory.dropCheckpointPageCacheAfterLoad = false; });
+    const double cache = p.plan.memory.pageCachePerNodeMax;
+    EXPECT_GT(cache, 250 * GB);
+    EXPECT_NEAR(p.plan.memory.peakBytes - healthy.plan.memory.peakBytes, cache, 1 * GB);
+    EXPECT_GT(p.plan.memory.peakBytes, 750 * GB);
+    EXPECT_TRUE(hasRule(p.plan, "memory.page-cache"));
+    // The load phase holds the cache either way (it is dropped after the load).
+    EXPECT_GT(
+        healthy.plan.memory.nodes[0].phases[std::size_t(Phase::Load)].bytesOf(Component::PageCache),
+        250 * GB);
+}
+
+TEST(MemoryModel, ItemsAreCountTimesUnitAndTotalsAdd) {
+    const Planned p = planOf(kFull);
+    auto check = [](const PhaseMemory& pm) {
+        double sum = 0;
+        for (const auto& item : pm.items()) {
+            if (!item.capped) {
+                EXPECT_NEAR(item.bytes, item.count * item.unitBytes, 1.0);
+            } else {
+                EXPECT_LT(item.bytes, item.count * item.unitBytes);
+            }
+            EXPECT_STRNE(formulaOf(item.component), "?");
+            EXPECT_FALSE(describe(item).empty());
+            sum += item.bytes;
+        }
+        EXPECT_NEAR(pm.total(), sum, 1.0);
+    };
+    for (const auto& node : p.plan.memory.nodes) {
+        for (const auto& pm : node.phases) {
+            check(pm);
+        }
+    }
+    for (const auto& gpu : p.plan.memory.gpus) {
+        for (const auto& pm : gpu.phases) {
+            check(pm);
+        }
+        EXPECT_LE(gpu.peakBytes, p.plan.memory.gpuBytes);
+    }
+}
+
+TEST(MemoryModel, Nvfp4IsFourBitsPlusAnFp8ScalePer16) {
+    EXPECT_DOUBLE_EQ(bytesPerWeight(WeightDtype::Nvfp4), 0.5 + 1.0 / 16);
+    EXPECT_DOUBLE_EQ(bytesPerWeight(WeightDtype::Bf16), 2.0);
+    const Planned bf16 =
+        planOf(kFull, [](Recipe& r) { r.rollout.weightDtype = WeightDtype::Bf16; });
+    const Planned nvfp4 = planOf(kFull);
+    EXPECT_GT(bf16.plan.memory.engineWeightsPerGpu, 3 * nvfp4.plan.memory.engineWeightsPerGpu);
+}
+
+TEST(MemoryModel, CpuAdamStateLivesOnTheHost) {
+    const Planned p = planOf("known-good/slime-qwen3-30B-A3B.yaml");
+    const NodeMemory& node = p.plan.memory.nodes[0];
+    const double adam = node.phases[std::size_t(Phase::Train)].bytesOf(Component::CpuAdamState);
+    // 16 B per parameter of each rank's optimizer shard. One node holds the whole model: dense
+    // params split over TP 4 x DP 2 = 8 ranks, experts over EP 8, so the node holds 16 B x all.
+    const ModelParams params = computeParams(*p.plan.model);
+    const double expected = 16.0 * double(params.total);
+    EXPECT_NEAR(adam, expected, expected * 0.01);
+    for (const auto& gpu : p.plan.memory.gpus) {
+        EXPECT_EQ(gpu.phases[std::size_t(Phase::Train)].bytesOf(Component::TrainerOptimizer), 0);
+    }
+}
+
+TEST(MemoryModel, CpuOnlySmokeRunFitsThisMachine) {
+    const Planned p = planOf("smoke-local.yaml");
+    EXPECT_TRUE(p.plan.memory.cpuOnly);
+    EXPECT_TRUE(p.plan.memory.gpus.empty());
+    EXPECT_LT(p.plan.memory.peakBytes, 24 * GB);
+    EXPECT_EQ(p.plan.memory.nodes[0].phases[0].bytesOf(Component::RayObjectStore), 0);
+}
+
+TEST(Topology, FullRecipeCoordinates) {
+    const Topology t = planTopology(test::loadShipped(kFull));
+    ASSERT_EQ(t.gpus.size(), 64u);
+    ASSERT_EQ(t.engines.size(), 4u);
+    const GpuSlot& g = t.gpus[17];
+    EXPECT_EQ(g.node, 4);
+    EXPECT_EQ(g.localGpu, 1);
+    EXPECT_EQ(g.trainer.rank, 17);
+    EXPECT_EQ(g.trainer.pp, 1);
+    EXPECT_EQ(g.trainer.dp, 1);
+    EXPECT_EQ(g.trainer.ep, 1);
+    EXPECT_EQ(g.engine.engine, 1);
+    EXPECT_EQ(g.engine.rank, 1);
+    EXPECT_EQ(t.engines[3].firstNode, 12);
+    EXPECT_EQ(t.engines[3].lastNode, 15);
+    const auto lines = t.summaryLines();
+    ASSERT_EQ(lines.size(), 16u);
+    EXPECT_EQ(lines[0].rfind("node 0: gpu0 T[r0 tp0 pp0 cp0 dp0 ep0] E0.0 | gpu1", 0), 0u)
+        << lines[0];
+}
+
+TEST(Topology, MegatronRankOrderTpCpDpPp) {
+    // DeepSeek-R1: TP8 PP4 CP4 EP32 on 128 GPUs.
+    const Topology t = planTopology(test::loadShipped("known-good/slime-deepseek-r1.yaml"));
+    const GpuSlot& g = t.gpus[77];  // 77 = tp 5 + 8 * (cp 1 + 4 * (dp 0 + 1 * pp 2))
+    EXPECT_EQ(g.trainer.tp, 5);
+    EXPECT_EQ(g.trainer.cp, 1);
+    EXPECT_EQ(g.trainer.dp, 0);
+    EXPECT_EQ(g.trainer.pp, 2);
+    EXPECT_EQ(g.trainer.ep, 77 % 32);
+    EXPECT_EQ(g.engine.engine, 1);
+    EXPECT_EQ(g.engine.rank, 13);
+}
+
+TEST(Topology, DisaggregatedRolloutFollowsTheActor) {
+    const Topology t = planTopology(test::loadShipped("known-good/slime-qwen3-235B-A22B.yaml"));
+    ASSERT_EQ(t.gpus.size(), 128u);
+    EXPECT_EQ(t.gpus[63].trainer.rank, 63);
+    EXPECT_EQ(t.gpus[63].engine.engine, -1);
+    EXPECT_EQ(t.gpus[64].trainer.rank, -1);
+    EXPECT_EQ(t.gpus[64].engine.engine, 0);
+    EXPECT_EQ(t.engines.size(), 2u);
+    EXPECT_EQ(t.engines[1].firstNode, 12);
+}
+
+TEST(Topology, VllmEngineWithDataParallelAndEplb) {
+    const Recipe r = test::loadShipped("vime-qwen3-30B-A3B-24gpu-eplb.yaml");
+    const Layout l = computeLayout(r);
+    EXPECT_EQ(l.engine, RolloutEngine::Vllm);
+    EXPECT_EQ(l.engineTp, 8);
+    EXPECT_EQ(l.engineDp, 3);
+    EXPECT_EQ(l.engineEp, 24);
+    EXPECT_TRUE(l.engineCrossNode);
+    const Topology t = planTopology(r);
+    EXPECT_EQ(t.gpus[9].engine.tp, 1);
+    EXPECT_EQ(t.gpus[9].engine.dp, 1);
+    EXPECT_EQ(t.gpus[23].engine.dp, 2);
+}
+
+TEST(Plan, JsonCarriesEverything) {
+    const Planned p = planOf(kFull);
+    const std::string json = planToJson(p.plan, "full.yaml");
+    for (const char* key :
+         {"\"findings\"", "\"layout\"", "\"memory\"", "\"topology\"", "\"trainer tms backup\"",
+          "\"engine weight mirror\"", "\"formula\"", "\"weight_sync\"", "\"expert_dp\""}) {
+        EXPECT_NE(json.find(key), std::string::npos) << key;
+    }
+    const std::string findings = findingsToJson(p.plan.findings, "full.yaml");
+    EXPECT_NE(findings.find("\"errors\": false"), std::string::npos) << findings;
+}
+
+}  // namespace
+}  // namespace runplane::plan

@@ -1,0 +1,368 @@
+// Every rule of the table fails on a recipe made to break it and stays quiet on the shipped recipe
+// it was derived from; every shipped recipe validates without errors or warnings; the known-
+// invalid GLM-4.7 shape is caught with Megatron's numbers. (issue 3)
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "backend/plan/planner.h"
+#include "backend/plan/rules.h"
+#include "tests/plan/test_support.h"
+
+namespace runplane::plan {
+namespace {
+
+const char* kB30 = "known-good/slime-qwen3-30B-A3B.yaml";
+const char* kFull = "qwen3.8-2.4T-A95B-full.yaml";
+const char* kVime = "vime-qwen3-30B-A3B-1x8.yaml";
+const char* kVime24 = "vime-qwen3-30B-A3B-24gpu-eplb.yaml";
+const char* kNext = "known-good/slime-qwen3-next-80B-A3B.yaml";
+const char* k235 = "known-good/slime-qwen3-235B-A22B.yaml";
+const char* kSmoke = "smoke-local.yaml";
+const char* k4B = "known-good/slime-qwen3-4B.yaml";
+
+std::vector<Finding> findingsOf(const Recipe& r) {
+    return validate(r, test::catalog());
+}
+
+const Finding* findRuleIn(const std::vector<Finding>& findings, const std::string& id) {
+    for (const auto& f : findings) {
+        if (f.ruleId == id) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+ModelShape inlineShapeOf(const Recipe& r) {
+    auto shape = resolveModel(r, test::catalog());
+    EXPECT_TRUE(shape.ok());
+    return shape.ok() ? *shape : ModelShape{};
+}
+
+struct RuleCase {
+    const char* rule;
+    const char* base;
+    std::function<void(Recipe&)> mutate;
+    Severity expected;
+};
+
+std::vector<RuleCase> ruleCases() {
+    using S = Severity;
+    return {
+        {"model.unknown", kB30, [](Recipe& r) { r.model.name = "qwen3-30B-A3"; }, S::Error},
+        {"model.shape", kB30,
+         [](Recipe& r) {
+             ModelShape s = inlineShapeOf(r);
+             s.numQueryGroups = 5;  // 32 heads % 5 groups
+             r.model.shape = s;
+         },
+         S::Error},
+        {"cluster.size", kB30, [](Recipe& r) { r.cluster.nodes = 0; }, S::Error},
+        {"cluster.trainer-placement", kB30, [](Recipe& r) { r.trainer.nodes = 2; }, S::Error},
+        {"cluster.gpu-budget", kFull, [](Recipe& r) { r.rollout.numGpus = 32; }, S::Error},
+        {"cluster.num-gpus-per-node", kB30,
+         [](Recipe& r) {
+             r.hardware.gpusPerNode = 4;
+             r.cluster.nodes = 2;
+         },
+         S::Info},
+        {"cluster.cpu-only", kB30, [](Recipe& r) { r.hardware.gpusPerNode = 0; }, S::Error},
+        {"cluster.master-addr", kFull, [](Recipe& r) { r.cluster.masterAddr = "127.0.0.1"; },
+         S::Error},
+        {"cluster.shared-paths", "vime-qwen3-30B-A3B-2x8.yaml",
+         [](Recipe& r) { r.checkpoints.refLoad = "/tmp/ref"; }, S::Warning},
+        {"trainer.positive", kB30, [](Recipe& r) { r.trainer.tp = 0; }, S::Error},
+        {"trainer.dense-grid", kB30, [](Recipe& r) { r.trainer.tp = 3; }, S::Error},
+        {"trainer.expert-grid", kB30, [](Recipe& r) { r.trainer.pp = 2; }, S::Error},
+        {"trainer.ep-needs-experts", k4B, [](Recipe& r) { r.trainer.ep = 2; }, S::Error},
+        {"trainer.experts-ep", kB30,
+         [](Recipe& r) {
+             ModelShape s = inlineShapeOf(r);
+             s.numExperts = 100;  // 100 % EP 8 != 0
+             r.model.shape = s;
+         },
+         S::Error},
+        {"trainer.heads-tp", kB30,
+         [](Recipe& r) {
+             ModelShape s = inlineShapeOf(r);
+             s.numAttentionHeads = 30;
+             s.numQueryGroups = 2;
+             r.model.shape = s;
+         },
+         S::Error},
+        {"trainer.groups-tp", kB30, [](Recipe& r) { r.trainer.tp = 8; }, S::Info},
+        {"trainer.linear-heads", kNext,
+         [](Recipe& r) {
+             ModelShape s = inlineShapeOf(r);
+             s.linear.numKeyHeads = 12;
+             s.linear.numValueHeads = 36;
+             r.model.shape = s;
+         },
+         S::Error},
+        {"trainer.sequence-parallel", kB30, [](Recipe& r) { r.trainer.sequenceParallel = false; },
+         S::Warning},
+        {"trainer.layers-pp", k235, [](Recipe& r) { r.trainer.decoderLastPipelineNumLayers = 21; },
+         S::Error},
+        {"trainer.uneven-pp-needs-pp", kB30,
+         [](Recipe& r) { r.trainer.decoderLastPipelineNumLayers = 4; }, S::Error},
+        {"trainer.vpp", kB30, [](Recipe& r) { r.trainer.numLayersPerVirtualStage = 2; }, S::Error},
+        {"trainer.fsdp", kB30, [](Recipe& r) { r.trainer.backend = TrainBackend::Fsdp; }, S::Error},
+        {"batch.positive", kB30, [](Recipe& r) { r.batch.rolloutBatchSize = -1; }, S::Error},
+        {"batch.identity", kB30, [](Recipe& r) { r.batch.globalBatchSize = 300; }, S::Error},
+        {"batch.micro-batch", kB30, [](Recipe& r) { r.batch.microBatchSize = 3; }, S::Error},
+        {"batch.static-schedule", kNext,
+         [](Recipe& r) {
+             r.batch.dynamicBatchSize = false;
+             r.batch.rolloutBatchSize = 1;
+             r.batch.nSamplesPerPrompt = 2;
+             r.batch.globalBatchSize = 2;
+             r.trainer.numLayersPerVirtualStage = 3;
+         },
+         S::Error},
+        {"batch.dynamic-needs-max-tokens", kB30, [](Recipe& r) { r.batch.maxTokensPerGpu.reset(); },
+         S::Error},
+        {"batch.max-tokens-budget", kB30, [](Recipe& r) { r.rollout.maxResponseLen = 32768; },
+         S::Warning},
+        {"batch.over-sampling", kB30, [](Recipe& r) { r.batch.overSamplingBatchSize = 16; },
+         S::Error},
+        {"batch.group-size-one", kB30,
+         [](Recipe& r) {
+             r.batch.nSamplesPerPrompt = 1;
+             r.batch.globalBatchSize = 32;
+         },
+         S::Info},
+        {"batch.num-rollout", kB30, [](Recipe& r) { r.batch.numRollout.reset(); }, S::Error},
+        {"eval.needs-data", kB30, [](Recipe& r) { r.eval.interval = 5; }, S::Error},
+        {"checkpoints.save-needs-path", kB30, [](Recipe& r) { r.checkpoints.saveInterval = 10; },
+         S::Error},
+        {"rollout.temperature", kB30, [](Recipe& r) { r.rollout.temperature = 0; }, S::Error},
+        {"rollout.prompt-len", kB30,
+         [](Recipe& r) {
+             r.rollout.maxPromptLen = 4096;
+             r.rollout.maxContextLen = 4096;
+         },
+         S::Error},
+        {"rollout.engine-framework", kB30,
+         [](Recipe& r) { r.rollout.engine = RolloutEngine::Vllm; }, S::Error},
+        {"rollout.engine-divisible", kB30, [](Recipe& r) { r.rollout.gpusPerEngine = 3; },
+         S::Error},
+        {"rollout.engines-count", kB30, [](Recipe& r) { r.rollout.engines = 2; }, S::Error},
+        {"rollout.pp-divides", kB30, [](Recipe& r) { r.rollout.ppSize = 3; }, S::Error},
+        {"rollout.dp-attention", kB30, [](Recipe& r) { r.rollout.dpSize = 2; }, S::Error},
+        {"rollout.dp-divides", kB30,
+         [](Recipe& r) {
+             r.rollout.dpSize = 3;
+             r.rollout.dpAttention = true;
+         },
+         S::Error},
+        {"rollout.ep-divides", kB30, [](Recipe& r) { r.rollout.epSize = 3; }, S::Error},
+        {"rollout.engine-ep-experts", kVime24, [](Recipe& r) { r.rollout.eplb = Eplb{}; },
+         S::Error},
+        {"rollout.eplb", kB30, [](Recipe& r) { r.rollout.eplb.enabled = true; }, S::Warning},
+        {"rollout.mem-fraction", kB30, [](Recipe& r) { r.rollout.memFraction = 1.5; }, S::Error},
+        {"placement.colocate-offload", kB30, [](Recipe& r) { r.memory.offloadTrain = false; },
+         S::Warning},
+        {"placement.offload-disk", kB30,
+         [](Recipe& r) { r.memory.offloadTrainTarget = OffloadTarget::Disk; }, S::Error},
+        {"algorithm.kl-needs-ref", kB30, [](Recipe& r) { r.algorithm.useKlLoss = true; }, S::Error},
+        {"algorithm.kl-both", kB30,
+         [](Recipe& r) {
+             r.algorithm.klCoef = 0.1;
+             r.algorithm.klLossCoef = 0.1;
+         },
+         S::Error},
+        {"algorithm.kl-reference-copy", kFull, [](Recipe& r) { r.algorithm.useKlLoss = true; },
+         S::Warning},
+        {"optimizer.cpu-offload-precision", kB30,
+         [](Recipe& r) { r.optimizer.precisionAware = false; }, S::Error},
+        {"optimizer.cpu-offload-overlap", kB30,
+         [](Recipe& r) { r.optimizer.overlapCpuOptimizerD2hH2d = false; }, S::Warning},
+        {"optimizer.cpu-adam-multinode", kB30,
+         [](Recipe& r) {
+             r.cluster.nodes = 2;  // 16 GPUs: TP4 EP8 -> DP 4, the state fits on the GPU
+             r.batch.globalBatchSize = 256;
+         },
+         S::Info},
+        {"lora.framework", kB30,
+         [](Recipe& r) {
+             r.lora.rank = 8;
+             r.lora.targetModules = {"q_proj"};
+         },
+         S::Error},
+        {"lora.target-modules", kFull, [](Recipe& r) { r.lora.targetModules.clear(); }, S::Error},
+        {"lora.unknown-module", kFull, [](Recipe& r) { r.lora.targetModules.push_back("qkv"); },
+         S::Warning},
+        {"lora.backend", kFull, [](Recipe& r) { r.trainer.backend = TrainBackend::Fsdp; },
+         S::Error},
+        {"lora.tp-bound", kFull, [](Recipe& r) { r.trainer.tp = 8; }, S::Error},
+        {"lora.moe-sglang-backend", kFull, [](Recipe& r) { r.rollout.loraBackend.clear(); },
+         S::Warning},
+        {"lora.disaggregated-pp", kFull, [](Recipe& r) { r.placement = Placement::Disaggregated; },
+         S::Error},
+        {"lora.base-cpu-backup", kB30, [](Recipe& r) { r.lora.baseCpuBackup = true; }, S::Warning},
+        {"launcher.command-argv", kSmoke, [](Recipe& r) { r.launcher.argv.clear(); }, S::Error},
+        {"launcher.argv-consistency", kSmoke, [](Recipe& r) { r.batch.rolloutBatchSize = 16; },
+         S::Error},
+        {"launcher.kind-framework", kB30,
+         [](Recipe& r) { r.launcher.kind = LauncherKind::MilesScript; }, S::Warning},
+        {"checkpoints.converted-ep", kVime, [](Recipe& r) { r.checkpoints.convertedEp = 4; },
+         S::Error},
+        {"nccl.version-format", kFull, [](Recipe& r) { r.environment.ncclVersion = "two.30"; },
+         S::Error},
+        {"nccl.cross-node-engine", kFull, [](Recipe& r) { r.environment.ncclVersion = "2.28.3"; },
+         S::Error},
+        {"nccl.multinode-colocate", kFull, [](Recipe& r) { r.environment.ncclVersion = "2.27.5"; },
+         S::Warning},
+        {"memory.host-over-ram", kFull, [](Recipe& r) { r.hardware.hostRamGb = 500; }, S::Error},
+        {"memory.host-over-alarm", kFull,
+         [](Recipe& r) { r.memory.backupMode = BackupMode::Clone; }, S::Warning},
+        {"memory.one-host-backup", kFull,
+         [](Recipe& r) { r.memory.colocateMemoryPeakDevice = PeakDevice::Cpu; }, S::Warning},
+        {"memory.clone-backup", kFull, [](Recipe& r) { r.memory.backupMode = BackupMode::Clone; },
+         S::Warning},
+        {"memory.page-cache", kFull,
+         [](Recipe& r) { r.memory.dropCheckpointPageCacheAfterLoad = false; }, S::Warning},
+        {"memory.gpu-over-capacity", kB30, [](Recipe& r) { r.hardware.gpuMemoryGb = 20; },
+         S::Error},
+        {"memory.engine-weights-fit", kB30, [](Recipe& r) { r.rollout.memFraction = 0.05; },
+         S::Error},
+    };
+}
+
+TEST(Rules, TableIsWellFormed) {
+    std::set<std::string> ids;
+    for (const auto& rule : ruleTable()) {
+        EXPECT_TRUE(ids.insert(rule.id).second) << "duplicate rule id " << rule.id;
+        EXPECT_NE(std::string(rule.checks), "");
+        EXPECT_NE(std::string(rule.field), "");
+        EXPECT_NE(findRule(rule.id), nullptr);
+    }
+    EXPECT_GE(ids.size(), 60u);
+}
+
+TEST(Rules, EveryRuleHasAFailingAndAPassingCase) {
+    std::set<std::string> covered;
+    for (const auto& c : ruleCases()) {
+        SCOPED_TRACE(c.rule);
+        ASSERT_NE(findRule(c.rule), nullptr) << "case for a rule not in the table";
+        covered.insert(c.rule);
+        Recipe base = test::loadShipped(c.base);
+        const auto clean = findingsOf(base);
+        EXPECT_EQ(findRuleIn(clean, c.rule), nullptr) << "fires on the unmodified " << c.base;
+        Recipe broken = base;
+        c.mutate(broken);
+        const auto findings = findingsOf(broken);
+        const Finding* f = findRuleIn(findings, c.rule);
+        ASSERT_NE(f, nullptr) << "did not fire after the mutation";
+        EXPECT_EQ(f->severity, c.expected) << f->message;
+        EXPECT_FALSE(f->message.empty());
+        EXPECT_FALSE(f->fixHint.empty());
+        EXPECT_FALSE(f->fieldPath.empty());
+    }
+    for (const auto& rule : ruleTable()) {
+        EXPECT_TRUE(covered.count(rule.id)) << "no test case for rule " << rule.id;
+    }
+}
+
+TEST(Rules, EveryShippedRecipeValidatesClean) {
+    int count = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(test::recipesDir())) {
+        const auto& p = entry.path();
+        if (!entry.is_regular_file() || p.extension() != ".yaml" ||
+            p.parent_path().filename() == "models" || p.parent_path().filename() == "invalid") {
+            continue;
+        }
+        SCOPED_TRACE(p.string());
+        ++count;
+        auto r = loadRecipe(p.string());
+        ASSERT_TRUE(r.ok()) << r.error();
+        for (const auto& f : findingsOf(*r)) {
+            EXPECT_EQ(f.severity, Severity::Info) << formatFinding(f, p.string());
+        }
+    }
+    EXPECT_GE(count, 20);
+}
+
+// issue 3 / slime#1818: the shipped GLM-4.7-30B-A3B script on 8 GPUs.
+TEST(Rules, KnownInvalidGlm47IsCaughtWithMegatronsNumbers) {
+    Recipe r = test::loadShipped("invalid/glm4.7-30b-a3b-8gpu.yaml");
+    const auto findings = findingsOf(r);
+    ASSERT_EQ(findings.size(), 1u);
+    const Finding& f = findings[0];
+    EXPECT_EQ(f.ruleId, "trainer.expert-grid");
+    EXPECT_EQ(f.severity, Severity::Error);
+    EXPECT_EQ(f.fieldPath, "trainer.ep");
+    EXPECT_NE(f.message.find("world_size (8) is not divisible by "
+                             "expert_tensor_model_pipeline_parallel size (16)"),
+              std::string::npos)
+        << f.message;
+    EXPECT_EQ(f.loc.line, r.sources.find("trainer.ep").line);
+    EXPECT_GT(f.loc.line, 0);
+}
+
+TEST(Rules, MessagesNameTheNumbers) {
+    Recipe r = test::loadShipped(kB30);
+    r.batch.globalBatchSize = 300;
+    const Finding* f = nullptr;
+    auto findings = findingsOf(r);
+    f = findRuleIn(findings, "batch.identity");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->message,
+              "Not enough samples 256 for global_batch_size 300 (rollout_batch_size x "
+              "n_samples_per_prompt = 32 x 8 = 256)");
+    Recipe e = test::loadShipped(kVime24);
+    e.rollout.eplb = Eplb{};
+    findings = findingsOf(e);
+    f = findRuleIn(findings, "rollout.engine-ep-experts");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->message, "engine EP 24 does not divide num_experts (128)");
+    EXPECT_EQ(f->fixHint, "enable EPLB with 16 redundant experts (128 + 16 = 144 = 24 x 6)");
+    Recipe lora = test::loadShipped(kFull);
+    lora.trainer.tp = 8;
+    findings = findingsOf(lora);
+    f = findRuleIn(findings, "lora.tp-bound");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->message,
+              "num_query_groups (4) bounds the native-LoRA tensor-parallel size, but TP is 8");
+}
+
+TEST(Rules, FindingsCarrySourceLocationsAndFormat) {
+    Recipe r = test::loadShipped(kB30);
+    r.trainer.tp = 3;
+    const auto findings = findingsOf(r);
+    const Finding* f = findRuleIn(findings, "trainer.dense-grid");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->loc.line, r.sources.find("trainer.tp").line);
+    EXPECT_EQ(formatFinding(*f, "x.yaml"),
+              "x.yaml:" + std::to_string(f->loc.line) + ":" + std::to_string(f->loc.column) +
+                  ": error: world size (8) is not divisible by TP x PP x CP = 3 x 1 x 1 = 3 "
+                  "[trainer.dense-grid]");
+}
+
+TEST(Rules, ArithmeticOfTheKnownGoodShapes) {
+    // frameworks.md §3b: DeepSeek-R1 128 GPUs = 8*4*4 (DP 1), 4*32*1... expert DP 1;
+    // Kimi-K2 256 = 8*8*4; Qwen3-235B 64 = 4*4*2*2; Kimi-K2.5 LoRA 128 = 8*2*8, 2*64.
+    struct Case {
+        const char* file;
+        int world, dp, expertDp;
+    };
+    for (const Case& c : {Case{"known-good/slime-deepseek-r1.yaml", 128, 1, 1},
+                          Case{"known-good/slime-kimi-k2.yaml", 256, 1, 1},
+                          Case{"known-good/slime-qwen3-235B-A22B.yaml", 64, 2, 1},
+                          Case{"known-good/slime-qwen3-next-80B-A3B.yaml", 32, 1, 1},
+                          Case{"known-good/miles-kimi-k25-lora.yaml", 128, 1, 1}}) {
+        SCOPED_TRACE(c.file);
+        const Layout l = computeLayout(test::loadShipped(c.file));
+        EXPECT_EQ(l.worldSize, c.world);
+        EXPECT_EQ(l.dp, c.dp);
+        EXPECT_EQ(l.expertDp, c.expertDp);
+    }
+}
+
+}  // namespace
+}  // namespace runplane::plan

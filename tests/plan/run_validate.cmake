@@ -1,0 +1,17 @@
+# Runs `runplanectl <SUBCOMMAND> FILE` (validate by default) and checks its exit status and,
+# if EXPECT_LINE is given, that the output has a line matching that regular expression.
+if(NOT SUBCOMMAND)
+  set(SUBCOMMAND validate)
+endif()
+set(args ${SUBCOMMAND} ${FILE})
+if(JSON)
+  list(APPEND args --json)
+endif()
+execute_process(COMMAND ${CTL} ${args} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "runplanectl ${SUBCOMMAND} ${FILE}: exit ${rc}, expected ${EXPECT_RC}\n${out}${err}")
+endif()
+if(EXPECT_LINE AND NOT out MATCHES "${EXPECT_LINE}")
+  message(FATAL_ERROR "runplanectl ${SUBCOMMAND} ${FILE}: no line matches '${EXPECT_LINE}'\n${out}${err}")
+endif()
+message(STATUS "ok: exit ${rc}")
