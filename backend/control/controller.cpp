@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <random>
 
 namespace runplane::control {
@@ -167,7 +168,20 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     record.id = run.runId;
     record.name = spec.name.empty() ? run.runId : spec.name;
     record.recipeYaml = run.recipeYaml;
-    record.provenanceJson = spec.provenanceJson.empty() ? "{}" : spec.provenanceJson;
+    // Provenance: what the caller recorded, plus the daemon that runs it.
+    auto provenance = nlohmann::json::parse(
+        spec.provenanceJson.empty() ? std::string("{}") : spec.provenanceJson, nullptr, false);
+    if (!provenance.is_object()) {
+        provenance = nlohmann::json{{"caller", spec.provenanceJson}};
+    }
+    provenance["daemon"] = {{"address", spec.address},
+                            {"node_id", node->nodeId},
+                            {"hostname", node->hostname},
+                            {"version", node->daemonVersion},
+                            {"protocol_version", node->protocolVersion},
+                            {"kernel", node->kernel}};
+    record.provenanceJson =
+        provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     record.state = toHistoryState(started->state);
     record.startedNs = started->startedNs ? started->startedNs : unixNowNs();
     record.endedNs = started->endedNs;

@@ -1,0 +1,347 @@
+// runplanectl nodes / watch: node inventory from daemons, and live telemetry ingested into the
+// run history (through runplane_control).
+#include <signal.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <future>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "backend/cli/command_registry.h"
+#include "backend/control/history_location.h"
+#include "backend/control/node_client.h"
+#include "backend/control/telemetry_ingestor.h"
+#include "backend/control/text_format.h"
+
+namespace {
+
+using namespace runplane::control;
+using nlohmann::json;
+
+// ---------------------------------------------------------------- nodes
+
+struct NodesOptions {
+    std::vector<std::string> addresses;
+    bool json = false;
+    double timeoutSeconds = 5;
+};
+
+std::string gpuText(const NodeSummary& node) {
+    if (node.gpus.empty()) {
+        return "none: " + (node.gpusUnavailableReason.empty() ? std::string("no GPU reported")
+                                                              : node.gpusUnavailableReason);
+    }
+    std::map<std::string, int> byName;
+    for (const auto& gpu : node.gpus) {
+        ++byName[gpu.name + " (" + formatBytes(static_cast<double>(gpu.memoryTotalBytes)) + ")"];
+    }
+    std::string text;
+    for (const auto& [name, count] : byName) {
+        text += (text.empty() ? "" : ", ") + std::to_string(count) + "x " + name;
+    }
+    return text;
+}
+
+std::string ncclText(const NodeSummary& node) {
+    if (node.ncclLibraries.empty()) {
+        return "none found";
+    }
+    std::string text;
+    for (const auto& lib : node.ncclLibraries) {
+        std::string item = lib.error.empty() ? lib.version : "unusable";
+        item += lib.selected ? "* (" : " (";
+        item += lib.source + ": " + lib.path + ")";
+        text += (text.empty() ? "" : "; ") + item;
+    }
+    return text;
+}
+
+json nodeJson(const NodeSummary& node) {
+    json j = {{"address", node.address},
+              {"node_id", node.nodeId},
+              {"hostname", node.hostname},
+              {"cpu_arch", node.cpuArch},
+              {"cpu_cores", node.cpuCores},
+              {"host_ram_bytes", node.hostRamBytes},
+              {"kernel", node.kernel},
+              {"gpus", json::array()},
+              {"gpus_unavailable_reason", node.gpusUnavailableReason},
+              {"nccl_libraries", json::array()},
+              {"daemon_version", node.daemonVersion},
+              {"protocol_version", node.protocolVersion}};
+    for (const auto& gpu : node.gpus) {
+        j["gpus"].push_back({{"index", gpu.index},
+                             {"name", gpu.name},
+                             {"uuid", gpu.uuid},
+                             {"pci_bus_id", gpu.pciBusId},
+                             {"memory_total_bytes", gpu.memoryTotalBytes},
+                             {"memory_used_bytes", gpu.memoryUsedBytes},
+                             {"utilization_percent", gpu.utilizationPercent}});
+    }
+    for (const auto& lib : node.ncclLibraries) {
+        j["nccl_libraries"].push_back({{"path", lib.path},
+                                       {"source", lib.source},
+                                       {"version", lib.version},
+                                       {"version_code", lib.versionCode},
+                                       {"error", lib.error},
+                                       {"selected", lib.selected}});
+    }
+    return j;
+}
+
+void printTable(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows) {
+        widths.resize(std::max(widths.size(), row.size()), 0);
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            widths[i] = std::max(widths[i], row[i].size());
+        }
+    }
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            line += row[i];
+            if (i + 1 < row.size()) {
+                line += std::string(widths[i] - row[i].size() + 2, ' ');
+            }
+        }
+        std::cout << line << "\n";
+    }
+}
+
+void runNodes(const NodesOptions& options, runplane::cli::CliContext& context) {
+    NodeClientOptions clientOptions;
+    clientOptions.callTimeout =
+        std::chrono::milliseconds(static_cast<long long>(options.timeoutSeconds * 1000));
+    // Ask every daemon at once: one slow node does not delay the others.
+    std::vector<std::future<runplane::Result<NodeSummary>>> answers;
+    for (const auto& address : options.addresses) {
+        answers.push_back(std::async(std::launch::async, [address, clientOptions] {
+            auto client = NodeClient::create(address, clientOptions);
+            if (!client.ok()) {
+                return runplane::Result<NodeSummary>(runplane::Error{client.error()});
+            }
+            return (*client)->getNode();
+        }));
+    }
+    json out = json::array();
+    std::vector<std::vector<std::string>> rows = {
+        {"ADDRESS", "HOSTNAME", "ARCH", "CORES", "RAM", "KERNEL", "GPUS", "NCCL", "DAEMON"}};
+    std::vector<std::string> errors;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+        auto node = answers[i].get();
+        if (!node.ok()) {
+            errors.push_back(node.error());
+            out.push_back({{"address", options.addresses[i]}, {"error", node.error()}});
+            rows.push_back({options.addresses[i], "-", "-", "-", "-", "-", "-", "-",
+                            "error: " + node.error()});
+            continue;
+        }
+        out.push_back(nodeJson(*node));
+        rows.push_back(
+            {node->address, node->hostname, node->cpuArch, std::to_string(node->cpuCores),
+             formatBytes(static_cast<double>(node->hostRamBytes)), node->kernel, gpuText(*node),
+             ncclText(*node),
+             node->daemonVersion + " (protocol v" + std::to_string(node->protocolVersion) + ")"});
+    }
+    if (options.json) {
+        std::cout << out.dump(2) << "\n";
+    } else {
+        printTable(rows);
+    }
+    for (const auto& error : errors) {
+        std::cerr << "runplanectl nodes: " << error << "\n";
+    }
+    context.exitCode = errors.empty() ? 0 : 1;
+}
+
+// ---------------------------------------------------------------- watch
+
+struct WatchOptions {
+    std::string address;
+    std::string history;
+    double seconds = 0;
+    double sampleHz = 0;
+    bool json = false;
+};
+
+// Prints one line per host-memory reading; fed from the ingest thread after each commit.
+class MemoryPrinter {
+  public:
+    explicit MemoryPrinter(bool json) : m_json(json) {}
+
+    void onUpdate(const TelemetryUpdate& update) {
+        std::lock_guard lock(m_mutex);
+        for (const auto& s : update.samples) {
+            if (!s.runId.empty() || s.sample.series.rfind("host.", 0) != 0) {
+                continue;
+            }
+            if (m_pendingT != 0 && s.tNs != m_pendingT) {
+                flush(update.nodeId);
+            }
+            m_pendingT = s.tNs;
+            m_values[s.sample.series] = s.sample;
+        }
+        flush(update.nodeId);
+        for (const auto& e : update.events) {
+            if (m_json) {
+                std::cout << json{{"t_ns", e.tNs},     {"node_id", update.nodeId},
+                                  {"event", e.kind},   {"message", e.message},
+                                  {"run_id", e.runId}, {"seq", e.seq}}
+                                 .dump()
+                          << std::endl;
+            } else {
+                std::cout << formatTimeOfDay(e.tNs) << "  " << update.nodeId << "  event " << e.kind
+                          << ": " << e.message << std::endl;
+            }
+        }
+    }
+
+    int lines() const {
+        std::lock_guard lock(m_mutex);
+        return m_lines;
+    }
+
+  private:
+    double value(const char* series, bool max = false) const {
+        auto it = m_values.find(series);
+        if (it == m_values.end()) {
+            return std::nan("");
+        }
+        return max ? it->second.max : it->second.value;
+    }
+
+    void flush(const std::string& nodeId) {
+        if (m_pendingT == 0 || m_values.find("host.mem.used_bytes") == m_values.end()) {
+            m_values.clear();
+            m_pendingT = 0;
+            return;
+        }
+        if (m_json) {
+            json j = {{"t_ns", m_pendingT}, {"node_id", nodeId}};
+            for (const auto& [series, sample] : m_values) {
+                j[series] = {{"value", sample.value}, {"min", sample.min}, {"max", sample.max}};
+            }
+            std::cout << j.dump() << std::endl;
+        } else {
+            std::cout << formatTimeOfDay(m_pendingT) << "  " << nodeId << "  used "
+                      << formatBytes(value("host.mem.used_bytes")) << " (max "
+                      << formatBytes(value("host.mem.used_bytes", true)) << ")"
+                      << "  available " << formatBytes(value("host.mem.available_bytes"))
+                      << "  page cache " << formatBytes(value("host.mem.page_cache_bytes"))
+                      << "  shmem " << formatBytes(value("host.mem.shmem_bytes")) << "  total "
+                      << formatBytes(value("host.mem.total_bytes")) << std::endl;
+        }
+        ++m_lines;
+        m_values.clear();
+        m_pendingT = 0;
+    }
+
+    bool m_json;
+    mutable std::mutex m_mutex;
+    std::int64_t m_pendingT = 0;
+    std::map<std::string, SampleInfo> m_values;
+    int m_lines = 0;
+};
+
+void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
+    // Block SIGINT/SIGTERM before the ingest thread starts (it inherits the mask), then wait
+    // for them here: Ctrl-C stops the ingest cleanly with everything committed.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    MemoryPrinter printer(options.json);
+    std::mutex statusMutex;
+    std::string lastReported;
+    IngestorOptions ingest;
+    ingest.address = options.address;
+    ingest.historyPath = options.history;
+    ingest.sampleHz = options.sampleHz;
+    IngestorCallbacks callbacks;
+    callbacks.onTelemetry = [&](const TelemetryUpdate& update) { printer.onUpdate(update); };
+    callbacks.onStatus = [&](const IngestorStatus& status) {
+        std::lock_guard lock(statusMutex);
+        std::string line;
+        if (status.state == IngestState::Streaming && lastReported.rfind("streaming", 0) != 0) {
+            line =
+                "streaming from " + status.address +
+                (status.node ? " (" + status.node->hostname + ", node " + status.node->nodeId + ")"
+                             : std::string()) +
+                " into " + options.history + ", resuming after seq " +
+                std::to_string(status.cursor);
+        } else if ((status.state == IngestState::Backoff || status.state == IngestState::Failed) &&
+                   !status.lastError.empty()) {
+            line = status.lastError +
+                   (status.state == IngestState::Backoff ? "; retrying" : std::string());
+        }
+        if (!line.empty() && line != lastReported) {
+            std::cerr << "runplanectl watch: " << line << std::endl;
+            lastReported = line;
+        }
+    };
+    TelemetryIngestor ingestor(ingest, callbacks);
+    if (auto s = ingestor.start(); !s.ok()) {
+        std::cerr << "runplanectl watch: " << s.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<long long>(options.seconds * 1000));
+    while (true) {
+        if (ingestor.status().state == IngestState::Failed) {
+            break;
+        }
+        if (options.seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
+            break;
+        }
+        timespec wait{0, 200'000'000};
+        if (sigtimedwait(&signals, nullptr, &wait) > 0) {
+            break;
+        }
+    }
+    ingestor.stop();
+    const IngestorStatus status = ingestor.status();
+    std::cerr << "runplanectl watch: stored " << status.recordsStored << " records ("
+              << status.duplicatesSkipped << " duplicates skipped, " << status.gapsRecorded
+              << " gaps recorded), cursor " << status.cursor << std::endl;
+    if (status.state == IngestState::Failed ||
+        (status.recordsStored == 0 && !status.lastError.empty())) {
+        context.exitCode = 1;
+    }
+}
+
+const bool kRegistered =
+    runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
+        auto nodes = std::make_shared<NodesOptions>();
+        auto* nodesCmd = app.add_subcommand(
+            "nodes", "Show the inventory of one or more runplaned daemons (GetNode)");
+        nodesCmd->add_option("address", nodes->addresses, "Daemon addresses HOST:PORT")->required();
+        nodesCmd->add_flag("--json", nodes->json, "Print JSON instead of a table");
+        nodesCmd->add_option("--timeout", nodes->timeoutSeconds, "Seconds to wait for each daemon")
+            ->capture_default_str();
+        nodesCmd->callback([nodes, &context] { runNodes(*nodes, context); });
+
+        auto watch = std::make_shared<WatchOptions>();
+        watch->history = defaultHistoryPath();
+        auto* watchCmd = app.add_subcommand(
+            "watch", "Ingest a daemon's telemetry into the history and print host memory live");
+        watchCmd->add_option("address", watch->address, "Daemon address HOST:PORT")->required();
+        watchCmd->add_option("--history", watch->history, "History file ($RUNPLANE_HISTORY)")
+            ->capture_default_str();
+        watchCmd->add_option("--seconds", watch->seconds, "Stop after N seconds (0: until Ctrl-C)");
+        watchCmd->add_option("--hz", watch->sampleHz, "Requested host sampling rate (1..10)")
+            ->check(CLI::Range(0.0, 10.0));
+        watchCmd->add_flag("--json", watch->json, "Print one JSON object per line");
+        watchCmd->callback([watch, &context] { runWatch(*watch, context); });
+    });
+
+}  // namespace

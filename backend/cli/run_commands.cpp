@@ -1,0 +1,388 @@
+// runplanectl submit / stop / logs / runs: start runs on a daemon and record them (recipe
+// snapshot + provenance) in the run history; list what the history holds.
+#include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backend/cli/command_registry.h"
+#include "backend/control/controller.h"
+#include "backend/control/history_location.h"
+#include "backend/control/text_format.h"
+#include "backend/plan/recipe.h"
+#include "db/history/history.h"
+
+namespace {
+
+using namespace runplane::control;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------- provenance helpers
+
+std::vector<std::string> ownCommandLine() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> args;
+    std::string arg;
+    while (std::getline(in, arg, '\0')) {
+        args.push_back(arg);
+    }
+    return args;
+}
+
+// The git revision of the repository holding `path` (reads .git directly; no subprocess).
+std::string gitRevision(const fs::path& path) {
+    std::error_code ec;
+    for (fs::path dir = fs::absolute(path, ec).parent_path(); !dir.empty();
+         dir = dir.parent_path()) {
+        const fs::path git = dir / ".git";
+        if (fs::is_directory(git, ec)) {
+            std::ifstream head(git / "HEAD");
+            std::string line;
+            std::getline(head, line);
+            if (line.rfind("ref: ", 0) != 0) {
+                return line;  // detached HEAD
+            }
+            const std::string ref = line.substr(5);
+            std::ifstream refFile(git / ref);
+            std::string rev;
+            if (std::getline(refFile, rev) && !rev.empty()) {
+                return rev;
+            }
+            std::ifstream packed(git / "packed-refs");
+            while (std::getline(packed, line)) {
+                if (line.size() > 41 && line.compare(41, std::string::npos, ref) == 0) {
+                    return line.substr(0, 40);
+                }
+            }
+            return "";
+        }
+        if (dir == dir.root_path()) {
+            break;
+        }
+    }
+    return "";
+}
+
+std::string hostName() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    return name;
+}
+
+// ---------------------------------------------------------------- submit
+
+struct SubmitOptions {
+    std::string address;
+    std::string recipe;
+    std::vector<std::string> argv;
+    std::vector<std::string> env;
+    std::string history;
+    std::string name;
+    std::string runId;
+    std::string workdir;
+    double sampleHz = 0;
+    bool json = false;
+};
+
+void runSubmit(const SubmitOptions& options, runplane::cli::CliContext& context) {
+    auto fail = [&](const std::string& message, int code) {
+        std::cerr << "runplanectl submit: " << message << "\n";
+        context.exitCode = code;
+    };
+    SubmitSpec spec;
+    spec.address = options.address;
+    spec.name = options.name;
+    spec.run.runId = options.runId;
+    spec.run.workdir = options.workdir;
+    spec.run.sampleHz = options.sampleHz;
+    spec.run.argv = options.argv;
+    std::string recipeName;
+    if (!options.recipe.empty()) {
+        std::ifstream in(options.recipe, std::ios::binary);
+        if (!in) {
+            return fail(options.recipe + ": cannot read the recipe file", 2);
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        spec.run.recipeYaml = text.str();
+        auto recipe = runplane::plan::parseRecipe(spec.run.recipeYaml, options.recipe);
+        if (!recipe.ok()) {
+            return fail(recipe.error(), 2);
+        }
+        recipeName = recipe->name;
+        for (const auto& [key, value] : recipe->environment.env) {
+            spec.run.env[key] = value;
+        }
+        if (spec.run.argv.empty() && !recipe->launcher.argv.empty()) {
+            spec.run.argv = recipe->launcher.argv;
+            if (spec.run.workdir.empty()) {
+                spec.run.workdir = recipe->launcher.workdir;
+            }
+        }
+    }
+    for (const auto& pair : options.env) {
+        const auto eq = pair.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            return fail("--env '" + pair + "': expected KEY=VALUE", 2);
+        }
+        spec.run.env[pair.substr(0, eq)] = pair.substr(eq + 1);
+    }
+    if (spec.run.argv.empty()) {
+        return fail(
+            options.recipe.empty()
+                ? "nothing to run: give --recipe FILE or the command after --"
+                : options.recipe + ": the recipe has no launcher.argv; give the command after --",
+            2);
+    }
+    if (spec.name.empty()) {
+        spec.name = recipeName;
+    }
+    json provenance = {{"controller_argv", ownCommandLine()},
+                       {"controller_host", hostName()},
+                       {"argv", spec.run.argv},
+                       {"env", spec.run.env},
+                       {"workdir", spec.run.workdir},
+                       {"versions", {{"runplanectl", RUNPLANE_VERSION}}}};
+    if (!options.recipe.empty()) {
+        provenance["recipe_path"] = fs::absolute(options.recipe).string();
+        provenance["git_rev"] = gitRevision(options.recipe);
+    }
+    spec.provenanceJson = provenance.dump();
+
+    ControllerOptions controllerOptions;
+    controllerOptions.historyPath = options.history;
+    controllerOptions.ingestTelemetry = false;
+    Controller controller(controllerOptions);
+    auto record = controller.submitRun(spec);
+    if (!record.ok()) {
+        return fail(record.error(), 1);
+    }
+    if (options.json) {
+        std::cout << json{{"run_id", record->id},
+                          {"name", record->name},
+                          {"status", std::string(runplane::db::toString(record->state))},
+                          {"address", options.address},
+                          {"nodes", record->nodes},
+                          {"history", options.history},
+                          {"message", record->message}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::cout << "started run " << record->id << " on " << options.address << " ("
+                  << runplane::db::toString(record->state)
+                  << (record->message.empty() ? "" : ": " + record->message) << "), recorded in "
+                  << options.history << "\n";
+    }
+    context.exitCode = 0;
+}
+
+// ---------------------------------------------------------------- stop / logs
+
+struct StopOptions {
+    std::string address;
+    std::string runId;
+    double grace = 10;
+    std::string history;
+};
+
+void runStop(const StopOptions& options, runplane::cli::CliContext& context) {
+    ControllerOptions controllerOptions;
+    controllerOptions.historyPath = options.history;
+    controllerOptions.ingestTelemetry = false;
+    Controller controller(controllerOptions);
+    auto stopped = controller.stopRun(options.address, options.runId, options.grace);
+    if (!stopped.ok()) {
+        std::cerr << "runplanectl stop: " << stopped.error() << "\n";
+        context.exitCode = 1;
+        return;
+    }
+    std::cout << "run " << stopped->runId << ": " << toString(stopped->state)
+              << (stopped->message.empty() ? "" : " (" + stopped->message + ")") << "\n";
+}
+
+struct LogsOptions {
+    std::string address;
+    std::string runId;
+    bool stderrStream = false;
+    bool follow = false;
+    std::uint64_t from = 0;
+};
+
+void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
+    auto client = NodeClient::create(options.address);
+    if (!client.ok()) {
+        std::cerr << "runplanectl logs: " << client.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    auto status = (*client)->tailLogs(
+        options.runId, options.stderrStream ? LogStreamKind::Stderr : LogStreamKind::Stdout,
+        options.from, options.follow, [](const LogChunkInfo& chunk) {
+            std::cout.write(chunk.data.data(), static_cast<std::streamsize>(chunk.data.size()));
+            std::cout.flush();
+            return true;
+        });
+    if (!status.ok()) {
+        std::cerr << "runplanectl logs: " << status.error() << "\n";
+        context.exitCode = 1;
+    }
+}
+
+// ---------------------------------------------------------------- runs
+
+struct RunsOptions {
+    std::string history;
+    bool json = false;
+};
+
+void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
+    std::error_code ec;
+    if (!fs::exists(options.history, ec)) {
+        std::cerr << "runplanectl runs: no history at " << options.history
+                  << " yet (nothing recorded)\n";
+        if (options.json) {
+            std::cout << "[]\n";
+        }
+        return;
+    }
+    runplane::db::OpenOptions open;
+    open.readOnly = true;
+    auto history = runplane::db::History::open(options.history, open);
+    if (!history.ok()) {
+        std::cerr << "runplanectl runs: " << history.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    auto runs = (*history)->listRuns();
+    if (!runs.ok()) {
+        std::cerr << "runplanectl runs: " << runs.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    json out = json::array();
+    std::vector<std::vector<std::string>> rows = {
+        {"ID", "NAME", "STATUS", "NODES", "STARTED", "DURATION", "PEAK HOST MEM", "BEST EVAL"}};
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+    for (const auto& run : *runs) {
+        auto peaks = (*history)->runPeaks(run.id);
+        auto metrics = (*history)->runMetrics(run.id);
+        json j = {{"id", run.id},
+                  {"name", run.name},
+                  {"status", std::string(runplane::db::toString(run.state))},
+                  {"nodes", run.nodes},
+                  {"started_ns", run.startedNs},
+                  {"ended_ns", run.endedNs},
+                  {"message", run.message},
+                  {"provenance", json::parse(run.provenanceJson, nullptr, false)},
+                  {"peaks", json::array()},
+                  {"evals", json::array()}};
+        std::string peakText;
+        if (peaks.ok()) {
+            for (const auto& p : *peaks) {
+                j["peaks"].push_back({{"node_id", p.nodeId}, {"peak", p.peak}, {"t_ns", p.peakNs}});
+                peakText += (peakText.empty() ? "" : ", ") + formatBytes(p.peak);
+            }
+        }
+        std::string evalText;
+        if (metrics.ok()) {
+            for (const auto& m : *metrics) {
+                j["evals"].push_back({{"node_id", m.nodeId},
+                                      {"series", m.series},
+                                      {"last", m.last},
+                                      {"last_step", m.lastStep},
+                                      {"best", m.best},
+                                      {"best_step", m.bestStep}});
+                char text[96];
+                std::snprintf(text, sizeof text, "%s %.3f@%lld", m.series.c_str(), m.best,
+                              static_cast<long long>(m.bestStep));
+                evalText += (evalText.empty() ? "" : ", ") + std::string(text);
+            }
+        }
+        out.push_back(std::move(j));
+        const std::int64_t end = run.endedNs > 0 ? run.endedNs : nowNs;
+        std::string nodes;
+        for (const auto& n : run.nodes) {
+            nodes += (nodes.empty() ? "" : ",") + n;
+        }
+        rows.push_back({run.id, run.name, std::string(runplane::db::toString(run.state)), nodes,
+                        formatLocalTime(run.startedNs),
+                        formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
+                        peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText});
+    }
+    if (options.json) {
+        std::cout << out.dump(2) << "\n";
+        return;
+    }
+    std::vector<std::size_t> widths(rows.front().size(), 0);
+    for (const auto& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            widths[i] = std::max(widths[i], row[i].size());
+        }
+    }
+    for (const auto& row : rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            std::cout << row[i]
+                      << (i + 1 < row.size() ? std::string(widths[i] - row[i].size() + 2, ' ')
+                                             : std::string("\n"));
+        }
+    }
+}
+
+const bool kRegistered =
+    runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
+        auto submit = std::make_shared<SubmitOptions>();
+        submit->history = defaultHistoryPath();
+        auto* submitCmd = app.add_subcommand(
+            "submit", "Start a run on a daemon and record it (recipe snapshot, provenance)");
+        submitCmd->add_option("address", submit->address, "Daemon address HOST:PORT")->required();
+        submitCmd->add_option("command", submit->argv,
+                              "The command to run, after -- (executed without a shell)");
+        submitCmd->add_option("--recipe", submit->recipe, "Recipe YAML (kept with the run)");
+        submitCmd->add_option("--env", submit->env, "KEY=VALUE for the run's environment");
+        submitCmd->add_option("--history", submit->history, "History file ($RUNPLANE_HISTORY)")
+            ->capture_default_str();
+        submitCmd->add_option("--name", submit->name, "Run name in the history");
+        submitCmd->add_option("--run-id", submit->runId, "Run id (default: generated)");
+        submitCmd->add_option("--workdir", submit->workdir, "Working directory under the run root");
+        submitCmd->add_option("--hz", submit->sampleHz, "Telemetry rate for this run (0..10 Hz)")
+            ->check(CLI::Range(0.0, 10.0));
+        submitCmd->add_flag("--json", submit->json, "Print JSON");
+        submitCmd->callback([submit, &context] { runSubmit(*submit, context); });
+
+        auto stop = std::make_shared<StopOptions>();
+        stop->history = defaultHistoryPath();
+        auto* stopCmd =
+            app.add_subcommand("stop", "Stop a run (SIGTERM, then SIGKILL after grace)");
+        stopCmd->add_option("address", stop->address, "Daemon address HOST:PORT")->required();
+        stopCmd->add_option("run-id", stop->runId, "Run id")->required();
+        stopCmd->add_option("--grace", stop->grace, "Seconds between SIGTERM and SIGKILL")
+            ->capture_default_str();
+        stopCmd->add_option("--history", stop->history, "History file ($RUNPLANE_HISTORY)")
+            ->capture_default_str();
+        stopCmd->callback([stop, &context] { runStop(*stop, context); });
+
+        auto logs = std::make_shared<LogsOptions>();
+        auto* logsCmd = app.add_subcommand("logs", "Print a run's captured stdout (or stderr)");
+        logsCmd->add_option("address", logs->address, "Daemon address HOST:PORT")->required();
+        logsCmd->add_option("run-id", logs->runId, "Run id")->required();
+        logsCmd->add_flag("--stderr", logs->stderrStream, "The stderr log instead of stdout");
+        logsCmd->add_flag("-f,--follow", logs->follow, "Keep following while the run lives");
+        logsCmd->add_option("--from", logs->from, "Start at this byte offset");
+        logsCmd->callback([logs, &context] { runLogs(*logs, context); });
+
+        auto runs = std::make_shared<RunsOptions>();
+        runs->history = defaultHistoryPath();
+        auto* runsCmd = app.add_subcommand("runs", "List the runs recorded in the history");
+        runsCmd->add_option("--history", runs->history, "History file ($RUNPLANE_HISTORY)")
+            ->capture_default_str();
+        runsCmd->add_flag("--json", runs->json, "Print JSON");
+        runsCmd->callback([runs, &context] { runRuns(*runs, context); });
+    });
+
+}  // namespace
