@@ -268,6 +268,50 @@ if [[ "${SKIP_TORCH:-0}" != 1 ]]; then
     step ratio-table ratio_table
 fi
 
+# ---------------------------------------------------------------- one readable report
+report() {
+    python3 - "$OUT" <<'PY' | tee "$OUT/report.md"
+import glob, json, os, sys
+out = sys.argv[1]
+def read(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except Exception as e:
+        return {"_error": f"{type(e).__name__}: {e}"}
+print("## NCCL resolution and gate\n")
+for path in sorted(glob.glob(os.path.join(out, "resolve-*.json"))):
+    name = os.path.basename(path)[len("resolve-"):-len(".json")]
+    cmd = open(path[:-5] + ".cmd").read().strip() if os.path.exists(path[:-5] + ".cmd") else ""
+    data = read(path)
+    print(f"- `{name}`: `{cmd}`")
+    for lib in data.get("libraries", []):
+        mark = "**selected**" if lib.get("selected") else ""
+        what = lib.get("version") or ("error: " + lib.get("error", ""))
+        print(f"  - {lib.get('source')} {lib.get('path')} {what} {mark}")
+    gate = data.get("gate", {})
+    print(f"  - gate >= {gate.get('min_version')}: {'PASS' if gate.get('pass') else 'FAIL'}: {gate.get('message')}")
+print("\n## Probe runs\n")
+for path in sorted(glob.glob(os.path.join(out, "probe-*.json"))):
+    data = read(path)
+    rows = data.get("rows", [])
+    wrong = [f"{r['collective']}@{r['bytes']}" for r in rows if not r.get("correct")]
+    gpus = ", ".join(g.get("name", "?") for g in data.get("gpus", []))
+    print(f"- `{os.path.basename(path)}`: NCCL {data.get('nccl_version')} ({data.get('nccl_library')}), "
+          f"mode {data.get('mode')}, world {data.get('world_size')}, local {data.get('local_ranks')} [{gpus}]; "
+          f"{len(rows)} rows, {len(wrong)} wrong {wrong[:5]}; skipped {len(data.get('skipped', []))}; "
+          f"verdict: {data.get('verdict')!r}; unavailable: {data.get('unavailable')!r}; error: {data.get('error') or data.get('_error')!r}")
+    if rows:
+        print("\n  | collective | bytes | p50 us | p95 us | algbw GB/s | busbw GB/s | correct |")
+        print("  |---|---:|---:|---:|---:|---:|---|")
+        for r in rows:
+            print(f"  | {r['collective']} | {r['bytes']} | {r['time_us_p50']:.1f} | {r['time_us_p95']:.1f} | "
+                  f"{r['algbw_gbps']:.1f} | {r['busbw_gbps']:.1f} | {r['correct']} |")
+        print()
+PY
+}
+step report report
+
 echo "=== summary"
 cat "$SUMMARY"
 ls -la "$OUT"

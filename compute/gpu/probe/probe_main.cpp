@@ -489,6 +489,9 @@ int main(int argc, char** argv) {
         report.error = std::string("usage: ") + e.what();
         return options.printUniqueId ? 2 : finish(report, 2);
     }
+    report.mode = options.uniqueIdHex.empty() ? "single-process" : "multi-node";
+    report.worldSize = options.worldSize;
+    report.firstRank = options.firstRank;
     report.collectives = options.collectives;
     report.minBytes = options.minBytes;
     report.maxBytes = options.maxBytes;
