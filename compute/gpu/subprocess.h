@@ -1,7 +1,8 @@
 #pragma once
 // Child processes for compute/: helpers that load foreign libraries (libnccl, CUDA) run in their
 // own process so that a crash or hang there never takes the caller down. posix_spawn based, so it
-// is safe to use from any thread of a multi-threaded daemon.
+// is safe to use from any thread of a multi-threaded daemon. Reaps its own children with waitpid:
+// the caller must not set SIGCHLD to SIG_IGN (exit statuses would be lost: a waitpid error).
 
 #include <chrono>
 #include <optional>
