@@ -248,10 +248,22 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
         static_assert(kCount_ <= 8);
         int trainerRanks = 0;
         double pageCache = 0;
-        std::array<std::pair<int, int>, 64> denseSeen{};
-        std::array<std::pair<int, int>, 64> expertSeen{};
+        // Keys stage * 2^16 + coordinate; left uninitialised past the counts (hot loop).
+        int denseSeen[64];
+        int expertSeen[64];
         int denseCount = 0;
         int expertCount = 0;
+        auto firstTime = [](int* seen, int& count, int key) {
+            for (int i = 0; i < count; ++i) {
+                if (seen[i] == key) {
+                    return false;
+                }
+            }
+            if (count < 64) {
+                seen[count++] = key;
+            }
+            return true;
+        };
         for (int rank = lo; rank < std::min(hi, world); ++rank) {
             ++trainerRanks;
             const int stage = stageOf(rank);
@@ -261,18 +273,10 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
             perRank[kClone] += clonePerRank(st);
             perRank[kCpuAdam] += st.cpuAdam;
             perRank[kDeviceState] += st.weights + st.grads + st.optimizerGpu + st.lora;
-            const std::pair<int, int> dKey{stage, rank % l.tp};
-            const std::pair<int, int> eKey{stage, (rank % (l.etp * l.ep))};
-            if (std::find(denseSeen.begin(), denseSeen.begin() + denseCount, dKey) ==
-                    denseSeen.begin() + denseCount &&
-                denseCount < 64) {
-                denseSeen[std::size_t(denseCount++)] = dKey;
+            if (firstTime(denseSeen, denseCount, stage * 65536 + rank % l.tp)) {
                 pageCache += st.checkpointShardDense;
             }
-            if (std::find(expertSeen.begin(), expertSeen.begin() + expertCount, eKey) ==
-                    expertSeen.begin() + expertCount &&
-                expertCount < 64) {
-                expertSeen[std::size_t(expertCount++)] = eKey;
+            if (firstTime(expertSeen, expertCount, stage * 65536 + rank % (l.etp * l.ep))) {
                 pageCache += st.checkpointShardExpert;
             }
         }

@@ -199,8 +199,8 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                      ": 2.27.5 failed with 'Bad address' after the first pause/resume",
                  "upgrade NCCL (>= 2.30.7), or run disaggregated");
     }
-    // Host memory per node.
-    if (m.peakBytes > 0) {
+    // Host memory per node (the message text is only built when a line is crossed).
+    if (m.peakBytes > m.hostAlarmBytes && !m.nodes.empty()) {
         const NodeMemory& peak = m.nodes[std::size_t(m.peakNode)];
         std::string top;
         const PhaseMemory& pm = peak.phases[std::size_t(peak.peakPhase)];
@@ -222,7 +222,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                      where + ", over its " + gb(m.hostRamBytes) + " of RAM",
                      "apply the memory safeguards (drop page cache, peak device gpu, zero-copy "
                      "backups, no KL loss) or add nodes");
-        } else if (m.peakBytes > m.hostAlarmBytes) {
+        } else {
             ctx.emit("memory.host-over-alarm", "hardware.host_ram_gb",
                      where + ", above the alarm line " + gb(m.hostAlarmBytes) + " (750 of 956 GB)",
                      "look for a second backup or page cache in the components");

@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "backend/plan/planner.h"
 #include "backend/plan/rules.h"
@@ -361,6 +364,62 @@ TEST(Rules, ArithmeticOfTheKnownGoodShapes) {
         EXPECT_EQ(l.worldSize, c.world);
         EXPECT_EQ(l.dp, c.dp);
         EXPECT_EQ(l.expertDp, c.expertDp);
+    }
+}
+
+}  // namespace
+}  // namespace runplane::plan
+
+namespace runplane::plan {
+namespace {
+
+std::string readDoc(const std::string& name) {
+    std::ifstream in(test::sourceDir() + "/docs/" + name);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST(Rules, EveryRuleIsInDocsRulesMd) {
+    const std::string doc = readDoc("rules.md");
+    ASSERT_FALSE(doc.empty());
+    for (const auto& rule : ruleTable()) {
+        EXPECT_NE(doc.find("| `" + std::string(rule.id) + "` |"), std::string::npos)
+            << rule.id << " is missing from docs/rules.md (regenerate the table)";
+    }
+}
+
+TEST(Recipe, EveryKeyIsInDocsRecipeMd) {
+    // Every key the writer emits for a recipe with every field away from its default appears in
+    // docs/recipe.md as `key`.
+    const std::string doc = readDoc("recipe.md");
+    ASSERT_FALSE(doc.empty());
+    const std::string full = writeRecipe(test::everyFieldRecipe());
+    std::istringstream lines(full);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const auto start = line.find_first_not_of(" -");
+        const auto colon = line.find(':');
+        if (start == std::string::npos || colon == std::string::npos || colon <= start ||
+            line[start] == '"' || line.find("env:") != std::string::npos) {
+            continue;
+        }
+        const std::string key = line.substr(start, colon - start);
+        if (key.find_first_of(" {") != std::string::npos || key == key.substr(0, 0) ||
+            (key.size() > 0 && std::isupper(static_cast<unsigned char>(key[0])))) {
+            continue;  // environment variable names
+        }
+        // As `key`, or a dotted / listed part of one (`eplb.enabled`, `{name, num_layers}`).
+        bool found = false;
+        const std::string_view boundary = "`. /{,";
+        for (auto at = doc.find(key); at != std::string::npos && !found;
+             at = doc.find(key, at + 1)) {
+            const char before = at > 0 ? doc[at - 1] : ' ';
+            const char after = at + key.size() < doc.size() ? doc[at + key.size()] : ' ';
+            found = boundary.find(before) != std::string_view::npos &&
+                    (boundary.find(after) != std::string_view::npos || after == '}');
+        }
+        EXPECT_TRUE(found) << key;
     }
 }
 

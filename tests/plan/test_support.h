@@ -15,5 +15,7 @@ std::string recipesDir();
 const ModelCatalog& catalog();
 /// Loads recipes/<relative>; fails the calling test through ADD_FAILURE when it does not parse.
 Recipe loadShipped(const std::string& relative);
+/// A recipe with every field away from its default (round-trip and documentation tests).
+Recipe everyFieldRecipe();
 
 }  // namespace runplane::plan::test
