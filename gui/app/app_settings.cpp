@@ -1,0 +1,61 @@
+#include "gui/app/app_settings.h"
+
+#include <QSettings>
+
+namespace runplane::gui {
+
+namespace {
+QSettings settings() {
+    return QSettings(QStringLiteral("Runplane"), QStringLiteral("runplane"));
+}
+const QString kRecent = QStringLiteral("design/recentFiles");
+const QString kDaemons = QStringLiteral("cluster/daemonAddresses");
+const QString kHistory = QStringLiteral("history/lastPath");
+const QString kGeometry = QStringLiteral("window/geometry");
+}  // namespace
+
+QStringList AppSettings::recentFiles() const {
+    return settings().value(kRecent).toStringList();
+}
+
+void AppSettings::addRecentFile(const QString& path) {
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles) {
+        files.removeLast();
+    }
+    settings().setValue(kRecent, files);
+}
+
+void AppSettings::removeRecentFile(const QString& path) {
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    settings().setValue(kRecent, files);
+}
+
+QStringList AppSettings::daemonAddresses() const {
+    return settings().value(kDaemons).toStringList();
+}
+
+void AppSettings::setDaemonAddresses(const QStringList& addresses) {
+    settings().setValue(kDaemons, addresses);
+}
+
+QString AppSettings::lastHistoryPath() const {
+    return settings().value(kHistory).toString();
+}
+
+void AppSettings::setLastHistoryPath(const QString& path) {
+    settings().setValue(kHistory, path);
+}
+
+QByteArray AppSettings::windowGeometry() const {
+    return settings().value(kGeometry).toByteArray();
+}
+
+void AppSettings::setWindowGeometry(const QByteArray& geometry) {
+    settings().setValue(kGeometry, geometry);
+}
+
+}  // namespace runplane::gui

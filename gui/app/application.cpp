@@ -1,0 +1,135 @@
+#include "gui/app/application.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "gui/app/app_settings.h"
+#include "gui/app/command_line.h"
+#include "gui/app/main_window.h"
+#include "gui/app/report.h"
+#include "gui/pages/cluster_page.h"
+
+namespace runplane::gui {
+
+namespace {
+
+void printErr(const QString& text) {
+    std::fputs(text.toLocal8Bit().constData(), stderr);
+    std::fputc('\n', stderr);
+}
+
+bool haveDisplay() {
+    return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+           !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
+}
+
+int runReport(const AppOptions& options, const QString& historyPath) {
+    ReportRequest request;
+    request.historyPath = historyPath;
+    request.runId = options.runId;
+    request.outDir = options.reportDir;
+    auto files = writeRunReport(request);
+    if (!files) {
+        printErr(QStringLiteral("runplane --report: ") + QString::fromStdString(files.error()));
+        return 1;
+    }
+    for (const QString& f : files->written) {
+        std::printf("wrote %s\n", QDir::toNativeSeparators(f).toLocal8Bit().constData());
+    }
+    return 0;
+}
+
+void ensureRuntimeDir() {
+    if (!qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+        return;
+    }
+    // Qt wants a private (0700) runtime directory; /tmp itself is 0777.
+    const QString dir = QDir::tempPath() + QStringLiteral("/runplane-runtime-") +
+                        QString::number(static_cast<qulonglong>(::getuid()));
+    QDir().mkpath(dir);
+    QFile::setPermissions(dir, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    qputenv("XDG_RUNTIME_DIR", dir.toLocal8Bit());
+}
+
+}  // namespace
+
+int runApplication(int argc, char** argv) {
+    // Parse first: --help, --version and bad flags need no display.
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i) {
+        arguments << QString::fromLocal8Bit(argv[i]);
+    }
+    auto parsed = parseCommandLine(arguments);
+    if (!parsed) {
+        printErr(QStringLiteral("runplane: ") + QString::fromStdString(parsed.error()));
+        printErr(usageText());
+        return 2;
+    }
+    const AppOptions& options = *parsed;
+    if (options.help) {
+        std::fputs(usageText().toLocal8Bit().constData(), stdout);
+        return 0;
+    }
+    if (options.version) {
+        std::printf("runplane %s\n", RUNPLANE_VERSION);
+        return 0;
+    }
+    const bool headless = !options.reportDir.isEmpty();
+    if (headless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");  // no window: never needs a display
+    }
+    if (!headless && !haveDisplay()) {
+        std::fputs(
+            "runplane: no display (DISPLAY / WAYLAND_DISPLAY are unset). For a headless report "
+            "use `runplane --report OUT_DIR --run RUN_ID`, or set QT_QPA_PLATFORM=offscreen.\n",
+            stderr);
+        return 2;
+    }
+    ensureRuntimeDir();
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("Runplane"));
+    QApplication::setApplicationName(QStringLiteral("runplane"));
+    QApplication::setApplicationVersion(QStringLiteral(RUNPLANE_VERSION));
+
+    QString historyPath = options.historyPath;
+    if (historyPath.isEmpty()) {
+        historyPath = defaultHistoryPath();
+    }
+    historyPath = QFileInfo(historyPath).absoluteFilePath();
+    if (headless) {
+        return runReport(options, historyPath);
+    }
+    if (!QDir().mkpath(QFileInfo(historyPath).absolutePath())) {
+        printErr(QStringLiteral("runplane: --history: cannot create the directory of %1")
+                     .arg(historyPath));
+        return 2;
+    }
+
+    AppSettings settings;
+    settings.setLastHistoryPath(historyPath);
+    MainWindow window(historyPath);
+    auto* cluster = new ClusterPage(historyPath);
+    window.addPage(cluster, QObject::tr("Cluster"));
+    QStringList addresses = options.connect;
+    if (addresses.isEmpty()) {
+        addresses = settings.daemonAddresses();
+    }
+    for (const QString& address : addresses) {
+        cluster->addAddress(address);
+    }
+    QObject::connect(cluster, &ClusterPage::addressesChanged, &window,
+                     [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
+    window.setCurrentPage(QObject::tr("Cluster"));
+    window.show();
+    return QApplication::exec();
+}
+
+}  // namespace runplane::gui

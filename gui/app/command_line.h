@@ -1,0 +1,30 @@
+#pragma once
+// The `runplane` command line:
+//   runplane [--history FILE] [--connect ADDR]... [--report OUT_DIR --run RUN_ID]
+// Parsing is separate from main() so it is tested without starting the GUI.
+
+#include <QString>
+#include <QStringList>
+
+#include "backend/common/result.h"
+
+namespace runplane::gui {
+
+struct AppOptions {
+    QString historyPath;  // empty: the default under the user's data directory
+    QStringList connect;  // daemon addresses (host:port) to connect at start
+    QString reportDir;    // non-empty: headless report mode, no window
+    QString runId;        // with --report: the run's id in the history
+    bool help = false;
+    bool version = false;
+};
+
+/// Parses argv (arguments()[0] is the program). Errors name the flag, e.g.
+/// "--history: expects a file path".
+Result<AppOptions> parseCommandLine(const QStringList& arguments);
+QString usageText();
+
+/// The history file used when --history is not given.
+QString defaultHistoryPath();
+
+}  // namespace runplane::gui

@@ -1,0 +1,281 @@
+#include "gui/app/report.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTextStream>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "db/history/history.h"
+#include "gui/models/history_queries.h"
+#include "gui/pages/plot_builders.h"
+#include "gui/widgets/palette.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::gui {
+
+namespace {
+
+constexpr int kReportBuckets = 1500;
+
+QString isoTime(double t) {
+    if (t <= 0) {
+        return QStringLiteral("–");
+    }
+    return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t * 1000)).toString(Qt::ISODate);
+}
+
+Status writeText(const QString& path, const QString& text) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+        return Error{
+            QString(path + QStringLiteral(": cannot write: ") + f.errorString()).toStdString()};
+    }
+    f.write(text.toUtf8());
+    if (!f.flush()) {
+        return Error{
+            QString(path + QStringLiteral(": write failed: ") + f.errorString()).toStdString()};
+    }
+    return {};
+}
+
+// A table as Markdown and HTML at once.
+struct Table {
+    QStringList header;
+    std::vector<QStringList> rows;
+
+    QString markdown() const {
+        QString s =
+            QStringLiteral("| ") + header.join(QStringLiteral(" | ")) + QStringLiteral(" |\n|");
+        for (qsizetype i = 0; i < header.size(); ++i) {
+            s += QStringLiteral("---|");
+        }
+        s += QLatin1Char('\n');
+        for (const QStringList& r : rows) {
+            s += QStringLiteral("| ") + r.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
+        }
+        return s;
+    }
+    QString html() const {
+        QString s = QStringLiteral("<table><tr>");
+        for (const QString& h : header) {
+            s += QStringLiteral("<th>") + h.toHtmlEscaped() + QStringLiteral("</th>");
+        }
+        s += QStringLiteral("</tr>\n");
+        for (const QStringList& r : rows) {
+            s += QStringLiteral("<tr>");
+            for (const QString& c : r) {
+                s += QStringLiteral("<td>") + c.toHtmlEscaped() + QStringLiteral("</td>");
+            }
+            s += QStringLiteral("</tr>\n");
+        }
+        return s + QStringLiteral("</table>\n");
+    }
+};
+
+}  // namespace
+
+Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& outDir, int width,
+                                        int height) {
+    if (!QDir().mkpath(outDir)) {
+        return Error{
+            QString(outDir + QStringLiteral(": cannot create the report directory")).toStdString()};
+    }
+    const QDir dir(outDir);
+    ReportFiles files;
+    QStringList notes = snap.warnings;
+
+    // Host memory per node.
+    {
+        TimeSeriesPlot plot;
+        plot.resize(width, height);
+        plot.setShowToolbar(false);
+        plot.setXAxisKind(XAxisKind::WallClock);
+        if (snap.hostMemory.empty()) {
+            plot.setPlaceholder(QStringLiteral("no host-memory samples recorded for this run"));
+            notes << QStringLiteral("no host-memory samples recorded for the run's nodes");
+        } else {
+            showHostMemory(plot, snap.hostMemory, snap.lines, snap.phases, snap.events);
+            plot.setFollowing(false);
+            plot.setVisibleRange(snap.t0, snap.t1);
+        }
+        plot.setAxisLabels(QStringLiteral("time"), QStringLiteral("host memory used (GB)"));
+        const QString path = dir.filePath(QStringLiteral("host_memory.png"));
+        if (!plot.savePng(path, width, height)) {
+            return Error{plot.lastError().toStdString()};
+        }
+        files.written << path;
+    }
+
+    // Eval metrics by step.
+    std::vector<const PointSeries*> evals;
+    for (const PointSeries& s : snap.metrics) {
+        if (s.name.startsWith(QLatin1String("eval/"))) {
+            evals.push_back(&s);
+        }
+    }
+    {
+        TimeSeriesPlot plot;
+        plot.resize(width, height);
+        plot.setShowToolbar(false);
+        plot.setXAxisKind(XAxisKind::Number);
+        plot.setYIncludesZero(false);
+        plot.setAxisLabels(QStringLiteral("step"), QStringLiteral("eval accuracy"));
+        if (evals.empty()) {
+            plot.setPlaceholder(QStringLiteral("no eval metrics recorded for this run"));
+            notes << QStringLiteral("no eval/* series recorded for the run");
+        } else {
+            std::vector<PlotSeries> series;
+            int i = 0;
+            for (const PointSeries* s : evals) {
+                PlotSeries p = metricByStep(*s, s->name, seriesColor(i++));
+                p.style = PlotSeries::Style::Line;
+                series.push_back(std::move(p));
+            }
+            plot.setSeries(std::move(series));
+            plot.setFollowWindow(0);
+        }
+        const QString path = dir.filePath(QStringLiteral("eval.png"));
+        if (!plot.savePng(path, width, height)) {
+            return Error{plot.lastError().toStdString()};
+        }
+        files.written << path;
+    }
+
+    // Tables.
+    const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
+    Table runTable{{QStringLiteral("field"), QStringLiteral("value")}, {}};
+    runTable.rows.push_back({QStringLiteral("run id"), snap.run.id});
+    runTable.rows.push_back({QStringLiteral("name"), snap.run.name});
+    runTable.rows.push_back({QStringLiteral("state"), snap.run.state});
+    runTable.rows.push_back({QStringLiteral("recipe"),
+                             snap.run.recipe.isEmpty() ? QStringLiteral("–") : snap.run.recipe});
+    runTable.rows.push_back({QStringLiteral("nodes"), snap.run.nodes.join(QStringLiteral(", "))});
+    runTable.rows.push_back({QStringLiteral("started"), isoTime(snap.run.startT)});
+    runTable.rows.push_back(
+        {QStringLiteral("duration"), formatDuration(snap.run.durationSeconds(now))});
+    if (!snap.run.message.isEmpty()) {
+        runTable.rows.push_back({QStringLiteral("message"), snap.run.message});
+    }
+
+    const QString alarmText =
+        snap.lines.alarmBytes > 0 ? formatBytes(snap.lines.alarmBytes) : QStringLiteral("not set");
+    Table peaks{{QStringLiteral("node"), QStringLiteral("peak"), QStringLiteral("when"),
+                 QStringLiteral("phase"), QStringLiteral("time above alarm (%1)").arg(alarmText)},
+                {}};
+    for (const NodePeakRow& p : snap.peaks) {
+        peaks.rows.push_back({p.nodeId, formatBytes(p.peakBytes), isoTime(p.peakT),
+                              p.phase.isEmpty() ? QStringLiteral("–") : p.phase,
+                              snap.lines.alarmBytes > 0 ? formatDuration(p.secondsAboveAlarm)
+                                                        : QStringLiteral("–")});
+    }
+    Table metrics{{QStringLiteral("metric"), QStringLiteral("last"), QStringLiteral("at step"),
+                   QStringLiteral("best"), QStringLiteral("at step")},
+                  {}};
+    for (const MetricValue& m : snap.run.metrics) {
+        metrics.rows.push_back({m.name, QString::number(m.last, 'g', 4),
+                                QString::number(m.lastStep), QString::number(m.best, 'g', 4),
+                                QString::number(m.bestStep)});
+    }
+    std::map<QString, int> eventCounts;
+    for (const EventRow& e : snap.events) {
+        ++eventCounts[e.kind];
+    }
+    Table events{{QStringLiteral("event kind"), QStringLiteral("count")}, {}};
+    for (const auto& [kind, count] : eventCounts) {
+        events.rows.push_back({kind, QString::number(count)});
+    }
+    Table nccl{{QStringLiteral("node"), QStringLiteral("NCCL library"), QStringLiteral("version")},
+               {}};
+    for (const auto& lib : snap.nccl.libraries) {
+        nccl.rows.push_back({lib.nodeId, lib.path, lib.version});
+    }
+
+    const QString title =
+        QStringLiteral("Run report: %1").arg(snap.run.name.isEmpty() ? snap.run.id : snap.run.name);
+    QString md = QStringLiteral("# ") + title + QStringLiteral("\n\n") + runTable.markdown();
+    md +=
+        QStringLiteral("\n## Host memory per node\n\n![host memory per node](host_memory.png)\n\n");
+    md += peaks.rows.empty() ? QStringLiteral("No peaks: no host-memory samples.\n")
+                             : peaks.markdown();
+    md += QStringLiteral("\n## Eval\n\n![eval accuracy](eval.png)\n\n");
+    md += metrics.rows.empty() ? QStringLiteral("No eval metrics recorded.\n") : metrics.markdown();
+    md += QStringLiteral(
+              "\n## NCCL health\n\nVersion gate (>= 2.30.7 for cross-node CUDA-graph rollout): "
+              "**%1**: %2\n\n")
+              .arg(snap.nccl.verdict, snap.nccl.verdictText);
+    if (!nccl.rows.empty()) {
+        md += nccl.markdown();
+    }
+    md += QStringLiteral("\nNCCL warnings/errors/stalls: %1\n").arg(snap.nccl.events.size());
+    md += QStringLiteral("\n## Events\n\n");
+    md += events.rows.empty() ? QStringLiteral("No events.\n") : events.markdown();
+    if (!notes.isEmpty()) {
+        md += QStringLiteral("\n## Notes\n\n");
+        for (const QString& n : notes) {
+            md += QStringLiteral("- ") + n + QLatin1Char('\n');
+        }
+    }
+
+    QString html = QStringLiteral(
+                       "<!doctype html><html><head><meta charset=\"utf-8\"><title>%1</title><style>"
+                       "body{font-family:sans-serif;max-width:1450px;margin:2em auto}"
+                       "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
+                       "padding:3px 8px;text-align:left}img{max-width:100%}</style></head><body>\n")
+                       .arg(title.toHtmlEscaped());
+    html += QStringLiteral("<h1>") + title.toHtmlEscaped() + QStringLiteral("</h1>\n") +
+            runTable.html();
+    html +=
+        QStringLiteral(
+            "<h2>Host memory per node</h2><img src=\"host_memory.png\" alt=\"host memory\">\n") +
+        peaks.html();
+    html += QStringLiteral("<h2>Eval</h2><img src=\"eval.png\" alt=\"eval\">\n") + metrics.html();
+    html += QStringLiteral("<h2>NCCL health</h2><p>Version gate: <b>%1</b>: %2</p>\n")
+                .arg(snap.nccl.verdict.toHtmlEscaped(), snap.nccl.verdictText.toHtmlEscaped()) +
+            nccl.html();
+    html += QStringLiteral("<h2>Events</h2>\n") + events.html();
+    if (!notes.isEmpty()) {
+        html += QStringLiteral("<h2>Notes</h2><ul>");
+        for (const QString& n : notes) {
+            html += QStringLiteral("<li>") + n.toHtmlEscaped() + QStringLiteral("</li>");
+        }
+        html += QStringLiteral("</ul>\n");
+    }
+    html += QStringLiteral("</body></html>\n");
+
+    files.markdown = dir.filePath(QStringLiteral("report.md"));
+    if (Status s = writeText(files.markdown, md); !s) {
+        return Error{s.error()};
+    }
+    files.written << files.markdown;
+    const QString htmlPath = dir.filePath(QStringLiteral("report.html"));
+    if (Status s = writeText(htmlPath, html); !s) {
+        return Error{s.error()};
+    }
+    files.written << htmlPath;
+    return files;
+}
+
+Result<ReportFiles> writeRunReport(const ReportRequest& request) {
+    if (!QFileInfo::exists(request.historyPath)) {
+        return Error{
+            QString(request.historyPath + QStringLiteral(": no such history file")).toStdString()};
+    }
+    db::OpenOptions options;
+    options.readOnly = true;
+    auto history = db::History::open(request.historyPath.toStdString(), options);
+    if (!history) {
+        return Error{history.error()};
+    }
+    auto snap = loadRunSnapshot(**history, request.runId, 0, 0, kReportBuckets);
+    if (!snap) {
+        return Error{snap.error()};
+    }
+    return writeSnapshotReport(*snap, request.outDir, request.width, request.height);
+}
+
+}  // namespace runplane::gui

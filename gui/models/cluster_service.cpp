@@ -1,0 +1,176 @@
+#include "gui/models/cluster_service.h"
+
+#include <QMetaObject>
+
+#include "backend/control/controller.h"
+
+namespace runplane::gui {
+
+namespace {
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+}  // namespace
+
+ClusterService::ClusterService(const QString& historyPath, QObject* parent)
+    : QObject(parent), m_historyPath(historyPath) {
+    control::ControllerOptions options;
+    options.historyPath = historyPath.toStdString();
+    control::ControllerCallbacks callbacks;
+    callbacks.onTelemetry = [this](const control::TelemetryUpdate& u) { onTelemetry(u); };
+    callbacks.onNodeStatus = [this](const control::NodeView& v) { onNodeStatus(v); };
+    m_worker.post(QStringLiteral("init"), [this, options, callbacks] {
+        m_controller = std::make_shared<control::Controller>(options, callbacks);
+    });
+}
+
+ClusterService::~ClusterService() {
+    // Stop the ingest threads on the worker (they may still post to this object, which is alive
+    // until after the worker has joined; Qt discards whatever is still queued).
+    m_worker.post(QStringLiteral("shutdown"), [this] {
+        if (m_controller) {
+            m_controller->stopAll();
+        }
+        m_controller.reset();
+    });
+    m_worker.drain();
+}
+
+NodeRow ClusterService::toRow(const control::NodeView& view) {
+    NodeRow row;
+    row.address = qs(view.address);
+    row.state = QString::fromLatin1(control::toString(view.ingest.state)).toLower();
+    row.error = qs(view.ingest.lastError);
+    row.recordsStored = view.ingest.recordsStored;
+    row.reconnects = view.ingest.reconnects;
+    if (const auto& n = view.ingest.node) {
+        row.nodeId = qs(n->nodeId);
+        row.hostname = qs(n->hostname);
+        row.cpuArch = qs(n->cpuArch);
+        row.cpuCores = static_cast<int>(n->cpuCores);
+        row.ramBytes = static_cast<double>(n->hostRamBytes);
+        row.kernel = qs(n->kernel);
+        row.daemonVersion = qs(n->daemonVersion);
+        row.gpuCount = static_cast<int>(n->gpus.size());
+        if (n->gpus.empty()) {
+            row.gpuText = n->gpusUnavailableReason.empty()
+                              ? QStringLiteral("none")
+                              : QStringLiteral("none: ") + qs(n->gpusUnavailableReason);
+        } else {
+            row.gpuText =
+                QStringLiteral("%1 × %2").arg(n->gpus.size()).arg(qs(n->gpus.front().name));
+        }
+        QString selected;
+        for (const auto& lib : n->ncclLibraries) {
+            if (lib.selected) {
+                selected = qs(lib.version.empty() ? lib.error : lib.version);
+            }
+        }
+        if (n->ncclLibraries.empty()) {
+            row.nccl = QStringLiteral("none found");
+        } else {
+            row.nccl = (selected.isEmpty() ? QStringLiteral("none selected") : selected) +
+                       QStringLiteral(" (%1 found)").arg(n->ncclLibraries.size());
+        }
+    }
+    return row;
+}
+
+void ClusterService::addNode(const QString& address) {
+    m_removed.removeAll(address);
+    const std::string addr = address.toStdString();
+    m_worker.post(QStringLiteral("add ") + address, [this, addr, address] {
+        if (!m_controller) {
+            return;
+        }
+        const Status status = m_controller->addNode(addr);
+        if (!status) {
+            const QString message = qs(status.error());
+            QMetaObject::invokeMethod(
+                this, [this, address, message] { emit errorOccurred(address, message); },
+                Qt::QueuedConnection);
+            return;
+        }
+        for (const control::NodeView& v : m_controller->nodes()) {
+            if (v.address == addr) {
+                onNodeStatus(v);
+            }
+        }
+    });
+}
+
+void ClusterService::removeNode(const QString& address) {
+    m_removed << address;
+    const std::string addr = address.toStdString();
+    m_worker.post(QStringLiteral("remove ") + address, [this, addr, address] {
+        if (!m_controller) {
+            return;
+        }
+        const Status status = m_controller->removeNode(addr);
+        const QString message = status ? QString() : qs(status.error());
+        QMetaObject::invokeMethod(
+            this,
+            [this, address, message] {
+                if (!message.isEmpty()) {
+                    emit errorOccurred(address, message);
+                }
+                emit nodeRemoved(address);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void ClusterService::onTelemetry(const control::TelemetryUpdate& update) {
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_pendingTelemetry = true;
+        const QString node = qs(update.nodeId);
+        for (const control::LiveSample& s : update.samples) {
+            if (s.runId.empty() && s.sample.series == "host.mem.used_bytes") {
+                m_pendingMemory[node] = {s.sample.value, static_cast<double>(s.tNs) * 1e-9};
+            }
+        }
+    }
+    if (!m_deliveryQueued.exchange(true)) {
+        QMetaObject::invokeMethod(
+            this, [this] { deliverPending(); }, Qt::QueuedConnection);
+    }
+}
+
+void ClusterService::onNodeStatus(const control::NodeView& view) {
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_pendingRows[qs(view.address)] = toRow(view);
+    }
+    if (!m_deliveryQueued.exchange(true)) {
+        QMetaObject::invokeMethod(
+            this, [this] { deliverPending(); }, Qt::QueuedConnection);
+    }
+}
+
+void ClusterService::deliverPending() {
+    std::map<QString, NodeRow> rows;
+    std::map<QString, std::pair<double, double>> memory;
+    bool telemetry = false;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_deliveryQueued = false;
+        rows.swap(m_pendingRows);
+        memory.swap(m_pendingMemory);
+        telemetry = m_pendingTelemetry;
+        m_pendingTelemetry = false;
+    }
+    for (const auto& [address, row] : rows) {
+        if (!m_removed.contains(address)) {
+            emit nodeChanged(row);
+        }
+    }
+    for (const auto& [node, value] : memory) {
+        emit memorySample(node, value.first, value.second);
+    }
+    if (telemetry) {
+        emit telemetryCommitted();
+    }
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,73 @@
+#pragma once
+// ClusterService: the GUI's handle on runplane_control's Controller. Adds and removes daemon
+// addresses and lets the controller ingest their telemetry into the history in the background.
+// Every controller call runs on this service's worker thread; the controller's callbacks (on its
+// ingest threads) are coalesced and handed to the GUI thread by queued calls, then re-emitted as
+// signals carrying plain values. The GUI thread never waits on the network.
+//
+// Ownership: owns the Controller (created and destroyed on the worker thread).
+// Thread-safety: a QObject of the GUI thread; call its methods from there.
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "gui/models/node_table_model.h"
+#include "gui/models/serial_worker.h"
+
+namespace runplane::control {
+class Controller;
+struct NodeView;
+struct TelemetryUpdate;
+}  // namespace runplane::control
+
+namespace runplane::gui {
+
+class ClusterService : public QObject {
+    Q_OBJECT
+  public:
+    explicit ClusterService(const QString& historyPath, QObject* parent = nullptr);
+    ~ClusterService() override;
+
+    const QString& historyPath() const { return m_historyPath; }
+    /// Starts connecting to (and ingesting) a daemon. Result: nodeChanged, or errorOccurred.
+    void addNode(const QString& address);
+    /// Stops ingesting that daemon (the join happens on the worker). Result: nodeRemoved.
+    void removeNode(const QString& address);
+
+    /// Converts a controller view into a table row (exposed for tests).
+    static NodeRow toRow(const control::NodeView& view);
+
+  signals:
+    void nodeChanged(const runplane::gui::NodeRow& row);
+    void nodeRemoved(const QString& address);
+    /// New telemetry is committed to the history (coalesced: at most one per event-loop turn).
+    /// `latestUsed` maps node id -> (host.mem.used_bytes, t seconds) of the newest sample.
+    void telemetryCommitted();
+    void memorySample(const QString& nodeId, double usedBytes, double t);
+    void errorOccurred(const QString& address, const QString& message);
+
+  private:
+    void onTelemetry(const control::TelemetryUpdate& update);
+    void onNodeStatus(const control::NodeView& view);
+    void deliverPending();
+
+    QString m_historyPath;
+    // Filled by ingest threads, drained on the GUI thread.
+    std::mutex m_pendingMutex;
+    std::map<QString, NodeRow> m_pendingRows;
+    std::map<QString, std::pair<double, double>> m_pendingMemory;
+    bool m_pendingTelemetry = false;
+    QStringList m_removed;  // GUI thread: late status updates for these addresses are dropped
+    std::atomic<bool> m_deliveryQueued{false};
+
+    std::shared_ptr<control::Controller> m_controller;  // used on the worker thread only
+    SerialWorker m_worker;                              // declared last: joined first
+};
+
+}  // namespace runplane::gui

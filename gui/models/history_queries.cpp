@@ -1,0 +1,531 @@
+#include "gui/models/history_queries.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "backend/plan/catalog.h"
+#include "backend/plan/memory_model.h"
+#include "backend/plan/recipe.h"
+#include "db/history/history.h"
+
+namespace runplane::gui {
+
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QString attr(const std::string& attrsJson, const char* key) {
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(attrsJson));
+    return doc.object().value(QLatin1String(key)).toVariant().toString();
+}
+
+double nowSeconds() {
+    return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
+}
+
+EventRow toEventRow(const db::EventRecord& e) {
+    return EventRow{nsToSeconds(e.tNs), qs(e.nodeId), qs(e.runId), qs(e.kind), qs(e.message)};
+}
+
+double medianSpacing(const std::vector<double>& t) {
+    if (t.size() < 2) {
+        return 0;
+    }
+    std::vector<double> d;
+    d.reserve(t.size() - 1);
+    for (size_t i = 1; i < t.size(); ++i) {
+        d.push_back(t[i] - t[i - 1]);
+    }
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    return d[d.size() / 2];
+}
+
+// The source's healthy band (600-650 GB of 956 GB RAM), scaled to a node's RAM like the
+// planner scales its alarm line (plan::kHostAlarmFraction = 750/956).
+constexpr double kHealthyLowFraction = 600.0 / 956.0;
+constexpr double kHealthyHighFraction = 650.0 / 956.0;
+
+}  // namespace
+
+int ncclVersionCode(const QString& version) {
+    const QStringList parts = version.split(QLatin1Char('.'));
+    if (parts.size() < 3) {
+        return 0;
+    }
+    bool ok1 = false;
+    bool ok2 = false;
+    bool ok3 = false;
+    const int code =
+        parts[0].toInt(&ok1) * 10000 + parts[1].toInt(&ok2) * 100 + parts[2].toInt(&ok3);
+    return ok1 && ok2 && ok3 ? code : 0;
+}
+
+std::int64_t secondsToNs(double seconds) {
+    const double ns = seconds * 1e9;
+    if (ns >= static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+        return std::numeric_limits<std::int64_t>::max();
+    }
+    if (ns <= static_cast<double>(std::numeric_limits<std::int64_t>::min())) {
+        return std::numeric_limits<std::int64_t>::min();
+    }
+    return static_cast<std::int64_t>(std::llround(ns));
+}
+
+PointSeries toPointSeries(const db::SeriesInfo& info, const db::SeriesPoints& points) {
+    PointSeries s;
+    s.nodeId = qs(info.nodeId);
+    s.runId = qs(info.runId);
+    s.name = qs(info.name);
+    s.unit = qs(info.unit);
+    s.decimated = points.decimated;
+    s.sourceCount = points.sourceCount;
+    if (points.decimated) {
+        const size_t n = points.buckets.size();
+        s.t.reserve(n);
+        s.value.reserve(n);
+        s.min.reserve(n);
+        s.max.reserve(n);
+        s.step.reserve(n);
+        for (const db::SeriesBucket& b : points.buckets) {
+            if (b.count == 0) {
+                continue;
+            }
+            s.t.push_back(nsToSeconds(b.t0Ns / 2 + b.t1Ns / 2));
+            s.value.push_back(b.last.value);
+            s.min.push_back(b.min);
+            s.max.push_back(b.max);
+            s.step.push_back(static_cast<double>(b.last.step));
+        }
+    } else {
+        const size_t n = points.points.size();
+        s.t.reserve(n);
+        s.value.reserve(n);
+        s.min.reserve(n);
+        s.max.reserve(n);
+        s.step.reserve(n);
+        for (const db::SeriesPoint& p : points.points) {
+            s.t.push_back(nsToSeconds(p.tNs));
+            s.value.push_back(p.value);
+            s.min.push_back(std::min(p.min, p.value));
+            s.max.push_back(std::max(p.max, p.value));
+            s.step.push_back(static_cast<double>(p.step));
+        }
+    }
+    return s;
+}
+
+Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info, double t0,
+                               double t1, int maxBuckets) {
+    db::SeriesQuery q;
+    q.seriesId = info.id;
+    if (t0 < t1) {
+        q.t0Ns = secondsToNs(t0);
+        q.t1Ns = secondsToNs(t1);
+    }
+    q.maxBuckets = std::max(16, maxBuckets);
+    auto points = history.querySeries(q);
+    if (!points) {
+        return Error{points.error()};
+    }
+    return toPointSeries(info, *points);
+}
+
+NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
+                                    double t1, int maxBuckets) {
+    NodeMemoryResult result;
+    for (const QString& node : nodeIds) {
+        db::SeriesFilter filter;
+        filter.nodeId = node.toStdString();
+        filter.runId = std::string();
+        filter.name = "host.mem.*";
+        auto series = history.listSeries(filter);
+        if (!series) {
+            result.error = qs(series.error());
+            return result;
+        }
+        const db::SeriesInfo* used = nullptr;
+        const db::SeriesInfo* total = nullptr;
+        for (const db::SeriesInfo& info : *series) {
+            if (info.name == kHostMemUsedSeries) {
+                used = &info;
+            } else if (info.name == kHostMemTotalSeries) {
+                total = &info;
+            }
+        }
+        if (used == nullptr) {
+            continue;
+        }
+        auto points = loadSeries(history, *used, t0, t1, maxBuckets);
+        if (!points) {
+            result.error = qs(points.error());
+            return result;
+        }
+        double ram = 0;
+        if (total != nullptr) {
+            db::SeriesQuery q;
+            q.seriesId = total->id;
+            q.t0Ns = total->lastNs;
+            auto last = history.querySeries(q);
+            if (last && !last->points.empty()) {
+                ram = last->points.back().value;
+            }
+        }
+        result.series.push_back(std::move(*points));
+        result.ramBytes.push_back(ram);
+    }
+    return result;
+}
+
+std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& events,
+                                            double endT) {
+    std::vector<PhaseInterval> phases;
+    std::string phaseNode;
+    for (const db::EventRecord& e : events) {
+        if (e.kind != "phase") {
+            continue;
+        }
+        if (phaseNode.empty()) {
+            phaseNode = e.nodeId;
+        }
+        if (e.nodeId != phaseNode) {
+            continue;
+        }
+        const double t = nsToSeconds(e.tNs);
+        if (!phases.empty() && phases.back().t1 <= phases.back().t0) {
+            phases.back().t1 = t;
+        }
+        QString name = attr(e.attrsJson, "phase");
+        if (name.isEmpty()) {
+            name = qs(e.message);
+        }
+        if (name == QLatin1String("done") || name.isEmpty()) {
+            continue;
+        }
+        phases.push_back(PhaseInterval{name, qs(e.nodeId), t, t});
+    }
+    if (!phases.empty() && phases.back().t1 <= phases.back().t0) {
+        phases.back().t1 = std::max(endT, phases.back().t0);
+    }
+    return phases;
+}
+
+double secondsAbove(const PointSeries& series, double threshold) {
+    if (series.t.empty() || threshold <= 0) {
+        return 0;
+    }
+    const double median = medianSpacing(series.t);
+    const double cap = median > 0 ? 2 * median : 0;
+    double total = 0;
+    for (size_t i = 0; i < series.t.size(); ++i) {
+        if (series.value[i] <= threshold) {
+            continue;
+        }
+        const double dt = i + 1 < series.t.size() ? series.t[i + 1] - series.t[i] : median;
+        total += cap > 0 ? std::min(dt, cap) : dt;
+    }
+    return total;
+}
+
+QString phaseAt(const std::vector<PhaseInterval>& phases, double t) {
+    for (const PhaseInterval& p : phases) {
+        if (t >= p.t0 && t <= p.t1) {
+            return p.phase;
+        }
+    }
+    return {};
+}
+
+QString recipeLabel(const QString& recipeYaml) {
+    if (recipeYaml.trimmed().isEmpty()) {
+        return {};
+    }
+    auto recipe = plan::parseRecipe(recipeYaml.toStdString(), "recipe snapshot");
+    if (!recipe) {
+        return {};
+    }
+    if (!recipe->name.empty()) {
+        return qs(recipe->name);
+    }
+    return qs(recipe->model.name);
+}
+
+MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
+                                  const plan::ModelCatalog* catalog) {
+    MemoryLines lines;
+    lines.ramBytes = ramBytes;
+    std::optional<plan::Recipe> recipe;
+    if (!recipeYaml.trimmed().isEmpty()) {
+        if (auto parsed = plan::parseRecipe(recipeYaml.toStdString(), "recipe snapshot")) {
+            recipe = std::move(*parsed);
+        }
+    }
+    if (lines.ramBytes <= 0 && recipe) {
+        lines.ramBytes = recipe->hardware.hostRamGb * plan::kGb;
+    }
+    if (lines.ramBytes <= 0) {
+        lines.source = QStringLiteral("no RAM known: no alarm lines");
+        return lines;
+    }
+    lines.alarmBytes = plan::kHostAlarmFraction * lines.ramBytes;
+    lines.healthyLowBytes = kHealthyLowFraction * lines.ramBytes;
+    lines.healthyHighBytes = kHealthyHighFraction * lines.ramBytes;
+    lines.source = QStringLiteral("alarm 750/956 and healthy 600-650/956 of host RAM");
+    if (recipe && catalog != nullptr) {
+        if (auto shape = plan::resolveModel(*recipe, *catalog)) {
+            const plan::MemoryPlan memory = plan::planMemory(*recipe, *shape);
+            double peak = 0;
+            for (const plan::NodeMemory& n : memory.nodes) {
+                peak = std::max(peak, n.peakBytes);
+            }
+            lines.plannedPeakBytes = peak;
+        }
+    }
+    return lines;
+}
+
+Result<std::vector<RunRow>> loadRunList(db::History& history) {
+    auto runs = history.listRuns();
+    if (!runs) {
+        return Error{runs.error()};
+    }
+    std::vector<RunRow> rows;
+    rows.reserve(runs->size());
+    for (const db::RunRecord& r : *runs) {
+        RunRow row;
+        row.id = qs(r.id);
+        row.name = qs(r.name);
+        row.state = qs(std::string(db::toString(r.state)));
+        row.recipe = recipeLabel(qs(r.recipeYaml));
+        for (const std::string& n : r.nodes) {
+            row.nodes.push_back(qs(n));
+        }
+        row.startT = nsToSeconds(r.startedNs);
+        row.endT = r.endedNs > 0 ? nsToSeconds(r.endedNs) : 0;
+        row.message = qs(r.message);
+        if (auto peaks = history.runPeaks(r.id)) {
+            for (const db::NodePeak& p : *peaks) {
+                row.peaks.push_back(
+                    NodePeakRow{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), QString(), 0});
+            }
+        }
+        if (auto metrics = history.runMetrics(r.id)) {
+            for (const db::MetricSummary& m : *metrics) {
+                row.metrics.push_back(
+                    MetricValue{qs(m.series), m.last, m.lastStep, m.best, m.bestStep});
+            }
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, double t0,
+                                    double t1, int maxBuckets, const plan::ModelCatalog* catalog) {
+    auto record = history.run(runId.toStdString());
+    if (!record) {
+        return Error{record.error()};
+    }
+    if (!record->has_value()) {
+        return Error{"run '" + runId.toStdString() + "' is not in " + history.path()};
+    }
+    const db::RunRecord& r = **record;
+    RunSnapshot snap;
+    snap.recipeYaml = qs(r.recipeYaml);
+    snap.run.id = qs(r.id);
+    snap.run.name = qs(r.name);
+    snap.run.state = qs(std::string(db::toString(r.state)));
+    snap.run.recipe = recipeLabel(snap.recipeYaml);
+    for (const std::string& n : r.nodes) {
+        snap.run.nodes.push_back(qs(n));
+    }
+    snap.run.startT = nsToSeconds(r.startedNs);
+    snap.run.endT = r.endedNs > 0 ? nsToSeconds(r.endedNs) : 0;
+    snap.run.message = qs(r.message);
+    const double runEnd = snap.run.endT > 0 ? snap.run.endT : nowSeconds();
+    if (!(t0 < t1)) {
+        t0 = snap.run.startT;
+        t1 = runEnd;
+    }
+    snap.t0 = t0;
+    snap.t1 = t1;
+
+    // Node-level host memory of the run's nodes over the range.
+    const NodeMemoryResult host = loadNodeHostMemory(history, snap.run.nodes, t0, t1, maxBuckets);
+    if (!host.error.isEmpty()) {
+        return Error{host.error.toStdString()};
+    }
+    snap.hostMemory = host.series;
+    double ram = 0;
+    for (double v : host.ramBytes) {
+        if (v > 0 && (ram == 0 || v < ram)) {
+            ram = v;
+        }
+    }
+    snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog);
+
+    // GPU memory: node-level "gpu.*" memory series of the run's nodes.
+    for (const QString& node : snap.run.nodes) {
+        db::SeriesFilter f;
+        f.nodeId = node.toStdString();
+        f.name = "gpu.*";
+        auto gpus = history.listSeries(f);
+        if (!gpus) {
+            snap.warnings << qs(gpus.error());
+            continue;
+        }
+        for (const db::SeriesInfo& info : *gpus) {
+            if (info.name.find("mem.used") == std::string::npos) {
+                continue;
+            }
+            if (!info.runId.empty() && info.runId != r.id) {
+                continue;
+            }
+            if (auto s = loadSeries(history, info, t0, t1, maxBuckets)) {
+                snap.gpuMemory.push_back(std::move(*s));
+            }
+        }
+    }
+
+    // The run's own series: process-tree RSS and metrics.
+    db::SeriesFilter runFilter;
+    runFilter.runId = r.id;
+    auto runSeries = history.listSeries(runFilter);
+    if (!runSeries) {
+        return Error{runSeries.error()};
+    }
+    for (const db::SeriesInfo& info : *runSeries) {
+        if (info.name.rfind("gpu.", 0) == 0) {
+            continue;  // taken above
+        }
+        const bool isRss = info.name.find("rss") != std::string::npos;
+        // Metrics are step-indexed: load them whole so the step axis is complete.
+        const bool isMetric = !isRss && info.name.find('/') != std::string::npos;
+        auto s = isMetric ? loadSeries(history, info, 0, 0, maxBuckets)
+                          : loadSeries(history, info, t0, t1, maxBuckets);
+        if (!s) {
+            snap.warnings << qs(s.error());
+            continue;
+        }
+        if (isRss) {
+            snap.processRss.push_back(std::move(*s));
+        } else {
+            snap.metrics.push_back(std::move(*s));
+        }
+    }
+
+    // Events of the run (phases over the whole run so a span that began earlier is shaded).
+    db::EventFilter ef;
+    ef.runId = r.id;
+    auto events = history.listEvents(ef);
+    if (!events) {
+        return Error{events.error()};
+    }
+    snap.phases = phasesFromEvents(*events, runEnd);
+    for (const db::EventRecord& e : *events) {
+        const double t = nsToSeconds(e.tNs);
+        EventRow row = toEventRow(e);
+        if (e.kind == "nccl_warning" || e.kind == "nccl_error" || e.kind == "stall") {
+            snap.nccl.events.push_back(row);
+        }
+        if (e.kind == "info" && !attr(e.attrsJson, "busbw_gbps").isEmpty()) {
+            NcclHealth::Probe probe;
+            probe.nodeId = qs(e.nodeId);
+            probe.collective = attr(e.attrsJson, "collective");
+            probe.bytes = attr(e.attrsJson, "bytes").toDouble();
+            probe.busbwGbps = attr(e.attrsJson, "busbw_gbps").toDouble();
+            probe.expectedGbps = attr(e.attrsJson, "expected_busbw_gbps").toDouble();
+            snap.nccl.probes.push_back(probe);
+        }
+        if (t >= t0 && t <= t1 && e.kind != "phase") {
+            snap.events.push_back(std::move(row));
+        }
+    }
+
+    // Peaks per node (exact, over the samples' max) and time above the alarm line.
+    if (auto peaks = history.runPeaks(r.id)) {
+        for (const db::NodePeak& p : *peaks) {
+            NodePeakRow row{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), QString(), 0};
+            row.phase = phaseAt(snap.phases, row.peakT);
+            for (const PointSeries& s : snap.hostMemory) {
+                if (s.nodeId == row.nodeId) {
+                    row.secondsAboveAlarm = secondsAbove(s, snap.lines.alarmBytes);
+                }
+            }
+            snap.peaks.push_back(row);
+        }
+        snap.run.peaks = snap.peaks;
+    } else {
+        snap.warnings << qs(peaks.error());
+    }
+    if (auto metrics = history.runMetrics(r.id)) {
+        for (const db::MetricSummary& m : *metrics) {
+            snap.run.metrics.push_back(
+                MetricValue{qs(m.series), m.last, m.lastStep, m.best, m.bestStep});
+        }
+    }
+
+    // NCCL libraries from the nodes' inventory snapshots.
+    if (auto nodes = history.listNodes()) {
+        for (const db::NodeRecord& n : *nodes) {
+            if (!snap.run.nodes.contains(qs(n.nodeId))) {
+                continue;
+            }
+            const QJsonObject info =
+                QJsonDocument::fromJson(QByteArray::fromStdString(n.infoJson)).object();
+            const QJsonValue libs = info.value(QLatin1String("nccl_libraries"));
+            for (const QJsonValue& lib : libs.toArray()) {
+                const QJsonObject o = lib.toObject();
+                if (!o.value(QLatin1String("selected")).toBool()) {
+                    continue;
+                }
+                const QString version = o.value(QLatin1String("version")).toString();
+                int code = o.value(QLatin1String("version_code")).toInt();
+                if (code == 0) {
+                    code = ncclVersionCode(version);
+                }
+                snap.nccl.libraries.push_back(NcclHealth::NodeLibrary{
+                    qs(n.nodeId), o.value(QLatin1String("path")).toString(), version, code});
+            }
+        }
+    }
+    if (snap.nccl.libraries.empty()) {
+        snap.nccl.verdict = QStringLiteral("unknown");
+        snap.nccl.verdictText = QStringLiteral("no NCCL library recorded for the run's nodes");
+    } else {
+        int lowest = std::numeric_limits<int>::max();
+        for (const auto& lib : snap.nccl.libraries) {
+            if (lib.versionCode > 0) {
+                lowest = std::min(lowest, lib.versionCode);
+            }
+        }
+        if (lowest == std::numeric_limits<int>::max()) {
+            snap.nccl.verdict = QStringLiteral("unknown");
+            snap.nccl.verdictText =
+                QStringLiteral("the NCCL version of the run's nodes is unknown");
+            return snap;
+        }
+        const bool pass = lowest >= snap.nccl.gateVersionCode;
+        snap.nccl.verdict = pass ? QStringLiteral("pass") : QStringLiteral("fail");
+        snap.nccl.verdictText =
+            pass ? QStringLiteral("every node loads NCCL >= 2.30.7")
+                 : QStringLiteral(
+                       "a node loads NCCL %1.%2.%3 < 2.30.7: cross-node CUDA-graph "
+                       "rollout may deadlock")
+                       .arg(lowest / 10000)
+                       .arg((lowest / 100) % 100)
+                       .arg(lowest % 100);
+    }
+    return snap;
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,91 @@
+#pragma once
+// Read-side queries of the run history for the GUI. Every function here blocks on SQLite, so it
+// runs on a worker thread (SerialWorker) and returns plain values for the GUI thread.
+// Formulas (decimation to plot points, time above the alarm line, phases) are written down in
+// docs/gui.md.
+
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/common/result.h"
+#include "gui/models/run_data.h"
+#include "gui/models/series_data.h"
+
+namespace runplane::db {
+class History;
+struct SeriesInfo;
+struct SeriesPoints;
+struct EventRecord;
+}  // namespace runplane::db
+
+namespace runplane::plan {
+class ModelCatalog;
+}
+
+namespace runplane::gui {
+
+/// Series names written by the daemon's samplers.
+inline constexpr const char* kHostMemUsedSeries = "host.mem.used_bytes";
+inline constexpr const char* kHostMemTotalSeries = "host.mem.total_bytes";
+
+inline double nsToSeconds(std::int64_t ns) {
+    return static_cast<double>(ns) * 1e-9;
+}
+std::int64_t secondsToNs(double seconds);
+
+/// Converts a history answer into plot points (see PointSeries for decimated results).
+PointSeries toPointSeries(const db::SeriesInfo& info, const db::SeriesPoints& points);
+
+/// One series over [t0, t1] seconds (t0 >= t1: everything), at most ~maxBuckets points.
+Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info, double t0,
+                               double t1, int maxBuckets);
+
+/// Cluster page: node-level host memory used of each node in [t0, t1]; nodes without samples
+/// yet are left out. Also returns each node's RAM (last host.mem.total_bytes), 0 if unknown.
+struct NodeMemoryResult {
+    std::vector<PointSeries> series;
+    std::vector<double> ramBytes;  // parallel to series
+    QString error;
+};
+NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
+                                    double t1, int maxBuckets);
+
+/// Phases from PHASE events (attrs.phase); each lasts until the node's next phase event, "done",
+/// or endT. Only the first node that reports phases is used, so spans never overlap.
+std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& events,
+                                            double endT);
+
+/// Seconds during which the series' value (last reading of each interval) exceeds `threshold`:
+/// sum over points i with value_i > threshold of min(t_{i+1} - t_i, 2 * median spacing); the
+/// last point counts the median spacing.
+double secondsAbove(const PointSeries& series, double threshold);
+
+/// The phase in force at time t, or "".
+QString phaseAt(const std::vector<PhaseInterval>& phases, double t);
+
+/// The history list: every run, newest first, with peaks and last/best eval metrics.
+Result<std::vector<RunRow>> loadRunList(db::History& history);
+
+/// Everything the live view shows for one run over [t0, t1] (t0 >= t1: the whole run).
+/// RAM comes from host.mem.total_bytes; the lines from memoryLinesFromRecipe (catalog may be
+/// null: then no planned peak).
+Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, double t0,
+                                    double t1, int maxBuckets,
+                                    const plan::ModelCatalog* catalog = nullptr);
+
+/// Lines for host-memory plots: RAM (measured, else the recipe's hardware.host_ram_gb), the
+/// planner's alarm line (750/956 of RAM), the source's healthy band (600–650/956 of RAM) and,
+/// with a catalog, the planner's per-node peak for the recipe (docs/gui.md).
+MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
+                                  const plan::ModelCatalog* catalog = nullptr);
+
+/// "2.28.9" -> 22809 (ncclGetVersion's encoding since 2.9); 0 when not a version.
+int ncclVersionCode(const QString& version);
+
+/// A short label for a recipe snapshot: its name, else its model name, else "".
+QString recipeLabel(const QString& recipeYaml);
+
+}  // namespace runplane::gui

@@ -1,0 +1,37 @@
+#include "gui/models/history_reader.h"
+
+#include "db/history/history.h"
+
+namespace runplane::gui {
+
+HistoryReader::HistoryReader(QString path)
+    : m_path(std::move(path)), m_connection(std::make_shared<Connection>(m_path.toStdString())) {}
+
+HistoryReader::~HistoryReader() {
+    // The worker's destructor (a member declared last, destroyed first) joins the thread; the
+    // connection is then released here on the GUI thread, which no longer races with it.
+}
+
+void HistoryReader::reset() {
+    auto connection = m_connection;
+    m_worker.post(QStringLiteral("__reset"), [connection] { connection->close(); });
+}
+
+HistoryReader::Connection::~Connection() = default;
+
+Result<db::History*> HistoryReader::Connection::get() {
+    if (!m_history) {
+        auto opened = db::History::open(m_path);
+        if (!opened) {
+            return Error{opened.error()};
+        }
+        m_history = std::move(*opened);
+    }
+    return m_history.get();
+}
+
+void HistoryReader::Connection::close() {
+    m_history.reset();
+}
+
+}  // namespace runplane::gui

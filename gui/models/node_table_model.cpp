@@ -1,0 +1,238 @@
+#include "gui/models/node_table_model.h"
+
+#include <QBrush>
+#include <QColor>
+
+namespace runplane::gui {
+
+namespace {
+
+QString gb(double bytes) {
+    return QStringLiteral("%1 GB").arg(bytes / 1e9, 0, 'f', 1);
+}
+
+QColor stateColor(const QString& state) {
+    if (state == QLatin1String("streaming")) {
+        return QColor(0x2E, 0x7D, 0x32);
+    }
+    if (state == QLatin1String("failed") || state == QLatin1String("backoff")) {
+        return QColor(0xC6, 0x28, 0x28);
+    }
+    return QColor(0x8A, 0x6D, 0x00);
+}
+
+}  // namespace
+
+NodeTableModel::NodeTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int NodeTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int NodeTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant NodeTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (section) {
+        case AddressColumn:
+            return tr("Address");
+        case StateColumn:
+            return tr("State");
+        case HostColumn:
+            return tr("Host");
+        case CpuColumn:
+            return tr("CPU");
+        case RamColumn:
+            return tr("RAM");
+        case MemUsedColumn:
+            return tr("Memory used");
+        case GpuColumn:
+            return tr("GPUs");
+        case NcclColumn:
+            return tr("NCCL");
+        case DaemonColumn:
+            return tr("Daemon");
+        case KernelColumn:
+            return tr("Kernel");
+        default:
+            return {};
+    }
+}
+
+QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.parent().isValid() || index.row() < 0 ||
+        index.row() >= rowCount() || index.column() < 0 || index.column() >= ColumnCount) {
+        return {};
+    }
+    const NodeRow& r = m_rows[static_cast<size_t>(index.row())];
+    switch (role) {
+        case AddressRole:
+            return r.address;
+        case NodeIdRole:
+            return r.nodeId;
+        case StateRole:
+            return r.state;
+        case Qt::ToolTipRole:
+            if (!r.error.isEmpty()) {
+                return r.error;
+            }
+            if (index.column() == GpuColumn || index.column() == NcclColumn) {
+                return data(index, Qt::DisplayRole);
+            }
+            return {};
+        case Qt::ForegroundRole:
+            if (index.column() == StateColumn) {
+                return QBrush(stateColor(r.state));
+            }
+            return {};
+        case Qt::TextAlignmentRole:
+            if (index.column() == RamColumn || index.column() == MemUsedColumn) {
+                return static_cast<int>(Qt::AlignRight | Qt::AlignVCenter);
+            }
+            return {};
+        case SortRole:
+            if (index.column() == RamColumn) {
+                return r.ramBytes;
+            }
+            if (index.column() == MemUsedColumn) {
+                return r.usedBytes;
+            }
+            return data(index, Qt::DisplayRole);
+        case Qt::DisplayRole:
+            break;
+        default:
+            return {};
+    }
+    switch (index.column()) {
+        case AddressColumn:
+            return r.address;
+        case StateColumn:
+            return r.error.isEmpty() ? r.state : r.state + QStringLiteral(": ") + r.error;
+        case HostColumn:
+            return r.hostname;
+        case CpuColumn:
+            return r.cpuCores > 0 ? QStringLiteral("%1 × %2").arg(r.cpuCores).arg(r.cpuArch)
+                                  : QString();
+        case RamColumn:
+            return r.ramBytes > 0 ? gb(r.ramBytes) : QString();
+        case MemUsedColumn:
+            return r.usedBytes >= 0 ? gb(r.usedBytes) : QString();
+        case GpuColumn:
+            return r.gpuText;
+        case NcclColumn:
+            return r.nccl;
+        case DaemonColumn:
+            return r.daemonVersion;
+        case KernelColumn:
+            return r.kernel;
+        default:
+            return {};
+    }
+}
+
+int NodeTableModel::indexOf(const QString& address) const {
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].address == address) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+void NodeTableModel::upsert(const NodeRow& row) {
+    const int i = indexOf(row.address);
+    if (i < 0) {
+        const int n = rowCount();
+        beginInsertRows({}, n, n);
+        m_rows.push_back(row);
+        endInsertRows();
+        return;
+    }
+    NodeRow& existing = m_rows[static_cast<size_t>(i)];
+    const double used = existing.usedBytes;
+    const double usedT = existing.lastSampleT;
+    const NodeRow previous = existing;
+    existing = row;
+    if (existing.usedBytes < 0) {
+        existing.usedBytes = used;
+        existing.lastSampleT = usedT;
+    }
+    // An update without inventory (e.g. a reconnect in progress) keeps what we knew.
+    if (existing.nodeId.isEmpty()) {
+        const QString state = existing.state;
+        const QString error = existing.error;
+        existing = previous;
+        existing.state = state;
+        existing.error = error;
+        existing.recordsStored = row.recordsStored;
+        existing.reconnects = row.reconnects;
+    }
+    emit dataChanged(index(i, 0), index(i, ColumnCount - 1));
+}
+
+void NodeTableModel::addPending(const QString& address) {
+    if (indexOf(address) >= 0) {
+        return;
+    }
+    NodeRow row;
+    row.address = address;
+    row.state = QStringLiteral("connecting");
+    upsert(row);
+}
+
+bool NodeTableModel::remove(const QString& address) {
+    const int i = indexOf(address);
+    if (i < 0) {
+        return false;
+    }
+    beginRemoveRows({}, i, i);
+    m_rows.erase(m_rows.begin() + i);
+    endRemoveRows();
+    return true;
+}
+
+void NodeTableModel::setMemoryUsed(const QString& nodeId, double bytes, double t) {
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].nodeId == nodeId && t >= m_rows[i].lastSampleT) {
+            m_rows[i].usedBytes = bytes;
+            m_rows[i].lastSampleT = t;
+            const QModelIndex cell = index(static_cast<int>(i), MemUsedColumn);
+            emit dataChanged(cell, cell);
+        }
+    }
+}
+
+QStringList NodeTableModel::addresses() const {
+    QStringList out;
+    for (const NodeRow& r : m_rows) {
+        out << r.address;
+    }
+    return out;
+}
+
+QStringList NodeTableModel::nodeIds() const {
+    QStringList out;
+    for (const NodeRow& r : m_rows) {
+        if (!r.nodeId.isEmpty() && !out.contains(r.nodeId)) {
+            out << r.nodeId;
+        }
+    }
+    return out;
+}
+
+QString NodeTableModel::displayName(const QString& nodeId) const {
+    for (const NodeRow& r : m_rows) {
+        if (r.nodeId == nodeId) {
+            return r.hostname.isEmpty()
+                       ? r.address
+                       : r.hostname + QStringLiteral(" (") + r.address + QStringLiteral(")");
+        }
+    }
+    return nodeId;
+}
+
+}  // namespace runplane::gui

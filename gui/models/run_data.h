@@ -1,0 +1,91 @@
+#pragma once
+// Value types for the Runs and Compare pages and the headless report: one row per run for the
+// history list, and a snapshot of everything the live view of one run draws. Built by
+// history_queries on a worker thread; handed to the GUI as shared_ptr<const RunSnapshot>.
+
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <vector>
+
+#include "gui/models/series_data.h"
+
+namespace runplane::gui {
+
+/// Last and best value of one metric of a run.
+struct MetricValue {
+    QString name;  // "eval/gsm8k"
+    double last = 0;
+    std::int64_t lastStep = -1;
+    double best = 0;
+    std::int64_t bestStep = -1;
+};
+
+/// One run in the history list.
+struct RunRow {
+    QString id;
+    QString name;
+    QString state;   // "running", "finished", "failed", "stopped", "daemon_lost"
+    QString recipe;  // recipe label (name or model) from the snapshot
+    QStringList nodes;
+    double startT = 0;  // seconds since the epoch
+    double endT = 0;    // 0 while running
+    QString message;
+    std::vector<NodePeakRow> peaks;  // peak host memory per node
+    std::vector<MetricValue> metrics;
+
+    double durationSeconds(double now) const { return (endT > 0 ? endT : now) - startT; }
+    double maxPeakBytes() const {
+        double m = 0;
+        for (const auto& p : peaks) {
+            m = p.peakBytes > m ? p.peakBytes : m;
+        }
+        return m;
+    }
+};
+
+/// NCCL health of a run: which library its nodes load, the version gate, probe results and the
+/// NCCL warning / error / stall events.
+struct NcclHealth {
+    struct NodeLibrary {
+        QString nodeId;
+        QString path;
+        QString version;
+        int versionCode = 0;
+    };
+    std::vector<NodeLibrary> libraries;
+    int gateVersionCode = 23007;  // >= 2.30.7 for cross-node CUDA-graph rollout
+    QString verdict;              // "pass", "fail", "unknown"
+    QString verdictText;
+    struct Probe {
+        QString nodeId;
+        QString collective;
+        double bytes = 0;
+        double busbwGbps = 0;
+        double expectedGbps = 0;
+    };
+    std::vector<Probe> probes;
+    std::vector<EventRow> events;  // nccl_warning, nccl_error, stall
+};
+
+/// Everything the live view of one run shows, for one time range.
+struct RunSnapshot {
+    RunRow run;
+    QString recipeYaml;
+    double t0 = 0;  // the range that was queried
+    double t1 = 0;
+    std::vector<PointSeries> hostMemory;  // node-level "host.mem.used_bytes", one per node
+    std::vector<PointSeries> gpuMemory;   // "gpu.N.mem.used_bytes", one per node and GPU
+    std::vector<PointSeries> processRss;  // the run's process tree RSS per node
+    std::vector<PointSeries> metrics;     // every other series of the run (eval/*, train/*, ...)
+    std::vector<PhaseInterval> phases;
+    std::vector<EventRow> events;  // all events of the run in the range
+    MemoryLines lines;
+    std::vector<NodePeakRow> peaks;
+    NcclHealth nccl;
+    QStringList warnings;  // what could not be loaded, in words
+    QString error;         // non-empty: nothing could be loaded
+};
+
+}  // namespace runplane::gui

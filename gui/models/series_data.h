@@ -1,0 +1,70 @@
+#pragma once
+// Value types the GUI's data workers produce from the run history and hand to the GUI thread.
+// Times are seconds since the Unix epoch (double), values in the series' unit (bytes for
+// memory). Plain data: cheap to move, safe to share as shared_ptr<const T> across threads.
+
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <vector>
+
+namespace runplane::gui {
+
+/// One series, ready to plot: per point the value line and the min–max band of its interval.
+/// When the history decimated the range, each point is one bucket: t = bucket middle,
+/// value = last sample, min/max = the bucket's extremes (so a one-sample spike stays visible).
+struct PointSeries {
+    QString nodeId;
+    QString runId;
+    QString name;  // history series name, e.g. "host.mem.used_bytes", "eval/gsm8k"
+    QString unit;
+    std::vector<double> t;
+    std::vector<double> value;
+    std::vector<double> min;
+    std::vector<double> max;
+    std::vector<double> step;  // metric step, -1 for sampled series
+    bool decimated = false;
+    std::int64_t sourceCount = 0;
+
+    bool empty() const { return t.empty(); }
+    double lastT() const { return t.empty() ? 0 : t.back(); }
+};
+
+/// A shaded phase interval of a run (from PHASE events: each lasts until the next one).
+struct PhaseInterval {
+    QString phase;
+    QString nodeId;
+    double t0 = 0;
+    double t1 = 0;
+};
+
+/// One event as the GUI lists it.
+struct EventRow {
+    double t = 0;
+    QString nodeId;
+    QString runId;
+    QString kind;  // "phase", "nccl_warning", "nccl_error", "stall", "memory_alarm", ...
+    QString message;
+};
+
+/// Horizontal lines drawn on host-memory plots. 0 means "not known".
+struct MemoryLines {
+    double ramBytes = 0;          // host RAM of the node (smallest over the run's nodes)
+    double healthyLowBytes = 0;   // healthy band, e.g. 600 GB ...
+    double healthyHighBytes = 0;  // ... to 650 GB
+    double alarmBytes = 0;        // sustained alarm line, e.g. 750 GB
+    double plannedPeakBytes = 0;  // the planner's per-node peak for the run's recipe
+    QString source;               // where the values came from, in words
+};
+
+/// Per node: host-memory peak of a run and how long it stayed above the alarm line.
+struct NodePeakRow {
+    QString nodeId;
+    double peakBytes = 0;
+    double peakT = 0;
+    QString phase;  // phase in force at the peak ("" when unknown)
+    double secondsAboveAlarm = 0;
+};
+
+}  // namespace runplane::gui

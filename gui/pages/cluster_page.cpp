@@ -1,0 +1,258 @@
+#include "gui/pages/cluster_page.h"
+
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "db/history/history.h"
+#include "gui/models/cluster_service.h"
+#include "gui/models/history_queries.h"
+#include "gui/models/history_reader.h"
+#include "gui/models/node_table_model.h"
+#include "gui/pages/plot_builders.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::gui {
+
+namespace {
+
+constexpr int kRefreshMs = 1000;
+
+double nowSeconds() {
+    return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
+}
+
+bool looksLikeAddress(const QString& address) {
+    const qsizetype colon = address.lastIndexOf(QLatin1Char(':'));
+    if (colon <= 0) {
+        return false;
+    }
+    bool ok = false;
+    const int port = address.mid(colon + 1).toInt(&ok);
+    return ok && port > 0 && port < 65536;
+}
+
+}  // namespace
+
+ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
+    : Page(parent),
+      m_service(std::make_unique<ClusterService>(historyPath)),
+      m_reader(std::make_unique<HistoryReader>(historyPath)) {
+    m_model = new NodeTableModel(this);
+
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Daemon address:"), this));
+    m_addressEdit = new QLineEdit(this);
+    m_addressEdit->setPlaceholderText(tr("host:port, e.g. 127.0.0.1:7070"));
+    m_addressEdit->setClearButtonEnabled(true);
+    bar->addWidget(m_addressEdit, 1);
+    m_addButton = new QPushButton(tr("Add"), this);
+    m_removeButton = new QPushButton(tr("Remove selected"), this);
+    m_removeButton->setEnabled(false);
+    bar->addWidget(m_addButton);
+    bar->addWidget(m_removeButton);
+    layout->addLayout(bar);
+
+    auto* splitter = new QSplitter(Qt::Vertical, this);
+    m_table = new QTableView(splitter);
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    m_plot = new TimeSeriesPlot(splitter);
+    m_plot->setTitle(tr("Host memory used per node (live, from the history)"));
+    m_plot->setXAxisKind(XAxisKind::WallClock);
+    m_plot->setFollowWindow(m_followWindow);
+    m_plot->setPlaceholder(tr("Add a daemon address to see its host memory"));
+    splitter->addWidget(m_table);
+    splitter->addWidget(m_plot);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 3);
+    layout->addWidget(splitter, 1);
+    m_summary = new QLabel(this);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_summary);
+
+    connect(m_addButton, &QPushButton::clicked, this, [this] {
+        if (addAddress(m_addressEdit->text())) {
+            m_addressEdit->clear();
+        }
+    });
+    connect(m_addressEdit, &QLineEdit::returnPressed, m_addButton, &QPushButton::click);
+    connect(m_removeButton, &QPushButton::clicked, this, &ClusterPage::removeSelected);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { m_removeButton->setEnabled(m_table->selectionModel()->hasSelection()); });
+
+    connect(m_service.get(), &ClusterService::nodeChanged, this, &ClusterPage::onNodeChanged);
+    connect(m_service.get(), &ClusterService::nodeRemoved, this, [this](const QString& address) {
+        m_model->remove(address);
+        requestPlotData();
+    });
+    connect(m_service.get(), &ClusterService::errorOccurred, this,
+            [this](const QString& address, const QString& message) {
+                NodeRow row;
+                row.address = address;
+                row.state = QStringLiteral("failed");
+                row.error = message;
+                if (m_model->indexOf(address) >= 0) {
+                    m_model->upsert(row);
+                }
+                emit statusMessage(message);
+            });
+    connect(m_service.get(), &ClusterService::memorySample, m_model,
+            &NodeTableModel::setMemoryUsed);
+    connect(m_service.get(), &ClusterService::telemetryCommitted, this,
+            &ClusterPage::requestPlotData);
+
+    connect(m_plot, &TimeSeriesPlot::visibleRangeChanged, this,
+            [this](double lo, double hi, int pixels) {
+                m_frozenLo = lo;
+                m_frozenHi = hi;
+                m_frozenPixels = pixels;
+                requestPlotData();
+            });
+    connect(m_plot, &TimeSeriesPlot::followingChanged, this, [this] { requestPlotData(); });
+
+    m_refreshTimer = new QTimer(this);
+    m_refreshTimer->setInterval(kRefreshMs);
+    connect(m_refreshTimer, &QTimer::timeout, this, &ClusterPage::requestPlotData);
+    m_refreshTimer->start();
+}
+
+ClusterPage::~ClusterPage() = default;
+
+void ClusterPage::setFollowWindow(double seconds) {
+    m_followWindow = seconds;
+    m_plot->setFollowWindow(seconds);
+    requestPlotData();
+}
+
+bool ClusterPage::addAddress(const QString& input) {
+    const QString address = input.trimmed();
+    if (!looksLikeAddress(address)) {
+        emit statusMessage(
+            tr("'%1' is not an address: expected host:port, e.g. 127.0.0.1:7070").arg(address));
+        return false;
+    }
+    if (m_model->indexOf(address) >= 0) {
+        emit statusMessage(tr("%1 is already in the list").arg(address));
+        return false;
+    }
+    m_model->addPending(address);
+    m_service->addNode(address);
+    emit statusMessage(tr("connecting to %1 …").arg(address));
+    emit addressesChanged(m_model->addresses());
+    return true;
+}
+
+void ClusterPage::removeAddress(const QString& address) {
+    if (m_model->indexOf(address) < 0) {
+        return;
+    }
+    m_service->removeNode(address);
+    m_model->remove(address);  // the row goes at once; the ingest thread stops on the worker
+    emit addressesChanged(m_model->addresses());
+    requestPlotData();
+}
+
+QStringList ClusterPage::addresses() const {
+    return m_model->addresses();
+}
+
+void ClusterPage::removeSelected() {
+    QStringList selected;
+    for (const QModelIndex& index : m_table->selectionModel()->selectedRows()) {
+        selected << index.data(NodeTableModel::AddressRole).toString();
+    }
+    for (const QString& address : selected) {
+        removeAddress(address);
+    }
+}
+
+void ClusterPage::onNodeChanged(const NodeRow& row) {
+    if (m_model->indexOf(row.address) < 0) {
+        return;  // removed meanwhile
+    }
+    m_model->upsert(row);
+    int streaming = 0;
+    for (int i = 0; i < m_model->rowCount(); ++i) {
+        streaming += m_model->row(i).state == QLatin1String("streaming") ? 1 : 0;
+    }
+    m_summary->setText(tr("%1 daemon(s), %2 streaming · history: %3")
+                           .arg(m_model->rowCount())
+                           .arg(streaming)
+                           .arg(m_service->historyPath()));
+    requestPlotData();
+}
+
+void ClusterPage::requestPlotData() {
+    const QStringList nodeIds = m_model->nodeIds();
+    if (nodeIds.isEmpty()) {
+        m_plot->setPlaceholder(m_model->rowCount() == 0
+                                   ? tr("Add a daemon address to see its host memory")
+                                   : tr("Waiting for the daemons to answer …"));
+        return;
+    }
+    if (m_queryInFlight) {
+        m_queryWanted = true;  // coalesce: one more query when the current one answers
+        return;
+    }
+    m_queryInFlight = true;
+    m_queryWanted = false;
+    double t0 = 0;
+    double t1 = 0;
+    int buckets = std::max(200, m_plot->width());
+    if (m_plot->isFollowing()) {
+        t1 = nowSeconds() + 5;
+        t0 = t1 - 5 - m_followWindow;
+    } else {
+        t0 = m_frozenLo;
+        t1 = m_frozenHi;
+        buckets = std::max(200, m_frozenPixels);
+    }
+    m_reader->run(
+        QStringLiteral("cluster-memory"), this,
+        [nodeIds, t0, t1, buckets](db::History& history) {
+            return loadNodeHostMemory(history, nodeIds, t0, t1, buckets);
+        },
+        [this](Result<NodeMemoryResult> result) {
+            m_queryInFlight = false;
+            if (!result) {
+                emit statusMessage(QString::fromStdString(result.error()));
+            } else if (!result->error.isEmpty()) {
+                emit statusMessage(result->error);
+            } else if (result->series.empty()) {
+                m_plot->setPlaceholder(tr("Waiting for host-memory samples …"));
+            } else {
+                MemoryLines lines;
+                for (double ram : result->ramBytes) {
+                    if (ram > 0 && (lines.ramBytes == 0 || ram < lines.ramBytes)) {
+                        lines.ramBytes = ram;
+                    }
+                }
+                showHostMemory(
+                    *m_plot, result->series, lines, {}, {},
+                    [this](const PointSeries& s) { return m_model->displayName(s.nodeId); });
+                ++m_appliedQueries;
+            }
+            if (m_queryWanted) {
+                requestPlotData();
+            }
+        });
+}
+
+}  // namespace runplane::gui

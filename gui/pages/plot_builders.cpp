@@ -1,0 +1,168 @@
+#include "gui/pages/plot_builders.h"
+
+#include <QRegularExpression>
+
+#include <cmath>
+
+#include "gui/widgets/palette.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::gui {
+
+namespace {
+
+PlotSeries scaled(const PointSeries& s, double divisor, const QString& label, const QColor& c) {
+    PlotSeries p;
+    p.name = label;
+    p.color = c;
+    p.t = s.t;
+    p.value.reserve(s.value.size());
+    for (double v : s.value) {
+        p.value.push_back(v / divisor);
+    }
+    if (s.min.size() == s.t.size() && s.max.size() == s.t.size()) {
+        p.min.reserve(s.min.size());
+        p.max.reserve(s.max.size());
+        for (size_t i = 0; i < s.t.size(); ++i) {
+            p.min.push_back(s.min[i] / divisor);
+            p.max.push_back(s.max[i] / divisor);
+        }
+    }
+    return p;
+}
+
+std::vector<PhaseSpan> toSpans(const std::vector<PhaseInterval>& phases) {
+    std::vector<PhaseSpan> spans;
+    spans.reserve(phases.size());
+    for (const PhaseInterval& p : phases) {
+        spans.push_back(PhaseSpan{p.phase, p.t0, p.t1});
+    }
+    return spans;
+}
+
+}  // namespace
+
+QString formatBytes(double bytes) {
+    const double gb = bytes / kBytesPerGB;
+    if (std::fabs(gb) >= 100) {
+        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 1);
+    }
+    if (std::fabs(gb) >= 1) {
+        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 2);
+    }
+    return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 0);
+}
+
+QString formatDuration(double seconds) {
+    if (!(seconds >= 0)) {
+        return QStringLiteral("–");
+    }
+    const auto s = static_cast<long long>(std::llround(seconds));
+    if (s >= 3600) {
+        return QStringLiteral("%1 h %2 min")
+            .arg(s / 3600)
+            .arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+    }
+    if (s >= 60) {
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    }
+    return QStringLiteral("%1 s").arg(s);
+}
+
+QString seriesLabel(const PointSeries& series) {
+    static const QRegularExpression gpu(QStringLiteral("^gpu\\.(\\d+)\\."));
+    const auto m = gpu.match(series.name);
+    if (m.hasMatch()) {
+        return series.nodeId + QStringLiteral(" gpu") + m.captured(1);
+    }
+    return series.nodeId;
+}
+
+std::vector<AlarmLine> alarmLinesGB(const MemoryLines& lines) {
+    std::vector<AlarmLine> out;
+    if (lines.ramBytes > 0) {
+        out.push_back(AlarmLine{QStringLiteral("host RAM %1").arg(formatBytes(lines.ramBytes)),
+                                lines.ramBytes / kBytesPerGB, QColor(60, 60, 60), false});
+    }
+    if (lines.alarmBytes > 0) {
+        out.push_back(
+            AlarmLine{QStringLiteral("sustained alarm %1").arg(formatBytes(lines.alarmBytes)),
+                      lines.alarmBytes / kBytesPerGB, errorColor(), true});
+    }
+    if (lines.plannedPeakBytes > 0) {
+        out.push_back(
+            AlarmLine{QStringLiteral("planned peak %1").arg(formatBytes(lines.plannedPeakBytes)),
+                      lines.plannedPeakBytes / kBytesPerGB, QColor(0x00, 0x72, 0xB2), true});
+    }
+    if (lines.healthyHighBytes > 0) {
+        out.push_back(
+            AlarmLine{QStringLiteral("healthy ≤ %1").arg(formatBytes(lines.healthyHighBytes)),
+                      lines.healthyHighBytes / kBytesPerGB, okColor(), true});
+    }
+    if (lines.healthyLowBytes > 0) {
+        out.push_back(
+            AlarmLine{QStringLiteral("healthy ≥ %1").arg(formatBytes(lines.healthyLowBytes)),
+                      lines.healthyLowBytes / kBytesPerGB, okColor(), true});
+    }
+    return out;
+}
+
+void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
+                    const MemoryLines& lines, const std::vector<PhaseInterval>& phases,
+                    const std::vector<EventRow>& events,
+                    const std::function<QString(const PointSeries&)>& label) {
+    std::vector<PlotSeries> series;
+    int i = 0;
+    for (const PointSeries& s : nodes) {
+        series.push_back(
+            scaled(s, kBytesPerGB, label ? label(s) : seriesLabel(s), seriesColor(i++)));
+    }
+    std::vector<EventMarker> markers;
+    for (const EventRow& e : events) {
+        if (e.kind == QLatin1String("memory_alarm")) {
+            markers.push_back(
+                EventMarker{e.t, e.nodeId + QStringLiteral(": ") + e.message, errorColor()});
+        }
+    }
+    plot.setAxisLabels(QString(), QStringLiteral("host memory used (GB)"));
+    plot.setYIncludesZero(true);
+    plot.setAlarmLines(alarmLinesGB(lines));
+    plot.setPhases(toSpans(phases));
+    plot.setEvents(std::move(markers));
+    plot.setSeries(std::move(series));
+}
+
+void showSeries(TimeSeriesPlot& plot, const std::vector<PointSeries>& input,
+                const std::vector<PhaseInterval>& phases, const QString& yLabel) {
+    std::vector<PlotSeries> series;
+    bool allBytes = !input.empty();
+    for (const PointSeries& s : input) {
+        allBytes = allBytes && s.unit == QLatin1String("bytes");
+    }
+    int i = 0;
+    for (const PointSeries& s : input) {
+        QString label = seriesLabel(s);
+        if (label.isEmpty() || !s.name.startsWith(QLatin1String("gpu."))) {
+            label = s.nodeId.isEmpty() ? s.name : s.nodeId + QStringLiteral(" ") + s.name;
+        }
+        series.push_back(scaled(s, allBytes ? kBytesPerGB : 1.0, label, seriesColor(i++)));
+    }
+    plot.setAxisLabels(QString(), allBytes ? yLabel + QStringLiteral(" (GB)") : yLabel);
+    plot.setPhases(toSpans(phases));
+    plot.setSeries(std::move(series));
+}
+
+PlotSeries metricByStep(const PointSeries& s, const QString& label, const QColor& color) {
+    PlotSeries p;
+    p.name = label;
+    p.color = color;
+    bool haveSteps = !s.step.empty();
+    for (double st : s.step) {
+        haveSteps = haveSteps && st >= 0;
+    }
+    p.t = haveSteps ? s.step : s.t;
+    p.value = s.value;
+    return p;
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,590 @@
+#include "gui/widgets/time_series_plot.h"
+
+#include <qcustomplot.h>
+
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QTimer>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#ifdef RUNPLANE_HAVE_QTSVG
+#include <QSvgGenerator>
+#endif
+
+#include "gui/widgets/palette.h"
+
+namespace runplane::gui {
+
+namespace {
+
+constexpr int kReplotIntervalMs = 40;  // ≤ 25 fps
+constexpr int kRangeSettleMs = 150;    // zoom/pan settles before the owner re-queries
+constexpr int kMaxEventLabels = 40;    // beyond this, markers only (labels would overlap)
+
+QVector<double> toQVector(const std::vector<double>& v) {
+    return QVector<double>(v.begin(), v.end());
+}
+
+QColor withAlpha(QColor c, int alpha) {
+    c.setAlpha(alpha);
+    return c;
+}
+
+QString formatValue(double v) {
+    return QString::number(v, 'g', 4);
+}
+
+}  // namespace
+
+TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+
+    m_toolbar = new QWidget(this);
+    auto* bar = new QHBoxLayout(m_toolbar);
+    bar->setContentsMargins(4, 0, 4, 0);
+    m_titleLabel = new QLabel(m_toolbar);
+    QFont titleFont = m_titleLabel->font();
+    titleFont.setBold(true);
+    m_titleLabel->setFont(titleFont);
+    bar->addWidget(m_titleLabel);
+    bar->addStretch(1);
+    m_followButton = new QToolButton(m_toolbar);
+    m_followButton->setText(tr("Follow"));
+    m_followButton->setCheckable(true);
+    m_followButton->setChecked(true);
+    m_followButton->setToolTip(tr("Keep the newest data in view. Zooming or panning pauses it."));
+    m_resetButton = new QToolButton(m_toolbar);
+    m_resetButton->setText(tr("Show all"));
+    m_resetButton->setToolTip(tr("Zoom out to all data (pauses follow mode)"));
+    bar->addWidget(m_followButton);
+    bar->addWidget(m_resetButton);
+    layout->addWidget(m_toolbar);
+
+    m_plot = new QCustomPlot(this);
+    m_plot->setMinimumSize(200, 120);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    m_plot->setNoAntialiasingOnDrag(true);
+    m_plot->setPlottingHint(QCP::phCacheLabels, true);
+    m_plot->addLayer(QStringLiteral("phases"), m_plot->layer(QStringLiteral("grid")),
+                     QCustomPlot::limBelow);
+    m_plot->legend->setVisible(true);
+    QFont legendFont = font();
+    legendFont.setPointSizeF(std::max(6.0, legendFont.pointSizeF() - 1));
+    m_plot->legend->setFont(legendFont);
+    m_plot->legend->setBrush(QColor(255, 255, 255, 210));
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    layout->addWidget(m_plot, 1);
+
+    m_replotTimer = new QTimer(this);
+    m_replotTimer->setSingleShot(true);
+    m_replotTimer->setInterval(kReplotIntervalMs);
+    connect(m_replotTimer, &QTimer::timeout, this, [this] {
+        if (m_dirty) {
+            rebuild();
+        }
+        m_plot->replot();
+        ++m_replotCount;
+    });
+    m_rangeTimer = new QTimer(this);
+    m_rangeTimer->setSingleShot(true);
+    m_rangeTimer->setInterval(kRangeSettleMs);
+    connect(m_rangeTimer, &QTimer::timeout, this, [this] {
+        const auto [lo, hi] = visibleRange();
+        emit visibleRangeChanged(lo, hi, m_plot->axisRect()->width());
+    });
+
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange&) {
+                if (!m_settingRange) {
+                    onUserRangeChange();
+                }
+            });
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        if (e->buttons() == Qt::NoButton) {
+            showHoverTip(e);
+        }
+    });
+    connect(m_followButton, &QToolButton::toggled, this, [this](bool on) { setFollowing(on); });
+    connect(m_resetButton, &QToolButton::clicked, this, [this] {
+        const auto [lo, hi] = dataExtent();
+        if (lo < hi) {
+            setVisibleRange(lo, hi);
+        }
+    });
+    setXAxisKind(XAxisKind::WallClock);
+}
+
+TimeSeriesPlot::~TimeSeriesPlot() = default;
+
+void TimeSeriesPlot::setTitle(const QString& title) {
+    m_titleLabel->setText(title);
+}
+
+void TimeSeriesPlot::setAxisLabels(const QString& xLabel, const QString& yLabel) {
+    m_plot->xAxis->setLabel(xLabel);
+    m_plot->yAxis->setLabel(yLabel);
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setXAxisKind(XAxisKind kind) {
+    m_xKind = kind;
+    switch (kind) {
+        case XAxisKind::WallClock: {
+            QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
+            ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
+            ticker->setDateTimeSpec(Qt::LocalTime);
+            m_plot->xAxis->setTicker(ticker);
+            break;
+        }
+        case XAxisKind::ElapsedSeconds: {
+            QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+            ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+            m_plot->xAxis->setTicker(ticker);
+            break;
+        }
+        case XAxisKind::Number:
+            m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+            break;
+    }
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setYIncludesZero(bool include) {
+    m_yIncludesZero = include;
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setFixedYRange(double lo, double hi) {
+    m_fixedYLo = lo;
+    m_fixedYHi = hi;
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setShowToolbar(bool show) {
+    m_toolbar->setVisible(show);
+}
+
+void TimeSeriesPlot::setLegendVisible(bool visible) {
+    m_legendVisible = visible;
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setSeries(std::vector<PlotSeries> series) {
+    m_series = std::move(series);
+    m_placeholder.clear();
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setAlarmLines(std::vector<AlarmLine> lines) {
+    m_alarms = std::move(lines);
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setPhases(std::vector<PhaseSpan> phases) {
+    m_phases = std::move(phases);
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setEvents(std::vector<EventMarker> events) {
+    m_events = std::move(events);
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setPlaceholder(const QString& message) {
+    m_series.clear();
+    m_phases.clear();
+    m_events.clear();
+    m_placeholder = message;
+    m_dirty = true;
+    scheduleReplot();
+}
+
+void TimeSeriesPlot::setFollowWindow(double windowSeconds) {
+    m_followWindow = std::max(0.0, windowSeconds);
+    if (m_following) {
+        m_dirty = true;
+        scheduleReplot();
+    }
+}
+
+void TimeSeriesPlot::setFollowing(bool following) {
+    if (following == m_following) {
+        return;
+    }
+    m_following = following;
+    {
+        const QSignalBlocker block(m_followButton);
+        m_followButton->setChecked(following);
+    }
+    if (following) {
+        applyFollowRange();
+        autoscaleY();
+        scheduleReplot();
+    }
+    emit followingChanged(following);
+    if (following) {
+        m_rangeTimer->start();
+    }
+}
+
+void TimeSeriesPlot::setVisibleRange(double lo, double hi) {
+    if (!(lo < hi)) {
+        return;
+    }
+    m_plot->xAxis->setRange(lo, hi);  // not guarded: behaves like a user zoom
+    scheduleReplot();
+}
+
+std::pair<double, double> TimeSeriesPlot::visibleRange() const {
+    const QCPRange r = m_plot->xAxis->range();
+    return {r.lower, r.upper};
+}
+
+std::pair<double, double> TimeSeriesPlot::yRange() const {
+    const QCPRange r = m_plot->yAxis->range();
+    return {r.lower, r.upper};
+}
+
+void TimeSeriesPlot::flush() {
+    m_replotTimer->stop();
+    if (m_dirty) {
+        rebuild();
+    }
+    m_plot->replot();
+    ++m_replotCount;
+}
+
+bool TimeSeriesPlot::savePng(const QString& path, int width, int height) {
+    flush();
+    if (!m_plot->savePng(path, width, height)) {
+        m_lastError = tr("could not write PNG %1").arg(path);
+        return false;
+    }
+    return true;
+}
+
+bool TimeSeriesPlot::saveSvg(const QString& path, int width, int height) {
+#ifdef RUNPLANE_HAVE_QTSVG
+    flush();
+    QSvgGenerator generator;
+    generator.setFileName(path);
+    generator.setSize(QSize(width, height));
+    generator.setViewBox(QRect(0, 0, width, height));
+    generator.setTitle(m_titleLabel->text());
+    QCPPainter painter;
+    if (!painter.begin(&generator)) {
+        m_lastError = tr("could not write SVG %1").arg(path);
+        return false;
+    }
+    m_plot->toPainter(&painter, width, height);
+    painter.end();
+    return true;
+#else
+    Q_UNUSED(path);
+    Q_UNUSED(width);
+    Q_UNUSED(height);
+    m_lastError = tr("SVG export unavailable: built without Qt Svg");
+    return false;
+#endif
+}
+
+int TimeSeriesPlot::drawnPointCount() const {
+    int n = 0;
+    for (int i = 0; i < m_plot->graphCount(); ++i) {
+        n += m_plot->graph(i)->dataCount();
+    }
+    return n;
+}
+
+void TimeSeriesPlot::scheduleReplot() {
+    if (!m_replotTimer->isActive()) {
+        m_replotTimer->start();
+    }
+}
+
+void TimeSeriesPlot::rebuild() {
+    m_dirty = false;
+    m_plot->clearGraphs();
+    m_plot->clearItems();
+    m_plot->legend->setVisible(m_legendVisible);
+
+    for (const PlotSeries& s : m_series) {
+        const QVector<double> keys = toQVector(s.t);
+        if (s.hasBand()) {
+            QCPGraph* upper = m_plot->addGraph();
+            QCPGraph* lower = m_plot->addGraph();
+            upper->setData(keys, toQVector(s.max), true);
+            lower->setData(keys, toQVector(s.min), true);
+            const QPen edge(withAlpha(s.color, 70), 0.8);
+            upper->setPen(edge);
+            lower->setPen(edge);
+            upper->setBrush(withAlpha(s.color, s.faint ? 25 : 55));
+            upper->setChannelFillGraph(lower);
+            upper->removeFromLegend();
+            lower->removeFromLegend();
+            if (s.style == PlotSeries::Style::StepLine) {
+                upper->setLineStyle(QCPGraph::lsStepLeft);
+                lower->setLineStyle(QCPGraph::lsStepLeft);
+            }
+        }
+        QCPGraph* line = m_plot->addGraph();
+        line->setName(s.name);
+        line->setData(keys, toQVector(s.value), true);
+        const QColor c = s.faint ? withAlpha(s.color, 80) : s.color;
+        switch (s.style) {
+            case PlotSeries::Style::Line:
+                line->setPen(QPen(c, s.lineWidth));
+                break;
+            case PlotSeries::Style::StepLine:
+                line->setPen(QPen(c, s.lineWidth));
+                line->setLineStyle(QCPGraph::lsStepLeft);
+                break;
+            case PlotSeries::Style::Points:
+                line->setPen(QPen(c, 1));
+                line->setLineStyle(QCPGraph::lsNone);
+                line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 4));
+                break;
+        }
+        if (!s.inLegend || s.name.isEmpty()) {
+            line->removeFromLegend();
+        }
+    }
+
+    // Phases: one legend swatch per distinct phase, spans shaded behind everything.
+    std::set<QString> phaseNames;
+    for (const PhaseSpan& p : m_phases) {
+        auto* rect = new QCPItemRect(m_plot);
+        rect->setLayer(QStringLiteral("phases"));
+        rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
+        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
+        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->topLeft->setCoords(p.t0, 0);
+        rect->bottomRight->setCoords(std::max(p.t1, p.t0), 1);
+        rect->setPen(Qt::NoPen);
+        rect->setBrush(phaseColor(p.phase));
+        phaseNames.insert(p.phase);
+    }
+    for (const QString& name : phaseNames) {
+        QCPGraph* swatch = m_plot->addGraph();
+        swatch->setName(tr("phase: %1").arg(name));
+        swatch->setPen(Qt::NoPen);
+        QColor c = phaseColor(name);
+        c.setAlpha(std::min(255, c.alpha() * 3));
+        swatch->setBrush(c);
+    }
+
+    for (const AlarmLine& a : m_alarms) {
+        auto* line = new QCPItemStraightLine(m_plot);
+        line->point1->setCoords(0, a.y);
+        line->point2->setCoords(1, a.y);
+        QPen pen(a.color, 1.4);
+        pen.setStyle(a.dashed ? Qt::DashLine : Qt::SolidLine);
+        line->setPen(pen);
+        auto* label = new QCPItemText(m_plot);
+        label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
+        label->position->setTypeY(QCPItemPosition::ptPlotCoords);
+        label->position->setCoords(0.995, a.y);
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        label->setText(a.label);
+        label->setColor(a.color);
+        QFont f = font();
+        f.setPointSizeF(std::max(6.0, f.pointSizeF() - 1));
+        label->setFont(f);
+    }
+
+    const bool labelEvents = static_cast<int>(m_events.size()) <= kMaxEventLabels;
+    for (const EventMarker& e : m_events) {
+        auto* line = new QCPItemStraightLine(m_plot);
+        line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        line->point1->setCoords(e.t, 0);
+        line->point2->setCoords(e.t, 1);
+        QPen pen(e.color, 1.2);
+        pen.setStyle(Qt::DotLine);
+        line->setPen(pen);
+        if (labelEvents && !e.label.isEmpty()) {
+            auto* label = new QCPItemText(m_plot);
+            label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+            label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+            label->position->setCoords(e.t, 0.01);
+            label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+            label->setRotation(-90);
+            label->setText(e.label.left(28));
+            label->setColor(e.color);
+            QFont f = font();
+            f.setPointSizeF(std::max(6.0, f.pointSizeF() - 2));
+            label->setFont(f);
+        }
+    }
+
+    if (!m_placeholder.isEmpty()) {
+        auto* text = new QCPItemText(m_plot);
+        text->position->setType(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(0.5, 0.5);
+        text->setText(m_placeholder);
+        text->setColor(QColor(110, 110, 110));
+    }
+
+    if (m_following) {
+        applyFollowRange();
+    }
+    autoscaleY();
+}
+
+std::pair<double, double> TimeSeriesPlot::dataExtent() const {
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -std::numeric_limits<double>::infinity();
+    for (const PlotSeries& s : m_series) {
+        if (!s.t.empty()) {
+            lo = std::min(lo, s.t.front());
+            hi = std::max(hi, s.t.back());
+        }
+    }
+    for (const PhaseSpan& p : m_phases) {
+        lo = std::min(lo, p.t0);
+        hi = std::max(hi, p.t1);
+    }
+    if (!(lo <= hi)) {
+        return {0, 0};
+    }
+    return {lo, hi};
+}
+
+void TimeSeriesPlot::applyFollowRange() {
+    auto [lo, hi] = dataExtent();
+    if (!(lo < hi)) {
+        if (lo == hi && lo != 0) {
+            lo -= 1;
+            hi += 1;
+        } else {
+            return;
+        }
+    }
+    if (m_followWindow > 0) {
+        lo = std::max(lo, hi - m_followWindow);
+    }
+    const double pad = (hi - lo) * 0.02;
+    m_settingRange = true;
+    m_plot->xAxis->setRange(lo, hi + pad);
+    m_settingRange = false;
+}
+
+void TimeSeriesPlot::autoscaleY() {
+    if (m_fixedYLo < m_fixedYHi) {
+        m_plot->yAxis->setRange(m_fixedYLo, m_fixedYHi);
+        return;
+    }
+    const QCPRange x = m_plot->xAxis->range();
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -std::numeric_limits<double>::infinity();
+    auto take = [&](double v) {
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    };
+    for (const PlotSeries& s : m_series) {
+        const auto first = std::lower_bound(s.t.begin(), s.t.end(), x.lower);
+        const auto last = std::upper_bound(s.t.begin(), s.t.end(), x.upper);
+        for (auto it = first; it != last; ++it) {
+            const auto i = static_cast<size_t>(it - s.t.begin());
+            take(s.value[i]);
+            if (s.hasBand()) {
+                take(s.min[i]);
+                take(s.max[i]);
+            }
+        }
+    }
+    for (const AlarmLine& a : m_alarms) {
+        take(a.y);
+    }
+    if (m_yIncludesZero) {
+        take(0);
+    }
+    if (!(lo <= hi)) {
+        lo = 0;
+        hi = 1;
+    }
+    if (lo == hi) {
+        lo -= 0.5;
+        hi += 0.5;
+    }
+    const double pad = (hi - lo) * 0.06;
+    m_plot->yAxis->setRange(m_yIncludesZero && lo >= 0 ? 0 : lo - pad, hi + pad);
+}
+
+void TimeSeriesPlot::onUserRangeChange() {
+    if (m_following) {
+        setFollowing(false);
+    }
+    autoscaleY();
+    scheduleReplot();
+    m_rangeTimer->start();
+}
+
+void TimeSeriesPlot::showHoverTip(QMouseEvent* event) {
+    if (m_series.empty()) {
+        return;
+    }
+    const double key = m_plot->xAxis->pixelToCoord(event->position().x());
+    const QCPRange x = m_plot->xAxis->range();
+    if (key < x.lower || key > x.upper) {
+        QToolTip::hideText();
+        return;
+    }
+    QString text;
+    switch (m_xKind) {
+        case XAxisKind::WallClock:
+            text = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(key * 1000))
+                       .toString(QStringLiteral("HH:mm:ss"));
+            break;
+        case XAxisKind::ElapsedSeconds:
+            text = tr("%1 s").arg(formatValue(key));
+            break;
+        case XAxisKind::Number:
+            text = formatValue(key);
+            break;
+    }
+    int lines = 0;
+    for (const PlotSeries& s : m_series) {
+        if (s.t.empty() || s.faint || lines >= 12) {
+            continue;
+        }
+        auto it = std::lower_bound(s.t.begin(), s.t.end(), key);
+        if (it == s.t.end()) {
+            --it;
+        } else if (it != s.t.begin() && (key - *(it - 1)) < (*it - key)) {
+            --it;
+        }
+        const auto i = static_cast<size_t>(it - s.t.begin());
+        text += QStringLiteral("\n") + s.name + QStringLiteral(": ") + formatValue(s.value[i]);
+        if (s.hasBand() && s.min[i] != s.max[i]) {
+            text += QStringLiteral("  [") + formatValue(s.min[i]) + QStringLiteral(" – ") +
+                    formatValue(s.max[i]) + QStringLiteral("]");
+        }
+        ++lines;
+    }
+    QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+}  // namespace runplane::gui

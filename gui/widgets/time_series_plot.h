@@ -1,0 +1,119 @@
+#pragma once
+// TimeSeriesPlot: a live time-series plot (QCustomPlot inside, never exposed).
+//
+// Draws PlotSeries as lines with their min–max band, horizontal alarm lines, shaded phase spans
+// and vertical event markers. Updates only mark the plot dirty; a 40 ms single-shot timer
+// coalesces them into at most one replot per tick (≤ 25 fps), never one per sample.
+// Follow mode keeps the newest data in view; a user zoom or pan freezes it until setFollowing(true)
+// (or the Follow button). visibleRangeChanged() tells the owner which x-range and how many pixels
+// to fetch (through the history's decimated queries) after the user zoomed or panned.
+//
+// Ownership: a QWidget; owns its QCustomPlot. Thread-safety: GUI thread only.
+
+#include <QWidget>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "gui/widgets/plot_types.h"
+
+class QCustomPlot;
+class QTimer;
+class QToolButton;
+class QLabel;
+class QMouseEvent;
+
+namespace runplane::gui {
+
+class TimeSeriesPlot : public QWidget {
+    Q_OBJECT
+  public:
+    explicit TimeSeriesPlot(QWidget* parent = nullptr);
+    ~TimeSeriesPlot() override;
+
+    void setTitle(const QString& title);
+    void setAxisLabels(const QString& xLabel, const QString& yLabel);
+    void setXAxisKind(XAxisKind kind);
+    /// Keep 0 inside the y-range (memory plots); off for accuracy-like metrics.
+    void setYIncludesZero(bool include);
+    /// Fixed y-range (e.g. 0..1 for accuracy); autoscale when lo >= hi.
+    void setFixedYRange(double lo, double hi);
+    void setShowToolbar(bool show);
+    void setLegendVisible(bool visible);
+
+    /// Replace the curves / lines / spans / markers. Cheap: the redraw happens on the timer.
+    void setSeries(std::vector<PlotSeries> series);
+    void setAlarmLines(std::vector<AlarmLine> lines);
+    void setPhases(std::vector<PhaseSpan> phases);
+    void setEvents(std::vector<EventMarker> events);
+    /// Removes everything drawn and shows `message` in the middle (e.g. "no samples yet").
+    void setPlaceholder(const QString& message);
+
+    /// Follow mode: the x-range tracks the newest point, showing `windowSeconds` (0 = all data).
+    void setFollowWindow(double windowSeconds);
+    void setFollowing(bool following);
+    bool isFollowing() const { return m_following; }
+    /// Programmatic zoom (freezes follow mode, like a user zoom).
+    void setVisibleRange(double lo, double hi);
+    std::pair<double, double> visibleRange() const;
+    /// Current y-axis range (autoscaled over the visible data, bands and lines).
+    std::pair<double, double> yRange() const;
+
+    /// Draws pending changes now (export, tests). Normal updates go through the timer.
+    void flush();
+    bool savePng(const QString& path, int width, int height);
+    /// SVG through QSvgGenerator; false (with a reason in lastError()) when Qt Svg is missing.
+    bool saveSvg(const QString& path, int width, int height);
+    QString lastError() const { return m_lastError; }
+
+    // Introspection for tests and status text.
+    int replotCount() const { return m_replotCount; }
+    int drawnPointCount() const;
+    int seriesCount() const { return static_cast<int>(m_series.size()); }
+    int alarmLineCount() const { return static_cast<int>(m_alarms.size()); }
+    int phaseCount() const { return static_cast<int>(m_phases.size()); }
+    int eventCount() const { return static_cast<int>(m_events.size()); }
+
+  signals:
+    void followingChanged(bool following);
+    /// After a user zoom/pan settled: the owner should re-query [lo, hi] at ~`pixels` buckets.
+    void visibleRangeChanged(double lo, double hi, int pixels);
+
+  private:
+    void scheduleReplot();
+    void rebuild();
+    void applyFollowRange();
+    void autoscaleY();
+    void onUserRangeChange();
+    void showHoverTip(QMouseEvent* event);
+    std::pair<double, double> dataExtent() const;
+
+    QCustomPlot* m_plot = nullptr;
+    QTimer* m_replotTimer = nullptr;
+    QTimer* m_rangeTimer = nullptr;
+    QToolButton* m_followButton = nullptr;
+    QToolButton* m_resetButton = nullptr;
+    QWidget* m_toolbar = nullptr;
+    QLabel* m_titleLabel = nullptr;
+
+    std::vector<PlotSeries> m_series;
+    std::vector<AlarmLine> m_alarms;
+    std::vector<PhaseSpan> m_phases;
+    std::vector<EventMarker> m_events;
+    QString m_placeholder;
+    XAxisKind m_xKind = XAxisKind::WallClock;
+    bool m_yIncludesZero = true;
+    double m_fixedYLo = 0;
+    double m_fixedYHi = 0;
+    bool m_legendVisible = true;
+
+    bool m_dirty = false;
+    bool m_following = true;
+    bool m_settingRange = false;  // true while we move the x-range ourselves
+    double m_followWindow = 0;
+    int m_replotCount = 0;
+    QString m_lastError;
+};
+
+}  // namespace runplane::gui

@@ -1,0 +1,263 @@
+// Item models (QAbstractItemModelTester), the worker's stale-result rule, and the history
+// queries the pages use, against a real SQLite history written through runplane_db.
+#include <gtest/gtest.h>
+
+#include <QAbstractItemModelTester>
+#include <QTemporaryDir>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "db/history/history.h"
+#include "gui/models/history_queries.h"
+#include "gui/models/history_reader.h"
+#include "gui/models/node_table_model.h"
+#include "gui/models/serial_worker.h"
+#include "tests/gui/gui_test_util.h"
+#include "tests/gui/synthetic_history.h"
+
+using namespace runplane;
+using namespace runplane::gui;
+using runplane::gui::test::waitUntil;
+
+namespace {
+
+NodeRow row(const QString& address, const QString& nodeId = {}) {
+    NodeRow r;
+    r.address = address;
+    r.state = QStringLiteral("streaming");
+    r.nodeId = nodeId;
+    r.hostname = QStringLiteral("host-") + address;
+    r.cpuArch = QStringLiteral("x86_64");
+    r.cpuCores = 2;
+    r.ramBytes = 24e9;
+    return r;
+}
+
+}  // namespace
+
+TEST(NodeTableModel, PassesTheModelTesterThroughInsertUpdateRemove) {
+    NodeTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.addPending(QStringLiteral("127.0.0.1:1"));
+    EXPECT_EQ(model.rowCount(), 1);
+    EXPECT_EQ(model.index(0, NodeTableModel::StateColumn).data().toString(),
+              QStringLiteral("connecting"));
+    model.upsert(row(QStringLiteral("127.0.0.1:1"), QStringLiteral("n1")));
+    model.upsert(row(QStringLiteral("127.0.0.1:2"), QStringLiteral("n2")));
+    EXPECT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(model.nodeIds(), (QStringList{QStringLiteral("n1"), QStringLiteral("n2")}));
+    model.setMemoryUsed(QStringLiteral("n2"), 12.5e9, 100);
+    EXPECT_EQ(model.index(1, NodeTableModel::MemUsedColumn).data().toString(),
+              QStringLiteral("12.5 GB"));
+    // A status update without inventory (reconnecting) keeps what we knew, and the memory value.
+    NodeRow reconnecting;
+    reconnecting.address = QStringLiteral("127.0.0.1:2");
+    reconnecting.state = QStringLiteral("backoff");
+    reconnecting.error = QStringLiteral("cannot reach runplaned at 127.0.0.1:2");
+    model.upsert(reconnecting);
+    EXPECT_EQ(model.row(1).hostname, QStringLiteral("host-127.0.0.1:2"));
+    EXPECT_EQ(model.row(1).usedBytes, 12.5e9);
+    EXPECT_TRUE(model.index(1, NodeTableModel::StateColumn)
+                    .data()
+                    .toString()
+                    .contains(QStringLiteral("cannot reach")));
+    EXPECT_TRUE(model.remove(QStringLiteral("127.0.0.1:1")));
+    EXPECT_FALSE(model.remove(QStringLiteral("127.0.0.1:1")));
+    EXPECT_EQ(model.rowCount(), 1);
+    EXPECT_EQ(model.displayName(QStringLiteral("n2")),
+              QStringLiteral("host-127.0.0.1:2 (127.0.0.1:2)"));
+}
+
+TEST(SerialWorker, OnlyTheNewestResultPerKeyIsApplied) {
+    SerialWorker worker;
+    QObject context;
+    std::atomic<bool> release{false};
+    std::atomic<bool> started{false};
+    std::vector<int> applied;
+    // Job 1 blocks the worker; jobs 2 and 3 queue under the same key: 2 is superseded before it
+    // starts, 1's result arrives stale.
+    worker.run(
+        QStringLiteral("k"), &context,
+        [&] {
+            started = true;
+            while (!release) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            return 1;
+        },
+        [&](int v) { applied.push_back(v); });
+    while (!started) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    worker.run(
+        QStringLiteral("k"), &context, [] { return 2; }, [&](int v) { applied.push_back(v); });
+    worker.run(
+        QStringLiteral("k"), &context, [] { return 3; }, [&](int v) { applied.push_back(v); });
+    worker.run(
+        QStringLiteral("other"), &context, [] { return 10; }, [&](int v) { applied.push_back(v); });
+    release = true;
+    ASSERT_TRUE(waitUntil([&] { return applied.size() >= 2; }, 5000));
+    runplane::gui::test::pump(50);
+    EXPECT_EQ(applied, (std::vector<int>{3, 10}));  // 1 stale, 2 superseded
+    EXPECT_EQ(worker.supersededCount(), 1u);
+}
+
+TEST(SerialWorker, ResultForADeletedContextIsDropped) {
+    SerialWorker worker;
+    auto* context = new QObject;
+    bool applied = false;
+    worker.run(
+        QStringLiteral("k"), context, [] { return 1; }, [&](int) { applied = true; });
+    delete context;
+    worker.drain();
+    runplane::gui::test::pump(50);
+    EXPECT_FALSE(applied);
+}
+
+// One synthetic history for the whole suite (writing it takes about a second).
+class HistoryQueries : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        s_dir = new QTemporaryDir;
+        s_path = s_dir->filePath(QStringLiteral("history.sqlite")).toStdString();
+        auto h = db::History::open(s_path);
+        ASSERT_TRUE(h) << h.error();
+        s_history = h->release();
+        test::SyntheticRunSpec spec;
+        spec.recipeYaml = test::sourceRecipe("qwen3.8-2.4T-A95B-full.yaml");
+        auto spike = test::writeSyntheticRun(*s_history, spec);
+        ASSERT_TRUE(spike) << spike.error();
+        s_spikeNs = *spike;
+    }
+    static void TearDownTestSuite() {
+        delete s_history;
+        delete s_dir;
+    }
+    void SetUp() override {
+        ASSERT_NE(s_history, nullptr);
+        m_history = s_history;
+        m_path = s_path;
+        m_spikeNs = s_spikeNs;
+    }
+    static inline QTemporaryDir* s_dir = nullptr;
+    static inline std::string s_path;
+    static inline db::History* s_history = nullptr;
+    static inline std::int64_t s_spikeNs = 0;
+    std::string m_path;
+    db::History* m_history = nullptr;
+    std::int64_t m_spikeNs = 0;
+};
+
+TEST_F(HistoryQueries, RunListHasPeaksAndEvalSummaries) {
+    auto runs = loadRunList(*m_history);
+    ASSERT_TRUE(runs) << runs.error();
+    ASSERT_EQ(runs->size(), 1u);
+    const RunRow& r = runs->front();
+    EXPECT_EQ(r.id, QStringLiteral("run-synthetic-1"));
+    EXPECT_EQ(r.state, QStringLiteral("finished"));
+    EXPECT_EQ(r.nodes.size(), 2);
+    EXPECT_NEAR(r.durationSeconds(0), 3600, 1e-6);
+    ASSERT_EQ(r.peaks.size(), 2u);
+    EXPECT_NEAR(r.maxPeakBytes(), 900e9, 1e6);  // the one-sample spike is the peak
+    bool sawGsm = false;
+    for (const MetricValue& m : r.metrics) {
+        if (m.name == QStringLiteral("eval/gsm8k")) {
+            sawGsm = true;
+            EXPECT_EQ(m.lastStep, 40);
+            EXPECT_NEAR(m.last, 0.75, 0.02);
+        }
+    }
+    EXPECT_TRUE(sawGsm);
+}
+
+TEST_F(HistoryQueries, SnapshotKeepsTheSpikeThroughDecimationAndFindsPhasesAndPeaks) {
+    auto snap = loadRunSnapshot(*m_history, QStringLiteral("run-synthetic-1"), 0, 0, 200);
+    ASSERT_TRUE(snap) << snap.error();
+    ASSERT_EQ(snap->hostMemory.size(), 2u);
+    const PointSeries& nodeB = snap->hostMemory[1];
+    EXPECT_EQ(nodeB.nodeId, QStringLiteral("node-b"));
+    EXPECT_TRUE(nodeB.decimated);
+    EXPECT_EQ(nodeB.sourceCount, 3600);
+    EXPECT_LE(nodeB.t.size(), 200u);
+    EXPECT_NEAR(*std::max_element(nodeB.max.begin(), nodeB.max.end()), 900e9, 1);
+    // Lines: RAM 956 GB measured, the planner's alarm at 750/956 of it.
+    EXPECT_NEAR(snap->lines.ramBytes, 956e9, 1);
+    EXPECT_NEAR(snap->lines.alarmBytes, 750e9, 1);
+    EXPECT_NEAR(snap->lines.healthyLowBytes, 600e9, 1);
+    // Phases: load, then rollout/train/weight_sync cycles of 300 s.
+    ASSERT_GE(snap->phases.size(), 30u);
+    EXPECT_EQ(snap->phases[0].phase, QStringLiteral("load"));
+    EXPECT_EQ(snap->phases[1].phase, QStringLiteral("rollout"));
+    EXPECT_NEAR(snap->phases[1].t1 - snap->phases[1].t0, 170, 1e-6);
+    // Peaks: node-b peaks at the spike; it stayed above 750 GB for ~12 minutes (720 s).
+    ASSERT_EQ(snap->peaks.size(), 2u);
+    const NodePeakRow& peakB =
+        snap->peaks[1].nodeId == QStringLiteral("node-b") ? snap->peaks[1] : snap->peaks[0];
+    EXPECT_NEAR(peakB.peakT, nsToSeconds(m_spikeNs), 1e-6);
+    EXPECT_FALSE(peakB.phase.isEmpty());
+    EXPECT_GT(peakB.secondsAboveAlarm, 600);
+    EXPECT_LT(peakB.secondsAboveAlarm, 800);
+    const NodePeakRow& peakA = &peakB == &snap->peaks[0] ? snap->peaks[1] : snap->peaks[0];
+    EXPECT_EQ(peakA.secondsAboveAlarm, 0);
+    // GPU memory: 4 per node; RSS per node; metrics by step.
+    EXPECT_EQ(snap->gpuMemory.size(), 8u);
+    EXPECT_EQ(snap->processRss.size(), 2u);
+    EXPECT_GE(snap->metrics.size(), 3u);
+    // NCCL: 2.28.9 fails the 2.30.7 gate; one probe; warning + error + stall on the timeline.
+    EXPECT_EQ(snap->nccl.verdict, QStringLiteral("fail"));
+    ASSERT_EQ(snap->nccl.probes.size(), 1u);
+    EXPECT_NEAR(snap->nccl.probes[0].busbwGbps, 341.5, 1e-9);
+    EXPECT_EQ(snap->nccl.events.size(), 3u);
+}
+
+TEST_F(HistoryQueries, ZoomedRangeReturnsRawSamplesWithTheirOwnMinMax) {
+    const double spike = nsToSeconds(m_spikeNs);
+    auto snap =
+        loadRunSnapshot(*m_history, QStringLiteral("run-synthetic-1"), spike - 30, spike + 30, 200);
+    ASSERT_TRUE(snap) << snap.error();
+    const PointSeries& nodeB = snap->hostMemory[1];
+    EXPECT_FALSE(nodeB.decimated);
+    EXPECT_EQ(nodeB.t.size(), 61u);
+    EXPECT_NEAR(nodeB.max[30], 900e9, 1);
+}
+
+TEST_F(HistoryQueries, UnknownRunIsAnErrorNamingIt) {
+    auto snap = loadRunSnapshot(*m_history, QStringLiteral("nope"), 0, 0, 100);
+    ASSERT_FALSE(snap);
+    EXPECT_NE(snap.error().find("nope"), std::string::npos);
+}
+
+TEST_F(HistoryQueries, ReaderDeliversOnTheGuiThread) {
+    HistoryReader reader(QString::fromStdString(m_path));
+    QObject context;
+    std::optional<Result<std::vector<RunRow>>> got;
+    reader.run(
+        QStringLiteral("runs"), &context, [](db::History& h) { return loadRunList(h); },
+        [&](Result<Result<std::vector<RunRow>>> r) {
+            ASSERT_TRUE(r);
+            got.emplace(std::move(*r));
+        });
+    ASSERT_TRUE(waitUntil([&] { return got.has_value(); }, 5000));
+    ASSERT_TRUE(*got);
+    EXPECT_EQ((*got)->size(), 1u);
+}
+
+TEST(SecondsAbove, CountsIntervalsAboveTheLineWithGapsCapped) {
+    PointSeries s;
+    s.t = {0, 1, 2, 3, 100, 101};
+    s.value = {5, 20, 20, 5, 20, 20};
+    s.min = s.value;
+    s.max = s.value;
+    // 1->2 (1 s), 2->3 (1 s), 100->101 (1 s), last point counts the median spacing (1 s); the
+    // gap 3->100 starts below the line.
+    EXPECT_DOUBLE_EQ(secondsAbove(s, 10), 4);
+    EXPECT_DOUBLE_EQ(secondsAbove(s, 30), 0);
+}
+
+TEST(NcclVersion, Codes) {
+    EXPECT_EQ(ncclVersionCode(QStringLiteral("2.28.9")), 22809);
+    EXPECT_EQ(ncclVersionCode(QStringLiteral("2.30.7")), 23007);
+    EXPECT_EQ(ncclVersionCode(QStringLiteral("x")), 0);
+}

@@ -1,0 +1,165 @@
+// TimeSeriesPlot: coalesced redraw, bands, follow mode, export.
+#include <gtest/gtest.h>
+
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+
+#include <cmath>
+
+#include "gui/widgets/time_series_plot.h"
+#include "tests/gui/gui_test_util.h"
+
+using namespace runplane::gui;
+using runplane::gui::test::pump;
+using runplane::gui::test::waitUntil;
+
+namespace {
+
+PlotSeries ramp(const QString& name, int n, double t0, double spikeAt = -1) {
+    PlotSeries s;
+    s.name = name;
+    s.color = Qt::blue;
+    for (int i = 0; i < n; ++i) {
+        const double v = 100 + 10 * std::sin(i * 0.1);
+        s.t.push_back(t0 + i);
+        s.value.push_back(v);
+        s.min.push_back(v - 2);
+        s.max.push_back(i == spikeAt ? 900 : v + 2);
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST(TimeSeriesPlot, RedrawIsCoalescedOnATimerNeverPerUpdate) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    plot.show();
+    pump(100);
+    const int before = plot.replotCount();
+    // 500 updates within ~0.25 s: per-sample replotting would give 500 replots.
+    for (int i = 0; i < 500; ++i) {
+        plot.setSeries({ramp(QStringLiteral("node-a"), 50 + i, 1000)});
+        if (i % 50 == 0) {
+            pump(25);
+        }
+    }
+    pump(200);
+    const int replots = plot.replotCount() - before;
+    EXPECT_GE(replots, 1);
+    EXPECT_LE(replots, 20) << "at most one replot per 40 ms tick";
+    EXPECT_EQ(plot.seriesCount(), 1);
+}
+
+TEST(TimeSeriesPlot, DrawsBandAlarmLinesPhasesAndEvents) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    plot.setSeries(
+        {ramp(QStringLiteral("node-a"), 100, 0), ramp(QStringLiteral("node-b"), 100, 0)});
+    plot.setAlarmLines({AlarmLine{QStringLiteral("alarm 750 GB"), 750, Qt::red, true}});
+    plot.setPhases(
+        {PhaseSpan{QStringLiteral("rollout"), 0, 40}, PhaseSpan{QStringLiteral("train"), 40, 99}});
+    plot.setEvents({EventMarker{50, QStringLiteral("memory alarm"), Qt::red}});
+    plot.flush();
+    // Two series with bands: 3 graphs each (upper, lower, line) of 100 points.
+    EXPECT_EQ(plot.drawnPointCount(), 600);
+    EXPECT_EQ(plot.alarmLineCount(), 1);
+    EXPECT_EQ(plot.phaseCount(), 2);
+    EXPECT_EQ(plot.eventCount(), 1);
+}
+
+TEST(TimeSeriesPlot, ZoomFreezesFollowModeUntilAsked) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    plot.setFollowWindow(30);
+    plot.setSeries({ramp(QStringLiteral("n"), 100, 0)});
+    plot.flush();
+    ASSERT_TRUE(plot.isFollowing());
+    auto [lo, hi] = plot.visibleRange();
+    EXPECT_NEAR(lo, 69, 1e-9);  // the newest 30 s
+    EXPECT_GT(hi, 99);
+
+    int followSignals = 0;
+    double askedLo = 0;
+    double askedHi = 0;
+    QObject::connect(&plot, &TimeSeriesPlot::followingChanged, [&](bool) { ++followSignals; });
+    QObject::connect(&plot, &TimeSeriesPlot::visibleRangeChanged, [&](double l, double h, int) {
+        askedLo = l;
+        askedHi = h;
+    });
+    plot.setVisibleRange(10, 20);  // what a wheel zoom does to the axis
+    EXPECT_FALSE(plot.isFollowing());
+    EXPECT_EQ(followSignals, 1);
+    // New data arrives: the frozen view stays where the user put it.
+    plot.setSeries({ramp(QStringLiteral("n"), 200, 0)});
+    plot.flush();
+    std::tie(lo, hi) = plot.visibleRange();
+    EXPECT_DOUBLE_EQ(lo, 10);
+    EXPECT_DOUBLE_EQ(hi, 20);
+    // The owner is asked to re-query the visible range once the zoom settled.
+    EXPECT_TRUE(waitUntil([&] { return askedHi > 0; }, 2000));
+    EXPECT_DOUBLE_EQ(askedLo, 10);
+    EXPECT_DOUBLE_EQ(askedHi, 20);
+
+    plot.setFollowing(true);
+    plot.flush();
+    std::tie(lo, hi) = plot.visibleRange();
+    EXPECT_NEAR(lo, 169, 1e-9);
+    EXPECT_EQ(followSignals, 2);
+}
+
+TEST(TimeSeriesPlot, OneSampleSpikeInTheBandSetsTheYRange) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    plot.setSeries({ramp(QStringLiteral("n"), 1000, 0, 500)});
+    plot.flush();
+    EXPECT_EQ(plot.drawnPointCount(), 3000);
+    EXPECT_GE(plot.yRange().second, 900);
+    // Zoomed to a window without the spike, the y-range follows the visible data.
+    plot.setVisibleRange(0, 100);
+    EXPECT_LT(plot.yRange().second, 200);
+    // Rendered: the spike (900) must be inside the y-range, i.e. visible.
+    QTemporaryDir dir;
+    ASSERT_TRUE(plot.savePng(dir.filePath(QStringLiteral("spike.png")), 600, 300));
+    QImage img(dir.filePath(QStringLiteral("spike.png")));
+    ASSERT_FALSE(img.isNull());
+    EXPECT_EQ(img.width(), 600);
+    EXPECT_EQ(img.height(), 300);
+}
+
+TEST(TimeSeriesPlot, ExportsPngAndSvgOffscreen) {
+    TimeSeriesPlot plot;  // never shown
+    plot.setTitle(QStringLiteral("export"));
+    plot.setSeries({ramp(QStringLiteral("node-a"), 300, 1.7e9)});
+    plot.setAlarmLines({AlarmLine{QStringLiteral("RAM"), 120, Qt::black, false}});
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("p.png"));
+    const QString svg = dir.filePath(QStringLiteral("p.svg"));
+    ASSERT_TRUE(plot.savePng(png, 900, 400)) << plot.lastError().toStdString();
+    QImage img(png);
+    ASSERT_EQ(img.size(), QSize(900, 400));
+    // Not a blank image: the blue curve is drawn somewhere.
+    int blue = 0;
+    for (int y = 0; y < img.height(); y += 2) {
+        for (int x = 0; x < img.width(); x += 2) {
+            const QColor c = img.pixelColor(x, y);
+            blue += (c.blue() > 200 && c.red() < 80 && c.green() < 80) ? 1 : 0;
+        }
+    }
+    EXPECT_GT(blue, 50);
+    ASSERT_TRUE(plot.saveSvg(svg, 900, 400)) << plot.lastError().toStdString();
+    QFile f(svg);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    EXPECT_TRUE(f.readAll().contains("<svg"));
+}
+
+TEST(TimeSeriesPlot, PlaceholderClearsCurves) {
+    TimeSeriesPlot plot;
+    plot.setSeries({ramp(QStringLiteral("n"), 10, 0)});
+    plot.flush();
+    EXPECT_GT(plot.drawnPointCount(), 0);
+    plot.setPlaceholder(QStringLiteral("no samples yet"));
+    plot.flush();
+    EXPECT_EQ(plot.drawnPointCount(), 0);
+}
