@@ -61,8 +61,8 @@ struct ScriptReading {
     std::vector<std::string> metaLines;  // YAML of the runplane-meta block
     std::string flavourMark;
     std::map<std::pair<std::string, int>, std::string> annotations;  // (file, line) -> comment
-    std::set<std::string> modelFiles;   // sourced models/*.sh that were read
-    std::vector<std::string> modelStems;  // every sourced models/<stem>.sh, read or not
+    std::set<std::string> modelFiles;            // sourced models/*.sh that were read
+    std::vector<std::string> modelStems;         // every sourced models/<stem>.sh, read or not
     std::map<std::string, std::string> scalars;  // known scalar variables at the end
 };
 

@@ -157,7 +157,8 @@ class Arith {
             // do not take "<" out of "<=" or "*" out of "**" by mistake
             const char next = m_pos + n < m_s.size() ? m_s[m_pos + n] : '\0';
             if ((n == 1 && (op[0] == '<' || op[0] == '>' || op[0] == '!') && next == '=') ||
-                (n == 1 && op[0] == '*' && next == '*') || (n == 1 && op[0] == '&' && next == '&') ||
+                (n == 1 && op[0] == '*' && next == '*') ||
+                (n == 1 && op[0] == '&' && next == '&') ||
                 (n == 1 && op[0] == '|' && next == '|')) {
                 return false;
             }
@@ -223,25 +224,31 @@ class Arith {
                       });
     }
     std::optional<long long> equality() {
-        return binary(&Arith::relational, {"==", "!="},
-                      [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                          return (op == "==") == (a == b) ? 1 : 0;
-                      });
+        return binary(
+            &Arith::relational, {"==", "!="},
+            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
+                return (op == "==") == (a == b) ? 1 : 0;
+            });
     }
     std::optional<long long> relational() {
-        return binary(&Arith::additive, {"<=", ">=", "<", ">"},
-                      [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                          if (op == "<=") return a <= b ? 1 : 0;
-                          if (op == ">=") return a >= b ? 1 : 0;
-                          if (op == "<") return a < b ? 1 : 0;
-                          return a > b ? 1 : 0;
-                      });
+        return binary(
+            &Arith::additive, {"<=", ">=", "<", ">"},
+            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
+                if (op == "<=")
+                    return a <= b ? 1 : 0;
+                if (op == ">=")
+                    return a >= b ? 1 : 0;
+                if (op == "<")
+                    return a < b ? 1 : 0;
+                return a > b ? 1 : 0;
+            });
     }
     std::optional<long long> additive() {
-        return binary(&Arith::multiplicative, {"+", "-"},
-                      [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                          return op == "+" ? a + b : a - b;
-                      });
+        return binary(
+            &Arith::multiplicative, {"+", "-"},
+            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
+                return op == "+" ? a + b : a - b;
+            });
     }
     std::optional<long long> multiplicative() {
         auto left = power();
@@ -417,7 +424,8 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     if (!rest.empty() && rest[0] == '[') {
         const auto close = rest.find(']');
         if (close == std::string::npos) {
-            res.scalar = unknownValue(line, "line " + std::to_string(line) + ": bad ${" + expr + "}");
+            res.scalar =
+                unknownValue(line, "line " + std::to_string(line) + ": bad ${" + expr + "}");
             return res;
         }
         subscript = rest.substr(1, close - 1);
@@ -445,8 +453,9 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
                !m_reportedUnset.count("$" + name)) {
         m_reportedUnset.insert("$" + name);
         note(NoteLevel::Info, line,
-             "$" + name + " (a script argument) is taken as unset: the script is read as if run "
-                          "without arguments");
+             "$" + name +
+                 " (a script argument) is taken as unset: the script is read as if run "
+                 "without arguments");
     }
     const auto it = m_vars.find(name);
     const bool exists = it != m_vars.end();
@@ -463,15 +472,15 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
             res.scalar = it->second.values[static_cast<std::size_t>(*idx)];
         }
         if (!rest.empty()) {
-            res.scalar = unknownValue(line, "line " + std::to_string(line) + ": ${" + expr +
-                                                "} is not understood");
+            res.scalar = unknownValue(
+                line, "line " + std::to_string(line) + ": ${" + expr + "} is not understood");
         }
         return res;
     }
     if (subscript == "@" || subscript == "*") {
         if (!rest.empty()) {
-            res.scalar = unknownValue(line, "line " + std::to_string(line) + ": ${" + expr +
-                                                "} is not understood");
+            res.scalar = unknownValue(
+                line, "line " + std::to_string(line) + ": ${" + expr + "} is not understood");
             return res;
         }
         res.list = true;
@@ -494,7 +503,8 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
             res.scalar = *current;
             res.scalar.line = line;
             res.scalar.file = m_file;
-        } else if (!m_reportedUnset.count(name) && !std::isdigit(static_cast<unsigned char>(name[0]))) {
+        } else if (!m_reportedUnset.count(name) &&
+                   !std::isdigit(static_cast<unsigned char>(name[0]))) {
             m_reportedUnset.insert(name);
             note(NoteLevel::Info, line,
                  name + " is not set in the script and not given with --env; taken as empty");
@@ -503,7 +513,8 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     }
     std::string op;
     std::size_t opLen = 0;
-    if (rest.size() >= 2 && rest[0] == ':' && std::string_view("-=?+").find(rest[1]) != std::string_view::npos) {
+    if (rest.size() >= 2 && rest[0] == ':' &&
+        std::string_view("-=?+").find(rest[1]) != std::string_view::npos) {
         op = rest.substr(0, 2);
         opLen = 2;
     } else if (std::string_view("-=?+").find(rest[0]) != std::string_view::npos) {
@@ -518,9 +529,7 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     const bool colon = op.size() == 2;
     const bool unsetLike = colon ? !nonEmpty : !isSet;
     const std::string operand = rest.substr(opLen);
-    auto operandValue = [&]() {
-        return scalarOf(parseWordText(operand, quoted, line));
-    };
+    auto operandValue = [&]() { return scalarOf(parseWordText(operand, quoted, line)); };
     switch (op.back()) {
         case '-':
             res.scalar = unsetLike ? operandValue() : *current;
@@ -720,8 +729,9 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
             }
             case WordPart::Kind::CommandSubst:
             case WordPart::Kind::Arith: {
-                Value v = part.kind == WordPart::Kind::Arith ? evalArith(part.text, word.line)
-                                                             : evalCommandSubst(part.text, word.line);
+                Value v = part.kind == WordPart::Kind::Arith
+                              ? evalArith(part.text, word.line)
+                              : evalCommandSubst(part.text, word.line);
                 if (part.kind == WordPart::Kind::CommandSubst) {
                     while (!v.text.empty() && v.text.back() == '\n') {
                         v.text.pop_back();

@@ -98,9 +98,7 @@ class Parser {
     bool m_forceQuoted = false;
 
     bool eof() const { return m_pos >= m_s.size(); }
-    char peek(std::size_t k = 0) const {
-        return m_pos + k < m_s.size() ? m_s[m_pos + k] : '\0';
-    }
+    char peek(std::size_t k = 0) const { return m_pos + k < m_s.size() ? m_s[m_pos + k] : '\0'; }
     void advance() {
         if (m_s[m_pos] == '\n') {
             ++m_line;
@@ -293,8 +291,8 @@ class Parser {
             if (p >= m_s.size()) {
                 issue("unterminated $((");
             }
-            w.parts.push_back({WordPart::Kind::Arith,
-                               std::string(m_s.substr(m_pos + 3, p - m_pos - 3)), quoted});
+            w.parts.push_back(
+                {WordPart::Kind::Arith, std::string(m_s.substr(m_pos + 3, p - m_pos - 3)), quoted});
             jumpTo(std::min(p + 2, m_s.size()));
         } else if (next == '(') {
             const std::size_t end = scanParen(m_pos + 2);
@@ -428,9 +426,8 @@ class Parser {
                 if (end >= m_s.size()) {
                     issue("unterminated single quote");
                 }
-                w.parts.push_back(
-                    {WordPart::Kind::Literal, std::string(m_s.substr(m_pos + 1, end - m_pos - 1)),
-                     true});
+                w.parts.push_back({WordPart::Kind::Literal,
+                                   std::string(m_s.substr(m_pos + 1, end - m_pos - 1)), true});
                 jumpTo(std::min(end + 1, m_s.size()));
             } else if (c == '"') {
                 readDoubleQuoted(w);
@@ -472,9 +469,10 @@ class Parser {
             op += peek();
             advance();
         }
-        while (!eof() && (peek() == '<' || peek() == '>' || peek() == '&' || peek() == '|' ||
-                          peek() == '-') &&
-               op.size() < 8) {
+        while (
+            !eof() &&
+            (peek() == '<' || peek() == '>' || peek() == '&' || peek() == '|' || peek() == '-') &&
+            op.size() < 8) {
             if (peek() == '-' && op.find("<<") == std::string::npos) {
                 break;
             }
@@ -484,7 +482,8 @@ class Parser {
         skipBlanks();
         bool arr = false;
         Word target = readWord(arr);
-        const bool heredoc = op.find("<<") != std::string::npos && op.find("<<<") == std::string::npos;
+        const bool heredoc =
+            op.find("<<") != std::string::npos && op.find("<<<") == std::string::npos;
         if (heredoc) {
             cmd.unsupported = true;
             cmd.unsupportedWhat = "here document";
@@ -915,7 +914,8 @@ bool splitAssignment(const Word& word, Assignment& out) {
     }
     const std::string& first = word.parts[0].text;
     const auto eq = first.find('=');
-    if (eq == std::string::npos || !isAssignPrefix(first.substr(0, eq + 1), &out.name, &out.append)) {
+    if (eq == std::string::npos ||
+        !isAssignPrefix(first.substr(0, eq + 1), &out.name, &out.append)) {
         return false;
     }
     out.isArray = false;

@@ -14,10 +14,9 @@
 namespace runplane::plan::launch::detail {
 namespace {
 
-const char* const kBashGroupOrder[] = {"CLUSTER_ARGS", "MODEL_ARGS",     "CKPT_ARGS",
-                                       "ROLLOUT_ARGS", "EVAL_ARGS",      "PERF_ARGS",
-                                       "GRPO_ARGS",    "OPTIMIZER_ARGS", "ENGINE_ARGS",
-                                       "LORA_ARGS",    "MISC_ARGS",      "EXTRA_ARGS"};
+const char* const kBashGroupOrder[] = {"CLUSTER_ARGS", "MODEL_ARGS", "CKPT_ARGS", "ROLLOUT_ARGS",
+                                       "EVAL_ARGS",    "PERF_ARGS",  "GRPO_ARGS", "OPTIMIZER_ARGS",
+                                       "ENGINE_ARGS",  "LORA_ARGS",  "MISC_ARGS", "EXTRA_ARGS"};
 
 std::string engineGroup(Flavour f) {
     return f == Flavour::Vime ? "VLLM_ARGS" : "SGLANG_ARGS";
@@ -66,9 +65,9 @@ void buildEnv(const Recipe& r, LaunchPlan& plan) {
         if (!r.cluster.masterAddr.empty()) {
             plan.env.push_back(pinned("MASTER_ADDR", r.cluster.masterAddr, true));
         } else if (plan.multiNode) {
-            plan.env.push_back(param(
-                "MASTER_ADDR",
-                "\"${MASTER_ADDR:?set MASTER_ADDR to the head node's LAN IP, not 127.0.0.1}\""));
+            plan.env.push_back(param("MASTER_ADDR",
+                                     "\"${MASTER_ADDR:?set MASTER_ADDR to the LAN IP of the head "
+                                     "node, not 127.0.0.1}\""));
         } else {
             plan.env.push_back(param("MASTER_ADDR", "\"${MASTER_ADDR:-127.0.0.1}\""));
         }
@@ -79,8 +78,8 @@ void buildEnv(const Recipe& r, LaunchPlan& plan) {
     if (plan.multiNode) {
         if (!hasEnv(r, "NCCL_SOCKET_IFNAME")) {
             plan.env.push_back(param("NCCL_SOCKET_IFNAME",
-                                     "\"${NCCL_SOCKET_IFNAME:?set NCCL_SOCKET_IFNAME to the "
-                                     "nodes' LAN interface, e.g. eth0}\""));
+                                     "\"${NCCL_SOCKET_IFNAME:?set NCCL_SOCKET_IFNAME to the LAN "
+                                     "interface of the nodes, e.g. eth0}\""));
         }
         if (!hasEnv(r, "GLOO_SOCKET_IFNAME")) {
             plan.env.push_back(
@@ -178,8 +177,8 @@ void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extra
             }
             auto words = shellSplit(text);
             if (!words.ok()) {
-                plan.notes.push_back(recipeNote(NoteLevel::Error, where,
-                                                where + ": --extra-args " + words.error()));
+                plan.notes.push_back(
+                    recipeNote(NoteLevel::Error, where, where + ": --extra-args " + words.error()));
                 continue;
             }
             line.words = std::move(*words);
@@ -194,10 +193,10 @@ void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extra
                                    ? findScriptOption(arg.flag)
                                    : findRule(arg.flag);
         if (rule != nullptr && (rule->flavours & bits) != 0 && rule->apply != nullptr) {
-            plan.notes.push_back(recipeNote(
-                NoteLevel::Warning, where,
-                where + " repeats " + arg.flag + ", which the recipe models as " + rule->field +
-                    "; import will read it back into that field"));
+            plan.notes.push_back(recipeNote(NoteLevel::Warning, where,
+                                            where + " repeats " + arg.flag +
+                                                ", which the recipe models as " + rule->field +
+                                                "; import will read it back into that field"));
         }
         ArgLine line;
         line.words.push_back(arg.flag);
@@ -251,11 +250,12 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     ArgGroup extras{"EXTRA_ARGS", {}, false};
     ArgGroup train{"TRAIN_ARGS", {}, true};
     for (const auto& rule : flagRules()) {
-        if ((rule.flavours & kMilesBit) == 0 || rule.emit == nullptr || asOption.count(rule.field)) {
+        if ((rule.flavours & kMilesBit) == 0 || rule.emit == nullptr ||
+            asOption.count(rule.field)) {
             continue;
         }
         std::vector<FlagValues> out;
-        rule.emit(r, false, out);
+        emitFor(rule, r, true, false, out);
         for (const auto& fv : out) {
             ArgLine line;
             std::vector<std::string> words{fv.flag};
@@ -333,9 +333,9 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
             "train.py with the recipe's flags and keeps launcher.argv in runplane-meta only"));
     }
     if (r.framework != Framework::Miles && flavour == Flavour::Miles) {
-        plan.notes.push_back(recipeNote(NoteLevel::Info, "framework",
-                                        std::string("recipe framework is ") +
-                                            toString(r.framework) + ", writing miles flags"));
+        plan.notes.push_back(recipeNote(
+            NoteLevel::Info, "framework",
+            std::string("recipe framework is ") + toString(r.framework) + ", writing miles flags"));
     }
     const RolloutEngine flagsEngine =
         flavour == Flavour::Vime ? RolloutEngine::Vllm : RolloutEngine::Sglang;
@@ -352,10 +352,10 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
     if (!plan.milesScript) {
         plan.modelFile = modelFileStem(r, options.catalog);
         if (r.model.shape.has_value()) {
-            plan.notes.push_back(recipeNote(
-                NoteLevel::Warning, "model.shape",
-                "the recipe's model is an inline shape; the script sources models/" +
-                    plan.modelFile + ".sh, which must hold its MODEL_ARGS"));
+            plan.notes.push_back(
+                recipeNote(NoteLevel::Warning, "model.shape",
+                           "the recipe's model is an inline shape; the script sources models/" +
+                               plan.modelFile + ".sh, which must hold its MODEL_ARGS"));
         }
         buildBashGroups(r, bits, plan);
     } else {

@@ -38,9 +38,9 @@ struct LaunchPlan {
     Flavour flavour = Flavour::Slime;
     bool milesScript = false;  // python scripts/run_*.py launcher
     bool multiNode = false;
-    std::string python;   // "python3" (train.py) or "python" (miles launcher)
-    std::string program;  // "train.py" or the miles launcher path
-    std::string modelFile;  // stem of models/<stem>.sh; "" in miles-script mode
+    std::string python;            // "python3" (train.py) or "python" (miles launcher)
+    std::string program;           // "train.py" or the miles launcher path
+    std::string modelFile;         // stem of models/<stem>.sh; "" in miles-script mode
     std::vector<ArgGroup> groups;  // command order; MODEL_ARGS is an empty placeholder
     std::vector<EnvLine> env;
     std::vector<std::pair<std::string, std::string>> runtimeEnv;  // key -> JSON-ready shell text

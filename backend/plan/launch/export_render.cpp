@@ -24,8 +24,8 @@ const char* kScriptDirLine =
 std::string safeFileStem(const std::string& text) {
     std::string out;
     for (char c : text) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '.' || c == '-' || c == '_';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
         out += ok ? c : '-';
     }
     return out.empty() ? "run" : out;
@@ -75,15 +75,17 @@ std::string headStart(const LaunchPlan& plan) {
 }
 
 std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
-    std::string out = header(r, plan,
-                             plan.multiNode ? "Job script: run on the head node after ray-head.sh "
-                                              "and ray-worker.sh (see launch-steps.txt)."
-                                            : "Job script: run on the node (see launch-steps.txt).");
+    std::string out =
+        header(r, plan,
+               plan.multiNode ? "Job script: run on the head node after ray-head.sh "
+                                "and ray-worker.sh (see launch-steps.txt)."
+                              : "Job script: run on the node (see launch-steps.txt).");
     if (!r.description.empty()) {
         out += "# " + r.description + "\n";
     }
-    out += "# The runplane-meta lines carry the recipe fields no flag below carries; "
-           "`runplanectl import` reads them back.\n";
+    out +=
+        "# The runplane-meta lines carry the recipe fields no flag below carries; "
+        "`runplanectl import` reads them back.\n";
     out += plan.metaBlock;
     out += "set -euo pipefail\n\n";
     const bool needDir = !plan.milesScript || plan.multiNode;
@@ -96,8 +98,9 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
     out += envBlock(plan);
     out += "\n";
     if (!plan.milesScript) {
-        out += "# MODEL_ARGS: the framework's model file (keep this script in its scripts/ "
-               "folder).\n";
+        out +=
+            "# MODEL_ARGS: the framework's model file (keep this script in its scripts/ "
+            "folder).\n";
         out += "source \"${SCRIPT_DIR}/models/" + plan.modelFile + ".sh\"\n\n";
     }
     for (const auto& g : plan.groups) {
@@ -127,10 +130,8 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
         out += "bash \"${SCRIPT_DIR}/ray-wait.sh\"\n\n";
     }
     if (!plan.workdir.empty()) {
-        out += "cd " + shellQuote(plan.workdir) + std::string("  # ") + detail::kDerivedMark +
-               "\n";
+        out += "cd " + shellQuote(plan.workdir) + std::string("  # ") + detail::kDerivedMark + "\n";
     }
-    std::vector<std::string> parts;
     if (plan.milesScript) {
         out += plan.python + " " + shellQuote(plan.program);
         for (const auto& g : plan.groups) {
@@ -170,10 +171,11 @@ std::string rayWorker(const Recipe& r, const LaunchPlan& plan) {
                              "Ray worker: run on each of the " + std::to_string(plan.nodes - 1) +
                                  " worker nodes after ray-head.sh; NODE_IP = this node's LAN IP.");
     out += "set -euo pipefail\n\n" + envBlock(plan);
-    out += "NODE_IP=\"${NODE_IP:?set NODE_IP to this worker's LAN IP}\"\n\n";
-    out += "ray start --address=\"${MASTER_ADDR}:6379\" --node-ip-address=\"${NODE_IP}\" "
-           "--num-gpus " +
-           std::to_string(plan.gpusPerNode) + "\n";
+    out += "NODE_IP=\"${NODE_IP:?set NODE_IP to the LAN IP of this worker}\"\n\n";
+    out +=
+        "ray start --address=\"${MASTER_ADDR}:6379\" --node-ip-address=\"${NODE_IP}\" "
+        "--num-gpus " +
+        std::to_string(plan.gpusPerNode) + "\n";
     return out;
 }
 
@@ -184,7 +186,7 @@ std::string rayWait(const Recipe& r, const LaunchPlan& plan) {
     out += "# Gives up after RUNPLANE_RAY_WAIT_TIMEOUT_S seconds (default 600).\n";
     out += "set -u\n";
     out += "EXPECTED_GPUS=" + std::to_string(plan.nodes * plan.gpusPerNode) + "\n";
-    out += R"(timeout_s="${RUNPLANE_RAY_WAIT_TIMEOUT_S:-600}"
+    out += R"SH(timeout_s="${RUNPLANE_RAY_WAIT_TIMEOUT_S:-600}"
 interval_s="${RUNPLANE_RAY_WAIT_INTERVAL_S:-5}"
 waited=0
 while true; do
@@ -201,7 +203,7 @@ while true; do
     sleep "${interval_s}"
     waited=$((waited + interval_s))
 done
-)";
+)SH";
     return out;
 }
 
@@ -320,8 +322,8 @@ Result<LaunchBundle> exportLaunch(const Recipe& recipe, Flavour flavour,
         bundle.files.push_back({"ray-wait.sh", rayWait(recipe, plan), true});
     }
     bundle.steps = steps(plan, bundle.jobScript);
-    std::string stepsText = "Launch order for recipe '" + recipe.name + "' (" +
-                            toString(flavour) + ", " + std::to_string(plan.nodes) + " node(s) x " +
+    std::string stepsText = "Launch order for recipe '" + recipe.name + "' (" + toString(flavour) +
+                            ", " + std::to_string(plan.nodes) + " node(s) x " +
                             std::to_string(plan.gpusPerNode) + " GPUs):\n";
     for (const auto& s : bundle.steps) {
         stepsText += s + "\n";

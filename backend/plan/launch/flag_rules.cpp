@@ -76,22 +76,13 @@ bool setString(const Values& v, std::string& out, std::string& why) {
     return true;
 }
 
-bool setSwitch(const Values& v, bool& out, bool value, std::string& why) {
+template <typename T>
+bool setSwitch(const Values& v, T& out, T value, std::string& why) {
     if (!v.empty()) {
         why = "is a switch and takes no value, got '" + v[0] + "'";
         return false;
     }
     out = value;
-    return true;
-}
-
-bool setSwitch(const Values& v, std::optional<bool>& out, std::optional<bool> value,
-               std::string& why) {
-    bool b = false;
-    if (!setSwitch(v, b, value.value_or(true), why)) {
-        return false;
-    }
-    out = b;
     return true;
 }
 
@@ -136,87 +127,94 @@ void push(Out& out, const char* flag, Values values = {}) {
 }
 
 // Row builders. MEMBER is an expression on `r` (a recipe field); DEF its recipe default.
-#define RP_INT(FLAG, FIELD, GROUP, BITS, ALWAYS, MEMBER, DEF, NOTE)                             \
-    FlagRule {                                                                                  \
-        FLAG, FIELD, GROUP, BITS, ALWAYS,                                                       \
-            [](const Recipe& r, bool always, Out& out) {                                        \
-                if (always || r.MEMBER != (DEF)) push(out, FLAG, {formatInt(r.MEMBER)});        \
-            },                                                                                  \
+#define RP_INT(FLAG, FIELD, GROUP, BITS, ALWAYS, MEMBER, DEF, NOTE)                                \
+    FlagRule {                                                                                     \
+        FLAG, FIELD, GROUP, BITS, ALWAYS,                                                          \
+            [](const Recipe& r, bool always, Out& out) {                                           \
+                if (always || r.MEMBER != (DEF))                                                   \
+                    push(out, FLAG, {formatInt(r.MEMBER)});                                        \
+            },                                                                                     \
             [](Recipe& r, const Values& v, std::string& why) { return setInt(v, r.MEMBER, why); }, \
-            NOTE                                                                                \
+            NOTE                                                                                   \
     }
-#define RP_OPT_INT(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                      \
-    FlagRule {                                                                                  \
-        FLAG, FIELD, GROUP, BITS, false,                                                        \
-            [](const Recipe& r, bool, Out& out) {                                               \
-                if (r.MEMBER) push(out, FLAG, {formatInt(*r.MEMBER)});                          \
-            },                                                                                  \
+#define RP_OPT_INT(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                         \
+    FlagRule {                                                                                     \
+        FLAG, FIELD, GROUP, BITS, false,                                                           \
+            [](const Recipe& r, bool, Out& out) {                                                  \
+                if (r.MEMBER)                                                                      \
+                    push(out, FLAG, {formatInt(*r.MEMBER)});                                       \
+            },                                                                                     \
             [](Recipe& r, const Values& v, std::string& why) { return setInt(v, r.MEMBER, why); }, \
-            NOTE                                                                                \
+            NOTE                                                                                   \
     }
-#define RP_DOUBLE(FLAG, FIELD, GROUP, BITS, ALWAYS, MEMBER, DEF, NOTE)                          \
-    FlagRule {                                                                                  \
-        FLAG, FIELD, GROUP, BITS, ALWAYS,                                                       \
-            [](const Recipe& r, bool always, Out& out) {                                        \
-                if (always || r.MEMBER != (DEF)) push(out, FLAG, {formatDouble(r.MEMBER)});     \
-            },                                                                                  \
-            [](Recipe& r, const Values& v, std::string& why) {                                  \
-                return setDouble(v, r.MEMBER, why);                                             \
-            },                                                                                  \
-            NOTE                                                                                \
+#define RP_DOUBLE(FLAG, FIELD, GROUP, BITS, ALWAYS, MEMBER, DEF, NOTE) \
+    FlagRule {                                                         \
+        FLAG, FIELD, GROUP, BITS, ALWAYS,                              \
+            [](const Recipe& r, bool always, Out& out) {               \
+                if (always || r.MEMBER != (DEF))                       \
+                    push(out, FLAG, {formatDouble(r.MEMBER)});         \
+            },                                                         \
+            [](Recipe& r, const Values& v, std::string& why) {         \
+                return setDouble(v, r.MEMBER, why);                    \
+            },                                                         \
+            NOTE                                                       \
     }
-#define RP_OPT_DOUBLE(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                   \
-    FlagRule {                                                                                  \
-        FLAG, FIELD, GROUP, BITS, false,                                                        \
-            [](const Recipe& r, bool, Out& out) {                                               \
-                if (r.MEMBER) push(out, FLAG, {formatDouble(*r.MEMBER)});                       \
-            },                                                                                  \
-            [](Recipe& r, const Values& v, std::string& why) {                                  \
-                return setDouble(v, r.MEMBER, why);                                             \
-            },                                                                                  \
-            NOTE                                                                                \
+#define RP_OPT_DOUBLE(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)   \
+    FlagRule {                                                  \
+        FLAG, FIELD, GROUP, BITS, false,                        \
+            [](const Recipe& r, bool, Out& out) {               \
+                if (r.MEMBER)                                   \
+                    push(out, FLAG, {formatDouble(*r.MEMBER)}); \
+            },                                                  \
+            [](Recipe& r, const Values& v, std::string& why) {  \
+                return setDouble(v, r.MEMBER, why);             \
+            },                                                  \
+            NOTE                                                \
     }
-#define RP_STRING(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)                                       \
-    FlagRule {                                                                                  \
-        FLAG, FIELD, GROUP, BITS, false,                                                        \
-            [](const Recipe& r, bool, Out& out) {                                               \
-                if (!r.MEMBER.empty()) push(out, FLAG, {r.MEMBER});                             \
-            },                                                                                  \
-            [](Recipe& r, const Values& v, std::string& why) {                                  \
-                return setString(v, r.MEMBER, why);                                             \
-            },                                                                                  \
-            NOTE                                                                                \
+#define RP_STRING(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)      \
+    FlagRule {                                                 \
+        FLAG, FIELD, GROUP, BITS, false,                       \
+            [](const Recipe& r, bool, Out& out) {              \
+                if (!r.MEMBER.empty())                         \
+                    push(out, FLAG, {r.MEMBER});               \
+            },                                                 \
+            [](Recipe& r, const Values& v, std::string& why) { \
+                return setString(v, r.MEMBER, why);            \
+            },                                                 \
+            NOTE                                               \
     }
 // A store_true flag: written when the field equals ON.
-#define RP_SWITCH(FLAG, FIELD, GROUP, BITS, MEMBER, ON, NOTE)                                   \
-    FlagRule {                                                                                  \
-        FLAG, FIELD, GROUP, BITS, false,                                                        \
-            [](const Recipe& r, bool, Out& out) {                                               \
-                if (r.MEMBER == (ON)) push(out, FLAG);                                          \
-            },                                                                                  \
-            [](Recipe& r, const Values& v, std::string& why) {                                  \
-                return setSwitch(v, r.MEMBER, ON, why);                                         \
-            },                                                                                  \
-            NOTE                                                                                \
+#define RP_SWITCH(FLAG, FIELD, GROUP, BITS, MEMBER, ON, NOTE)               \
+    FlagRule {                                                              \
+        FLAG, FIELD, GROUP, BITS, false,                                    \
+            [](const Recipe& r, bool, Out& out) {                           \
+                if (r.MEMBER == (ON))                                       \
+                    push(out, FLAG);                                        \
+            },                                                              \
+            [](Recipe& r, const Values& v, std::string& why) {              \
+                return setSwitch(v, r.MEMBER, decltype(r.MEMBER)(ON), why); \
+            },                                                              \
+            NOTE                                                            \
     }
 
 const FlagRule kRules[] = {
     // --- cluster / placement -----------------------------------------------------------------
-    {"--actor-num-nodes", "trainer.nodes", "CLUSTER_ARGS", kTrainBits, true,
+    {"--actor-num-nodes", "trainer.nodes", "CLUSTER_ARGS", kTrainBits, false,
      [](const Recipe& r, bool always, Out& out) {
-         if (always || r.trainer.nodes) push(out, "--actor-num-nodes", {formatInt(trainerNodes(r))});
+         if (always || r.trainer.nodes || trainerNodes(r) != 1)
+             push(out, "--actor-num-nodes", {formatInt(trainerNodes(r))});
      },
      [](Recipe& r, const Values& v, std::string& why) { return setInt(v, r.trainer.nodes, why); },
-     "effective trainer nodes; explicitness kept in runplane-meta"},
-    {"--actor-num-gpus-per-node", "trainer.gpus_per_node", "CLUSTER_ARGS", kTrainBits, true,
+     "effective trainer nodes (written when set or not 1); explicitness kept in runplane-meta"},
+    {"--actor-num-gpus-per-node", "trainer.gpus_per_node", "CLUSTER_ARGS", kTrainBits, false,
      [](const Recipe& r, bool always, Out& out) {
-         if (always || r.trainer.gpusPerNode)
+         if (always || r.trainer.gpusPerNode || trainerGpusPerNode(r) != 8)
              push(out, "--actor-num-gpus-per-node", {formatInt(trainerGpusPerNode(r))});
      },
      [](Recipe& r, const Values& v, std::string& why) {
          return setInt(v, r.trainer.gpusPerNode, why);
      },
-     "effective trainer GPUs per node"},
+     "effective trainer GPUs per node (written when set or not 8)"},
     {"--num-gpus-per-node", "hardware.gpus_per_node", "CLUSTER_ARGS", kTrainBits, false,
      [](const Recipe& r, bool always, Out& out) {
          const int g = r.hardware.gpusPerNode;
@@ -227,8 +225,8 @@ const FlagRule kRules[] = {
          return setInt(v, r.hardware.gpusPerNode, why);
      },
      "rollout placement; written when not 8 or not the trainer's"},
-    RP_SWITCH("--colocate", "placement", "CLUSTER_ARGS", kTrainBits, placement,
-              Placement::Colocate, ""),
+    RP_SWITCH("--colocate", "placement", "CLUSTER_ARGS", kTrainBits, placement, Placement::Colocate,
+              ""),
     RP_OPT_INT("--rollout-num-gpus", "rollout.num_gpus", "CLUSTER_ARGS", kTrainBits,
                rollout.numGpus, ""),
     {"--train-backend", "trainer.backend", "CLUSTER_ARGS", kSlimeBit | kMilesBit | kVimeBit, false,
@@ -241,16 +239,16 @@ const FlagRule kRules[] = {
      },
      ""},
     // --- trainer parallelism -------------------------------------------------------------------
-    RP_INT("--tensor-model-parallel-size", "trainer.tp", "PERF_ARGS", kTrainBits, true, trainer.tp,
+    RP_INT("--tensor-model-parallel-size", "trainer.tp", "PERF_ARGS", kTrainBits, false, trainer.tp,
            1, ""),
     RP_SWITCH("--sequence-parallel", "trainer.sequence_parallel", "PERF_ARGS", kTrainBits,
               trainer.sequenceParallel, true, ""),
-    RP_INT("--pipeline-model-parallel-size", "trainer.pp", "PERF_ARGS", kTrainBits, true,
+    RP_INT("--pipeline-model-parallel-size", "trainer.pp", "PERF_ARGS", kTrainBits, false,
            trainer.pp, 1, ""),
-    RP_INT("--context-parallel-size", "trainer.cp", "PERF_ARGS", kTrainBits, true, trainer.cp, 1,
+    RP_INT("--context-parallel-size", "trainer.cp", "PERF_ARGS", kTrainBits, false, trainer.cp, 1,
            ""),
-    RP_INT("--expert-model-parallel-size", "trainer.ep", "PERF_ARGS", kTrainBits, true,
-           trainer.ep, 1, ""),
+    RP_INT("--expert-model-parallel-size", "trainer.ep", "PERF_ARGS", kTrainBits, false, trainer.ep,
+           1, ""),
     RP_OPT_INT("--expert-tensor-parallel-size", "trainer.etp", "PERF_ARGS", kTrainBits, trainer.etp,
                "written only when the recipe sets etp"),
     RP_OPT_INT("--decoder-first-pipeline-num-layers", "trainer.decoder_first_pipeline_num_layers",
@@ -261,7 +259,8 @@ const FlagRule kRules[] = {
                "PERF_ARGS", kTrainBits, trainer.numLayersPerVirtualStage, ""),
     {"--recompute-granularity", "trainer.recompute", "PERF_ARGS", kTrainBits, false,
      [](const Recipe& r, bool, Out& out) {
-         if (!r.trainer.recompute) return;
+         if (!r.trainer.recompute)
+             return;
          push(out, "--recompute-granularity", {"full"});
          push(out, "--recompute-method", {"uniform"});
          push(out, "--recompute-num-layers", {"1"});
@@ -281,15 +280,15 @@ const FlagRule kRules[] = {
     RP_INT("--rollout-batch-size", "batch.rollout_batch_size", "ROLLOUT_ARGS", kTrainBits, true,
            batch.rolloutBatchSize, 0, ""),
     RP_INT("--n-samples-per-prompt", "batch.n_samples_per_prompt", "ROLLOUT_ARGS", kTrainBits,
-           true, batch.nSamplesPerPrompt, 1, ""),
+           false, batch.nSamplesPerPrompt, 1, ""),
     RP_OPT_INT("--global-batch-size", "batch.global_batch_size", "ROLLOUT_ARGS", kTrainBits,
                batch.globalBatchSize, ""),
-    RP_OPT_INT("--num-steps-per-rollout", "batch.num_steps_per_rollout", "ROLLOUT_ARGS",
-               kTrainBits, batch.numStepsPerRollout, ""),
+    RP_OPT_INT("--num-steps-per-rollout", "batch.num_steps_per_rollout", "ROLLOUT_ARGS", kTrainBits,
+               batch.numStepsPerRollout, ""),
     RP_OPT_INT("--over-sampling-batch-size", "batch.over_sampling_batch_size", "ROLLOUT_ARGS",
                kTrainBits, batch.overSamplingBatchSize, ""),
-    RP_OPT_INT("--rollout-max-response-len", "rollout.max_response_len", "ROLLOUT_ARGS",
-               kTrainBits, rollout.maxResponseLen, ""),
+    RP_OPT_INT("--rollout-max-response-len", "rollout.max_response_len", "ROLLOUT_ARGS", kTrainBits,
+               rollout.maxResponseLen, ""),
     RP_OPT_INT("--rollout-max-context-len", "rollout.max_context_len", "ROLLOUT_ARGS", kTrainBits,
                rollout.maxContextLen, ""),
     RP_OPT_INT("--rollout-max-prompt-len", "rollout.max_prompt_len", "ROLLOUT_ARGS", kTrainBits,
@@ -300,7 +299,8 @@ const FlagRule kRules[] = {
     RP_OPT_INT("--eval-interval", "eval.interval", "EVAL_ARGS", kTrainBits, eval.interval, ""),
     {"--eval-prompt-data", "eval.datasets", "EVAL_ARGS", kTrainBits, false,
      [](const Recipe& r, bool, Out& out) {
-         if (r.eval.datasets.empty()) return;
+         if (r.eval.datasets.empty())
+             return;
          Values v;
          for (const auto& d : r.eval.datasets) {
              v.push_back(d.name);
@@ -314,12 +314,13 @@ const FlagRule kRules[] = {
              return false;
          }
          r.eval.datasets.clear();
-         for (std::size_t i = 0; i < v.size(); i += 2) r.eval.datasets.push_back({v[i], v[i + 1]});
+         for (std::size_t i = 0; i < v.size(); i += 2)
+             r.eval.datasets.push_back({v[i], v[i + 1]});
          return true;
      },
      "NAME PATH pairs (a lone PATH stays in extra_args)"},
-    RP_INT("--n-samples-per-eval-prompt", "eval.n_samples_per_eval_prompt", "EVAL_ARGS",
-           kTrainBits, false, eval.nSamplesPerEvalPrompt, 1, ""),
+    RP_INT("--n-samples-per-eval-prompt", "eval.n_samples_per_eval_prompt", "EVAL_ARGS", kTrainBits,
+           false, eval.nSamplesPerEvalPrompt, 1, ""),
     RP_OPT_INT("--eval-max-response-len", "eval.max_response_len", "EVAL_ARGS", kTrainBits,
                eval.maxResponseLen, ""),
     RP_SWITCH("--skip-eval-before-train", "eval.skip_eval_before_train", "EVAL_ARGS", kTrainBits,
@@ -338,7 +339,7 @@ const FlagRule kRules[] = {
     RP_SWITCH("--no-load-optim", "checkpoints.no_load_optim", "CKPT_ARGS", kTrainBits,
               checkpoints.noLoadOptim, true, ""),
     // --- algorithm -----------------------------------------------------------------------------
-    {"--advantage-estimator", "algorithm.advantage_estimator", "GRPO_ARGS", kTrainBits, true,
+    {"--advantage-estimator", "algorithm.advantage_estimator", "GRPO_ARGS", kTrainBits, false,
      [](const Recipe& r, bool always, Out& out) {
          if (always || r.algorithm.advantageEstimator != AdvantageEstimator::Grpo)
              push(out, "--advantage-estimator", {toString(r.algorithm.advantageEstimator)});
@@ -373,24 +374,25 @@ const FlagRule kRules[] = {
      ""},
     RP_DOUBLE("--kl-coef", "algorithm.kl_coef", "GRPO_ARGS", kTrainBits, false, algorithm.klCoef,
               0.0, ""),
-    RP_DOUBLE("--entropy-coef", "algorithm.entropy_coef", "GRPO_ARGS", kTrainBits, true,
+    RP_DOUBLE("--entropy-coef", "algorithm.entropy_coef", "GRPO_ARGS", kTrainBits, false,
               algorithm.entropyCoef, 0.0, ""),
-    RP_DOUBLE("--eps-clip", "algorithm.eps_clip", "GRPO_ARGS", kTrainBits, true,
-              algorithm.epsClip, 0.2, ""),
+    RP_DOUBLE("--eps-clip", "algorithm.eps_clip", "GRPO_ARGS", kTrainBits, false, algorithm.epsClip,
+              0.2, ""),
     RP_OPT_DOUBLE("--eps-clip-high", "algorithm.eps_clip_high", "GRPO_ARGS", kTrainBits,
                   algorithm.epsClipHigh, ""),
     RP_SWITCH("--use-tis", "algorithm.use_tis", "GRPO_ARGS", kTrainBits, algorithm.useTis, true,
               ""),
     // --- optimizer -----------------------------------------------------------------------------
-    {"--optimizer", "optimizer.kind", "OPTIMIZER_ARGS", kTrainBits, true,
+    {"--optimizer", "optimizer.kind", "OPTIMIZER_ARGS", kTrainBits, false,
      [](const Recipe& r, bool always, Out& out) {
-         if (always || r.optimizer.kind != "adam") push(out, "--optimizer", {r.optimizer.kind});
+         if (always || r.optimizer.kind != "adam")
+             push(out, "--optimizer", {r.optimizer.kind});
      },
      [](Recipe& r, const Values& v, std::string& why) {
          return setString(v, r.optimizer.kind, why);
      },
      ""},
-    RP_DOUBLE("--lr", "algorithm.lr", "OPTIMIZER_ARGS", kTrainBits, true, algorithm.lr, 1e-6, ""),
+    RP_DOUBLE("--lr", "algorithm.lr", "OPTIMIZER_ARGS", kTrainBits, false, algorithm.lr, 1e-6, ""),
     RP_SWITCH("--optimizer-cpu-offload", "optimizer.cpu_offload", "OPTIMIZER_ARGS", kTrainBits,
               optimizer.cpuOffload, true, ""),
     RP_SWITCH("--overlap-cpu-optimizer-d2h-h2d", "optimizer.overlap_cpu_optimizer_d2h_h2d",
@@ -401,15 +403,16 @@ const FlagRule kRules[] = {
               kTrainBits, false, optimizer.offloadFraction, 1.0, ""),
     // --- engine: SGLang (slime, miles) ---------------------------------------------------------
     RP_INT("--rollout-num-gpus-per-engine", "rollout.gpus_per_engine", "ENGINE_ARGS", kTrainBits,
-           true, rollout.gpusPerEngine, 1, ""),
+           false, rollout.gpusPerEngine, 1, ""),
     RP_DOUBLE("--sglang-mem-fraction-static", "rollout.mem_fraction", "ENGINE_ARGS", kSglangBits,
-              true, rollout.memFraction, 0.8, "always written: SGLang's own default differs"),
-    RP_INT("--sglang-pp-size", "rollout.pp_size", "ENGINE_ARGS", kSglangBits, false,
-           rollout.ppSize, 1, ""),
-    RP_INT("--sglang-dp-size", "rollout.dp_size", "ENGINE_ARGS", kSglangBits, false,
-           rollout.dpSize, 1, ""),
-    RP_INT("--sglang-ep-size", "rollout.ep_size", "ENGINE_ARGS", kSglangBits, false,
-           rollout.epSize, 1, ""),
+              true, rollout.memFraction, 0.8,
+              "always written: the recipe default (0.8) is not SGLang's"),
+    RP_INT("--sglang-pp-size", "rollout.pp_size", "ENGINE_ARGS", kSglangBits, false, rollout.ppSize,
+           1, ""),
+    RP_INT("--sglang-dp-size", "rollout.dp_size", "ENGINE_ARGS", kSglangBits, false, rollout.dpSize,
+           1, ""),
+    RP_INT("--sglang-ep-size", "rollout.ep_size", "ENGINE_ARGS", kSglangBits, false, rollout.epSize,
+           1, ""),
     RP_SWITCH("--sglang-enable-dp-attention", "rollout.dp_attention", "ENGINE_ARGS", kSglangBits,
               rollout.dpAttention, true, ""),
     RP_SWITCH("--sglang-enable-eplb", "rollout.eplb.enabled", "ENGINE_ARGS", kSglangBits,
@@ -420,9 +423,11 @@ const FlagRule kRules[] = {
               rollout.cudaGraph, false, "written when cuda_graph is false"),
     {"--sglang-cuda-graph-bs", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kSglangBits, false,
      [](const Recipe& r, bool, Out& out) {
-         if (r.rollout.cudaGraphSizes.empty()) return;
+         if (r.rollout.cudaGraphSizes.empty())
+             return;
          Values v;
-         for (int s : r.rollout.cudaGraphSizes) v.push_back(formatInt(s));
+         for (int s : r.rollout.cudaGraphSizes)
+             v.push_back(formatInt(s));
          push(out, "--sglang-cuda-graph-bs", std::move(v));
      },
      [](Recipe& r, const Values& v, std::string& why) {
@@ -437,7 +442,8 @@ const FlagRule kRules[] = {
               rollout.loraBackend, ""),
     // --- engine: vLLM (vime) -------------------------------------------------------------------
     RP_DOUBLE("--vllm-gpu-memory-utilization", "rollout.mem_fraction", "ENGINE_ARGS", kVimeBit,
-              true, rollout.memFraction, 0.8, "always written"),
+              true, rollout.memFraction, 0.8,
+              "always written: the recipe default (0.8) is not vLLM's (0.9)"),
     RP_INT("--vllm-pipeline-parallel-size", "rollout.pp_size", "ENGINE_ARGS", kVimeBit, false,
            rollout.ppSize, 1, ""),
     RP_INT("--vllm-data-parallel-size", "rollout.dp_size", "ENGINE_ARGS", kVimeBit, false,
@@ -454,7 +460,8 @@ const FlagRule kRules[] = {
                    "}"});
      },
      [](Recipe& r, const Values& v, std::string& why) {
-         if (!one(v, why)) return false;
+         if (!one(v, why))
+             return false;
          const auto doc = nlohmann::json::parse(v[0], nullptr, false);
          if (!doc.is_object() || doc.size() != 1 || !doc.contains("num_redundant_experts") ||
              !doc["num_redundant_experts"].is_number_integer()) {
@@ -469,9 +476,11 @@ const FlagRule kRules[] = {
               rollout.cudaGraph, false, "written when cuda_graph is false"),
     {"--vllm-cudagraph-capture-sizes", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kVimeBit, false,
      [](const Recipe& r, bool, Out& out) {
-         if (r.rollout.cudaGraphSizes.empty()) return;
+         if (r.rollout.cudaGraphSizes.empty())
+             return;
          Values v;
-         for (int s : r.rollout.cudaGraphSizes) v.push_back(formatInt(s));
+         for (int s : r.rollout.cudaGraphSizes)
+             v.push_back(formatInt(s));
          push(out, "--vllm-cudagraph-capture-sizes", std::move(v));
      },
      [](Recipe& r, const Values& v, std::string& why) {
@@ -493,13 +502,16 @@ const FlagRule kRules[] = {
               ""),
     {"--target-modules", "lora.target_modules", "LORA_ARGS", kMilesBit, false,
      [](const Recipe& r, bool, Out& out) {
-         if (r.lora.targetModules.empty()) return;
+         if (r.lora.targetModules.empty())
+             return;
          std::string joined;
-         for (const auto& m : r.lora.targetModules) joined += (joined.empty() ? "" : ",") + m;
+         for (const auto& m : r.lora.targetModules)
+             joined += (joined.empty() ? "" : ",") + m;
          push(out, "--target-modules", {joined});
      },
      [](Recipe& r, const Values& v, std::string& why) {
-         if (!one(v, why)) return false;
+         if (!one(v, why))
+             return false;
          std::vector<std::string> list;
          std::string item;
          for (char c : v[0] + ",") {
@@ -572,7 +584,8 @@ const FlagRule kRules[] = {
      },
      [](Recipe& r, const Values& v, std::string& why) {
          double bytes = 0;
-         if (!setDouble(v, bytes, why)) return false;
+         if (!setDouble(v, bytes, why))
+             return false;
          r.memory.updateWeightBufferGb = bytes / 1e9;
          return true;
      },
@@ -582,7 +595,8 @@ const FlagRule kRules[] = {
     RP_INT("--num-nodes", "cluster.nodes", "SCRIPT_ARGS", kScriptBit, false, cluster.nodes, 1, ""),
     {"--lora", "lora.rank", "SCRIPT_ARGS", kScriptBit, false,
      [](const Recipe& r, bool, Out& out) {
-         if (r.lora.rank > 0) push(out, "--lora");
+         if (r.lora.rank > 0)
+             push(out, "--lora");
      },
      [](Recipe&, const Values& v, std::string& why) {
          bool on = false;
@@ -623,8 +637,10 @@ const ScriptOption kScriptOptions[] = {
     {"--model-dir", "--model-dir", false},
 };
 
-#define SLOT(PATH, MEMBER) \
-    FieldSlot { PATH, [](const Recipe& f, Recipe& t) { t.MEMBER = f.MEMBER; } }
+#define SLOT(PATH, MEMBER)                                            \
+    FieldSlot {                                                       \
+        PATH, [](const Recipe& f, Recipe& t) { t.MEMBER = f.MEMBER; } \
+    }
 
 const FieldSlot kSlots[] = {
     SLOT("name", name),
@@ -739,9 +755,11 @@ const FieldSlot kSlots[] = {
 #undef SLOT
 
 const char* const kReconciled[] = {
-    "framework",        "model",          "launcher",      "hardware.gpus_per_node",
-    "cluster.nodes",    "cluster.master_addr", "trainer.nodes", "trainer.gpus_per_node",
-    "rollout.engine",   "environment.nccl_so_path",
+    "framework",      "model",
+    "launcher",       "hardware.gpus_per_node",
+    "cluster.nodes",  "cluster.master_addr",
+    "trainer.nodes",  "trainer.gpus_per_node",
+    "rollout.engine", "environment.nccl_so_path",
 };
 
 }  // namespace
@@ -756,6 +774,19 @@ unsigned flavourBit(Flavour flavour) {
             return kMilesBit;
     }
     return 0;
+}
+
+void emitFor(const FlagRule& rule, const Recipe& r, bool milesScript, bool always,
+             std::vector<FlagValues>& out) {
+    if (rule.emit == nullptr) {
+        return;
+    }
+    if (milesScript &&
+        ((std::string_view(rule.field) == "trainer.nodes" && !r.trainer.nodes) ||
+         (std::string_view(rule.field) == "trainer.gpus_per_node" && !r.trainer.gpusPerNode))) {
+        return;
+    }
+    rule.emit(r, always, out);
 }
 
 std::span<const FlagRule> flagRules() {

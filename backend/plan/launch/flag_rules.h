@@ -51,6 +51,11 @@ const FlagRule* findRule(std::string_view flag);
 /// The rule for a miles launcher option ("--tp"), or nullptr.
 const FlagRule* findScriptOption(std::string_view option);
 
+/// The rule's flags as an export writes them. In the miles launcher's --extra-args only explicit
+/// trainer node / GPU counts are written: the launcher derives them from its own options.
+void emitFor(const FlagRule& rule, const Recipe& r, bool milesScript, bool always,
+             std::vector<FlagValues>& out);
+
 /// Options of the miles Python launcher, in the order the launcher's docs write them; each
 /// stands for a rule (`rule`), spelled `option` on the launcher's command line.
 struct ScriptOption {

@@ -1,0 +1,222 @@
+// runplanectl export FILE --flavour slime|vime|miles [--out DIR]: a recipe as launch scripts.
+// runplanectl import SCRIPT [--env K=V]... [-o recipe.yaml]: a bash launch script (read, never run)
+// as a recipe, listing what it did not understand with line numbers.
+// Exit status: 0 done (notes allowed), 1 the recipe or script cannot be used at all, 2 usage / I/O.
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "backend/cli/command_registry.h"
+#include "backend/plan/catalog.h"
+#include "backend/plan/launch/launch.h"
+#include "backend/plan/recipe.h"
+
+namespace {
+
+using namespace runplane::plan;
+using namespace runplane::plan::launch;
+
+struct ExportCliOptions {
+    std::string file;
+    std::string flavour;
+    std::string out;
+    std::string recipesDir;
+    bool verbose = false;
+};
+
+struct ImportCliOptions {
+    std::string script;
+    std::vector<std::string> env;
+    std::string output;
+    std::string framework;
+    std::string model;
+    std::string recipesDir;
+    bool force = false;
+    bool verbose = false;
+};
+
+std::string executableDir() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : exe.parent_path().string();
+}
+
+// The catalog is optional here: without it model variants use the <model>_<variant> file name.
+std::optional<ModelCatalog> loadCatalog(const std::string& recipesDir) {
+    std::string dir = recipesDir;
+    if (dir.empty()) {
+        auto located = locateRecipesDir(executableDir());
+        if (!located.ok()) {
+            std::cerr << "runplanectl: note: no model catalog (" << located.error() << ")\n";
+            return std::nullopt;
+        }
+        dir = *located;
+    }
+    auto catalog = ModelCatalog::loadDirectory(dir + "/models");
+    if (!catalog.ok()) {
+        std::cerr << "runplanectl: note: model catalog not loaded: " << catalog.error() << "\n";
+        return std::nullopt;
+    }
+    return std::move(catalog).value();
+}
+
+void printNotes(const std::vector<LaunchNote>& notes, bool verbose) {
+    int info = 0;
+    for (const auto& n : notes) {
+        if (n.level == NoteLevel::Info && !verbose) {
+            ++info;
+            continue;
+        }
+        std::cerr << n.format() << "\n";
+    }
+    if (info > 0) {
+        std::cerr << "(" << info << " info note(s); --verbose shows them)\n";
+    }
+}
+
+int runExport(const ExportCliOptions& o) {
+    auto flavour = flavourFromName(o.flavour);
+    if (!flavour) {
+        std::cerr << "--flavour '" << o.flavour << "': expected slime, vime or miles\n";
+        return 2;
+    }
+    std::ifstream probe(o.file);
+    if (!probe) {
+        std::cerr << o.file << ": cannot open the recipe file\n";
+        return 2;
+    }
+    auto recipe = loadRecipe(o.file);
+    if (!recipe.ok()) {
+        std::cerr << recipe.error() << "\n";
+        return 1;
+    }
+    std::optional<ModelCatalog> catalog = loadCatalog(o.recipesDir);
+    ExportOptions options;
+    options.catalog = catalog ? &*catalog : nullptr;
+    auto bundle = exportLaunch(*recipe, *flavour, options);
+    if (!bundle.ok()) {
+        std::cerr << o.file << ": " << bundle.error() << "\n";
+        return 1;
+    }
+    for (auto& n : bundle->notes) {
+        n.file = n.file.empty() ? o.file : n.file;
+    }
+    printNotes(bundle->notes, o.verbose);
+    if (o.out.empty()) {
+        for (const auto& f : bundle->files) {
+            std::cout << "# ---- " << f.name << " ----\n" << f.content;
+        }
+    } else {
+        auto written = writeBundle(*bundle, o.out);
+        if (!written.ok()) {
+            std::cerr << written.error() << "\n";
+            return 2;
+        }
+        for (const auto& f : bundle->files) {
+            std::cout << "wrote " << (std::filesystem::path(o.out) / f.name).string() << "\n";
+        }
+        for (const auto& s : bundle->steps) {
+            std::cout << s << "\n";
+        }
+    }
+    return hasErrors(bundle->notes) ? 1 : 0;
+}
+
+int runImport(const ImportCliOptions& o) {
+    ImportOptions options;
+    for (const auto& pair : o.env) {
+        const auto eq = pair.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            std::cerr << "--env '" << pair << "': expected KEY=VALUE\n";
+            return 2;
+        }
+        options.env.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
+    }
+    if (!o.framework.empty()) {
+        auto f = flavourFromName(o.framework);
+        if (!f) {
+            std::cerr << "--framework '" << o.framework << "': expected slime, vime or miles\n";
+            return 2;
+        }
+        options.framework = *f == Flavour::Miles
+                                ? Framework::Miles
+                                : (*f == Flavour::Vime ? Framework::Vime : Framework::Slime);
+    }
+    options.modelName = o.model;
+    if (!o.output.empty() && !o.force && std::filesystem::exists(o.output)) {
+        std::cerr << o.output << ": already exists; pass --force to replace it\n";
+        return 2;
+    }
+    std::optional<ModelCatalog> catalog = loadCatalog(o.recipesDir);
+    options.catalog = catalog ? &*catalog : nullptr;
+    if (!std::filesystem::is_regular_file(o.script)) {
+        std::cerr << o.script << ": no such script\n";
+        return 2;
+    }
+    auto result = importScript(o.script, options);
+    if (!result.ok()) {
+        std::cerr << result.error() << "\n";
+        return 1;
+    }
+    printNotes(result->notes, o.verbose);
+    const std::string yaml = writeRecipe(result->recipe);
+    if (o.output.empty()) {
+        std::cout << yaml;
+        return 0;
+    }
+    const std::string tmp = o.output + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << "# Imported by `runplanectl import` from " << o.script << "\n" << yaml;
+        if (!out) {
+            std::cerr << tmp << ": cannot write\n";
+            return 2;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, o.output, ec);
+    if (ec) {
+        std::cerr << o.output << ": cannot write (" << ec.message() << ")\n";
+        std::filesystem::remove(tmp, ec);
+        return 2;
+    }
+    std::cerr << "wrote " << o.output << "\n";
+    return 0;
+}
+
+const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
+                                                            runplane::cli::CliContext& context) {
+    auto ex = std::make_shared<ExportCliOptions>();
+    CLI::App* exportCmd = app.add_subcommand(
+        "export", "write a recipe's launch scripts (job script, Ray head/worker/wait)");
+    exportCmd->add_option("FILE", ex->file, "recipe YAML file")->required();
+    exportCmd->add_option("--flavour", ex->flavour, "slime, vime or miles")->required();
+    exportCmd->add_option("--out", ex->out,
+                          "folder to write the scripts into (default: print them)");
+    exportCmd->add_option("--recipes", ex->recipesDir, "recipes directory holding models/");
+    exportCmd->add_flag("--verbose", ex->verbose, "also print info notes");
+    exportCmd->callback([ex, &context] { context.exitCode = runExport(*ex); });
+
+    auto im = std::make_shared<ImportCliOptions>();
+    CLI::App* importCmd = app.add_subcommand(
+        "import",
+        "read a bash launch script (never run) into a recipe; prints what it did not "
+        "understand with line numbers");
+    importCmd->add_option("SCRIPT", im->script, "launch script")->required();
+    importCmd->add_option("--env", im->env,
+                          "KEY=VALUE the script is read under (decides if blocks; repeatable)");
+    importCmd->add_option("-o,--output", im->output, "write the recipe here (default: print)");
+    importCmd->add_flag("--force", im->force, "replace an existing --output file");
+    importCmd->add_option("--framework", im->framework, "slime, vime or miles (default: detected)");
+    importCmd->add_option("--model", im->model, "catalog model name (default: from the script)");
+    importCmd->add_option("--recipes", im->recipesDir, "recipes directory holding models/");
+    importCmd->add_flag("--verbose", im->verbose, "also print info notes");
+    importCmd->callback([im, &context] { context.exitCode = runImport(*im); });
+});
+
+}  // namespace

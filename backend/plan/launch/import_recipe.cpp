@@ -1,0 +1,712 @@
+// ScriptReading -> Recipe: the launch command's flags are mapped through the same rule table the
+// exporter writes with; unmapped flags are kept verbatim in extra_args with their source line;
+// the runplane-meta block (our own exports) restores the fields no flag carries.
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/export_plan.h"
+#include "backend/plan/launch/flag_rules.h"
+#include "backend/plan/launch/launch.h"
+#include "backend/plan/launch/shell_text.h"
+
+namespace runplane::plan::launch {
+
+using namespace detail;
+
+namespace {
+
+struct RawFlag {
+    std::string flag;
+    std::vector<Field> values;
+    Field token;
+};
+
+struct Interpreted {
+    std::string program;
+    bool milesScript = false;
+    std::vector<ScriptFlag> flags;
+    std::optional<Field> runtimeEnvJson;
+};
+
+bool looksLikeFlag(const Field& f) {
+    const std::string& t = f.text;
+    return f.known && t.size() > 2 && t[0] == '-' && t[1] == '-' &&
+           std::isalnum(static_cast<unsigned char>(t[2])) &&
+           t.find_first_of(" \t\n") == std::string::npos;
+}
+
+std::string baseName(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::vector<RawFlag> groupFlags(const std::vector<Field>& tokens) {
+    std::vector<RawFlag> out;
+    bool wantExtraValue = false;
+    for (const auto& f : tokens) {
+        if (wantExtraValue) {
+            out.back().values.push_back(f);
+            wantExtraValue = false;
+            continue;
+        }
+        if (looksLikeFlag(f)) {
+            RawFlag rf;
+            rf.token = f;
+            const auto eq = f.text.find('=');
+            rf.flag = f.text.substr(0, eq);
+            if (eq != std::string::npos) {
+                Field v = f;
+                v.text = f.text.substr(eq + 1);
+                v.segments.clear();
+                rf.values.push_back(v);
+            }
+            wantExtraValue = rf.flag == "--extra-args" && rf.values.empty();
+            out.push_back(std::move(rf));
+            continue;
+        }
+        if (out.empty()) {
+            RawFlag positional;
+            positional.token = f;
+            positional.values.push_back(f);
+            out.push_back(std::move(positional));
+            continue;
+        }
+        out.back().values.push_back(f);
+    }
+    return out;
+}
+
+ScriptFlag toScriptFlag(const RawFlag& rf, const ScriptReading& reading, bool inExtra) {
+    ScriptFlag sf;
+    sf.flag = rf.flag;
+    sf.file = rf.token.file;
+    sf.line = rf.token.line;
+    sf.fromModelFile = reading.modelFiles.count(rf.token.file) > 0;
+    sf.inExtraArgs = inExtra;
+    sf.known = rf.token.known;
+    for (const auto& v : rf.values) {
+        sf.values.push_back(v.text);
+        sf.known = sf.known && v.known;
+    }
+    return sf;
+}
+
+// Splits the miles launcher's --extra-args string into train.py flags, element by element.
+void expandExtraArgs(const RawFlag& rf, const ScriptReading& reading, std::vector<ScriptFlag>& out,
+                     std::vector<LaunchNote>& notes) {
+    if (rf.values.size() != 1) {
+        out.push_back(toScriptFlag(rf, reading, false));
+        return;
+    }
+    const Field& value = rf.values[0];
+    std::vector<Value> segments = value.segments;
+    if (segments.empty()) {
+        segments.push_back(Value{value.text, value.known, value.why, value.file, value.line});
+    }
+    for (const auto& seg : segments) {
+        auto words =
+            seg.known
+                ? shellSplit(seg.text)
+                : Result<std::vector<std::string>>(Error{"its value is not known: " + seg.why});
+        if (!words.ok()) {
+            notes.push_back({NoteLevel::Warning, seg.file, seg.line, "",
+                             "--extra-args piece '" + seg.text + "' not split: " + words.error() +
+                                 "; kept verbatim"});
+            ScriptFlag sf;
+            sf.flag = "--extra-args";
+            sf.values = {seg.text};
+            sf.file = seg.file;
+            sf.line = seg.line;
+            sf.known = false;
+            out.push_back(sf);
+            continue;
+        }
+        std::vector<Field> tokens;
+        for (const auto& w : *words) {
+            Field f;
+            f.text = w;
+            f.file = seg.file;
+            f.line = seg.line;
+            tokens.push_back(f);
+        }
+        for (const auto& inner : groupFlags(tokens)) {
+            out.push_back(toScriptFlag(inner, reading, true));
+        }
+    }
+}
+
+Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& reading,
+                              std::vector<LaunchNote>& notes) {
+    Interpreted in;
+    const auto& argv = launch.argv;
+    std::size_t i = 0;
+    const std::string where = launch.file + ":" + std::to_string(launch.line);
+    if (argv[0].text == "ray") {
+        std::size_t dash = argv.size();
+        for (std::size_t j = 3; j < argv.size(); ++j) {
+            if (argv[j].text == "--") {
+                dash = j;
+                break;
+            }
+            const std::string& t = argv[j].text;
+            if (t.rfind("--runtime-env-json=", 0) == 0) {
+                Field f = argv[j];
+                f.text = t.substr(std::string("--runtime-env-json=").size());
+                in.runtimeEnvJson = f;
+            } else if (t == "--runtime-env-json" && j + 1 < argv.size()) {
+                in.runtimeEnvJson = argv[++j];
+            }
+        }
+        if (dash + 1 >= argv.size()) {
+            return Error{where + ": `ray job submit` without `-- <entrypoint>`"};
+        }
+        i = dash + 1;
+    }
+    const std::string first = baseName(argv[i].text);
+    if (first.rfind("python", 0) == 0) {
+        ++i;
+        while (i < argv.size() && !argv[i].text.empty() && argv[i].text[0] == '-') {
+            ++i;
+        }
+    }
+    if (i >= argv.size()) {
+        return Error{where + ": the launch command names no program"};
+    }
+    in.program = argv[i].text;
+    in.milesScript = baseName(in.program).rfind("run_", 0) == 0;
+    if (!in.milesScript && baseName(in.program) != "train.py") {
+        notes.push_back({NoteLevel::Warning, launch.file, launch.line, "launcher",
+                         "entrypoint " + in.program +
+                             " has no recipe field (only train.py is written back); its flags are "
+                             "read as train.py flags"});
+    }
+    std::vector<Field> rest(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
+    for (const auto& rf : groupFlags(rest)) {
+        if (in.milesScript && rf.flag == "--extra-args") {
+            expandExtraArgs(rf, reading, in.flags, notes);
+        } else {
+            in.flags.push_back(toScriptFlag(rf, reading, false));
+        }
+    }
+    return in;
+}
+
+std::string flagText(const ScriptFlag& f) {
+    std::vector<std::string> words;
+    if (!f.flag.empty()) {
+        words.push_back(f.flag);
+    }
+    words.insert(words.end(), f.values.begin(), f.values.end());
+    return shellJoin(words);
+}
+
+std::pair<std::string, std::string> resolveStem(const std::string& stem,
+                                                const ModelCatalog* catalog,
+                                                std::vector<LaunchNote>& notes,
+                                                const std::string& file) {
+    if (catalog == nullptr || catalog->find(stem) != nullptr) {
+        return {stem, ""};
+    }
+    for (const auto& m : catalog->models()) {
+        for (const auto& v : m.variants) {
+            if (v.megatronModelType == stem) {
+                return {m.name, v.name};
+            }
+        }
+    }
+    notes.push_back({NoteLevel::Warning, file, 0, "model.name",
+                     "model file " + stem + ".sh names no model of the catalog"});
+    return {stem, ""};
+}
+
+void setEnv(Recipe& r, const std::string& key, const std::string& value) {
+    for (auto& [k, v] : r.environment.env) {
+        if (k == key) {
+            v = value;
+            return;
+        }
+    }
+    r.environment.env.emplace_back(key, value);
+}
+
+const std::string* envValue(const Recipe& r, const std::string& key) {
+    for (const auto& [k, v] : r.environment.env) {
+        if (k == key) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
+                     const ModelCatalog& catalog, std::vector<LaunchNote>& notes) {
+    auto shape = resolveModel(r, catalog);
+    if (!shape.ok()) {
+        return;
+    }
+    const std::pair<const char*, int> expected[] = {
+        {"--num-layers", shape->numLayers},
+        {"--hidden-size", shape->hidden},
+        {"--ffn-hidden-size", shape->ffnHidden},
+        {"--moe-ffn-hidden-size", shape->moeFfnHidden},
+        {"--num-experts", shape->numExperts},
+        {"--moe-router-topk", shape->topK},
+        {"--num-attention-heads", shape->numAttentionHeads},
+        {"--num-query-groups", shape->numQueryGroups},
+        {"--kv-channels", shape->kvChannels},
+        {"--vocab-size", shape->vocabSize},
+    };
+    for (const auto& f : modelFlags) {
+        for (const auto& [flag, want] : expected) {
+            if (f.flag != flag || want <= 0 || f.values.size() != 1) {
+                continue;
+            }
+            auto got = parseInt(f.values[0]);
+            if (got && *got != want) {
+                notes.push_back({NoteLevel::Warning, f.file, f.line, "model",
+                                 std::string("MODEL_ARGS ") + flag + " " + f.values[0] +
+                                     " but the catalog's " + shape->name + " has " +
+                                     std::to_string(want)});
+            }
+        }
+    }
+}
+
+}  // namespace
+
+Result<ImportResult> importScriptText(std::string_view text, const std::string& path,
+                                      const ImportOptions& options) {
+    ScriptReading reading = readScript(text, path, options.env);
+    ImportResult res;
+    res.notes = std::move(reading.notes);
+    if (!reading.launch.has_value()) {
+        std::string message = path +
+                              ": no launch command found (ray job submit ... -- python3 train.py, "
+                              "python3 train.py, or python scripts/run_*.py)";
+        for (const auto& n : res.notes) {
+            if (n.level != NoteLevel::Info) {
+                message += "\n  " + n.format();
+            }
+        }
+        return Error{message};
+    }
+    auto interpreted = interpret(*reading.launch, reading, res.notes);
+    if (!interpreted.ok()) {
+        return Error{interpreted.error()};
+    }
+    const Interpreted& in = *interpreted;
+    res.program = in.program;
+    res.flags = in.flags;
+    Recipe& r = res.recipe;
+    std::vector<LaunchNote>& notes = res.notes;
+
+    // runplane-meta
+    std::optional<Recipe> meta;
+    if (!reading.metaLines.empty()) {
+        std::string yaml;
+        for (const auto& l : reading.metaLines) {
+            yaml += l + "\n";
+        }
+        auto parsed = parseRecipe(yaml, path + " (runplane-meta)");
+        if (parsed.ok()) {
+            meta = std::move(*parsed);
+        } else {
+            notes.push_back(
+                {NoteLevel::Warning, path, 0, "",
+                 "the runplane-meta block does not read and is ignored: " + parsed.error()});
+        }
+    }
+    res.hadMeta = meta.has_value();
+
+    // which launcher wrote this
+    auto trainLevel = [&](const ScriptFlag& f) {
+        return !f.fromModelFile && (in.milesScript ? f.inExtraArgs : true);
+    };
+    bool anyVllm = false;
+    bool anySglang = false;
+    for (const auto& f : in.flags) {
+        if (trainLevel(f)) {
+            anyVllm = anyVllm || f.flag.rfind("--vllm-", 0) == 0;
+            anySglang = anySglang || f.flag.rfind("--sglang-", 0) == 0;
+        }
+    }
+    Flavour detected = in.milesScript ? Flavour::Miles : (anyVllm ? Flavour::Vime : Flavour::Slime);
+    Flavour flavour = detected;
+    if (auto marked = flavourFromName(reading.flavourMark)) {
+        flavour = *marked;
+    }
+    const unsigned bits = flavourBit(flavour) | (in.milesScript ? kScriptBit : 0U);
+    if (meta) {
+        for (const auto& slot : fieldSlots()) {
+            if (isReconciledField(slot.path) || !fieldHasFlag(slot.path, bits)) {
+                slot.copy(*meta, r);
+            }
+        }
+    } else {
+        r.framework = flavour == Flavour::Miles
+                          ? Framework::Miles
+                          : (flavour == Flavour::Vime ? Framework::Vime : Framework::Slime);
+    }
+    if (options.framework) {
+        r.framework = *options.framework;
+    }
+
+    // recompute: the three flags together
+    std::vector<bool> consumed(in.flags.size(), false);
+    {
+        const std::pair<const char*, const char*> triple[] = {{"--recompute-granularity", "full"},
+                                                              {"--recompute-method", "uniform"},
+                                                              {"--recompute-num-layers", "1"}};
+        std::vector<std::size_t> hits;
+        for (const auto& [flag, value] : triple) {
+            int count = 0;
+            std::size_t at = 0;
+            for (std::size_t i = 0; i < in.flags.size(); ++i) {
+                const auto& f = in.flags[i];
+                if (trainLevel(f) && f.flag == flag) {
+                    ++count;
+                    at = i;
+                }
+            }
+            const auto& f = in.flags[at];
+            if (count == 1 && f.known && f.values == std::vector<std::string>{value}) {
+                hits.push_back(at);
+            }
+        }
+        if (hits.size() == 3) {
+            for (auto i : hits) {
+                consumed[i] = true;
+            }
+            r.trainer.recompute = true;
+        }
+    }
+
+    std::vector<std::pair<std::size_t, ExtraArg>> verbatim;  // (flag index, extra) in flag order
+    auto keepVerbatim = [&](std::size_t index) {
+        const ScriptFlag& f = in.flags[index];
+        ExtraArg extra;
+        const auto ann = reading.annotations.find({f.file, f.line});
+        if (ann != reading.annotations.end() && ann->second.rfind(kSourceMark, 0) == 0) {
+            const auto j = nlohmann::json::parse(
+                ann->second.substr(std::string(kSourceMark).size()), nullptr, false);
+            extra.source =
+                j.is_string() ? j.get<std::string>() : f.file + ":" + std::to_string(f.line);
+        } else {
+            extra.source = f.file + ":" + std::to_string(f.line);
+        }
+        if (in.milesScript && f.inExtraArgs) {
+            extra.flag = "--extra-args";
+            extra.values = {flagText(f)};
+        } else {
+            extra.flag = f.flag;
+            extra.values = f.values;
+        }
+        verbatim.emplace_back(index, std::move(extra));
+    };
+
+    // every flag through the rule table
+    std::set<std::string> touched;
+    std::map<std::string, std::pair<int, std::vector<std::string>>> firstSeen;
+    std::vector<ScriptFlag> modelFlags;
+    std::optional<std::size_t> loraSwitch;
+    std::vector<std::pair<std::size_t, const FlagRule*>> mapped;
+    for (std::size_t i = 0; i < in.flags.size(); ++i) {
+        const ScriptFlag& f = in.flags[i];
+        if (consumed[i]) {
+            continue;
+        }
+        if (f.fromModelFile) {
+            modelFlags.push_back(f);
+            continue;
+        }
+        if (f.flag.empty()) {
+            notes.push_back({NoteLevel::Warning, f.file, f.line, "",
+                             "positional argument '" + flagText(f) +
+                                 "' of the launch command is not understood; dropped"});
+            continue;
+        }
+        const FlagRule* rule =
+            in.milesScript && !f.inExtraArgs ? findScriptOption(f.flag) : findRule(f.flag);
+        if (in.milesScript && !f.inExtraArgs && f.flag == "--lora") {
+            loraSwitch = i;
+            continue;
+        }
+        if (rule != nullptr && rule->apply != nullptr && f.known) {
+            std::string why;
+            if (rule->apply(r, f.values, why)) {
+                const auto first = firstSeen.find(rule->field);
+                if (first != firstSeen.end() && first->second.second != f.values &&
+                    std::string(rule->field) != "memory.offload_train") {
+                    notes.push_back({NoteLevel::Warning, f.file, f.line, rule->field,
+                                     f.flag + " sets " + rule->field + " again (first on line " +
+                                         std::to_string(first->second.first) +
+                                         "); the last one wins, as in the framework"});
+                }
+                firstSeen.emplace(rule->field, std::make_pair(f.line, f.values));
+                touched.insert(rule->field);
+                const auto ann = reading.annotations.find({f.file, f.line});
+                if (ann != reading.annotations.end() && ann->second.rfind(kSourceMark, 0) == 0) {
+                    keepVerbatim(i);  // a recipe extra_args entry of our own export: stays one
+                } else {
+                    mapped.push_back({i, rule});
+                }
+                continue;
+            }
+            notes.push_back({NoteLevel::Warning, f.file, f.line, rule->field,
+                             f.flag + " " + why + "; kept verbatim in extra_args"});
+        } else if (!f.known) {
+            notes.push_back({NoteLevel::Warning, f.file, f.line, "",
+                             f.flag + ": a value depends on something not understood; kept "
+                                      "verbatim in extra_args"});
+        }
+        if (rule == nullptr || rule->apply == nullptr) {
+            notes.push_back({NoteLevel::Info, f.file, f.line, "extra_args",
+                             flagText(f) + ": no recipe field; kept verbatim in extra_args"});
+        }
+        keepVerbatim(i);
+    }
+    // environment
+    auto takeExport = [&](const ExportRecord& rec) {
+        if (rec.derived || !rec.pinned) {
+            return;
+        }
+        if (!rec.known) {
+            notes.push_back({NoteLevel::Warning, rec.file, rec.line, "environment.env",
+                             "export " + rec.name + ": the value is not known; not recorded"});
+            return;
+        }
+        if (!meta && rec.name == "MASTER_ADDR") {
+            r.cluster.masterAddr = rec.value;
+            return;
+        }
+        setEnv(r, rec.name, rec.value);
+    };
+    for (const auto& rec : reading.exports) {
+        takeExport(rec);
+    }
+    for (const auto& rec : reading.launch->prefixEnv) {
+        takeExport(rec);
+    }
+    if (in.runtimeEnvJson) {
+        const Field& f = *in.runtimeEnvJson;
+        nlohmann::json doc =
+            f.known ? nlohmann::json::parse(f.text, nullptr, false) : nlohmann::json();
+        if (!f.known) {
+            notes.push_back({NoteLevel::Info, f.file, f.line, "environment.env",
+                             "--runtime-env-json not read: " + f.why});
+        } else if (!doc.is_object()) {
+            notes.push_back({NoteLevel::Warning, f.file, f.line, "environment.env",
+                             "--runtime-env-json is not a JSON object; not read"});
+        } else if (doc.contains("env_vars") && doc["env_vars"].is_object()) {
+            for (const auto& [key, jv] : doc["env_vars"].items()) {
+                const std::string value = jv.is_string() ? jv.get<std::string>() : jv.dump();
+                if (const std::string* have = envValue(r, key)) {
+                    if (*have != value) {
+                        notes.push_back({NoteLevel::Info, f.file, f.line, "environment.env",
+                                         "--runtime-env-json sets " + key + "=" + value +
+                                             " but the script exports " + *have +
+                                             "; the export is kept"});
+                    }
+                    continue;
+                }
+                const auto sv = reading.scalars.find(key);
+                if (sv != reading.scalars.end() && sv->second == value) {
+                    continue;  // a reference to the shell variable of that name
+                }
+                if ((key == "PYTHONPATH" && value == "/root/Megatron-LM/") ||
+                    (key == "CUDA_DEVICE_MAX_CONNECTIONS" && value == "1")) {
+                    continue;  // the exporter writes these itself
+                }
+                if (key == "NCCL_NVLS_ENABLE" && (value == "0" || value == "1")) {
+                    if (!meta) {
+                        r.hardware.nvlink = value == "1";
+                    }
+                    continue;
+                }
+                notes.push_back({NoteLevel::Info, f.file, f.line, "environment.env",
+                                 key + " taken from --runtime-env-json"});
+                setEnv(r, key, value);
+            }
+        }
+    }
+
+    // fields the flags carry only in part
+    std::optional<RolloutEngine> flagEngine;
+    if (anyVllm != anySglang) {
+        flagEngine = anyVllm ? RolloutEngine::Vllm : RolloutEngine::Sglang;
+    } else if (anyVllm) {
+        notes.push_back({NoteLevel::Warning, path, 0, "rollout.engine",
+                         "the launch command has both --sglang-* and --vllm-* flags"});
+    }
+    if (flagEngine && *flagEngine != effectiveEngine(r)) {
+        if (meta) {
+            notes.push_back({NoteLevel::Info, path, 0, "rollout.engine",
+                             std::string("the flags are ") + toString(*flagEngine) +
+                                 " flags; rollout.engine follows them"});
+        }
+        r.rollout.engine = flagEngine;
+    }
+    if (!meta && !touched.count("hardware.gpus_per_node")) {
+        r.hardware.gpusPerNode = r.trainer.gpusPerNode.value_or(8);
+    }
+    if (touched.count("trainer.gpus_per_node")) {
+        const int observed = *r.trainer.gpusPerNode;
+        const std::optional<int> raw = meta ? meta->trainer.gpusPerNode : std::nullopt;
+        if (observed == raw.value_or(r.hardware.gpusPerNode)) {
+            r.trainer.gpusPerNode = raw;
+        } else if (meta) {
+            notes.push_back({NoteLevel::Info, path, 0, "trainer.gpus_per_node",
+                             "--actor-num-gpus-per-node differs from the runplane-meta block; "
+                             "the flag wins"});
+        }
+    }
+    if (!meta && !in.milesScript) {
+        const int actorGpus = r.trainer.nodes.value_or(1) * trainerGpusPerNode(r);
+        const int rollout =
+            r.placement == Placement::Disaggregated ? r.rollout.numGpus.value_or(0) : 0;
+        const int gpn = std::max(1, r.hardware.gpusPerNode);
+        r.cluster.nodes =
+            std::max(r.trainer.nodes.value_or(1), (actorGpus + rollout + gpn - 1) / gpn);
+    }
+    if (touched.count("trainer.nodes")) {
+        const int observed = *r.trainer.nodes;
+        const std::optional<int> raw = meta ? meta->trainer.nodes : std::nullopt;
+        if (observed == raw.value_or(r.cluster.nodes)) {
+            r.trainer.nodes = raw;
+        } else if (meta) {
+            notes.push_back({NoteLevel::Info, path, 0, "trainer.nodes",
+                             "--actor-num-nodes differs from the runplane-meta block; the flag "
+                             "wins"});
+        }
+    } else if (!meta && !in.milesScript && r.cluster.nodes != 1) {
+        r.trainer.nodes = 1;  // the frameworks' default
+    }
+    if (!meta) {
+        for (const char* key : {"SGLANG_NCCL_SO_PATH", "VLLM_NCCL_SO_PATH"}) {
+            if (const std::string* v = envValue(r, key)) {
+                r.environment.ncclSoPath = *v;
+            }
+        }
+        if (in.milesScript) {
+            r.launcher.script = in.program;
+            if (r.framework != Framework::Miles) {
+                r.launcher.kind = LauncherKind::MilesScript;
+            }
+        } else if (r.framework == Framework::Miles) {
+            r.launcher.kind = LauncherKind::SlimeBash;
+        }
+    } else if (in.milesScript && r.launcher.script != in.program) {
+        notes.push_back({NoteLevel::Info, path, 0, "launcher.script",
+                         "the launcher is " + in.program + "; launcher.script follows it"});
+        r.launcher.script = in.program;
+    }
+
+    // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an
+    // engine flag of another framework) is also kept verbatim, so that export repeats it.
+    for (const auto& [index, rule] : mapped) {
+        const ScriptFlag& f = in.flags[index];
+        const bool scriptLevel = in.milesScript && !f.inExtraArgs;
+        bool always = !in.milesScript && rule->alwaysInBash;
+        if (scriptLevel) {
+            for (const auto& opt : scriptOptions()) {
+                if (f.flag == opt.option) {
+                    always = opt.always;
+                }
+            }
+        }
+        std::vector<FlagValues> out;
+        const bool available = (rule->flavours & bits) != 0 && rule->emit != nullptr;
+        if (available) {
+            emitFor(*rule, r, in.milesScript && !scriptLevel, always, out);
+        }
+        const std::string& ruleFlag = rule->flag;
+        const bool emitted = std::any_of(out.begin(), out.end(),
+                                         [&](const FlagValues& fv) { return fv.flag == ruleFlag; });
+        if (!emitted && rule->emit != nullptr) {
+            notes.push_back({NoteLevel::Info, f.file, f.line, rule->field,
+                             f.flag + " is read into " + rule->field +
+                                 " and also kept verbatim, because the export would not write it "
+                                 "back (recipe default or another framework's flag)"});
+            keepVerbatim(index);
+        }
+    }
+    if (loraSwitch) {
+        const ScriptFlag& f = in.flags[*loraSwitch];
+        if (r.lora.rank == 0) {
+            notes.push_back({NoteLevel::Warning, f.file, f.line, "lora.rank",
+                             "--lora without --lora-rank: the rank is the launcher's default, "
+                             "unknown here; kept verbatim in extra_args"});
+            keepVerbatim(*loraSwitch);
+        }
+    }
+    std::stable_sort(verbatim.begin(), verbatim.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [index, extra] : verbatim) {
+        r.extraArgs.push_back(std::move(extra));
+    }
+
+    // the model
+    const std::string lastStem = reading.modelStems.empty() ? "" : reading.modelStems.back();
+    if (!options.modelName.empty()) {
+        r.model.name = options.modelName;
+        r.model.shape.reset();
+    } else if (!meta) {
+        if (!lastStem.empty()) {
+            auto [name, variant] = resolveStem(lastStem, options.catalog, notes, path);
+            r.model.name = name;
+            r.model.variant = variant;
+        } else {
+            notes.push_back({NoteLevel::Error, path, 0, "model.name",
+                             in.milesScript
+                                 ? "the miles launcher chooses its model itself; name it with "
+                                   "--model NAME"
+                                 : "the script sources no models/<name>.sh; name the model "
+                                   "with --model NAME"});
+        }
+    } else if (!in.milesScript && !lastStem.empty() &&
+               lastStem != modelFileStem(r, options.catalog)) {
+        notes.push_back({NoteLevel::Warning, path, 0, "model",
+                         "the script sources models/" + lastStem +
+                             ".sh, not the runplane-meta model; the file wins"});
+        auto [name, variant] = resolveStem(lastStem, options.catalog, notes, path);
+        r.model = ModelRef{};
+        r.model.name = name;
+        r.model.variant = variant;
+    }
+    if (options.catalog != nullptr && !modelFlags.empty()) {
+        crossCheckModel(r, modelFlags, *options.catalog, notes);
+    }
+    if (!meta && !touched.count("rollout.mem_fraction")) {
+        notes.push_back({NoteLevel::Info, path, reading.launch->line, "rollout.mem_fraction",
+                         "no engine memory fraction in the script: the engine's own default "
+                         "applied there; the recipe assumes 0.8 and an export writes it"});
+    }
+    if (r.batch.rolloutBatchSize == 0) {
+        notes.push_back({NoteLevel::Error, path, reading.launch->line, "batch.rollout_batch_size",
+                         "no --rollout-batch-size: the recipe requires batch.rollout_batch_size"});
+    }
+    return res;
+}
+
+Result<ImportResult> importScript(const std::string& path, const ImportOptions& options) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Error{path + ": cannot read the script"};
+    }
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    if (text.find('\0') != std::string::npos) {
+        return Error{path + ": not a text file"};
+    }
+    return importScriptText(text, path, options);
+}
+
+}  // namespace runplane::plan::launch

@@ -1,0 +1,238 @@
+// The bash-subset reader: arrays, +=, ${...} forms, $((...)), $(seq), export, source, if/else
+// decided from --env, and "not understood" reports with line numbers (issue 4).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/launch.h"
+#include "tests/launch/launch_test_support.h"
+
+namespace runplane::plan::launch {
+namespace {
+
+using detail::readScript;
+using detail::ScriptReading;
+
+std::vector<std::string> argvOf(const ScriptReading& r) {
+    std::vector<std::string> out;
+    if (r.launch) {
+        for (const auto& f : r.launch->argv) {
+            out.push_back(f.text);
+        }
+    }
+    return out;
+}
+
+std::vector<int> warningLines(const std::vector<LaunchNote>& notes) {
+    std::vector<int> lines;
+    for (const auto& n : notes) {
+        if (n.level == NoteLevel::Warning) {
+            lines.push_back(n.line);
+        }
+    }
+    return lines;
+}
+
+TEST(BashReader, ArraysWithCommentsContinuationsAndAppend) {
+    const char* script =
+        "A=(\n"                     // 1
+        "   --x 1   # trailing\n"   // 2
+        "   # --y 2\n"              // 3
+        "   --z \\\n"               // 4
+        "      3\n"                 // 5
+        ")\n"                       // 6
+        "A+=( --w \"a b\" )\n"      // 7
+        "B=(\"${A[@]}\" --last)\n"  // 8
+        "python3 train.py \"${B[@]}\"\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    ASSERT_TRUE(r.launch.has_value());
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--x", "1", "--z", "3",
+                                                   "--w", "a b", "--last"}));
+    // each element keeps the line it was written on
+    const auto& argv = r.launch->argv;
+    EXPECT_EQ(argv[2].line, 2);
+    EXPECT_EQ(argv[4].line, 4);
+    EXPECT_EQ(argv[6].line, 7);
+    EXPECT_EQ(argv[8].line, 8);
+    EXPECT_TRUE(warningLines(r.notes).empty());
+    EXPECT_EQ(r.annotations.at({"/tmp/x.sh", 2}), "trailing");
+}
+
+TEST(BashReader, UnquotedExpansionSplitsQuotedDoesNot) {
+    const char* script =
+        "A=(--w \"a b\")\n"
+        "S=\"x  y\"\n"
+        "python3 train.py ${A[@]} $S \"$S\"\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r),
+              (std::vector<std::string>{"python3", "train.py", "--w", "a", "b", "x", "y", "x  y"}));
+}
+
+TEST(BashReader, ParameterForms) {
+    const char* script =
+        "E=\n"
+        "A=${UNSET:-5}\n"
+        "B=${E:-6}\n"
+        "C=${E-7}\n"
+        "D=${NEW:=8}\n"
+        "F=${A:+alt}\n"
+        "G=${MASTER_ADDR:-\"127.0.0.1\"}\n"
+        "H=${OUTER:-${A}0}\n"
+        "python3 train.py $A $B x${C}x $D $NEW $F $G $H ${#A}\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "5", "6", "xx", "8", "8",
+                                                   "alt", "127.0.0.1", "50", "1"}));
+    auto withEnv = readScript(script, "/tmp/x.sh", {{"UNSET", "u"}, {"MASTER_ADDR", "10.1.2.3"}});
+    EXPECT_EQ(argvOf(withEnv)[2], "u");
+    EXPECT_EQ(argvOf(withEnv)[8], "10.1.2.3");
+}
+
+TEST(BashReader, RequiredParameterIsReportedWithItsLine) {
+    const char* script =
+        "X=1\n"
+        "export MASTER_ADDR=${MASTER_ADDR:?set the head IP}\n"
+        "python3 train.py --addr $MASTER_ADDR\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    ASSERT_EQ(warningLines(r.notes), std::vector<int>{2});
+    EXPECT_NE(r.notes[0].message.find("set the head IP"), std::string::npos);
+    EXPECT_NE(r.notes[0].message.find("--env MASTER_ADDR="), std::string::npos);
+    ASSERT_TRUE(r.launch.has_value());
+    EXPECT_FALSE(r.launch->argv[3].known);
+    auto given = readScript(script, "/tmp/x.sh", {{"MASTER_ADDR", "10.0.0.7"}});
+    EXPECT_TRUE(warningLines(given.notes).empty());
+    EXPECT_EQ(argvOf(given)[3], "10.0.0.7");
+    // exported as a parameter, not as a pinned value
+    ASSERT_EQ(given.exports.size(), 1u);
+    EXPECT_FALSE(given.exports[0].pinned);
+}
+
+TEST(BashReader, ArithmeticAndSeq) {
+    const char* script =
+        "N=4\n"
+        "G=$((N * (3 + 5) / 2 - 1))\n"
+        "python3 train.py $G $((N ** 2 % 5)) $(seq 16 8 40) \"$(seq 3)\" $(seq 2 3)\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "15", "1", "16", "24",
+                                                   "32", "40", "1\n2\n3", "2", "3"}));
+    auto bad = readScript("X=$((1 / 0))\npython3 train.py\n", "/tmp/x.sh", {});
+    EXPECT_EQ(warningLines(bad.notes), std::vector<int>{1});
+}
+
+TEST(BashReader, ExportsPinnedParametersAndDerivedMarks) {
+    const char* script =
+        "export A=1\n"
+        "B=2\n"
+        "export B\n"
+        "export C=\"${C:-3}\"\n"
+        "export D=4  # runplane:derived\n"
+        "export A=11\n"
+        "python3 train.py\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    ASSERT_EQ(r.exports.size(), 4u);
+    EXPECT_EQ(r.exports[0].name, "A");
+    EXPECT_EQ(r.exports[0].value, "11");
+    EXPECT_TRUE(r.exports[0].pinned);
+    EXPECT_EQ(r.exports[1].value, "2");
+    EXPECT_TRUE(r.exports[1].pinned);
+    EXPECT_FALSE(r.exports[2].pinned);
+    EXPECT_TRUE(r.exports[3].derived);
+}
+
+TEST(BashReader, SourceRelativeToTheScriptAndModelFiles) {
+    test::TempDir dir;
+    test::writeFile(dir.file("scripts/models/m1.sh"), "MODEL_ARGS=(\n  --num-layers 4\n)\n");
+    test::writeFile(dir.file("scripts/common.sh"), "COMMON=(--seed 7)\n");
+    const std::string script =
+        "SCRIPT_DIR=\"$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")\" &>/dev/null && pwd)\"\n"
+        "source \"${SCRIPT_DIR}/models/m1.sh\"\n"
+        ". scripts/common.sh\n"
+        "python3 train.py \"${MODEL_ARGS[@]}\" \"${COMMON[@]}\"\n";
+    const std::string path = dir.file("scripts/run.sh");
+    test::writeFile(path, script);
+    auto r = readScript(script, path, {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--num-layers", "4",
+                                                   "--seed", "7"}));
+    EXPECT_EQ(r.modelStems, std::vector<std::string>{"m1"});
+    ASSERT_EQ(r.modelFiles.size(), 1u);
+    EXPECT_EQ(r.launch->argv[2].file, *r.modelFiles.begin());
+    EXPECT_EQ(r.launch->argv[2].line, 2);
+    EXPECT_TRUE(warningLines(r.notes).empty());
+
+    auto missing = readScript("source ./models/nope.sh\npython3 train.py\n", path, {});
+    EXPECT_EQ(warningLines(missing.notes), std::vector<int>{1});
+    EXPECT_EQ(missing.modelStems, std::vector<std::string>{"nope"});
+}
+
+TEST(BashReader, IfElseDecidedFromTheEnvironment) {
+    const char* script =
+        "if [ \"${NODES:-1}\" -gt 1 ]; then\n"
+        "  TP=8\n"
+        "elif [[ \"$MODE\" == debug && -n \"$X\" ]]; then\n"
+        "  TP=2\n"
+        "else\n"
+        "  TP=4\n"
+        "fi\n"
+        "if [ -z \"$EMPTY\" ] || [ 1 -eq 2 ]; then Y=yes; fi\n"
+        "python3 train.py $TP $Y\n";
+    EXPECT_EQ(argvOf(readScript(script, "/tmp/x.sh", {}))[2], "4");
+    EXPECT_EQ(argvOf(readScript(script, "/tmp/x.sh", {{"NODES", "2"}}))[2], "8");
+    EXPECT_EQ(argvOf(readScript(script, "/tmp/x.sh", {{"MODE", "debug"}, {"X", "1"}}))[2], "2");
+    EXPECT_EQ(argvOf(readScript(script, "/tmp/x.sh", {}))[3], "yes");
+}
+
+TEST(BashReader, UndecidableConditionTaintsWhatItAssigns) {
+    const char* script =
+        "COUNT=$(nvidia-smi -L | wc -l)\n"  // 1
+        "if [ \"$COUNT\" -gt 4 ]; then\n"   // 2
+        "  TP=8\n"
+        "else\n"
+        "  TP=4\n"
+        "fi\n"
+        "python3 train.py --tp $TP --ok 1\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(warningLines(r.notes), (std::vector<int>{1, 2}));
+    ASSERT_TRUE(r.launch.has_value());
+    EXPECT_FALSE(r.launch->argv[3].known);
+    EXPECT_NE(r.launch->argv[3].why.find("line 2"), std::string::npos);
+    EXPECT_TRUE(r.launch->argv[5].known);
+}
+
+TEST(BashReader, EverythingOutsideTheSubsetIsNotUnderstoodWithItsLine) {
+    auto imported = importScript(test::dataDir() + "/run-unsupported.sh");
+    ASSERT_TRUE(imported.ok()) << imported.error();
+    // for loop (5-7), function (8-10), case (11-14), $(nvidia-smi) (15), while (17-19),
+    // the call of the function (20)
+    EXPECT_EQ(warningLines(imported->notes), (std::vector<int>{5, 8, 11, 15, 17, 20, 23, 25, 26}));
+    const Recipe& r = imported->recipe;
+    EXPECT_EQ(r.batch.rolloutBatchSize, 32);  // $((4 * 8)) is understood
+    // values that depend on what was not understood are kept verbatim, never guessed
+    auto find = [&](const std::string& flag) -> const ExtraArg* {
+        for (const auto& e : r.extraArgs) {
+            if (e.flag == flag) {
+                return &e;
+            }
+        }
+        return nullptr;
+    };
+    ASSERT_NE(find("--actor-num-gpus-per-node"), nullptr);
+    EXPECT_EQ(find("--actor-num-gpus-per-node")->values, std::vector<std::string>{"${NUM_GPUS}"});
+    ASSERT_NE(find("--lr"), nullptr);
+    EXPECT_DOUBLE_EQ(r.algorithm.lr, 1e-6);  // the default, because --lr was not read
+    ASSERT_NE(find("--my-custom-flag"), nullptr);
+    EXPECT_NE(find("--my-custom-flag")->source.find("run-unsupported.sh:26"), std::string::npos);
+}
+
+TEST(BashReader, ExitStopsReadingAndPipesToTeeAreFine) {
+    const char* script =
+        "python3 train.py --a 1 2>&1 | tee /tmp/log.txt\n"
+        "exit 0\n"
+        "python3 train.py --b 2\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--a", "1"}));
+    EXPECT_TRUE(warningLines(r.notes).empty());
+}
+
+}  // namespace
+}  // namespace runplane::plan::launch
