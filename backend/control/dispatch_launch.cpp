@@ -1,0 +1,282 @@
+// Ray bring-up, launch on the head, teardown (docs/dispatch.md, "Bring-up"). The order is the
+// one the frameworks document: head first, workers join it, wait until the cluster shows the
+// expected GPU total, then start the launcher on the head only. A failure after the head was
+// started rolls every touched node back with `ray stop --force`, so nothing is left half-started.
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "backend/control/dispatch.h"
+
+namespace runplane::control {
+namespace {
+
+/// Collects events and forwards them to the caller's callback (always on the calling thread).
+class EventLog {
+  public:
+    EventLog(std::vector<DispatchEvent>* sink, const DispatchCallback& cb)
+        : m_sink(sink), m_cb(cb) {}
+    void emit(DispatchStep step, const std::string& node, bool done, bool ok, double progress,
+              std::string message) {
+        DispatchEvent e{step, node, done, ok, progress, std::move(message)};
+        if (done) {
+            m_sink->push_back(e);  // progress records go to the callback only
+        }
+        if (m_cb) {
+            m_cb(e);
+        }
+    }
+
+  private:
+    std::vector<DispatchEvent>* m_sink;
+    const DispatchCallback& m_cb;
+};
+
+std::string hostOf(const std::string& address) {
+    if (!address.empty() && address.front() == '[') {
+        const auto close = address.find(']');
+        return close == std::string::npos ? address : address.substr(1, close - 1);
+    }
+    const auto colon = address.rfind(':');
+    return colon == std::string::npos ? address : address.substr(0, colon);
+}
+
+std::string nodeIpOf(const LaunchRequest& r, const std::string& address) {
+    const auto it = r.nodeIps.find(address);
+    return it != r.nodeIps.end() ? it->second : hostOf(address);
+}
+
+std::string lastLine(const std::string& text) {
+    std::string t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) {
+        t.pop_back();
+    }
+    const auto nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+/// Outcome of one `ray start`: empty string = success, else the reason.
+std::string describeStart(const Result<RayCommandInfo>& r) {
+    if (!r) {
+        return r.error();
+    }
+    if (r->exitCode != 0) {
+        return "ray start exited with " + std::to_string(r->exitCode) + ": " + lastLine(r->output);
+    }
+    return {};
+}
+
+void rollback(const std::vector<std::string>& nodes, const NodeClientOptions& options,
+              EventLog& log) {
+    for (const auto& node : nodes) {
+        const auto r = rayStop(node, true, options);
+        const bool ok = r && r->exitCode == 0;
+        log.emit(DispatchStep::Rollback, node, true, ok, 1.0,
+                 ok ? "ray stop --force"
+                    : "ray stop --force failed: " + (r ? lastLine(r->output) : r.error()));
+    }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> multiNodeEnv(const LaunchRequest& r) {
+    std::map<std::string, std::string> env = r.run.env;
+    const std::string headIp = nodeIpOf(r, r.head);
+    env["MASTER_ADDR"] = headIp;
+    env["ACTOR_NUM_NODES"] = std::to_string(1 + r.workers.size());
+    env["ACTOR_NUM_GPUS_PER_NODE"] = std::to_string(r.gpusPerNode);
+    env["RAY_ADDRESS"] = headIp + ":" + std::to_string(r.rayPort);
+    return env;
+}
+
+DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& onEvent) {
+    DispatchResult result;
+    EventLog log(&result.events, onEvent);
+    std::vector<std::string> all{r.head};
+    all.insert(all.end(), r.workers.begin(), r.workers.end());
+
+    // 1. Preflight on every node; a FAIL blocks unless overridden (and then it is recorded).
+    if (!r.skipPreflight) {
+        log.emit(DispatchStep::Preflight, "", false, true, 0.0,
+                 "asking " + std::to_string(all.size()) + " nodes");
+        PreflightSpec spec = r.preflight;
+        spec.multiNode = all.size() > 1 || spec.multiNode;
+        if (spec.masterAddr.empty()) {
+            spec.masterAddr = nodeIpOf(r, r.head);
+        }
+        std::vector<PreflightSpec> specs(all.size(), spec);
+        for (std::size_t i = 0; i < specs.size() && i < r.plannedPeakHostBytesPerNode.size(); ++i) {
+            specs[i].plannedPeakHostBytes = r.plannedPeakHostBytesPerNode[i];
+        }
+        result.preflight = preflightNodes(all, specs, r.client, r.requiredRayVersion);
+        const auto failures = result.preflight.failures();
+        if (!failures.empty() && !r.overridePreflight) {
+            result.error = "preflight failed on " + std::to_string(failures.size()) +
+                           " check(s); launch blocked (override with --override-preflight): " +
+                           failures.front();
+            log.emit(DispatchStep::Preflight, "", true, false, 1.0, result.error);
+            return result;
+        }
+        if (!failures.empty()) {
+            result.preflightOverridden = true;
+            result.overriddenFailures = failures;
+            log.emit(DispatchStep::Preflight, "", true, false, 1.0,
+                     "preflight failed on " + std::to_string(failures.size()) +
+                         " check(s); overridden by the user");
+        } else {
+            log.emit(DispatchStep::Preflight, "", true, true, 1.0, "every check passed or warned");
+        }
+    }
+
+    // 2. Head.
+    RayStartSpec head;
+    head.head = true;
+    head.nodeIp = nodeIpOf(r, r.head);
+    head.port = r.rayPort;
+    head.numGpus = r.gpusPerNode;
+    head.dashboardPort = r.dashboardPort;
+    const std::string headErr = describeStart(rayStart(r.head, head, r.client));
+    log.emit(DispatchStep::RayStartHead, r.head, true, headErr.empty(), 1.0,
+             headErr.empty()
+                 ? "ray start --head on " + head.nodeIp + ":" + std::to_string(r.rayPort)
+                 : headErr);
+    std::vector<std::string> touched{r.head};
+    if (!headErr.empty()) {
+        result.error = "head " + r.head + ": " + headErr;
+        rollback(touched, r.client, log);
+        return result;
+    }
+
+    // 3. Workers join, concurrently; events are emitted here in worker order.
+    const std::string headAddress = head.nodeIp + ":" + std::to_string(r.rayPort);
+    std::vector<std::future<std::string>> starts;
+    for (const auto& w : r.workers) {
+        RayStartSpec ws;
+        ws.nodeIp = nodeIpOf(r, w);
+        ws.headAddress = headAddress;
+        ws.numGpus = r.gpusPerNode;
+        starts.push_back(std::async(
+            std::launch::async, [w, ws, &r] { return describeStart(rayStart(w, ws, r.client)); }));
+    }
+    std::string firstWorkerErr;
+    for (std::size_t i = 0; i < r.workers.size(); ++i) {
+        const std::string err = starts[i].get();
+        touched.push_back(r.workers[i]);  // a failed start may still have left processes behind
+        log.emit(DispatchStep::RayStartWorker, r.workers[i], true, err.empty(), 1.0,
+                 err.empty() ? "joined " + headAddress : err);
+        if (!err.empty() && firstWorkerErr.empty()) {
+            firstWorkerErr = "worker " + r.workers[i] + ": " + err;
+        }
+    }
+    if (!firstWorkerErr.empty()) {
+        result.error = firstWorkerErr;
+        rollback(touched, r.client, log);
+        return result;
+    }
+
+    // 4. Wait until the cluster reports the expected GPU total (or node count when no GPUs).
+    const double expectedGpus =
+        static_cast<double>(r.gpusPerNode) * static_cast<double>(all.size());
+    const auto deadline = std::chrono::steady_clock::now() + r.clusterTimeout;
+    std::string lastSeen = "no answer yet";
+    bool ready = false;
+    while (true) {
+        const auto st = rayStatus(r.head, r.client);
+        if (st && st->reachable) {
+            const double have = r.gpusPerNode > 0 ? st->gpusTotal : st->aliveNodes;
+            const double want = r.gpusPerNode > 0 ? expectedGpus : static_cast<double>(all.size());
+            lastSeen = std::to_string(static_cast<long>(have)) + "/" +
+                       std::to_string(static_cast<long>(want)) +
+                       (r.gpusPerNode > 0 ? " GPUs" : " nodes") + ", " +
+                       std::to_string(st->aliveNodes) + " nodes alive";
+            log.emit(DispatchStep::WaitCluster, r.head, false, true,
+                     want > 0 ? std::min(1.0, have / want) : 1.0, lastSeen);
+            if (have >= want) {
+                ready = true;
+                break;
+            }
+        } else {
+            lastSeen = st ? "ray status failed: " + lastLine(st->raw) : st.error();
+            log.emit(DispatchStep::WaitCluster, r.head, false, true, 0.0, lastSeen);
+        }
+        if (std::chrono::steady_clock::now() + r.pollInterval > deadline) {
+            break;
+        }
+        std::this_thread::sleep_for(r.pollInterval);
+    }
+    if (!ready) {
+        result.error = "the Ray cluster did not reach the expected size within " +
+                       std::to_string(r.clusterTimeout.count()) + " ms (last: " + lastSeen + ")";
+        log.emit(DispatchStep::WaitCluster, r.head, true, false, 0.0, result.error);
+        rollback(touched, r.client, log);
+        return result;
+    }
+    log.emit(DispatchStep::WaitCluster, r.head, true, true, 1.0, "cluster ready: " + lastSeen);
+
+    // 5. The launcher on the head only, with the multi-node environment.
+    StartRunSpec run = r.run;
+    run.role = RunRole::Head;
+    run.env = multiNodeEnv(r);
+    result.runEnv = run.env;
+    if (run.runId.empty()) {
+        run.runId =
+            "dispatch-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count());
+    }
+    auto client = NodeClient::create(r.head, r.client);
+    Result<RunStatusInfo> started =
+        client ? (*client)->startRun(run) : Result<RunStatusInfo>(Error{client.error()});
+    log.emit(DispatchStep::StartRun, r.head, true, started.ok(), 1.0,
+             started ? "run " + run.runId + " started on the head (pid " +
+                           std::to_string(started->pid) + ")"
+                     : started.error());
+    if (!started) {
+        result.error = "start run on head " + r.head + ": " + started.error();
+        rollback(touched, r.client, log);
+        return result;
+    }
+    result.headRun = *started;
+    result.launched = true;
+    return result;
+}
+
+StopResult stopMultiNode(const StopRequest& r, const DispatchCallback& onEvent) {
+    StopResult result;
+    EventLog log(&result.events, onEvent);
+    auto fail = [&](const std::string& e) {
+        result.ok = false;
+        result.errors.push_back(e);
+    };
+    if (!r.runId.empty()) {
+        NodeClientOptions opts = r.client;
+        // StopRun waits for the grace period before SIGKILL; give the call that long.
+        opts.callTimeout =
+            std::max(opts.callTimeout,
+                     std::chrono::milliseconds(static_cast<long>(r.graceSeconds * 1000) + 5000));
+        auto stopClient = NodeClient::create(r.head, opts);
+        auto st = stopClient ? (*stopClient)->stopRun(r.runId, r.graceSeconds)
+                             : Result<RunStatusInfo>(Error{stopClient.error()});
+        log.emit(DispatchStep::StopRun, r.head, true, st.ok(), 1.0,
+                 st ? "run " + r.runId + " " + toString(st->state) : st.error());
+        if (!st) {
+            fail("stop run on " + r.head + ": " + st.error());
+        }
+    }
+    // Workers first, then the head (the GCS lives there).
+    std::vector<std::string> order = r.workers;
+    order.push_back(r.head);
+    for (const auto& node : order) {
+        const auto st = rayStop(node, r.force, r.client);
+        const bool ok = st && st->exitCode == 0;
+        const std::string what = r.force ? "ray stop --force" : "ray stop";
+        log.emit(DispatchStep::RayStop, node, true, ok, 1.0,
+                 ok ? what : what + " failed: " + (st ? lastLine(st->output) : st.error()));
+        if (!ok) {
+            fail(node + ": " + what + " failed: " + (st ? lastLine(st->output) : st.error()));
+        }
+    }
+    return result;
+}
+
+}  // namespace runplane::control
