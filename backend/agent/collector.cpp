@@ -1,0 +1,583 @@
+#include "backend/agent/collector.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "backend/agent/log_metrics.h"
+#include "backend/agent/proc_tree.h"
+#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
+#include "compute/gpu/gpu_inventory.h"
+#endif
+
+namespace runplane::agent {
+namespace {
+
+constexpr double kMaxHz = 10.0;
+constexpr std::size_t kMaxLineBytes = 1u << 20;
+constexpr std::size_t kReadChunk = 256u << 10;
+constexpr std::int64_t kLogFlushNs = 250'000'000;
+
+std::int64_t wallNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+bool isFinal(v1::RunState s) {
+    return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED ||
+           s == v1::RUN_STATE_STOPPED || s == v1::RUN_STATE_LOST;
+}
+
+v1::EventKind eventKind(LogEventKind k) {
+    switch (k) {
+        case LogEventKind::Phase:
+            return v1::EVENT_PHASE;
+        case LogEventKind::NcclWarning:
+            return v1::EVENT_NCCL_WARNING;
+        case LogEventKind::NcclError:
+            return v1::EVENT_NCCL_ERROR;
+        case LogEventKind::Info:
+            break;
+    }
+    return v1::EVENT_INFO;
+}
+
+}  // namespace
+
+void Collector::Aggregate::add(double v) {
+    if (!any) {
+        last = min = max = v;
+        any = true;
+        return;
+    }
+    last = v;
+    min = std::min(min, v);
+    max = std::max(max, v);
+}
+
+Collector::Collector(CollectorOptions options, Spool& spool, RunManager& runs, Logger& logger)
+    : m_options(std::move(options)), m_spool(spool), m_runManager(runs), m_logger(logger) {
+    m_options.sampleHz = std::clamp(m_options.sampleHz, 0.01, kMaxHz);
+    m_snapshot.reportHz = m_options.sampleHz;
+}
+
+Collector::~Collector() {
+    stop();
+}
+
+void Collector::setOnAppend(std::function<void()> callback) {
+    m_onAppend = std::move(callback);
+}
+
+void Collector::start() {
+    m_thread = std::thread([this] { loop(); });
+}
+
+void Collector::stop() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_cv.notify_all();
+    if (m_thread.joinable()) {
+        m_thread.join();
+    }
+}
+
+void Collector::requestRate(const std::string& key, double hz) {
+    {
+        std::lock_guard lock(m_mutex);
+        m_rates[key] = std::clamp(hz, 0.0, kMaxHz);
+    }
+    m_cv.notify_all();
+}
+
+void Collector::releaseRate(const std::string& key) {
+    std::lock_guard lock(m_mutex);
+    m_rates.erase(key);
+}
+
+double Collector::reportHz() const {
+    std::lock_guard lock(m_mutex);
+    double hz = m_options.sampleHz;
+    for (const auto& [k, v] : m_rates) {
+        hz = std::max(hz, v);
+    }
+    return std::min(hz, kMaxHz);
+}
+
+CollectorSnapshot Collector::snapshot() const {
+    std::lock_guard lock(m_mutex);
+    return m_snapshot;
+}
+
+void Collector::addSample(std::int64_t t, const std::string& runId, const std::string& series,
+                          double last, double min, double max, std::int64_t step) {
+    v1::TelemetryRecord r;
+    r.set_t_unix_ns(t);
+    r.set_run_id(runId);
+    auto* s = r.mutable_sample();
+    s->set_series(series);
+    s->set_value(last);
+    s->set_min(min);
+    s->set_max(max);
+    s->set_step(step);
+    m_pending.push_back(std::move(r));
+}
+
+void Collector::addEvent(std::int64_t t, const std::string& runId, int kind,
+                         const std::string& message,
+                         const std::map<std::string, std::string>& attrs) {
+    v1::TelemetryRecord r;
+    r.set_t_unix_ns(t);
+    r.set_run_id(runId);
+    auto* e = r.mutable_event();
+    e->set_kind(static_cast<v1::EventKind>(kind));
+    e->set_message(message);
+    for (const auto& [k, v] : attrs) {
+        (*e->mutable_attrs())[k] = v;
+    }
+    m_pending.push_back(std::move(r));
+}
+
+void Collector::loop() {
+    using Clock = std::chrono::steady_clock;
+    auto nextReport = Clock::now();
+    auto nextFast = Clock::now();
+    m_lastFlushNs = wallNs();
+    while (true) {
+        const double hz = reportHz();
+        const double fastHz = std::clamp(4.0 * hz, 4.0, 40.0);
+        const auto fastPeriod = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / fastHz));
+        const auto reportPeriod = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / hz));
+        {
+            std::unique_lock lock(m_mutex);
+            m_snapshot.reportHz = hz;
+            if (m_cv.wait_until(lock, std::min(nextFast, nextReport), [this] { return m_stop; })) {
+                break;
+            }
+        }
+        const auto now = Clock::now();
+        const std::int64_t t = wallNs();
+        if (now >= nextFast) {
+            sampleFast(t);
+            nextFast += fastPeriod;
+            if (nextFast < now) {
+                nextFast = now + fastPeriod;  // fell behind (suspend, overload): do not burst
+            }
+        }
+        if (now >= nextReport) {
+            report(t);
+            nextReport += reportPeriod;
+            if (nextReport < now) {
+                nextReport = now + reportPeriod;
+            }
+            // A faster rate asked for mid-interval takes effect at once.
+            nextReport = std::min(nextReport, now + reportPeriod);
+        } else if (!m_pending.empty() && t - m_lastFlushNs >= kLogFlushNs) {
+            flush();
+        }
+    }
+    // Final drain: whatever the logs hold now, and the last interval's samples.
+    pollLogs(wallNs(), false);
+    flush();
+}
+
+void Collector::sampleFast(std::int64_t nowNs) {
+    auto mem = readHostMemory(m_options.meminfoPath);
+    if (mem) {
+        m_host["host.mem.total_bytes"].add(static_cast<double>(mem->totalBytes));
+        m_host["host.mem.available_bytes"].add(static_cast<double>(mem->availableBytes));
+        m_host["host.mem.used_bytes"].add(static_cast<double>(mem->usedBytes));
+        m_host["host.mem.page_cache_bytes"].add(static_cast<double>(mem->pageCacheBytes));
+        m_host["host.mem.shmem_bytes"].add(static_cast<double>(mem->shmemBytes));
+        m_host["host.swap.used_bytes"].add(static_cast<double>(mem->swapUsedBytes));
+        m_lastUsed = mem->usedBytes;
+        {
+            std::lock_guard lock(m_mutex);
+            m_snapshot.host = *mem;
+            m_snapshot.hostValid = true;
+        }
+        if (m_options.memAlarmBytes > 0) {
+            if (mem->usedBytes > m_options.memAlarmBytes) {
+                if (m_memOverSinceNs == 0) {
+                    m_memOverSinceNs = nowNs;
+                }
+                const double over = static_cast<double>(nowNs - m_memOverSinceNs) / 1e9;
+                if (!m_memAlarmed && over >= m_options.memAlarmSeconds) {
+                    m_memAlarmed = true;
+                    addEvent(nowNs, "", v1::EVENT_MEMORY_ALARM,
+                             "host memory used " + std::to_string(mem->usedBytes) +
+                                 " bytes above the alarm line " +
+                                 std::to_string(m_options.memAlarmBytes) + " for " +
+                                 std::to_string(static_cast<long>(over)) + " s",
+                             {{"used_bytes", std::to_string(mem->usedBytes)},
+                              {"threshold_bytes", std::to_string(m_options.memAlarmBytes)},
+                              {"sustained_seconds", std::to_string(over)},
+                              {"state", "raised"}});
+                }
+            } else {
+                if (m_memAlarmed) {
+                    addEvent(nowNs, "", v1::EVENT_MEMORY_ALARM,
+                             "host memory back under the alarm line (" +
+                                 std::to_string(mem->usedBytes) + " bytes)",
+                             {{"used_bytes", std::to_string(mem->usedBytes)},
+                              {"threshold_bytes", std::to_string(m_options.memAlarmBytes)},
+                              {"state", "cleared"}});
+                }
+                m_memAlarmed = false;
+                m_memOverSinceNs = 0;
+            }
+        }
+    } else if (mem.error() != m_lastMeminfoError) {
+        m_lastMeminfoError = mem.error();
+        m_logger.error("host memory sampling failed: " + mem.error());
+    }
+    // Run trees between reports: RSS only (statm is cheap; PSS is read once per report).
+    for (auto& [id, track] : m_tracks) {
+        if (!track.ended && !track.pids.empty()) {
+            const TreeMemory tm = treeMemory(track.pids, false);
+            track.rss.add(static_cast<double>(tm.rssBytes));
+        }
+    }
+    pollLogs(nowNs, false);
+}
+
+void Collector::report(std::int64_t nowNs) {
+    for (auto& [series, agg] : m_host) {
+        if (agg.any) {
+            addSample(nowNs, "", series, agg.last, agg.min, agg.max);
+            agg.reset();
+        }
+    }
+    syncRuns(nowNs);
+    sampleGpus(nowNs);
+    checkStalls(nowNs);
+    flush();
+}
+
+void Collector::syncRuns(std::int64_t nowNs) {
+    std::vector<CollectorSnapshot::Run> snapRuns;
+    for (auto& view : m_runManager.views()) {
+        auto [it, inserted] = m_tracks.try_emplace(view.runId);
+        RunTrack& track = it->second;
+        if (inserted) {
+            track.runId = view.runId;
+            track.out.path = view.stdoutPath;
+            track.err.path = view.stderrPath;
+            track.out.metaKey = "log." + view.runId + ".stdout";
+            track.err.metaKey = "log." + view.runId + ".stderr";
+            for (LogFollow* lf : {&track.out, &track.err}) {
+                if (auto off = m_spool.meta(lf->metaKey)) {
+                    lf->committed = std::stoull(*off);
+                }
+            }
+            track.reportedState = m_spool.meta("run." + view.runId + ".state").value_or("");
+            track.lastProgressNs = nowNs;
+            track.ncclWindowStartNs = nowNs;
+            track.ncclBudget = static_cast<int>(m_options.ncclEventsPerMinute);
+        }
+        if (view.sampleHz > 0 && !isFinal(view.status.state())) {
+            requestRate("run:" + view.runId, view.sampleHz);
+        } else {
+            releaseRate("run:" + view.runId);
+        }
+        const v1::RunState state = view.status.state();
+        // Run-state events, exactly once across daemon restarts: the last state reported is
+        // stored in the spool in the same transaction as the event.
+        const std::string stateKey = "run." + view.runId + ".state";
+        const std::string stateName = v1::RunState_Name(state);
+        if (track.reportedState != stateName && state != v1::RUN_STATE_STARTING) {
+            if (isFinal(state)) {
+                // Drain the logs first so the exit follows the last metric lines.
+                followLog(track, track.out, nowNs, true);
+                followLog(track, track.err, nowNs, true);
+                if (state != v1::RUN_STATE_LOST) {
+                    addEvent(
+                        nowNs, view.runId, v1::EVENT_PROCESS_EXIT,
+                        "run " + view.runId + " exited: " +
+                            (view.status.message().empty() ? "exit code 0" : view.status.message()),
+                        {{"exit_code", std::to_string(view.status.exit_code())},
+                         {"term_signal", std::to_string(view.status.term_signal())},
+                         {"pid", std::to_string(view.status.pid())}});
+                }
+            }
+            addEvent(nowNs, view.runId, v1::EVENT_RUN_STATE,
+                     "run " + view.runId + " " + stateName +
+                         (view.status.message().empty() ? "" : ": " + view.status.message()),
+                     {{"state", stateName},
+                      {"previous", track.reportedState},
+                      {"exit_code", std::to_string(view.status.exit_code())},
+                      {"term_signal", std::to_string(view.status.term_signal())}});
+            m_pendingMeta.emplace_back(stateKey, stateName);
+            track.reportedState = stateName;
+        }
+        CollectorSnapshot::Run snap;
+        snap.runId = view.runId;
+        snap.state = state;
+        if (isFinal(state)) {
+            track.ended = true;
+            track.pids.clear();
+            track.rss.reset();
+            snapRuns.push_back(snap);
+            continue;
+        }
+        // Process tree: a full /proc scan once per report; PSS where readable.
+        const bool supervisorAlive = processAlive(view.supervisorPid, view.supervisorStartTicks);
+        const bool childAlive = processAlive(view.childPid, view.childStartTicks);
+        track.pids.clear();
+        const pid_t root = supervisorAlive ? view.supervisorPid : (childAlive ? view.childPid : 0);
+        for (const auto& p :
+             runProcesses(supervisorAlive ? view.supervisorPid : 0, 0, root, view.supervisorPid)) {
+            track.pids.push_back(p.pid);
+        }
+        const TreeMemory tm = treeMemory(track.pids, true);
+        track.rss.add(static_cast<double>(tm.rssBytes));
+        addSample(nowNs, view.runId, "run.tree.rss_bytes", track.rss.last, track.rss.min,
+                  track.rss.max);
+        track.rss.reset();
+        if (tm.pssReadable > 0) {
+            addSample(nowNs, view.runId, "run.tree.pss_bytes", static_cast<double>(tm.pssBytes),
+                      static_cast<double>(tm.pssBytes), static_cast<double>(tm.pssBytes));
+        }
+        addSample(nowNs, view.runId, "run.tree.processes", static_cast<double>(tm.processes),
+                  static_cast<double>(tm.processes), static_cast<double>(tm.processes));
+        snap.rssBytes = tm.rssBytes;
+        snap.pssBytes = tm.pssBytes;
+        snapRuns.push_back(snap);
+    }
+    std::lock_guard lock(m_mutex);
+    m_snapshot.runs = std::move(snapRuns);
+}
+
+void Collector::sampleGpus(std::int64_t nowNs) {
+    if (!m_options.gpuTelemetry) {
+        if (!m_gpuReported) {
+            m_gpuReported = true;
+            addEvent(nowNs, "", v1::EVENT_INFO, "GPU telemetry disabled (--no-gpu)",
+                     {{"component", "gpu"}, {"reason", "disabled by --no-gpu"}});
+        }
+        return;
+    }
+#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
+    const compute::GpuSnapshot gs = compute::queryGpus();
+    if (!gs.unavailableReason.empty()) {
+        if (!m_gpuReported) {
+            m_gpuReported = true;
+            addEvent(nowNs, "", v1::EVENT_INFO,
+                     "GPU telemetry unavailable: " + gs.unavailableReason,
+                     {{"component", "gpu"}, {"reason", gs.unavailableReason}});
+            m_logger.info("GPU telemetry unavailable: " + gs.unavailableReason);
+        }
+        std::lock_guard lock(m_mutex);
+        m_snapshot.gpuUnavailableReason = gs.unavailableReason;
+        return;
+    }
+    std::vector<CollectorSnapshot::Gpu> snaps;
+    for (const auto& g : gs.gpus) {
+        const std::string base = "gpu." + std::to_string(g.index);
+        const auto used = static_cast<double>(g.memoryUsedBytes);
+        addSample(nowNs, "", base + ".mem.used_bytes", used, used, used);
+        addSample(nowNs, "", base + ".mem.total_bytes", static_cast<double>(g.memoryTotalBytes),
+                  static_cast<double>(g.memoryTotalBytes), static_cast<double>(g.memoryTotalBytes));
+        addSample(nowNs, "", base + ".util_percent", g.utilizationPercent, g.utilizationPercent,
+                  g.utilizationPercent);
+        snaps.push_back(
+            {g.index, g.name, g.uuid, g.memoryUsedBytes, g.memoryTotalBytes, g.utilizationPercent});
+    }
+    // Per process, attributed to the run whose tree holds the pid.
+    for (const auto& p : gs.processes) {
+        std::string runId;
+        for (const auto& [id, track] : m_tracks) {
+            if (std::find(track.pids.begin(), track.pids.end(), p.pid) != track.pids.end()) {
+                runId = id;
+            }
+        }
+        const auto used = static_cast<double>(p.usedBytes);
+        addSample(nowNs, runId,
+                  "gpu." + std::to_string(p.gpuIndex) + ".pid." + std::to_string(p.pid) +
+                      ".mem.used_bytes",
+                  used, used, used);
+    }
+    std::lock_guard lock(m_mutex);
+    m_snapshot.gpus = std::move(snaps);
+    m_snapshot.gpuUnavailableReason.clear();
+#else
+    if (!m_gpuReported) {
+        m_gpuReported = true;
+        addEvent(nowNs, "", v1::EVENT_INFO,
+                 "GPU telemetry unavailable: runplaned was built without runplane_compute",
+                 {{"component", "gpu"}, {"reason", "built without runplane_compute"}});
+        std::lock_guard lock(m_mutex);
+        m_snapshot.gpuUnavailableReason = "built without runplane_compute";
+    }
+#endif
+}
+
+void Collector::checkStalls(std::int64_t nowNs) {
+    if (m_options.stallSeconds <= 0) {
+        return;
+    }
+    for (auto& [id, track] : m_tracks) {
+        if (track.ended || track.pids.empty()) {
+            continue;
+        }
+        const double quiet = static_cast<double>(nowNs - track.lastProgressNs) / 1e9;
+        if (!track.stalled && quiet >= m_options.stallSeconds) {
+            track.stalled = true;
+            addEvent(nowNs, id, v1::EVENT_STALL,
+                     "run " + id + ": no progress line for " +
+                         std::to_string(static_cast<long>(quiet)) + " s while the process lives",
+                     {{"quiet_seconds", std::to_string(quiet)},
+                      {"threshold_seconds", std::to_string(m_options.stallSeconds)},
+                      {"last_progress_unix_ns", std::to_string(track.lastProgressNs)}});
+        }
+    }
+}
+
+void Collector::pollLogs(std::int64_t nowNs, bool final) {
+    for (auto& [id, track] : m_tracks) {
+        if (track.logsDrained) {
+            continue;
+        }
+        followLog(track, track.out, nowNs, final);
+        followLog(track, track.err, nowNs, final);
+        if (track.ended) {
+            track.logsDrained = true;  // the final drain happened in syncRuns
+        }
+    }
+}
+
+void Collector::followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, bool drain) {
+    const int fd = ::open(log.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    std::string buf;
+    bool progressed = false;
+    while (true) {
+        const std::uint64_t readPos = log.committed + log.partial.size();
+        buf.resize(kReadChunk);
+        const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(readPos));
+        if (n <= 0) {
+            break;
+        }
+        buf.resize(static_cast<std::size_t>(n));
+        std::size_t start = 0;
+        while (true) {
+            const auto nl = buf.find('\n', start);
+            if (nl == std::string::npos) {
+                log.partial.append(buf, start, std::string::npos);
+                break;
+            }
+            std::string_view piece(buf.data() + start, nl - start);
+            if (log.partial.empty()) {
+                handleLine(run, piece, nowNs);
+            } else {
+                log.partial.append(piece);
+                handleLine(run, log.partial, nowNs);
+            }
+            log.committed += log.partial.size() + (log.partial.empty() ? piece.size() : 0) + 1;
+            log.partial.clear();
+            start = nl + 1;
+            progressed = true;
+        }
+        if (log.partial.size() > kMaxLineBytes) {
+            // A line this long is not a metric line: skip it whole.
+            log.committed += log.partial.size();
+            log.partial.clear();
+            progressed = true;
+        }
+        if (static_cast<std::size_t>(n) < kReadChunk) {
+            break;
+        }
+    }
+    ::close(fd);
+    if (drain && !log.partial.empty()) {
+        handleLine(run, log.partial, nowNs);  // the run ended without a final newline
+        log.committed += log.partial.size();
+        log.partial.clear();
+        progressed = true;
+    }
+    if (progressed) {
+        // Replace any earlier offset for this log in the pending transaction.
+        for (auto& [k, v] : m_pendingMeta) {
+            if (k == log.metaKey) {
+                v = std::to_string(log.committed);
+                return;
+            }
+        }
+        m_pendingMeta.emplace_back(log.metaKey, std::to_string(log.committed));
+    }
+}
+
+void Collector::handleLine(RunTrack& run, std::string_view line, std::int64_t nowNs) {
+    if (line.empty()) {
+        return;
+    }
+    ParsedLogLine parsed = parseLogLine(line);
+    if (parsed.progress) {
+        if (run.stalled) {
+            run.stalled = false;
+            addEvent(nowNs, run.runId, v1::EVENT_INFO, "run " + run.runId + ": progress resumed",
+                     {{"what", "stall_cleared"}});
+        }
+        run.lastProgressNs = nowNs;
+    }
+    for (const auto& m : parsed.metrics) {
+        addSample(nowNs, run.runId, m.series, m.value, m.value, m.value, m.step);
+    }
+    for (const auto& ev : parsed.events) {
+        if (ev.kind == LogEventKind::NcclWarning || ev.kind == LogEventKind::NcclError) {
+            if (nowNs - run.ncclWindowStartNs >= 60'000'000'000LL) {
+                if (run.ncclSuppressed > 0) {
+                    addEvent(nowNs, run.runId, v1::EVENT_INFO,
+                             "run " + run.runId + ": " + std::to_string(run.ncclSuppressed) +
+                                 " further NCCL lines in the last minute were not sent as events",
+                             {{"what", "nccl_suppressed"},
+                              {"count", std::to_string(run.ncclSuppressed)}});
+                }
+                run.ncclWindowStartNs = nowNs;
+                run.ncclBudget = static_cast<int>(m_options.ncclEventsPerMinute);
+                run.ncclSuppressed = 0;
+            }
+            if (run.ncclBudget <= 0) {
+                ++run.ncclSuppressed;
+                continue;
+            }
+            --run.ncclBudget;
+        }
+        addEvent(nowNs, run.runId, eventKind(ev.kind), ev.message, ev.attrs);
+    }
+    if (!parsed.warning.empty()) {
+        m_logger.warn("run " + run.runId + ": unparsed metric line: " + parsed.warning);
+    }
+}
+
+void Collector::flush() {
+    if (m_pending.empty() && m_pendingMeta.empty()) {
+        return;
+    }
+    auto appended = m_spool.append(m_pending, m_pendingMeta);
+    if (!appended) {
+        // Keep the records and retry at the next flush; the log offsets stay uncommitted too.
+        m_logger.error("spool append failed (will retry): " + appended.error());
+        return;
+    }
+    m_pending.clear();
+    m_pendingMeta.clear();
+    m_lastFlushNs = wallNs();
+    {
+        std::lock_guard lock(m_mutex);
+        m_snapshot.lastSeq = m_spool.lastSeq();
+    }
+    if (m_onAppend) {
+        m_onAppend();
+    }
+}
+
+}  // namespace runplane::agent

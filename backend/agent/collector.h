@@ -1,0 +1,152 @@
+#pragma once
+// The telemetry collector: one thread that samples host memory (and each run's process tree)
+// faster than it reports, keeps min/max/last per interval, follows every run's stdout/stderr
+// into log-derived metrics and events, watches for stalls, memory alarms and run-state
+// changes, and writes everything to the spool. The spool write happens before any client is
+// told (onAppend), so nothing is ever offered that is not durable.
+//
+// Rates: the report rate is max(--sample-hz, rates asked for by watchers and runs), capped at
+// 10 Hz; the internal sampling rate is 4x the report rate, at least 4 Hz, at most 40 Hz.
+//
+// Thread-safety: public methods may be called from any thread.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/agent/host_memory.h"
+#include "backend/agent/logger.h"
+#include "backend/agent/run_manager.h"
+#include "backend/agent/spool.h"
+
+namespace runplane::agent {
+
+struct CollectorOptions {
+    double sampleHz = 1.0;            // default report rate (--sample-hz)
+    double stallSeconds = 0;          // 0 = stall detection off
+    std::uint64_t memAlarmBytes = 0;  // 0 = memory alarm off
+    double memAlarmSeconds = 60;
+    std::string meminfoPath = "/proc/meminfo";
+    bool gpuTelemetry = true;
+    unsigned ncclEventsPerMinute = 20;  // per run; beyond this lines are counted, not sent
+};
+
+/// Latest values for the Prometheus exposition (a value snapshot).
+struct CollectorSnapshot {
+    HostMemory host;
+    bool hostValid = false;
+    struct Gpu {
+        unsigned index = 0;
+        std::string name, uuid;
+        std::uint64_t usedBytes = 0, totalBytes = 0;
+        unsigned utilPercent = 0;
+    };
+    std::vector<Gpu> gpus;
+    std::string gpuUnavailableReason;
+    struct Run {
+        std::string runId;
+        std::uint64_t rssBytes = 0, pssBytes = 0;
+        int state = 0;
+    };
+    std::vector<Run> runs;
+    std::uint64_t lastSeq = 0;
+    double reportHz = 1.0;
+};
+
+/// See the file comment. Owns its thread; stop() (or the destructor) joins it.
+class Collector {
+  public:
+    Collector(CollectorOptions options, Spool& spool, RunManager& runs, Logger& logger);
+    ~Collector();
+    Collector(const Collector&) = delete;
+    Collector& operator=(const Collector&) = delete;
+
+    /// Called (from the collector thread) after each durable append.
+    void setOnAppend(std::function<void()> callback);
+    void start();
+    void stop();
+
+    /// A watcher (or anything else) asks for at least `hz`; key identifies the asker.
+    void requestRate(const std::string& key, double hz);
+    void releaseRate(const std::string& key);
+    double reportHz() const;
+
+    CollectorSnapshot snapshot() const;
+
+  private:
+    struct Aggregate {
+        double last = 0, min = 0, max = 0;
+        bool any = false;
+        void add(double v);
+        void reset() { any = false; }
+    };
+    struct LogFollow {
+        std::string path;
+        std::string metaKey;
+        std::uint64_t committed = 0;  // offset after the last complete line handled
+        std::string partial;
+    };
+    struct RunTrack {
+        std::string runId;
+        LogFollow out, err;
+        std::vector<int> pids;
+        Aggregate rss;
+        std::int64_t lastProgressNs = 0;
+        bool stalled = false;
+        int ncclBudget = 0;
+        std::int64_t ncclWindowStartNs = 0;
+        std::uint64_t ncclSuppressed = 0;
+        bool ended = false;
+        bool logsDrained = false;
+        std::string reportedState;  // last EVENT_RUN_STATE state stored in the spool
+    };
+
+    void loop();
+    void sampleFast(std::int64_t nowNs);
+    void report(std::int64_t nowNs);
+    void pollLogs(std::int64_t nowNs, bool final);
+    void followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, bool drain);
+    void handleLine(RunTrack& run, std::string_view line, std::int64_t nowNs);
+    void syncRuns(std::int64_t nowNs);
+    void sampleGpus(std::int64_t nowNs);
+    void checkStalls(std::int64_t nowNs);
+    void flush();
+    void addSample(std::int64_t t, const std::string& runId, const std::string& series, double last,
+                   double min, double max, std::int64_t step = -1);
+    void addEvent(std::int64_t t, const std::string& runId, int kind, const std::string& message,
+                  const std::map<std::string, std::string>& attrs);
+
+    CollectorOptions m_options;
+    Spool& m_spool;
+    RunManager& m_runManager;
+    Logger& m_logger;
+    std::function<void()> m_onAppend;
+
+    mutable std::mutex m_mutex;  // guards m_rates, m_snapshot, m_stop
+    std::condition_variable m_cv;
+    bool m_stop = false;
+    std::map<std::string, double> m_rates;
+    CollectorSnapshot m_snapshot;
+    std::thread m_thread;
+
+    // Collector-thread state.
+    std::map<std::string, Aggregate> m_host;
+    std::map<std::string, RunTrack> m_tracks;
+    std::vector<v1::TelemetryRecord> m_pending;
+    std::vector<std::pair<std::string, std::string>> m_pendingMeta;
+    std::int64_t m_memOverSinceNs = 0;
+    bool m_memAlarmed = false;
+    std::uint64_t m_lastUsed = 0;
+    bool m_gpuReported = false;
+    std::int64_t m_lastFlushNs = 0;
+    std::string m_lastMeminfoError;
+};
+
+}  // namespace runplane::agent

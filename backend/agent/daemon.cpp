@@ -1,0 +1,242 @@
+#include "backend/agent/daemon.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "backend/agent/agent_service.h"
+#include "backend/agent/auth.h"
+#include "backend/agent/collector.h"
+#include "backend/agent/daemon_config.h"
+#include "backend/agent/metrics_http.h"
+#include "backend/agent/node_info.h"
+#include "backend/agent/run_manager.h"
+#include "backend/agent/spool.h"
+#include "backend/agent/stream_pump.h"
+#include "backend/agent/work_pool.h"
+#include "backend/agent/workdir.h"
+
+namespace runplane::agent {
+namespace {
+
+std::string selfDir() {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) {
+        return ".";
+    }
+    std::string path(buf, static_cast<std::size_t>(n));
+    return path.substr(0, path.rfind('/'));
+}
+
+Result<std::string> readFile(const std::string& path, const std::string& flag) {
+    std::ifstream in(path);
+    if (!in) {
+        return Error{flag + " " + path + ": cannot read"};
+    }
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+int fail(const std::string& message) {
+    std::fprintf(stderr, "runplaned: %s\n", message.c_str());
+    return 2;
+}
+
+LogLevel levelOf(const std::string& name) {
+    if (name == "debug") {
+        return LogLevel::Debug;
+    }
+    if (name == "warn") {
+        return LogLevel::Warning;
+    }
+    if (name == "error") {
+        return LogLevel::Error;
+    }
+    return LogLevel::Info;
+}
+
+}  // namespace
+
+int daemonMain(int argc, char** argv) {
+    // Block the shutdown signals before any thread exists; the main thread waits for them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
+    ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+
+    bool help = false;
+    auto parsed = parseDaemonArgs(argc, argv, &help);
+    if (!parsed) {
+        if (help) {
+            std::fputs(parsed.error().c_str(), stdout);
+            return 0;
+        }
+        return fail(parsed.error());
+    }
+    DaemonConfig config = std::move(*parsed);
+    if (Status s = checkSecurity(config); !s.ok()) {
+        return fail(s.error());
+    }
+    StderrLogger logger(levelOf(config.logLevel));
+
+    if (Status s = makeDirectories(config.stateDir, 0700); !s.ok()) {
+        return fail("--state-dir " + s.error());
+    }
+    if (Status s = makeDirectories(config.runRoot, 0750); !s.ok()) {
+        return fail("--run-root " + s.error());
+    }
+    std::optional<std::string> token;
+    if (!config.tokenFile.empty()) {
+        auto t = readTokenFile(config.tokenFile);
+        if (!t) {
+            return fail(t.error());
+        }
+        token = *t;
+    }
+    if (config.supervisorPath.empty()) {
+        config.supervisorPath = selfDir() + "/runplane-supervisor";
+    }
+    if (::access(config.supervisorPath.c_str(), X_OK) != 0) {
+        return fail(
+            "--supervisor " + config.supervisorPath +
+            ": not an executable (runplane-supervisor must be installed next to runplaned)");
+    }
+
+    auto spool = Spool::open(SpoolOptions{config.stateDir + "/spool.sqlite", config.spoolMaxBytes});
+    if (!spool) {
+        return fail("spool: " + spool.error());
+    }
+    RunManagerOptions runOptions;
+    runOptions.stateDir = config.stateDir;
+    runOptions.runRoot = config.runRoot;
+    runOptions.supervisorPath = config.supervisorPath;
+    runOptions.defaultGraceSeconds = config.stopGraceSeconds;
+    auto runs = RunManager::open(runOptions, logger);
+    if (!runs) {
+        return fail("run records: " + runs.error());
+    }
+
+    CollectorOptions collectorOptions;
+    collectorOptions.sampleHz = config.sampleHz;
+    collectorOptions.stallSeconds = config.stallSeconds;
+    collectorOptions.memAlarmBytes = config.memAlarmBytes;
+    collectorOptions.memAlarmSeconds = config.memAlarmSeconds;
+    collectorOptions.gpuTelemetry = config.gpuTelemetry;
+    Collector collector(collectorOptions, **spool, **runs, logger);
+    StreamPump pump;
+    WorkPool pool(config.workThreads);
+    NodeInventory inventory(config.nodeId, config.gpuTelemetry);
+    Authenticator auth(token, logger);
+    collector.setOnAppend([&pump] { pump.wake(); });
+    collector.start();
+
+    AgentServiceDeps deps;
+    deps.nodeId = config.nodeId;
+    deps.spool = spool->get();
+    deps.runs = runs->get();
+    deps.collector = &collector;
+    deps.inventory = &inventory;
+    deps.pump = &pump;
+    deps.pool = &pool;
+    deps.auth = &auth;
+    deps.logger = &logger;
+    AgentService service(deps);
+
+    std::shared_ptr<grpc::ServerCredentials> creds;
+    if (!config.tlsCert.empty()) {
+        auto cert = readFile(config.tlsCert, "--tls-cert");
+        auto key = readFile(config.tlsKey, "--tls-key");
+        if (!cert || !key) {
+            return fail(!cert ? cert.error() : key.error());
+        }
+        grpc::SslServerCredentialsOptions ssl(
+            config.tlsClientCa.empty()
+                ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+        if (!config.tlsClientCa.empty()) {
+            auto ca = readFile(config.tlsClientCa, "--tls-client-ca");
+            if (!ca) {
+                return fail(ca.error());
+            }
+            ssl.pem_root_certs = *ca;
+        }
+        ssl.pem_key_cert_pairs.push_back({*key, *cert});
+        creds = grpc::SslServerCredentials(ssl);
+    } else {
+        creds = grpc::InsecureServerCredentials();
+    }
+
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    grpc::ServerBuilder builder;
+    int boundPort = 0;
+    builder.AddListeningPort(config.listen, creds, &boundPort);
+    builder.SetMaxReceiveMessageSize(static_cast<int>(config.maxRequestBytes));
+    builder.RegisterService(&service);
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    if (!server || boundPort == 0) {
+        collector.stop();
+        return fail("--listen " + config.listen + ": cannot listen (address in use or not local?)");
+    }
+    auto hp = parseHostPort(config.listen, "--listen");
+    const std::string host =
+        hp->host.find(':') != std::string::npos ? "[" + hp->host + "]" : hp->host;
+    std::printf("runplaned listening on %s:%d\n", host.c_str(), boundPort);
+    std::fflush(stdout);
+
+    std::unique_ptr<MetricsServer> metrics;
+    if (!config.metricsListen.empty()) {
+        auto mp = parseHostPort(config.metricsListen, "--metrics-listen");
+        auto started = MetricsServer::start(
+            mp->host, mp->port,
+            [&collector, &spool, &config] {
+                return renderPrometheus(collector.snapshot(), (*spool)->stats(), config.nodeId);
+            },
+            logger);
+        if (!started) {
+            server->Shutdown();
+            collector.stop();
+            return fail(started.error());
+        }
+        metrics = std::move(*started);
+        std::printf("runplaned metrics on http://%s:%d/metrics\n", mp->host.c_str(),
+                    metrics->port());
+        std::fflush(stdout);
+    }
+    logger.info("runplaned " + std::string(daemonVersion()) + " node " + config.nodeId +
+                " serving on " + host + ":" + std::to_string(boundPort) +
+                (config.tlsCert.empty() ? " (plaintext, loopback)" : " (TLS)") +
+                (token ? ", bearer token required" : "") + ", state " + config.stateDir +
+                ", spool next seq " + std::to_string((*spool)->stats().nextSeq));
+
+    int sig = 0;
+    while (sigwait(&signals, &sig) == 0) {
+        if (sig == SIGINT || sig == SIGTERM) {
+            break;
+        }
+        logger.info("SIGHUP ignored (restart the daemon to change its configuration)");
+    }
+    logger.info(std::string("shutting down on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                "; runs keep running under their supervisors");
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    collector.stop();
+    pump.stop();
+    pool.shutdown();
+    metrics.reset();
+    return 0;
+}
+
+}  // namespace runplane::agent

@@ -1,0 +1,378 @@
+#include "backend/agent/spool.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+
+namespace runplane::agent {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS records (
+  seq INTEGER PRIMARY KEY,
+  size INTEGER NOT NULL,
+  body BLOB NOT NULL,
+  gap_first INTEGER  -- first_seq of an EVENT_GAP record, NULL for every other record
+);
+CREATE TABLE IF NOT EXISTS meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+)sql";
+
+std::int64_t nowUnixNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The wrapper's Statement has no blob accessor, so reads of the BLOB column use the C API
+// directly through this small owner.
+class RawStatement {
+  public:
+    RawStatement(sqlite3* db, const char* sql) {
+        sqlite3_prepare_v2(db, sql, -1, &m_stmt, nullptr);
+    }
+    ~RawStatement() { sqlite3_finalize(m_stmt); }
+    RawStatement(const RawStatement&) = delete;
+    RawStatement& operator=(const RawStatement&) = delete;
+    sqlite3_stmt* get() const { return m_stmt; }
+
+  private:
+    sqlite3_stmt* m_stmt = nullptr;
+};
+
+}  // namespace
+
+Spool::Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options)
+    : m_db(std::move(db)), m_options(std::move(options)) {}
+
+Result<std::unique_ptr<Spool>> Spool::open(const SpoolOptions& options) {
+    auto db = sqlite::Database::open(options.path);
+    if (!db) {
+        return Error{db.error()};
+    }
+    // auto_vacuum must be chosen before the first table exists; harmless afterwards.
+    if (Status s = (*db)->exec("PRAGMA auto_vacuum=INCREMENTAL;"); !s.ok()) {
+        return Error{s.error()};
+    }
+    // FULL: a committed seq must survive power loss too, or a reused seq could be ingested twice.
+    if (Status s = (*db)->exec("PRAGMA synchronous=FULL;"); !s.ok()) {
+        return Error{s.error()};
+    }
+    if (Status s = (*db)->exec(kSchema); !s.ok()) {
+        return Error{s.error()};
+    }
+    std::unique_ptr<Spool> spool(new Spool(std::move(*db), options));
+    if (Status s = spool->load(); !s.ok()) {
+        return Error{s.error()};
+    }
+    return spool;
+}
+
+Status Spool::load() {
+    auto q = m_db->prepare(
+        "SELECT (SELECT value FROM meta WHERE key='next_seq'), "
+        "(SELECT value FROM meta WHERE key='trimmed_through'), "
+        "(SELECT value FROM meta WHERE key='dropped_records'), "
+
+        "min(seq), max(seq), count(*), coalesce(sum(size),0) FROM records");
+    if (!q) {
+        return Error{q.error()};
+    }
+    auto row = q->step();
+    if (!row) {
+        return Error{row.error()};
+    }
+    const std::uint64_t storedNext =
+        q->columnIsNull(0) ? 1 : std::stoull(q->columnText(0).empty() ? "1" : q->columnText(0));
+    m_stats.trimmedThrough = q->columnIsNull(1) ? 0 : std::stoull(q->columnText(1));
+    m_stats.droppedRecords = q->columnIsNull(2) ? 0 : std::stoull(q->columnText(2));
+    const std::uint64_t maxSeq =
+        q->columnIsNull(4) ? 0 : static_cast<std::uint64_t>(q->columnInt(4));
+    m_stats.oldestKeptSeq = q->columnIsNull(3) ? 0 : static_cast<std::uint64_t>(q->columnInt(3));
+    m_stats.records = static_cast<std::uint64_t>(q->columnInt(5));
+    m_stats.payloadBytes = static_cast<std::uint64_t>(q->columnInt(6));
+    // Never go back: the stored counter and the rows present must both be respected.
+    m_stats.nextSeq = std::max({storedNext, maxSeq + 1, m_stats.trimmedThrough + 1});
+    return {};
+}
+
+Status Spool::insertLocked(std::vector<v1::TelemetryRecord>& records) {
+    auto ins =
+        m_db->prepare("INSERT INTO records(seq, size, body, gap_first) VALUES(?1, ?2, ?3, ?4)");
+    if (!ins) {
+        return Error{ins.error()};
+    }
+    std::string body;
+    for (auto& r : records) {
+        r.set_seq(m_stats.nextSeq);
+        if (r.t_unix_ns() == 0) {
+            r.set_t_unix_ns(nowUnixNs());
+        }
+        body.clear();
+        r.SerializeToString(&body);
+        ins->bind(1, static_cast<std::int64_t>(m_stats.nextSeq))
+            .bind(2, static_cast<std::int64_t>(body.size()))
+            .bindBlob(3, body.data(), static_cast<int>(body.size()));
+        if (r.has_event() && r.event().kind() == v1::EVENT_GAP) {
+            const auto& attrs = r.event().attrs();
+            const auto it = attrs.find("first_seq");
+            ins->bind(4,
+                      static_cast<std::int64_t>(it == attrs.end() ? 0 : std::stoull(it->second)));
+        } else {
+            ins->bindNull(4);
+        }
+        if (Status s = ins->run(); !s.ok()) {
+            return s;
+        }
+        if (m_stats.oldestKeptSeq == 0) {
+            m_stats.oldestKeptSeq = m_stats.nextSeq;
+        }
+        ++m_stats.nextSeq;
+        ++m_stats.records;
+        m_stats.payloadBytes += body.size();
+    }
+    return {};
+}
+
+Result<std::uint64_t> Spool::append(std::vector<v1::TelemetryRecord>& records,
+                                    const std::vector<std::pair<std::string, std::string>>& meta) {
+    if (records.empty() && meta.empty()) {
+        return std::uint64_t{0};
+    }
+    std::lock_guard lock(m_mutex);
+    const SpoolStats before = m_stats;
+    {
+        sqlite::Transaction tx(*m_db);
+        if (!tx.begun().ok()) {
+            return Error{tx.begun().error()};
+        }
+        Status s = insertLocked(records);
+        if (s.ok()) {
+            auto put = m_db->prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)");
+            if (!put) {
+                s = Error{put.error()};
+            } else {
+                put->bind(1, std::string_view("next_seq"))
+                    .bind(2, std::string_view(std::to_string(m_stats.nextSeq)));
+                s = put->run();
+                for (std::size_t i = 0; s.ok() && i < meta.size(); ++i) {
+                    put->bind(1, std::string_view(meta[i].first))
+                        .bind(2, std::string_view(meta[i].second));
+                    s = put->run();
+                }
+            }
+        }
+        if (s.ok()) {
+            s = tx.commit();
+        }
+        if (!s.ok()) {
+            m_stats = before;  // nothing was stored; the same seqs will be assigned again
+            return Error{s.error()};
+        }
+    }
+    const std::uint64_t last = m_stats.nextSeq - 1;
+    if (m_stats.payloadBytes > m_options.maxBytes) {
+        if (Status s = enforceBound(nullptr); !s.ok()) {
+            return Error{s.error()};
+        }
+    }
+    return records.empty() ? std::uint64_t{0} : last;
+}
+
+Status Spool::enforceBound(std::vector<v1::TelemetryRecord>* appended) {
+    // Drop down to 90 % of the bound so that a full spool does not emit a gap per append.
+    const std::uint64_t target = m_options.maxBytes / 10 * 9;
+    auto scan = m_db->prepare("SELECT seq, size FROM records ORDER BY seq");
+    if (!scan) {
+        return Error{scan.error()};
+    }
+    std::uint64_t bytes = m_stats.payloadBytes, cut = 0, count = 0, first = 0, freed = 0;
+    while (bytes > target) {
+        auto row = scan->step();
+        if (!row) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            break;
+        }
+        const auto seq = static_cast<std::uint64_t>(scan->columnInt(0));
+        const auto size = static_cast<std::uint64_t>(scan->columnInt(1));
+        if (first == 0) {
+            first = seq;
+        }
+        cut = seq;
+        bytes -= size;
+        freed += size;
+        ++count;
+    }
+    scan->reset();
+    if (count == 0) {
+        return {};
+    }
+    // Earlier gap events among the dropped records: carry their ranges into this one, so the
+    // gap events that survive always cover every lost seq.
+    if (auto prior =
+            m_db->prepare("SELECT min(gap_first) FROM records WHERE seq <= ?1 AND gap_first > 0")) {
+        prior->bind(1, static_cast<std::int64_t>(cut));
+        if (auto row = prior->step(); row && *row && !prior->columnIsNull(0)) {
+            first = std::min(first, static_cast<std::uint64_t>(prior->columnInt(0)));
+        }
+    }
+    v1::TelemetryRecord gap;
+    gap.set_t_unix_ns(nowUnixNs());
+    auto* ev = gap.mutable_event();
+    ev->set_kind(v1::EVENT_GAP);
+    ev->set_message("spool full (" + std::to_string(m_options.maxBytes) + " bytes): dropped " +
+                    std::to_string(count) + " unacknowledged records; seq " +
+                    std::to_string(first) + ".." + std::to_string(cut) + " are lost");
+    (*ev->mutable_attrs())["first_seq"] = std::to_string(first);
+    (*ev->mutable_attrs())["last_seq"] = std::to_string(cut);
+    (*ev->mutable_attrs())["count"] = std::to_string(count);
+    std::vector<v1::TelemetryRecord> gapRecords{gap};
+    const SpoolStats before = m_stats;
+    sqlite::Transaction tx(*m_db);
+    if (!tx.begun().ok()) {
+        return tx.begun();
+    }
+    auto del = m_db->prepare("DELETE FROM records WHERE seq <= ?1");
+    if (!del) {
+        return Error{del.error()};
+    }
+    del->bind(1, static_cast<std::int64_t>(cut));
+    Status s = del->run();
+    m_stats.records -= count;
+    m_stats.payloadBytes -= freed;
+    m_stats.droppedRecords += count;
+    m_stats.oldestKeptSeq = 0;
+    if (s.ok()) {
+        s = insertLocked(gapRecords);
+    }
+    if (s.ok()) {
+        s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', '" +
+                       std::to_string(m_stats.nextSeq) + "'), ('dropped_records', '" +
+                       std::to_string(m_stats.droppedRecords) + "')");
+    }
+    if (s.ok()) {
+        s = tx.commit();
+    }
+    if (!s.ok()) {
+        m_stats = before;
+        return s;
+    }
+    auto oldest = m_db->prepare("SELECT min(seq) FROM records");
+    if (oldest && oldest->step().ok()) {
+        m_stats.oldestKeptSeq =
+            oldest->columnIsNull(0) ? 0 : static_cast<std::uint64_t>(oldest->columnInt(0));
+    }
+    (void)m_db->exec("PRAGMA incremental_vacuum;");
+    if (appended != nullptr) {
+        appended->push_back(gapRecords.front());
+    }
+    return {};
+}
+
+Result<std::vector<v1::TelemetryRecord>> Spool::read(std::uint64_t fromSeq,
+                                                     std::size_t maxRecords) {
+    std::lock_guard lock(m_mutex);
+    std::vector<v1::TelemetryRecord> out;
+    RawStatement q(m_db->handle(),
+                   "SELECT body FROM records WHERE seq >= ?1 ORDER BY seq LIMIT ?2");
+    if (q.get() == nullptr) {
+        return Error{m_db->lastError()};
+    }
+    sqlite3_bind_int64(q.get(), 1, static_cast<sqlite3_int64>(fromSeq));
+    sqlite3_bind_int64(q.get(), 2, static_cast<sqlite3_int64>(maxRecords));
+    while (true) {
+        const int rc = sqlite3_step(q.get());
+        if (rc == SQLITE_DONE) {
+            break;
+        }
+        if (rc != SQLITE_ROW) {
+            return Error{m_db->lastError()};
+        }
+        const void* data = sqlite3_column_blob(q.get(), 0);
+        const int size = sqlite3_column_bytes(q.get(), 0);
+        v1::TelemetryRecord r;
+        if (!r.ParseFromArray(data, size)) {
+            return Error{m_db->path() + ": corrupt spool record after seq " +
+                         std::to_string(out.empty() ? fromSeq : out.back().seq())};
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+Result<std::uint64_t> Spool::acknowledge(std::uint64_t seq) {
+    std::lock_guard lock(m_mutex);
+    if (seq >= m_stats.nextSeq) {
+        return Error{"committed_through_seq " + std::to_string(seq) +
+                     " is beyond the last issued seq " + std::to_string(m_stats.nextSeq - 1)};
+    }
+    if (seq <= m_stats.trimmedThrough) {
+        return m_stats.trimmedThrough;
+    }
+    sqlite::Transaction tx(*m_db);
+    if (!tx.begun().ok()) {
+        return Error{tx.begun().error()};
+    }
+    auto sum = m_db->prepare("SELECT count(*), coalesce(sum(size),0) FROM records WHERE seq <= ?1");
+    if (!sum) {
+        return Error{sum.error()};
+    }
+    sum->bind(1, static_cast<std::int64_t>(seq));
+    if (auto r = sum->step(); !r) {
+        return Error{r.error()};
+    }
+    const auto count = static_cast<std::uint64_t>(sum->columnInt(0));
+    const auto bytes = static_cast<std::uint64_t>(sum->columnInt(1));
+    sum->reset();
+    auto del = m_db->prepare("DELETE FROM records WHERE seq <= ?1");
+    if (!del) {
+        return Error{del.error()};
+    }
+    del->bind(1, static_cast<std::int64_t>(seq));
+    Status s = del->run();
+    if (s.ok()) {
+        s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('trimmed_through', '" +
+                       std::to_string(seq) + "')");
+    }
+    if (s.ok()) {
+        s = tx.commit();
+    }
+    if (!s.ok()) {
+        return Error{s.error()};
+    }
+    m_stats.trimmedThrough = seq;
+    m_stats.records -= count;
+    m_stats.payloadBytes -= bytes;
+    m_stats.oldestKeptSeq = m_stats.records == 0 ? 0 : std::max(m_stats.oldestKeptSeq, seq + 1);
+    return seq;
+}
+
+std::optional<std::string> Spool::meta(const std::string& key) {
+    std::lock_guard lock(m_mutex);
+    auto q = m_db->prepare("SELECT value FROM meta WHERE key = ?1");
+    if (!q) {
+        return std::nullopt;
+    }
+    q->bind(1, std::string_view(key));
+    auto row = q->step();
+    if (!row || !*row) {
+        return std::nullopt;
+    }
+    return q->columnText(0);
+}
+
+SpoolStats Spool::stats() {
+    std::lock_guard lock(m_mutex);
+    return m_stats;
+}
+
+std::uint64_t Spool::lastSeq() {
+    std::lock_guard lock(m_mutex);
+    return m_stats.nextSeq - 1;
+}
+
+}  // namespace runplane::agent

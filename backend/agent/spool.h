@@ -1,0 +1,76 @@
+#pragma once
+// The daemon's durable telemetry spool: one SQLite file (WAL, synchronous=FULL) holding every
+// sample and event with this node's sequence number, written before any client sees it.
+// Sequence numbers start at 1, strictly increase, survive restarts (the next one is stored in
+// the same transaction as the records) and are never reused. The spool is bounded: past
+// maxBytes of record payload it drops the oldest records and appends an EVENT_GAP naming the
+// dropped range. Acknowledged records are trimmed.
+//
+// Thread-safety: every method may be called from any thread (one internal mutex, one connection).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/common/result.h"
+#include "db/sqlite/sqlite.h"
+#include "runplane/v1/agent.pb.h"
+
+namespace runplane::agent {
+
+struct SpoolOptions {
+    std::string path;                       // e.g. <state-dir>/spool.sqlite
+    std::uint64_t maxBytes = 256ull << 20;  // bound on stored record payload bytes
+};
+
+/// Counters for logs, metrics and tests.
+struct SpoolStats {
+    std::uint64_t nextSeq = 1;
+    std::uint64_t oldestKeptSeq = 0;  // 0 when empty
+    std::uint64_t records = 0;
+    std::uint64_t payloadBytes = 0;
+    std::uint64_t droppedRecords = 0;  // ever, by the size bound
+    std::uint64_t trimmedThrough = 0;  // highest acknowledged seq trimmed
+};
+
+/// See the file comment. Owns its SQLite connection.
+class Spool {
+  public:
+    static Result<std::unique_ptr<Spool>> open(const SpoolOptions& options);
+
+    /// Assigns consecutive seqs to `records` (in place), stores them and the `meta` key/values
+    /// in one transaction. Returns the last seq assigned (0 when records is empty). If the bound
+    /// is exceeded afterwards, the oldest records are dropped and an EVENT_GAP is appended.
+    Result<std::uint64_t> append(std::vector<v1::TelemetryRecord>& records,
+                                 const std::vector<std::pair<std::string, std::string>>& meta = {});
+
+    /// Records with seq >= fromSeq (0 = oldest kept), ascending, at most maxRecords.
+    Result<std::vector<v1::TelemetryRecord>> read(std::uint64_t fromSeq, std::size_t maxRecords);
+
+    /// The client committed everything through `seq`; deletes those records. Returns the highest
+    /// seq trimmed so far. Acknowledging beyond what was issued is an error.
+    Result<std::uint64_t> acknowledge(std::uint64_t seq);
+
+    /// A persisted key/value (log offsets, reported run states).
+    std::optional<std::string> meta(const std::string& key);
+
+    SpoolStats stats();
+    std::uint64_t lastSeq();  // nextSeq - 1
+
+  private:
+    Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options);
+    Status load();
+    Status enforceBound(std::vector<v1::TelemetryRecord>* appended);
+    Status insertLocked(std::vector<v1::TelemetryRecord>& records);
+
+    std::mutex m_mutex;
+    std::unique_ptr<sqlite::Database> m_db;
+    SpoolOptions m_options;
+    SpoolStats m_stats;
+};
+
+}  // namespace runplane::agent

@@ -1,0 +1,182 @@
+// The per-node preflight checks on fixtures. issue 5
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "backend/agent/preflight.h"
+#include "backend/agent/ray_control.h"
+#include "tests/agent/daemon_process.h"
+
+namespace runplane::agent {
+namespace {
+
+std::multimap<std::string, v1::PreflightCheck> checks(const v1::PreflightReport& r) {
+    std::multimap<std::string, v1::PreflightCheck> out;
+    for (const auto& c : r.checks()) {
+        out.emplace(c.id(), c);
+    }
+    return out;
+}
+
+v1::CheckStatus statusOf(const v1::PreflightReport& r, const std::string& id) {
+    for (const auto& c : r.checks()) {
+        if (c.id() == id) {
+            return c.status();
+        }
+    }
+    return v1::CHECK_STATUS_UNSPECIFIED;
+}
+
+struct Fixture {
+    Fixture() {
+        std::filesystem::create_directories(dir.path() + "/net/eth0");
+        std::filesystem::create_directories(dir.path() + "/net/ib0");
+        std::filesystem::create_directories(dir.path() + "/ckpt/good");
+        std::filesystem::create_directories(dir.path() + "/ckpt/bare");
+        std::ofstream(dir.path() + "/ckpt/good/latest_checkpointed_iteration.txt") << "100\n";
+        std::ofstream(dir.path() + "/hosts")
+            << "127.0.0.1 localhost\n127.0.1.1 gpu-node-7 # docker\n"
+            << "10.0.0.7 gpu-node-8\n";
+        std::ofstream(dir.path() + "/meminfo") << "MemTotal: 1000000 kB\nMemAvailable: 800000 kB\n";
+        env.hostname = "gpu-node-7";
+        env.hostsFile = dir.path() + "/hosts";
+        env.netClassDir = dir.path() + "/net";
+        env.meminfoPath = dir.path() + "/meminfo";
+        env.gpus = [](std::vector<std::string>* names, std::vector<int>* pids, std::string*) {
+            for (int i = 0; i < 8; ++i) {
+                names->push_back("NVIDIA H100 80GB HBM3");
+            }
+            pids->push_back(4242);
+        };
+        env.ncclGate = [](const std::vector<std::pair<std::string, std::string>>&, int min) {
+            return std::make_pair(22803 >= min, std::string("selected libnccl 2.28.3"));
+        };
+        env.rayVersion = [](const std::string&) {
+            return std::make_pair(true, std::string("ray, version 2.9.0"));
+        };
+        env.processes = [] {
+            return std::vector<std::pair<int, std::string>>{{1, "init"}, {99, "raylet"}};
+        };
+    }
+    testing::TempDir dir;
+    PreflightEnvironment env;
+};
+
+TEST(Preflight, MultiNodeChecks) {
+    Fixture f;
+    v1::PreflightRequest req;
+    req.set_expected_gpus(8);
+    req.set_expected_gpu_model("H100");
+    req.set_planned_peak_host_bytes(900000ull * 1024);  // more than available, less than total
+    req.set_min_nccl_version_code(23007);
+    req.set_multi_node(true);
+    req.set_master_addr("127.0.0.1");
+    (*req.mutable_env())["NCCL_SOCKET_IFNAME"] = "eth";
+    (*req.mutable_env())["GLOO_SOCKET_IFNAME"] = "=ens5";
+    req.add_required_paths(f.dir.path() + "/ckpt");
+    req.add_required_paths(f.dir.path() + "/nope");
+    req.add_checkpoint_dirs(f.dir.path() + "/ckpt/good");
+    req.add_checkpoint_dirs(f.dir.path() + "/ckpt/bare");
+    req.set_min_free_disk_bytes(1);
+    req.set_disk_path(f.dir.path());
+    const auto r = runPreflight(req, f.env);
+    EXPECT_EQ(r.hostname(), "gpu-node-7");
+    EXPECT_EQ(statusOf(r, "gpu.count"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "gpu.model"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "host.ram"), v1::CHECK_WARN);
+    EXPECT_EQ(statusOf(r, "nccl.version"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "net.hosts"), v1::CHECK_FAIL) << "hostname on a 127.x line, multi-node";
+    EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "disk.free"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "ray.installed"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "proc.stale_ray"), v1::CHECK_WARN);
+    EXPECT_EQ(statusOf(r, "proc.stale_gpu"), v1::CHECK_WARN);
+    auto all = checks(r);
+    std::vector<v1::CheckStatus> ifnames, paths, ckpts;
+    for (auto [it, end] = all.equal_range("net.ifname"); it != end; ++it) {
+        ifnames.push_back(it->second.status());
+    }
+    for (auto [it, end] = all.equal_range("path.exists"); it != end; ++it) {
+        paths.push_back(it->second.status());
+    }
+    for (auto [it, end] = all.equal_range("checkpoint.tracker"); it != end; ++it) {
+        ckpts.push_back(it->second.status());
+    }
+    EXPECT_EQ(ifnames, (std::vector<v1::CheckStatus>{v1::CHECK_PASS, v1::CHECK_FAIL}));
+    EXPECT_EQ(paths, (std::vector<v1::CheckStatus>{v1::CHECK_PASS, v1::CHECK_FAIL}));
+    EXPECT_EQ(ckpts, (std::vector<v1::CheckStatus>{v1::CHECK_PASS, v1::CHECK_WARN}));
+    for (const auto& c : r.checks()) {
+        EXPECT_FALSE(c.message().empty()) << c.id();
+    }
+}
+
+TEST(Preflight, SingleNodeAndMismatches) {
+    Fixture f;
+    f.env.hostname = "gpu-node-8";
+    v1::PreflightRequest req;
+    req.set_expected_gpus(16);
+    req.set_expected_gpu_model("GB300");
+    req.set_planned_peak_host_bytes(2000000ull * 1024);
+    const auto r = runPreflight(req, f.env);
+    EXPECT_EQ(statusOf(r, "gpu.count"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "gpu.model"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "host.ram"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "net.hosts"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_SKIP);
+    EXPECT_EQ(statusOf(r, "nccl.version"), v1::CHECK_SKIP);
+}
+
+TEST(Preflight, LoopbackHostnames) {
+    const auto names =
+        loopbackHostnames("127.0.0.1 localhost a\n# 127.0.0.1 c\n10.0.0.1 b\n::1 ip6-localhost\n");
+    EXPECT_EQ(names, (std::vector<std::string>{"localhost", "a", "ip6-localhost"}));
+}
+
+TEST(Ray, StartArgvAndStatusParsing) {
+    v1::RayStartRequest head;
+    head.set_head(true);
+    head.set_node_ip("10.0.0.1");
+    head.set_num_gpus(8);
+    head.set_dashboard_port(8265);
+    auto a = rayStartArgv(head);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ(*a, (std::vector<std::string>{"ray", "start", "--head", "--port=6379",
+                                            "--dashboard-port=8265", "--node-ip-address=10.0.0.1",
+                                            "--num-gpus=8", "--disable-usage-stats"}));
+    v1::RayStartRequest worker;
+    worker.set_head_address("10.0.0.1:6379");
+    worker.set_num_gpus(8);
+    ASSERT_TRUE(rayStartArgv(worker).ok());
+    worker.set_head_address("");
+    EXPECT_FALSE(rayStartArgv(worker).ok());
+    worker.set_head_address("10.0.0.1:6379");
+    worker.set_node_ip("10.0.0.2; rm -rf /");
+    EXPECT_FALSE(rayStartArgv(worker).ok());
+
+    const std::string status =
+        "======== Autoscaler status: 2024-01-01 ========\n"
+        "Node status\n"
+        "---------------------------------------------------------------\n"
+        "Active:\n"
+        " 1 node_5e6f7a\n"
+        " 1 node_8b9c0d\n"
+        "Pending:\n"
+        " (no pending nodes)\n"
+        "Recent failures:\n"
+        " (no failures)\n\n"
+        "Resources\n"
+        "---------------------------------------------------------------\n"
+        "Usage:\n"
+        " 0.0/256.0 CPU\n"
+        " 0.0/16.0 GPU\n"
+        " 0B/1.50TiB memory\n";
+    v1::RayClusterStatus st;
+    parseRayStatus(status, &st);
+    EXPECT_EQ(st.alive_nodes(), 2u);
+    EXPECT_DOUBLE_EQ(st.gpus_total(), 16.0);
+}
+
+}  // namespace
+}  // namespace runplane::agent

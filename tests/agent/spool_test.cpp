@@ -1,0 +1,125 @@
+// The durable spool: seq assignment, persistence across reopen, resume, ack/trim, bound + gap.
+// issue 5
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "backend/agent/spool.h"
+#include "tests/agent/daemon_process.h"
+
+namespace runplane::agent {
+namespace {
+
+std::vector<v1::TelemetryRecord> samples(int n, const std::string& series = "s") {
+    std::vector<v1::TelemetryRecord> out;
+    for (int i = 0; i < n; ++i) {
+        v1::TelemetryRecord r;
+        r.mutable_sample()->set_series(series);
+        r.mutable_sample()->set_value(i);
+        out.push_back(r);
+    }
+    return out;
+}
+
+TEST(Spool, AssignsConsecutiveSeqsThatSurviveReopen) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    {
+        auto spool = Spool::open({path, 1 << 20});
+        ASSERT_TRUE(spool.ok()) << spool.error();
+        auto batch = samples(5);
+        auto last = (*spool)->append(batch, {{"k", "v"}});
+        ASSERT_TRUE(last.ok()) << last.error();
+        EXPECT_EQ(*last, 5u);
+        EXPECT_EQ(batch.front().seq(), 1u);
+        EXPECT_EQ(batch.back().seq(), 5u);
+        EXPECT_GT(batch.front().t_unix_ns(), 0);
+    }
+    auto spool = Spool::open({path, 1 << 20});
+    ASSERT_TRUE(spool.ok());
+    EXPECT_EQ((*spool)->meta("k").value_or(""), "v");
+    auto batch = samples(2);
+    ASSERT_TRUE((*spool)->append(batch).ok());
+    EXPECT_EQ(batch.front().seq(), 6u);
+    auto read = (*spool)->read(3, 100);
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read->size(), 5u);
+    for (std::size_t i = 0; i < read->size(); ++i) {
+        EXPECT_EQ((*read)[i].seq(), 3 + i);
+    }
+}
+
+TEST(Spool, AcknowledgeTrimsAndSeqNeverGoesBack) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    {
+        auto spool = Spool::open({path, 1 << 20});
+        auto batch = samples(10);
+        ASSERT_TRUE((*spool)->append(batch).ok());
+        auto t = (*spool)->acknowledge(10);
+        ASSERT_TRUE(t.ok()) << t.error();
+        EXPECT_EQ((*spool)->stats().records, 0u);
+        EXPECT_FALSE((*spool)->acknowledge(11).ok());  // never issued
+    }
+    // Empty spool after a full trim: the next seq still continues from 11.
+    auto spool = Spool::open({path, 1 << 20});
+    auto batch = samples(1);
+    ASSERT_TRUE((*spool)->append(batch).ok());
+    EXPECT_EQ(batch.front().seq(), 11u);
+    EXPECT_EQ((*spool)->read(0, 10)->front().seq(), 11u);
+}
+
+TEST(Spool, BoundDropsOldestAndWritesGapEvent) {
+    testing::TempDir dir;
+    auto spool = Spool::open({dir.path() + "/spool.sqlite", 4096});
+    ASSERT_TRUE(spool.ok());
+    for (int i = 0; i < 20; ++i) {
+        auto batch = samples(10, "a.rather.long.series.name.to.fill.the.spool");
+        ASSERT_TRUE((*spool)->append(batch).ok());
+    }
+    const SpoolStats st = (*spool)->stats();
+    EXPECT_LE(st.payloadBytes, 4096u);
+    EXPECT_GT(st.droppedRecords, 0u);
+    auto all = (*spool)->read(0, 100000);
+    ASSERT_TRUE(all.ok());
+    // Every gap names a range that is really absent, and gaps plus kept records cover 1..last.
+    std::set<std::uint64_t> covered;  // gap ranges may overlap (a later gap absorbs dropped gaps)
+    std::uint64_t gaps = 0;
+    std::uint64_t expectNext = 1;
+    for (const auto& r : *all) {
+        if (r.has_event() && r.event().kind() == v1::EVENT_GAP) {
+            ++gaps;
+            const auto first = std::stoull(r.event().attrs().at("first_seq"));
+            const auto last = std::stoull(r.event().attrs().at("last_seq"));
+            EXPECT_LE(first, last);
+            for (auto seq = first; seq <= last; ++seq) {
+                covered.insert(seq);
+            }
+        }
+        EXPECT_GE(r.seq(), expectNext);
+        expectNext = r.seq() + 1;
+    }
+    for (const auto& r : *all) {
+        EXPECT_EQ(covered.count(r.seq()), 0u) << "a kept record inside a gap range";
+        covered.insert(r.seq());
+    }
+    EXPECT_GT(gaps, 0u);
+    EXPECT_EQ(covered.size(), st.nextSeq - 1)
+        << "kept records and gap ranges must account for every seq ever issued";
+}
+
+TEST(Spool, CorruptFileIsAClearError) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        std::fputs("this is not a database, just text that is long enough to be a header......", f);
+        std::fclose(f);
+    }
+    auto spool = Spool::open({path, 1 << 20});
+    ASSERT_FALSE(spool.ok());
+    EXPECT_NE(spool.error().find(path), std::string::npos) << spool.error();
+}
+
+}  // namespace
+}  // namespace runplane::agent
