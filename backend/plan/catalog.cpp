@@ -60,10 +60,15 @@ Result<ModelCatalog> ModelCatalog::loadDirectory(const std::string& dir) {
         return Error{dir + ": model catalog directory not found"};
     }
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
-            files.push_back(entry.path());
+    // error_code overloads throughout: no filesystem_error may leave the library.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code fileEc;
+        if (it->is_regular_file(fileEc) && it->path().extension() == ".yaml") {
+            files.push_back(it->path());
         }
+    }
+    if (ec) {
+        return Error{dir + ": cannot list the model catalog: " + ec.message()};
     }
     std::sort(files.begin(), files.end());
     ModelCatalog catalog;

@@ -51,7 +51,8 @@ std::string findingsToJson(const std::vector<Finding>& findings, std::string_vie
     for (const auto& f : findings) {
         list.push_back(findingJson(f));
     }
-    return json{{"file", file}, {"errors", hasErrors(findings)}, {"findings", list}}.dump(2);
+    return json{{"file", file}, {"errors", hasErrors(findings)}, {"findings", list}}.dump(
+        2, ' ', false, json::error_handler_t::replace);
 }
 
 std::string planToJson(const Plan& plan, std::string_view file) {
@@ -153,7 +154,8 @@ std::string planToJson(const Plan& plan, std::string_view file) {
                            {"last_node", e.lastNode}});
     }
     doc["topology"] = {{"gpus", slots}, {"engines", engines}};
-    return doc.dump(2);
+    // Recipe strings may hold any bytes: replace invalid UTF-8 instead of throwing.
+    return doc.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace runplane::plan

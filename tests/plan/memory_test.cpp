@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
 #include "backend/plan/planner.h"
 #include "tests/plan/test_support.h"
 
@@ -246,6 +250,36 @@ TEST(Plan, JsonCarriesEverything) {
     }
     const std::string findings = findingsToJson(p.plan.findings, "full.yaml");
     EXPECT_NE(findings.find("\"errors\": false"), std::string::npos) << findings;
+}
+
+}  // namespace
+}  // namespace runplane::plan
+
+namespace runplane::plan {
+namespace {
+
+TEST(Plan, JsonNeverThrowsOnOddBytes) {
+    Recipe r = test::loadShipped("smoke-local.yaml");
+    r.checkpoints.save = std::string("/runs/\xff\xfe/out");
+    r.trainer.tp = 3;  // a finding whose message is built from the recipe
+    const Plan plan = planRecipe(r, test::catalog());
+    std::string json;
+    EXPECT_NO_THROW(json = planToJson(plan, "odd\xff.yaml"));
+    EXPECT_NE(json.find("\"findings\""), std::string::npos);
+}
+
+TEST(Catalog, MissingDirectoryIsAnErrorNotAnException) {
+    auto missing = ModelCatalog::loadDirectory("/nonexistent/runplane/models");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().find("/nonexistent/runplane/models"), std::string::npos);
+}
+
+TEST(Catalog, LocateRecipesDirHonoursTheEnvironment) {
+    ::setenv("RUNPLANE_RECIPES", test::recipesDir().c_str(), 1);
+    auto dir = locateRecipesDir("");
+    ::unsetenv("RUNPLANE_RECIPES");
+    ASSERT_TRUE(dir.ok()) << dir.error();
+    EXPECT_TRUE(std::filesystem::is_directory(*dir + "/models"));
 }
 
 }  // namespace
