@@ -43,12 +43,14 @@ std::int64_t bucketIndex(std::int64_t t, std::int64_t width) {
     return q;
 }
 
-Decimator::Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets)
+Decimator::Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets, bool allowRaw)
     : m_width(bucketWidth(lo, hi, maxBuckets)),
-      m_rawLimit(static_cast<std::size_t>(std::max(2, maxBuckets)) * 4) {}
+      m_rawLimit(static_cast<std::size_t>(std::max(2, maxBuckets)) * 4),
+      m_keepRaw(allowRaw) {}
 
-void Decimator::add(const SeriesPoint& point) {
-    const std::int64_t ordinal = m_count++;
+void Decimator::add(const SeriesPoint& point, std::int64_t weight) {
+    const std::int64_t ordinal = m_ordinal++;
+    m_count += weight;
     if (m_keepRaw) {
         if (m_raw.size() < m_rawLimit) {
             m_raw.push_back(point);
@@ -62,7 +64,7 @@ void Decimator::add(const SeriesPoint& point) {
     if (m_hasOpen && index == m_openIndex) {
         Open& o = m_open;
         SeriesBucket& b = o.bucket;
-        ++b.count;
+        b.count += weight;
         b.last = point;
         o.lastOrdinal = ordinal;
         if (below(point.min, b.min)) {
@@ -83,15 +85,11 @@ void Decimator::add(const SeriesPoint& point) {
     m_hasOpen = true;
     m_openIndex = index;
     Open& o = m_open;
-    o.bucket = SeriesBucket{index * m_width,
-                            index * m_width + (m_width - 1),
-                            point,
-                            point,
-                            point.min,
-                            point.tNs,
-                            point.max,
-                            point.tNs,
-                            1};
+    o.bucket = SeriesBucket{index * m_width, index * m_width + (m_width - 1),
+                            point,           point,
+                            point.min,       point.tNs,
+                            point.max,       point.tNs,
+                            weight};
     o.minPoint = o.maxPoint = point;
     o.firstOrdinal = o.minOrdinal = o.maxOrdinal = o.lastOrdinal = ordinal;
 }

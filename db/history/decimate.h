@@ -24,8 +24,11 @@ std::int64_t bucketIndex(std::int64_t t, std::int64_t width);
 /// Not thread-safe (one per query).
 class Decimator {
   public:
-    Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets);
-    void add(const SeriesPoint& point);
+    /// allowRaw = false: always bucket (used when the input is rollup cells, not raw samples).
+    Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets, bool allowRaw = true);
+    /// weight: how many samples this point stands for (a rollup cell's first sample carries
+    /// the cell's count, its other representatives 0).
+    void add(const SeriesPoint& point, std::int64_t weight = 1);
     SeriesPoints finish() &&;
 
   private:
@@ -42,7 +45,8 @@ class Decimator {
 
     std::int64_t m_width;
     std::size_t m_rawLimit;
-    std::int64_t m_count = 0;
+    std::int64_t m_count = 0;    // samples represented (sum of weights)
+    std::int64_t m_ordinal = 0;  // points added
     bool m_hasOpen = false;
     std::int64_t m_openIndex = 0;
     Open m_open;

@@ -23,7 +23,7 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 /// Lifecycle of a run as the history records it. "DaemonLost" (the daemon could not tell what
 /// happened) and "Failed" (the run exited non-zero) are distinct on purpose.

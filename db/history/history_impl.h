@@ -20,6 +20,7 @@ struct History::Impl {
     sqlite::Statement insertSeries;
     sqlite::Statement insertSample;
     sqlite::Statement insertEvent;
+    sqlite::Statement upsertRollup;
     bool ingestPrepared = false;
     // (node, run, name) -> series id; entries created in a rolled-back transaction are removed.
     std::unordered_map<std::string, std::int64_t> seriesIds;

@@ -5,6 +5,7 @@
 
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
+#include "db/history/rollup.h"
 
 namespace runplane::db {
 
@@ -31,6 +32,11 @@ Status History::Impl::prepareIngest() {
          "INSERT OR IGNORE INTO events(node_id, seq, t_ns, run_id, kind, message, attrs_json) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7);"},
     };
+    auto rollup = db->prepare(rollupUpsertSql());
+    if (!rollup.ok()) {
+        return Error{rollup.error()};
+    }
+    upsertRollup = std::move(*rollup);
     for (const Item& item : items) {
         auto stmt = db->prepare(item.sql);
         if (!stmt.ok()) {
@@ -102,6 +108,7 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         return Error{cursor.error()};
     }
     IngestResult result;
+    RollupDelta rollups;
     std::uint64_t newCursor = std::max(*cursor, batch.throughSeq);
 
     auto seriesIdFor = [&](const IngestSample& sample) -> Result<std::int64_t> {
@@ -159,8 +166,20 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         }
         if (impl.db->changes() > 0) {
             ++result.samplesInserted;
+            addToDelta(
+                rollups, *seriesId,
+                SeqPoint{SeriesPoint{sample.tNs, sample.value, sample.min, sample.max, sample.step},
+                         static_cast<std::int64_t>(sample.seq)});
         } else {
             ++result.duplicatesSkipped;
+        }
+    }
+    // The rollup cells these samples touched, merged in the same transaction.
+    for (const auto& [key, cell] : rollups) {
+        const auto& [seriesId, level, index] = key;
+        if (Status s = writeCell(impl.upsertRollup, seriesId, level, index, cell); !s.ok()) {
+            forgetNewSeries();
+            return Error{s.error()};
         }
     }
     for (const IngestEvent& event : batch.events) {

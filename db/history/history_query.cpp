@@ -1,11 +1,13 @@
 // History: read-side queries (series with min/max-preserving decimation, events, summaries).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
 #include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
+#include "db/history/rollup.h"
 
 namespace runplane::db {
 
@@ -56,6 +58,23 @@ Status fillExtent(sqlite::Database& db, SeriesInfo& info) {
 double realOrNan(const sqlite::Statement& stmt, int column) {
     return stmt.columnIsNull(column) ? std::numeric_limits<double>::quiet_NaN()
                                      : stmt.columnDouble(column);
+}
+
+// A cell's representatives in time order (distinct samples), its count on the first.
+void addCell(Decimator& decimator, const RollupCell& cell) {
+    std::array<const SeqPoint*, 4> picks = {&cell.first, &cell.minSample, &cell.maxSample,
+                                            &cell.last};
+    std::sort(picks.begin(), picks.end(), [](const SeqPoint* a, const SeqPoint* b) {
+        return a->point.tNs < b->point.tNs || (a->point.tNs == b->point.tNs && a->seq < b->seq);
+    });
+    const SeqPoint* previous = nullptr;
+    for (const SeqPoint* p : picks) {
+        if (previous && previous->seq == p->seq && previous->point.tNs == p->point.tNs) {
+            continue;
+        }
+        decimator.add(p->point, previous ? 0 : cell.count);
+        previous = p;
+    }
 }
 
 bool lowerIsBetter(const std::string& name) {
@@ -171,13 +190,55 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
-    stmt->bind(1, query.seriesId).bind(2, lo).bind(3, hi);
+    auto scan = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
+        stmt->bind(1, query.seriesId).bind(2, from).bind(3, to);
+        Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
+            decimator.add(SeriesPoint{r.columnInt(0), realOrNan(r, 1), realOrNan(r, 2),
+                                      realOrNan(r, 3), r.columnInt(4)});
+        });
+        stmt->reset();
+        return s;
+    };
+
+    // Wide ranges read the rollup pyramid: the coarsest level whose cells are no wider than a
+    // decimation bucket. The two edge cells, which may reach outside [lo, hi], are read raw.
+    const std::int64_t width = bucketWidth(lo, hi, query.maxBuckets);
+    int level = -1;
+    while (level + 1 < kRollupLevels && rollupWidth(level + 1) <= width) {
+        ++level;
+    }
+    if (level >= 0) {
+        const std::int64_t cellWidth = rollupWidth(level);
+        const std::int64_t firstCell = bucketIndex(lo, cellWidth);
+        const std::int64_t lastCell = bucketIndex(hi, cellWidth);
+        if (lastCell - firstCell >= 2) {
+            auto cells = readCells(*m_impl->db, query.seriesId, level, firstCell + 1, lastCell - 1);
+            if (!cells.ok()) {
+                return Error{cells.error()};
+            }
+            std::int64_t interior = 0;
+            for (const auto& [index, cell] : *cells) {
+                interior += cell.count;
+            }
+            const std::int64_t rawLimit =
+                4 * static_cast<std::int64_t>(std::max(2, query.maxBuckets));
+            if (interior > rawLimit) {
+                Decimator decimator(lo, hi, query.maxBuckets, /*allowRaw=*/false);
+                if (Status s = scan(decimator, lo, (firstCell + 1) * cellWidth - 1); !s.ok()) {
+                    return Error{s.error()};
+                }
+                for (const auto& [index, cell] : *cells) {
+                    addCell(decimator, cell);
+                }
+                if (Status s = scan(decimator, lastCell * cellWidth, hi); !s.ok()) {
+                    return Error{s.error()};
+                }
+                return std::move(decimator).finish();
+            }
+        }
+    }
     Decimator decimator(lo, hi, query.maxBuckets);
-    Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
-        decimator.add(SeriesPoint{r.columnInt(0), realOrNan(r, 1), realOrNan(r, 2), realOrNan(r, 3),
-                                  r.columnInt(4)});
-    });
-    if (!s.ok()) {
+    if (Status s = scan(decimator, lo, hi); !s.ok()) {
         return Error{s.error()};
     }
     return std::move(decimator).finish();

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "db/history/history.h"
+#include "db/history/rollup.h"
 
 namespace runplane::db {
 namespace {
@@ -78,12 +79,29 @@ CREATE TABLE ingest_cursor (
 );
 )sql";
 
-constexpr std::array kMigrations = {
+// Version 2: the rollup pyramid for fast decimated reads (db/history/rollup.h), backfilled from
+// the samples a version-1 file already holds.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE sample_rollup (
+    series_id INTEGER NOT NULL,
+    level     INTEGER NOT NULL,
+    cell      INTEGER NOT NULL,
+    count     INTEGER NOT NULL,
+    f_t INTEGER NOT NULL, f_seq INTEGER NOT NULL, f_v REAL, f_mn REAL, f_mx REAL, f_step INTEGER,
+    l_t INTEGER NOT NULL, l_seq INTEGER NOT NULL, l_v REAL, l_mn REAL, l_mx REAL, l_step INTEGER,
+    n_t INTEGER NOT NULL, n_seq INTEGER NOT NULL, n_v REAL, n_mn REAL, n_mx REAL, n_step INTEGER,
+    x_t INTEGER NOT NULL, x_seq INTEGER NOT NULL, x_v REAL, x_mn REAL, x_mx REAL, x_step INTEGER,
+    PRIMARY KEY (series_id, level, cell)
+) WITHOUT ROWID;
+)sql";
+
+const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
+    Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
 };
 
-static_assert(kMigrations.back().version == kSchemaVersion,
-              "the last migration must bring the file to kSchemaVersion");
+static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
+              "one migration per version: the last one brings the file to kSchemaVersion");
 
 }  // namespace
 
@@ -157,6 +175,12 @@ Result<int> applyMigrations(sqlite::Database& db, std::span<const Migration> lis
         if (Status s = db.exec(migration.sql); !s.ok()) {
             return Error{s.error() + " (migration to schema version " +
                          std::to_string(migration.version) + ")"};
+        }
+        if (migration.backfill) {
+            if (Status s = migration.backfill(db); !s.ok()) {
+                return Error{s.error() + " (migration to schema version " +
+                             std::to_string(migration.version) + ")"};
+            }
         }
         auto record = db.prepare(
             "INSERT INTO schema_version(version, applied_ns, description) "

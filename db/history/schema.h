@@ -5,13 +5,19 @@
 
 #include "backend/common/result.h"
 
+namespace runplane::sqlite {
+class Database;
+}
+
 namespace runplane::db {
 
-/// One forward step: applying sql to a file at version - 1 brings it to version.
+/// One forward step: applying sql (then backfill, if any, in the same transaction) to a file at
+/// version - 1 brings it to version.
 struct Migration {
     int version;
     const char* description;
     const char* sql;
+    Status (*backfill)(sqlite::Database& db) = nullptr;
 };
 
 /// Every migration, in ascending version order; the last one's version is kSchemaVersion.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
@@ -158,6 +159,91 @@ TEST(Decimate, OneSampleSpikeSurvivesInMillionPointSeries) {
     auto all = history.querySeries(SeriesQuery{**id});
     ASSERT_TRUE(all.ok());
     EXPECT_EQ(all->sourceCount, static_cast<std::int64_t>(kCount));
+}
+
+}  // namespace
+}  // namespace runplane::db
+
+namespace runplane::db {
+namespace {
+
+// Wide queries read the rollup pyramid; its result must keep every spike, the exact extremes
+// and count, and contain only real samples.
+TEST(Decimate, RollupReadKeepsSpikesExtremesAndCounts) {
+    runplane::testing::ScratchDir dir;
+    auto opened = History::open(dir.file("rollup.sqlite"));
+    ASSERT_TRUE(opened.ok()) << opened.error();
+    History& history = **opened;
+    constexpr std::uint64_t kCount = 200'000;
+    const std::int64_t t0 = 1'700'000'000'000'000'000;
+    const std::int64_t dt = 100'000'000;
+    std::map<std::int64_t, double> truth;  // t -> value
+    std::vector<std::uint64_t> spikes;
+    for (std::uint64_t k = 0; k < 25; ++k) {
+        spikes.push_back(1 + (k * 7919 * 13) % kCount);
+    }
+    double trueMin = 1e300, trueMax = -1e300;
+    for (std::uint64_t first = 1; first <= kCount; first += 997) {  // odd batch size
+        IngestBatch batch;
+        batch.nodeId = "n1";
+        for (std::uint64_t seq = first; seq < std::min(first + 997, kCount + 1); ++seq) {
+            double v = 100.0 + 10.0 * std::sin(static_cast<double>(seq) * 1e-2);
+            if (std::find(spikes.begin(), spikes.end(), seq) != spikes.end()) {
+                v = (seq % 2) ? 1e6 + static_cast<double>(seq) : -1e6 - static_cast<double>(seq);
+            }
+            const std::int64_t t = t0 + static_cast<std::int64_t>(seq) * dt;
+            truth[t] = v;
+            trueMin = std::min(trueMin, v);
+            trueMax = std::max(trueMax, v);
+            batch.samples.push_back(IngestSample{seq, t, "", "x", "", v, v, v, -1});
+        }
+        batch.throughSeq = batch.samples.back().seq;
+        ASSERT_TRUE(history.ingest(batch).ok());
+    }
+    auto id = history.findSeries("n1", "", "x");
+    ASSERT_TRUE(id.ok() && id->has_value());
+    for (int buckets : {50, 300, 2000}) {
+        auto result =
+            history.querySeries(SeriesQuery{**id, std::numeric_limits<std::int64_t>::min(),
+                                            std::numeric_limits<std::int64_t>::max(), buckets});
+        ASSERT_TRUE(result.ok()) << result.error();
+        ASSERT_TRUE(result->decimated);
+        EXPECT_EQ(result->sourceCount, static_cast<std::int64_t>(kCount));
+        EXPECT_LE(result->buckets.size(), static_cast<std::size_t>(buckets));
+        std::int64_t counted = 0;
+        double seenMin = 1e300, seenMax = -1e300;
+        for (const auto& b : result->buckets) {
+            counted += b.count;
+            seenMin = std::min(seenMin, b.min);
+            seenMax = std::max(seenMax, b.max);
+        }
+        EXPECT_EQ(counted, static_cast<std::int64_t>(kCount));
+        EXPECT_EQ(seenMin, trueMin);
+        EXPECT_EQ(seenMax, trueMax);
+        for (const auto& p : result->points) {
+            auto it = truth.find(p.tNs);
+            ASSERT_NE(it, truth.end()) << "invented point at " << p.tNs;
+            EXPECT_EQ(it->second, p.value);
+        }
+        for (std::uint64_t seq : spikes) {
+            const std::int64_t t = t0 + static_cast<std::int64_t>(seq) * dt;
+            const bool found = std::any_of(result->points.begin(), result->points.end(),
+                                           [&](const SeriesPoint& p) { return p.tNs == t; });
+            EXPECT_TRUE(found) << "spike at seq " << seq << " lost at " << buckets << " buckets";
+        }
+        EXPECT_TRUE(std::is_sorted(result->points.begin(), result->points.end(),
+                                   [](const auto& a, const auto& b) { return a.tNs < b.tNs; }));
+    }
+    // A window whose edges cut rollup cells: the edge samples outside it never leak in.
+    const std::int64_t from = t0 + 12'345 * dt + 1;
+    const std::int64_t to = t0 + 150'000 * dt - 1;
+    auto window = history.querySeries(SeriesQuery{**id, from, to, 100});
+    ASSERT_TRUE(window.ok());
+    EXPECT_EQ(window->sourceCount, 150'000 - 12'346);
+    for (const auto& p : window->points) {
+        EXPECT_GE(p.tNs, from);
+        EXPECT_LE(p.tNs, to);
+    }
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ TEST(History, CreatesCurrentSchemaInWalMode) {
     history.reset();
     auto again = openOrDie(path);
     ASSERT_TRUE(again);
-    EXPECT_EQ(scalar(path, "SELECT count(*) FROM schema_version;"), 1);
+    EXPECT_EQ(scalar(path, "SELECT count(*) FROM schema_version;"), kSchemaVersion);
 }
 
 TEST(History, RunsRoundTripNewestFirst) {

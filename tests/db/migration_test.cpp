@@ -1,6 +1,9 @@
 // Forward migrations: each step in its own transaction, data kept, newer versions refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "db/history/history.h"
 #include "db/history/schema.h"
 #include "db/sqlite/sqlite.h"
@@ -87,6 +90,49 @@ TEST(Migrations, ShippedListEndsAtTheCurrentVersion) {
         previous = m.version;
     }
     EXPECT_EQ(previous, kSchemaVersion);
+}
+
+}  // namespace
+}  // namespace runplane::db
+
+namespace runplane::db {
+namespace {
+
+// A version-1 file with samples is migrated to the current version on open, and the rollup
+// backfill makes wide queries over the old data correct.
+TEST(Migrations, Version1HistoryIsUpgradedWithItsSamples) {
+    ScratchDir dir;
+    const std::string path = dir.file("v1.sqlite");
+    {
+        auto db = open(path);
+        ASSERT_TRUE(applyMigrations(*db, migrations().first(1), false).ok());
+        ASSERT_TRUE(db->exec("INSERT INTO series(id, node_id, run_id, name, unit) "
+                             "VALUES (1, 'n1', '', 'host.mem.used_bytes', 'bytes');")
+                        .ok());
+        auto insert = db->prepare(
+            "INSERT INTO samples(series_id, t_ns, seq, value, min, max, step) "
+            "VALUES (1, ?1, ?2, ?3, ?3, ?3, -1);");
+        ASSERT_TRUE(insert.ok());
+        ASSERT_TRUE(db->exec("BEGIN;").ok());
+        for (std::int64_t seq = 1; seq <= 50'000; ++seq) {
+            insert->bind(1, seq * 100'000'000).bind(2, seq).bind(3, seq == 31'337 ? 1e9 : 1.0);
+            ASSERT_TRUE(insert->run().ok());
+        }
+        ASSERT_TRUE(db->exec("COMMIT;").ok());
+    }
+    auto history = History::open(path);
+    ASSERT_TRUE(history.ok()) << history.error();
+    EXPECT_EQ(*(*history)->schemaVersion(), kSchemaVersion);
+    auto points =
+        (*history)->querySeries(SeriesQuery{1, 0, std::numeric_limits<std::int64_t>::max(), 20});
+    ASSERT_TRUE(points.ok()) << points.error();
+    EXPECT_TRUE(points->decimated);
+    EXPECT_EQ(points->sourceCount, 50'000);
+    const bool spike = std::any_of(points->points.begin(), points->points.end(),
+                                   [](const SeriesPoint& p) { return p.value == 1e9; });
+    EXPECT_TRUE(spike);
+    auto raw = open(path);
+    EXPECT_GT(count(*raw, "SELECT count(*) FROM sample_rollup;"), 0);
 }
 
 }  // namespace
