@@ -1,0 +1,339 @@
+// runplanectl dispatch preflight / launch / stop: multi-node runs on Ray (docs/dispatch.md).
+// The recipe is turned into the per-node preflight specs here (the control library does not
+// depend on the planner): GPUs and model from hardware, host-memory peak per node from the
+// memory plan, NCCL requirement from environment.nccl_version, paths from checkpoints/eval.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backend/cli/command_registry.h"
+#include "backend/control/dispatch.h"
+#include "backend/plan/catalog.h"
+#include "backend/plan/planner.h"
+#include "backend/plan/recipe.h"
+
+namespace {
+
+using namespace runplane::control;
+using nlohmann::json;
+
+struct CommonOptions {
+    std::string recipe;
+    std::vector<std::string> env;  // KEY=VALUE
+    std::string recipesDir;
+    double minFreeDiskGb = 0;
+    std::string token;
+    std::string tlsCa;
+    double callTimeout = 10;
+    bool json = false;
+};
+
+struct PreflightOptions : CommonOptions {
+    std::vector<std::string> nodes;
+};
+
+struct LaunchOptions : CommonOptions {
+    std::string head;
+    std::vector<std::string> workers;
+    bool overridePreflight = false;
+    double timeout = 120;
+    unsigned gpusPerNode = 0;  // 0 = recipe's hardware.gpus_per_node
+    unsigned rayPort = 6379;
+    std::string runId;
+    std::string workdir;
+    std::vector<std::string> argv;
+};
+
+struct StopOptions {
+    std::string head;
+    std::vector<std::string> workers;
+    std::string runId;
+    double grace = 10;
+    bool force = false;
+    std::string token;
+    std::string tlsCa;
+    bool json = false;
+};
+
+NodeClientOptions clientOptions(const std::string& token, const std::string& ca, double timeout) {
+    NodeClientOptions o;
+    o.bearerToken = token;
+    o.tlsRootCertFile = ca;
+    o.callTimeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
+    return o;
+}
+
+int versionCode(const std::string& dotted) {
+    int major = 0, minor = 0, patch = 0;
+    if (std::sscanf(dotted.c_str(), "%d.%d.%d", &major, &minor, &patch) < 2) {
+        return 0;
+    }
+    // NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9 (major*1000 + ... before).
+    return major * 10000 + minor * 100 + patch;
+}
+
+std::string executableDir() {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : exe.parent_path().string();
+}
+
+/// The recipe as preflight specs, one per node (head first). Prints and returns false on error.
+bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<PreflightSpec>* specs,
+                runplane::plan::Recipe* recipeOut, int& exitCode) {
+    std::ifstream in(o.recipe, std::ios::binary);
+    if (!in) {
+        std::cerr << o.recipe << ": cannot open the recipe file\n";
+        exitCode = 2;
+        return false;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto recipe = runplane::plan::parseRecipe(text.str(), o.recipe);
+    if (!recipe) {
+        std::cerr << recipe.error() << "\n";
+        exitCode = 2;
+        return false;
+    }
+    PreflightSpec base;
+    base.recipeYaml = text.str();
+    for (const auto& [k, v] : recipe->environment.env) {
+        base.env[k] = v;
+    }
+    for (const auto& kv : o.env) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            std::cerr << "--env " << kv << ": expected KEY=VALUE\n";
+            exitCode = 2;
+            return false;
+        }
+        base.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    base.expectedGpus = static_cast<std::uint32_t>(recipe->hardware.gpusPerNode);
+    base.expectedGpuModel = recipe->hardware.gpu;
+    base.minNcclVersionCode = versionCode(recipe->environment.ncclVersion);
+    base.masterAddr = recipe->cluster.masterAddr;
+    base.multiNode = nodeCount > 1 || recipe->cluster.nodes > 1;
+    const auto& ck = recipe->checkpoints;
+    for (const auto* p : {&ck.hfCheckpoint, &ck.modelDir}) {
+        if (!p->empty()) {
+            base.requiredPaths.push_back(*p);
+        }
+    }
+    for (const auto& d : recipe->eval.datasets) {
+        if (!d.path.empty()) {
+            base.requiredPaths.push_back(d.path);
+        }
+    }
+    if (!ck.refLoad.empty()) {
+        base.checkpointDirs.push_back(ck.refLoad);  // torch_dist needs its tracker file
+    }
+    base.minFreeDiskBytes = static_cast<std::uint64_t>(o.minFreeDiskGb * 1e9);
+    base.diskPath = ck.save;
+    specs->assign(nodeCount, base);
+
+    // Host-memory peak per node from the planner (skipped, with a note, without a catalog).
+    std::string dir = o.recipesDir;
+    if (dir.empty()) {
+        auto located = runplane::plan::locateRecipesDir(executableDir());
+        dir = located ? *located : "";
+    }
+    auto catalog = dir.empty() ? runplane::Result<runplane::plan::ModelCatalog>(
+                                     runplane::Error{"no recipes directory"})
+                               : runplane::plan::ModelCatalog::loadDirectory(dir + "/models");
+    if (catalog) {
+        const auto plan = runplane::plan::planRecipe(*recipe, *catalog);
+        if (plan.model) {
+            for (std::size_t i = 0; i < nodeCount && i < plan.memory.nodes.size(); ++i) {
+                (*specs)[i].plannedPeakHostBytes =
+                    static_cast<std::uint64_t>(plan.memory.nodes[i].peakBytes);
+            }
+        }
+    } else {
+        std::cerr << "note: host-memory check skipped: " << catalog.error() << "\n";
+    }
+    *recipeOut = std::move(recipe).value();
+    return true;
+}
+
+void printEvent(const DispatchEvent& e) {
+    if (!e.done) {
+        const int width = 30;
+        const int filled = static_cast<int>(e.progress * width);
+        std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
+                  << toString(e.step) << " " << e.message << "   " << std::flush;
+        return;
+    }
+    std::cerr << "\r" << (e.ok ? "ok   " : "FAIL ") << toString(e.step)
+              << (e.node.empty() ? "" : " " + e.node) << ": " << e.message << "\n";
+}
+
+json eventsJson(const std::vector<DispatchEvent>& events) {
+    json out = json::array();
+    for (const auto& e : events) {
+        out.push_back(
+            {{"step", toString(e.step)}, {"node", e.node}, {"ok", e.ok}, {"message", e.message}});
+    }
+    return out;
+}
+
+void runPreflight(const PreflightOptions& o, int& exitCode) {
+    std::vector<PreflightSpec> specs;
+    runplane::plan::Recipe recipe;
+    if (!buildSpecs(o, o.nodes.size(), &specs, &recipe, exitCode)) {
+        return;
+    }
+    if (specs[0].masterAddr.empty() && !o.nodes.empty()) {
+        const auto colon = o.nodes[0].rfind(':');
+        for (auto& s : specs) {
+            s.masterAddr = o.nodes[0].substr(0, colon);  // the first node acts as head
+        }
+    }
+    const auto table =
+        preflightNodes(o.nodes, specs, clientOptions(o.token, o.tlsCa, o.callTimeout));
+    std::cout << (o.json ? preflightTableToJson(table) + "\n" : formatPreflightTable(table));
+    exitCode = table.anyFail() ? 1 : 0;
+}
+
+void runLaunch(const LaunchOptions& o, int& exitCode) {
+    std::vector<PreflightSpec> specs;
+    runplane::plan::Recipe recipe;
+    if (!buildSpecs(o, 1 + o.workers.size(), &specs, &recipe, exitCode)) {
+        return;
+    }
+    LaunchRequest r;
+    r.head = o.head;
+    r.workers = o.workers;
+    r.gpusPerNode = o.gpusPerNode != 0 ? o.gpusPerNode
+                                       : static_cast<std::uint32_t>(recipe.hardware.gpusPerNode);
+    r.rayPort = o.rayPort;
+    r.clusterTimeout = std::chrono::milliseconds(static_cast<long>(o.timeout * 1000));
+    r.preflight = specs[0];
+    for (const auto& s : specs) {
+        r.plannedPeakHostBytesPerNode.push_back(s.plannedPeakHostBytes);
+    }
+    r.overridePreflight = o.overridePreflight;
+    r.client = clientOptions(o.token, o.tlsCa, o.callTimeout);
+    r.run.runId = o.runId;
+    r.run.workdir = o.workdir.empty() ? recipe.launcher.workdir : o.workdir;
+    r.run.argv = o.argv.empty() ? recipe.launcher.argv : o.argv;
+    r.run.env = specs[0].env;
+    r.run.recipeYaml = specs[0].recipeYaml;
+    if (r.run.argv.empty()) {
+        std::cerr << "dispatch launch: no command: give it after -- or set launcher.argv in "
+                  << o.recipe << "\n";
+        exitCode = 2;
+        return;
+    }
+    const auto result =
+        launchMultiNode(r, o.json ? DispatchCallback{} : DispatchCallback{printEvent});
+    if (o.json) {
+        json doc{{"launched", result.launched},
+                 {"error", result.error},
+                 {"run_id", result.headRun.runId},
+                 {"preflight_overridden", result.preflightOverridden},
+                 {"overridden_failures", result.overriddenFailures},
+                 {"env", result.runEnv},
+                 {"preflight", json::parse(preflightTableToJson(result.preflight))},
+                 {"events", eventsJson(result.events)}};
+        std::cout << doc.dump(2) << "\n";
+    } else if (!result.launched) {
+        if (!result.preflight.rows.empty() && result.preflight.anyFail()) {
+            std::cout << formatPreflightTable(result.preflight);
+        }
+        std::cerr << "dispatch launch: " << result.error << "\n";
+    } else {
+        std::cout << "run " << result.headRun.runId << " started on " << o.head
+                  << (result.preflightOverridden ? " (preflight failures overridden)" : "") << "\n";
+    }
+    exitCode = result.launched ? 0 : 1;
+}
+
+void runStop(const StopOptions& o, int& exitCode) {
+    StopRequest r;
+    r.head = o.head;
+    r.workers = o.workers;
+    r.runId = o.runId;
+    r.graceSeconds = o.grace;
+    r.force = o.force;
+    r.client = clientOptions(o.token, o.tlsCa, 10);
+    const auto result =
+        stopMultiNode(r, o.json ? DispatchCallback{} : DispatchCallback{printEvent});
+    if (o.json) {
+        std::cout << json{{"ok", result.ok},
+                          {"errors", result.errors},
+                          {"events", eventsJson(result.events)}}
+                         .dump(2)
+                  << "\n";
+    }
+    exitCode = result.ok ? 0 : 1;
+}
+
+void addCommon(CLI::App* cmd, CommonOptions& o) {
+    cmd->add_option("--recipe", o.recipe, "Recipe YAML")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--env", o.env, "KEY=VALUE added to the run's environment (e.g. PATH for ray)");
+    cmd->add_option("--recipes-dir", o.recipesDir,
+                    "Recipes directory (model catalog) for the memory plan");
+    cmd->add_option("--min-free-disk-gb", o.minFreeDiskGb,
+                    "Free disk required at checkpoints.save");
+    cmd->add_option("--token", o.token, "Bearer token for the daemons");
+    cmd->add_option("--tls-ca", o.tlsCa, "PEM root certificate for TLS to the daemons");
+    cmd->add_option("--call-timeout", o.callTimeout, "Seconds per RPC")->capture_default_str();
+    cmd->add_flag("--json", o.json, "Print JSON");
+}
+
+const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
+                                                            runplane::cli::CliContext& context) {
+    auto* group = app.add_subcommand("dispatch", "Multi-node runs on Ray: preflight, launch, stop");
+    group->require_subcommand(1);
+
+    auto pre = std::make_shared<PreflightOptions>();
+    auto* preCmd =
+        group->add_subcommand("preflight", "Check every node at once (exit 1 on any FAIL)");
+    addCommon(preCmd, *pre);
+    preCmd->add_option("nodes", pre->nodes, "Daemon addresses HOST:PORT (the first acts as head)")
+        ->required();
+    preCmd->callback([pre, &context] { runPreflight(*pre, context.exitCode); });
+
+    auto launch = std::make_shared<LaunchOptions>();
+    auto* launchCmd =
+        group->add_subcommand("launch", "Preflight, start Ray on every node, run on the head");
+    addCommon(launchCmd, *launch);
+    launchCmd->add_option("--head", launch->head, "Head daemon HOST:PORT")->required();
+    launchCmd->add_option("--workers", launch->workers, "Worker daemons HOST:PORT");
+    launchCmd->add_flag("--override-preflight", launch->overridePreflight,
+                        "Launch despite FAIL checks (recorded)");
+    launchCmd
+        ->add_option("--timeout", launch->timeout, "Seconds to wait for the cluster's GPU total")
+        ->capture_default_str();
+    launchCmd->add_option("--gpus-per-node", launch->gpusPerNode,
+                          "GPUs declared to Ray per node (default: recipe)");
+    launchCmd->add_option("--ray-port", launch->rayPort, "Head's Ray port")->capture_default_str();
+    launchCmd->add_option("--run-id", launch->runId, "Run id (default: generated)");
+    launchCmd->add_option("--workdir", launch->workdir,
+                          "Working directory under the head's run root");
+    launchCmd->add_option("command", launch->argv,
+                          "The launcher command, after -- (default: launcher.argv)");
+    launchCmd->callback([launch, &context] { runLaunch(*launch, context.exitCode); });
+
+    auto stop = std::make_shared<StopOptions>();
+    auto* stopCmd =
+        group->add_subcommand("stop", "Stop the run on the head, then `ray stop` on every node");
+    stopCmd->add_option("--head", stop->head, "Head daemon HOST:PORT")->required();
+    stopCmd->add_option("--workers", stop->workers, "Worker daemons HOST:PORT");
+    stopCmd->add_option("--run-id", stop->runId, "Run to stop first (default: only tear Ray down)");
+    stopCmd->add_option("--grace", stop->grace, "Seconds between SIGTERM and SIGKILL")
+        ->capture_default_str();
+    stopCmd->add_flag("--force", stop->force, "ray stop --force");
+    stopCmd->add_option("--token", stop->token, "Bearer token for the daemons");
+    stopCmd->add_option("--tls-ca", stop->tlsCa, "PEM root certificate for TLS to the daemons");
+    stopCmd->add_flag("--json", stop->json, "Print JSON");
+    stopCmd->callback([stop, &context] { runStop(*stop, context.exitCode); });
+});
+
+}  // namespace
