@@ -19,7 +19,10 @@ namespace {
 constexpr double kMaxHz = 10.0;
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 constexpr std::size_t kReadChunk = 256u << 10;
-constexpr std::int64_t kLogFlushNs = 250'000'000;
+// Log-derived records are written with the next report, or earlier once this many are pending
+// or this long has passed (each write is one fsync'ed transaction).
+constexpr std::size_t kLogFlushRecords = 500;
+constexpr std::int64_t kLogFlushNs = 1'000'000'000;
 
 std::int64_t wallNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -178,7 +181,8 @@ void Collector::loop() {
             }
             // A faster rate asked for mid-interval takes effect at once.
             nextReport = std::min(nextReport, now + reportPeriod);
-        } else if (!m_pending.empty() && t - m_lastFlushNs >= kLogFlushNs) {
+        } else if (m_pending.size() >= kLogFlushRecords ||
+                   (!m_pending.empty() && t - m_lastFlushNs >= kLogFlushNs)) {
             flush();
         }
     }
@@ -326,15 +330,9 @@ void Collector::syncRuns(std::int64_t nowNs) {
             snapRuns.push_back(snap);
             continue;
         }
-        // Process tree: a full /proc scan once per report; PSS where readable.
-        const bool supervisorAlive = processAlive(view.supervisorPid, view.supervisorStartTicks);
-        const bool childAlive = processAlive(view.childPid, view.childStartTicks);
-        track.pids.clear();
-        const pid_t root = supervisorAlive ? view.supervisorPid : (childAlive ? view.childPid : 0);
-        for (const auto& p :
-             runProcesses(supervisorAlive ? view.supervisorPid : 0, 0, root, view.supervisorPid)) {
-            track.pids.push_back(p.pid);
-        }
+        // Process tree: walked once per report; RSS between reports; PSS where readable.
+        track.pids = runTree(view.supervisorPid, view.supervisorStartTicks, view.childPid,
+                             view.childStartTicks);
         const TreeMemory tm = treeMemory(track.pids, true);
         track.rss.add(static_cast<double>(tm.rssBytes));
         addSample(nowNs, view.runId, "run.tree.rss_bytes", track.rss.last, track.rss.min,

@@ -157,6 +157,80 @@ std::vector<ProcStat> runProcesses(pid_t session, pid_t pgrp, pid_t root, pid_t 
     return out;
 }
 
+std::optional<std::vector<pid_t>> descendants(pid_t root) {
+    std::vector<pid_t> out;
+    std::vector<pid_t> stack{root};
+    bool first = true;
+    while (!stack.empty()) {
+        const pid_t pid = stack.back();
+        stack.pop_back();
+        const std::string taskDir = "/proc/" + std::to_string(pid) + "/task";
+        DIR* dir = ::opendir(taskDir.c_str());
+        if (dir == nullptr) {
+            if (first) {
+                return std::nullopt;  // root is gone
+            }
+            continue;  // exited meanwhile
+        }
+        bool anyFile = false;
+        while (dirent* e = ::readdir(dir)) {
+            if (e->d_name[0] < '0' || e->d_name[0] > '9') {
+                continue;
+            }
+            auto children = readSmallFile(taskDir + "/" + e->d_name + "/children", 1 << 20);
+            if (!children) {
+                continue;
+            }
+            anyFile = true;
+            const char* p = children->c_str();
+            while (*p != '\0') {
+                char* end = nullptr;
+                const long child = std::strtol(p, &end, 10);
+                if (end == p) {
+                    break;
+                }
+                out.push_back(static_cast<pid_t>(child));
+                stack.push_back(static_cast<pid_t>(child));
+                p = end;
+            }
+        }
+        ::closedir(dir);
+        if (first && !anyFile) {
+            return std::nullopt;  // no children files: CONFIG_PROC_CHILDREN is off
+        }
+        first = false;
+    }
+    return out;
+}
+
+std::vector<pid_t> runTree(pid_t supervisorPid, std::uint64_t supervisorStartTicks, pid_t childPid,
+                           std::uint64_t childStartTicks) {
+    const bool supervisorAlive = processAlive(supervisorPid, supervisorStartTicks);
+    if (supervisorAlive) {
+        if (auto d = descendants(supervisorPid)) {
+            // Zombies waiting for the supervisor to reap them are not part of the live tree.
+            std::vector<pid_t> live;
+            for (pid_t p : *d) {
+                if (auto st = readProcStat(p); st && st->state != 'Z') {
+                    live.push_back(p);
+                }
+            }
+            return live;
+        }
+    }
+    const bool childAlive = processAlive(childPid, childStartTicks);
+    const pid_t root = supervisorAlive ? supervisorPid : (childAlive ? childPid : 0);
+    std::vector<pid_t> out;
+    if (root == 0) {
+        return out;
+    }
+    for (const auto& p :
+         runProcesses(supervisorAlive ? supervisorPid : 0, 0, root, supervisorPid)) {
+        out.push_back(p.pid);
+    }
+    return out;
+}
+
 std::optional<std::uint64_t> readPssBytes(pid_t pid) {
     auto text = readSmallFile("/proc/" + std::to_string(pid) + "/smaps_rollup", 8192);
     if (!text) {

@@ -41,6 +41,18 @@ std::vector<pid_t> listPids();
 /// group `pgrp`, or descending from `root`. Any of the three may be 0 (= not used).
 std::vector<ProcStat> runProcesses(pid_t session, pid_t pgrp, pid_t root, pid_t exclude);
 
+/// Every descendant of `root` (not root itself), found through /proc/PID/task/TID/children, so
+/// the cost grows with the tree, not with the process table. nullopt when root is gone or the
+/// kernel lacks CONFIG_PROC_CHILDREN (callers then fall back to runProcesses).
+std::optional<std::vector<pid_t>> descendants(pid_t root);
+
+/// The processes of one run. The supervisor is a child subreaper, so every orphan of the run (even
+/// one that called setsid) is re-parented to it: while it lives, its descendants are the whole
+/// tree (cheap walk). Without it, a full scan finds the child's descendants. The supervisor
+/// itself is never included. Identities are checked against start times (pid reuse).
+std::vector<pid_t> runTree(pid_t supervisorPid, std::uint64_t supervisorStartTicks, pid_t childPid,
+                           std::uint64_t childStartTicks);
+
 /// Memory of a set of processes, in bytes. pssBytes is summed only over processes whose
 /// smaps_rollup could be read; pssReadable counts them.
 struct TreeMemory {

@@ -410,17 +410,7 @@ Result<v1::RunStatus> RunManager::spawn(Entry& e) {
 }
 
 std::vector<pid_t> RunManager::treeOf(const Entry& e) {
-    const bool supervisorAlive = processAlive(e.supervisorPid, e.supervisorStartTicks);
-    const bool childAlive = processAlive(e.childPid, e.childStartTicks);
-    std::vector<pid_t> pids;
-    // The supervisor is a child subreaper, so every orphan of the run (even one that called
-    // setsid) is re-parented to it: its descendants plus its session are the whole tree.
-    const pid_t root = supervisorAlive ? e.supervisorPid : (childAlive ? e.childPid : 0);
-    for (const auto& p :
-         runProcesses(supervisorAlive ? e.supervisorPid : 0, 0, root, e.supervisorPid)) {
-        pids.push_back(p.pid);
-    }
-    return pids;
+    return runTree(e.supervisorPid, e.supervisorStartTicks, e.childPid, e.childStartTicks);
 }
 
 Result<v1::RunStatus> RunManager::stop(const std::string& runId, double graceSeconds) {
