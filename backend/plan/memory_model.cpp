@@ -189,8 +189,12 @@ PhaseMemory& at(std::array<PhaseMemory, kPhaseCount>& phases, Phase p) {
 }  // namespace
 
 MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
+    return planMemory(r, s, planTopology(r));
+}
+
+MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topology) {
     MemoryPlan plan;
-    const Layout l = computeLayout(r);
+    const Layout& l = topology.layout;
     plan.cpuOnly = r.hardware.gpusPerNode <= 0;
     plan.hostRamBytes = r.hardware.hostRamGb * kGb;
     plan.hostAlarmBytes = plan.hostRamBytes * kHostAlarmFraction;
@@ -232,23 +236,24 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
         return s.isMoe() ? st.expertWeights : st.weights;
     };
 
-    // ---- host, per node ----
-    const int gpn = plan.cpuOnly ? 1 : atLeast1(l.gpusPerNode);
-    const int nodes = std::max(l.nodes, 1);
+    // ---- host, per node (from the topology: which ranks and engine shards each node holds) ----
+    const int nodes =
+        plan.cpuOnly ? std::max(l.nodes, 1)
+                     : std::max(l.nodes, topology.gpus.empty() ? 1 : topology.gpus.back().node + 1);
     plan.nodes.resize(std::size_t(nodes));
+    std::size_t slot = 0;
     for (int n = 0; n < nodes; ++n) {
         NodeMemory& node = plan.nodes[std::size_t(n)];
         node.node = n;
-        const int lo = n * gpn;
-        const int hi = lo + gpn;
-        // Trainer ranks of this node, by stage; the checkpoint shards they read (deduplicated:
-        // DP / CP replicas on one node share the same files in the page cache).
         double perRank[8] = {};  // per component sums, indexed below
         enum { kWeights, kTms, kClone, kCpuAdam, kDeviceState, kCount_ };
         static_assert(kCount_ <= 8);
         int trainerRanks = 0;
+        int engineGpus = 0;
         double pageCache = 0;
-        // Keys stage * 2^16 + coordinate; left uninitialised past the counts (hot loop).
+        // Distinct checkpoint shards the node's ranks read (DP / CP replicas on one node share
+        // the same files in the page cache). Keys stage * 2^16 + coordinate; left uninitialised
+        // past the counts (hot loop).
         int denseSeen[64];
         int expertSeen[64];
         int denseCount = 0;
@@ -264,7 +269,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
             }
             return true;
         };
-        for (int rank = lo; rank < std::min(hi, world); ++rank) {
+        auto addRank = [&](int rank, int tpCoord, int expertCoord) {
             ++trainerRanks;
             const int stage = stageOf(rank);
             const StageRank& st = stages[std::size_t(stage)];
@@ -273,18 +278,29 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
             perRank[kClone] += clonePerRank(st);
             perRank[kCpuAdam] += st.cpuAdam;
             perRank[kDeviceState] += st.weights + st.grads + st.optimizerGpu + st.lora;
-            if (firstTime(denseSeen, denseCount, stage * 65536 + rank % l.tp)) {
+            if (firstTime(denseSeen, denseCount, stage * 65536 + tpCoord)) {
                 pageCache += st.checkpointShardDense;
             }
-            if (firstTime(expertSeen, expertCount, stage * 65536 + rank % (l.etp * l.ep))) {
+            if (firstTime(expertSeen, expertCount, stage * 65536 + expertCoord)) {
                 pageCache += st.checkpointShardExpert;
             }
+        };
+        if (plan.cpuOnly) {
+            if (n < l.trainerNodes || (n == 0 && world > 0)) {
+                addRank(0, 0, 0);
+            }
+            engineGpus = n == 0 && l.rolloutGpus > 0 ? 1 : 0;
+        } else {
+            for (; slot < topology.gpus.size() && topology.gpus[slot].node == n; ++slot) {
+                const GpuSlot& g = topology.gpus[slot];
+                if (g.trainer.rank >= 0) {
+                    addRank(g.trainer.rank, g.trainer.tp, g.trainer.etp + l.etp * g.trainer.ep);
+                }
+                if (g.engine.engine >= 0) {
+                    ++engineGpus;
+                }
+            }
         }
-        const int rolloutLo = l.rolloutFirstGpu;
-        const int rolloutHi = l.rolloutFirstGpu + l.rolloutGpus;
-        const int engineGpus = plan.cpuOnly
-                                   ? (l.rolloutGpus > 0 ? 1 : 0)
-                                   : std::max(0, std::min(hi, rolloutHi) - std::max(lo, rolloutLo));
         node.trainerRanks = trainerRanks;
         node.engineGpus = engineGpus;
         const double avgWeights = trainerRanks > 0 ? perRank[kWeights] / trainerRanks : 0.0;

@@ -12,6 +12,7 @@
 
 #include "backend/plan/model_shape.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/topology.h"
 
 namespace runplane::plan {
 
@@ -114,6 +115,8 @@ struct MemoryPlan {
 };
 
 MemoryPlan planMemory(const Recipe& recipe, const ModelShape& shape);
+/// As above, with the recipe's topology already computed (planTopology(recipe)).
+MemoryPlan planMemory(const Recipe& recipe, const ModelShape& shape, const Topology& topology);
 
 const char* toString(Phase phase);
 const char* toString(Component component);

@@ -189,7 +189,7 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     }
     plan.model = std::move(shape).value();
     plan.params = computeParams(*plan.model);
-    plan.memory = planMemory(recipe, *plan.model);
+    plan.memory = planMemory(recipe, *plan.model, plan.topology);
     plan.findings = validateResolved(recipe, *plan.model, plan.memory);
     return plan;
 }

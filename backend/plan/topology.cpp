@@ -53,9 +53,37 @@ Topology planTopology(const Recipe& r) {
     Topology t;
     t.layout = computeLayout(r);
     const Layout& l = t.layout;
-    const int total =
-        std::max(l.clusterGpus, std::max(l.worldSize, l.rolloutFirstGpu + l.rolloutGpus));
     const int gpn = positive(l.gpusPerNode);
+    const int tgpn = std::min(positive(l.trainerGpusPerNode), gpn);
+    // Trainer rank r: node r / trainer GPUs per node, the first GPUs of that node (Ray's
+    // placement group, sorted by node); rollout GPUs are the trainer's own GPUs under colocate
+    // (then any extra ones) and the remaining GPUs in node order when disaggregated.
+    auto trainerGpu = [&](int rank) { return (rank / tgpn) * gpn + rank % tgpn; };
+    int total = l.clusterGpus;
+    if (l.worldSize > 0) {
+        total = std::max(total, trainerGpu(l.worldSize - 1) + 1);
+    }
+    std::vector<char> used(static_cast<std::size_t>(std::max(total, 0)), 0);
+    for (int rank = 0; rank < l.worldSize; ++rank) {
+        used[static_cast<std::size_t>(trainerGpu(rank))] = 1;
+    }
+    std::vector<int> rolloutOrder;
+    rolloutOrder.reserve(static_cast<std::size_t>(l.rolloutGpus));
+    if (l.colocate) {
+        for (int rank = 0; rank < l.worldSize && int(rolloutOrder.size()) < l.rolloutGpus; ++rank) {
+            rolloutOrder.push_back(trainerGpu(rank));
+        }
+    }
+    for (int g = 0; int(rolloutOrder.size()) < l.rolloutGpus; ++g) {
+        if (g >= total) {
+            ++total;  // more GPUs asked for than the cluster has: show them past its end
+            used.push_back(0);
+        }
+        if (!used[static_cast<std::size_t>(g)]) {
+            used[static_cast<std::size_t>(g)] = 1;
+            rolloutOrder.push_back(g);
+        }
+    }
     t.gpus.resize(static_cast<std::size_t>(total));
     for (int g = 0; g < total; ++g) {
         GpuSlot& slot = t.gpus[static_cast<std::size_t>(g)];
@@ -63,20 +91,19 @@ Topology planTopology(const Recipe& r) {
         slot.node = g / gpn;
         slot.localGpu = g % gpn;
     }
-    // Trainer ranks fill the first worldSize GPUs, rank r on GPU r (Ray's sorted placement).
-    if (l.denseGridOk) {
-        for (int rank = 0; rank < l.worldSize && rank < total; ++rank) {
-            TrainerCoord& c = t.gpus[static_cast<std::size_t>(rank)].trainer;
-            c.rank = rank;
+    for (int rank = 0; rank < l.worldSize; ++rank) {
+        TrainerCoord& c = t.gpus[static_cast<std::size_t>(trainerGpu(rank))].trainer;
+        c.rank = rank;
+        if (l.denseGridOk) {
             c.tp = rank % l.tp;
             c.cp = (rank / l.tp) % l.cp;
             c.dp = (rank / (l.tp * l.cp)) % l.dp;
             c.pp = rank / (l.tp * l.cp * l.dp);
-            if (l.expertGridOk) {
-                c.etp = rank % l.etp;
-                c.ep = (rank / l.etp) % l.ep;
-                c.expertDp = (rank / (l.etp * l.ep)) % l.expertDp;
-            }
+        }
+        if (l.expertGridOk) {
+            c.etp = rank % l.etp;
+            c.ep = (rank / l.etp) % l.ep;
+            c.expertDp = (rank / (l.etp * l.ep)) % l.expertDp;
         }
     }
     if (l.engines > 0) {
@@ -84,16 +111,14 @@ Topology planTopology(const Recipe& r) {
         for (int e = 0; e < l.engines; ++e) {
             EngineSpan span;
             span.engine = e;
-            span.firstGpu = l.rolloutFirstGpu + e * l.gpusPerEngine;
             span.numGpus = l.gpusPerEngine;
+            span.firstGpu = rolloutOrder[static_cast<std::size_t>(e * l.gpusPerEngine)];
             span.firstNode = span.firstGpu / gpn;
-            span.lastNode = (span.firstGpu + span.numGpus - 1) / gpn;
-            t.engines.push_back(span);
+            span.lastNode = span.firstNode;
             for (int k = 0; k < l.gpusPerEngine; ++k) {
-                const int g = span.firstGpu + k;
-                if (g >= total) {
-                    break;
-                }
+                const int g = rolloutOrder[static_cast<std::size_t>(e * l.gpusPerEngine + k)];
+                span.firstNode = std::min(span.firstNode, g / gpn);
+                span.lastNode = std::max(span.lastNode, g / gpn);
                 EngineCoord& c = t.gpus[static_cast<std::size_t>(g)].engine;
                 c.engine = e;
                 c.rank = k;
@@ -108,6 +133,7 @@ Topology planTopology(const Recipe& r) {
                 }
                 c.ep = l.engineEp > 1 ? (k % perStage) % l.engineEp : 0;
             }
+            t.engines.push_back(span);
         }
     }
     return t;
