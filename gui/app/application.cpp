@@ -15,6 +15,9 @@
 #include "gui/app/main_window.h"
 #include "gui/app/report.h"
 #include "gui/pages/cluster_page.h"
+#include "gui/pages/compare_page.h"
+#include "gui/pages/design_page.h"
+#include "gui/pages/runs_page.h"
 
 namespace runplane::gui {
 
@@ -116,8 +119,18 @@ int runApplication(int argc, char** argv) {
     AppSettings settings;
     settings.setLastHistoryPath(historyPath);
     MainWindow window(historyPath);
+    auto* design = new DesignPage;
+    design->setRecentFiles(settings.recentFiles());
+    QObject::connect(design, &DesignPage::recentFileUsed, design, [design](const QString& path) {
+        AppSettings s;
+        s.addRecentFile(path);
+        design->setRecentFiles(s.recentFiles());
+    });
+    window.addPage(design, QObject::tr("Design"));
     auto* cluster = new ClusterPage(historyPath);
     window.addPage(cluster, QObject::tr("Cluster"));
+    window.addPage(new RunsPage(historyPath), QObject::tr("Runs"));
+    window.addPage(new ComparePage(historyPath), QObject::tr("Compare"));
     QStringList addresses = options.connect;
     if (addresses.isEmpty()) {
         addresses = settings.daemonAddresses();
@@ -127,7 +140,8 @@ int runApplication(int argc, char** argv) {
     }
     QObject::connect(cluster, &ClusterPage::addressesChanged, &window,
                      [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
-    window.setCurrentPage(QObject::tr("Cluster"));
+    window.setCurrentPage(options.connect.isEmpty() ? QObject::tr("Design")
+                                                    : QObject::tr("Cluster"));
     window.show();
     return QApplication::exec();
 }

@@ -271,7 +271,8 @@ Result<ReportFiles> writeRunReport(const ReportRequest& request) {
     if (!history) {
         return Error{history.error()};
     }
-    auto snap = loadRunSnapshot(**history, request.runId, 0, 0, kReportBuckets);
+    auto snap =
+        loadRunSnapshot(**history, request.runId, 0, 0, kReportBuckets, defaultModelCatalog());
     if (!snap) {
         return Error{snap.error()};
     }

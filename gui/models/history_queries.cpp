@@ -1,5 +1,6 @@
 #include "gui/models/history_queries.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "backend/plan/catalog.h"
@@ -56,6 +58,22 @@ constexpr double kHealthyLowFraction = 600.0 / 956.0;
 constexpr double kHealthyHighFraction = 650.0 / 956.0;
 
 }  // namespace
+
+const plan::ModelCatalog* defaultModelCatalog() {
+    static const std::unique_ptr<plan::ModelCatalog> catalog =
+        []() -> std::unique_ptr<plan::ModelCatalog> {
+        auto dir = plan::locateRecipesDir(QCoreApplication::applicationDirPath().toStdString());
+        if (!dir) {
+            return nullptr;
+        }
+        auto loaded = plan::ModelCatalog::loadDirectory(*dir + "/models");
+        if (!loaded) {
+            return nullptr;
+        }
+        return std::make_unique<plan::ModelCatalog>(std::move(*loaded));
+    }();
+    return catalog.get();
+}
 
 int ncclVersionCode(const QString& version) {
     const QStringList parts = version.split(QLatin1Char('.'));
@@ -474,9 +492,16 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         }
     }
 
-    // NCCL libraries from the nodes' inventory snapshots.
+    // NCCL libraries from the nodes' inventory snapshots; node addresses for the log tail.
+    for (qsizetype i = 0; i < snap.run.nodes.size(); ++i) {
+        snap.nodeAddresses << QString();
+    }
     if (auto nodes = history.listNodes()) {
         for (const db::NodeRecord& n : *nodes) {
+            const qsizetype at = snap.run.nodes.indexOf(qs(n.nodeId));
+            if (at >= 0) {
+                snap.nodeAddresses[at] = qs(n.address);
+            }
             if (!snap.run.nodes.contains(qs(n.nodeId))) {
                 continue;
             }

@@ -82,6 +82,10 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
 MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
                                   const plan::ModelCatalog* catalog = nullptr);
 
+/// The model catalog found next to the executable or in the source tree
+/// (plan::locateRecipesDir), loaded once on first use from any thread; nullptr if none.
+const plan::ModelCatalog* defaultModelCatalog();
+
 /// "2.28.9" -> 22809 (ncclGetVersion's encoding since 2.9); 0 when not a version.
 int ncclVersionCode(const QString& version);
 

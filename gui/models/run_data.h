@@ -72,6 +72,7 @@ struct NcclHealth {
 /// Everything the live view of one run shows, for one time range.
 struct RunSnapshot {
     RunRow run;
+    QStringList nodeAddresses;  // parallel to run.nodes: last known daemon address ("" unknown)
     QString recipeYaml;
     double t0 = 0;  // the range that was queried
     double t1 = 0;

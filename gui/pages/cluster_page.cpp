@@ -238,12 +238,14 @@ void ClusterPage::requestPlotData() {
             } else if (result->series.empty()) {
                 m_plot->setPlaceholder(tr("Waiting for host-memory samples …"));
             } else {
-                MemoryLines lines;
-                for (double ram : result->ramBytes) {
-                    if (ram > 0 && (lines.ramBytes == 0 || ram < lines.ramBytes)) {
-                        lines.ramBytes = ram;
+                double ram = 0;
+                for (double r : result->ramBytes) {
+                    if (r > 0 && (ram == 0 || r < ram)) {
+                        ram = r;
                     }
                 }
+                // RAM of the smallest node, the planner's alarm line and the healthy band.
+                const MemoryLines lines = memoryLinesFromRecipe(QString(), ram);
                 showHostMemory(
                     *m_plot, result->series, lines, {}, {},
                     [this](const PointSeries& s) { return m_model->displayName(s.nodeId); });

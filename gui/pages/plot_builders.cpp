@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "gui/models/run_models.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -43,30 +44,11 @@ std::vector<PhaseSpan> toSpans(const std::vector<PhaseInterval>& phases) {
 }  // namespace
 
 QString formatBytes(double bytes) {
-    const double gb = bytes / kBytesPerGB;
-    if (std::fabs(gb) >= 100) {
-        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 1);
-    }
-    if (std::fabs(gb) >= 1) {
-        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 2);
-    }
-    return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 0);
+    return formatGB(bytes);
 }
 
 QString formatDuration(double seconds) {
-    if (!(seconds >= 0)) {
-        return QStringLiteral("–");
-    }
-    const auto s = static_cast<long long>(std::llround(seconds));
-    if (s >= 3600) {
-        return QStringLiteral("%1 h %2 min")
-            .arg(s / 3600)
-            .arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
-    }
-    if (s >= 60) {
-        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-    }
-    return QStringLiteral("%1 s").arg(s);
+    return formatSeconds(seconds);
 }
 
 QString seriesLabel(const PointSeries& series) {
@@ -92,7 +74,7 @@ std::vector<AlarmLine> alarmLinesGB(const MemoryLines& lines) {
     if (lines.plannedPeakBytes > 0) {
         out.push_back(
             AlarmLine{QStringLiteral("planned peak %1").arg(formatBytes(lines.plannedPeakBytes)),
-                      lines.plannedPeakBytes / kBytesPerGB, QColor(0x00, 0x72, 0xB2), true});
+                      lines.plannedPeakBytes / kBytesPerGB, QColor(0x00, 0x72, 0xB2), true, true});
     }
     if (lines.healthyHighBytes > 0) {
         out.push_back(

@@ -35,6 +35,7 @@ struct AlarmLine {
     double y = 0;
     QColor color;
     bool dashed = true;
+    bool labelLeft = false;  // label at the left end (when two lines are close together)
 };
 
 /// A shaded x-interval behind the curves, e.g. a rollout / train / weight-sync phase.

@@ -178,6 +178,13 @@ void TimeSeriesPlot::setShowToolbar(bool show) {
     m_toolbar->setVisible(show);
 }
 
+void TimeSeriesPlot::setYAxisVisible(bool visible) {
+    m_plot->yAxis->setTickLabels(visible);
+    m_plot->yAxis->setTicks(visible);
+    m_plot->yAxis->grid()->setVisible(visible);
+    scheduleReplot();
+}
+
 void TimeSeriesPlot::setLegendVisible(bool visible) {
     m_legendVisible = visible;
     m_dirty = true;
@@ -250,7 +257,13 @@ void TimeSeriesPlot::setVisibleRange(double lo, double hi) {
     if (!(lo < hi)) {
         return;
     }
-    m_plot->xAxis->setRange(lo, hi);  // not guarded: behaves like a user zoom
+    m_settingRange = true;
+    m_plot->xAxis->setRange(lo, hi);
+    m_settingRange = false;
+    if (m_following) {
+        setFollowing(false);
+    }
+    autoscaleY();
     scheduleReplot();
 }
 
@@ -349,7 +362,7 @@ void TimeSeriesPlot::rebuild() {
         QCPGraph* line = m_plot->addGraph();
         line->setName(s.name);
         line->setData(keys, toQVector(s.value), true);
-        const QColor c = s.faint ? withAlpha(s.color, 80) : s.color;
+        const QColor c = s.faint ? withAlpha(s.color, 110) : s.color;
         switch (s.style) {
             case PlotSeries::Style::Line:
                 line->setPen(QPen(c, s.lineWidth));
@@ -361,7 +374,8 @@ void TimeSeriesPlot::rebuild() {
             case PlotSeries::Style::Points:
                 line->setPen(QPen(c, 1));
                 line->setLineStyle(QCPGraph::lsNone);
-                line->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, 4));
+                line->setScatterStyle(
+                    QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, s.faint ? 6 : 5));
                 break;
         }
         if (!s.inLegend || s.name.isEmpty()) {
@@ -403,8 +417,9 @@ void TimeSeriesPlot::rebuild() {
         auto* label = new QCPItemText(m_plot);
         label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
         label->position->setTypeY(QCPItemPosition::ptPlotCoords);
-        label->position->setCoords(0.995, a.y);
-        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+        label->position->setCoords(a.labelLeft ? 0.005 : 0.995, a.y);
+        label->setPositionAlignment((a.labelLeft ? Qt::AlignLeft : Qt::AlignRight) |
+                                    Qt::AlignBottom);
         label->setText(a.label);
         label->setColor(a.color);
         QFont f = font();
@@ -463,6 +478,10 @@ std::pair<double, double> TimeSeriesPlot::dataExtent() const {
     for (const PhaseSpan& p : m_phases) {
         lo = std::min(lo, p.t0);
         hi = std::max(hi, p.t1);
+    }
+    for (const EventMarker& e : m_events) {
+        lo = std::min(lo, e.t);
+        hi = std::max(hi, e.t);
     }
     if (!(lo <= hi)) {
         return {0, 0};

@@ -40,6 +40,8 @@ class TimeSeriesPlot : public QWidget {
     /// Fixed y-range (e.g. 0..1 for accuracy); autoscale when lo >= hi.
     void setFixedYRange(double lo, double hi);
     void setShowToolbar(bool show);
+    /// Hide the y axis (e.g. an event timeline, where y carries no value).
+    void setYAxisVisible(bool visible);
     void setLegendVisible(bool visible);
 
     /// Replace the curves / lines / spans / markers. Cheap: the redraw happens on the timer.
@@ -54,7 +56,8 @@ class TimeSeriesPlot : public QWidget {
     void setFollowWindow(double windowSeconds);
     void setFollowing(bool following);
     bool isFollowing() const { return m_following; }
-    /// Programmatic zoom (freezes follow mode, like a user zoom).
+    /// Programmatic zoom: freezes follow mode like a user zoom, but does not emit
+    /// visibleRangeChanged (the caller already knows the range; e.g. syncing plots).
     void setVisibleRange(double lo, double hi);
     std::pair<double, double> visibleRange() const;
     /// Current y-axis range (autoscaled over the visible data, bands and lines).

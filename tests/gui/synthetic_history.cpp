@@ -161,7 +161,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             double v = (base + 3 * noise(s * 7 + n)) * kGB;
             double lo = v - 2 * kGB;
             double hi = v + 2 * kGB;
-            if (n == 1 && s == spec.seconds / 2) {
+            if (spec.plantSpike && n == 1 && s == spec.seconds / 2) {
                 hi = 900 * kGB;  // a one-sample spike inside one interval
                 spikeNs = t;
             }

@@ -27,6 +27,7 @@ struct SyntheticRunSpec {
     std::vector<std::string> nodes = {"node-a", "node-b"};
     int gpusPerNode = 4;
     bool regressNodeB = true;  // node-b sits above the alarm line for a while
+    bool plantSpike = true;    // a one-sample 900 GB spike on node-b mid-run
     double evalStart = 0.639;  // eval/gsm8k from ... to ...
     double evalEnd = 0.75;
     int evalSteps = 40;

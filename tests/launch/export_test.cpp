@@ -361,6 +361,34 @@ TEST(Export, ShippedMilesRecipeMatchesTheDocumentedLauncherCommand) {
     EXPECT_NE(job.find("export MILES_SCRIPT_EXTERNAL_RAY=1"), std::string::npos);
 }
 
+TEST(Export, HostileTextStaysText) {
+    test::TempDir dir;
+    const std::string marker = dir.file("pwned");
+    Recipe r = kitchenSink(Framework::Slime);
+    r.cluster.nodes = 1;
+    r.trainer.nodes.reset();
+    r.launcher.workdir.clear();
+    r.name = "evil\ntouch " + marker;
+    r.description = "d\r\n$(touch " + marker + ") `touch " + marker + "`";
+    r.extraArgs.push_back({"--note", {"$(touch " + marker + ")", "; touch " + marker}, "a\nb"});
+    r.environment.env.push_back({"EVIL", "\"; touch " + marker + "; \""});
+    LaunchBundle bundle = writeExport(r, Flavour::Slime, dir.path());
+    Launched run = launch(bundle, r, dir.path());
+    ASSERT_EQ(run.jobExit, 0) << run.output;
+    EXPECT_FALSE(fs::exists(marker));
+    const auto plan = detail::buildPlan(r, Flavour::Slime, {&test::catalog()});
+    EXPECT_EQ(run.programArgv, plan.expectedArgv(kModelArgs));
+    auto json = nlohmann::json::parse(run.runtimeEnv, nullptr, false);
+    ASSERT_TRUE(json.is_object()) << run.runtimeEnv;
+    EXPECT_EQ(json["env_vars"]["EVIL"], "\"; touch " + marker + "; \"");
+    // and the same recipe comes back from the script
+    ImportOptions io;
+    io.catalog = &test::catalog();
+    auto back = importScript(dir.file(bundle.jobScript), io);
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(writeRecipe(back->recipe), writeRecipe(r));
+}
+
 TEST(Export, RefusesRecipesWithoutModelOrBatch) {
     Recipe r;
     r.batch.rolloutBatchSize = 8;

@@ -141,7 +141,9 @@ ArgLine lineOf(const FlagValues& fv) {
 void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     std::set<std::string> reported;
     for (const auto& rule : flagRules()) {
-        if ((rule.flavours & bits) != 0 || rule.emit == nullptr || reported.count(rule.field)) {
+        // launcher options (kScriptBit only) are no framework's flags: nothing to report
+        if ((rule.flavours & bits) != 0 || (rule.flavours & kTrainBits) == 0 ||
+            rule.emit == nullptr || reported.count(rule.field)) {
             continue;
         }
         std::vector<FlagValues> out;

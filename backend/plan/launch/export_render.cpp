@@ -31,10 +31,22 @@ std::string safeFileStem(const std::string& text) {
     return out.empty() ? "run" : out;
 }
 
+// Text for a comment line: a newline in a recipe name must not end the comment.
+std::string commentSafe(const std::string& text) {
+    std::string out = text;
+    for (char& c : out) {
+        if (c == '\n' || c == '\r') {
+            c = ' ';
+        }
+    }
+    return out;
+}
+
 std::string header(const Recipe& r, const LaunchPlan& plan, const std::string& what) {
     std::string out = "#!/usr/bin/env bash\n";
     out += "# " + what + "\n";
-    out += "# Recipe '" + r.name + "' (" + toString(plan.flavour) + "), written by `runplanectl ";
+    out += "# Recipe '" + commentSafe(r.name) + "' (" + toString(plan.flavour) +
+           "), written by `runplanectl ";
     out += "export`.\n";
     return out;
 }
@@ -81,7 +93,7 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
                                 "and ray-worker.sh (see launch-steps.txt)."
                               : "Job script: run on the node (see launch-steps.txt).");
     if (!r.description.empty()) {
-        out += "# " + r.description + "\n";
+        out += "# " + commentSafe(r.description) + "\n";
     }
     out +=
         "# The runplane-meta lines carry the recipe fields no flag below carries; "
@@ -167,9 +179,10 @@ std::string rayHead(const Recipe& r, const LaunchPlan& plan) {
 }
 
 std::string rayWorker(const Recipe& r, const LaunchPlan& plan) {
-    std::string out = header(r, plan,
-                             "Ray worker: run on each of the " + std::to_string(plan.nodes - 1) +
-                                 " worker nodes after ray-head.sh; NODE_IP = this node's LAN IP.");
+    std::string out =
+        header(r, plan,
+               "Ray worker: run on every worker node (" + std::to_string(plan.nodes - 1) +
+                   ") after ray-head.sh; NODE_IP = the LAN IP of that node.");
     out += "set -euo pipefail\n\n" + envBlock(plan);
     out += "NODE_IP=\"${NODE_IP:?set NODE_IP to the LAN IP of this worker}\"\n\n";
     out +=
@@ -322,8 +335,8 @@ Result<LaunchBundle> exportLaunch(const Recipe& recipe, Flavour flavour,
         bundle.files.push_back({"ray-wait.sh", rayWait(recipe, plan), true});
     }
     bundle.steps = steps(plan, bundle.jobScript);
-    std::string stepsText = "Launch order for recipe '" + recipe.name + "' (" + toString(flavour) +
-                            ", " + std::to_string(plan.nodes) + " node(s) x " +
+    std::string stepsText = "Launch order for recipe '" + commentSafe(recipe.name) + "' (" +
+                            toString(flavour) + ", " + std::to_string(plan.nodes) + " node(s) x " +
                             std::to_string(plan.gpusPerNode) + " GPUs):\n";
     for (const auto& s : bundle.steps) {
         stepsText += s + "\n";

@@ -1,0 +1,247 @@
+#include "gui/models/compare_data.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "backend/plan/recipe.h"
+#include "db/history/history.h"
+#include "gui/models/history_queries.h"
+
+namespace runplane::gui {
+
+namespace {
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+void flatten(const YAML::Node& node, const QString& path,
+             std::vector<std::pair<QString, QString>>& out) {
+    if (node.IsMap()) {
+        for (const auto& kv : node) {
+            const QString key = qs(kv.first.as<std::string>());
+            flatten(kv.second, path.isEmpty() ? key : path + QLatin1Char('.') + key, out);
+        }
+    } else if (node.IsSequence()) {
+        bool scalars = true;
+        for (const auto& item : node) {
+            scalars = scalars && item.IsScalar();
+        }
+        if (scalars) {
+            QStringList items;
+            for (const auto& item : node) {
+                items << qs(item.as<std::string>());
+            }
+            out.emplace_back(
+                path, QStringLiteral("[") + items.join(QStringLiteral(", ")) + QStringLiteral("]"));
+            return;
+        }
+        int i = 0;
+        for (const auto& item : node) {
+            flatten(item, path + QStringLiteral("[%1]").arg(i++), out);
+        }
+    } else if (node.IsScalar()) {
+        out.emplace_back(path, qs(node.as<std::string>()));
+    } else if (node.IsNull()) {
+        out.emplace_back(path, QStringLiteral("null"));
+    }
+}
+
+}  // namespace
+
+std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml, QString* error) {
+    std::vector<std::pair<QString, QString>> out;
+    std::string text = yaml.toStdString();
+    auto parsed = plan::parseRecipe(text, "recipe snapshot");
+    if (parsed) {
+        text = plan::writeRecipe(*parsed);
+    } else if (error != nullptr) {
+        *error = qs(parsed.error());
+    }
+    try {
+        flatten(YAML::Load(text), QString(), out);
+    } catch (const YAML::Exception& e) {
+        if (error != nullptr) {
+            *error = qs(e.what());
+        }
+    }
+    return out;
+}
+
+Result<CompareData> loadCompare(db::History& history, const QStringList& runIds) {
+    CompareData data;
+    std::set<QString> names;
+    for (const QString& id : runIds) {
+        auto record = history.run(id.toStdString());
+        if (!record) {
+            return Error{record.error()};
+        }
+        if (!record->has_value()) {
+            return Error{"run '" + id.toStdString() + "' is not in " + history.path()};
+        }
+        const db::RunRecord& r = **record;
+        CompareRun c;
+        c.run.id = id;
+        c.run.name = qs(r.name);
+        c.run.state = qs(std::string(db::toString(r.state)));
+        c.run.recipe = recipeLabel(qs(r.recipeYaml));
+        for (const std::string& n : r.nodes) {
+            c.run.nodes << qs(n);
+        }
+        c.run.startT = nsToSeconds(r.startedNs);
+        c.run.endT = r.endedNs > 0 ? nsToSeconds(r.endedNs) : 0;
+        c.recipeYaml = qs(r.recipeYaml);
+        c.recipeFields = flattenRecipe(c.recipeYaml, &c.recipeError);
+        if (auto peaks = history.runPeaks(r.id)) {
+            for (const db::NodePeak& p : *peaks) {
+                c.run.peaks.push_back(
+                    NodePeakRow{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), {}, 0});
+            }
+        }
+        if (auto metrics = history.runMetrics(r.id, "")) {
+            for (const db::MetricSummary& m : *metrics) {
+                c.run.metrics.push_back(
+                    MetricValue{qs(m.series), m.last, m.lastStep, m.best, m.bestStep});
+            }
+        }
+        db::SeriesFilter f;
+        f.runId = r.id;
+        auto series = history.listSeries(f);
+        if (!series) {
+            return Error{series.error()};
+        }
+        for (const db::SeriesInfo& info : *series) {
+            if (info.name.find('/') == std::string::npos) {
+                continue;  // sampled telemetry (rss, ...), not a metric
+            }
+            auto s = loadSeries(history, info, 0, 0, 100000);
+            if (!s) {
+                return Error{s.error()};
+            }
+            names.insert(s->name);
+            c.metrics.push_back(std::move(*s));
+        }
+        data.runs.push_back(std::move(c));
+    }
+    for (const QString& n : names) {
+        if (n.startsWith(QLatin1String("eval/"))) {
+            data.metricNames << n;
+        }
+    }
+    for (const QString& n : names) {
+        if (!n.startsWith(QLatin1String("eval/"))) {
+            data.metricNames << n;
+        }
+    }
+    return data;
+}
+
+std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs) {
+    std::vector<QString> order;
+    std::set<QString> seen;
+    std::vector<std::map<QString, QString>> maps;
+    for (const CompareRun& r : runs) {
+        std::map<QString, QString> m;
+        for (const auto& [k, v] : r.recipeFields) {
+            m[k] = v;
+            if (seen.insert(k).second) {
+                order.push_back(k);
+            }
+        }
+        maps.push_back(std::move(m));
+    }
+    std::vector<DiffRow> rows;
+    for (const QString& field : order) {
+        DiffRow row{field, {}};
+        std::set<QString> distinct;
+        for (const auto& m : maps) {
+            const auto it = m.find(field);
+            const QString v = it == m.end() ? QStringLiteral("(default)") : it->second;
+            row.values << v;
+            distinct.insert(v);
+        }
+        if (distinct.size() > 1) {
+            rows.push_back(std::move(row));
+        }
+    }
+    return rows;
+}
+
+CurveXY metricCurve(const CompareRun& run, const QString& metric, CompareAxis axis) {
+    CurveXY c;
+    for (const PointSeries& s : run.metrics) {
+        if (s.name != metric) {
+            continue;
+        }
+        std::vector<std::pair<double, double>> pts;
+        double firstStep = -1;
+        for (size_t i = 0; i < s.t.size(); ++i) {
+            const double step = i < s.step.size() ? s.step[i] : -1;
+            if (step >= 0 && (firstStep < 0 || step < firstStep)) {
+                firstStep = step;
+            }
+        }
+        for (size_t i = 0; i < s.t.size(); ++i) {
+            const double step = i < s.step.size() ? s.step[i] : -1;
+            double x = s.t[i] - run.run.startT;
+            if (axis == CompareAxis::Step && step >= 0) {
+                x = step;
+            } else if (axis == CompareAxis::RelativeStep && step >= 0) {
+                x = step - firstStep;
+            }
+            pts.emplace_back(x, s.value[i]);
+        }
+        std::stable_sort(pts.begin(), pts.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [x, y] : pts) {
+            c.x.push_back(x);
+            c.y.push_back(y);
+        }
+    }
+    return c;
+}
+
+std::vector<double> emaSmooth(const std::vector<double>& y, double weight) {
+    if (weight <= 0 || y.empty()) {
+        return y;
+    }
+    weight = std::min(weight, 0.999);
+    std::vector<double> s(y.size());
+    s[0] = y[0];
+    for (size_t i = 1; i < y.size(); ++i) {
+        s[i] = weight * s[i - 1] + (1 - weight) * y[i];
+    }
+    return s;
+}
+
+QString compareCsv(const CompareData& data, const QString& metric, CompareAxis axis,
+                   double weight) {
+    const QString xName = axis == CompareAxis::Step           ? QStringLiteral("step")
+                          : axis == CompareAxis::RelativeStep ? QStringLiteral("relative_step")
+                                                              : QStringLiteral("seconds");
+    QString csv = QStringLiteral("run_id,run_name,metric,%1,value,smoothed\n").arg(xName);
+    auto quote = [](QString s) -> QString {
+        if (s.contains(QLatin1Char(',')) || s.contains(QLatin1Char('"'))) {
+            s.replace(QStringLiteral("\""), QStringLiteral("\"\""));
+            return QStringLiteral("\"") + s + QStringLiteral("\"");
+        }
+        return s;
+    };
+    for (const CompareRun& r : data.runs) {
+        const CurveXY c = metricCurve(r, metric, axis);
+        const std::vector<double> smooth = emaSmooth(c.y, weight);
+        for (size_t i = 0; i < c.x.size(); ++i) {
+            csv += quote(r.run.id) + QLatin1Char(',') + quote(r.run.name) + QLatin1Char(',') +
+                   quote(metric) + QLatin1Char(',') + QString::number(c.x[i], 'g', 12) +
+                   QLatin1Char(',') + QString::number(c.y[i], 'g', 10) + QLatin1Char(',') +
+                   QString::number(smooth[i], 'g', 10) + QLatin1Char('\n');
+        }
+    }
+    return csv;
+}
+
+}  // namespace runplane::gui

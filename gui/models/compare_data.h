@@ -1,0 +1,75 @@
+#pragma once
+// Data of the Compare page: 2–10 runs with their metric series and recipe snapshots, the recipe
+// diff (only fields that differ), metric curves by step / relative step / wall time, EMA
+// smoothing and CSV export. loadCompare() reads the history (worker thread); the rest is pure
+// and cheap (GUI thread). Formulas in docs/gui.md.
+
+#include <QString>
+#include <QStringList>
+
+#include <utility>
+#include <vector>
+
+#include "backend/common/result.h"
+#include "gui/models/run_data.h"
+#include "gui/models/series_data.h"
+
+namespace runplane::db {
+class History;
+}
+
+namespace runplane::gui {
+
+inline constexpr int kMinCompareRuns = 2;
+inline constexpr int kMaxCompareRuns = 10;
+
+/// One run of a comparison.
+struct CompareRun {
+    RunRow run;
+    QString recipeYaml;
+    std::vector<std::pair<QString, QString>>
+        recipeFields;                  // flattened, canonical (see flattenRecipe)
+    QString recipeError;               // why the snapshot did not parse
+    std::vector<PointSeries> metrics;  // every metric series, whole
+};
+
+struct CompareData {
+    std::vector<CompareRun> runs;
+    QStringList metricNames;  // union over the runs, eval/* first
+};
+
+/// Loads the runs (in the given order). Errors name the missing run.
+Result<CompareData> loadCompare(db::History& history, const QStringList& runIds);
+
+/// The recipe as "field.path" -> value pairs, normalised through the planner's parser and writer
+/// (so formatting, key order and spelled-out defaults do not show up as differences). A recipe
+/// the planner cannot parse is flattened as written, and `error` says why.
+std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml,
+                                                       QString* error = nullptr);
+
+/// A field whose value is not the same in every run ("(default)" where a run leaves it out).
+struct DiffRow {
+    QString field;
+    QStringList values;  // one per run
+};
+std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs);
+
+enum class CompareAxis { Step, RelativeStep, WallTime };
+
+struct CurveXY {
+    std::vector<double> x;
+    std::vector<double> y;
+};
+
+/// The metric of one run as x/y, sorted by x: x = step, step - first step, or seconds since the
+/// run started. Points without a step fall back to wall time.
+CurveXY metricCurve(const CompareRun& run, const QString& metric, CompareAxis axis);
+
+/// Exponential moving average with TensorBoard's convention:
+/// s_0 = y_0, s_i = w * s_{i-1} + (1 - w) * y_i, for weight w in [0, 1); w = 0 returns y.
+std::vector<double> emaSmooth(const std::vector<double>& y, double weight);
+
+/// CSV: run_id,run_name,x,value,smoothed (one line per point, header first).
+QString compareCsv(const CompareData& data, const QString& metric, CompareAxis axis, double weight);
+
+}  // namespace runplane::gui

@@ -1,0 +1,135 @@
+#include "gui/models/compare_model.h"
+
+#include <QBrush>
+#include <QFont>
+
+#include "gui/models/run_models.h"
+
+namespace runplane::gui {
+
+CompareModel::CompareModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int CompareModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int CompareModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : 1 + static_cast<int>(m_runNames.size());
+}
+
+QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || section < 0 || section >= columnCount()) {
+        return {};
+    }
+    if (role == Qt::DisplayRole) {
+        return section == 0 ? tr("Field") : m_runNames[section - 1];
+    }
+    if (role == Qt::ForegroundRole && section > 0 &&
+        static_cast<size_t>(section - 1) < m_colors.size()) {
+        return QBrush(m_colors[static_cast<size_t>(section - 1)]);
+    }
+    return {};
+}
+
+QVariant CompareModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.parent().isValid() || index.row() < 0 ||
+        index.row() >= rowCount() || index.column() < 0 || index.column() >= columnCount()) {
+        return {};
+    }
+    const Row& row = m_rows[static_cast<size_t>(index.row())];
+    const int c = index.column();
+    const bool differs = c > 0 && !row.summary && row.values[c - 1] != row.values[0];
+    switch (role) {
+        case Qt::DisplayRole:
+            return c == 0 ? row.field : row.values[c - 1];
+        case Qt::ToolTipRole:
+            return c == 0 ? row.field : row.values[c - 1];
+        case Qt::BackgroundRole:
+            if (differs) {
+                return QBrush(QColor(255, 236, 179));  // highlighted difference
+            }
+            if (row.summary) {
+                return QBrush(QColor(240, 244, 250));
+            }
+            return {};
+        case Qt::FontRole:
+            if (c == 0 && row.summary) {
+                QFont f;
+                f.setBold(true);
+                return f;
+            }
+            return {};
+        case IsSummaryRole:
+            return row.summary;
+        case DiffersRole:
+            return differs;
+        default:
+            return {};
+    }
+}
+
+void CompareModel::setData(const CompareData& data, const QString& metric,
+                           const std::vector<QColor>& colors) {
+    beginResetModel();
+    m_rows.clear();
+    m_runNames.clear();
+    m_colors = colors;
+    for (const CompareRun& r : data.runs) {
+        m_runNames << (r.run.name.isEmpty() ? r.run.id : r.run.name);
+    }
+    auto summary = [&](const QString& field, auto valueOf) {
+        Row row{field, {}, true};
+        for (const CompareRun& r : data.runs) {
+            row.values << valueOf(r);
+        }
+        m_rows.push_back(std::move(row));
+    };
+    summary(tr("status"), [](const CompareRun& r) -> QString { return r.run.state; });
+    summary(tr("duration"), [](const CompareRun& r) -> QString {
+        return formatSeconds(r.run.durationSeconds(r.run.endT > 0 ? r.run.endT : r.run.startT));
+    });
+    summary(tr("peak host memory"), [](const CompareRun& r) -> QString {
+        const NodePeakRow* top = nullptr;
+        for (const NodePeakRow& p : r.run.peaks) {
+            if (top == nullptr || p.peakBytes > top->peakBytes) {
+                top = &p;
+            }
+        }
+        return top == nullptr ? QStringLiteral("–")
+                              : formatGB(top->peakBytes) + QStringLiteral(" (") + top->nodeId +
+                                    QStringLiteral(")");
+    });
+    if (!metric.isEmpty()) {
+        summary(tr("%1 last (step)").arg(metric), [&](const CompareRun& r) -> QString {
+            for (const MetricValue& m : r.run.metrics) {
+                if (m.name == metric) {
+                    return QStringLiteral("%1 (%2)").arg(m.last, 0, 'f', 4).arg(m.lastStep);
+                }
+            }
+            return QStringLiteral("–");
+        });
+        summary(tr("%1 best (step)").arg(metric), [&](const CompareRun& r) -> QString {
+            for (const MetricValue& m : r.run.metrics) {
+                if (m.name == metric) {
+                    return QStringLiteral("%1 (%2)").arg(m.best, 0, 'f', 4).arg(m.bestStep);
+                }
+            }
+            return QStringLiteral("–");
+        });
+    }
+    m_summaryRows = static_cast<int>(m_rows.size());
+    for (DiffRow& d : recipeDiff(data.runs)) {
+        m_rows.push_back(Row{d.field, d.values, false});
+    }
+    endResetModel();
+}
+
+QStringList CompareModel::diffFields() const {
+    QStringList out;
+    for (size_t i = static_cast<size_t>(m_summaryRows); i < m_rows.size(); ++i) {
+        out << m_rows[i].field;
+    }
+    return out;
+}
+
+}  // namespace runplane::gui

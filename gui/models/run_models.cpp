@@ -1,0 +1,358 @@
+#include "gui/models/run_models.h"
+#include "gui/models/run_data.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QDateTime>
+
+#include <cmath>
+#include <set>
+
+namespace runplane::gui {
+
+namespace {
+
+double nowSeconds() {
+    return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
+}
+
+QString timeText(double t) {
+    if (t <= 0) {
+        return {};
+    }
+    return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t * 1000))
+        .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+QColor stateColor(const QString& state) {
+    if (state == QLatin1String("running")) {
+        return QColor(0x00, 0x72, 0xB2);
+    }
+    if (state == QLatin1String("finished")) {
+        return QColor(0x2E, 0x7D, 0x32);
+    }
+    if (state == QLatin1String("failed") || state == QLatin1String("daemon_lost")) {
+        return QColor(0xC6, 0x28, 0x28);
+    }
+    return QColor(0x70, 0x70, 0x70);
+}
+
+QString stateText(const QString& state) {
+    if (state == QLatin1String("daemon_lost")) {
+        return QStringLiteral("daemon lost");
+    }
+    return state;
+}
+
+}  // namespace
+
+QString formatGB(double bytes) {
+    const double gb = bytes / 1e9;
+    if (std::fabs(gb) >= 100) {
+        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 1);
+    }
+    if (std::fabs(gb) >= 1) {
+        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 2);
+    }
+    return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 0);
+}
+
+QString formatSeconds(double seconds) {
+    if (!(seconds >= 0)) {
+        return QStringLiteral("–");
+    }
+    const auto s = static_cast<long long>(std::llround(seconds));
+    if (s >= 3600) {
+        return QStringLiteral("%1 h %2 min")
+            .arg(s / 3600)
+            .arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+    }
+    if (s >= 60) {
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
+    }
+    return QStringLiteral("%1 s").arg(s);
+}
+
+// ---------------------------------------------------------------- RunListModel
+
+RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int RunListModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_runs.size());
+}
+
+int RunListModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (section) {
+        case NameColumn:
+            return tr("Run");
+        case StateColumn:
+            return tr("Status");
+        case RecipeColumn:
+            return tr("Recipe");
+        case NodesColumn:
+            return tr("Nodes");
+        case StartColumn:
+            return tr("Started");
+        case DurationColumn:
+            return tr("Duration");
+        case PeakColumn:
+            return tr("Peak host mem");
+        case EvalColumn:
+            return tr("Eval (last / best)");
+        default:
+            return {};
+    }
+}
+
+QString RunListModel::evalText(const RunRow& run) const {
+    QStringList parts;
+    for (const MetricValue& m : run.metrics) {
+        QString name = m.name;
+        if (name.startsWith(QLatin1String("eval/"))) {
+            name = name.mid(5);
+        }
+        parts
+            << QStringLiteral("%1 %2 / %3").arg(name).arg(m.last, 0, 'f', 3).arg(m.best, 0, 'f', 3);
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+QVariant RunListModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.parent().isValid() || index.row() < 0 ||
+        index.row() >= rowCount() || index.column() < 0 || index.column() >= ColumnCount) {
+        return {};
+    }
+    const RunRow& r = m_runs[static_cast<size_t>(index.row())];
+    const double now = m_now > 0 ? m_now : nowSeconds();
+    switch (role) {
+        case RunIdRole:
+            return r.id;
+        case StateRole:
+            return r.state;
+        case SortRole:
+            switch (index.column()) {
+                case StartColumn:
+                    return r.startT;
+                case DurationColumn:
+                    return r.durationSeconds(now);
+                case PeakColumn:
+                    return r.maxPeakBytes();
+                case NodesColumn:
+                    return static_cast<int>(r.nodes.size());
+                case EvalColumn:
+                    return r.metrics.empty() ? -1.0 : r.metrics.front().best;
+                default:
+                    return data(index, Qt::DisplayRole);
+            }
+        case Qt::ForegroundRole:
+            if (index.column() == StateColumn) {
+                return QBrush(stateColor(r.state));
+            }
+            return {};
+        case Qt::ToolTipRole:
+            if (index.column() == PeakColumn) {
+                QStringList lines;
+                for (const NodePeakRow& p : r.peaks) {
+                    lines << p.nodeId + QStringLiteral(": ") + formatGB(p.peakBytes) +
+                                 QStringLiteral(" at ") + timeText(p.peakT);
+                }
+                return lines.join(QLatin1Char('\n'));
+            }
+            if (index.column() == StateColumn && !r.message.isEmpty()) {
+                return r.message;
+            }
+            if (index.column() == NameColumn) {
+                return r.id;
+            }
+            return {};
+        case Qt::DisplayRole:
+            break;
+        default:
+            return {};
+    }
+    switch (index.column()) {
+        case NameColumn:
+            return r.name.isEmpty() ? r.id : r.name;
+        case StateColumn:
+            return stateText(r.state);
+        case RecipeColumn:
+            return r.recipe;
+        case NodesColumn:
+            return r.nodes.join(QStringLiteral(", "));
+        case StartColumn:
+            return timeText(r.startT);
+        case DurationColumn:
+            return formatSeconds(r.durationSeconds(now));
+        case PeakColumn: {
+            QStringList parts;
+            for (const NodePeakRow& p : r.peaks) {
+                parts << formatGB(p.peakBytes);
+            }
+            return parts.join(QStringLiteral(" / "));
+        }
+        case EvalColumn:
+            return evalText(r);
+        default:
+            return {};
+    }
+}
+
+void RunListModel::setRuns(std::vector<RunRow> runs) {
+    bool sameIds = runs.size() == m_runs.size();
+    for (size_t i = 0; sameIds && i < runs.size(); ++i) {
+        sameIds = runs[i].id == m_runs[i].id;
+    }
+    if (sameIds) {
+        m_runs = std::move(runs);
+        if (!m_runs.empty()) {
+            emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+        }
+        return;
+    }
+    beginResetModel();
+    m_runs = std::move(runs);
+    endResetModel();
+}
+
+const RunRow* RunListModel::run(const QString& runId) const {
+    const int i = indexOf(runId);
+    return i < 0 ? nullptr : &m_runs[static_cast<size_t>(i)];
+}
+
+int RunListModel::indexOf(const QString& runId) const {
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+        if (m_runs[i].id == runId) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+// ---------------------------------------------------------------- RunFilterProxy
+
+RunFilterProxy::RunFilterProxy(QObject* parent) : QSortFilterProxyModel(parent) {
+    setSortRole(RunListModel::SortRole);
+    setDynamicSortFilter(true);
+}
+
+void RunFilterProxy::setText(const QString& text) {
+    m_text = text.trimmed();
+    invalidateFilter();
+}
+
+void RunFilterProxy::setState(const QString& state) {
+    m_state = state;
+    invalidateFilter();
+}
+
+bool RunFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
+    const QAbstractItemModel* src = sourceModel();
+    if (src == nullptr) {
+        return false;
+    }
+    const QModelIndex first = src->index(sourceRow, 0, sourceParent);
+    if (!m_state.isEmpty() && src->data(first, RunListModel::StateRole).toString() != m_state) {
+        return false;
+    }
+    if (m_text.isEmpty()) {
+        return true;
+    }
+    if (src->data(first, RunListModel::RunIdRole)
+            .toString()
+            .contains(m_text, Qt::CaseInsensitive)) {
+        return true;
+    }
+    for (int c = 0; c < src->columnCount(sourceParent); ++c) {
+        if (src->data(src->index(sourceRow, c, sourceParent))
+                .toString()
+                .contains(m_text, Qt::CaseInsensitive)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// ---------------------------------------------------------------- PeaksModel
+
+PeaksModel::PeaksModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int PeaksModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_peaks.size());
+}
+
+int PeaksModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant PeaksModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (section) {
+        case NodeColumn:
+            return tr("Node");
+        case PeakColumn:
+            return tr("Peak");
+        case WhenColumn:
+            return tr("When");
+        case PhaseColumn:
+            return tr("Phase");
+        case AboveColumn:
+            return m_alarmBytes > 0 ? tr("Above %1").arg(formatGB(m_alarmBytes))
+                                    : tr("Above alarm");
+        default:
+            return {};
+    }
+}
+
+QVariant PeaksModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.parent().isValid() || index.row() < 0 ||
+        index.row() >= rowCount() || index.column() < 0 || index.column() >= ColumnCount) {
+        return {};
+    }
+    const NodePeakRow& p = m_peaks[static_cast<size_t>(index.row())];
+    if (role == Qt::ForegroundRole && m_alarmBytes > 0 &&
+        (index.column() == PeakColumn || index.column() == AboveColumn) &&
+        p.peakBytes > m_alarmBytes) {
+        return QBrush(QColor(0xC6, 0x28, 0x28));
+    }
+    if (role == Qt::ToolTipRole && index.column() == WhenColumn) {
+        return timeText(p.peakT);
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (index.column()) {
+        case NodeColumn:
+            return p.nodeId;
+        case PeakColumn:
+            return formatGB(p.peakBytes);
+        case WhenColumn:
+            return m_runStartT > 0 ? QStringLiteral("+") + formatSeconds(p.peakT - m_runStartT)
+                                   : timeText(p.peakT);
+        case PhaseColumn:
+            return p.phase.isEmpty() ? QStringLiteral("–") : p.phase;
+        case AboveColumn:
+            return m_alarmBytes > 0 ? formatSeconds(p.secondsAboveAlarm) : QStringLiteral("–");
+        default:
+            return {};
+    }
+}
+
+void PeaksModel::setPeaks(std::vector<NodePeakRow> peaks, double alarmBytes, double runStartT) {
+    beginResetModel();
+    m_peaks = std::move(peaks);
+    m_alarmBytes = alarmBytes;
+    m_runStartT = runStartT;
+    endResetModel();
+    emit headerDataChanged(Qt::Horizontal, AboveColumn, AboveColumn);
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,337 @@
+#include "gui/pages/compare_page.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "db/history/history.h"
+#include "gui/models/compare_model.h"
+#include "gui/models/history_queries.h"
+#include "gui/models/history_reader.h"
+#include "gui/models/run_models.h"
+#include "gui/widgets/palette.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::gui {
+
+namespace {
+constexpr int kListRefreshMs = 5000;
+}  // namespace
+
+ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
+    : Page(parent), m_reader(std::make_unique<HistoryReader>(historyPath)) {
+    m_runs = new RunListModel(this);
+    m_proxy = new RunFilterProxy(this);
+    m_proxy->setSourceModel(m_runs);
+    m_compare = new CompareModel(this);
+
+    auto* layout = new QHBoxLayout(this);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    layout->addWidget(splitter);
+
+    auto* left = new QWidget(splitter);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    m_filter = new QLineEdit(left);
+    m_filter->setPlaceholderText(tr("filter runs"));
+    m_filter->setClearButtonEnabled(true);
+    leftLayout->addWidget(m_filter);
+    m_table = new QTableView(left);
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::MultiSelection);
+    m_table->verticalHeader()->hide();
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    for (int c : {RunListModel::RecipeColumn, RunListModel::NodesColumn,
+                  RunListModel::DurationColumn, RunListModel::EvalColumn}) {
+        m_table->hideColumn(c);
+    }
+    leftLayout->addWidget(m_table, 1);
+    m_selectionLabel = new QLabel(left);
+    m_selectionLabel->setWordWrap(true);
+    leftLayout->addWidget(m_selectionLabel);
+
+    auto* right = new QWidget(splitter);
+    auto* rightLayout = new QVBoxLayout(right);
+    rightLayout->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Metric:"), right));
+    m_metricCombo = new QComboBox(right);
+    m_metricCombo->setMinimumContentsLength(18);
+    bar->addWidget(m_metricCombo, 1);
+    bar->addWidget(new QLabel(tr("x:"), right));
+    m_axisCombo = new QComboBox(right);
+    m_axisCombo->addItem(tr("step"), static_cast<int>(CompareAxis::Step));
+    m_axisCombo->addItem(tr("relative step"), static_cast<int>(CompareAxis::RelativeStep));
+    m_axisCombo->addItem(tr("wall time"), static_cast<int>(CompareAxis::WallTime));
+    bar->addWidget(m_axisCombo);
+    bar->addWidget(new QLabel(tr("EMA:"), right));
+    m_smoothing = new QDoubleSpinBox(right);
+    m_smoothing->setRange(0, 0.99);
+    m_smoothing->setSingleStep(0.1);
+    m_smoothing->setDecimals(2);
+    m_smoothing->setValue(0.6);
+    m_smoothing->setToolTip(tr("s_i = w·s_(i−1) + (1−w)·y_i; 0 shows raw points only"));
+    bar->addWidget(m_smoothing);
+    auto* png = new QPushButton(tr("PNG…"), right);
+    auto* svg = new QPushButton(tr("SVG…"), right);
+    auto* csv = new QPushButton(tr("CSV…"), right);
+    bar->addWidget(png);
+    bar->addWidget(svg);
+    bar->addWidget(csv);
+    rightLayout->addLayout(bar);
+    auto* vsplit = new QSplitter(Qt::Vertical, right);
+    m_plot = new TimeSeriesPlot(vsplit);
+    m_plot->setTitle(tr("Eval curves"));
+    m_plot->setFollowWindow(0);
+    m_plot->setShowToolbar(true);
+    m_diffView = new QTableView(vsplit);
+    m_diffView->setModel(m_compare);
+    m_diffView->verticalHeader()->hide();
+    m_diffView->horizontalHeader()->setStretchLastSection(true);
+    m_diffView->setWordWrap(false);
+    vsplit->addWidget(m_plot);
+    vsplit->addWidget(m_diffView);
+    vsplit->setStretchFactor(0, 3);
+    vsplit->setStretchFactor(1, 2);
+    rightLayout->addWidget(vsplit, 1);
+    splitter->addWidget(left);
+    splitter->addWidget(right);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 3);
+    splitter->setSizes({420, 1280});
+
+    connect(m_filter, &QLineEdit::textChanged, m_proxy, &RunFilterProxy::setText);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &ComparePage::onSelectionChanged);
+    connect(m_metricCombo, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+    connect(m_axisCombo, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+    connect(m_smoothing, &QDoubleSpinBox::valueChanged, this, [this] { redraw(); });
+    connect(png, &QPushButton::clicked, this, [this] {
+        const QString path = exportDialog(tr("PNG image (*.png)"), QStringLiteral(".png"));
+        if (!path.isEmpty()) {
+            exportPng(path);
+        }
+    });
+    connect(svg, &QPushButton::clicked, this, [this] {
+        const QString path = exportDialog(tr("SVG image (*.svg)"), QStringLiteral(".svg"));
+        if (!path.isEmpty()) {
+            exportSvg(path);
+        }
+    });
+    connect(csv, &QPushButton::clicked, this, [this] {
+        const QString path = exportDialog(tr("CSV (*.csv)"), QStringLiteral(".csv"));
+        if (!path.isEmpty()) {
+            exportCsv(path);
+        }
+    });
+
+    m_listTimer = new QTimer(this);
+    m_listTimer->setInterval(kListRefreshMs);
+    connect(m_listTimer, &QTimer::timeout, this, &ComparePage::refreshRuns);
+    m_listTimer->start();
+    m_plot->setPlaceholder(tr("Select 2 to 10 runs to compare"));
+    refreshRuns();
+}
+
+ComparePage::~ComparePage() = default;
+
+void ComparePage::refreshRuns() {
+    m_reader->run(
+        QStringLiteral("runs"), this, [](db::History& h) { return loadRunList(h); },
+        [this](Result<Result<std::vector<RunRow>>> result) {
+            if (!result || !*result) {
+                emit statusMessage(
+                    QString::fromStdString(!result ? result.error() : result->error()));
+                return;
+            }
+            const QStringList keep = m_selectedIds;
+            {
+                const QSignalBlocker block(m_table->selectionModel());
+                m_runs->setRuns(std::move(**result));
+            }
+            m_table->resizeColumnsToContents();
+            ++m_listsApplied;
+            if (!keep.isEmpty()) {
+                const QSignalBlocker block(m_table->selectionModel());
+                selectRuns(keep);
+            }
+        });
+}
+
+bool ComparePage::selectRuns(const QStringList& runIds) {
+    QItemSelection selection;
+    for (const QString& id : runIds) {
+        const int row = m_runs->indexOf(id);
+        if (row < 0) {
+            return false;
+        }
+        const QModelIndex index = m_proxy->mapFromSource(m_runs->index(row, 0));
+        if (!index.isValid()) {
+            return false;
+        }
+        selection.select(index, index);
+    }
+    m_table->selectionModel()->select(
+        selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    return true;
+}
+
+void ComparePage::onSelectionChanged() {
+    QStringList ids;
+    for (const QModelIndex& index : m_table->selectionModel()->selectedRows()) {
+        ids << index.data(RunListModel::RunIdRole).toString();
+    }
+    // Keep the order of the list (newest first) stable for colours: sort by the model's order.
+    std::sort(ids.begin(), ids.end(), [this](const QString& a, const QString& b) {
+        return m_runs->indexOf(a) < m_runs->indexOf(b);
+    });
+    m_selectedIds = ids;
+    if (ids.size() < kMinCompareRuns || ids.size() > kMaxCompareRuns) {
+        m_selectionLabel->setText(tr("%1 run(s) selected: pick %2 to %3 to compare")
+                                      .arg(ids.size())
+                                      .arg(kMinCompareRuns)
+                                      .arg(kMaxCompareRuns));
+        if (ids.size() > kMaxCompareRuns) {
+            emit statusMessage(tr("at most %1 runs can be compared").arg(kMaxCompareRuns));
+        }
+        return;
+    }
+    m_selectionLabel->setText(tr("%1 runs selected").arg(ids.size()));
+    m_reader->run(
+        QStringLiteral("compare"), this, [ids](db::History& h) { return loadCompare(h, ids); },
+        [this](Result<Result<CompareData>> result) {
+            if (!result || !*result) {
+                emit statusMessage(
+                    QString::fromStdString(!result ? result.error() : result->error()));
+                return;
+            }
+            m_data = std::move(**result);
+            const QString chosen = m_metricCombo->currentText();
+            {
+                const QSignalBlocker block(m_metricCombo);
+                m_metricCombo->clear();
+                m_metricCombo->addItems(m_data.metricNames);
+                const int at = m_metricCombo->findText(chosen);
+                m_metricCombo->setCurrentIndex(at >= 0 ? at : 0);
+            }
+            ++m_applied;
+            redraw();
+        });
+}
+
+QString ComparePage::metric() const {
+    return m_metricCombo->currentText();
+}
+
+void ComparePage::setMetric(const QString& metric) {
+    const int at = m_metricCombo->findText(metric);
+    if (at >= 0) {
+        m_metricCombo->setCurrentIndex(at);
+    }
+}
+
+void ComparePage::setAxis(CompareAxis axis) {
+    m_axisCombo->setCurrentIndex(m_axisCombo->findData(static_cast<int>(axis)));
+}
+
+void ComparePage::setSmoothing(double weight) {
+    m_smoothing->setValue(weight);
+}
+
+void ComparePage::redraw() {
+    if (m_data.runs.empty()) {
+        return;
+    }
+    const QString metric = this->metric();
+    const auto axis = static_cast<CompareAxis>(m_axisCombo->currentData().toInt());
+    const double weight = m_smoothing->value();
+    std::vector<PlotSeries> series;
+    std::vector<QColor> colors;
+    for (size_t i = 0; i < m_data.runs.size(); ++i) {
+        const CompareRun& r = m_data.runs[i];
+        const QColor color = seriesColor(static_cast<int>(i));
+        colors.push_back(color);
+        const CurveXY c = metricCurve(r, metric, axis);
+        const QString label = r.run.name.isEmpty() ? r.run.id : r.run.name;
+        if (weight > 0) {
+            PlotSeries raw{label + tr(" (raw)"), color, c.x, c.y, {}, {}};
+            raw.style = PlotSeries::Style::Points;
+            raw.faint = true;
+            raw.inLegend = false;
+            series.push_back(std::move(raw));
+            PlotSeries smooth{label, color, c.x, emaSmooth(c.y, weight), {}, {}};
+            smooth.lineWidth = 2.2;
+            series.push_back(std::move(smooth));
+        } else {
+            PlotSeries raw{label, color, c.x, c.y, {}, {}};
+            raw.lineWidth = 1.8;
+            series.push_back(std::move(raw));
+        }
+    }
+    m_plot->setTitle(metric.isEmpty() ? tr("No metric recorded for these runs") : metric);
+    m_plot->setXAxisKind(axis == CompareAxis::WallTime ? XAxisKind::ElapsedSeconds
+                                                       : XAxisKind::Number);
+    m_plot->setYIncludesZero(false);
+    m_plot->setAxisLabels(axis == CompareAxis::Step ? tr("step")
+                          : axis == CompareAxis::RelativeStep
+                              ? tr("steps since the run's first step")
+                              : tr("time since run start"),
+                          metric);
+    m_plot->setSeries(std::move(series));
+    m_plot->setFollowing(true);
+    m_compare->setData(m_data, metric, colors);
+    m_diffView->resizeColumnsToContents();
+}
+
+QString ComparePage::exportDialog(const QString& filter, const QString& suffix) {
+    QString path = QFileDialog::getSaveFileName(this, tr("Export"), QString(), filter);
+    if (!path.isEmpty() && !path.endsWith(suffix)) {
+        path += suffix;
+    }
+    return path;
+}
+
+bool ComparePage::exportPng(const QString& path) {
+    const bool ok = m_plot->savePng(path, 1400, 700);
+    emit statusMessage(ok ? tr("wrote %1").arg(path) : m_plot->lastError());
+    return ok;
+}
+
+bool ComparePage::exportSvg(const QString& path) {
+    const bool ok = m_plot->saveSvg(path, 1400, 700);
+    emit statusMessage(ok ? tr("wrote %1").arg(path) : m_plot->lastError());
+    return ok;
+}
+
+bool ComparePage::exportCsv(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+        emit statusMessage(tr("%1: cannot write: %2").arg(path, f.errorString()));
+        return false;
+    }
+    const QString csv =
+        compareCsv(m_data, metric(), static_cast<CompareAxis>(m_axisCombo->currentData().toInt()),
+                   m_smoothing->value());
+    f.write(csv.toUtf8());
+    emit statusMessage(tr("wrote %1").arg(path));
+    return true;
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,80 @@
+#pragma once
+// ComparePage (issue 10): pick 2–10 runs, overlay one metric by step / relative step / wall time
+// with optional EMA smoothing (raw points faint), a legend in each run's colour, the recipe diff
+// (only differing fields, highlighted) with peak host memory per run, and export of the plot
+// (PNG, SVG) and the data (CSV). History reads run on a HistoryReader worker. GUI thread only.
+
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+#include "gui/models/compare_data.h"
+#include "gui/pages/page.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QTableView;
+class QTimer;
+
+namespace runplane::gui {
+
+class CompareModel;
+class HistoryReader;
+class RunFilterProxy;
+class RunListModel;
+class TimeSeriesPlot;
+
+class ComparePage : public Page {
+    Q_OBJECT
+  public:
+    explicit ComparePage(const QString& historyPath, QWidget* parent = nullptr);
+    ~ComparePage() override;
+
+    void refreshRuns();
+    /// Selects these runs in the list (2–10 are compared; others are refused with a message).
+    bool selectRuns(const QStringList& runIds);
+    void setMetric(const QString& metric);
+    void setAxis(CompareAxis axis);
+    /// EMA weight in [0, 0.99]; 0 = raw only.
+    void setSmoothing(double weight);
+
+    bool exportPng(const QString& path);
+    bool exportSvg(const QString& path);
+    bool exportCsv(const QString& path);
+
+    RunListModel* runsModel() const { return m_runs; }
+    CompareModel* compareModel() const { return m_compare; }
+    TimeSeriesPlot* plot() const { return m_plot; }
+    const CompareData& data() const { return m_data; }
+    QString metric() const;
+    int comparisonsApplied() const { return m_applied; }
+    int runListsApplied() const { return m_listsApplied; }
+
+  private:
+    void onSelectionChanged();
+    void redraw();
+    QString exportDialog(const QString& filter, const QString& suffix);
+
+    std::unique_ptr<HistoryReader> m_reader;
+    RunListModel* m_runs = nullptr;
+    RunFilterProxy* m_proxy = nullptr;
+    CompareModel* m_compare = nullptr;
+    QLineEdit* m_filter = nullptr;
+    QTableView* m_table = nullptr;
+    QLabel* m_selectionLabel = nullptr;
+    QComboBox* m_metricCombo = nullptr;
+    QComboBox* m_axisCombo = nullptr;
+    QDoubleSpinBox* m_smoothing = nullptr;
+    TimeSeriesPlot* m_plot = nullptr;
+    QTableView* m_diffView = nullptr;
+    QTimer* m_listTimer = nullptr;
+    CompareData m_data;
+    QStringList m_selectedIds;
+    int m_applied = 0;
+    int m_listsApplied = 0;
+};
+
+}  // namespace runplane::gui

@@ -1,0 +1,94 @@
+#pragma once
+// RunView: the live view of one run (right side of the Runs page). Draws a RunSnapshot:
+//   Memory tab: host memory per node (bands, RAM/alarm/healthy/planned lines, phases, alarm
+//               events) with the peaks table beside it; GPU memory per GPU; process-tree RSS.
+//   NCCL tab:   version-gate verdict, probe busbw vs expected, warnings/errors/stalls on a
+//   timeline. Metrics tab: any series of the run, by step or wall time. Log tab:    the run's
+//   stdout/stderr tail from its node (LogTailer), with a line filter.
+// It asks its owner for data (rangeRequested) and never reads the history itself.
+// GUI thread only; owns its widgets and models.
+
+#include <QString>
+#include <QWidget>
+
+#include <deque>
+#include <memory>
+
+#include "gui/models/run_data.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QTableView;
+class QTableWidget;
+class QTabWidget;
+
+namespace runplane::gui {
+
+class LogTailer;
+class PeaksModel;
+class TimeSeriesPlot;
+
+class RunView : public QWidget {
+    Q_OBJECT
+  public:
+    explicit RunView(QWidget* parent = nullptr);
+    ~RunView() override;
+
+    /// Shows a snapshot. A snapshot of another run resets zoom and follow mode.
+    void setSnapshot(std::shared_ptr<const RunSnapshot> snapshot);
+    void clear(const QString& message);
+    std::shared_ptr<const RunSnapshot> snapshot() const { return m_snapshot; }
+    bool isFollowing() const;
+
+    TimeSeriesPlot* hostMemoryPlot() const { return m_hostPlot; }
+    TimeSeriesPlot* gpuMemoryPlot() const { return m_gpuPlot; }
+    TimeSeriesPlot* rssPlot() const { return m_rssPlot; }
+    TimeSeriesPlot* ncclPlot() const { return m_ncclPlot; }
+    TimeSeriesPlot* metricsPlot() const { return m_metricsPlot; }
+    PeaksModel* peaksModel() const { return m_peaks; }
+    QTabWidget* tabs() const { return m_tabs; }
+    /// Shows the named metric (series name) in the Metrics tab.
+    void showMetric(const QString& name);
+    /// Lines currently shown in the log panel (after the filter).
+    QString logText() const;
+    void setLogFilter(const QString& filter);
+
+  signals:
+    /// The user zoomed/panned (or asked to follow again: lo >= hi): re-query this range.
+    void rangeRequested(double lo, double hi, int pixels);
+
+  private:
+    void applyMetrics();
+    void applyNccl();
+    void startLogTail();
+    void appendLog(const QString& text);
+    void rebuildLog();
+
+    std::shared_ptr<const RunSnapshot> m_snapshot;
+    QLabel* m_header = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    TimeSeriesPlot* m_hostPlot = nullptr;
+    TimeSeriesPlot* m_gpuPlot = nullptr;
+    TimeSeriesPlot* m_rssPlot = nullptr;
+    PeaksModel* m_peaks = nullptr;
+    QTableView* m_peaksView = nullptr;
+    QLabel* m_ncclVerdict = nullptr;
+    QTableWidget* m_probes = nullptr;
+    QTableWidget* m_ncclEvents = nullptr;
+    TimeSeriesPlot* m_ncclPlot = nullptr;
+    QComboBox* m_metricCombo = nullptr;
+    QComboBox* m_metricAxis = nullptr;
+    TimeSeriesPlot* m_metricsPlot = nullptr;
+    QComboBox* m_logNode = nullptr;
+    QComboBox* m_logStream = nullptr;
+    QLineEdit* m_logFilter = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    LogTailer* m_tailer = nullptr;
+    std::deque<QString> m_logLines;
+    QString m_partialLine;
+    QString m_runId;
+};
+
+}  // namespace runplane::gui

@@ -1,0 +1,191 @@
+#include "gui/pages/runs_page.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "db/history/history.h"
+#include "gui/models/history_queries.h"
+#include "gui/models/history_reader.h"
+#include "gui/models/run_models.h"
+#include "gui/pages/run_view.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::gui {
+
+namespace {
+constexpr int kListRefreshMs = 3000;
+constexpr int kLiveRefreshMs = 1000;
+}  // namespace
+
+RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
+    : Page(parent), m_reader(std::make_unique<HistoryReader>(historyPath)) {
+    m_runs = new RunListModel(this);
+    m_proxy = new RunFilterProxy(this);
+    m_proxy->setSourceModel(m_runs);
+
+    auto* layout = new QHBoxLayout(this);
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    layout->addWidget(splitter);
+
+    auto* left = new QWidget(splitter);
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    m_filter = new QLineEdit(left);
+    m_filter->setPlaceholderText(tr("filter runs (name, recipe, node, id)"));
+    m_filter->setClearButtonEnabled(true);
+    m_state = new QComboBox(left);
+    m_state->addItem(tr("any status"), QString());
+    for (const char* s : {"running", "finished", "failed", "stopped", "daemon_lost"}) {
+        m_state->addItem(QString::fromLatin1(s).replace(QLatin1Char('_'), QLatin1Char(' ')),
+                         QString::fromLatin1(s));
+    }
+    auto* refresh = new QPushButton(tr("Refresh"), left);
+    bar->addWidget(m_filter, 1);
+    bar->addWidget(m_state);
+    bar->addWidget(refresh);
+    leftLayout->addLayout(bar);
+    m_table = new QTableView(left);
+    m_table->setModel(m_proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setAlternatingRowColors(true);
+    m_table->setWordWrap(false);
+    leftLayout->addWidget(m_table, 1);
+
+    m_view = new RunView(splitter);
+    splitter->addWidget(left);
+    splitter->addWidget(m_view);
+    splitter->setStretchFactor(0, 2);
+    splitter->setStretchFactor(1, 5);
+    splitter->setSizes({470, 1230});
+
+    connect(m_filter, &QLineEdit::textChanged, m_proxy, &RunFilterProxy::setText);
+    connect(m_state, &QComboBox::currentIndexChanged, this,
+            [this] { m_proxy->setState(m_state->currentData().toString()); });
+    connect(refresh, &QPushButton::clicked, this, &RunsPage::refreshRuns);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            &RunsPage::onSelectionChanged);
+    connect(m_view, &RunView::rangeRequested, this, &RunsPage::requestSnapshot);
+
+    m_listTimer = new QTimer(this);
+    m_listTimer->setInterval(kListRefreshMs);
+    connect(m_listTimer, &QTimer::timeout, this, &RunsPage::refreshRuns);
+    m_listTimer->start();
+    m_liveTimer = new QTimer(this);
+    m_liveTimer->setInterval(kLiveRefreshMs);
+    connect(m_liveTimer, &QTimer::timeout, this, [this] {
+        const RunRow* run = m_runs->run(m_selected);
+        if (run != nullptr && run->state == QLatin1String("running") && m_view->isFollowing()) {
+            requestSnapshot(0, 0, m_rangePixels);
+        }
+    });
+    m_liveTimer->start();
+    refreshRuns();
+}
+
+RunsPage::~RunsPage() = default;
+
+void RunsPage::refreshRuns() {
+    m_reader->run(
+        QStringLiteral("runs"), this, [](db::History& h) { return loadRunList(h); },
+        [this](Result<Result<std::vector<RunRow>>> result) {
+            if (!result || !*result) {
+                emit statusMessage(
+                    QString::fromStdString(!result ? result.error() : result->error()));
+                return;
+            }
+            m_runs->setRuns(std::move(**result));
+            m_table->resizeColumnsToContents();
+            ++m_listsApplied;
+            if (!m_selected.isEmpty()) {
+                selectRun(m_selected);  // keep the selection across a reset
+            }
+        });
+}
+
+bool RunsPage::selectRun(const QString& runId) {
+    const int row = m_runs->indexOf(runId);
+    if (row < 0) {
+        return false;
+    }
+    const QModelIndex index = m_proxy->mapFromSource(m_runs->index(row, 0));
+    if (!index.isValid()) {
+        return false;  // filtered out
+    }
+    if (m_selected == runId && m_table->selectionModel()->isRowSelected(index.row(), {})) {
+        return true;
+    }
+    m_table->selectionModel()->select(
+        index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_table->scrollTo(index);
+    return true;
+}
+
+void RunsPage::onSelectionChanged() {
+    const QModelIndexList rows = m_table->selectionModel()->selectedRows();
+    if (rows.isEmpty()) {
+        return;
+    }
+    const QString runId = rows.front().data(RunListModel::RunIdRole).toString();
+    if (runId == m_selected && m_view->snapshot()) {
+        return;
+    }
+    m_selected = runId;
+    m_rangeLo = m_rangeHi = 0;
+    requestSnapshot(0, 0, std::max(400, m_view->hostMemoryPlot()->width()));
+}
+
+void RunsPage::requestSnapshot(double lo, double hi, int pixels) {
+    if (m_selected.isEmpty()) {
+        return;
+    }
+    m_rangeLo = lo;
+    m_rangeHi = hi;
+    m_rangePixels = std::max(200, pixels);
+    const QString runId = m_selected;
+    const int buckets = m_rangePixels;
+    // Superseding: a newer request for the snapshot replaces a pending one, an older answer is
+    // dropped on arrival (HistoryReader keys), so zooming fast never queues stale work.
+    m_reader->run(
+        QStringLiteral("snapshot"), this,
+        [runId, lo, hi, buckets](db::History& h) {
+            auto snap = loadRunSnapshot(h, runId, lo, hi, buckets, defaultModelCatalog());
+            if (!snap) {
+                return Result<std::shared_ptr<const RunSnapshot>>(Error{snap.error()});
+            }
+            return Result<std::shared_ptr<const RunSnapshot>>(
+                std::make_shared<const RunSnapshot>(std::move(*snap)));
+        },
+        [this, runId](Result<Result<std::shared_ptr<const RunSnapshot>>> result) {
+            if (runId != m_selected) {
+                return;
+            }
+            if (!result || !*result) {
+                const QString error =
+                    QString::fromStdString(!result ? result.error() : result->error());
+                m_view->clear(error);
+                emit statusMessage(error);
+                return;
+            }
+            m_view->setSnapshot(**result);
+            ++m_snapshotsApplied;
+        });
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,65 @@
+#pragma once
+// RunsPage (issue 10): the run history list (filter by text and state, sort by any column) and
+// the live view of the selected run (RunView). Every history read runs on a HistoryReader
+// worker; a running run is re-read once a second while its view follows the stream, a zoom asks
+// for the zoomed range at the plot's pixel width. GUI thread only.
+
+#include <QString>
+
+#include <memory>
+
+#include "gui/pages/page.h"
+
+class QComboBox;
+class QLineEdit;
+class QTableView;
+class QTimer;
+
+namespace runplane::gui {
+
+class HistoryReader;
+class RunFilterProxy;
+class RunListModel;
+class RunView;
+
+class RunsPage : public Page {
+    Q_OBJECT
+  public:
+    explicit RunsPage(const QString& historyPath, QWidget* parent = nullptr);
+    ~RunsPage() override;
+
+    /// Re-reads the run list now (also done every few seconds).
+    void refreshRuns();
+    /// Selects a run in the list (and loads its view).
+    bool selectRun(const QString& runId);
+    QString selectedRunId() const { return m_selected; }
+
+    RunListModel* runsModel() const { return m_runs; }
+    RunFilterProxy* runsProxy() const { return m_proxy; }
+    RunView* runView() const { return m_view; }
+    int snapshotsApplied() const { return m_snapshotsApplied; }
+    int runListsApplied() const { return m_listsApplied; }
+
+  private:
+    void requestSnapshot(double lo, double hi, int pixels);
+    void onSelectionChanged();
+
+    std::unique_ptr<HistoryReader> m_reader;
+    RunListModel* m_runs = nullptr;
+    RunFilterProxy* m_proxy = nullptr;
+    QLineEdit* m_filter = nullptr;
+    QComboBox* m_state = nullptr;
+    QTableView* m_table = nullptr;
+    RunView* m_view = nullptr;
+    QTimer* m_listTimer = nullptr;
+    QTimer* m_liveTimer = nullptr;
+    QString m_selected;
+    double m_rangeLo = 0;
+    double m_rangeHi = 0;
+    int m_rangePixels = 1200;
+    bool m_snapshotInFlight = false;
+    int m_snapshotsApplied = 0;
+    int m_listsApplied = 0;
+};
+
+}  // namespace runplane::gui

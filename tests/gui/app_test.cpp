@@ -1,0 +1,188 @@
+// The runplane executable's command line and the headless report (--report): in-process through
+// the library, and as a real child process without any display.
+#include <gtest/gtest.h>
+
+#include <QFile>
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include "db/history/history.h"
+#include "gui/app/app_settings.h"
+#include "gui/app/command_line.h"
+#include "gui/app/report.h"
+#include "tests/gui/gui_test_util.h"
+#include "tests/gui/synthetic_history.h"
+
+using namespace runplane;
+using namespace runplane::gui;
+
+namespace {
+
+QStringList argv(std::initializer_list<const char*> args) {
+    QStringList out{QStringLiteral("runplane")};
+    for (const char* a : args) {
+        out << QString::fromUtf8(a);
+    }
+    return out;
+}
+
+QString readAll(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        return {};
+    }
+    return QString::fromUtf8(f.readAll());
+}
+
+QString writeHistory(const QTemporaryDir& dir) {
+    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+    auto h = db::History::open(path.toStdString());
+    EXPECT_TRUE(h) << h.error();
+    test::SyntheticRunSpec spec;
+    spec.recipeYaml = test::sourceRecipe("qwen3.8-2.4T-A95B-full.yaml");
+    EXPECT_TRUE(test::writeSyntheticRun(**h, spec));
+    return path;
+}
+
+QString runplaneBinary() {
+    return test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/gui/app/runplane");
+}
+
+}  // namespace
+
+TEST(CommandLine, ParsesEveryFlag) {
+    auto o = parseCommandLine(argv(
+        {"--history", "/tmp/h.sqlite", "--connect", "127.0.0.1:7070", "--connect=127.0.0.1:7071"}));
+    ASSERT_TRUE(o) << o.error();
+    EXPECT_EQ(o->historyPath, QStringLiteral("/tmp/h.sqlite"));
+    EXPECT_EQ(o->connect.size(), 2);
+    EXPECT_TRUE(o->reportDir.isEmpty());
+    auto r = parseCommandLine(argv({"--report", "out", "--run", "run-1"}));
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->reportDir, QStringLiteral("out"));
+    EXPECT_EQ(r->runId, QStringLiteral("run-1"));
+}
+
+TEST(CommandLine, BadInputNamesTheFlag) {
+    auto bad = [](std::initializer_list<const char*> args) {
+        auto r = parseCommandLine(argv(args));
+        EXPECT_FALSE(r);
+        return r ? std::string() : r.error();
+    };
+    EXPECT_NE(bad({"--connect", "nowhere"}).find("--connect: 'nowhere' is not host:port"),
+              std::string::npos);
+    EXPECT_NE(bad({"--connect", "h:70000"}).find("--connect"), std::string::npos);
+    EXPECT_NE(bad({"--history"}).find("--history: expects a file path"), std::string::npos);
+    EXPECT_NE(bad({"--report", "out"}).find("--report: needs --run"), std::string::npos);
+    EXPECT_NE(bad({"--run", "x"}).find("--run: is only used with --report"), std::string::npos);
+    EXPECT_NE(bad({"--frobnicate"}).find("--frobnicate: unknown argument"), std::string::npos);
+}
+
+TEST(AppSettings, RecentFilesAreDeduplicatedAndBounded) {
+    AppSettings settings;  // QStandardPaths test mode: never the user's settings
+    for (int i = 0; i < 15; ++i) {
+        settings.addRecentFile(QStringLiteral("/r/%1.yaml").arg(i));
+    }
+    settings.addRecentFile(QStringLiteral("/r/3.yaml"));
+    const QStringList recent = settings.recentFiles();
+    EXPECT_EQ(recent.size(), AppSettings::kMaxRecentFiles);
+    EXPECT_EQ(recent.front(), QStringLiteral("/r/3.yaml"));
+    EXPECT_EQ(recent.count(QStringLiteral("/r/3.yaml")), 1);
+    settings.setDaemonAddresses({QStringLiteral("127.0.0.1:7070")});
+    EXPECT_EQ(AppSettings().daemonAddresses(), QStringList{QStringLiteral("127.0.0.1:7070")});
+}
+
+TEST(Report, WritesPlotsAndSummaryForARun) {
+    QTemporaryDir dir;
+    ReportRequest request;
+    request.historyPath = writeHistory(dir);
+    request.runId = QStringLiteral("run-synthetic-1");
+    request.outDir = dir.filePath(QStringLiteral("report"));
+    auto files = writeRunReport(request);
+    ASSERT_TRUE(files) << files.error();
+    EXPECT_EQ(files->written.size(), 4);
+    const QImage host(request.outDir + QStringLiteral("/host_memory.png"));
+    ASSERT_FALSE(host.isNull());
+    EXPECT_EQ(host.size(), QSize(request.width, request.height));
+    EXPECT_FALSE(QImage(request.outDir + QStringLiteral("/eval.png")).isNull());
+    const QString md = readAll(files->markdown);
+    EXPECT_TRUE(md.contains(QStringLiteral("| node-b | 900.0 GB |"))) << md.toStdString();
+    EXPECT_TRUE(md.contains(QStringLiteral("eval/gsm8k")));
+    EXPECT_TRUE(md.contains(QStringLiteral("**fail**")));  // NCCL 2.28.9 < 2.30.7
+    EXPECT_TRUE(md.contains(QStringLiteral("time above alarm (750.0 GB)")));
+    const QString html = readAll(request.outDir + QStringLiteral("/report.html"));
+    EXPECT_TRUE(html.contains(QStringLiteral("<img src=\"host_memory.png\"")));
+}
+
+TEST(Report, RunsAsAChildProcessWithoutADisplay) {
+    QTemporaryDir dir;
+    const QString history = writeHistory(dir);
+    const QString out = dir.filePath(QStringLiteral("out"));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    env.remove(QStringLiteral("XDG_RUNTIME_DIR"));
+    p.setProcessEnvironment(env);
+    p.start(runplaneBinary(), {QStringLiteral("--history"), history, QStringLiteral("--report"),
+                               out, QStringLiteral("--run"), QStringLiteral("run-synthetic-1")});
+    ASSERT_TRUE(p.waitForFinished(60000)) << p.errorString().toStdString();
+    const QString output = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    EXPECT_EQ(p.exitCode(), 0) << output.toStdString();
+    EXPECT_TRUE(QFileInfo::exists(out + QStringLiteral("/host_memory.png")));
+    EXPECT_TRUE(QFileInfo::exists(out + QStringLiteral("/report.md")));
+    EXPECT_TRUE(output.contains(QStringLiteral("wrote"))) << output.toStdString();
+}
+
+TEST(Report, BadInputGivesAClearMessageAndTouchesNothing) {
+    QTemporaryDir dir;
+    const QString history = writeHistory(dir);
+    auto run = [&](const QStringList& args) {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        p.setProcessEnvironment(env);
+        p.start(runplaneBinary(), args);
+        p.waitForFinished(60000);
+        return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
+    };
+    // Unknown run: names the run and the file.
+    auto [code, err] = run({QStringLiteral("--history"), history, QStringLiteral("--report"),
+                            dir.filePath(QStringLiteral("o1")), QStringLiteral("--run"),
+                            QStringLiteral("no-such-run")});
+    EXPECT_EQ(code, 1);
+    EXPECT_TRUE(err.contains(QStringLiteral("no-such-run")) && err.contains(history))
+        << err.toStdString();
+    // A file that is not a history: named, and left byte-for-byte as it was.
+    const QString corrupt = dir.filePath(QStringLiteral("corrupt.sqlite"));
+    {
+        QFile f(corrupt);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'x'));
+    }
+    std::tie(code, err) =
+        run({QStringLiteral("--history"), corrupt, QStringLiteral("--report"),
+             dir.filePath(QStringLiteral("o2")), QStringLiteral("--run"), QStringLiteral("r")});
+    EXPECT_EQ(code, 1);
+    EXPECT_TRUE(err.contains(corrupt)) << err.toStdString();
+    EXPECT_EQ(readAll(corrupt).toUtf8(), QByteArray(8192, 'x'));
+    // Missing file and bad flags.
+    std::tie(code, err) =
+        run({QStringLiteral("--history"), dir.filePath(QStringLiteral("none.sqlite")),
+             QStringLiteral("--report"), dir.filePath(QStringLiteral("o3")),
+             QStringLiteral("--run"), QStringLiteral("r")});
+    EXPECT_EQ(code, 1);
+    EXPECT_TRUE(err.contains(QStringLiteral("no such history file"))) << err.toStdString();
+    std::tie(code, err) = run({QStringLiteral("--run"), QStringLiteral("r")});
+    EXPECT_EQ(code, 2);
+    EXPECT_TRUE(err.contains(QStringLiteral("--run"))) << err.toStdString();
+    // No display and no --report: says what to do instead of crashing in Qt.
+    std::tie(code, err) = run({});
+    EXPECT_EQ(code, 2);
+    EXPECT_TRUE(err.contains(QStringLiteral("--report"))) << err.toStdString();
+}
