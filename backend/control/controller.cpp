@@ -1,5 +1,7 @@
 #include "backend/control/controller.h"
 
+#include "backend/control/ingest_batch.h"
+
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -190,6 +192,29 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     if (Status s = (*history)->upsertRun(record); !s.ok()) {
         return Error{"run " + run.runId + " started on " + spec.address +
                      " but could not be recorded: " + s.error()};
+    }
+    // A fast run may have ended, and its run-state event been ingested, before the record
+    // existed: apply the latest such event now (later ones are applied by the ingest).
+    db::EventFilter filter;
+    filter.runId = run.runId;
+    filter.kind = "run_state";
+    if (auto events = (*history)->listEvents(filter); events.ok() && !events->empty()) {
+        const db::EventRecord& latest = events->back();
+        auto attrs = nlohmann::json::parse(latest.attrsJson, nullptr, false);
+        std::map<std::string, std::string> map;
+        if (attrs.is_object() && attrs.contains("state") && attrs["state"].is_string()) {
+            map["state"] = attrs["state"].get<std::string>();
+        }
+        if (auto state = runStateFromAttrs(map)) {
+            const bool ended = *state != db::RunState::Running;
+            if ((*history)
+                    ->updateRunState(run.runId, *state, ended ? latest.tNs : 0, latest.message)
+                    .ok()) {
+                record.state = *state;
+                record.endedNs = ended ? latest.tNs : record.endedNs;
+                record.message = latest.message;
+            }
+        }
     }
     return record;
 }

@@ -1,6 +1,7 @@
 #include "backend/control/ingest_batch.h"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -46,6 +47,35 @@ std::string unitForSeries(const std::string& name) {
         return "Hz";
     }
     return "";
+}
+
+std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs) {
+    auto it = attrs.find("state");
+    if (it == attrs.end()) {
+        return std::nullopt;
+    }
+    std::string s = it->second;
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (s.rfind("run_state_", 0) == 0) {
+        s = s.substr(10);
+    }
+    if (s == "succeeded" || s == "finished") {
+        return db::RunState::Finished;
+    }
+    if (s == "failed") {
+        return db::RunState::Failed;
+    }
+    if (s == "stopped") {
+        return db::RunState::Stopped;
+    }
+    if (s == "lost" || s == "daemon_lost") {
+        return db::RunState::DaemonLost;
+    }
+    if (s == "running" || s == "starting") {
+        return db::RunState::Running;
+    }
+    return std::nullopt;
 }
 
 std::string attrsToJson(const std::map<std::string, std::string>& attrs) {

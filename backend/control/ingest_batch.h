@@ -4,6 +4,8 @@
 // runplane_control; unit-tested on its own).
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "backend/control/node_types.h"
@@ -27,6 +29,10 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
 /// Unit of a series from its name's suffix: "_bytes" -> "bytes", "_percent" -> "%",
 /// "_seconds" -> "s", "_hz" -> "Hz", else "".
 std::string unitForSeries(const std::string& name);
+
+/// The history state a run_state / process_exit event reports through attrs["state"]
+/// ("RUN_STATE_FAILED", "succeeded", ...), if any.
+std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs);
 
 /// Attributes as a JSON object.
 std::string attrsToJson(const std::map<std::string, std::string>& attrs);

@@ -63,36 +63,6 @@ std::string nodeInfoJson(const NodeSummary& node) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// The history state a run_state / process_exit event reports, if it names one.
-std::optional<db::RunState> stateFromEvent(const EventInfo& event) {
-    auto it = event.attrs.find("state");
-    if (it == event.attrs.end()) {
-        return std::nullopt;
-    }
-    std::string s = it->second;
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (s.rfind("run_state_", 0) == 0) {
-        s = s.substr(10);
-    }
-    if (s == "succeeded" || s == "finished") {
-        return db::RunState::Finished;
-    }
-    if (s == "failed") {
-        return db::RunState::Failed;
-    }
-    if (s == "stopped") {
-        return db::RunState::Stopped;
-    }
-    if (s == "lost" || s == "daemon_lost") {
-        return db::RunState::DaemonLost;
-    }
-    if (s == "running" || s == "starting") {
-        return db::RunState::Running;
-    }
-    return std::nullopt;
-}
-
 }  // namespace
 
 struct TelemetryIngestor::Impl {
@@ -247,7 +217,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         }
         if (record.event.kind == EventKindInfo::RunState ||
             record.event.kind == EventKindInfo::ProcessExit) {
-            if (auto state = stateFromEvent(record.event)) {
+            if (auto state = runStateFromAttrs(record.event.attrs)) {
                 const bool ended = *state != db::RunState::Running;
                 (void)history->updateRunState(record.runId, *state, ended ? record.tNs : 0,
                                               record.event.message);

@@ -115,22 +115,35 @@ std::span<const Migration> migrations() {
 
 namespace runplane::db {
 
-Result<int> applyMigrations(sqlite::Database& db, std::span<const Migration> list, bool readOnly) {
-    const int latest = list.empty() ? 0 : list.back().version;
-    auto tables = db.prepare(
-        "SELECT count(*), sum(name = 'schema_version') FROM sqlite_master WHERE type = 'table';");
-    if (!tables.ok()) {
-        return Error{tables.error()};
-    }
-    auto row = tables->step();
-    if (!row.ok()) {
-        return Error{row.error()};
-    }
-    const std::int64_t tableCount = tables->columnInt(0);
-    const bool hasVersionTable = tables->columnInt(1) > 0;
+namespace {
+
+struct FileVersion {
+    std::int64_t tableCount = 0;
+    bool hasVersionTable = false;
     int version = 0;
-    if (hasVersionTable) {
-        auto read = db.prepare("SELECT max(version) FROM schema_version;");
+};
+
+// Reads the stored version. The statements are finalized before returning so that no read
+// transaction stays open (a pending read would turn a later BEGIN IMMEDIATE into an immediate
+// SQLITE_BUSY while another connection is writing).
+Result<FileVersion> readVersion(sqlite::Database& db) {
+    FileVersion out;
+    {
+        auto tables = db.prepare(
+            "SELECT count(*), coalesce(sum(name = 'schema_version'), 0) FROM sqlite_master "
+            "WHERE type = 'table';");
+        if (!tables.ok()) {
+            return Error{tables.error()};
+        }
+        auto row = tables->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        out.tableCount = tables->columnInt(0);
+        out.hasVersionTable = tables->columnInt(1) > 0;
+    }
+    if (out.hasVersionTable) {
+        auto read = db.prepare("SELECT coalesce(max(version), 0) FROM schema_version;");
         if (!read.ok()) {
             return Error{read.error()};
         }
@@ -138,12 +151,25 @@ Result<int> applyMigrations(sqlite::Database& db, std::span<const Migration> lis
         if (!stepped.ok()) {
             return Error{stepped.error()};
         }
-        version = static_cast<int>(read->columnInt(0));
-    } else if (tableCount > 0) {
+        out.version = static_cast<int>(read->columnInt(0));
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<int> applyMigrations(sqlite::Database& db, std::span<const Migration> list, bool readOnly) {
+    const int latest = list.empty() ? 0 : list.back().version;
+    auto found = readVersion(db);
+    if (!found.ok()) {
+        return Error{found.error()};
+    }
+    if (!found->hasVersionTable && found->tableCount > 0) {
         return Error{db.path() +
                      ": not a Runplane history (it holds tables but no schema_version); "
                      "refusing to modify it"};
     }
+    int version = found->version;
     if (version > latest) {
         return Error{db.path() + ": history schema version " + std::to_string(version) +
                      " is newer than this build understands (" + std::to_string(latest) +
@@ -163,6 +189,15 @@ Result<int> applyMigrations(sqlite::Database& db, std::span<const Migration> lis
         sqlite::Transaction tx(db);
         if (!tx.begun().ok()) {
             return Error{tx.begun().error()};
+        }
+        // Another process may have migrated while we waited for the write lock.
+        auto current = readVersion(db);
+        if (!current.ok()) {
+            return Error{current.error()};
+        }
+        version = current->version;
+        if (version >= migration.version) {
+            continue;  // rolled back: nothing was written
         }
         if (version == 0) {
             if (Status s = db.exec("CREATE TABLE IF NOT EXISTS schema_version ("

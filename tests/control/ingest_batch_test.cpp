@@ -99,3 +99,19 @@ TEST(Units, FromSeriesNames) {
 
 }  // namespace
 }  // namespace runplane::control
+
+namespace runplane::control {
+namespace {
+
+TEST(RunStates, FromEventAttributes) {
+    EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_SUCCEEDED"}}), db::RunState::Finished);
+    EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_FAILED"}}), db::RunState::Failed);
+    EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_STOPPED"}}), db::RunState::Stopped);
+    EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_LOST"}}), db::RunState::DaemonLost);
+    EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_RUNNING"}}), db::RunState::Running);
+    EXPECT_EQ(runStateFromAttrs({{"state", "raised"}}), std::nullopt);  // a memory alarm
+    EXPECT_EQ(runStateFromAttrs({}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace runplane::control

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "db/sqlite/sqlite.h"
 #include "tests/db/test_util.h"
@@ -419,6 +421,44 @@ TEST(History, ReadOnlyOpenNeverCreates) {
     RunRecord run;
     run.id = "x";
     EXPECT_FALSE((*readOnly)->upsertRun(run).ok());
+}
+
+}  // namespace
+}  // namespace runplane::db
+
+namespace runplane::db {
+namespace {
+
+// Several connections (an ingest thread, the CLI, the GUI reader) opening a new file at once
+// all succeed; the migrations run once.
+TEST(History, ConcurrentOpenOfANewFileMigratesOnce) {
+    ScratchDir dir;
+    for (int round = 0; round < 5; ++round) {
+        const std::string path = dir.file("race-" + std::to_string(round) + ".sqlite");
+        std::vector<std::thread> threads;
+        std::vector<std::string> errors(4);
+        for (int i = 0; i < 4; ++i) {
+            threads.emplace_back([&, i] {
+                auto history = History::open(path);
+                if (!history.ok()) {
+                    errors[static_cast<std::size_t>(i)] = history.error();
+                    return;
+                }
+                auto ingested = (*history)->ingest(makeBatch("n" + std::to_string(i), 1, 10));
+                if (!ingested.ok()) {
+                    errors[static_cast<std::size_t>(i)] = ingested.error();
+                }
+            });
+        }
+        for (auto& t : threads) {
+            t.join();
+        }
+        for (const auto& e : errors) {
+            EXPECT_TRUE(e.empty()) << e;
+        }
+        EXPECT_EQ(scalar(path, "SELECT count(*) FROM schema_version;"), kSchemaVersion);
+        EXPECT_EQ(scalar(path, "SELECT count(*) FROM samples;"), 40);
+    }
 }
 
 }  // namespace

@@ -1,0 +1,188 @@
+// issue 2: runplanectl against real daemons: nodes, watch (killed with -9 and restarted),
+// unreachable addresses and corrupt history files.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/db/test_util.h"
+#include "tests/integration/history_check.h"
+#include "tests/integration/process.h"
+
+namespace runplane::testing {
+namespace {
+
+template <typename Pred>
+bool waitFor(Pred&& pred, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (pred()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return pred();
+}
+
+TEST(CliIntegration, NodesTableAndJson) {
+    ScratchDir dir;
+    Daemon a(dir.file("a"), "node-a");
+    Daemon b(dir.file("b"), "node-b");
+    const std::string addrA = a.start();
+    const std::string addrB = b.start();
+    ASSERT_FALSE(addrA.empty()) << a.error();
+    ASSERT_FALSE(addrB.empty()) << b.error();
+    auto json = runCtl({"nodes", addrA, addrB, "--json"}, dir.path().string());
+    ASSERT_EQ(json.exitCode, 0) << json.err;
+    auto parsed = nlohmann::json::parse(json.out);
+    ASSERT_EQ(parsed.size(), 2u);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(parsed[i]["address"], i == 0 ? addrA : addrB);
+        EXPECT_EQ(parsed[i]["hostname"], std::string(host));
+        EXPECT_EQ(parsed[i]["protocol_version"], 1);
+        EXPECT_EQ(parsed[i]["cpu_cores"], std::thread::hardware_concurrency());
+        EXPECT_GT(parsed[i]["host_ram_bytes"].get<std::uint64_t>(), 0u);
+        EXPECT_FALSE(parsed[i]["kernel"].get<std::string>().empty());
+        EXPECT_TRUE(parsed[i]["gpus"].empty());
+        EXPECT_FALSE(parsed[i]["gpus_unavailable_reason"].get<std::string>().empty());
+    }
+    EXPECT_EQ(parsed[0]["node_id"], "node-a");
+    auto table = runCtl({"nodes", addrA}, dir.path().string());
+    ASSERT_EQ(table.exitCode, 0) << table.err;
+    EXPECT_NE(table.out.find("ADDRESS"), std::string::npos);
+    EXPECT_NE(table.out.find(addrA), std::string::npos);
+    EXPECT_NE(table.out.find(host), std::string::npos);
+    EXPECT_NE(table.out.find("none: "), std::string::npos) << table.out;  // no GPU: the reason
+}
+
+// issue 2: an unreachable address gives a clear message (and a non-zero exit).
+TEST(CliIntegration, UnreachableAddressIsOneClearLine) {
+    ScratchDir dir;
+    Daemon a(dir.file("a"), "node-a");
+    const std::string addrA = a.start();
+    ASSERT_FALSE(addrA.empty()) << a.error();
+    auto nodes = runCtl({"nodes", addrA, "127.0.0.1:1"}, dir.path().string());
+    EXPECT_EQ(nodes.exitCode, 1);
+    EXPECT_NE(nodes.out.find(addrA), std::string::npos);  // the reachable node is still shown
+    EXPECT_NE(nodes.err.find("cannot reach runplaned at 127.0.0.1:1: connection refused"),
+              std::string::npos)
+        << nodes.err;
+    auto watch =
+        runCtl({"watch", "127.0.0.1:1", "--history", dir.file("h.sqlite"), "--seconds", "1"},
+               dir.path().string());
+    EXPECT_EQ(watch.exitCode, 1);
+    EXPECT_NE(watch.err.find("cannot reach runplaned at 127.0.0.1:1: connection refused"),
+              std::string::npos)
+        << watch.err;
+}
+
+// issue 2 / issue 5: the controller (runplanectl watch) killed with -9 mid-ingest and started
+// again resumes from its cursor: every seq once, no duplicates, no hole.
+TEST(CliIntegration, WatchKilledAndRestartedResumesFromTheCursor) {
+    ScratchDir dir;
+    Daemon daemon(dir.file("state"), "node-w");
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    const std::string history = dir.file("history.sqlite");
+    const std::string ctl = builtBinary("backend/cli/runplanectl");
+    Child watch = Child::spawn({ctl, "watch", address, "--history", history, "--seconds", "60"},
+                               dir.file("w1.out"), dir.file("w1.err"));
+    ASSERT_TRUE(waitFor([&] { return checkContinuity(history, "node-w").hostSamples >= 5; }))
+        << watch.stderrText();
+    watch.kill(SIGKILL);
+    ASSERT_EQ(watch.wait(std::chrono::seconds(5)), 128 + SIGKILL);
+    const auto afterKill = checkContinuity(history, "node-w");
+    EXPECT_NE(watch.stdoutText().find("used "), std::string::npos) << watch.stdoutText();
+    // Let records pile up in the daemon's spool while no controller runs.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    Child again = Child::spawn({ctl, "watch", address, "--history", history, "--seconds", "60"},
+                               dir.file("w2.out"), dir.file("w2.err"));
+    ASSERT_TRUE(waitFor([&] {
+        return checkContinuity(history, "node-w").cursor >= afterKill.cursor + 40;
+    })) << again.stderrText();
+    again.kill(SIGTERM);  // clean stop: commits, prints a summary
+    ASSERT_EQ(again.wait(std::chrono::seconds(10)), 0) << again.stderrText();
+    EXPECT_NE(again.stderrText().find("resuming after seq " + std::to_string(afterKill.cursor)),
+              std::string::npos)
+        << again.stderrText();
+    const auto c = checkContinuity(history, "node-w");
+    EXPECT_EQ(c.rows, c.distinctSeqs);
+    EXPECT_TRUE(c.missing.empty()) << c.missing.size() << " missing";
+    EXPECT_TRUE(c.gaps.empty());
+    EXPECT_EQ(c.firstSeq, 1u);
+    daemon.stop();
+}
+
+// issue 2: a corrupt history file gives a clear message naming it and loses nothing.
+TEST(CliIntegration, CorruptHistoryIsRefusedAndUntouched) {
+    ScratchDir dir;
+    Daemon daemon(dir.file("state"), "node-x");
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    const std::string history = dir.file("corrupt.sqlite");
+    writeAll(history, "this is not SQLite\n" + std::string(5000, 'z'));
+    const std::string before = readAll(history);
+    auto watch =
+        runCtl({"watch", address, "--history", history, "--seconds", "3"}, dir.path().string());
+    EXPECT_EQ(watch.exitCode, 1);
+    EXPECT_NE(watch.err.find(history + ": file is not a database"), std::string::npos) << watch.err;
+    auto runs = runCtl({"runs", "--history", history}, dir.path().string());
+    EXPECT_EQ(runs.exitCode, 2);
+    EXPECT_NE(runs.err.find(history + ": file is not a database"), std::string::npos) << runs.err;
+    auto submit =
+        runCtl({"submit", address, "--history", history, "--", "/bin/true"}, dir.path().string());
+    EXPECT_NE(submit.exitCode, 0);
+    EXPECT_NE(submit.err.find(history), std::string::npos) << submit.err;
+    EXPECT_EQ(readAll(history), before);
+    daemon.stop();
+}
+
+TEST(CliIntegration, SubmitThenRunsListsTheRun) {
+    ScratchDir dir;
+    Daemon daemon(dir.file("state"), "node-s");
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    const std::string history = dir.file("history.sqlite");
+    const std::string recipe =
+        std::string(std::getenv("RUNPLANE_SOURCE_DIR")) + "/recipes/smoke-local.yaml";
+    auto submit =
+        runCtl({"submit", address, "--history", history, "--name", "cli run", "--run-id",
+                "cli-run-1", "--recipe", recipe, "--json", "--", "/bin/sh", "-c", "sleep 0.3"},
+               dir.path().string());
+    ASSERT_EQ(submit.exitCode, 0) << submit.err;
+    auto started = nlohmann::json::parse(submit.out);
+    EXPECT_EQ(started["run_id"], "cli-run-1");
+    // Ingest until the run's end arrives.
+    auto watch =
+        runCtl({"watch", address, "--history", history, "--seconds", "3"}, dir.path().string());
+    EXPECT_EQ(watch.exitCode, 0) << watch.err;
+    auto runs = runCtl({"runs", "--history", history, "--json"}, dir.path().string());
+    ASSERT_EQ(runs.exitCode, 0) << runs.err;
+    auto list = nlohmann::json::parse(runs.out);
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0]["id"], "cli-run-1");
+    EXPECT_EQ(list[0]["name"], "cli run");
+    EXPECT_EQ(list[0]["status"], "finished");
+    EXPECT_EQ(list[0]["nodes"][0], "node-s");
+    EXPECT_EQ(list[0]["provenance"]["argv"][0], "/bin/sh");
+    EXPECT_EQ(list[0]["provenance"]["daemon"]["address"], address);
+    EXPECT_EQ(list[0]["provenance"]["recipe_path"], recipe);
+    if (std::filesystem::is_directory(std::string(std::getenv("RUNPLANE_SOURCE_DIR")) + "/.git")) {
+        EXPECT_EQ(list[0]["provenance"]["git_rev"].get<std::string>().size(), 40u);
+    }
+    ASSERT_FALSE(list[0]["peaks"].empty());
+    EXPECT_GT(list[0]["peaks"][0]["peak"].get<double>(), 0);
+    auto table = runCtl({"runs", "--history", history}, dir.path().string());
+    EXPECT_NE(table.out.find("cli-run-1"), std::string::npos);
+    EXPECT_NE(table.out.find("finished"), std::string::npos);
+    daemon.stop();
+}
+
+}  // namespace
+}  // namespace runplane::testing

@@ -1,0 +1,188 @@
+#include "tests/integration/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+namespace runplane::testing {
+
+namespace {
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+}  // namespace
+
+std::string builtBinary(const std::string& relative) {
+    const char* dir = std::getenv("RUNPLANE_BINARY_DIR");
+    return std::string(dir ? dir : ".") + "/" + relative;
+}
+
+Child::Child(Child&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)),
+      m_exit(other.m_exit),
+      m_stdout(std::move(other.m_stdout)),
+      m_stderr(std::move(other.m_stderr)) {}
+
+Child& Child::operator=(Child&& other) noexcept {
+    if (this != &other) {
+        if (m_pid > 0 && !m_exit) {
+            ::kill(m_pid, SIGKILL);
+            ::waitpid(m_pid, nullptr, 0);
+        }
+        m_pid = std::exchange(other.m_pid, -1);
+        m_exit = other.m_exit;
+        m_stdout = std::move(other.m_stdout);
+        m_stderr = std::move(other.m_stderr);
+    }
+    return *this;
+}
+
+Child::~Child() {
+    if (m_pid > 0 && !m_exit) {
+        ::kill(m_pid, SIGKILL);
+        ::waitpid(m_pid, nullptr, 0);
+    }
+}
+
+Child Child::spawn(const std::vector<std::string>& argv, const std::string& stdoutFile,
+                   const std::string& stderrFile) {
+    std::vector<char*> args;
+    for (const auto& a : argv) {
+        args.push_back(const_cast<char*>(a.c_str()));
+    }
+    args.push_back(nullptr);
+    const int out = ::open(stdoutFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = ::open(stderrFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out < 0 || err < 0) {
+        throw std::runtime_error("cannot create " + stdoutFile + " / " + stderrFile);
+    }
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out, STDOUT_FILENO);
+        ::dup2(err, STDERR_FILENO);
+        const int devnull = ::open("/dev/null", O_RDONLY);
+        ::dup2(devnull, STDIN_FILENO);
+        ::setpgid(0, 0);  // its own group: a test's kill never reaches the test runner
+        ::execv(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(out);
+    ::close(err);
+    Child child;
+    child.m_pid = pid;
+    child.m_stdout = stdoutFile;
+    child.m_stderr = stderrFile;
+    return child;
+}
+
+bool Child::running() {
+    if (m_pid <= 0 || m_exit) {
+        return false;
+    }
+    int status = 0;
+    const pid_t done = ::waitpid(m_pid, &status, WNOHANG);
+    if (done == m_pid) {
+        m_exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return false;
+    }
+    return true;
+}
+
+void Child::kill(int signal) {
+    if (m_pid > 0 && !m_exit) {
+        ::kill(m_pid, signal);
+    }
+}
+
+std::optional<int> Child::wait(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (running()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            return std::nullopt;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return m_exit;
+}
+
+std::string Child::stdoutText() const {
+    return readFile(m_stdout);
+}
+std::string Child::stderrText() const {
+    return readFile(m_stderr);
+}
+
+Daemon::Daemon(std::string stateDir, std::string nodeId, double sampleHz)
+    : m_stateDir(std::move(stateDir)), m_nodeId(std::move(nodeId)), m_sampleHz(sampleHz) {}
+
+std::string Daemon::start() {
+    ++m_starts;
+    std::filesystem::create_directories(m_stateDir);
+    const std::string tag = m_stateDir + "/daemon-" + std::to_string(m_starts);
+    m_child = Child::spawn(
+        {builtBinary("backend/daemon/runplaned"), "--listen", "127.0.0.1:" + std::to_string(m_port),
+         "--state-dir", m_stateDir, "--run-root", m_stateDir + "/runs", "--sample-hz",
+         std::to_string(m_sampleHz), "--node-id", m_nodeId, "--no-gpu"},
+        tag + ".out", tag + ".err");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    const std::string prefix = "runplaned listening on ";
+    while (std::chrono::steady_clock::now() < deadline) {
+        const std::string out = m_child.stdoutText();
+        const auto at = out.find(prefix);
+        const auto eol = out.find('\n', at == std::string::npos ? 0 : at);
+        if (at != std::string::npos && eol != std::string::npos) {
+            m_address = out.substr(at + prefix.size(), eol - at - prefix.size());
+            m_port = std::stoi(m_address.substr(m_address.rfind(':') + 1));
+            return m_address;
+        }
+        if (!m_child.running()) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    m_error = "runplaned did not report its address: " + m_child.stderrText();
+    return "";
+}
+
+void Daemon::kill9() {
+    m_child.kill(SIGKILL);
+    m_child.wait(std::chrono::seconds(10));
+}
+
+void Daemon::stop() {
+    m_child.kill(SIGTERM);
+    if (!m_child.wait(std::chrono::seconds(10))) {
+        kill9();
+    }
+}
+
+CtlResult runCtl(const std::vector<std::string>& args, const std::string& scratchDir,
+                 std::chrono::milliseconds timeout) {
+    static int counter = 0;
+    const std::string tag = scratchDir + "/ctl-" + std::to_string(++counter);
+    std::vector<std::string> argv{builtBinary("backend/cli/runplanectl")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Child child = Child::spawn(argv, tag + ".out", tag + ".err");
+    CtlResult result;
+    auto code = child.wait(timeout);
+    if (!code) {
+        child.kill(SIGKILL);
+        code = child.wait(std::chrono::seconds(5));
+    }
+    result.exitCode = code.value_or(-1);
+    result.out = child.stdoutText();
+    result.err = child.stderrText();
+    return result;
+}
+
+}  // namespace runplane::testing
