@@ -7,9 +7,10 @@ target_compile_options(runplane_warnings INTERFACE
   -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough>
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${RUNPLANE_WERROR}>>:-Werror>)
 
-# runplane_add_gtest(name SOURCES... LIBS...): one test binary per library, discovered by CTest.
+# runplane_add_gtest(name SOURCES... LIBS... [LABELS...] [FIXTURES...]): one test binary per
+# library, discovered by CTest; FIXTURES are CTest fixtures every discovered test requires.
 function(runplane_add_gtest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main runplane_warnings)
   set(labels ${ARG_LABELS})
@@ -18,6 +19,20 @@ function(runplane_add_gtest name)
   endif()
   gtest_discover_tests(${name}
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}
-    PROPERTIES LABELS "${labels}" ENVIRONMENT "RUNPLANE_SOURCE_DIR=${PROJECT_SOURCE_DIR};RUNPLANE_BINARY_DIR=${PROJECT_BINARY_DIR};QT_QPA_PLATFORM=offscreen;XDG_RUNTIME_DIR=/tmp"
     DISCOVERY_TIMEOUT 60)
+  # gtest_discover_tests flattens list-valued PROPERTIES (an ENVIRONMENT of several variables, two
+  # labels) into separate arguments, so only the first item would survive. Set them instead from an
+  # include file that CTest reads after the discovered list (${name}_TESTS) is defined.
+  set(environment
+    "RUNPLANE_SOURCE_DIR=${PROJECT_SOURCE_DIR}" "RUNPLANE_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    "QT_QPA_PLATFORM=offscreen" "XDG_RUNTIME_DIR=/tmp")
+  set(properties_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_properties.cmake")
+  file(WRITE "${properties_file}"
+    "foreach(test_name IN LISTS ${name}_TESTS)\n"
+    "  set_tests_properties(\"\${test_name}\" PROPERTIES\n"
+    "    LABELS [==[${labels}]==]\n"
+    "    ENVIRONMENT [==[${environment}]==]\n"
+    "    FIXTURES_REQUIRED [==[${ARG_FIXTURES}]==])\n"
+    "endforeach()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${properties_file}")
 endfunction()

@@ -13,6 +13,8 @@
 
 #include "backend/cli/command_registry.h"
 #include "backend/control/dispatch.h"
+#include "backend/control/dispatch_history.h"
+#include "backend/control/history_location.h"
 #include "backend/plan/catalog.h"
 #include "backend/plan/planner.h"
 #include "backend/plan/recipe.h"
@@ -46,6 +48,8 @@ struct LaunchOptions : CommonOptions {
     unsigned rayPort = 6379;
     std::string runId;
     std::string workdir;
+    std::string history = runplane::control::defaultHistoryPath();
+    std::string name;
     std::vector<std::string> argv;
 };
 
@@ -57,6 +61,7 @@ struct StopOptions {
     bool force = false;
     std::string token;
     std::string tlsCa;
+    std::string history = runplane::control::defaultHistoryPath();
     bool json = false;
 };
 
@@ -232,6 +237,17 @@ void runLaunch(const LaunchOptions& o, int& exitCode) {
     }
     const auto result =
         launchMultiNode(r, o.json ? DispatchCallback{} : DispatchCallback{printEvent});
+    DispatchRecordSpec record;
+    record.historyPath = o.history;
+    record.runName = o.name;
+    record.recipeYaml = r.run.recipeYaml;
+    record.provenanceJson =
+        json{{"argv", r.run.argv}, {"recipe_path", std::filesystem::absolute(o.recipe).string()}}
+            .dump();
+    if (runplane::Status s = recordLaunch(record, r, result); !s.ok()) {
+        // The cluster state is what it is; only the record is missing, and the user is told.
+        std::cerr << "dispatch launch: not recorded in the history: " << s.error() << "\n";
+    }
     if (o.json) {
         json doc{{"launched", result.launched},
                  {"error", result.error},
@@ -264,6 +280,9 @@ void runStop(const StopOptions& o, int& exitCode) {
     r.client = clientOptions(o.token, o.tlsCa, 10);
     const auto result =
         stopMultiNode(r, o.json ? DispatchCallback{} : DispatchCallback{printEvent});
+    if (runplane::Status s = recordStop(o.history, o.runId, result); !s.ok()) {
+        std::cerr << "dispatch stop: not recorded in the history: " << s.error() << "\n";
+    }
     if (o.json) {
         std::cout << json{{"ok", result.ok},
                           {"errors", result.errors},
@@ -315,6 +334,9 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
                           "GPUs declared to Ray per node (default: recipe)");
     launchCmd->add_option("--ray-port", launch->rayPort, "Head's Ray port")->capture_default_str();
     launchCmd->add_option("--run-id", launch->runId, "Run id (default: generated)");
+    launchCmd->add_option("--history", launch->history, "History file ($RUNPLANE_HISTORY)")
+        ->capture_default_str();
+    launchCmd->add_option("--name", launch->name, "Run name in the history (default: the run id)");
     launchCmd->add_option("--workdir", launch->workdir,
                           "Working directory under the head's run root");
     launchCmd->add_option("command", launch->argv,
@@ -330,6 +352,8 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     stopCmd->add_option("--grace", stop->grace, "Seconds between SIGTERM and SIGKILL")
         ->capture_default_str();
     stopCmd->add_flag("--force", stop->force, "ray stop --force");
+    stopCmd->add_option("--history", stop->history, "History file ($RUNPLANE_HISTORY)")
+        ->capture_default_str();
     stopCmd->add_option("--token", stop->token, "Bearer token for the daemons");
     stopCmd->add_option("--tls-ca", stop->tlsCa, "PEM root certificate for TLS to the daemons");
     stopCmd->add_flag("--json", stop->json, "Print JSON");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "backend/control/dispatch.h"
 
@@ -46,13 +47,28 @@ std::string nodeIpOf(const LaunchRequest& r, const std::string& address) {
     return it != r.nodeIps.end() ? it->second : hostOf(address);
 }
 
+// The last meaningful line of a Ray command's output. The daemon ends a failed command's output
+// with its own "[exit code N]" line; the exit code is reported separately, so the line before it
+// (Ray's, or the script's, own reason) is the one worth showing.
 std::string lastLine(const std::string& text) {
-    std::string t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) {
-        t.pop_back();
+    std::vector<std::string> lines;
+    std::size_t begin = 0;
+    while (begin <= text.size()) {
+        const auto end = std::min(text.find('\n', begin), text.size());
+        std::string line = text.substr(begin, end - begin);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) {
+            line.pop_back();
+        }
+        if (!line.empty()) {
+            lines.push_back(std::move(line));
+        }
+        begin = end + 1;
     }
-    const auto nl = t.rfind('\n');
-    return nl == std::string::npos ? t : t.substr(nl + 1);
+    if (lines.empty()) {
+        return {};
+    }
+    const bool endMarker = lines.back().front() == '[' && lines.back().back() == ']';
+    return endMarker && lines.size() > 1 ? lines[lines.size() - 2] : lines.back();
 }
 
 /// Outcome of one `ray start`: empty string = success, else the reason.

@@ -1,7 +1,6 @@
 #include "gui/app/command_line.h"
 
-#include <QDir>
-#include <QStandardPaths>
+#include "backend/control/history_location.h"
 
 namespace runplane::gui {
 
@@ -38,11 +37,9 @@ QString usageText() {
 }
 
 QString defaultHistoryPath() {
-    QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
-    if (dir.isEmpty()) {
-        dir = QDir::homePath() + QStringLiteral("/.local/share");
-    }
-    return dir + QStringLiteral("/runplane/history.sqlite");
+    // The same file the CLI uses ($RUNPLANE_HISTORY, then the XDG data dir), so `runplanectl
+    // submit` and the GUI agree without flags.
+    return QString::fromStdString(control::defaultHistoryPath());
 }
 
 Result<AppOptions> parseCommandLine(const QStringList& arguments) {

@@ -188,6 +188,10 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
         return;  // removed meanwhile
     }
     m_model->upsert(row);
+    m_table->resizeColumnsToContents();
+    for (int c = 0; c < m_model->columnCount(); ++c) {
+        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 420));
+    }
     int streaming = 0;
     for (int i = 0; i < m_model->rowCount(); ++i) {
         streaming += m_model->row(i).state == QLatin1String("streaming") ? 1 : 0;

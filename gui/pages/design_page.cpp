@@ -308,6 +308,10 @@ void DesignPage::buildToolbar(QToolBar* bar) {
     redo->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     bar->addAction(undo);
     bar->addAction(redo);
+    // The shortcuts live on the page too: toolbar buttons never hold focus, so actions only on
+    // the toolbar would not see Ctrl+O / Ctrl+S typed in the form.
+    addAction(open);
+    addAction(save);
     addAction(undo);
     addAction(redo);
 }

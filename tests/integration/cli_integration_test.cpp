@@ -149,8 +149,7 @@ TEST(CliIntegration, SubmitThenRunsListsTheRun) {
     const std::string address = daemon.start();
     ASSERT_FALSE(address.empty()) << daemon.error();
     const std::string history = dir.file("history.sqlite");
-    const std::string recipe =
-        std::string(std::getenv("RUNPLANE_SOURCE_DIR")) + "/recipes/smoke-local.yaml";
+    const std::string recipe = sourceDir() + "/recipes/smoke-local.yaml";
     auto submit =
         runCtl({"submit", address, "--history", history, "--name", "cli run", "--run-id",
                 "cli-run-1", "--recipe", recipe, "--json", "--", "/bin/sh", "-c", "sleep 0.3"},
@@ -173,7 +172,7 @@ TEST(CliIntegration, SubmitThenRunsListsTheRun) {
     EXPECT_EQ(list[0]["provenance"]["argv"][0], "/bin/sh");
     EXPECT_EQ(list[0]["provenance"]["daemon"]["address"], address);
     EXPECT_EQ(list[0]["provenance"]["recipe_path"], recipe);
-    if (std::filesystem::is_directory(std::string(std::getenv("RUNPLANE_SOURCE_DIR")) + "/.git")) {
+    if (std::filesystem::is_directory(sourceDir() + "/.git")) {
         EXPECT_EQ(list[0]["provenance"]["git_rev"].get<std::string>().size(), 40u);
     }
     ASSERT_FALSE(list[0]["peaks"].empty());

@@ -24,7 +24,12 @@ std::string readFile(const std::string& path) {
 
 std::string builtBinary(const std::string& relative) {
     const char* dir = std::getenv("RUNPLANE_BINARY_DIR");
-    return std::string(dir ? dir : ".") + "/" + relative;
+    return std::string(dir && *dir ? dir : RUNPLANE_TEST_BINARY_DIR) + "/" + relative;
+}
+
+std::string sourceDir() {
+    const char* dir = std::getenv("RUNPLANE_SOURCE_DIR");
+    return dir && *dir ? std::string(dir) : std::string(RUNPLANE_TEST_SOURCE_DIR);
 }
 
 Child::Child(Child&& other) noexcept

@@ -11,8 +11,11 @@
 
 namespace runplane::testing {
 
-/// Path of a built executable: $RUNPLANE_BINARY_DIR/<relative>.
+/// Path of a built executable: $RUNPLANE_BINARY_DIR/<relative> (the configured build dir when
+/// the variable is not set).
 std::string builtBinary(const std::string& relative);
+/// $RUNPLANE_SOURCE_DIR, or the configured source dir.
+std::string sourceDir();
 
 /// A started child. Its stdout and stderr go to files (readable while it runs). The destructor
 /// kills (SIGKILL) and reaps it if it is still running.

@@ -1,0 +1,112 @@
+#include "backend/control/dispatch_history.h"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/control/controller.h"
+#include "db/history/history.h"
+
+namespace runplane::control {
+namespace {
+
+std::int64_t nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string dumpJson(const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Events share one timestamp base but stay in step order: a nanosecond apart.
+db::IngestBatch eventsBatch(const std::string& runId, const std::vector<DispatchEvent>& events) {
+    db::IngestBatch batch;
+    batch.nodeId = kDispatchEventsNode;
+    std::int64_t t = nowNs() - static_cast<std::int64_t>(events.size());
+    for (const auto& e : events) {
+        db::IngestEvent ev;
+        ev.seq = 0;  // made by the controller, not a daemon's spool
+        ev.tNs = t++;
+        ev.runId = runId;
+        ev.kind = std::string("dispatch.") + toString(e.step);
+        ev.message = e.message;
+        ev.attrsJson = dumpJson({{"node", e.node}, {"ok", e.ok}});
+        batch.events.push_back(std::move(ev));
+    }
+    return batch;
+}
+
+Result<std::unique_ptr<db::History>> openHistory(const std::string& path) {
+    return db::History::open(path);
+}
+
+}  // namespace
+
+Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request,
+                    const DispatchResult& result) {
+    auto history = openHistory(spec.historyPath);
+    if (!history.ok()) {
+        return Error{history.error()};
+    }
+    const std::string runId =
+        result.headRun.runId.empty() ? request.run.runId : result.headRun.runId;
+    if (result.launched) {
+        db::RunRecord record;
+        record.id = runId;
+        record.name = spec.runName.empty() ? runId : spec.runName;
+        record.recipeYaml = spec.recipeYaml;
+        auto provenance = nlohmann::json::parse(
+            spec.provenanceJson.empty() ? std::string("{}") : spec.provenanceJson, nullptr, false);
+        if (!provenance.is_object()) {
+            provenance = nlohmann::json{{"caller", spec.provenanceJson}};
+        }
+        provenance["dispatch"] = {{"head", request.head},
+                                  {"workers", request.workers},
+                                  {"gpus_per_node", request.gpusPerNode},
+                                  {"ray_port", request.rayPort},
+                                  {"env", result.runEnv},
+                                  {"preflight_overridden", result.preflightOverridden},
+                                  {"overridden_failures", result.overriddenFailures}};
+        record.provenanceJson = dumpJson(provenance);
+        record.state = toHistoryState(result.headRun.state);
+        record.startedNs = result.headRun.startedNs != 0 ? result.headRun.startedNs : nowNs();
+        record.endedNs = result.headRun.endedNs;
+        record.nodes.push_back(request.head);
+        record.nodes.insert(record.nodes.end(), request.workers.begin(), request.workers.end());
+        record.message = result.headRun.message;
+        if (Status s = (*history)->upsertRun(record); !s.ok()) {
+            return s;
+        }
+    }
+    auto stored = (*history)->ingest(eventsBatch(runId, result.events));
+    if (!stored.ok()) {
+        return Error{stored.error()};
+    }
+    return {};
+}
+
+Status recordStop(const std::string& historyPath, const std::string& runId,
+                  const StopResult& result) {
+    auto history = openHistory(historyPath);
+    if (!history.ok()) {
+        return Error{history.error()};
+    }
+    auto stored = (*history)->ingest(eventsBatch(runId, result.events));
+    if (!stored.ok()) {
+        return Error{stored.error()};
+    }
+    for (const auto& e : result.events) {
+        if (e.step == DispatchStep::StopRun && e.ok) {
+            auto run = (*history)->run(runId);
+            if (run.ok() && *run && (*run)->state == db::RunState::Running) {
+                return (*history)->updateRunState(runId, db::RunState::Stopped, nowNs(),
+                                                  "stopped by runplanectl dispatch stop");
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace runplane::control

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every benchmark under bench/ that the build produced (`make bench`). Results are recorded
+# by hand in docs/performance.md; this prints them and keeps a copy under BUILD/bench-results/.
+set -euo pipefail
+BUILD="${1:-build}"
+out="$BUILD/bench-results"
+mkdir -p "$out"
+ran=0
+for bench in bench/plan/plan_bench bench/db/history_bench bench/gui/gui_plot_bench \
+             bench/daemon/daemon_footprint_bench bench/nccl/nccl_bench; do
+  exe="$BUILD/$bench"
+  name="$(basename "$bench")"
+  if [ ! -x "$exe" ]; then
+    echo "bench: $name not built (its optional dependency is missing), skipped"
+    continue
+  fi
+  echo "== $name"
+  RUNPLANE_SOURCE_DIR="$PWD" RUNPLANE_BINARY_DIR="$PWD/$BUILD" QT_QPA_PLATFORM=offscreen \
+    "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json | tee "$out/$name.txt"
+  ran=$((ran + 1))
+done
+echo "bench: $ran benchmarks ran; JSON under $out/"

@@ -1,0 +1,265 @@
+// issue 11: Ray bring-up order, wait for the GPU total, launch on the head with the multi-node
+// environment, teardown, rollback on failure, preflight blocking + recorded override; all
+// against real daemons. `ray` here is tests/dispatch/fakebin/ray (records calls, keeps the
+// cluster's GPU total in files) because Ray is not installed on this machine; see
+// docs/dispatch.md for what the real-Ray test still needs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "backend/control/dispatch.h"
+#include "tests/dispatch/dispatch_test_support.h"
+
+using namespace runplane::control;
+using namespace runplane::dispatch_testing;
+
+namespace {
+
+std::vector<std::string> lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string l;
+    while (std::getline(in, l)) {
+        out.push_back(l);
+    }
+    return out;
+}
+
+std::size_t indexOf(const std::vector<std::string>& v, const std::string& prefix) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i].rfind(prefix, 0) == 0) {
+            return i;
+        }
+    }
+    return v.size();
+}
+
+LaunchRequest request(const Cluster& c) {
+    LaunchRequest r;
+    r.head = c.nodes[0]->address();
+    for (std::size_t i = 1; i < c.nodes.size(); ++i) {
+        r.workers.push_back(c.nodes[i]->address());
+    }
+    r.gpusPerNode = 2;
+    r.clusterTimeout = std::chrono::seconds(20);
+    r.pollInterval = std::chrono::milliseconds(200);
+    r.preflight.env["PATH"] = fakeRayDir() + ":/usr/bin:/bin";
+    r.client.callTimeout = std::chrono::milliseconds(3000);
+    r.run.runId = "mn-1";
+    r.run.argv = {"/bin/sh", "-c",
+                  "echo \"MASTER_ADDR=$MASTER_ADDR ACTOR_NUM_NODES=$ACTOR_NUM_NODES "
+                  "ACTOR_NUM_GPUS_PER_NODE=$ACTOR_NUM_GPUS_PER_NODE RAY_ADDRESS=$RAY_ADDRESS\"; "
+                  "exec sleep 60"};
+    return r;
+}
+
+std::string headStdout(const std::string& head, const std::string& runId) {
+    auto client = NodeClient::create(head);
+    std::string out;
+    for (int i = 0; i < 50 && out.find('\n') == std::string::npos; ++i) {
+        out.clear();
+        (void)(*client)->tailLogs(runId, LogStreamKind::Stdout, 0, false,
+                                  [&](const LogChunkInfo& ch) {
+                                      out += ch.data;
+                                      return true;
+                                  });
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(DispatchLaunch, BringUpWaitsForGpuTotalThenRunsOnHeadAndStopTearsDown) {
+    Cluster c;
+    // Workers' raylets "register" 1 s after `ray start` returns: the wait loop must see 2/6 first.
+    c.start({"2.40.0", "2.40.0", "2.40.0"},
+            {{}, {{"FAKE_RAY_JOIN_DELAY", "1"}}, {{"FAKE_RAY_JOIN_DELAY", "1"}}});
+    for (const auto& n : c.nodes) {
+        ASSERT_TRUE(n->ok()) << n->error();
+    }
+    LaunchRequest r = request(c);
+    r.overridePreflight = true;  // MASTER_ADDR is a loopback address in this test: a real FAIL
+    std::vector<DispatchEvent> progress;
+    const auto result = launchMultiNode(r, [&](const DispatchEvent& e) {
+        if (!e.done) {
+            progress.push_back(e);
+        }
+    });
+    ASSERT_TRUE(result.launched) << result.error;
+    EXPECT_TRUE(result.preflightOverridden);
+    bool masterRecorded = false;
+    for (const auto& f : result.overriddenFailures) {
+        masterRecorded = masterRecorded || f.find("net.master_addr") != std::string::npos;
+    }
+    EXPECT_TRUE(masterRecorded) << "the override records what it accepted";
+
+    // Order: head start, then both workers join the head's address, then status polls.
+    const auto calls = lines(c.calls());
+    const auto headStart =
+        indexOf(calls, "n0 start --head --port=6379 --node-ip-address=127.0.0.1 --num-gpus=2");
+    const auto w1 = indexOf(
+        calls, "n1 start --address=127.0.0.1:6379 --node-ip-address=127.0.0.2 --num-gpus=2");
+    const auto w2 = indexOf(
+        calls, "n2 start --address=127.0.0.1:6379 --node-ip-address=127.0.0.3 --num-gpus=2");
+    const auto firstStatus = indexOf(calls, "n0 status");
+    ASSERT_LT(headStart, calls.size()) << c.calls();
+    ASSERT_LT(w1, calls.size()) << c.calls();
+    ASSERT_LT(w2, calls.size()) << c.calls();
+    EXPECT_LT(headStart, w1);
+    EXPECT_LT(headStart, w2);
+    EXPECT_LT(std::max(w1, w2), firstStatus);
+    EXPECT_EQ(calls.end(), std::find_if(calls.begin(), calls.end(),
+                                        [](const std::string& l) {
+                                            return l.rfind("n1 status", 0) == 0 ||
+                                                   l.rfind("n2 status", 0) == 0;
+                                        }))
+        << "status is asked on the head only";
+
+    // The wait saw the partial cluster before the full one.
+    ASSERT_GE(progress.size(), 2u);
+    EXPECT_LT(progress.front().progress, 1.0) << progress.front().message;
+    EXPECT_DOUBLE_EQ(progress.back().progress, 1.0);
+    EXPECT_NE(progress.back().message.find("6/6 GPUs"), std::string::npos)
+        << progress.back().message;
+
+    // Steps in order, all ok.
+    std::vector<DispatchStep> steps;
+    for (const auto& e : result.events) {
+        steps.push_back(e.step);
+    }
+    const std::vector<DispatchStep> want{DispatchStep::Preflight,      DispatchStep::RayStartHead,
+                                         DispatchStep::RayStartWorker, DispatchStep::RayStartWorker,
+                                         DispatchStep::WaitCluster,    DispatchStep::StartRun};
+    EXPECT_EQ(steps, want);
+
+    // The launcher ran on the head with the multi-node environment.
+    EXPECT_EQ(result.headRun.runId, "mn-1");
+    EXPECT_EQ(result.headRun.role, RunRole::Head);
+    const auto out = headStdout(r.head, "mn-1");
+    EXPECT_NE(out.find("MASTER_ADDR=127.0.0.1 ACTOR_NUM_NODES=3 ACTOR_NUM_GPUS_PER_NODE=2 "
+                       "RAY_ADDRESS=127.0.0.1:6379"),
+              std::string::npos)
+        << out;
+    auto workerClient = NodeClient::create(r.workers[0]);
+    auto workerRuns = (*workerClient)->listRuns();
+    ASSERT_TRUE(workerRuns.ok()) << workerRuns.error();
+    EXPECT_TRUE(workerRuns->empty()) << "the launcher runs on the head only";
+
+    // Teardown: the run stops, then every node's Ray, head last.
+    StopRequest s;
+    s.head = r.head;
+    s.workers = r.workers;
+    s.runId = "mn-1";
+    s.graceSeconds = 2;
+    s.force = true;
+    const auto stopped = stopMultiNode(s);
+    EXPECT_TRUE(stopped.ok) << (stopped.errors.empty() ? "" : stopped.errors.front());
+    ASSERT_EQ(stopped.events.size(), 4u);
+    EXPECT_EQ(stopped.events[0].step, DispatchStep::StopRun);
+    EXPECT_EQ(stopped.events[3].node, r.head);
+    auto headClient = NodeClient::create(r.head);
+    auto runs = (*headClient)->listRuns();
+    ASSERT_TRUE(runs.ok());
+    ASSERT_EQ(runs->size(), 1u);
+    EXPECT_EQ(runs->front().state, NodeRunState::Stopped);
+    const auto after = lines(c.calls());
+    EXPECT_LT(indexOf(after, "n1 stop --force"), indexOf(after, "n0 stop --force"));
+    EXPECT_FALSE(std::filesystem::exists(c.state() + "/head"));
+    EXPECT_FALSE(std::filesystem::exists(c.state() + "/node.n2"));
+}
+
+TEST(DispatchLaunch, LostDaemonBlocksLaunchAndOverrideIsRecordedThenRollsBack) {
+    Cluster c;
+    c.start({"2.40.0", "2.40.0"});
+    for (const auto& n : c.nodes) {
+        ASSERT_TRUE(n->ok()) << n->error();
+    }
+    c.nodes[1]->kill9();
+    LaunchRequest r = request(c);
+    const auto blocked = launchMultiNode(r);
+    EXPECT_FALSE(blocked.launched);
+    EXPECT_NE(blocked.error.find("launch blocked"), std::string::npos) << blocked.error;
+    EXPECT_FALSE(blocked.preflight.rows.at(1).reachable);
+    EXPECT_EQ(c.calls().find("start"), std::string::npos) << "nothing was started: " << c.calls();
+
+    r.overridePreflight = true;
+    const auto forced = launchMultiNode(r);
+    EXPECT_FALSE(forced.launched);
+    EXPECT_TRUE(forced.preflightOverridden);
+    bool lostRecorded = false;
+    for (const auto& f : forced.overriddenFailures) {
+        lostRecorded = lostRecorded || f.find("daemon lost") != std::string::npos;
+    }
+    EXPECT_TRUE(lostRecorded);
+    EXPECT_NE(forced.error.find("worker " + r.workers[0]), std::string::npos) << forced.error;
+    // The head had started; it is rolled back, so nothing is left half-started.
+    const auto calls = lines(c.calls());
+    EXPECT_LT(indexOf(calls, "n0 start --head"), indexOf(calls, "n0 stop --force")) << c.calls();
+    EXPECT_FALSE(std::filesystem::exists(c.state() + "/head"));
+    ASSERT_FALSE(forced.events.empty());
+    EXPECT_EQ(forced.events.back().step, DispatchStep::Rollback);
+}
+
+TEST(DispatchLaunch, ClusterThatNeverReachesTheGpuTotalTimesOutAndRollsBack) {
+    Cluster c;
+    c.start({"2.40.0", "2.40.0"}, {{}, {{"FAKE_RAY_JOIN_DELAY", "8"}}});
+    for (const auto& n : c.nodes) {
+        ASSERT_TRUE(n->ok()) << n->error();
+    }
+    LaunchRequest r = request(c);
+    r.skipPreflight = true;
+    r.clusterTimeout = std::chrono::milliseconds(1500);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto result = launchMultiNode(r);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
+    EXPECT_FALSE(result.launched);
+    EXPECT_NE(result.error.find("did not reach the expected size"), std::string::npos)
+        << result.error;
+    EXPECT_NE(result.error.find("2/4 GPUs"), std::string::npos) << result.error;
+    std::size_t rollbacks = 0;
+    for (const auto& e : result.events) {
+        rollbacks += e.step == DispatchStep::Rollback ? 1 : 0;
+        EXPECT_NE(e.step, DispatchStep::StartRun);
+    }
+    EXPECT_EQ(rollbacks, 2u);
+}
+
+TEST(DispatchLaunch, FailingWorkerStartRollsBackEveryTouchedNode) {
+    Cluster c;
+    c.start({"2.40.0", "2.40.0", "2.40.0"}, {{}, {}, {{"FAKE_RAY_FAIL_START", "1"}}});
+    for (const auto& n : c.nodes) {
+        ASSERT_TRUE(n->ok()) << n->error();
+    }
+    LaunchRequest r = request(c);
+    r.skipPreflight = true;
+    const auto result = launchMultiNode(r);
+    EXPECT_FALSE(result.launched);
+    EXPECT_NE(result.error.find("cannot start on n2"), std::string::npos) << result.error;
+    const auto calls = c.calls();
+    for (const char* n : {"n0", "n1", "n2"}) {
+        EXPECT_NE(calls.find(std::string(n) + " stop --force"), std::string::npos) << calls;
+    }
+    EXPECT_EQ(calls.find("n0 status"), std::string::npos) << "no wait after a failed join";
+    EXPECT_FALSE(std::filesystem::exists(c.state() + "/node.n1"));
+}
+
+TEST(DispatchLaunch, MultiNodeEnvironmentFromTheRequest) {
+    LaunchRequest r;
+    r.head = "127.0.0.5:7000";
+    r.workers = {"127.0.0.6:7000"};
+    r.nodeIps[r.head] = "127.0.0.50";
+    r.gpusPerNode = 8;
+    r.rayPort = 6380;
+    r.run.env = {{"MASTER_ADDR", "wrong"}, {"NCCL_DEBUG", "WARN"}};
+    const auto env = multiNodeEnv(r);
+    EXPECT_EQ(env.at("MASTER_ADDR"), "127.0.0.50");
+    EXPECT_EQ(env.at("ACTOR_NUM_NODES"), "2");
+    EXPECT_EQ(env.at("ACTOR_NUM_GPUS_PER_NODE"), "8");
+    EXPECT_EQ(env.at("RAY_ADDRESS"), "127.0.0.50:6380");
+    EXPECT_EQ(env.at("NCCL_DEBUG"), "WARN");
+}
