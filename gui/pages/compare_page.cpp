@@ -298,6 +298,16 @@ void ComparePage::redraw() {
     m_plot->setFollowing(true);
     m_compare->setData(m_data, metric, colors);
     m_diffView->resizeColumnsToContents();
+    // A long value (launcher.argv) must not push the other runs' columns out of view: each run's
+    // column gets at most an equal share of the width (the cell elides; its tooltip is whole).
+    const int columns = m_compare->columnCount();
+    if (columns > 1) {
+        const int share = std::max(
+            120, (m_diffView->viewport()->width() - m_diffView->columnWidth(0)) / (columns - 1));
+        for (int c = 1; c < columns; ++c) {
+            m_diffView->setColumnWidth(c, std::min(m_diffView->columnWidth(c), share));
+        }
+    }
 }
 
 QString ComparePage::exportDialog(const QString& filter, const QString& suffix) {

@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "backend/control/controller.h"
+#include "gui/models/compare_model.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/compare_page.h"
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
@@ -23,6 +25,50 @@
 using namespace runplane;
 using namespace runplane::gui;
 using runplane::gui::test::waitUntil;
+
+namespace {
+
+std::string readRecipe(const std::string& name) {
+    std::ifstream in(test::envPath("RUNPLANE_SOURCE_DIR").toStdString() + "/recipes/" + name);
+    std::stringstream recipe;
+    recipe << in.rdbuf();
+    return recipe.str();
+}
+
+/// A short CPU configuration of the real workload (a few seconds on 2 cores).
+std::vector<std::string> shortSmokeArgv(const QString& smoke, int loraRank, double loraAlpha) {
+    return {smoke.toStdString(),
+            "--layers",
+            "2",
+            "--d-model",
+            "32",
+            "--eval-size",
+            "64",
+            "--sft-steps",
+            "40",
+            "--rollout-batch-size",
+            "4",
+            "--n-samples-per-prompt",
+            "4",
+            "--global-batch-size",
+            "16",
+            "--rl-steps",
+            "8",
+            "--eval-interval",
+            "2",
+            "--backup-scale-mb",
+            "64",
+            "--lora-rank",
+            std::to_string(loraRank),
+            "--lora-alpha",
+            std::to_string(loraAlpha),
+            "--seed",
+            "1",
+            "--device",
+            "cpu"};
+}
+
+}  // namespace
 
 TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
     const QString smoke =
@@ -41,40 +87,12 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
     control::Controller controller(options);
     ASSERT_TRUE(controller.addNode(daemon.address().toStdString()));
 
-    std::ifstream in(test::envPath("RUNPLANE_SOURCE_DIR").toStdString() +
-                     "/recipes/smoke-local.yaml");
-    std::stringstream recipe;
-    recipe << in.rdbuf();
     control::SubmitSpec spec;
     spec.address = daemon.address().toStdString();
     spec.name = "smoke (gui live test)";
     spec.run.runId = "gui-live-smoke";
-    spec.run.recipeYaml = recipe.str();
-    spec.run.argv = {smoke.toStdString(),
-                     "--layers",
-                     "2",
-                     "--d-model",
-                     "32",
-                     "--eval-size",
-                     "64",
-                     "--sft-steps",
-                     "40",
-                     "--rollout-batch-size",
-                     "4",
-                     "--n-samples-per-prompt",
-                     "4",
-                     "--global-batch-size",
-                     "16",
-                     "--rl-steps",
-                     "8",
-                     "--eval-interval",
-                     "2",
-                     "--backup-scale-mb",
-                     "64",
-                     "--seed",
-                     "1",
-                     "--device",
-                     "cpu"};
+    spec.run.recipeYaml = readRecipe("smoke-local.yaml");
+    spec.run.argv = shortSmokeArgv(smoke, 8, 16);
     auto submitted = controller.submitRun(spec);
     ASSERT_TRUE(submitted) << submitted.error();
 
@@ -134,4 +152,82 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
             << line.toStdString();
     }
     controller.stopAll();
+}
+
+// The Compare page on two REAL finished runs of the workload (LoRA rank 8 vs 4, the demo's pair of
+// recipes) that went through a real daemon into a real history: both eval curves are drawn, the
+// recipe diff shows the LoRA fields, and the page is saved as docs/screenshots/compare-real.png.
+TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
+    const QString smoke =
+        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/compute/smoke/runplane-smoke");
+    if (!QFileInfo(smoke).isExecutable()) {
+        GTEST_SKIP() << smoke.toStdString() << " was not built (LibTorch unavailable)";
+    }
+    test::DaemonProcess daemon(QStringLiteral("gui-compare-node"), 5);
+    ASSERT_TRUE(daemon.ok()) << daemon.error().toStdString();
+    QTemporaryDir dir;
+    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
+    control::ControllerOptions options;
+    options.historyPath = history.toStdString();
+    options.sampleHz = 5;
+    control::Controller controller(options);
+    ASSERT_TRUE(controller.addNode(daemon.address().toStdString()));
+
+    const struct {
+        const char* id;
+        const char* name;
+        const char* recipe;
+        int rank;
+        double alpha;
+    } runs[] = {{"cmp-r8", "smoke LoRA r8", "smoke-local.yaml", 8, 16},
+                {"cmp-r4", "smoke LoRA r4", "smoke-local-r4.yaml", 4, 8}};
+    for (const auto& r : runs) {
+        control::SubmitSpec spec;
+        spec.address = daemon.address().toStdString();
+        spec.name = r.name;
+        spec.run.runId = r.id;
+        spec.run.recipeYaml = readRecipe(r.recipe);
+        spec.run.argv = shortSmokeArgv(smoke, r.rank, r.alpha);
+        auto submitted = controller.submitRun(spec);
+        ASSERT_TRUE(submitted) << submitted.error();
+    }
+
+    ComparePage page(history);
+    page.resize(1700, 1000);
+    page.show();
+    // Both runs end (the daemon's run-state events reach the history) and their evals are in.
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            page.refreshRuns();
+            test::pump(300);
+            int finished = 0;
+            for (int i = 0; i < page.runsModel()->rowCount(); ++i) {
+                finished += page.runsModel()->index(i, 1).data().toString().contains(
+                                QStringLiteral("finished"))
+                                ? 1
+                                : 0;
+            }
+            return finished == 2;
+        },
+        240000))
+        << "the two smoke runs did not both finish";
+    controller.stopAll();  // everything is ingested once the runs ended; stop streaming
+
+    ASSERT_TRUE(page.selectRuns({QStringLiteral("cmp-r8"), QStringLiteral("cmp-r4")}));
+    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 20000));
+    EXPECT_TRUE(page.data().metricNames.contains(QStringLiteral("eval/arith")))
+        << page.data().metricNames.join(QLatin1Char(',')).toStdString();
+    page.setMetric(QStringLiteral("eval/arith"));
+    page.setSmoothing(0.5);
+    page.plot()->flush();
+    EXPECT_EQ(page.plot()->seriesCount(), 4) << "raw points + EMA line for each run";
+    ASSERT_EQ(page.data().runs.size(), 2u);
+    const QStringList diff = page.compareModel()->diffFields();
+    EXPECT_TRUE(diff.contains(QStringLiteral("lora.rank"))) << diff.join(',').toStdString();
+    EXPECT_TRUE(diff.contains(QStringLiteral("lora.alpha"))) << diff.join(',').toStdString();
+    EXPECT_FALSE(diff.contains(QStringLiteral("batch.global_batch_size")))
+        << "only differing fields are listed";
+    test::pump(300);
+    EXPECT_TRUE(page.grab().save(test::envPath("RUNPLANE_SOURCE_DIR") +
+                                 QStringLiteral("/docs/screenshots/compare-real.png")));
 }
