@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -121,7 +122,11 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
     }
     base.expectedGpus = static_cast<std::uint32_t>(recipe->hardware.gpusPerNode);
     base.expectedGpuModel = recipe->hardware.gpu;
-    base.minNcclVersionCode = versionCode(recipe->environment.ncclVersion);
+    // The gate the run needs (>= 2.30.7 for cross-node CUDA-graph engines), and never below the
+    // version the recipe says it was planned with.
+    base.minNcclVersionCode = std::max(
+        runplane::plan::requiredNcclVersionCode(*recipe, runplane::plan::computeLayout(*recipe)),
+        versionCode(recipe->environment.ncclVersion));
     base.masterAddr = recipe->cluster.masterAddr;
     base.multiNode = nodeCount > 1 || recipe->cluster.nodes > 1;
     const auto& ck = recipe->checkpoints;

@@ -172,7 +172,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                  "nccl_version '" + text + "' does not read as MAJOR.MINOR.PATCH",
                  "e.g. nccl_version: \"2.30.7\"");
     }
-    if (l.engineCrossNode && r.rollout.cudaGraph && l.rolloutGpus > 0) {
+    if (requiredNcclVersionCode(r, l) != 0) {
         const std::string engine = "engines of " + str(l.gpusPerEngine) + " GPUs span " +
                                    str((l.gpusPerEngine + l.gpusPerNode - 1) / l.gpusPerNode) +
                                    " nodes with CUDA graphs";

@@ -9,6 +9,10 @@ int positive(int v) {
 }
 }  // namespace
 
+int requiredNcclVersionCode(const Recipe& recipe, const Layout& layout) {
+    return layout.engineCrossNode && recipe.rollout.cudaGraph && layout.rolloutGpus > 0 ? 23007 : 0;
+}
+
 Layout computeLayout(const Recipe& r) {
     Layout l;
     l.nodes = std::max(0, r.cluster.nodes);

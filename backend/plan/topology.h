@@ -37,6 +37,11 @@ struct Layout {
 
 Layout computeLayout(const Recipe& recipe);
 
+/// NCCL version code (major*10000 + minor*100 + patch) this run needs at run time: 23007
+/// (2.30.7) when rollout engines span nodes with CUDA graphs, because 2.28.x deadlocks
+/// CUDA-graph-captured cross-node collectives (domain.md seed 000); 0 when no gate applies.
+int requiredNcclVersionCode(const Recipe& recipe, const Layout& layout);
+
 /// Megatron's rank coordinates (default order tp-cp-ep-dp-pp: TP fastest, PP slowest).
 struct TrainerCoord {
     int rank = -1;  // -1: this GPU runs no trainer rank

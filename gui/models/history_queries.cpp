@@ -11,11 +11,13 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "backend/plan/catalog.h"
 #include "backend/plan/memory_model.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/topology.h"
 #include "db/history/history.h"
 
 namespace runplane::gui {
@@ -523,32 +525,49 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             }
         }
     }
-    if (snap.nccl.libraries.empty()) {
+    // Whether the gate applies is the planner's call on the run's recipe snapshot: only rollout
+    // engines that span nodes with CUDA graphs need NCCL >= 2.30.7.
+    std::optional<plan::Recipe> recipe;
+    if (!snap.recipeYaml.trimmed().isEmpty()) {
+        if (auto parsed = plan::parseRecipe(snap.recipeYaml.toStdString(), "recipe snapshot")) {
+            recipe = std::move(*parsed);
+        }
+    }
+    if (recipe) {
+        snap.nccl.gateVersionCode =
+            plan::requiredNcclVersionCode(*recipe, plan::computeLayout(*recipe));
+    }
+    int lowest = std::numeric_limits<int>::max();
+    for (const auto& lib : snap.nccl.libraries) {
+        if (lib.versionCode > 0) {
+            lowest = std::min(lowest, lib.versionCode);
+        }
+    }
+    if (recipe && snap.nccl.gateVersionCode == 0) {
+        snap.nccl.verdict = QStringLiteral("not required");
+        snap.nccl.verdictText = QStringLiteral(
+            "no rollout engine spans nodes with CUDA graphs: the >= 2.30.7 gate does not apply");
+    } else if (snap.nccl.libraries.empty()) {
         snap.nccl.verdict = QStringLiteral("unknown");
         snap.nccl.verdictText = QStringLiteral("no NCCL library recorded for the run's nodes");
+    } else if (lowest == std::numeric_limits<int>::max()) {
+        snap.nccl.verdict = QStringLiteral("unknown");
+        snap.nccl.verdictText = QStringLiteral("the NCCL version of the run's nodes is unknown");
     } else {
-        int lowest = std::numeric_limits<int>::max();
-        for (const auto& lib : snap.nccl.libraries) {
-            if (lib.versionCode > 0) {
-                lowest = std::min(lowest, lib.versionCode);
-            }
-        }
-        if (lowest == std::numeric_limits<int>::max()) {
-            snap.nccl.verdict = QStringLiteral("unknown");
-            snap.nccl.verdictText =
-                QStringLiteral("the NCCL version of the run's nodes is unknown");
-            return snap;
-        }
         const bool pass = lowest >= snap.nccl.gateVersionCode;
+        const QString applies = recipe ? QString()
+                                       : QStringLiteral(
+                                             " (no recipe snapshot: gate assumed to "
+                                             "apply)");
         snap.nccl.verdict = pass ? QStringLiteral("pass") : QStringLiteral("fail");
         snap.nccl.verdictText =
-            pass ? QStringLiteral("every node loads NCCL >= 2.30.7")
-                 : QStringLiteral(
-                       "a node loads NCCL %1.%2.%3 < 2.30.7: cross-node CUDA-graph "
-                       "rollout may deadlock")
-                       .arg(lowest / 10000)
-                       .arg((lowest / 100) % 100)
-                       .arg(lowest % 100);
+            (pass ? QStringLiteral("every node loads NCCL >= 2.30.7")
+                  : QStringLiteral("a node loads NCCL %1.%2.%3 < 2.30.7: cross-node CUDA-graph "
+                                   "rollout may deadlock")
+                        .arg(lowest / 10000)
+                        .arg((lowest / 100) % 100)
+                        .arg(lowest % 100)) +
+            applies;
     }
     return snap;
 }

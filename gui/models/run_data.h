@@ -55,7 +55,7 @@ struct NcclHealth {
         int versionCode = 0;
     };
     std::vector<NodeLibrary> libraries;
-    int gateVersionCode = 23007;  // >= 2.30.7 for cross-node CUDA-graph rollout
+    int gateVersionCode = 23007;  // 2.30.7 for cross-node CUDA-graph rollout; 0 = no gate
     QString verdict;              // "pass", "fail", "unknown"
     QString verdictText;
     struct Probe {

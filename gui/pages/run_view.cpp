@@ -307,7 +307,7 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
         const int at = m_metricCombo->findText(chosen);
         m_metricCombo->setCurrentIndex(at >= 0 ? at : 0);
     }
-    applyMetrics();
+    applyMetrics(newRun);
     applyNccl();
 
     if (newRun) {
@@ -332,7 +332,7 @@ void RunView::showMetric(const QString& name) {
     }
 }
 
-void RunView::applyMetrics() {
+void RunView::applyMetrics(bool resetView) {
     if (!m_snapshot || m_snapshot->metrics.empty()) {
         m_metricsPlot->setPlaceholder(tr("no metric series recorded for this run"));
         return;
@@ -358,7 +358,9 @@ void RunView::applyMetrics() {
     m_metricsPlot->setAxisLabels(byStep ? tr("step") : QString(),
                                  key == QLatin1String("eval/*") ? tr("eval accuracy") : key);
     m_metricsPlot->setSeries(std::move(series));
-    m_metricsPlot->setFollowing(true);
+    if (resetView) {
+        m_metricsPlot->setFollowing(true);
+    }
 }
 
 void RunView::applyNccl() {

@@ -60,7 +60,9 @@ class RunView : public QWidget {
     void rangeRequested(double lo, double hi, int pixels);
 
   private:
-    void applyMetrics();
+    /// resetView: follow the data again (a new run or another metric); a refresh of the same
+    /// metric keeps the user's zoom/pan.
+    void applyMetrics(bool resetView = true);
     void applyNccl();
     void startLogTail();
     void appendLog(const QString& text);

@@ -167,6 +167,14 @@ TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
     view->showMetric(QStringLiteral("eval/*"));
     view->metricsPlot()->flush();
     EXPECT_EQ(view->metricsPlot()->seriesCount(), 2);  // eval/aime, eval/gsm8k
+
+    // A zoom on the metrics plot survives the next snapshot of the same run.
+    view->metricsPlot()->setVisibleRange(5, 15);
+    ASSERT_FALSE(view->metricsPlot()->isFollowing());
+    const int applied = page.snapshotsApplied();
+    emit view->rangeRequested(0, 0, 1000);
+    ASSERT_TRUE(waitUntil([&] { return page.snapshotsApplied() > applied; }, 10000));
+    EXPECT_FALSE(view->metricsPlot()->isFollowing()) << "a refresh must not undo the user's zoom";
 }
 
 TEST_F(RunsAndCompare, ComparePageOverlaysDiffsAndExports) {
