@@ -542,6 +542,11 @@ grpc::ServerUnaryReactor* AgentService::ProbeNccl(grpc::CallbackServerContext* c
         }
         response->set_nccl_version(outcome->ncclVersion);
         response->set_ranks(outcome->ranks);
+        response->set_library_path(outcome->ncclLibraryPath);
+        for (const auto& [k, v] : outcome->ncclEnv) {
+            (*response->mutable_nccl_env())[k] = v;
+        }
+        response->set_raw_json(outcome->rawJson);
         response->set_verdict(outcome->verdict);
         if (!outcome->unavailableReason.empty()) {
             response->set_error(outcome->unavailableReason);

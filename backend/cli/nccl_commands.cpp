@@ -1,14 +1,18 @@
 // runplanectl nccl ...: which libnccl a run would load (+ the version gate) and the local
-// bus-bandwidth probe, both through runplane_compute. `nccl probe <addr>` (through a daemon) is
-// registered by the daemon client's command group.
+// bus-bandwidth probe, both through runplane_compute; `nccl probe ADDR...` runs the probe through
+// daemons (runplane_control) and stores it in the history.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "backend/cli/command_registry.h"
+#include "backend/control/history_location.h"
+#include "backend/control/nccl_probe.h"
 #include "compute/gpu/nccl_gate.h"
 #include "compute/gpu/nccl_probe.h"
 #include "compute/gpu/nccl_resolve.h"
@@ -116,29 +120,39 @@ void runResolve(const ResolveOptions& options, runplane::cli::CliContext& contex
     context.exitCode = gate.pass ? 0 : 1;
 }
 
-void runProbe(const ProbeOptions& options, runplane::cli::CliContext& context) {
-    NcclProbeConfig config;
-    config.collectives.clear();
+// The sweep flags shared by probe-local and probe; false (exit 2, flag named) on bad input.
+bool readSweep(const ProbeOptions& options, std::vector<std::string>* collectives,
+               std::uint64_t* minBytes, std::uint64_t* maxBytes,
+               runplane::cli::CliContext& context) {
+    collectives->clear();
     std::string item;
     for (std::size_t k = 0; k <= options.collectives.size(); ++k) {
         if (k == options.collectives.size() || options.collectives[k] == ',') {
             if (!item.empty())
-                config.collectives.push_back(item);
+                collectives->push_back(item);
             item.clear();
         } else {
             item += options.collectives[k];
         }
     }
-    if (!parseSize(options.minBytes, config.minBytes)) {
+    if (!parseSize(options.minBytes, *minBytes)) {
         std::cerr << "--min-bytes '" << options.minBytes
                   << "': expected bytes, e.g. 8388608 or 8M\n";
         context.exitCode = 2;
-        return;
+        return false;
     }
-    if (!parseSize(options.maxBytes, config.maxBytes)) {
+    if (!parseSize(options.maxBytes, *maxBytes)) {
         std::cerr << "--max-bytes '" << options.maxBytes
                   << "': expected bytes, e.g. 1073741824 or 1G\n";
         context.exitCode = 2;
+        return false;
+    }
+    return true;
+}
+
+void runProbe(const ProbeOptions& options, runplane::cli::CliContext& context) {
+    NcclProbeConfig config;
+    if (!readSweep(options, &config.collectives, &config.minBytes, &config.maxBytes, context)) {
         return;
     }
     config.warmupIters = options.warmup;
@@ -192,6 +206,102 @@ void runProbe(const ProbeOptions& options, runplane::cli::CliContext& context) {
     context.exitCode = outcome->unavailableReason.empty() && allCorrect ? 0 : 1;
 }
 
+struct RemoteProbeOptions : ProbeOptions {
+    std::vector<std::string> addresses;
+    std::string history = runplane::control::defaultHistoryPath();
+    std::string runId;
+    bool noHistory = false;
+    double timeout = 900;
+    std::string token;
+    std::string tlsCa;
+};
+
+void runRemoteProbe(const RemoteProbeOptions& options, runplane::cli::CliContext& context) {
+    namespace control = runplane::control;
+    control::NcclProbeSpec spec;
+    if (!readSweep(options, &spec.collectives, &spec.minBytes, &spec.maxBytes, context)) {
+        return;
+    }
+    spec.warmupIters = options.warmup;
+    spec.iters = options.iters;
+    spec.ncclLibrary = options.ncclLibrary;
+    control::NodeClientOptions client;
+    client.bearerToken = options.token;
+    client.tlsRootCertFile = options.tlsCa;
+    const auto probe = control::probeNcclAcross(
+        options.addresses, spec, client,
+        std::chrono::seconds(static_cast<long>(std::max(1.0, options.timeout))));
+    if (!options.noHistory) {
+        if (runplane::Status s = control::recordNcclProbe(options.history, options.runId, probe);
+            !s.ok()) {
+            std::cerr << "nccl probe: not recorded in the history: " << s.error() << "\n";
+        }
+    }
+    if (options.json) {
+        json nodes = json::array();
+        for (const auto& n : probe.nodes) {
+            json rows = json::array();
+            for (const auto& r : n.report.rows) {
+                rows.push_back({{"collective", r.collective},
+                                {"bytes", r.bytes},
+                                {"time_us_p50", r.timeUsP50},
+                                {"time_us_p95", r.timeUsP95},
+                                {"algbw_gbps", r.algbwGbps},
+                                {"busbw_gbps", r.busbwGbps},
+                                {"correct", r.correct}});
+            }
+            nodes.push_back({{"address", n.address},
+                             {"node_id", n.nodeId},
+                             {"gpus", n.gpus},
+                             {"first_rank", n.firstRank},
+                             {"error", n.error},
+                             {"nccl_version", n.report.ncclVersion},
+                             {"library", n.report.libraryPath},
+                             {"verdict", n.report.verdict},
+                             {"rows", rows}});
+        }
+        std::cout << json{{"world_size", probe.worldSize},
+                          {"error", probe.error},
+                          {"measured", probe.measured()},
+                          {"nodes", nodes}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        if (!probe.error.empty()) {
+            std::cout << "error: " << probe.error << "\n";
+        }
+        for (const auto& n : probe.nodes) {
+            std::cout << n.address << (n.nodeId.empty() ? "" : " (" + n.nodeId + ")") << ": "
+                      << n.gpus << " GPU(s)";
+            if (probe.worldSize > 0) {
+                std::cout << ", ranks " << n.firstRank << ".." << n.firstRank + n.gpus - 1 << " of "
+                          << probe.worldSize;
+            }
+            std::cout << (n.report.ncclVersion.empty() ? "" : ", NCCL " + n.report.ncclVersion)
+                      << "\n";
+            for (const auto& r : n.report.rows) {
+                std::printf(
+                    "  %-15s %12llu B  p50 %10.1f us  p95 %10.1f us  algbw %8.2f  busbw "
+                    "%8.2f GB/s  %s\n",
+                    r.collective.c_str(), static_cast<unsigned long long>(r.bytes), r.timeUsP50,
+                    r.timeUsP95, r.algbwGbps, r.busbwGbps, r.correct ? "ok" : "WRONG");
+            }
+            if (!n.error.empty()) {
+                std::cout << "  " << n.error << "\n";
+            } else if (!n.report.verdict.empty()) {
+                std::cout << "  verdict: " << n.report.verdict << "\n";
+            }
+        }
+    }
+    // 0 measured and correct; 3 nothing to measure (no GPU / NCCL); 1 otherwise.
+    bool unavailable = probe.error.empty();
+    for (const auto& n : probe.nodes) {
+        unavailable = unavailable && n.reachable && n.report.rows.empty() &&
+                      n.report.verdict.rfind("unavailable", 0) == 0;
+    }
+    context.exitCode = probe.measured() ? 0 : unavailable ? 3 : 1;
+}
+
 const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
                                                             runplane::cli::CliContext& context) {
     CLI::App* nccl = app.add_subcommand(
@@ -229,6 +339,32 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
                       "libnccl.so.2 to measure (default: the loader's)");
     probe->add_flag("--json", probeOptions->json, "print JSON");
     probe->callback([probeOptions, &context] { runProbe(*probeOptions, context); });
+
+    auto remote = std::make_shared<RemoteProbeOptions>();
+    CLI::App* remoteCmd = nccl->add_subcommand(
+        "probe",
+        "Bus-bandwidth probe through daemons: one address measures its GPUs; several form one "
+        "NCCL world (the ncclUniqueId handed out over gRPC). Stored in the history. Exit 0 "
+        "measured and correct, 3 nothing to measure (no GPU/NCCL), 1 otherwise");
+    remoteCmd->add_option("addresses", remote->addresses, "Daemon addresses HOST:PORT")->required();
+    remoteCmd->add_option("--collectives", remote->collectives,
+                          "comma list of all_reduce, all_gather, reduce_scatter, all_to_all");
+    remoteCmd->add_option("--min-bytes", remote->minBytes, "smallest size (e.g. 8M)");
+    remoteCmd->add_option("--max-bytes", remote->maxBytes, "largest size (e.g. 1G)");
+    remoteCmd->add_option("--warmup", remote->warmup, "warm-up iterations per size");
+    remoteCmd->add_option("--iters", remote->iters, "timed iterations per size");
+    remoteCmd->add_option("--nccl-lib", remote->ncclLibrary,
+                          "libnccl.so.2 on the nodes (default: what each daemon resolves)");
+    remoteCmd->add_option("--timeout", remote->timeout, "seconds per daemon call")
+        ->capture_default_str();
+    remoteCmd->add_option("--history", remote->history, "History file ($RUNPLANE_HISTORY)")
+        ->capture_default_str();
+    remoteCmd->add_option("--run-id", remote->runId, "Attach the results to this run");
+    remoteCmd->add_flag("--no-history", remote->noHistory, "do not store the results");
+    remoteCmd->add_option("--token", remote->token, "Bearer token for the daemons");
+    remoteCmd->add_option("--tls-ca", remote->tlsCa, "PEM root certificate for TLS");
+    remoteCmd->add_flag("--json", remote->json, "print JSON");
+    remoteCmd->callback([remote, &context] { runRemoteProbe(*remote, context); });
 });
 
 }  // namespace

@@ -168,6 +168,56 @@ Result<NodeSummary> NodeClient::getNode() {
     return fromProto(info, m_address);
 }
 
+Result<std::string> NodeClient::ncclUniqueId() {
+    grpc::ClientContext context;
+    prepare(context, m_options, true);
+    v1::NcclUniqueId id;
+    const grpc::Status status =
+        m_channel->stub->GetNcclUniqueId(&context, v1::GetNcclUniqueIdRequest(), &id);
+    if (!status.ok()) {
+        return Error{describe(m_address, "GetNcclUniqueId", status)};
+    }
+    return id.id();
+}
+
+Result<NcclProbeSummary> NodeClient::probeNccl(const NcclProbeSpec& spec,
+                                               std::chrono::seconds timeout) {
+    grpc::ClientContext context;
+    prepare(context, m_options, false);
+    context.set_deadline(std::chrono::system_clock::now() + timeout);
+    v1::NcclProbeRequest request;
+    for (const auto& c : spec.collectives) {
+        request.add_collectives(c);
+    }
+    request.set_min_bytes(spec.minBytes);
+    request.set_max_bytes(spec.maxBytes);
+    request.set_warmup_iters(spec.warmupIters);
+    request.set_iters(spec.iters);
+    request.set_nccl_library(spec.ncclLibrary);
+    request.set_unique_id(spec.uniqueId);
+    request.set_world_size(spec.worldSize);
+    request.set_first_rank(spec.firstRank);
+    v1::NcclProbeReport report;
+    const grpc::Status status = m_channel->stub->ProbeNccl(&context, request, &report);
+    if (!status.ok()) {
+        return Error{describe(m_address, "ProbeNccl", status)};
+    }
+    NcclProbeSummary out;
+    out.ncclVersion = report.nccl_version();
+    out.ranks = report.ranks();
+    out.error = report.error();
+    out.verdict = report.verdict();
+    out.libraryPath = report.library_path();
+    out.ncclEnv = {report.nccl_env().begin(), report.nccl_env().end()};
+    out.rawJson = report.raw_json();
+    for (const auto& r : report.results()) {
+        out.rows.push_back(NcclProbeRowInfo{r.collective(), r.bytes(), r.time_us_p50(),
+                                            r.time_us_p95(), r.algbw_gbps(), r.busbw_gbps(),
+                                            r.correct()});
+    }
+    return out;
+}
+
 Result<PreflightResult> NodeClient::preflight(const PreflightSpec& spec) {
     grpc::ClientContext context;
     prepare(context, m_options, true);

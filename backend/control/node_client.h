@@ -106,6 +106,11 @@ class NodeClient {
     /// Which libnccl a run with this environment would load, candidates in loader order.
     Result<std::vector<NcclLibrarySummary>> resolveNccl(
         const std::map<std::string, std::string>& env, const std::string& python);
+    /// A fresh ncclUniqueId (raw bytes) whose bootstrap root the daemon keeps alive for the
+    /// probe that follows.
+    Result<std::string> ncclUniqueId();
+    /// Runs the NCCL probe on the daemon's GPUs; the call may take `timeout` (a sweep is long).
+    Result<NcclProbeSummary> probeNccl(const NcclProbeSpec& spec, std::chrono::seconds timeout);
     /// Acknowledges that everything through seq is committed; returns the daemon's trim point.
     Result<std::uint64_t> ackTelemetry(std::uint64_t committedThroughSeq);
 

@@ -34,6 +34,41 @@ struct NcclLibrarySummary {
     bool selected = false;
 };
 
+/// What to measure with ProbeNccl (0 = the daemon's default for each number).
+struct NcclProbeSpec {
+    std::vector<std::string> collectives;  // all_reduce, all_gather, reduce_scatter, all_to_all
+    std::uint64_t minBytes = 0;
+    std::uint64_t maxBytes = 0;
+    std::uint32_t warmupIters = 0;
+    std::uint32_t iters = 0;
+    std::string ncclLibrary;  // empty: the library the daemon resolves
+    std::string uniqueId;     // multi-node: raw ncclUniqueId bytes from GetNcclUniqueId
+    std::uint32_t worldSize = 0;
+    std::uint32_t firstRank = 0;
+};
+
+struct NcclProbeRowInfo {
+    std::string collective;
+    std::uint64_t bytes = 0;
+    double timeUsP50 = 0;
+    double timeUsP95 = 0;
+    double algbwGbps = 0;
+    double busbwGbps = 0;
+    bool correct = false;
+};
+
+/// One daemon's ProbeNccl answer.
+struct NcclProbeSummary {
+    std::string ncclVersion;
+    std::uint32_t ranks = 0;
+    std::vector<NcclProbeRowInfo> rows;
+    std::string error;    // why nothing (or not everything) was measured
+    std::string verdict;  // "healthy ...", "degraded ...", "unavailable: ..."
+    std::string libraryPath;
+    std::map<std::string, std::string> ncclEnv;
+    std::string rawJson;
+};
+
 /// GetNode's answer, plus the address it came from.
 struct NodeSummary {
     std::string address;

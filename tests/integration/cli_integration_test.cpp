@@ -185,3 +185,58 @@ TEST(CliIntegration, SubmitThenRunsListsTheRun) {
 
 }  // namespace
 }  // namespace runplane::testing
+
+namespace runplane::testing {
+namespace {
+
+// issue 7: `runplanectl nccl probe` through a real daemon, stored in the history. On a host
+// without a GPU (CI) the honest answer is "unavailable" (exit 3) with the reason, still recorded;
+// with a GPU it is measured rows that passed the correctness check (exit 0).
+TEST(CliIntegration, NcclProbeThroughADaemonIsRecordedWithItsVerdict) {
+    ScratchDir dir;
+    Daemon daemon(dir.file("state"), "probe-node");
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    const std::string history = dir.file("history.sqlite");
+    auto probe = runCtl({"nccl", "probe", address, "--history", history, "--run-id", "probe-run",
+                         "--min-bytes", "1M", "--max-bytes", "2M", "--iters", "2", "--json"},
+                        dir.path(), std::chrono::seconds(120));
+    const auto doc = nlohmann::json::parse(probe.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << probe.out << probe.err;
+    ASSERT_EQ(doc["nodes"].size(), 1u);
+    const auto& node = doc["nodes"][0];
+    EXPECT_EQ(node["node_id"], "probe-node");
+    if (node["rows"].empty()) {
+        EXPECT_EQ(probe.exitCode, 3) << probe.out << probe.err;
+        EXPECT_EQ(node["verdict"].get<std::string>().rfind("unavailable", 0), 0u) << node.dump();
+    } else {
+        EXPECT_EQ(probe.exitCode, 0) << probe.out << probe.err;
+        for (const auto& r : node["rows"]) {
+            EXPECT_TRUE(r["correct"].get<bool>()) << r.dump();
+        }
+    }
+    EXPECT_EQ(queryInt(history,
+                       "SELECT count(*) FROM events WHERE node_id = 'probe-node' AND "
+                       "run_id = 'probe-run' AND kind = 'nccl_probe' AND message <> '';"),
+              1);
+    EXPECT_EQ(queryInt(history,
+                       "SELECT count(*) FROM events WHERE node_id = 'probe-node' AND "
+                       "kind = 'info' AND attrs_json LIKE '%busbw_gbps%';"),
+              static_cast<std::int64_t>(node["rows"].size()));
+
+    // Two daemons form one NCCL world only when each can hold a rank: a node without GPUs is
+    // refused by name, before any daemon is asked to initialise NCCL.
+    Daemon second(dir.file("state2"), "probe-node-2");
+    const std::string address2 = second.start();
+    ASSERT_FALSE(address2.empty()) << second.error();
+    auto world = runCtl({"nccl", "probe", address, address2, "--no-history", "--json"}, dir.path(),
+                        std::chrono::seconds(120));
+    const auto worldDoc = nlohmann::json::parse(world.out, nullptr, false);
+    ASSERT_FALSE(worldDoc.is_discarded()) << world.out << world.err;
+    EXPECT_EQ(world.exitCode, 1);
+    EXPECT_NE(worldDoc["error"].get<std::string>().find("reports no GPU"), std::string::npos)
+        << worldDoc.dump();
+}
+
+}  // namespace
+}  // namespace runplane::testing

@@ -13,6 +13,12 @@ TEST(SmokeConfig, DefaultsSatisfyBatchIdentity) {
     EXPECT_EQ(c->layers, 4);
     EXPECT_EQ(c->rolloutBatchSize * c->nSamplesPerPrompt,
               c->globalBatchSize * c->numStepsPerRollout());
+    // The documented default run (docs/smoke-workload.md): 64 x 8 = 512 = 128 x 4.
+    EXPECT_EQ(c->rolloutBatchSize, 64);
+    EXPECT_EQ(c->nSamplesPerPrompt, 8);
+    EXPECT_EQ(c->globalBatchSize, 128);
+    EXPECT_EQ(c->numStepsPerRollout(), 4);
+    EXPECT_DOUBLE_EQ(c->temperature, 0.3);
     EXPECT_EQ(c->backupMode, BackupMode::kZeroCopy);
     EXPECT_EQ(c->device, DeviceKind::kCpu);
     EXPECT_TRUE(c->loraBaseCpuBackup);
