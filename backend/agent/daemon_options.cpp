@@ -213,10 +213,10 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
         } else if (suffix == "GB") {
             mult = 1e9;
         } else if (!suffix.empty()) {
-            return Error{"--mem-alarm-bytes: '" + memAlarm + "' is not a byte count (e.g. 750G)"};
+            return Error{"--mem-alarm-bytes: '" + memAlarm + "' is not a byte count (e.g. 750GB)"};
         }
         if (end == memAlarm.c_str() || v < 0) {
-            return Error{"--mem-alarm-bytes: '" + memAlarm + "' is not a byte count (e.g. 750G)"};
+            return Error{"--mem-alarm-bytes: '" + memAlarm + "' is not a byte count (e.g. 750GB)"};
         }
         c.memAlarmBytes = static_cast<std::uint64_t>(v * mult);
     }

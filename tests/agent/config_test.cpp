@@ -24,7 +24,10 @@ TEST(DaemonConfig, DefaultsAndFlags) {
     auto c = parse({"--state-dir", "/tmp/s", "--mem-alarm-bytes", "750G", "--sample-hz", "10"});
     ASSERT_TRUE(c.ok()) << c.error();
     EXPECT_EQ(c->runRoot, "/tmp/s/runs");
-    EXPECT_EQ(c->memAlarmBytes, 750ull << 30);
+    EXPECT_EQ(c->memAlarmBytes, 750ull << 30);  // G = GiB
+    auto decimal = parse({"--state-dir", "/tmp/s", "--mem-alarm-bytes", "750GB"});
+    ASSERT_TRUE(decimal.ok()) << decimal.error();
+    EXPECT_EQ(decimal->memAlarmBytes, 750'000'000'000ull);  // GB = 10^9: the source's 750 GB
     EXPECT_EQ(c->listen, "127.0.0.1:7070");
     EXPECT_FALSE(c->nodeId.empty());
     EXPECT_FALSE(parse({"--sample-hz", "0"}).ok());
