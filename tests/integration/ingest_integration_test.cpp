@@ -11,6 +11,7 @@
 #include "tests/db/test_util.h"
 #include "tests/integration/history_check.h"
 #include "tests/integration/process.h"
+#include "tests/integration/tcp_proxy.h"
 
 namespace runplane::control {
 namespace {
@@ -19,6 +20,7 @@ using runplane::testing::checkContinuity;
 using runplane::testing::Daemon;
 using runplane::testing::queryInt;
 using runplane::testing::ScratchDir;
+using runplane::testing::TcpProxy;
 
 template <typename Pred>
 bool waitFor(Pred&& pred, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
@@ -115,6 +117,65 @@ TEST(IngestIntegration, DaemonKilledAndRestartedMidStream) {
     EXPECT_TRUE(c.missing.empty()) << describe(c);
     EXPECT_EQ(c.firstSeq, 1u);
     EXPECT_GE(c.cursor, before + 30);
+    daemon.stop();
+}
+
+// issue 5: the network link cut mid-stream (a relay between controller and daemon closes every
+// connection and refuses new ones for a while), with a run attached: after the link returns, the
+// history holds every record exactly once, and the run kept running throughout.
+TEST(IngestIntegration, CutConnectionResumesExactlyOnceWhileTheRunGoesOn) {
+    ScratchDir dir;
+    Daemon daemon(dir.file("state"), "node-cut");
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    TcpProxy link(address);
+    ASSERT_FALSE(link.address().empty());
+    const std::string history = dir.file("history.sqlite");
+    ControllerOptions copts;
+    copts.historyPath = history;
+    Controller controller(copts);
+    SubmitSpec spec;
+    spec.address = address;  // submitted directly; only the telemetry goes over the link
+    spec.run.runId = "through-the-cut";
+    spec.run.argv = {"/bin/sh", "-c",
+                     "i=0; while [ $i -lt 300 ]; do echo \"step $i: {'train/loss': 1.0}\"; "
+                     "i=$((i+1)); sleep 0.1; done"};
+    auto submitted = controller.submitRun(spec);
+    ASSERT_TRUE(submitted) << submitted.error();
+
+    TelemetryIngestor ingestor(ingestOptions(link.address(), history));
+    ASSERT_TRUE(ingestor.start().ok());
+    ASSERT_TRUE(waitFor([&] { return ingestor.status().cursor >= 30; }))
+        << ingestor.status().lastError;
+    link.cut();
+    ASSERT_TRUE(waitFor([&] { return ingestor.status().state == IngestState::Backoff; }))
+        << "the ingestor did not notice the cut";
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // the daemon keeps spooling meanwhile
+    const std::uint64_t before = ingestor.status().cursor;
+    link.resume();
+    ASSERT_TRUE(waitFor([&] { return ingestor.status().cursor >= before + 40; }))
+        << ingestor.status().lastError;
+    const IngestorStatus status = ingestor.status();
+    ingestor.stop();
+    EXPECT_GE(status.reconnects, 1u);
+    EXPECT_GE(link.connectionsAccepted(), 2);
+    const auto c = checkContinuity(history, "node-cut");
+    EXPECT_TRUE(c.error.empty()) << c.error;
+    EXPECT_EQ(c.rows, c.distinctSeqs) << describe(c);
+    EXPECT_TRUE(c.missing.empty()) << describe(c);
+    EXPECT_TRUE(c.gaps.empty()) << describe(c);
+    EXPECT_EQ(c.firstSeq, 1u);
+    // The run's log-derived series went on through the cut, and its state never left running.
+    EXPECT_GE(queryInt(history,
+                       "SELECT count(*) FROM samples s JOIN series r ON r.id ="
+                       " s.series_id WHERE r.run_id = 'through-the-cut' AND"
+                       " r.name = 'train/loss';"),
+              30);
+    EXPECT_EQ(queryInt(history,
+                       "SELECT count(*) FROM runs WHERE id = 'through-the-cut' AND"
+                       " status = 'running';"),
+              1);
+    controller.stopAll();
     daemon.stop();
 }
 
