@@ -99,26 +99,47 @@ torch::Tensor PolicyModel::project(const torch::Tensor& x, const torch::Tensor& 
 }
 
 torch::Tensor PolicyModel::forward(const torch::Tensor& tokens) {
+    return forward(tokens, nullptr);
+}
+
+torch::Tensor PolicyModel::forward(const torch::Tensor& tokens, KvCache* cache) {
     const std::int64_t batch = tokens.size(0);
     const std::int64_t len = tokens.size(1);
+    const std::int64_t past = cache != nullptr ? cache->length() : 0;
+    const std::int64_t total = past + len;
     const std::int64_t d = m_shape.dModel;
     const std::int64_t h = m_shape.heads;
     const std::int64_t dh = d / h;
-    auto positions = torch::arange(len, tokens.options());
+    auto positions = torch::arange(past, total, tokens.options());
     torch::Tensor x = m_tokEmb.index_select(0, tokens.reshape({-1})).reshape({batch, len, d}) +
                       m_posEmb.index_select(0, positions).unsqueeze(0);
+    // Query i sits at position past + i and may not see keys after it.
     torch::Tensor causal =
-        torch::ones({len, len}, torch::TensorOptions().dtype(torch::kBool).device(tokens.device()))
-            .triu(1);
+        torch::ones({len, total},
+                    torch::TensorOptions().dtype(torch::kBool).device(tokens.device()))
+            .triu(past + 1);
     const double invSqrt = 1.0 / std::sqrt(static_cast<double>(dh));
-    for (const Layer& L : m_layers) {
+    if (cache != nullptr && cache->keys.empty()) {
+        cache->keys.resize(m_layers.size());
+        cache->values.resize(m_layers.size());
+    }
+    for (std::size_t li = 0; li < m_layers.size(); ++li) {
+        const Layer& L = m_layers[li];
         torch::Tensor n1 = torch::layer_norm(x, {d}, L.ln1W, L.ln1B, 1e-5);
         auto heads = [&](const torch::Tensor& t) {
-            return t.reshape({batch, len, h, dh}).transpose(1, 2);  // [B, H, T, dh]
+            return t.reshape({batch, len, h, dh}).transpose(1, 2);  // [B, H, t, dh]
         };
         torch::Tensor q = heads(project(n1, L.wq, L.bq, L.q));
         torch::Tensor k = heads(project(n1, L.wk, L.bk, L.k));
         torch::Tensor v = heads(project(n1, L.wv, L.bv, L.v));
+        if (cache != nullptr) {
+            if (past > 0) {
+                k = torch::cat({cache->keys[li], k}, 2);
+                v = torch::cat({cache->values[li], v}, 2);
+            }
+            cache->keys[li] = k;
+            cache->values[li] = v;
+        }
         torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * invSqrt;
         scores = scores.masked_fill(causal, -std::numeric_limits<float>::infinity());
         torch::Tensor att = torch::matmul(torch::softmax(scores, -1), v);
@@ -134,16 +155,21 @@ torch::Tensor PolicyModel::forward(const torch::Tensor& tokens) {
 Generation generate(PolicyModel& model, const torch::Tensor& prompts, int length,
                     double temperature, bool greedy, int eosToken) {
     torch::NoGradGuard noGrad;
-    torch::Tensor seq = prompts;
+    KvCache cache;
+    torch::Tensor input = prompts;  // the whole prompt first, then the last sampled token
+    std::vector<torch::Tensor> generated;
     std::vector<torch::Tensor> logProbs;
     for (int t = 0; t < length; ++t) {
-        torch::Tensor logits = model.forward(seq).select(1, seq.size(1) - 1);
+        torch::Tensor logits = model.forward(input, &cache).select(1, input.size(1) - 1);
         torch::Tensor logp = torch::log_softmax(logits / temperature, -1);
         torch::Tensor next = greedy ? logp.argmax(-1, /*keepdim=*/true)
                                     : torch::multinomial(logp.exp(), 1, /*replacement=*/true);
         logProbs.push_back(logp.gather(1, next));
-        seq = torch::cat({seq, next}, 1);
+        generated.push_back(next);
+        input = next;
     }
+    generated.insert(generated.begin(), prompts);
+    torch::Tensor seq = torch::cat(generated, 1);
     Generation out;
     out.tokens = seq;
     out.logProbs = torch::cat(logProbs, 1);

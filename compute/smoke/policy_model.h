@@ -26,6 +26,14 @@ struct PolicyShape {
     double loraAlpha = 16.0;
 };
 
+/// Keys and values of the positions already seen, per layer ([B, H, T, dh] each), so that
+/// generation feeds one new token per step instead of recomputing the whole prefix.
+struct KvCache {
+    std::vector<torch::Tensor> keys;
+    std::vector<torch::Tensor> values;
+    std::int64_t length() const { return keys.empty() ? 0 : keys.front().size(2); }
+};
+
 class PolicyModel : public torch::nn::Module {
 public:
     /// Initialises on the CPU from the global CPU generator (so the same seed gives the same
@@ -34,6 +42,10 @@ public:
 
     /// tokens [B, T] int64 -> logits [B, T, vocab].
     torch::Tensor forward(const torch::Tensor& tokens);
+    /// The same network over `tokens` [B, t] placed after the cache.length() positions already in
+    /// `cache` (attending to them), which it extends: logits [B, t, vocab]. With an empty cache
+    /// this is forward(tokens).
+    torch::Tensor forward(const torch::Tensor& tokens, KvCache* cache);
 
     const PolicyShape& shape() const { return m_shape; }
     double loraScale() const { return m_shape.loraAlpha / m_shape.loraRank; }
@@ -74,7 +86,8 @@ struct Generation {
     torch::Tensor mask;      ///< [M, L] float, 1 up to and including the first EOS
 };
 
-/// Autoregressive generation of `length` tokens (recomputing the short prefix each step).
+/// Autoregressive generation of `length` tokens: the prompt in one pass, then one token per step
+/// against the KV cache.
 Generation generate(PolicyModel& model, const torch::Tensor& prompts, int length,
                     double temperature, bool greedy, int eosToken);
 

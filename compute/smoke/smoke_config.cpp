@@ -85,7 +85,7 @@ const std::vector<FlagSpec>& flagSpecs() {
             intFlag("--sft-steps", &SmokeConfig::sftSteps, 0, 1000000));
         add("--sft-lr", "X", "warm-start Adam learning rate (default 3e-3)",
             doubleFlag("--sft-lr", &SmokeConfig::sftLr, 0.0, 1.0));
-        add("--rollout-batch-size", "N", "prompts per rollout (default 32)",
+        add("--rollout-batch-size", "N", "prompts per rollout (default 64)",
             intFlag("--rollout-batch-size", &SmokeConfig::rolloutBatchSize, 1, 1 << 20));
         add("--n-samples-per-prompt", "N", "sampled answers per prompt, the GRPO group (default 8)",
             intFlag("--n-samples-per-prompt", &SmokeConfig::nSamplesPerPrompt, 1, 1 << 16));
@@ -99,7 +99,7 @@ const std::vector<FlagSpec>& flagSpecs() {
             intFlag("--eval-interval", &SmokeConfig::evalInterval, 1, 1000000));
         add("--lr", "X", "RL (LoRA) Adam learning rate (default 2e-3)",
             doubleFlag("--lr", &SmokeConfig::rlLr, 0.0, 1.0));
-        add("--temperature", "X", "rollout sampling temperature (default 1.0)",
+        add("--temperature", "X", "rollout sampling temperature (default 0.3; eval is greedy)",
             doubleFlag("--temperature", &SmokeConfig::temperature, 0.05, 10.0));
         add("--lora-rank", "N", "LoRA rank on attention q,k,v,o (default 8)",
             intFlag("--lora-rank", &SmokeConfig::loraRank, 1, 1024));
