@@ -68,6 +68,26 @@ std::vector<std::string> shortSmokeArgv(const QString& smoke, int loraRank, doub
             "cpu"};
 }
 
+/// The workload's default learning configuration cut to 30 rollouts (what the smoke test's eval
+/// rise runs, about 30 s on 2 cores), memory stand-ins off, with this LoRA rank.
+std::vector<std::string> learningSmokeArgv(const QString& smoke, int loraRank, double loraAlpha) {
+    return {smoke.toStdString(),
+            "--rl-steps",
+            "30",
+            "--eval-interval",
+            "10",
+            "--backup-scale-mb",
+            "0",
+            "--lora-rank",
+            std::to_string(loraRank),
+            "--lora-alpha",
+            std::to_string(loraAlpha),
+            "--seed",
+            "1",
+            "--device",
+            "cpu"};
+}
+
 }  // namespace
 
 TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
@@ -155,8 +175,9 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
 }
 
 // The Compare page on two REAL finished runs of the workload (LoRA rank 8 vs 4, the demo's pair of
-// recipes) that went through a real daemon into a real history: both eval curves are drawn, the
-// recipe diff shows the LoRA fields, and the page is saved as docs/screenshots/compare-real.png.
+// recipes, each the learning configuration cut to 30 rollouts) that went through a real daemon into
+// a real history: both eval curves are drawn, the recipe diff shows the LoRA fields, and the page
+// is saved as docs/screenshots/compare-real.png.
 TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
     const QString smoke =
         test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/compute/smoke/runplane-smoke");
@@ -187,7 +208,7 @@ TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
         spec.name = r.name;
         spec.run.runId = r.id;
         spec.run.recipeYaml = readRecipe(r.recipe);
-        spec.run.argv = shortSmokeArgv(smoke, r.rank, r.alpha);
+        spec.run.argv = learningSmokeArgv(smoke, r.rank, r.alpha);
         auto submitted = controller.submitRun(spec);
         ASSERT_TRUE(submitted) << submitted.error();
     }
@@ -222,6 +243,13 @@ TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
     page.plot()->flush();
     EXPECT_EQ(page.plot()->seriesCount(), 4) << "raw points + EMA line for each run";
     ASSERT_EQ(page.data().runs.size(), 2u);
+    for (const CompareRun& run : page.data().runs) {
+        std::size_t points = 0;
+        for (const PointSeries& m : run.metrics) {
+            points += m.name == QStringLiteral("eval/arith") ? m.t.size() : 0;
+        }
+        EXPECT_EQ(points, 4u) << run.run.id.toStdString() << ": eval before RL and every 10";
+    }
     const QStringList diff = page.compareModel()->diffFields();
     EXPECT_TRUE(diff.contains(QStringLiteral("lora.rank"))) << diff.join(',').toStdString();
     EXPECT_TRUE(diff.contains(QStringLiteral("lora.alpha"))) << diff.join(',').toStdString();
