@@ -3,6 +3,8 @@
 // the GPU-total wait, then the job; quoting survives hostile values (issue 4).
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -250,6 +252,23 @@ TEST(Export, MultiNodeJobRefusesToRunWithoutTheHeadAddress) {
     EXPECT_NE(job.exitCode, 0);
     EXPECT_NE(job.output.find("MASTER_ADDR"), std::string::npos) << job.output;
     EXPECT_TRUE(fakes.calls().empty());
+}
+
+// A framework's argparse keeps the last of a repeated flag, so a flag that appears twice hides a
+// disagreement (or says the same thing twice): no shipped recipe may export one.
+TEST(Export, ShippedRecipesNeverRepeatAFlag) {
+    for (const auto& [file, flavour] : allCases()) {
+        auto r = loadRecipe(file);
+        ASSERT_TRUE(r.ok());
+        SCOPED_TRACE(file + " / " + toString(flavour));
+        const detail::LaunchPlan plan = detail::buildPlan(*r, flavour, {&test::catalog()});
+        std::map<std::string, int> seen;
+        for (const auto& arg : plan.expectedArgv({})) {
+            if (arg.rfind("--", 0) == 0) {
+                EXPECT_EQ(++seen[arg], 1) << arg << " is exported more than once";
+            }
+        }
+    }
 }
 
 TEST(Export, FlagSpellingPerFlavour) {
