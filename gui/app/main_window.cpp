@@ -39,7 +39,14 @@ MainWindow::MainWindow(const QString& historyPath, QWidget* parent) : QMainWindo
     updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    // Pages are deleted with the tab widget; a signal one sends on the way out must not call
+    // back into a half-destroyed window.
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        QObject::disconnect(m_tabs->widget(i), nullptr, this, nullptr);
+    }
+    QObject::disconnect(m_tabs, nullptr, this, nullptr);
+}
 
 void MainWindow::addPage(Page* page, const QString& title) {
     m_tabs->addTab(page, title);

@@ -244,6 +244,10 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
 
 DesignPage::~DesignPage() {
     m_worker.reset();  // join before the widgets the results would touch go away
+    // The undo stack is a child deleted after this body; its last cleanChanged must not reach
+    // this page (or, through titleHintChanged, a main window that is being torn down).
+    QObject::disconnect(m_undo, nullptr, this, nullptr);
+    blockSignals(true);
 }
 
 void DesignPage::buildToolbar(QToolBar* bar) {

@@ -18,6 +18,7 @@
 #include <QUndoStack>
 
 #include "backend/plan/launch/launch.h"
+#include "gui/app/main_window.h"
 #include "gui/models/findings_model.h"
 #include "gui/pages/design_page.h"
 #include "gui/pages/recipe_form.h"
@@ -291,4 +292,32 @@ TEST(DesignPage, SaveReopenPromptAndImport) {
     EXPECT_FALSE(page.importNotes().isEmpty());
     EXPECT_TRUE(page.isModified());
     page.undoStack()->undo();  // the import is one undoable step
+}
+
+// issue 9: the main window's title carries the Design page's "n errors, m warnings" and follows
+// an edit that adds an error.
+TEST(DesignPageInWindow, WindowTitleCountsErrorsAndWarnings) {
+    QTemporaryDir dir;
+    MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+    auto* page = new DesignPage;
+    window.addPage(page, QStringLiteral("Design"));
+    window.setCurrentPage(QStringLiteral("Design"));
+    window.show();
+    open(*page, recipePath("vime-qwen3-30B-A3B-2x8.yaml"));
+    const auto counts = [&] {
+        return QStringLiteral("%1 errors, %2 warnings")
+            .arg(page->findingsModel()->errorCount())
+            .arg(page->findingsModel()->warningCount());
+    };
+    ASSERT_TRUE(waitUntil([&] { return window.windowTitle().contains(counts()); }, 5000))
+        << window.windowTitle().toStdString() << " lacks " << counts().toStdString();
+    EXPECT_EQ(page->findingsModel()->errorCount(), 0);
+    auto* gbs =
+        qobject_cast<QSpinBox*>(page->form()->editor(QStringLiteral("batch.global_batch_size")));
+    ASSERT_NE(gbs, nullptr);
+    gbs->setValue(9);
+    ASSERT_TRUE(waitUntil([&] { return page->findingsModel()->errorCount() >= 1; }, 5000));
+    EXPECT_TRUE(waitUntil([&] { return window.windowTitle().contains(counts()); }, 5000))
+        << window.windowTitle().toStdString() << " lacks " << counts().toStdString();
+    EXPECT_TRUE(window.windowTitle().startsWith(QStringLiteral("Runplane")));
 }
