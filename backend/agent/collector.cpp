@@ -352,6 +352,52 @@ void Collector::syncRuns(std::int64_t nowNs) {
     m_snapshot.runs = std::move(snapRuns);
 }
 
+#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
+// NVML's error counters as series (gpu.N.ecc.uncorrected, gpu.N.nvlink.replay_errors), and each
+// change as one event: a new XID, more uncorrected ECC errors, more NVLink replays, or the GPU
+// becoming unreadable.
+void Collector::reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& g) {
+    const std::string base = "gpu." + std::to_string(g.index);
+    const auto ecc = static_cast<double>(g.eccUncorrected);
+    addSample(nowNs, "", base + ".ecc.uncorrected", ecc, ecc, ecc);
+    if (g.nvlinkReplayErrors >= 0) {
+        const auto replay = static_cast<double>(g.nvlinkReplayErrors);
+        addSample(nowNs, "", base + ".nvlink.replay_errors", replay, replay, replay);
+    }
+    auto [it, first] = m_gpuCounters.try_emplace(g.index);
+    GpuCounters& last = it->second;
+    const std::map<std::string, std::string> who{
+        {"component", "gpu"}, {"gpu", std::to_string(g.index)}, {"uuid", g.uuid}};
+    auto event = [&](const std::string& what, const std::string& message,
+                     const std::string& value) {
+        auto attrs = who;
+        attrs["what"] = what;
+        attrs["value"] = value;
+        addEvent(nowNs, "", v1::EVENT_INFO, "GPU " + std::to_string(g.index) + ": " + message,
+                 attrs);
+    };
+    if (g.lastXid >= 0 && g.lastXid != last.lastXid) {
+        event("xid", "XID " + std::to_string(g.lastXid), std::to_string(g.lastXid));
+    }
+    if (!first && g.eccUncorrected > last.eccUncorrected) {
+        event("ecc_uncorrected",
+              std::to_string(g.eccUncorrected - last.eccUncorrected) +
+                  " new uncorrected ECC error(s)",
+              std::to_string(g.eccUncorrected));
+    }
+    if (!first && g.nvlinkReplayErrors > last.nvlinkReplayErrors && last.nvlinkReplayErrors >= 0) {
+        event("nvlink_replay",
+              std::to_string(g.nvlinkReplayErrors - last.nvlinkReplayErrors) +
+                  " new NVLink replay error(s)",
+              std::to_string(g.nvlinkReplayErrors));
+    }
+    if (!g.error.empty() && g.error != last.error) {
+        event("nvml_error", g.error, g.error);
+    }
+    last = GpuCounters{g.eccUncorrected, g.lastXid, g.nvlinkReplayErrors, g.error};
+}
+#endif
+
 void Collector::sampleGpus(std::int64_t nowNs) {
     if (!m_options.gpuTelemetry) {
         if (!m_gpuReported) {
@@ -384,6 +430,7 @@ void Collector::sampleGpus(std::int64_t nowNs) {
                   static_cast<double>(g.memoryTotalBytes), static_cast<double>(g.memoryTotalBytes));
         addSample(nowNs, "", base + ".util_percent", g.utilizationPercent, g.utilizationPercent,
                   g.utilizationPercent);
+        reportGpuErrors(nowNs, g);
         snaps.push_back(
             {g.index, g.name, g.uuid, g.memoryUsedBytes, g.memoryTotalBytes, g.utilizationPercent});
     }

@@ -21,6 +21,10 @@
 #include <thread>
 #include <vector>
 
+namespace runplane::compute {
+struct GpuDevice;
+}
+
 #include "backend/agent/host_memory.h"
 #include "backend/agent/logger.h"
 #include "backend/agent/run_manager.h"
@@ -116,6 +120,7 @@ class Collector {
     void handleLine(RunTrack& run, std::string_view line, std::int64_t nowNs);
     void syncRuns(std::int64_t nowNs);
     void sampleGpus(std::int64_t nowNs);
+    void reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& gpu);
     void checkStalls(std::int64_t nowNs);
     void flush();
     void addSample(std::int64_t t, const std::string& runId, const std::string& series, double last,
@@ -145,6 +150,14 @@ class Collector {
     bool m_memAlarmed = false;
     std::uint64_t m_lastUsed = 0;
     bool m_gpuReported = false;
+    // Per GPU index: the error counters last reported, so a change becomes one event.
+    struct GpuCounters {
+        std::uint64_t eccUncorrected = 0;
+        std::int64_t lastXid = -1;
+        std::int64_t nvlinkReplayErrors = -1;
+        std::string error;
+    };
+    std::map<unsigned, GpuCounters> m_gpuCounters;
     std::int64_t m_lastFlushNs = 0;
     std::string m_lastMeminfoError;
 };

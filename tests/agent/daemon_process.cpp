@@ -42,9 +42,11 @@ std::string slurp(const std::string& path) {
 }
 
 DaemonProcess::DaemonProcess(const std::string& stateDir, std::vector<std::string> extraArgs,
-                             std::string listen) {
-    std::vector<std::string> args{daemonBinary(), "--listen", listen,
-                                  "--state-dir",  stateDir,   "--no-gpu"};
+                             std::string listen, bool gpuTelemetry) {
+    std::vector<std::string> args{daemonBinary(), "--listen", listen, "--state-dir", stateDir};
+    if (!gpuTelemetry) {
+        args.push_back("--no-gpu");
+    }
     args.insert(args.end(), extraArgs.begin(), extraArgs.end());
     std::vector<char*> argv;
     for (auto& a : args) {

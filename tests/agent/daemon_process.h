@@ -33,8 +33,9 @@ class DaemonProcess {
   public:
     /// Starts runplaned with --state-dir stateDir plus extraArgs; waits for the listening line.
     /// On failure, error() says why (including the daemon's stderr) and ok() is false.
+    /// gpuTelemetry = false passes --no-gpu (the default: tests do not depend on this host's GPUs).
     DaemonProcess(const std::string& stateDir, std::vector<std::string> extraArgs = {},
-                  std::string listen = "127.0.0.1:0");
+                  std::string listen = "127.0.0.1:0", bool gpuTelemetry = false);
     ~DaemonProcess();
     bool ok() const { return m_port > 0; }
     const std::string& error() const { return m_error; }

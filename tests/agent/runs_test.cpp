@@ -495,5 +495,56 @@ TEST(MemoryAlarm, RaisedWhenSustainedAboveTheLineAndClearedBelow) {
     EXPECT_LT(std::stoull(cleared[0].event().attrs().at("used_bytes")), line);
 }
 
+// issue 7: NVML's error counters reach the telemetry stream. The daemon loads the test's fake
+// libnvidia-ml.so.1 (tests/compute/fake_nvml.cpp, variant 1: GPU 0 has 5 uncorrected ECC errors
+// and NVLink replays 3 + 4 on its two active links; GPU 1 raises XID 79 once events are
+// registered), found through LD_LIBRARY_PATH as the real one would be.
+TEST(GpuTelemetry, ErrorCountersAreSeriesAndAnXidIsAnEvent) {
+    const std::string fake =
+        std::string(std::getenv("RUNPLANE_BINARY_DIR")) + "/tests/compute/fake_nvml/1";
+    ASSERT_TRUE(std::filesystem::exists(fake + "/libnvidia-ml.so.1")) << fake;
+    const char* old = std::getenv("LD_LIBRARY_PATH");
+    const std::string saved = old != nullptr ? old : "";
+    ::setenv("LD_LIBRARY_PATH", fake.c_str(), 1);  // inherited by the daemon we spawn
+    TempDir dir;
+    DaemonProcess daemon(dir.path() + "/state", {"--sample-hz", "10"}, "127.0.0.1:0", true);
+    if (old != nullptr) {
+        ::setenv("LD_LIBRARY_PATH", saved.c_str(), 1);
+    } else {
+        ::unsetenv("LD_LIBRARY_PATH");
+    }
+    ASSERT_TRUE(daemon.ok()) << daemon.error();
+    auto stub = daemon.stub();
+    auto value = [](const std::vector<v1::TelemetryRecord>& rs, const std::string& series) {
+        double v = -1;
+        for (const auto& r : rs) {
+            if (r.has_sample() && r.sample().series() == series) {
+                v = r.sample().value();
+            }
+        }
+        return v;
+    };
+    auto xid = [](const std::vector<v1::TelemetryRecord>& rs) {
+        for (const auto& r : rs) {
+            if (r.has_event() && r.event().kind() == v1::EVENT_INFO &&
+                r.event().attrs().count("what") && r.event().attrs().at("what") == "xid") {
+                return r;
+            }
+        }
+        return v1::TelemetryRecord{};
+    };
+    const auto rs = records(
+        *stub,
+        [&](const auto& v) { return value(v, "gpu.0.ecc.uncorrected") >= 0 && xid(v).has_event(); },
+        std::chrono::seconds(15));
+    EXPECT_EQ(value(rs, "gpu.0.ecc.uncorrected"), 5);
+    EXPECT_EQ(value(rs, "gpu.0.nvlink.replay_errors"), 7);
+    EXPECT_EQ(value(rs, "gpu.1.nvlink.replay_errors"), -1) << "GPU 1 has no NVLink: no series";
+    const auto event = xid(rs);
+    ASSERT_TRUE(event.has_event()) << "no XID event";
+    EXPECT_EQ(event.event().attrs().at("gpu"), "1");
+    EXPECT_EQ(event.event().attrs().at("value"), "79");
+}
+
 }  // namespace
 }  // namespace runplane::agent
