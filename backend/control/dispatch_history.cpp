@@ -5,26 +5,20 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/control/controller.h"
+#include "backend/control/json_time.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
 namespace {
 
-std::int64_t nowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-std::string dumpJson(const nlohmann::json& j) {
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+using detail::dumpJson;
+using detail::unixNowNs;
 
 // Events share one timestamp base but stay in step order: a nanosecond apart.
 db::IngestBatch eventsBatch(const std::string& runId, const std::vector<DispatchEvent>& events) {
     db::IngestBatch batch;
     batch.nodeId = kDispatchEventsNode;
-    std::int64_t t = nowNs() - static_cast<std::int64_t>(events.size());
+    std::int64_t t = unixNowNs() - static_cast<std::int64_t>(events.size());
     for (const auto& e : events) {
         db::IngestEvent ev;
         ev.seq = 0;  // made by the controller, not a daemon's spool
@@ -71,7 +65,7 @@ Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request
                                   {"overridden_failures", result.overriddenFailures}};
         record.provenanceJson = dumpJson(provenance);
         record.state = toHistoryState(result.headRun.state);
-        record.startedNs = result.headRun.startedNs != 0 ? result.headRun.startedNs : nowNs();
+        record.startedNs = result.headRun.startedNs != 0 ? result.headRun.startedNs : unixNowNs();
         record.endedNs = result.headRun.endedNs;
         record.nodes.push_back(request.head);
         record.nodes.insert(record.nodes.end(), request.workers.begin(), request.workers.end());
@@ -101,7 +95,7 @@ Status recordStop(const std::string& historyPath, const std::string& runId,
         if (e.step == DispatchStep::StopRun && e.ok) {
             auto run = (*history)->run(runId);
             if (run.ok() && *run && (*run)->state == db::RunState::Running) {
-                return (*history)->updateRunState(runId, db::RunState::Stopped, nowNs(),
+                return (*history)->updateRunState(runId, db::RunState::Stopped, unixNowNs(),
                                                   "stopped by runplanectl dispatch stop");
             }
         }

@@ -5,20 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/control/json_time.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
 namespace {
 
-std::int64_t nowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-std::string dumpJson(const nlohmann::json& j) {
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+using detail::dumpJson;
+using detail::unixNowNs;
 
 void runOne(NodeProbe& node, const NcclProbeSpec& spec, const NodeClientOptions& options,
             std::chrono::seconds timeout) {
@@ -127,7 +121,7 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
     if (!history.ok()) {
         return Error{history.error()};
     }
-    const std::int64_t t = nowNs();
+    const std::int64_t t = unixNowNs();
     for (const auto& n : probe.nodes) {
         db::IngestBatch batch;
         batch.nodeId = n.nodeId.empty() ? n.address : n.nodeId;
