@@ -431,8 +431,8 @@ void Collector::sampleGpus(std::int64_t nowNs) {
         addSample(nowNs, "", base + ".util_percent", g.utilizationPercent, g.utilizationPercent,
                   g.utilizationPercent);
         reportGpuErrors(nowNs, g);
-        snaps.push_back(
-            {g.index, g.name, g.uuid, g.memoryUsedBytes, g.memoryTotalBytes, g.utilizationPercent});
+        snaps.push_back({g.index, g.name, g.uuid, g.memoryUsedBytes, g.memoryTotalBytes,
+                         g.utilizationPercent, g.eccUncorrected, g.lastXid, g.nvlinkReplayErrors});
     }
     // Per process, attributed to the run whose tree holds the pid.
     for (const auto& p : gs.processes) {

@@ -51,6 +51,9 @@ struct CollectorSnapshot {
         std::string name, uuid;
         std::uint64_t usedBytes = 0, totalBytes = 0;
         unsigned utilPercent = 0;
+        std::uint64_t eccUncorrected = 0;
+        std::int64_t lastXid = -1;             // -1: none seen
+        std::int64_t nvlinkReplayErrors = -1;  // -1: no NVLink
     };
     std::vector<Gpu> gpus;
     std::string gpuUnavailableReason;

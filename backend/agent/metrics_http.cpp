@@ -91,6 +91,31 @@ std::string renderPrometheus(const CollectorSnapshot& s, const SpoolStats& spool
               << "\",modelName=\"" << escapeLabel(g.name) << "\",Hostname=\"" << escapeLabel(nodeId)
               << "\"} " << g.utilPercent << '\n';
         }
+        // Error counters, under the DCGM exporter's names (uncorrected ECC = double-bit volatile).
+        const auto counter = [&](const char* name, const char* help, const char* type, auto valueOf,
+                                 bool (*has)(const CollectorSnapshot::Gpu&)) {
+            o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+            for (const auto& g : s.gpus) {
+                if (has(g)) {
+                    o << name << "{gpu=\"" << g.index << "\",UUID=\"" << escapeLabel(g.uuid)
+                      << "\",modelName=\"" << escapeLabel(g.name) << "\",Hostname=\""
+                      << escapeLabel(nodeId) << "\"} " << valueOf(g) << '\n';
+                }
+            }
+        };
+        counter(
+            "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Total number of double-bit volatile ECC errors.",
+            "counter", [](const CollectorSnapshot::Gpu& g) { return g.eccUncorrected; },
+            [](const CollectorSnapshot::Gpu&) { return true; });
+        counter(
+            "DCGM_FI_DEV_XID_ERRORS", "Value of the last XID error encountered.", "gauge",
+            [](const CollectorSnapshot::Gpu& g) { return g.lastXid; },
+            [](const CollectorSnapshot::Gpu& g) { return g.lastXid >= 0; });
+        counter(
+            "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
+            "Total number of NVLink retries (replay errors, all links).", "counter",
+            [](const CollectorSnapshot::Gpu& g) { return g.nvlinkReplayErrors; },
+            [](const CollectorSnapshot::Gpu& g) { return g.nvlinkReplayErrors >= 0; });
     }
     if (!s.runs.empty()) {
         o << "# HELP runplane_run_tree_rss_bytes Resident memory of a run's whole process tree.\n"

@@ -507,7 +507,9 @@ TEST(GpuTelemetry, ErrorCountersAreSeriesAndAnXidIsAnEvent) {
     const std::string saved = old != nullptr ? old : "";
     ::setenv("LD_LIBRARY_PATH", fake.c_str(), 1);  // inherited by the daemon we spawn
     TempDir dir;
-    DaemonProcess daemon(dir.path() + "/state", {"--sample-hz", "10"}, "127.0.0.1:0", true);
+    DaemonProcess daemon(dir.path() + "/state",
+                         {"--sample-hz", "10", "--metrics-listen", "127.0.0.1:0"}, "127.0.0.1:0",
+                         true);
     if (old != nullptr) {
         ::setenv("LD_LIBRARY_PATH", saved.c_str(), 1);
     } else {
@@ -544,6 +546,27 @@ TEST(GpuTelemetry, ErrorCountersAreSeriesAndAnXidIsAnEvent) {
     ASSERT_TRUE(event.has_event()) << "no XID event";
     EXPECT_EQ(event.event().attrs().at("gpu"), "1");
     EXPECT_EQ(event.event().attrs().at("value"), "79");
+
+    // The same counters under the DCGM exporter's names on /metrics (fetched with Python's
+    // standard library, which every test machine has).
+    const std::string rest = daemon.stdoutRest();
+    const auto at = rest.find("http://127.0.0.1:");
+    ASSERT_NE(at, std::string::npos) << rest;
+    const std::string url = rest.substr(at, rest.find_first_of(" \n", at) - at);
+    std::string body;
+    ASSERT_EQ(testing::runCommand({"/usr/bin/env", "python3", "-c",
+                                   "import sys, urllib.request; "
+                                   "sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read()"
+                                   ".decode())",
+                                   url},
+                                  &body),
+              0)
+        << url;
+    EXPECT_NE(body.find("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu=\"0\""), std::string::npos) << body;
+    EXPECT_NE(body.find("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL{gpu=\"0\""), std::string::npos)
+        << body;
+    EXPECT_EQ(body.find("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL{gpu=\"1\""), std::string::npos)
+        << "no NVLink on GPU 1: no sample";
 }
 
 }  // namespace
