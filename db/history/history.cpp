@@ -1,8 +1,10 @@
 #include "db/history/history.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "db/history/history_impl.h"
 #include "db/history/schema.h"
@@ -119,9 +121,21 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
         return Error{version.error()};
     }
     if (!options.readOnly) {
-        if (Status s = (*db)->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
-            !s.ok()) {
-            return Error{s.error()};
+        // Switching a new file to WAL needs an exclusive lock, and SQLite answers "database is
+        // locked" at once (no busy handler) while another connection is opening the same new
+        // file; retry within the busy timeout. Once the file is WAL the switch is a no-op.
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::milliseconds(std::max(options.busyTimeoutMs, 0));
+        for (int attempt = 0;; ++attempt) {
+            Status s = (*db)->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+            if (s.ok()) {
+                break;
+            }
+            if (s.error().find("locked") == std::string::npos ||
+                std::chrono::steady_clock::now() >= deadline) {
+                return Error{s.error()};
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 * (attempt + 1), 50)));
         }
     }
     return std::unique_ptr<History>(new History(std::move(*db), path));
