@@ -1,6 +1,7 @@
 #include "backend/control/controller.h"
 
 #include "backend/control/ingest_batch.h"
+#include "backend/control/json_time.h"
 
 #include <chrono>
 #include <ctime>
@@ -11,11 +12,7 @@ namespace runplane::control {
 
 namespace {
 
-std::int64_t unixNowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+using detail::unixNowNs;
 
 std::string generateRunId() {
     const std::time_t now = std::time(nullptr);
@@ -182,8 +179,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
                             {"version", node->daemonVersion},
                             {"protocol_version", node->protocolVersion},
                             {"kernel", node->kernel}};
-    record.provenanceJson =
-        provenance.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    record.provenanceJson = detail::dumpJson(provenance);
     record.state = toHistoryState(started->state);
     record.startedNs = started->startedNs ? started->startedNs : unixNowNs();
     record.endedNs = started->endedNs;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backend/control/ingest_batch.h"
+#include "backend/control/json_time.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
@@ -29,11 +30,7 @@ const char* toString(IngestState state) {
 
 namespace {
 
-std::int64_t unixNowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+using detail::unixNowNs;
 
 std::string nodeInfoJson(const NodeSummary& node) {
     nlohmann::json j;
@@ -60,7 +57,7 @@ std::string nodeInfoJson(const NodeSummary& node) {
                                        {"error", lib.error},
                                        {"selected", lib.selected}});
     }
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return detail::dumpJson(j);
 }
 
 }  // namespace

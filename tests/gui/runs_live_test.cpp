@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "backend/control/controller.h"
@@ -88,27 +89,52 @@ std::vector<std::string> learningSmokeArgv(const QString& smoke, int loraRank, d
             "cpu"};
 }
 
+/// The built workload, or "" where it was not built (no LibTorch).
+QString smokeBinary() {
+    const QString smoke =
+        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/compute/smoke/runplane-smoke");
+    return QFileInfo(smoke).isExecutable() ? smoke : QString();
+}
+
+/// One real daemon on loopback and a controller ingesting it (5 Hz) into a fresh history.
+struct LiveNode {
+    explicit LiveNode(const QString& nodeId) : daemon(nodeId, 5) {
+        control::ControllerOptions options;
+        options.historyPath = history.toStdString();
+        options.sampleHz = 5;
+        controller = std::make_unique<control::Controller>(options);
+    }
+    /// Empty when the node is up and ingested; else why not.
+    std::string start() {
+        if (!daemon.ok()) {
+            return daemon.error().toStdString();
+        }
+        return controller->addNode(daemon.address().toStdString())
+                   ? std::string()
+                   : "controller did not take " + daemon.address().toStdString();
+    }
+    std::string address() const { return daemon.address().toStdString(); }
+
+    test::DaemonProcess daemon;
+    QTemporaryDir dir;
+    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
+    std::unique_ptr<control::Controller> controller;
+};
+
 }  // namespace
 
 TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
-    const QString smoke =
-        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/compute/smoke/runplane-smoke");
-    if (!QFileInfo(smoke).isExecutable()) {
-        GTEST_SKIP() << smoke.toStdString() << " was not built (LibTorch unavailable)";
+    const QString smoke = smokeBinary();
+    if (smoke.isEmpty()) {
+        GTEST_SKIP() << "runplane-smoke was not built (LibTorch unavailable)";
     }
-    test::DaemonProcess daemon(QStringLiteral("gui-live-node"), 5);
-    ASSERT_TRUE(daemon.ok()) << daemon.error().toStdString();
-    QTemporaryDir dir;
-    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
-
-    control::ControllerOptions options;
-    options.historyPath = history.toStdString();
-    options.sampleHz = 5;
-    control::Controller controller(options);
-    ASSERT_TRUE(controller.addNode(daemon.address().toStdString()));
+    LiveNode node(QStringLiteral("gui-live-node"));
+    ASSERT_EQ(node.start(), "");
+    const QString& history = node.history;
+    control::Controller& controller = *node.controller;
 
     control::SubmitSpec spec;
-    spec.address = daemon.address().toStdString();
+    spec.address = node.address();
     spec.name = "smoke (gui live test)";
     spec.run.runId = "gui-live-smoke";
     spec.run.recipeYaml = readRecipe("smoke-local.yaml");
@@ -179,20 +205,14 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
 // a real history: both eval curves are drawn, the recipe diff shows the LoRA fields, and the page
 // is saved as docs/screenshots/compare-real.png.
 TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
-    const QString smoke =
-        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/compute/smoke/runplane-smoke");
-    if (!QFileInfo(smoke).isExecutable()) {
-        GTEST_SKIP() << smoke.toStdString() << " was not built (LibTorch unavailable)";
+    const QString smoke = smokeBinary();
+    if (smoke.isEmpty()) {
+        GTEST_SKIP() << "runplane-smoke was not built (LibTorch unavailable)";
     }
-    test::DaemonProcess daemon(QStringLiteral("gui-compare-node"), 5);
-    ASSERT_TRUE(daemon.ok()) << daemon.error().toStdString();
-    QTemporaryDir dir;
-    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
-    control::ControllerOptions options;
-    options.historyPath = history.toStdString();
-    options.sampleHz = 5;
-    control::Controller controller(options);
-    ASSERT_TRUE(controller.addNode(daemon.address().toStdString()));
+    LiveNode node(QStringLiteral("gui-compare-node"));
+    ASSERT_EQ(node.start(), "");
+    const QString& history = node.history;
+    control::Controller& controller = *node.controller;
 
     const struct {
         const char* id;
@@ -204,7 +224,7 @@ TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
                 {"cmp-r4", "smoke LoRA r4", "smoke-local-r4.yaml", 4, 8}};
     for (const auto& r : runs) {
         control::SubmitSpec spec;
-        spec.address = daemon.address().toStdString();
+        spec.address = node.address();
         spec.name = r.name;
         spec.run.runId = r.id;
         spec.run.recipeYaml = readRecipe(r.recipe);
