@@ -4,15 +4,16 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
-LAUNCHER := $(shell command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-.PHONY: deps configure build demo test bench format clean
+.PHONY: deps configure build demo test bench package format clean
 
 deps:
 	@./scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHER) $(CMAKE_FLAGS) >$(BUILD).configure.log 2>&1 \
+	@# ccache is looked up here, after deps installed it (not when make reads this file).
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) $(CMAKE_FLAGS) >$(BUILD).configure.log 2>&1 \
 	  || { cat $(BUILD).configure.log; exit 1; }
 	@grep -A12 -- '---- Runplane configuration summary' $(BUILD).configure.log || true
 
@@ -24,6 +25,10 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900
+
+# The node bundle for GPU hosts: build/package/runplane-node-VERSION-linux-x86_64.tar.gz
+package: build
+	@./scripts/package-node.sh $(BUILD)
 
 bench: build
 	@./scripts/bench.sh $(BUILD)

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/agent/daemon_config.h"
+#include "common/build_info.h"
 
 namespace runplane::agent {
 namespace {
@@ -178,6 +179,7 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
         ->capture_default_str();
     app.add_flag("--no-gpu", noGpu, "do not query NVML");
     app.add_option("--log-level", c.logLevel, "debug, info, warn or error")->capture_default_str();
+    app.set_version_flag("--version", versionLine("runplaned"));
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -185,6 +187,11 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
             *helpShown = true;
         }
         return Error{app.help()};
+    } catch (const CLI::CallForVersion&) {
+        if (helpShown != nullptr) {
+            *helpShown = true;
+        }
+        return Error{versionLine("runplaned") + "\n"};
     } catch (const CLI::ParseError& e) {
         return Error{std::string(e.what())};
     }

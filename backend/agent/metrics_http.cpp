@@ -14,6 +14,7 @@
 
 #include "backend/agent/node_info.h"
 #include "backend/agent/proc_tree.h"
+#include "common/build_info.h"
 
 namespace runplane::agent {
 namespace {
@@ -159,6 +160,12 @@ std::string renderPrometheus(const CollectorSnapshot& s, const SpoolStats& spool
     metric(
         o, "runplane_daemon_info", "gauge", "runplaned version and node id.", 1,
         "version=\"" + std::string(daemonVersion()) + "\",node_id=\"" + escapeLabel(nodeId) + "\"");
+    // The Prometheus convention for build identity (cf. prometheus_build_info).
+    const BuildInfo& build = buildInfo();
+    metric(o, "runplane_build_info", "gauge",
+           "A metric with a constant '1' value labeled by version, commit and build date.", 1,
+           "version=\"" + escapeLabel(build.version) + "\",commit=\"" + escapeLabel(build.commit) +
+               "\",build_date=\"" + escapeLabel(build.date) + "\"");
     return o.str();
 }
 

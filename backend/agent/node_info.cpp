@@ -7,6 +7,7 @@
 
 #include "backend/agent/host_memory.h"
 #include "backend/agent/proc_tree.h"
+#include "common/build_info.h"
 #ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 #include "compute/gpu/gpu_inventory.h"
 #include "compute/gpu/nccl_resolve.h"
@@ -14,14 +15,10 @@
 
 extern char** environ;
 
-#ifndef RUNPLANE_VERSION
-#define RUNPLANE_VERSION "0.0.0"
-#endif
-
 namespace runplane::agent {
 
 const char* daemonVersion() {
-    return RUNPLANE_VERSION;
+    return buildInfo().version;
 }
 
 std::uint64_t bootIdHash() {
@@ -114,6 +111,8 @@ v1::NodeInfo NodeInventory::collect() {
         info.set_host_ram_bytes(mem->totalBytes);
     }
     info.set_daemon_version(daemonVersion());
+    info.set_build_commit(buildInfo().commit);
+    info.set_build_date(buildInfo().date);
     info.set_protocol_version(kProtocolVersion);
     info.set_node_id(m_nodeId);
     info.set_boot_id_hash(bootIdHash());

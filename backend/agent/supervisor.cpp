@@ -1,4 +1,5 @@
 #include "backend/agent/supervisor.h"
+#include "common/build_info.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -101,6 +102,9 @@ int writeExit(const std::string& dir, int exitCode, int termSignal, const std::s
 }  // namespace
 
 int supervisorMain(int argc, char** argv) {
+    if (runplane::printVersionIfAsked(argc, argv, "runplane-supervisor")) {
+        return 0;
+    }
     std::string dir;
     int handshake = -1;
     for (int i = 1; i + 1 < argc; i += 2) {

@@ -2,11 +2,12 @@
 #include <CLI/CLI.hpp>
 
 #include "backend/cli/command_registry.h"
+#include "common/build_info.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"runplanectl - design, validate, dispatch and watch RL post-training runs"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string(RUNPLANE_VERSION));
+    app.set_version_flag("--version", runplane::versionLine("runplanectl"));
     runplane::cli::CliContext context;
     for (const auto& add : runplane::cli::registeredCommands()) {
         add(app, context);

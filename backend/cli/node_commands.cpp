@@ -74,6 +74,8 @@ json nodeJson(const NodeSummary& node) {
               {"gpus_unavailable_reason", node.gpusUnavailableReason},
               {"nccl_libraries", json::array()},
               {"daemon_version", node.daemonVersion},
+              {"build_commit", node.buildCommit},
+              {"build_date", node.buildDate},
               {"protocol_version", node.protocolVersion}};
     for (const auto& gpu : node.gpus) {
         j["gpus"].push_back({{"index", gpu.index},

@@ -14,6 +14,7 @@
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
 #include "backend/plan/recipe.h"
+#include "common/build_info.h"
 #include "db/history/history.h"
 
 namespace {
@@ -147,7 +148,9 @@ void runSubmit(const SubmitOptions& options, runplane::cli::CliContext& context)
                        {"argv", spec.run.argv},
                        {"env", spec.run.env},
                        {"workdir", spec.run.workdir},
-                       {"versions", {{"runplanectl", RUNPLANE_VERSION}}}};
+                       {"versions",
+                        {{"runplanectl", runplane::buildInfo().version},
+                         {"runplanectl_commit", runplane::buildInfo().commit}}}};
     if (!options.recipe.empty()) {
         provenance["recipe_path"] = fs::absolute(options.recipe).string();
         provenance["git_rev"] = gitRevision(options.recipe);

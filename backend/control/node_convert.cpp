@@ -199,6 +199,8 @@ NodeSummary fromProto(const v1::NodeInfo& info, const std::string& address) {
         out.ncclLibraries.push_back(fromProto(library));
     }
     out.daemonVersion = info.daemon_version();
+    out.buildCommit = info.build_commit();
+    out.buildDate = info.build_date();
     out.protocolVersion = info.protocol_version();
     return out;
 }

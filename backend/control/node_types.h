@@ -82,6 +82,8 @@ struct NodeSummary {
     std::string gpusUnavailableReason;
     std::vector<NcclLibrarySummary> ncclLibraries;
     std::string daemonVersion;
+    std::string buildCommit;  // the daemon's git commit and build date (GetNode)
+    std::string buildDate;
     std::uint32_t protocolVersion = 0;
 };
 

@@ -4,11 +4,15 @@
 #include <cstring>
 #include <string>
 
+#include "common/build_info.h"
 #include "compute/gpu/gpu_inventory.h"
 #include "compute/gpu/json_text.h"
 
 int main(int argc, char** argv) {
     using runplane::compute::json::quote;
+    if (runplane::printVersionIfAsked(argc, argv, "runplane-gpu-info")) {
+        return 0;
+    }
     std::string library;
     for (int k = 1; k < argc; ++k) {
         if (std::strcmp(argv[k], "--nvml") == 0 && k + 1 < argc) {

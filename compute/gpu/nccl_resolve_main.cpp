@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/build_info.h"
 #include "compute/gpu/json_text.h"
 #include "compute/gpu/nccl_gate.h"
 #include "compute/gpu/nccl_resolve.h"
@@ -15,6 +16,9 @@
 
 int main(int argc, char** argv) {
     using namespace runplane::compute;
+    if (runplane::printVersionIfAsked(argc, argv, "runplane-nccl-resolve")) {
+        return 0;
+    }
     using json::quote;
     NcclResolveConfig config;
     int minVersion = kNcclMinVersionCrossNodeCudaGraph;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/build_info.h"
 #include "compute/gpu/json_text.h"
 #include "compute/gpu/nccl_resolve.h"
 
@@ -21,6 +22,9 @@ int report(const std::string& path, const std::string& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (runplane::printVersionIfAsked(argc, argv, "runplane-nccl-version")) {
+        return 0;
+    }
     if (argc != 2) {
         std::fprintf(stderr, "usage: runplane-nccl-version <path to libnccl.so.2>\n");
         return 2;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/build_info.h"
 #include "gui/app/app_settings.h"
 #include "gui/app/command_line.h"
 #include "gui/app/main_window.h"
@@ -82,7 +83,7 @@ int runApplication(int argc, char** argv) {
         return 0;
     }
     if (options.version) {
-        std::printf("runplane %s\n", RUNPLANE_VERSION);
+        std::printf("%s\n", runplane::versionLine("runplane").c_str());
         return 0;
     }
     const bool headless = !options.reportDir.isEmpty();
@@ -100,7 +101,7 @@ int runApplication(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Runplane"));
     QApplication::setApplicationName(QStringLiteral("runplane"));
-    QApplication::setApplicationVersion(QStringLiteral(RUNPLANE_VERSION));
+    QApplication::setApplicationVersion(QString::fromLatin1(runplane::buildInfo().version));
 
     QString historyPath = options.historyPath;
     if (historyPath.isEmpty()) {

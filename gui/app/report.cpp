@@ -111,6 +111,30 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         files.written << path;
     }
 
+    // GPU memory per GPU (NVML through the daemon), one line per node and GPU.
+    {
+        TimeSeriesPlot plot;
+        plot.resize(width, height);
+        plot.setShowToolbar(false);
+        plot.setXAxisKind(XAxisKind::WallClock);
+        if (snap.gpuMemory.empty()) {
+            plot.setPlaceholder(
+                QStringLiteral("no GPU memory samples (no GPU, or NVML unavailable)"));
+            notes << QStringLiteral("no GPU memory samples recorded for the run's nodes");
+        } else {
+            showSeries(plot, snap.gpuMemory, snap.phases, QStringLiteral("GPU memory used"));
+            plot.setLegendVisible(true);
+            plot.setFollowing(false);
+            plot.setVisibleRange(snap.t0, snap.t1);
+        }
+        plot.setAxisLabels(QStringLiteral("time"), QStringLiteral("GPU memory used (GB)"));
+        const QString path = dir.filePath(QStringLiteral("gpu_memory.png"));
+        if (!plot.savePng(path, width, height)) {
+            return Error{plot.lastError().toStdString()};
+        }
+        files.written << path;
+    }
+
     // Eval metrics by step.
     std::vector<const PointSeries*> evals;
     for (const PointSeries& s : snap.metrics) {
@@ -173,6 +197,20 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
                               snap.lines.alarmBytes > 0 ? formatDuration(p.secondsAboveAlarm)
                                                         : QStringLiteral("–")});
     }
+    Table gpuPeaks{{QStringLiteral("node"), QStringLiteral("GPU series"), QStringLiteral("peak"),
+                    QStringLiteral("when"), QStringLiteral("samples")},
+                   {}};
+    for (const PointSeries& s : snap.gpuMemory) {
+        const std::vector<double>& highs = s.max.size() == s.t.size() ? s.max : s.value;
+        if (highs.empty()) {
+            continue;
+        }
+        const auto top = std::max_element(highs.begin(), highs.end());
+        const auto at = static_cast<std::size_t>(top - highs.begin());
+        gpuPeaks.rows.push_back(
+            {s.nodeId, s.name, formatBytes(*top), isoTime(s.t[at]),
+             QString::number(s.sourceCount > 0 ? s.sourceCount : static_cast<qint64>(s.t.size()))});
+    }
     Table metrics{{QStringLiteral("metric"), QStringLiteral("last"), QStringLiteral("at step"),
                    QStringLiteral("best"), QStringLiteral("at step")},
                   {}};
@@ -202,6 +240,8 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         QStringLiteral("\n## Host memory per node\n\n![host memory per node](host_memory.png)\n\n");
     md += peaks.rows.empty() ? QStringLiteral("No peaks: no host-memory samples.\n")
                              : peaks.markdown();
+    md += QStringLiteral("\n## GPU memory per GPU\n\n![GPU memory per GPU](gpu_memory.png)\n\n");
+    md += gpuPeaks.rows.empty() ? QStringLiteral("No GPU memory samples.\n") : gpuPeaks.markdown();
     md += QStringLiteral("\n## Eval\n\n![eval accuracy](eval.png)\n\n");
     md += metrics.rows.empty() ? QStringLiteral("No eval metrics recorded.\n") : metrics.markdown();
     md += QStringLiteral(
@@ -233,6 +273,9 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         QStringLiteral(
             "<h2>Host memory per node</h2><img src=\"host_memory.png\" alt=\"host memory\">\n") +
         peaks.html();
+    html += QStringLiteral(
+                "<h2>GPU memory per GPU</h2><img src=\"gpu_memory.png\" alt=\"GPU memory\">\n") +
+            gpuPeaks.html();
     html += QStringLiteral("<h2>Eval</h2><img src=\"eval.png\" alt=\"eval\">\n") + metrics.html();
     html += QStringLiteral("<h2>NCCL health</h2><p>Version gate: <b>%1</b>: %2</p>\n")
                 .arg(snap.nccl.verdict.toHtmlEscaped(), snap.nccl.verdictText.toHtmlEscaped()) +

@@ -99,13 +99,13 @@ step topology topology
 SM="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .' || true)"
 SM="${SM:-90}"
 CXXFLAGS=(-O2 -std=c++17 -I. -Wall -Wextra)
-CORE=(compute/gpu/json_text.cpp compute/gpu/nccl_version.cpp)
+CORE=(compute/gpu/json_text.cpp compute/gpu/nccl_version.cpp common/build_info.cpp)
 build_helpers() {
     {
         g++ "${CXXFLAGS[@]}" -o "$BUILD_DIR/runplane-nccl-version" compute/gpu/nccl_version_main.cpp \
             "${CORE[@]}" -ldl &
         g++ "${CXXFLAGS[@]}" -o "$BUILD_DIR/runplane-gpu-info" compute/gpu/gpu_info_main.cpp \
-            compute/gpu/gpu_inventory.cpp compute/gpu/json_text.cpp -ldl -pthread &
+            compute/gpu/gpu_inventory.cpp compute/gpu/json_text.cpp common/build_info.cpp -ldl -pthread &
         g++ "${CXXFLAGS[@]}" -o "$BUILD_DIR/runplane-nccl-resolve" compute/gpu/nccl_resolve_main.cpp \
             compute/gpu/nccl_resolve.cpp compute/gpu/nccl_gate.cpp compute/gpu/subprocess.cpp \
             compute/gpu/helper_path.cpp "${CORE[@]}" -ldl &

@@ -102,12 +102,19 @@ TEST(Report, WritesPlotsAndSummaryForARun) {
     request.outDir = dir.filePath(QStringLiteral("report"));
     auto files = writeRunReport(request);
     ASSERT_TRUE(files) << files.error();
-    EXPECT_EQ(files->written.size(), 4);
+    EXPECT_EQ(files->written.size(), 5);
     const QImage host(request.outDir + QStringLiteral("/host_memory.png"));
     ASSERT_FALSE(host.isNull());
     EXPECT_EQ(host.size(), QSize(request.width, request.height));
     EXPECT_FALSE(QImage(request.outDir + QStringLiteral("/eval.png")).isNull());
+    EXPECT_FALSE(QImage(request.outDir + QStringLiteral("/gpu_memory.png")).isNull());
     const QString md = readAll(files->markdown);
+    // GPU memory per GPU, not only host memory: one peak row per node and GPU.
+    EXPECT_TRUE(md.contains(QStringLiteral("## GPU memory per GPU"))) << md.toStdString();
+    for (const char* row :
+         {"| node-a | gpu.0.mem.used_bytes | ", "| node-b | gpu.3.mem.used_bytes | "}) {
+        EXPECT_TRUE(md.contains(QString::fromLatin1(row))) << row << "\n" << md.toStdString();
+    }
     EXPECT_TRUE(md.contains(QStringLiteral("| node-b | 900.0 GB |"))) << md.toStdString();
     EXPECT_TRUE(md.contains(QStringLiteral("eval/gsm8k")));
     EXPECT_TRUE(md.contains(QStringLiteral("**fail**")));  // NCCL 2.28.9 < 2.30.7

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/build_info.h"
 #include "compute/gpu/nccl_probe.h"
 #include "compute/gpu/nccl_resolve.h"
 #include "compute/gpu/nccl_verdict.h"
@@ -478,6 +479,9 @@ int printUniqueId(const NcclApi& nccl, unsigned holdSeconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (runplane::printVersionIfAsked(argc, argv, "runplane-nccl-probe")) {
+        return 0;
+    }
     ProbeReport report;
     report.argv.assign(argv, argv + argc);
     report.env = probeEnvironment();
