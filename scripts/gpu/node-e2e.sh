@@ -39,7 +39,7 @@ step "environment"
     echo "host: $(hostname)"
     echo "bundle: $(basename "$TARBALL") ($(du -h "$TARBALL" | cut -f1))"
     grep PRETTY_NAME /etc/os-release || true
-    ldd --version | head -1
+    ldd --version 2>&1 | head -1 || true
     nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
 } | tee "$OUT/env.txt"
 
@@ -52,7 +52,7 @@ for exe in "$BUNDLE"/bin/*; do
 done | tee "$OUT/versions.txt"
 # What the host provides vs the bundle (NVML from the driver; everything else ours or glibc's).
 ldd "$BUNDLE/bin/runplaned" >"$OUT/ldd-runplaned.txt"
-echo "libraries from outside the bundle:"; grep -v "$BUNDLE/lib" "$OUT/ldd-runplaned.txt" | tee "$OUT/ldd-system.txt"
+echo "libraries from outside the bundle:"; grep -v "$BUNDLE/bin/../lib/" "$OUT/ldd-runplaned.txt" | tee "$OUT/ldd-system.txt"
 
 step "2. start runplaned (NVML on) and the ingest"
 # Smoke build in parallel with the daemon start: it is the slow part.
@@ -93,7 +93,7 @@ for i in "${!argv[@]}"; do
 done
 echo "${argv[*]}" >"$OUT/smoke-argv.txt"
 "$CTL" submit "$ADDR" --recipe recipes/smoke-local.yaml --name h200-node-e2e --run-id "$RUN_ID" \
-    --env NCCL_NVLS_ENABLE=0 -- "${argv[@]}" | tee "$OUT/submit.txt"
+    -- "${argv[@]}" | tee "$OUT/submit.txt"
 start=$SECONDS
 while :; do
     state=$("$CTL" logs "$ADDR" "$RUN_ID" 2>/dev/null | grep -E '^\[runplane-phase\] done|^eval [0-9]+:' | tail -1 || true)
