@@ -3,12 +3,14 @@
 // recipe (ray start, pkill, sleep, echo, ...) are recognised and skipped; everything else is
 // reported as not understood, and what it might have assigned becomes unknown.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/bash_limits.h"
 #include "backend/plan/launch/export_plan.h"
 #include "backend/plan/launch/shell_text.h"
 
@@ -77,12 +79,21 @@ std::string baseName(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The regexes below run only on short words: std::regex recurses per character.
+constexpr std::size_t kMaxRegexInput = 1024;
+
 bool isPython(const std::string& base) {
+    if (base.size() > kMaxRegexInput) {
+        return false;
+    }
     static const std::regex kPython(R"(python(3(\.[0-9]+)?)?)");
     return std::regex_match(base, kPython);
 }
 
 bool isLaunchProgram(const std::string& program) {
+    if (program.size() > kMaxRegexInput) {
+        return false;
+    }
     static const std::regex kTrain(R"(train[A-Za-z0-9_]*\.py)");
     static const std::regex kRun(R"((.*/)?run_[A-Za-z0-9_.\-]*\.py)");
     return std::regex_match(baseName(program), kTrain) || std::regex_match(program, kRun);
@@ -151,8 +162,20 @@ void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) 
 }  // namespace
 
 Evaluator::Evaluator(std::string mainPath,
-                     const std::vector<std::pair<std::string, std::string>>& env)
+                     const std::vector<std::pair<std::string, std::string>>& env,
+                     const std::vector<std::string>& sourceRoots)
     : m_mainPath(std::move(mainPath)) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<fs::path> roots = {fs::absolute(fs::path(m_mainPath), ec).parent_path()};
+    roots.insert(roots.end(), sourceRoots.begin(), sourceRoots.end());
+    for (const auto& root : roots) {
+        // (weakly: the folder of an in-memory script need not exist)
+        const fs::path real = fs::weakly_canonical(fs::absolute(root, ec), ec);
+        if (!ec && !real.empty()) {
+            m_roots.push_back(real.string());
+        }
+    }
     for (const auto& [key, value] : env) {
         Var v;
         Value val;
@@ -164,18 +187,60 @@ Evaluator::Evaluator(std::string mainPath,
     }
 }
 
-void Evaluator::note(NoteLevel level, int line, std::string message) {
-    for (const auto& existing : m_out.notes) {
-        if (existing.line == line && existing.file == m_file && existing.message == message) {
-            return;  // the same construct read twice (e.g. classified, then run)
+void Evaluator::note(NoteLevel level, int line, std::string message, int column) {
+    // messages quote script text: no raw control characters, and a bounded length
+    message = escapeControl(message);
+    if (message.size() > kMaxMessageChars) {
+        message = message.substr(0, kMaxMessageChars - 3) + "...";
+    }
+    if (!m_noteKeys.emplace(m_file, line, message).second) {
+        return;  // the same construct read twice (e.g. classified, then run)
+    }
+    if (level != NoteLevel::Error && m_out.notes.size() >= kMaxNotes) {
+        if (!m_notesClipped) {
+            m_notesClipped = true;
+            m_out.notes.push_back(
+                {NoteLevel::Warning, m_file, line, "",
+                 "more than " + std::to_string(kMaxNotes) + " notes; the rest are not listed"});
         }
+        return;
     }
     LaunchNote n;
     n.level = level;
     n.file = m_file;
     n.line = line;
     n.message = std::move(message);
+    n.column = column;
     m_out.notes.push_back(std::move(n));
+}
+
+void Evaluator::limitHit(int line, const std::string& message) {
+    note(NoteLevel::Error, line, "limit: " + message, m_column > 0 ? m_column : 1);
+}
+
+bool Evaluator::charge(std::uint64_t units, int line) {
+    m_work += units;
+    if (m_work > kMaxExpansionWork && !m_budgetHit) {
+        m_budgetHit = true;
+        m_stopped = true;
+        limitHit(line, "the script's expansions produce more than " +
+                           std::to_string(kMaxExpansionWork >> 20) +
+                           " MiB of text; the rest of the script is not read");
+    }
+    return !m_budgetHit;
+}
+
+bool Evaluator::insideRoots(const std::string& canonicalPath) const {
+    const std::filesystem::path p(canonicalPath);
+    for (const auto& root : m_roots) {
+        const std::filesystem::path r(root);
+        auto [rootEnd, pathIt] = std::mismatch(r.begin(), r.end(), p.begin(), p.end());
+        (void)pathIt;
+        if (rootEnd == r.end()) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void Evaluator::runFile(std::string_view text, const std::string& path, int depth) {
@@ -183,9 +248,28 @@ void Evaluator::runFile(std::string_view text, const std::string& path, int dept
     const int savedDepth = m_depth;
     m_file = path;
     m_depth = depth;
+    // CRLF line endings read as LF (a Windows editor's save); a lone CR stays (and is escaped in
+    // messages)
+    std::string unixText;
+    if (const auto crlf = text.find("\r\n"); crlf != std::string_view::npos) {
+        unixText.reserve(text.size());
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            if (!(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+                unixText += text[i];
+            }
+        }
+        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + crlf, '\n'));
+        note(NoteLevel::Info, line, "the file has CRLF (Windows) line endings; read as LF");
+        text = unixText;
+    }
     ParsedScript parsed = parseBash(text);
     for (const auto& issue : parsed.issues) {
-        note(NoteLevel::Warning, issue.line, "syntax not understood: " + issue.message);
+        if (issue.limit) {
+            note(NoteLevel::Error, issue.line, "limit: " + issue.message,
+                 issue.column > 0 ? issue.column : 1);
+        } else {
+            note(NoteLevel::Warning, issue.line, "syntax not understood: " + issue.message);
+        }
     }
     for (const auto& c : parsed.comments) {
         if (!c.fullLine) {
@@ -217,6 +301,20 @@ ScriptReading Evaluator::take() {
 }
 
 void Evaluator::evalNodes(const std::vector<Node>& nodes) {
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+    } nest(m_nodeNest);
+    if (m_nodeNest > kMaxNesting * 2) {  // parsing already bounds one file; this bounds source
+        if (!nodes.empty()) {
+            m_column = 1;
+            limitHit(nodes.front().line, "blocks and sourced files nested more than " +
+                                             std::to_string(kMaxNesting * 2) +
+                                             " levels deep; skipped");
+        }
+        return;
+    }
     for (const auto& n : nodes) {
         if (m_stopped) {
             return;
@@ -357,6 +455,13 @@ class TestExpr {
     std::vector<std::string> m_a;
     std::size_t m_pos = 0;
     std::string m_why;
+    int m_depth = 0;  // '!' and '(' recursion
+
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+    };
 
     bool at(const char* s) const { return m_pos < m_a.size() && m_a[m_pos] == s; }
     Truth3 unknown(std::string why) {
@@ -384,6 +489,12 @@ class TestExpr {
         return a;
     }
     Truth3 notExpr() {
+        Nest nest(m_depth);
+        if (m_depth > kMaxNesting) {
+            m_pos = m_a.size();
+            return unknown("'!' and '(' nested more than " + std::to_string(kMaxNesting) +
+                           " levels deep");
+        }
         if (at("!")) {
             ++m_pos;
             Truth3 v = notExpr();
@@ -671,7 +782,16 @@ void Evaluator::assign(const Assignment& a) {
         if (!val.known) {
             val.text.clear();  // a later use is kept as written there, not as written here
         }
-        if (a.append && !v.values.empty()) {
+        if (a.append && !v.values.empty() &&
+            v.values[0].text.size() + val.text.size() > kMaxValueBytes) {
+            m_column = a.value.column;
+            limitHit(a.line, a.name + "+= makes a value longer than " +
+                                 std::to_string(kMaxValueBytes >> 20) +
+                                 " MiB; the variable becomes unknown");
+            v.values = {unknownValue(a.line, "line " + std::to_string(a.line) + ": " + a.name +
+                                                 " is longer than the reader's limit")};
+            v.unknown = false;
+        } else if (a.append && !v.values.empty()) {
             v.values[0].text += val.text;
             v.values[0].known = v.values[0].known && val.known;
         } else if (!a.append || !v.unknown) {
@@ -764,15 +884,12 @@ void Evaluator::doSource(const SimpleCommand& cmd, const std::vector<Field>& fie
         }
     }
     fs::path found;
+    std::size_t foundAt = 0;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         std::error_code ec;
         if (fs::is_regular_file(candidates[i], ec)) {
             found = candidates[i].lexically_normal();
-            if (i > 0) {
-                note(NoteLevel::Info, cmd.line,
-                     "source " + f.text + ": read " + found.string() +
-                         " (the path is relative; resolved against the script's folders)");
-            }
+            foundAt = i;
             break;
         }
     }
@@ -784,21 +901,55 @@ void Evaluator::doSource(const SimpleCommand& cmd, const std::vector<Field>& fie
                           : ""));
         return;
     }
-    if (m_depth >= 8) {
+    // The script is untrusted: it may only pull in files from the allowed folders (symlinks
+    // resolved), and a refused file is never opened, so none of its text can reach a message.
+    std::error_code ec;
+    const fs::path real = fs::canonical(found, ec);
+    if (ec || !insideRoots(real.string())) {
+        std::string roots;
+        for (const auto& r : m_roots) {
+            roots += (roots.empty() ? "" : ", ") + r;
+        }
+        note(NoteLevel::Warning, cmd.line,
+             "source " + f.text + ": refused: " + found.string() +
+                 (!ec && real != found ? " (-> " + real.string() + ")" : "") +
+                 " is outside the folders a script may source (" + roots +
+                 "); not read. Allow a folder with --source-root DIR");
+        return;
+    }
+    if (foundAt > 0) {
+        note(NoteLevel::Info, cmd.line,
+             "source " + f.text + ": read " + found.string() +
+                 " (the path is relative; resolved against the script's folders)");
+    }
+    if (m_depth >= kMaxSourceDepth) {
         note(NoteLevel::Warning, cmd.line, "source " + f.text + ": sourced too deeply; skipped");
         return;
     }
-    std::ifstream in(found, std::ios::binary);
+    const auto size = fs::file_size(real, ec);
+    if (ec || size > kMaxScriptBytes) {
+        m_column = 1;
+        limitHit(cmd.line, "source " + f.text + ": " + found.string() + " is larger than " +
+                               std::to_string(kMaxScriptBytes >> 20) + " MiB; not read");
+        return;
+    }
+    std::ifstream in(real, std::ios::binary);
     std::stringstream buf;
     buf << in.rdbuf();
     if (!in) {
         note(NoteLevel::Warning, cmd.line, "source " + f.text + ": cannot read " + found.string());
         return;
     }
+    const std::string content = buf.str();
+    if (content.find('\0') != std::string::npos) {
+        note(NoteLevel::Warning, cmd.line,
+             "source " + f.text + ": " + found.string() + " is not a text file; not read");
+        return;
+    }
     if (isModel) {
         m_out.modelFiles.insert(found.string());
     }
-    runFile(buf.str(), found.string(), m_depth + 1);
+    runFile(content, found.string(), m_depth + 1);
 }
 
 void Evaluator::taintName(const std::string& name, int line, const std::string& what) {
@@ -829,8 +980,9 @@ void Evaluator::taintCommand(const SimpleCommand& cmd, int line, const std::stri
 }
 
 ScriptReading readScript(std::string_view text, const std::string& path,
-                         const std::vector<std::pair<std::string, std::string>>& env) {
-    Evaluator ev(path, env);
+                         const std::vector<std::pair<std::string, std::string>>& env,
+                         const std::vector<std::string>& sourceRoots) {
+    Evaluator ev(path, env, sourceRoots);
     ev.runFile(text, path, 0);
     return ev.take();
 }

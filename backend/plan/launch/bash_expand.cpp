@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/bash_limits.h"
 #include "backend/plan/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
@@ -28,6 +29,11 @@ class FieldBuilder {
     FieldBuilder(std::string file, int line) : m_file(std::move(file)), m_line(line) { reset(); }
 
     void append(const Value& v, bool fromElement) {
+        if (m_cur.text.size() + v.text.size() > kMaxValueBytes) {
+            m_overflow = true;  // the caller reports it; the value is not built
+            return;
+        }
+        m_bytes += v.text.size();
         m_cur.text += v.text;
         if (!v.known && m_cur.known) {
             m_cur.known = false;
@@ -84,6 +90,8 @@ class FieldBuilder {
         }
     }
     Field& current() { return m_cur; }
+    bool overflowed() const { return m_overflow; }
+    std::uint64_t bytes() const { return m_bytes; }
     std::vector<Field> take() {
         finish();
         return std::move(m_fields);
@@ -95,6 +103,8 @@ class FieldBuilder {
     Field m_cur;
     bool m_active = false;
     bool m_hasElementProv = false;
+    bool m_overflow = false;
+    std::uint64_t m_bytes = 0;
     std::vector<Field> m_fields;
 
     void reset() {
@@ -123,13 +133,16 @@ std::string normalizeSpaces(const std::string& text) {
     return out;
 }
 
-// Integer arithmetic of $((...)) over already-expanded text.
+// Integer arithmetic of $((...)) over already-expanded text. Every operation is checked: an
+// overflow, a division by zero or a bad shift is an error, never undefined behaviour, and
+// nesting is bounded (a recursive-descent parser uses the stack per level).
 class Arith {
   public:
-    Arith(std::string text, std::function<std::optional<long long>(const std::string&)> var)
+    using Num = std::optional<long long>;
+    Arith(std::string text, std::function<Num(const std::string&)> var)
         : m_s(std::move(text)), m_var(std::move(var)) {}
 
-    std::optional<long long> run(std::string& error) {
+    Num run(std::string& error) {
         auto v = ternary();
         skip();
         if (!m_error.empty() || !v || m_pos != m_s.size()) {
@@ -138,42 +151,64 @@ class Arith {
         }
         return v;
     }
+    bool tooDeep() const { return m_tooDeep; }
 
   private:
     std::string m_s;
     std::size_t m_pos = 0;
-    std::function<std::optional<long long>(const std::string&)> m_var;
+    std::function<Num(const std::string&)> m_var;
     std::string m_error;
+    int m_depth = 0;
+    bool m_tooDeep = false;
+
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+    };
 
     void skip() {
         while (m_pos < m_s.size() && isBlank(m_s[m_pos])) {
             ++m_pos;
         }
     }
-    bool eat(const char* op) {
+    bool eat(std::string_view op) {
         skip();
-        const std::size_t n = std::char_traits<char>::length(op);
-        if (m_s.compare(m_pos, n, op) == 0) {
-            // do not take "<" out of "<=" or "*" out of "**" by mistake
-            const char next = m_pos + n < m_s.size() ? m_s[m_pos + n] : '\0';
-            if ((n == 1 && (op[0] == '<' || op[0] == '>' || op[0] == '!') && next == '=') ||
-                (n == 1 && op[0] == '*' && next == '*') ||
-                (n == 1 && op[0] == '&' && next == '&') ||
-                (n == 1 && op[0] == '|' && next == '|')) {
-                return false;
-            }
-            m_pos += n;
-            return true;
+        if (m_s.compare(m_pos, op.size(), op) != 0) {
+            return false;
         }
-        return false;
+        // do not take "<" out of "<=" / "<<", "*" out of "**", "&" out of "&&", ...
+        const char next = m_pos + op.size() < m_s.size() ? m_s[m_pos + op.size()] : '\0';
+        if (op.size() == 1 &&
+            ((std::string_view("<>!").find(op[0]) != std::string_view::npos && next == '=') ||
+             (std::string_view("<>*&|").find(op[0]) != std::string_view::npos && next == op[0]))) {
+            return false;
+        }
+        m_pos += op.size();
+        return true;
     }
-    std::optional<long long> fail(std::string message) {
+    Num fail(std::string message) {
         if (m_error.empty()) {
             m_error = std::move(message);
         }
         return std::nullopt;
     }
-    std::optional<long long> ternary() {
+    // Each level of parentheses takes three steps (?:, ** and unary); chains of unary operators,
+    // ** and ?: one each.
+    static constexpr int kMaxArithDepth = 4 * kMaxNesting;
+    Num tooDeepFail() {
+        m_tooDeep = true;
+        return fail("the expression nests more than " + std::to_string(kMaxArithDepth) +
+                    " levels deep (parentheses, unary operators, ** or ?: chains)");
+    }
+    Num overflow(const std::string& what) {
+        return fail(what + " out of the 64-bit range in '" + m_s + "'");
+    }
+    Num ternary() {
+        Nest nest(m_depth);
+        if (m_depth > kMaxArithDepth) {
+            return tooDeepFail();
+        }
         auto c = logicalOr();
         if (c && eat("?")) {
             auto a = ternary();
@@ -188,122 +223,147 @@ class Arith {
         }
         return c;
     }
-    template <typename Next, typename Apply>
-    std::optional<long long> binary(Next next, std::initializer_list<const char*> ops,
-                                    Apply apply) {
+    // left-associative binary operators of one precedence level
+    template <typename Apply>
+    Num binary(Num (Arith::*next)(), std::initializer_list<std::string_view> ops, Apply apply) {
         auto left = (this->*next)();
         while (left) {
-            const char* matched = nullptr;
-            for (const char* op : ops) {
+            std::string_view matched;
+            for (std::string_view op : ops) {
                 if (eat(op)) {
                     matched = op;
                     break;
                 }
             }
-            if (matched == nullptr) {
+            if (matched.empty()) {
                 break;
             }
             auto right = (this->*next)();
             if (!right) {
                 return std::nullopt;
             }
-            left = apply(std::string(matched), *left, *right);
+            left = apply(matched, *left, *right);
         }
         return left;
     }
-    std::optional<long long> logicalOr() {
+    Num logicalOr() {
         return binary(&Arith::logicalAnd, {"||"},
-                      [](const std::string&, long long a, long long b) -> std::optional<long long> {
+                      [](std::string_view, long long a, long long b) -> Num {
                           return (a != 0 || b != 0) ? 1 : 0;
                       });
     }
-    std::optional<long long> logicalAnd() {
-        return binary(&Arith::equality, {"&&"},
-                      [](const std::string&, long long a, long long b) -> std::optional<long long> {
-                          return (a != 0 && b != 0) ? 1 : 0;
+    Num logicalAnd() {
+        return binary(&Arith::bitOr, {"&&"}, [](std::string_view, long long a, long long b) -> Num {
+            return (a != 0 && b != 0) ? 1 : 0;
+        });
+    }
+    Num bitOr() {
+        return binary(&Arith::bitXor, {"|"},
+                      [](std::string_view, long long a, long long b) -> Num { return a | b; });
+    }
+    Num bitXor() {
+        return binary(&Arith::bitAnd, {"^"},
+                      [](std::string_view, long long a, long long b) -> Num { return a ^ b; });
+    }
+    Num bitAnd() {
+        return binary(&Arith::equality, {"&"},
+                      [](std::string_view, long long a, long long b) -> Num { return a & b; });
+    }
+    Num equality() {
+        return binary(&Arith::relational, {"==", "!="},
+                      [](std::string_view op, long long a, long long b) -> Num {
+                          return (op == "==") == (a == b) ? 1 : 0;
                       });
     }
-    std::optional<long long> equality() {
-        return binary(
-            &Arith::relational, {"==", "!="},
-            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                return (op == "==") == (a == b) ? 1 : 0;
-            });
+    Num relational() {
+        return binary(&Arith::shift, {"<=", ">=", "<", ">"},
+                      [](std::string_view op, long long a, long long b) -> Num {
+                          if (op == "<=")
+                              return a <= b ? 1 : 0;
+                          if (op == ">=")
+                              return a >= b ? 1 : 0;
+                          if (op == "<")
+                              return a < b ? 1 : 0;
+                          return a > b ? 1 : 0;
+                      });
     }
-    std::optional<long long> relational() {
-        return binary(
-            &Arith::additive, {"<=", ">=", "<", ">"},
-            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                if (op == "<=")
-                    return a <= b ? 1 : 0;
-                if (op == ">=")
-                    return a >= b ? 1 : 0;
-                if (op == "<")
-                    return a < b ? 1 : 0;
-                return a > b ? 1 : 0;
-            });
+    Num shift() {
+        return binary(&Arith::additive, {"<<", ">>"},
+                      [this](std::string_view op, long long a, long long b) -> Num {
+                          auto r = op == "<<" ? checkedShl(a, b) : checkedShr(a, b);
+                          if (!r) {
+                              return b < 0 || b > 63 ? fail("shift count " + std::to_string(b) +
+                                                            " outside 0..63 in '" + m_s + "'")
+                                                     : overflow("the shift");
+                          }
+                          return r;
+                      });
     }
-    std::optional<long long> additive() {
-        return binary(
-            &Arith::multiplicative, {"+", "-"},
-            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                return op == "+" ? a + b : a - b;
-            });
+    Num additive() {
+        return binary(&Arith::multiplicative, {"+", "-"},
+                      [this](std::string_view op, long long a, long long b) -> Num {
+                          auto r = op == "+" ? checkedAdd(a, b) : checkedSub(a, b);
+                          return r ? r : overflow(op == "+" ? "the sum" : "the difference");
+                      });
     }
-    std::optional<long long> multiplicative() {
-        auto left = power();
-        while (left) {
-            std::string op;
-            if (eat("*")) {
-                op = "*";
-            } else if (eat("/")) {
-                op = "/";
-            } else if (eat("%")) {
-                op = "%";
-            } else {
-                break;
-            }
-            auto right = power();
-            if (!right) {
-                return std::nullopt;
-            }
-            if (op != "*" && *right == 0) {
-                return fail("division by zero in '" + m_s + "'");
-            }
-            left = op == "*" ? *left * *right : (op == "/" ? *left / *right : *left % *right);
+    Num multiplicative() {
+        return binary(&Arith::power, {"*", "/", "%"},
+                      [this](std::string_view op, long long a, long long b) -> Num {
+                          if (op != "*" && b == 0) {
+                              return fail("division by zero in '" + m_s + "'");
+                          }
+                          auto r = op == "*"   ? checkedMul(a, b)
+                                   : op == "/" ? checkedDiv(a, b)
+                                               : checkedMod(a, b);
+                          return r ? r : overflow(op == "*" ? "the product" : "the quotient");
+                      });
+    }
+    Num power() {
+        Nest nest(m_depth);
+        if (m_depth > kMaxArithDepth) {
+            return tooDeepFail();
         }
-        return left;
-    }
-    std::optional<long long> power() {
         auto base = unary();
         if (base && eat("**")) {
             auto exp = power();
-            if (!exp || *exp < 0) {
-                return fail("bad exponent in '" + m_s + "'");
+            if (!exp) {
+                return std::nullopt;
             }
-            long long r = 1;
-            for (long long i = 0; i < *exp; ++i) {
-                r *= *base;
+            if (*exp < 0) {
+                return fail("negative exponent in '" + m_s + "'");
             }
-            return r;
+            auto r = checkedPow(*base, *exp);
+            return r ? r : overflow("the power");
         }
         return base;
     }
-    std::optional<long long> unary() {
+    Num unary() {
+        Nest nest(m_depth);
+        if (m_depth > kMaxArithDepth) {
+            return tooDeepFail();
+        }
         if (eat("-")) {
             auto v = unary();
-            return v ? std::optional<long long>(-*v) : std::nullopt;
+            if (!v) {
+                return std::nullopt;
+            }
+            auto r = checkedNeg(*v);
+            return r ? r : overflow("the negation");
         }
         if (eat("+")) {
             return unary();
         }
         if (eat("!")) {
             auto v = unary();
-            return v ? std::optional<long long>(*v == 0 ? 1 : 0) : std::nullopt;
+            return v ? Num(*v == 0 ? 1 : 0) : std::nullopt;
+        }
+        if (eat("~")) {
+            auto v = unary();
+            return v ? Num(~*v) : std::nullopt;
         }
         return primary();
     }
-    std::optional<long long> primary() {
+    Num primary() {
         skip();
         if (eat("(")) {
             auto v = ternary();
@@ -319,7 +379,8 @@ class Arith {
             }
             auto n = parseInt(std::string_view(m_s).substr(m_pos, j - m_pos));
             if (!n) {
-                return fail("'" + m_s.substr(m_pos, j - m_pos) + "' is not a decimal integer");
+                return fail("'" + m_s.substr(m_pos, j - m_pos) +
+                            "' is not a decimal integer of 64 bits");
             }
             m_pos = j;
             return n;
@@ -353,6 +414,9 @@ bool isSelfParameter(const Word& word, const std::string& name) {
 }
 
 Value Evaluator::unknownValue(int line, std::string why) const {
+    if (why.size() > kMaxMessageChars) {  // it is copied into every value derived from this one
+        why = why.substr(0, kMaxMessageChars - 3) + "...";
+    }
     Value v;
     v.known = false;
     v.why = std::move(why);
@@ -529,7 +593,12 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     const bool colon = op.size() == 2;
     const bool unsetLike = colon ? !nonEmpty : !isSet;
     const std::string operand = rest.substr(opLen);
-    auto operandValue = [&]() { return scalarOf(parseWordText(operand, quoted, line)); };
+    auto operandValue = [&]() {
+        if (!charge(operand.size(), line)) {
+            return unknownValue(line, "line " + std::to_string(line) + ": not read (limit)");
+        }
+        return scalarOf(parseWordText(operand, quoted, line));
+    };
     switch (op.back()) {
         case '-':
             res.scalar = unsetLike ? operandValue() : *current;
@@ -570,11 +639,16 @@ Value Evaluator::evalCommandSubst(const std::string& text, int line) {
         R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
     static const std::regex kDirname(
         R"re(^dirname (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?$)re");
+    if (!charge(text.size(), line)) {
+        return unknownValue(line, "line " + std::to_string(line) + ": not read (limit)");
+    }
     const std::string norm = normalizeSpaces(text);
     Value v;
     v.file = m_file;
     v.line = line;
-    if (std::regex_match(norm, kScriptDir) || std::regex_match(norm, kDirname)) {
+    // (std::regex recurses per character: only short texts can be the idiom anyway)
+    if (norm.size() < 512 &&
+        (std::regex_match(norm, kScriptDir) || std::regex_match(norm, kDirname))) {
         std::error_code ec;
         auto dir = std::filesystem::absolute(std::filesystem::path(m_file), ec).parent_path();
         v.text = dir.lexically_normal().string();
@@ -592,6 +666,7 @@ Value Evaluator::evalCommandSubst(const std::string& text, int line) {
             for (std::size_t i = 1; i < cmd.words.size(); ++i) {
                 Word w = cmd.words[i];
                 w.line = line;
+                w.column = 0;  // columns of the inner text would mislead
                 Value a = scalarOf(w);
                 auto n = a.known ? parseInt(a.text) : std::nullopt;
                 if (!a.known) {
@@ -601,23 +676,7 @@ Value Evaluator::evalCommandSubst(const std::string& text, int line) {
                 args.push_back(n.value_or(0));
             }
             if (ok) {
-                long long first = 1, inc = 1, last = args.back();
-                if (args.size() >= 2) {
-                    first = args[0];
-                }
-                if (args.size() == 3) {
-                    inc = args[1];
-                }
-                if (inc == 0 || (last - first) / inc > 100000) {
-                    note(NoteLevel::Warning, line, "not understood: $(" + text + ")");
-                    return unknownValue(line, "line " + std::to_string(line) + ": $(" + text + ")");
-                }
-                std::string out;
-                for (long long x = first; inc > 0 ? x <= last : x >= last; x += inc) {
-                    out += (out.empty() ? "" : "\n") + std::to_string(x);
-                }
-                v.text = out;
-                return v;
+                return evalSeq(args, text, line);
             }
         }
     }
@@ -627,7 +686,53 @@ Value Evaluator::evalCommandSubst(const std::string& text, int line) {
     return unknownValue(line, "line " + std::to_string(line) + ": $(" + norm + ") not understood");
 }
 
+Value Evaluator::evalSeq(const std::vector<long long>& args, const std::string& text, int line) {
+    const long long first = args.size() >= 2 ? args[0] : 1;
+    const long long inc = args.size() == 3 ? args[1] : 1;
+    const long long last = args.back();
+    Value v;
+    v.file = m_file;
+    v.line = line;
+    if (inc == 0) {
+        note(NoteLevel::Warning, line, "not understood: $(" + text + "): an increment of 0");
+        return unknownValue(line, "line " + std::to_string(line) + ": $(" + text + ")");
+    }
+    if (inc > 0 ? first > last : first < last) {
+        return v;  // seq prints nothing
+    }
+    // how many numbers: |last - first| / |inc| + 1, in unsigned 64-bit arithmetic where both
+    // magnitudes fit even for the full int64 range
+    using U = unsigned long long;
+    const U span = inc > 0 ? U(last) - U(first) : U(first) - U(last);
+    const U step = inc > 0 ? U(inc) : U(0) - U(inc);
+    const U steps = span / step;
+    if (steps >= static_cast<U>(kMaxSeqCount)) {
+        limitHit(line, "$(" + text + ") would print more than " + std::to_string(kMaxSeqCount) +
+                           " numbers; its value is unknown");
+        return unknownValue(line, "line " + std::to_string(line) + ": $(" + text + ") too long");
+    }
+    long long x = first;
+    for (U i = 0; i <= steps; ++i) {
+        v.text += (i ? "\n" : "") + std::to_string(x);
+        if (i < steps) {
+            x += inc;  // stays within [first, last]: no overflow
+        }
+    }
+    if (!charge(v.text.size(), line)) {
+        return unknownValue(line, "line " + std::to_string(line) + ": not read (limit)");
+    }
+    if (v.text.size() > kMaxValueBytes) {
+        limitHit(line, "$(" + text + ") prints more than " + std::to_string(kMaxValueBytes >> 20) +
+                           " MiB; its value is unknown");
+        return unknownValue(line, "line " + std::to_string(line) + ": $(" + text + ") too long");
+    }
+    return v;
+}
+
 Value Evaluator::evalArith(const std::string& text, int line) {
+    if (!charge(text.size(), line)) {
+        return unknownValue(line, "line " + std::to_string(line) + ": not read (limit)");
+    }
     Value expanded = scalarOf(parseWordText(text, true, line));
     if (!expanded.known) {
         return unknownValue(line, expanded.why);
@@ -654,7 +759,11 @@ Value Evaluator::evalArith(const std::string& text, int line) {
         if (!unknownWhy.empty()) {
             return unknownValue(line, unknownWhy);
         }
-        note(NoteLevel::Warning, line, "not understood: $((" + text + ")): " + error);
+        if (arith.tooDeep()) {
+            limitHit(line, "$((...)): " + error);
+        } else {
+            note(NoteLevel::Warning, line, "not understood: $((" + text + ")): " + error);
+        }
         return unknownValue(line, "line " + std::to_string(line) + ": $((" + text + "))");
     }
     Value v;
@@ -665,6 +774,32 @@ Value Evaluator::evalArith(const std::string& text, int line) {
 }
 
 std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
+    // an unknown field standing for the word as written (after a limit hit)
+    auto asWritten = [&](const std::string& why) {
+        Field f;
+        f.text = word.raw;
+        f.known = false;
+        f.why = "line " + std::to_string(word.line) + ": " + why;
+        f.file = m_file;
+        f.line = word.line;
+        return std::vector<Field>{f};
+    };
+    if (m_budgetHit) {
+        return asWritten("not read (the expansion limit was hit)");
+    }
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+    } nest(m_exprNest);
+    if (m_exprNest == 1 && word.column > 0) {
+        m_column = word.column;  // limit notes inside this word point here
+    }
+    if (m_exprNest > kMaxNesting) {
+        limitHit(word.line, "expansions (${...}, $(...), $((...))) nested more than " +
+                                std::to_string(kMaxNesting) + " levels deep; the value is unknown");
+        return asWritten("expansions nested too deeply");
+    }
     FieldBuilder b(m_file, word.line);
     for (const auto& part : word.parts) {
         switch (part.kind) {
@@ -695,6 +830,12 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
                     joined.file = m_file;
                     joined.line = word.line;
                     for (std::size_t i = 0; i < r.items.size(); ++i) {
+                        if (joined.text.size() + r.items[i].text.size() + 1 > kMaxValueBytes) {
+                            limitHit(word.line, "${...[*]} joins to more than " +
+                                                    std::to_string(kMaxValueBytes >> 20) +
+                                                    " MiB; the value is unknown");
+                            return asWritten("the value is longer than the reader's limit");
+                        }
                         joined.text += (i ? " " : "") + r.items[i].text;
                         if (!r.items[i].known && joined.known) {
                             joined.known = false;
@@ -706,7 +847,7 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
                         if (part.quoted) {
                             b.force();
                         }
-                        if (word.parts.size() == 1) {
+                        if (word.parts.size() == 1 && charge(64 * r.items.size(), word.line)) {
                             b.current().segments = r.items;
                         }
                     } else {
@@ -758,6 +899,17 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
         }
     }
     std::vector<Field> fields = b.take();
+    if (b.overflowed()) {
+        limitHit(word.line, "the word " + word.raw.substr(0, 60) +
+                                (word.raw.size() > 60 ? "..." : "") + " expands to more than " +
+                                std::to_string(kMaxValueBytes >> 20) +
+                                " MiB; the value is unknown");
+        return asWritten("the value is longer than the reader's limit");
+    }
+    // a word costs what it weighs in memory: its bytes, and about 64 per field and part
+    if (!charge(b.bytes() + 64 * (fields.size() + word.parts.size()), word.line)) {
+        return asWritten("not read (the expansion limit was hit)");
+    }
     for (auto& f : fields) {
         if (!f.known && f.text.empty()) {
             f.text = word.raw;

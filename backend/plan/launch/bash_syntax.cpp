@@ -5,8 +5,9 @@
 #include "backend/plan/launch/bash_syntax.h"
 
 #include <cctype>
-#include <regex>
 #include <set>
+
+#include "backend/plan/launch/bash_limits.h"
 
 namespace runplane::plan::launch::detail {
 
@@ -74,6 +75,7 @@ class Parser {
     Word wholeWord(bool quoted) {
         Word w;
         w.line = m_line;
+        m_columns = false;
         m_spacesLiteral = true;
         m_forceQuoted = quoted;
         bool arr = false;
@@ -92,6 +94,11 @@ class Parser {
     std::string_view m_s;
     std::size_t m_pos = 0;
     int m_line = 1;
+    std::size_t m_lineStart = 0;  // m_pos of the first character of m_line
+    bool m_columns = true;        // false for text cut out of a word (columns would mislead)
+    int m_nest = 0;               // parseList recursion
+    int m_scanNest = 0;           // scanDouble/scanParen/scanBrace recursion
+    bool m_aborted = false;       // a limit was hit: the rest of the text is skipped
     ParsedScript m_out;
     std::vector<std::pair<std::string, bool>> m_heredocs;  // delimiter, strip tabs
     bool m_spacesLiteral = false;
@@ -102,15 +109,52 @@ class Parser {
     void advance() {
         if (m_s[m_pos] == '\n') {
             ++m_line;
+            m_lineStart = m_pos + 1;
         }
         ++m_pos;
     }
+    int column() const { return m_columns ? static_cast<int>(m_pos - m_lineStart) + 1 : 0; }
     void jumpTo(std::size_t pos) {
         while (m_pos < pos && !eof()) {
             advance();
         }
     }
-    void issue(const std::string& message) { m_out.issues.push_back({m_line, message}); }
+    void issue(const std::string& message) {
+        if (!m_aborted && m_out.issues.size() < kMaxNotes) {
+            m_out.issues.push_back({m_line, message, column(), false});
+        }
+    }
+    // A limit hit at pos (at or after m_pos): reported once with its place, and everything after
+    // it is skipped so that the parse ends at once.
+    void limitAt(std::size_t pos, const std::string& message) {
+        if (m_aborted) {
+            return;
+        }
+        int line = m_line;
+        std::size_t lineStart = m_lineStart;
+        for (std::size_t i = m_pos; i < pos && i < m_s.size(); ++i) {
+            if (m_s[i] == '\n') {
+                ++line;
+                lineStart = i + 1;
+            }
+        }
+        const int col = m_columns ? static_cast<int>(pos - lineStart) + 1 : 0;
+        m_out.issues.push_back({line, message + "; the rest of the text is not read", col, true});
+        m_aborted = true;
+    }
+    // RAII depth counter; deeper than kMaxNesting is a limit hit.
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+        bool tooDeep() const { return depth > kMaxNesting; }
+    };
+    std::string tooDeepMessage(const char* what) const {
+        return std::string(what) + " nested more than " + std::to_string(kMaxNesting) +
+               " levels deep";
+    }
 
     void skipBlanks() {
         while (!eof()) {
@@ -175,7 +219,12 @@ class Parser {
         }
         return p;  // at the closing ' (or end)
     }
-    std::size_t scanDouble(std::size_t p) const {  // p after the opening "
+    std::size_t scanDouble(std::size_t p) {  // p after the opening "
+        Nest nest(m_scanNest);
+        if (nest.tooDeep() || m_aborted) {
+            limitAt(p, tooDeepMessage("quotes and expansions"));
+            return m_s.size();
+        }
         while (p < m_s.size() && m_s[p] != '"') {
             if (m_s[p] == '\\') {
                 p += 2;
@@ -203,7 +252,12 @@ class Parser {
         }
         return p;
     }
-    std::size_t scanParen(std::size_t p) const {  // p after "$(" or "(": returns the closing ')'
+    std::size_t scanParen(std::size_t p) {  // p after "$(" or "(": returns the closing ')'
+        Nest nest(m_scanNest);
+        if (nest.tooDeep() || m_aborted) {
+            limitAt(p, tooDeepMessage("quotes and expansions"));
+            return m_s.size();
+        }
         int depth = 1;
         while (p < m_s.size()) {
             const char c = m_s[p];
@@ -232,7 +286,12 @@ class Parser {
         }
         return p;
     }
-    std::size_t scanBrace(std::size_t p) const {  // p after "${": returns the closing '}'
+    std::size_t scanBrace(std::size_t p) {  // p after "${": returns the closing '}'
+        Nest nest(m_scanNest);
+        if (nest.tooDeep() || m_aborted) {
+            limitAt(p, tooDeepMessage("quotes and expansions"));
+            return m_s.size();
+        }
         int depth = 1;
         while (p < m_s.size()) {
             const char c = m_s[p];
@@ -445,6 +504,7 @@ class Parser {
     Word readWord(bool& arrayStart) {
         Word w;
         w.line = m_line;
+        w.column = column();
         const std::size_t start = m_pos;
         readWordInto(w, arrayStart);
         w.raw = std::string(m_s.substr(start, m_pos - start));
@@ -615,12 +675,28 @@ class Parser {
         return cmd;
     }
 
+    // Names assigned somewhere in text (NAME= / NAME+= after a blank, ';' or '('). A plain scan:
+    // std::regex recurses per character and would overflow the stack on a long identifier.
     static std::vector<std::string> assignedInText(std::string_view text) {
-        static const std::regex kAssign(R"((^|[\s;(])([A-Za-z_][A-Za-z0-9_]*)\+?=)");
         std::vector<std::string> names;
-        const std::string s(text);
-        for (std::sregex_iterator it(s.begin(), s.end(), kAssign), end; it != end; ++it) {
-            names.push_back((*it)[2].str());
+        std::size_t i = 0;
+        while (i < text.size()) {
+            const bool boundary = i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1])) ||
+                                  text[i - 1] == ';' || text[i - 1] == '(';
+            if (!boundary || !isNameStart(text[i])) {
+                ++i;
+                continue;
+            }
+            std::size_t j = i;
+            while (j < text.size() && isNameChar(text[j])) {
+                ++j;
+            }
+            const std::size_t eq = j < text.size() && text[j] == '+' ? j + 1 : j;
+            if (eq < text.size() && text[eq] == '=') {
+                names.emplace_back(text.substr(i, j - i));
+                j = eq + 1;
+            }
+            i = j;
         }
         return names;
     }
@@ -695,14 +771,21 @@ class Parser {
 
     Node parseCase() {
         Node n = unsupported(m_line, "case statement");
-        static const std::regex kWord(R"((^|[\s;])(case|esac)(?=$|[\s;]))");
-        const std::string rest(m_s.substr(m_pos));
+        // the matching esac: case / esac words (after a blank or ';') counted from here
+        auto isBreak = [](char c) {
+            return c == ';' || std::isspace(static_cast<unsigned char>(c));
+        };
         int depth = 0;
         std::size_t endPos = m_s.size();
-        for (std::sregex_iterator it(rest.begin(), rest.end(), kWord), end; it != end; ++it) {
-            depth += (*it)[2].str() == "case" ? 1 : -1;
+        for (std::size_t p = m_pos; p + 4 <= m_s.size(); ++p) {
+            const std::string_view word = m_s.substr(p, 4);
+            if ((word != "case" && word != "esac") || (p > m_pos && !isBreak(m_s[p - 1])) ||
+                (p + 4 < m_s.size() && !isBreak(m_s[p + 4]))) {
+                continue;
+            }
+            depth += word == "case" ? 1 : -1;
             if (depth == 0) {
-                endPos = m_pos + static_cast<std::size_t>(it->position(2)) + 4;
+                endPos = p + 4;
                 break;
             }
         }
@@ -753,9 +836,15 @@ class Parser {
         if (stoppedAt != nullptr) {
             stoppedAt->clear();
         }
+        Nest nest(m_nest);
+        if (nest.tooDeep()) {
+            limitAt(m_pos, tooDeepMessage("blocks (if, loops, groups, subshells)"));
+            m_pos = m_s.size();
+            return nodes;
+        }
         while (true) {
             skipBlanks();
-            if (eof()) {
+            if (eof() || m_aborted) {
                 break;
             }
             const char c = peek();
@@ -796,6 +885,7 @@ class Parser {
             // keyword or function definition?
             const std::size_t savePos = m_pos;
             const int saveLine = m_line;
+            const std::size_t saveLineStart = m_lineStart;
             bool arr = false;
             Word w = readWord(arr);
             const std::string kw = (!arr && w.isLiteral() && !w.parts.empty() && !w.parts[0].quoted)
@@ -820,6 +910,7 @@ class Parser {
             }
             m_pos = savePos;
             m_line = saveLine;
+            m_lineStart = saveLineStart;
             if (kw == "if") {
                 nodes.push_back(parseIf());
             } else if (kw == "while" || kw == "until" || kw == "for") {
@@ -922,6 +1013,7 @@ bool splitAssignment(const Word& word, Assignment& out) {
     out.line = word.line;
     out.value = Word{};
     out.value.line = word.line;
+    out.value.column = word.column > 0 ? word.column + static_cast<int>(eq) + 1 : 0;
     out.value.raw = word.raw.substr(std::min(word.raw.size(), word.raw.find('=') + 1));
     if (eq + 1 < first.size()) {
         out.value.parts.push_back({WordPart::Kind::Literal, first.substr(eq + 1), false});
