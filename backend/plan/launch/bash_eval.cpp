@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "backend/plan/launch/bash_eval.h"
 #include "backend/plan/launch/bash_limits.h"
@@ -99,26 +97,6 @@ bool isLaunchProgram(const std::string& program) {
     return std::regex_match(baseName(program), kTrain) || std::regex_match(program, kRun);
 }
 
-std::string trim(const std::string& s) {
-    const auto b = s.find_first_not_of(" \t");
-    const auto e = s.find_last_not_of(" \t");
-    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-std::string commandText(const SimpleCommand& cmd) {
-    std::string out;
-    for (const auto& a : cmd.assigns) {
-        out += (out.empty() ? "" : " ") + a.name + (a.isArray ? "=(...)" : "=" + a.value.raw);
-    }
-    for (const auto& w : cmd.words) {
-        out += (out.empty() ? "" : " ") + w.raw;
-    }
-    if (out.size() > 90) {
-        out = out.substr(0, 87) + "...";
-    }
-    return out;
-}
-
 void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) {
     for (const auto& n : nodes) {
         for (const auto& cmd : n.commands) {
@@ -160,6 +138,20 @@ void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) 
 }
 
 }  // namespace
+
+std::string commandText(const SimpleCommand& cmd) {
+    std::string out;
+    for (const auto& a : cmd.assigns) {
+        out += (out.empty() ? "" : " ") + a.name + (a.isArray ? "=(...)" : "=" + a.value.raw);
+    }
+    for (const auto& w : cmd.words) {
+        out += (out.empty() ? "" : " ") + w.raw;
+    }
+    if (out.size() > 90) {
+        out = out.substr(0, 87) + "...";
+    }
+    return out;
+}
 
 Evaluator::Evaluator(std::string mainPath,
                      const std::vector<std::pair<std::string, std::string>>& env,
@@ -223,72 +215,12 @@ bool Evaluator::charge(std::uint64_t units, int line) {
     if (m_work > kMaxExpansionWork && !m_budgetHit) {
         m_budgetHit = true;
         m_stopped = true;
-        limitHit(line, "the script's expansions produce more than " +
-                           std::to_string(kMaxExpansionWork >> 20) +
-                           " MiB of text; the rest of the script is not read");
+        limitHit(line, "the script's expansions exceed the reader's budget (" +
+                           std::to_string(kMaxExpansionWork >> 20) + " MiB of text, " +
+                           std::to_string(kWordCost) +
+                           " bytes a word); the rest of the script is not read");
     }
     return !m_budgetHit;
-}
-
-bool Evaluator::insideRoots(const std::string& canonicalPath) const {
-    const std::filesystem::path p(canonicalPath);
-    for (const auto& root : m_roots) {
-        const std::filesystem::path r(root);
-        auto [rootEnd, pathIt] = std::mismatch(r.begin(), r.end(), p.begin(), p.end());
-        (void)pathIt;
-        if (rootEnd == r.end()) {
-            return true;
-        }
-    }
-    return false;
-}
-
-void Evaluator::runFile(std::string_view text, const std::string& path, int depth) {
-    const std::string savedFile = m_file;
-    const int savedDepth = m_depth;
-    m_file = path;
-    m_depth = depth;
-    // CRLF line endings read as LF (a Windows editor's save); a lone CR stays (and is escaped in
-    // messages)
-    std::string unixText;
-    if (const auto crlf = text.find("\r\n"); crlf != std::string_view::npos) {
-        unixText.reserve(text.size());
-        for (std::size_t i = 0; i < text.size(); ++i) {
-            if (!(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-                unixText += text[i];
-            }
-        }
-        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + crlf, '\n'));
-        note(NoteLevel::Info, line, "the file has CRLF (Windows) line endings; read as LF");
-        text = unixText;
-    }
-    ParsedScript parsed = parseBash(text);
-    for (const auto& issue : parsed.issues) {
-        if (issue.limit) {
-            note(NoteLevel::Error, issue.line, "limit: " + issue.message,
-                 issue.column > 0 ? issue.column : 1);
-        } else {
-            note(NoteLevel::Warning, issue.line, "syntax not understood: " + issue.message);
-        }
-    }
-    for (const auto& c : parsed.comments) {
-        if (!c.fullLine) {
-            m_out.annotations[{path, c.line}] = trim(c.text);
-            continue;
-        }
-        if (depth != 0) {
-            continue;
-        }
-        const std::string t = !c.text.empty() && c.text[0] == ' ' ? c.text.substr(1) : c.text;
-        if (t.rfind(kMetaPrefix, 0) == 0) {
-            m_out.metaLines.push_back(t.substr(std::string(kMetaPrefix).size()));
-        } else if (t.rfind(kFlavourPrefix, 0) == 0) {
-            m_out.flavourMark = trim(t.substr(std::string(kFlavourPrefix).size()));
-        }
-    }
-    evalNodes(parsed.nodes);
-    m_file = savedFile;
-    m_depth = savedDepth;
 }
 
 ScriptReading Evaluator::take() {
@@ -382,251 +314,6 @@ void Evaluator::evalNode(const Node& node) {
     for (const auto& cmd : node.commands) {
         taintCommand(cmd, node.line, "the command list on line " + std::to_string(node.line));
     }
-}
-
-void Evaluator::evalIf(const Node& node) {
-    for (std::size_t i = 0; i < node.branches.size(); ++i) {
-        std::string why;
-        const Truth t = evalCondition(node.branches[i].cond, &why);
-        if (t == Truth::Unknown) {
-            note(NoteLevel::Warning, node.branches[i].line,
-                 "not understood: the condition of the if block (lines " +
-                     std::to_string(node.line) + "-" + std::to_string(node.endLine) + "): " + why +
-                     "; none of its branches is read");
-            for (std::size_t j = i; j < node.branches.size(); ++j) {
-                taint(node.branches[j].body, node.line, "the if block");
-            }
-            taint(node.elseBody, node.line, "the if block");
-            return;
-        }
-        if (t == Truth::True) {
-            evalNodes(node.branches[i].body);
-            return;
-        }
-    }
-    evalNodes(node.elseBody);
-}
-
-Evaluator::Truth Evaluator::evalCondition(const std::vector<Node>& cond, std::string* why) {
-    if (cond.size() != 1 || cond[0].kind != Node::Kind::Commands) {
-        *why = "only test commands ([ ], [[ ]], test) joined by && / || are read";
-        return Truth::Unknown;
-    }
-    const Node& n = cond[0];
-    Truth result = evalTestCommand(n.commands[0], why);
-    for (std::size_t i = 1; i < n.commands.size(); ++i) {
-        const std::string& op = n.ops[i - 1];
-        if (op != "&&" && op != "||") {
-            *why = "'" + op + "' in a condition";
-            return Truth::Unknown;
-        }
-        if ((op == "&&" && result == Truth::False) || (op == "||" && result == Truth::True)) {
-            continue;  // short-circuit: the right side is not run
-        }
-        std::string w2;
-        const Truth right = evalTestCommand(n.commands[i], &w2);
-        if (right == Truth::Unknown) {
-            *why = w2;
-            return Truth::Unknown;
-        }
-        result = right;
-    }
-    return result;
-}
-
-namespace {
-
-using Truth3 = int;  // 0 false, 1 true, 2 unknown
-
-class TestExpr {
-  public:
-    explicit TestExpr(std::vector<std::string> args) : m_a(std::move(args)) {}
-    Truth3 run(std::string& why) {
-        Truth3 r = orExpr();
-        if (m_pos != m_a.size() && r != 2) {
-            m_why = "unexpected '" + m_a[m_pos] + "'";
-            r = 2;
-        }
-        why = m_why;
-        return r;
-    }
-
-  private:
-    std::vector<std::string> m_a;
-    std::size_t m_pos = 0;
-    std::string m_why;
-    int m_depth = 0;  // '!' and '(' recursion
-
-    struct Nest {
-        int& depth;
-        explicit Nest(int& d) : depth(d) { ++depth; }
-        ~Nest() { --depth; }
-    };
-
-    bool at(const char* s) const { return m_pos < m_a.size() && m_a[m_pos] == s; }
-    Truth3 unknown(std::string why) {
-        if (m_why.empty()) {
-            m_why = std::move(why);
-        }
-        return 2;
-    }
-    Truth3 orExpr() {
-        Truth3 a = andExpr();
-        while (at("-o") || at("||")) {
-            ++m_pos;
-            Truth3 b = andExpr();
-            a = (a == 1 || b == 1) ? 1 : ((a == 2 || b == 2) ? 2 : 0);
-        }
-        return a;
-    }
-    Truth3 andExpr() {
-        Truth3 a = notExpr();
-        while (at("-a") || at("&&")) {
-            ++m_pos;
-            Truth3 b = notExpr();
-            a = (a == 0 || b == 0) ? 0 : ((a == 2 || b == 2) ? 2 : 1);
-        }
-        return a;
-    }
-    Truth3 notExpr() {
-        Nest nest(m_depth);
-        if (m_depth > kMaxNesting) {
-            m_pos = m_a.size();
-            return unknown("'!' and '(' nested more than " + std::to_string(kMaxNesting) +
-                           " levels deep");
-        }
-        if (at("!")) {
-            ++m_pos;
-            Truth3 v = notExpr();
-            return v == 2 ? 2 : 1 - v;
-        }
-        return primary();
-    }
-    Truth3 primary() {
-        if (m_pos >= m_a.size()) {
-            return unknown("missing operand");
-        }
-        if (at("(")) {
-            ++m_pos;
-            Truth3 v = orExpr();
-            if (!at(")")) {
-                return unknown("missing ')'");
-            }
-            ++m_pos;
-            return v;
-        }
-        static const std::set<std::string> kBinary = {"=",   "==",  "!=",  "<",   ">",   "-eq",
-                                                      "-ne", "-lt", "-le", "-gt", "-ge", "=~"};
-        if (m_pos + 2 < m_a.size() + 0 && kBinary.count(m_a[m_pos + 1])) {
-            const std::string& l = m_a[m_pos];
-            const std::string& op = m_a[m_pos + 1];
-            const std::string& r = m_a[m_pos + 2];
-            m_pos += 3;
-            if (op == "=~") {
-                return unknown("regular-expression match =~");
-            }
-            if (op == "=" || op == "==" || op == "!=") {
-                if ((op != "=") && r.find_first_of("*?[") != std::string::npos) {
-                    return unknown("pattern match against '" + r + "'");
-                }
-                return ((l == r) == (op != "!=")) ? 1 : 0;
-            }
-            if (op == "<" || op == ">") {
-                return ((op == "<") ? l < r : l > r) ? 1 : 0;
-            }
-            auto a = parseInt(l);
-            auto b = parseInt(r);
-            if (!a || !b) {
-                return unknown("'" + l + " " + op + " " + r + "' compares non-integers");
-            }
-            if (op == "-eq")
-                return *a == *b;
-            if (op == "-ne")
-                return *a != *b;
-            if (op == "-lt")
-                return *a < *b;
-            if (op == "-le")
-                return *a <= *b;
-            if (op == "-gt")
-                return *a > *b;
-            return *a >= *b;
-        }
-        const std::string& t = m_a[m_pos];
-        if (t.size() == 2 && t[0] == '-' && m_pos + 1 < m_a.size()) {
-            const std::string& v = m_a[m_pos + 1];
-            m_pos += 2;
-            if (t == "-z")
-                return v.empty() ? 1 : 0;
-            if (t == "-n")
-                return v.empty() ? 0 : 1;
-            return unknown("'" + t + " " + v + "' tests the file system or the shell");
-        }
-        ++m_pos;
-        return t.empty() ? 0 : 1;
-    }
-};
-
-}  // namespace
-
-Evaluator::Truth Evaluator::evalTestCommand(const SimpleCommand& cmd, std::string* why) {
-    if (cmd.unsupported || !cmd.assigns.empty() || cmd.words.empty()) {
-        *why = "'" + commandText(cmd) + "' is not a test";
-        return Truth::Unknown;
-    }
-    std::size_t first = 0;
-    bool negate = false;
-    if (cmd.words[0].isLiteral() && cmd.words[0].literal() == "!") {
-        negate = true;
-        first = 1;
-    }
-    if (first >= cmd.words.size()) {
-        *why = "empty condition";
-        return Truth::Unknown;
-    }
-    const std::string name = cmd.words[first].isLiteral() ? cmd.words[first].literal() : "";
-    std::size_t end = cmd.words.size();
-    if (name == "true" || name == "false") {
-        const bool v = (name == "true") != negate;
-        return v ? Truth::True : Truth::False;
-    }
-    if (name == "[" || name == "[[") {
-        const std::string close = name == "[" ? "]" : "]]";
-        if (cmd.words.back().literal() != close) {
-            *why = "'" + name + "' without '" + close + "'";
-            return Truth::Unknown;
-        }
-        --end;
-    } else if (name != "test") {
-        *why = "the condition runs a command ('" + commandText(cmd) + "')";
-        return Truth::Unknown;
-    }
-    std::vector<std::string> args;
-    for (std::size_t i = first + 1; i < end; ++i) {
-        std::vector<Field> fields;
-        if (name == "[[") {
-            const Value v = scalarOf(cmd.words[i]);
-            Field f;
-            f.text = v.text;
-            f.known = v.known;
-            f.why = v.why;
-            fields.push_back(f);
-        } else {
-            fields = expandWord(cmd.words[i], true);
-        }
-        for (const auto& f : fields) {
-            if (!f.known) {
-                *why = f.why;
-                return Truth::Unknown;
-            }
-            args.push_back(f.text);
-        }
-    }
-    TestExpr expr(args);
-    const int r = expr.run(*why);
-    if (r == 2) {
-        return Truth::Unknown;
-    }
-    return ((r == 1) != negate) ? Truth::True : Truth::False;
 }
 
 Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Field>* fields,
@@ -850,106 +537,6 @@ void Evaluator::doExport(const SimpleCommand& cmd, const std::vector<Field>& fie
         }
         recordExport(name.text, nullptr, w.line);
     }
-}
-
-void Evaluator::doSource(const SimpleCommand& cmd, const std::vector<Field>& fields) {
-    if (fields.size() < 2) {
-        note(NoteLevel::Warning, cmd.line, "not understood: source without a file");
-        return;
-    }
-    const Field& f = fields[1];
-    if (!f.known) {
-        note(NoteLevel::Warning, cmd.line,
-             "not understood: source of a path that is not known (" + f.why + ")");
-        return;
-    }
-    namespace fs = std::filesystem;
-    const fs::path p(f.text);
-    const bool isModel = p.parent_path().filename() == "models";
-    if (isModel) {
-        m_out.modelStems.push_back(p.stem().string());
-    }
-    std::vector<fs::path> candidates;
-    const fs::path here = fs::path(m_file).parent_path();
-    if (p.is_absolute()) {
-        candidates.push_back(p);
-    } else {
-        fs::path dir = here;
-        for (int up = 0; up < 4; ++up) {
-            candidates.push_back(dir / p);
-            if (!dir.has_parent_path() || dir.parent_path() == dir || dir.empty()) {
-                break;
-            }
-            dir = dir.parent_path();
-        }
-    }
-    fs::path found;
-    std::size_t foundAt = 0;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-        std::error_code ec;
-        if (fs::is_regular_file(candidates[i], ec)) {
-            found = candidates[i].lexically_normal();
-            foundAt = i;
-            break;
-        }
-    }
-    if (found.empty()) {
-        note(NoteLevel::Warning, cmd.line,
-             "source " + f.text + ": no such file" +
-                 (isModel ? "; MODEL_ARGS stays empty (model '" + p.stem().string() +
-                                "' is still taken from the file name)"
-                          : ""));
-        return;
-    }
-    // The script is untrusted: it may only pull in files from the allowed folders (symlinks
-    // resolved), and a refused file is never opened, so none of its text can reach a message.
-    std::error_code ec;
-    const fs::path real = fs::canonical(found, ec);
-    if (ec || !insideRoots(real.string())) {
-        std::string roots;
-        for (const auto& r : m_roots) {
-            roots += (roots.empty() ? "" : ", ") + r;
-        }
-        note(NoteLevel::Warning, cmd.line,
-             "source " + f.text + ": refused: " + found.string() +
-                 (!ec && real != found ? " (-> " + real.string() + ")" : "") +
-                 " is outside the folders a script may source (" + roots +
-                 "); not read. Allow a folder with --source-root DIR");
-        return;
-    }
-    if (foundAt > 0) {
-        note(NoteLevel::Info, cmd.line,
-             "source " + f.text + ": read " + found.string() +
-                 " (the path is relative; resolved against the script's folders)");
-    }
-    if (m_depth >= kMaxSourceDepth) {
-        note(NoteLevel::Warning, cmd.line, "source " + f.text + ": sourced too deeply; skipped");
-        return;
-    }
-    const auto size = fs::file_size(real, ec);
-    if (ec || size > kMaxScriptBytes) {
-        m_column = 1;
-        limitHit(cmd.line, "source " + f.text + ": " + found.string() + " is larger than " +
-                               std::to_string(kMaxScriptBytes >> 20) + " MiB; not read");
-        return;
-    }
-    std::ifstream in(real, std::ios::binary);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    if (!in) {
-        note(NoteLevel::Warning, cmd.line, "source " + f.text + ": cannot read " + found.string());
-        return;
-    }
-    const std::string content = buf.str();
-    if (content.find('\0') != std::string::npos) {
-        note(NoteLevel::Warning, cmd.line,
-             "source " + f.text + ": " + found.string() + " is not a text file; not read");
-        return;
-    }
-    if (isModel) {
-        m_out.modelFiles.insert(found.string());
-    }
-    runFile(content, found.string(), m_depth + 1);
 }
 
 void Evaluator::taintName(const std::string& name, int line, const std::string& what) {

@@ -153,6 +153,9 @@ class Evaluator {
     Truth evalTestCommand(const SimpleCommand& cmd, std::string* why);
 };
 
+/// The command as written (assignments and words), clipped to 90 characters, for messages.
+std::string commandText(const SimpleCommand& cmd);
+
 /// True when NAME's value word is exactly ${NAME...} / $NAME (a parameter with a default).
 bool isSelfParameter(const Word& word, const std::string& name);
 

@@ -19,9 +19,11 @@ inline constexpr int kMaxNesting = 64;
 inline constexpr int kMaxSourceDepth = 8;
 /// The longest single value (a variable, one word after expansion, $(seq) output).
 inline constexpr std::size_t kMaxValueBytes = std::size_t{1} << 20;
-/// Total expansion work of one import: bytes produced by expansions, words, and text re-parsed for
-/// ${...} operands, $((...)) and $(...). Stops doubling tricks (A="$A$A", arrays of arrays).
+/// Total expansion work of one import: bytes produced by expansions, kWordCost per word (a word
+/// costs far more memory and time than its bytes), and text re-parsed for ${...} operands,
+/// $((...)) and $(...). Stops doubling tricks (A="$A$A", arrays of arrays).
 inline constexpr std::uint64_t kMaxExpansionWork = std::uint64_t{32} << 20;
+inline constexpr std::uint64_t kWordCost = 256;
 /// The script and each sourced file.
 inline constexpr std::size_t kMaxScriptBytes = std::size_t{8} << 20;
 /// Numbers one $(seq ...) may produce.
