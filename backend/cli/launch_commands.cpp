@@ -1,10 +1,13 @@
 // runplanectl export FILE --flavour slime|vime|miles [--out DIR]: a recipe as launch scripts.
-// runplanectl import SCRIPT [--env K=V]... [-o recipe.yaml]: a bash launch script (read, never run)
-// as a recipe, listing what it did not understand with line numbers.
-// Exit status: 0 done (notes allowed), 1 the recipe or script cannot be used at all, 2 usage / I/O.
+// runplanectl import SCRIPT [--env K=V]... [--source-root DIR]... [-o recipe.yaml]: a bash launch
+// script (read, never run) as a recipe, listing what it did not understand with line numbers.
+// Exit status: 0 done (warnings and info notes allowed), 1 an error was printed (the recipe or
+// script cannot be used as is: no launch command, a required field missing, a reader limit hit),
+// 2 usage / I/O.
 
 #include <CLI/CLI.hpp>
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +17,7 @@
 #include "backend/cli/command_registry.h"
 #include "backend/plan/catalog.h"
 #include "backend/plan/launch/launch.h"
+#include "backend/plan/launch/shell_text.h"
 #include "backend/plan/recipe.h"
 
 namespace {
@@ -36,6 +40,7 @@ struct ImportCliOptions {
     std::string framework;
     std::string model;
     std::string recipesDir;
+    std::vector<std::string> sourceRoots;
     bool force = false;
     bool verbose = false;
 };
@@ -44,6 +49,14 @@ std::string executableDir() {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     return ec ? std::string() : exe.parent_path().string();
+}
+
+std::string findRecipesDir(const std::string& recipesDir) {
+    if (!recipesDir.empty()) {
+        return recipesDir;
+    }
+    auto located = locateRecipesDir(executableDir());
+    return located.ok() ? *located : std::string();
 }
 
 // The catalog is optional here: without it model variants use the <model>_<variant> file name.
@@ -148,6 +161,16 @@ int runImport(const ImportCliOptions& o) {
                                 : (*f == Flavour::Vime ? Framework::Vime : Framework::Slime);
     }
     options.modelName = o.model;
+    for (const auto& root : o.sourceRoots) {
+        if (!std::filesystem::is_directory(root)) {
+            std::cerr << "--source-root '" << root << "': no such folder\n";
+            return 2;
+        }
+        options.sourceRoots.push_back(root);
+    }
+    if (const std::string recipes = findRecipesDir(o.recipesDir); !recipes.empty()) {
+        options.sourceRoots.push_back(recipes + "/models");  // the recipes' model files
+    }
     if (!o.output.empty() && !o.force && std::filesystem::exists(o.output)) {
         std::cerr << o.output << ": already exists; pass --force to replace it\n";
         return 2;
@@ -160,14 +183,16 @@ int runImport(const ImportCliOptions& o) {
     }
     auto result = importScript(o.script, options);
     if (!result.ok()) {
-        std::cerr << result.error() << "\n";
+        std::cerr << detail::escapeControl(result.error(), true) << "\n";
         return 1;
     }
     printNotes(result->notes, o.verbose);
+    // an "error:" line means the recipe is not usable as is: the status says so too (issue #15)
+    const int status = hasErrors(result->notes) ? 1 : 0;
     const std::string yaml = writeRecipe(result->recipe);
     if (o.output.empty()) {
         std::cout << yaml;
-        return 0;
+        return status;
     }
     const std::string tmp = o.output + ".tmp";
     {
@@ -186,7 +211,7 @@ int runImport(const ImportCliOptions& o) {
         return 2;
     }
     std::cerr << "wrote " << o.output << "\n";
-    return 0;
+    return status;
 }
 
 const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
@@ -200,7 +225,14 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
                           "folder to write the scripts into (default: print them)");
     exportCmd->add_option("--recipes", ex->recipesDir, "recipes directory holding models/");
     exportCmd->add_flag("--verbose", ex->verbose, "also print info notes");
-    exportCmd->callback([ex, &context] { context.exitCode = runExport(*ex); });
+    exportCmd->callback([ex, &context] {
+        try {
+            context.exitCode = runExport(*ex);
+        } catch (const std::exception& e) {
+            std::cerr << "runplanectl export: error: " << e.what() << "\n";
+            context.exitCode = 1;
+        }
+    });
 
     auto im = std::make_shared<ImportCliOptions>();
     CLI::App* importCmd = app.add_subcommand(
@@ -215,8 +247,18 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     importCmd->add_option("--framework", im->framework, "slime, vime or miles (default: detected)");
     importCmd->add_option("--model", im->model, "catalog model name (default: from the script)");
     importCmd->add_option("--recipes", im->recipesDir, "recipes directory holding models/");
+    importCmd->add_option("--source-root", im->sourceRoots,
+                          "folder `source` may also read from (besides the script's folder and "
+                          "the recipes' models/; repeatable)");
     importCmd->add_flag("--verbose", im->verbose, "also print info notes");
-    importCmd->callback([im, &context] { context.exitCode = runImport(*im); });
+    importCmd->callback([im, &context] {
+        try {
+            context.exitCode = runImport(*im);
+        } catch (const std::exception& e) {  // e.g. out of memory: a message, not an abort
+            std::cerr << "runplanectl import: error: " << e.what() << "\n";
+            context.exitCode = 1;
+        }
+    });
 });
 
 }  // namespace

@@ -5,11 +5,13 @@
 // set are marked unknown so that nothing downstream is guessed. One Evaluator per script; not
 // thread-safe (create one per call).
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -66,12 +68,16 @@ struct ScriptReading {
     std::map<std::string, std::string> scalars;  // known scalar variables at the end
 };
 
+/// sourceRoots: folders besides the script's own folder tree that `source` may read from (the
+/// recipes' models/, --source-root). A source outside all of them is refused unread.
 ScriptReading readScript(std::string_view text, const std::string& path,
-                         const std::vector<std::pair<std::string, std::string>>& env);
+                         const std::vector<std::pair<std::string, std::string>>& env,
+                         const std::vector<std::string>& sourceRoots = {});
 
 class Evaluator {
   public:
-    Evaluator(std::string mainPath, const std::vector<std::pair<std::string, std::string>>& env);
+    Evaluator(std::string mainPath, const std::vector<std::pair<std::string, std::string>>& env,
+              const std::vector<std::string>& sourceRoots = {});
     void runFile(std::string_view text, const std::string& path, int depth);
     ScriptReading take();
 
@@ -103,14 +109,29 @@ class Evaluator {
     bool m_stopped = false;
     std::set<std::string> m_reportedUnset;
     ScriptReading m_out;
+    std::vector<std::string> m_roots;  // canonical folders `source` may read from
+    std::set<std::tuple<std::string, int, std::string>> m_noteKeys;  // (file, line, message)
+    bool m_notesClipped = false;
+    // limits (bash_limits.h)
+    std::uint64_t m_work = 0;
+    bool m_budgetHit = false;
+    int m_exprNest = 0;  // expandWord recursion
+    int m_nodeNest = 0;  // evalNodes recursion (if blocks, source)
+    int m_column = 0;    // column of the outermost word being expanded
 
-    void note(NoteLevel level, int line, std::string message);
+    void note(NoteLevel level, int line, std::string message, int column = 0);
+    /// A limit hit: an error note at file:line:column.
+    void limitHit(int line, const std::string& message);
+    /// Counts expansion work; false (and reading stops) once the budget is spent.
+    bool charge(std::uint64_t units, int line);
     Value unknownValue(int line, std::string why) const;
+    bool insideRoots(const std::string& canonicalPath) const;
 
     // expansion
     ParamResult evalParam(const std::string& expr, bool quoted, int line);
     Value evalCommandSubst(const std::string& text, int line);
     Value evalArith(const std::string& text, int line);
+    Value evalSeq(const std::vector<long long>& args, const std::string& text, int line);
     std::optional<Value> lookup(const std::string& name, int line, bool* isSet);
 
     // commands (bash_eval.cpp)
@@ -131,6 +152,9 @@ class Evaluator {
     Truth evalCondition(const std::vector<Node>& cond, std::string* why);
     Truth evalTestCommand(const SimpleCommand& cmd, std::string* why);
 };
+
+/// The command as written (assignments and words), clipped to 90 characters, for messages.
+std::string commandText(const SimpleCommand& cmd);
 
 /// True when NAME's value word is exactly ${NAME...} / $NAME (a parameter with a default).
 bool isSelfParameter(const Word& word, const std::string& name);

@@ -1,12 +1,11 @@
-// Word expansion for the launch-script reader: ${...} forms, $((...)), the $(seq ...) and
-// script-directory command substitutions, quoting and field splitting as bash does them.
+// Word expansion for the launch-script reader: ${...} forms, quoting and field splitting as bash
+// does them, with the size, nesting and work limits of bash_limits.h. $(...) and $((...)) are in
+// bash_subst.cpp.
 
 #include <cctype>
-#include <filesystem>
-#include <functional>
-#include <regex>
 
 #include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/bash_limits.h"
 #include "backend/plan/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
@@ -28,6 +27,11 @@ class FieldBuilder {
     FieldBuilder(std::string file, int line) : m_file(std::move(file)), m_line(line) { reset(); }
 
     void append(const Value& v, bool fromElement) {
+        if (m_cur.text.size() + v.text.size() > kMaxValueBytes) {
+            m_overflow = true;  // the caller reports it; the value is not built
+            return;
+        }
+        m_bytes += v.text.size();
         m_cur.text += v.text;
         if (!v.known && m_cur.known) {
             m_cur.known = false;
@@ -84,6 +88,8 @@ class FieldBuilder {
         }
     }
     Field& current() { return m_cur; }
+    bool overflowed() const { return m_overflow; }
+    std::uint64_t bytes() const { return m_bytes; }
     std::vector<Field> take() {
         finish();
         return std::move(m_fields);
@@ -95,6 +101,8 @@ class FieldBuilder {
     Field m_cur;
     bool m_active = false;
     bool m_hasElementProv = false;
+    bool m_overflow = false;
+    std::uint64_t m_bytes = 0;
     std::vector<Field> m_fields;
 
     void reset() {
@@ -103,241 +111,6 @@ class FieldBuilder {
         m_cur.line = m_line;
         m_active = false;
         m_hasElementProv = false;
-    }
-};
-
-std::string normalizeSpaces(const std::string& text) {
-    std::string out;
-    bool blank = false;
-    for (char c : text) {
-        if (isBlank(c)) {
-            blank = true;
-            continue;
-        }
-        if (blank && !out.empty()) {
-            out += ' ';
-        }
-        blank = false;
-        out += c;
-    }
-    return out;
-}
-
-// Integer arithmetic of $((...)) over already-expanded text.
-class Arith {
-  public:
-    Arith(std::string text, std::function<std::optional<long long>(const std::string&)> var)
-        : m_s(std::move(text)), m_var(std::move(var)) {}
-
-    std::optional<long long> run(std::string& error) {
-        auto v = ternary();
-        skip();
-        if (!m_error.empty() || !v || m_pos != m_s.size()) {
-            error = m_error.empty() ? "cannot read '" + m_s + "'" : m_error;
-            return std::nullopt;
-        }
-        return v;
-    }
-
-  private:
-    std::string m_s;
-    std::size_t m_pos = 0;
-    std::function<std::optional<long long>(const std::string&)> m_var;
-    std::string m_error;
-
-    void skip() {
-        while (m_pos < m_s.size() && isBlank(m_s[m_pos])) {
-            ++m_pos;
-        }
-    }
-    bool eat(const char* op) {
-        skip();
-        const std::size_t n = std::char_traits<char>::length(op);
-        if (m_s.compare(m_pos, n, op) == 0) {
-            // do not take "<" out of "<=" or "*" out of "**" by mistake
-            const char next = m_pos + n < m_s.size() ? m_s[m_pos + n] : '\0';
-            if ((n == 1 && (op[0] == '<' || op[0] == '>' || op[0] == '!') && next == '=') ||
-                (n == 1 && op[0] == '*' && next == '*') ||
-                (n == 1 && op[0] == '&' && next == '&') ||
-                (n == 1 && op[0] == '|' && next == '|')) {
-                return false;
-            }
-            m_pos += n;
-            return true;
-        }
-        return false;
-    }
-    std::optional<long long> fail(std::string message) {
-        if (m_error.empty()) {
-            m_error = std::move(message);
-        }
-        return std::nullopt;
-    }
-    std::optional<long long> ternary() {
-        auto c = logicalOr();
-        if (c && eat("?")) {
-            auto a = ternary();
-            if (!eat(":")) {
-                return fail("expected ':' in '" + m_s + "'");
-            }
-            auto b = ternary();
-            if (!a || !b) {
-                return std::nullopt;
-            }
-            return *c != 0 ? a : b;
-        }
-        return c;
-    }
-    template <typename Next, typename Apply>
-    std::optional<long long> binary(Next next, std::initializer_list<const char*> ops,
-                                    Apply apply) {
-        auto left = (this->*next)();
-        while (left) {
-            const char* matched = nullptr;
-            for (const char* op : ops) {
-                if (eat(op)) {
-                    matched = op;
-                    break;
-                }
-            }
-            if (matched == nullptr) {
-                break;
-            }
-            auto right = (this->*next)();
-            if (!right) {
-                return std::nullopt;
-            }
-            left = apply(std::string(matched), *left, *right);
-        }
-        return left;
-    }
-    std::optional<long long> logicalOr() {
-        return binary(&Arith::logicalAnd, {"||"},
-                      [](const std::string&, long long a, long long b) -> std::optional<long long> {
-                          return (a != 0 || b != 0) ? 1 : 0;
-                      });
-    }
-    std::optional<long long> logicalAnd() {
-        return binary(&Arith::equality, {"&&"},
-                      [](const std::string&, long long a, long long b) -> std::optional<long long> {
-                          return (a != 0 && b != 0) ? 1 : 0;
-                      });
-    }
-    std::optional<long long> equality() {
-        return binary(
-            &Arith::relational, {"==", "!="},
-            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                return (op == "==") == (a == b) ? 1 : 0;
-            });
-    }
-    std::optional<long long> relational() {
-        return binary(
-            &Arith::additive, {"<=", ">=", "<", ">"},
-            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                if (op == "<=")
-                    return a <= b ? 1 : 0;
-                if (op == ">=")
-                    return a >= b ? 1 : 0;
-                if (op == "<")
-                    return a < b ? 1 : 0;
-                return a > b ? 1 : 0;
-            });
-    }
-    std::optional<long long> additive() {
-        return binary(
-            &Arith::multiplicative, {"+", "-"},
-            [](const std::string& op, long long a, long long b) -> std::optional<long long> {
-                return op == "+" ? a + b : a - b;
-            });
-    }
-    std::optional<long long> multiplicative() {
-        auto left = power();
-        while (left) {
-            std::string op;
-            if (eat("*")) {
-                op = "*";
-            } else if (eat("/")) {
-                op = "/";
-            } else if (eat("%")) {
-                op = "%";
-            } else {
-                break;
-            }
-            auto right = power();
-            if (!right) {
-                return std::nullopt;
-            }
-            if (op != "*" && *right == 0) {
-                return fail("division by zero in '" + m_s + "'");
-            }
-            left = op == "*" ? *left * *right : (op == "/" ? *left / *right : *left % *right);
-        }
-        return left;
-    }
-    std::optional<long long> power() {
-        auto base = unary();
-        if (base && eat("**")) {
-            auto exp = power();
-            if (!exp || *exp < 0) {
-                return fail("bad exponent in '" + m_s + "'");
-            }
-            long long r = 1;
-            for (long long i = 0; i < *exp; ++i) {
-                r *= *base;
-            }
-            return r;
-        }
-        return base;
-    }
-    std::optional<long long> unary() {
-        if (eat("-")) {
-            auto v = unary();
-            return v ? std::optional<long long>(-*v) : std::nullopt;
-        }
-        if (eat("+")) {
-            return unary();
-        }
-        if (eat("!")) {
-            auto v = unary();
-            return v ? std::optional<long long>(*v == 0 ? 1 : 0) : std::nullopt;
-        }
-        return primary();
-    }
-    std::optional<long long> primary() {
-        skip();
-        if (eat("(")) {
-            auto v = ternary();
-            if (!eat(")")) {
-                return fail("missing ')' in '" + m_s + "'");
-            }
-            return v;
-        }
-        if (m_pos < m_s.size() && std::isdigit(static_cast<unsigned char>(m_s[m_pos]))) {
-            std::size_t j = m_pos;
-            while (j < m_s.size() && std::isalnum(static_cast<unsigned char>(m_s[j]))) {
-                ++j;
-            }
-            auto n = parseInt(std::string_view(m_s).substr(m_pos, j - m_pos));
-            if (!n) {
-                return fail("'" + m_s.substr(m_pos, j - m_pos) + "' is not a decimal integer");
-            }
-            m_pos = j;
-            return n;
-        }
-        if (m_pos < m_s.size() && isNameStart(m_s[m_pos])) {
-            std::size_t j = m_pos;
-            while (j < m_s.size() && isNameChar(m_s[j])) {
-                ++j;
-            }
-            const std::string name = m_s.substr(m_pos, j - m_pos);
-            m_pos = j;
-            auto v = m_var(name);
-            if (!v) {
-                return fail("variable " + name + " is not an integer here");
-            }
-            return v;
-        }
-        return fail("cannot read '" + m_s + "'");
     }
 };
 
@@ -353,6 +126,9 @@ bool isSelfParameter(const Word& word, const std::string& name) {
 }
 
 Value Evaluator::unknownValue(int line, std::string why) const {
+    if (why.size() > kMaxMessageChars) {  // it is copied into every value derived from this one
+        why = why.substr(0, kMaxMessageChars - 3) + "...";
+    }
     Value v;
     v.known = false;
     v.why = std::move(why);
@@ -529,7 +305,12 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     const bool colon = op.size() == 2;
     const bool unsetLike = colon ? !nonEmpty : !isSet;
     const std::string operand = rest.substr(opLen);
-    auto operandValue = [&]() { return scalarOf(parseWordText(operand, quoted, line)); };
+    auto operandValue = [&]() {
+        if (!charge(operand.size(), line)) {
+            return unknownValue(line, "line " + std::to_string(line) + ": not read (limit)");
+        }
+        return scalarOf(parseWordText(operand, quoted, line));
+    };
     switch (op.back()) {
         case '-':
             res.scalar = unsetLike ? operandValue() : *current;
@@ -565,106 +346,33 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     return res;
 }
 
-Value Evaluator::evalCommandSubst(const std::string& text, int line) {
-    static const std::regex kScriptDir(
-        R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
-    static const std::regex kDirname(
-        R"re(^dirname (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?$)re");
-    const std::string norm = normalizeSpaces(text);
-    Value v;
-    v.file = m_file;
-    v.line = line;
-    if (std::regex_match(norm, kScriptDir) || std::regex_match(norm, kDirname)) {
-        std::error_code ec;
-        auto dir = std::filesystem::absolute(std::filesystem::path(m_file), ec).parent_path();
-        v.text = dir.lexically_normal().string();
-        return v;
-    }
-    // $(seq LAST) / $(seq FIRST LAST) / $(seq FIRST INCREMENT LAST)
-    ParsedScript parsed = parseBash(text);
-    if (parsed.issues.empty() && parsed.nodes.size() == 1 &&
-        parsed.nodes[0].kind == Node::Kind::Commands && parsed.nodes[0].commands.size() == 1) {
-        const SimpleCommand& cmd = parsed.nodes[0].commands[0];
-        if (cmd.assigns.empty() && cmd.redirects.empty() && !cmd.words.empty() &&
-            cmd.words[0].literal() == "seq" && cmd.words.size() >= 2 && cmd.words.size() <= 4) {
-            std::vector<long long> args;
-            bool ok = true;
-            for (std::size_t i = 1; i < cmd.words.size(); ++i) {
-                Word w = cmd.words[i];
-                w.line = line;
-                Value a = scalarOf(w);
-                auto n = a.known ? parseInt(a.text) : std::nullopt;
-                if (!a.known) {
-                    return unknownValue(line, a.why);
-                }
-                ok = ok && n.has_value();
-                args.push_back(n.value_or(0));
-            }
-            if (ok) {
-                long long first = 1, inc = 1, last = args.back();
-                if (args.size() >= 2) {
-                    first = args[0];
-                }
-                if (args.size() == 3) {
-                    inc = args[1];
-                }
-                if (inc == 0 || (last - first) / inc > 100000) {
-                    note(NoteLevel::Warning, line, "not understood: $(" + text + ")");
-                    return unknownValue(line, "line " + std::to_string(line) + ": $(" + text + ")");
-                }
-                std::string out;
-                for (long long x = first; inc > 0 ? x <= last : x >= last; x += inc) {
-                    out += (out.empty() ? "" : "\n") + std::to_string(x);
-                }
-                v.text = out;
-                return v;
-            }
-        }
-    }
-    note(NoteLevel::Warning, line,
-         "not understood: command substitution $(" + norm +
-             ") (only $(seq ...) and the script-directory idiom are read)");
-    return unknownValue(line, "line " + std::to_string(line) + ": $(" + norm + ") not understood");
-}
-
-Value Evaluator::evalArith(const std::string& text, int line) {
-    Value expanded = scalarOf(parseWordText(text, true, line));
-    if (!expanded.known) {
-        return unknownValue(line, expanded.why);
-    }
-    std::string unknownWhy;
-    Arith arith(expanded.text, [&](const std::string& name) -> std::optional<long long> {
-        bool isSet = false;
-        auto v = lookup(name, line, &isSet);
-        if (!v) {
-            return 0;
-        }
-        if (!v->known) {
-            unknownWhy = v->why;
-            return std::nullopt;
-        }
-        if (v->text.empty()) {
-            return 0;
-        }
-        return parseInt(v->text);
-    });
-    std::string error;
-    auto result = arith.run(error);
-    if (!result) {
-        if (!unknownWhy.empty()) {
-            return unknownValue(line, unknownWhy);
-        }
-        note(NoteLevel::Warning, line, "not understood: $((" + text + ")): " + error);
-        return unknownValue(line, "line " + std::to_string(line) + ": $((" + text + "))");
-    }
-    Value v;
-    v.text = std::to_string(*result);
-    v.file = m_file;
-    v.line = line;
-    return v;
-}
-
 std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
+    // an unknown field standing for the word as written (after a limit hit)
+    auto asWritten = [&](const std::string& why) {
+        Field f;
+        f.text = word.raw;
+        f.known = false;
+        f.why = "line " + std::to_string(word.line) + ": " + why;
+        f.file = m_file;
+        f.line = word.line;
+        return std::vector<Field>{f};
+    };
+    if (m_budgetHit) {
+        return asWritten("not read (the expansion limit was hit)");
+    }
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+    } nest(m_exprNest);
+    if (m_exprNest == 1 && word.column > 0) {
+        m_column = word.column;  // limit notes inside this word point here
+    }
+    if (m_exprNest > kMaxNesting) {
+        limitHit(word.line, "expansions (${...}, $(...), $((...))) nested more than " +
+                                std::to_string(kMaxNesting) + " levels deep; the value is unknown");
+        return asWritten("expansions nested too deeply");
+    }
     FieldBuilder b(m_file, word.line);
     for (const auto& part : word.parts) {
         switch (part.kind) {
@@ -695,6 +403,12 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
                     joined.file = m_file;
                     joined.line = word.line;
                     for (std::size_t i = 0; i < r.items.size(); ++i) {
+                        if (joined.text.size() + r.items[i].text.size() + 1 > kMaxValueBytes) {
+                            limitHit(word.line, "${...[*]} joins to more than " +
+                                                    std::to_string(kMaxValueBytes >> 20) +
+                                                    " MiB; the value is unknown");
+                            return asWritten("the value is longer than the reader's limit");
+                        }
                         joined.text += (i ? " " : "") + r.items[i].text;
                         if (!r.items[i].known && joined.known) {
                             joined.known = false;
@@ -706,7 +420,8 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
                         if (part.quoted) {
                             b.force();
                         }
-                        if (word.parts.size() == 1) {
+                        if (word.parts.size() == 1 &&
+                            charge(kWordCost * r.items.size(), word.line)) {
                             b.current().segments = r.items;
                         }
                     } else {
@@ -758,6 +473,16 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
         }
     }
     std::vector<Field> fields = b.take();
+    if (b.overflowed()) {
+        limitHit(word.line, "the word " + word.raw.substr(0, 60) +
+                                (word.raw.size() > 60 ? "..." : "") + " expands to more than " +
+                                std::to_string(kMaxValueBytes >> 20) +
+                                " MiB; the value is unknown");
+        return asWritten("the value is longer than the reader's limit");
+    }
+    if (!charge(b.bytes() + kWordCost * (fields.size() + word.parts.size()), word.line)) {
+        return asWritten("not read (the expansion limit was hit)");
+    }
     for (auto& f : fields) {
         if (!f.known && f.text.empty()) {
             f.text = word.raw;

@@ -5,8 +5,10 @@
 #include "backend/plan/launch/bash_syntax.h"
 
 #include <cctype>
-#include <regex>
 #include <set>
+
+#include "backend/plan/launch/bash_lexer.h"
+#include "backend/plan/launch/bash_limits.h"
 
 namespace runplane::plan::launch::detail {
 
@@ -32,425 +34,18 @@ bool Word::isLiteral() const {
 
 namespace {
 
-bool isNameStart(char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool isNameChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+using namespace lexing;
 
-// NAME= or NAME+= (the whole string)
-bool isAssignPrefix(const std::string& s, std::string* name, bool* append) {
-    if (s.empty() || !isNameStart(s[0]) || s.back() != '=') {
-        return false;
-    }
-    std::size_t i = 1;
-    while (i < s.size() && isNameChar(s[i])) {
-        ++i;
-    }
-    const bool plus = i + 2 == s.size() && s[i] == '+';
-    if (!(i + 1 == s.size() || plus)) {
-        return false;
-    }
-    if (name != nullptr) {
-        *name = s.substr(0, i);
-    }
-    if (append != nullptr) {
-        *append = plus;
-    }
-    return true;
-}
-
-class Parser {
+class Parser : public Lexer {
   public:
-    explicit Parser(std::string_view text, int firstLine = 1) : m_s(text), m_line(firstLine) {}
+    explicit Parser(std::string_view text, int firstLine = 1) : Lexer(text, firstLine) {}
 
     ParsedScript run() {
         m_out.nodes = parseList({}, nullptr);
         return std::move(m_out);
     }
 
-    // Reads the whole text as one word (for ${VAR:-word} operands and arithmetic bodies).
-    Word wholeWord(bool quoted) {
-        Word w;
-        w.line = m_line;
-        m_spacesLiteral = true;
-        m_forceQuoted = quoted;
-        bool arr = false;
-        while (!eof()) {
-            readWordInto(w, arr);
-            if (!eof()) {  // an unbalanced ')' or similar: keep it literally
-                pushLit(w, std::string(1, peek()), quoted);
-                advance();
-            }
-        }
-        w.raw = std::string(m_s);
-        return w;
-    }
-
   private:
-    std::string_view m_s;
-    std::size_t m_pos = 0;
-    int m_line = 1;
-    ParsedScript m_out;
-    std::vector<std::pair<std::string, bool>> m_heredocs;  // delimiter, strip tabs
-    bool m_spacesLiteral = false;
-    bool m_forceQuoted = false;
-
-    bool eof() const { return m_pos >= m_s.size(); }
-    char peek(std::size_t k = 0) const { return m_pos + k < m_s.size() ? m_s[m_pos + k] : '\0'; }
-    void advance() {
-        if (m_s[m_pos] == '\n') {
-            ++m_line;
-        }
-        ++m_pos;
-    }
-    void jumpTo(std::size_t pos) {
-        while (m_pos < pos && !eof()) {
-            advance();
-        }
-    }
-    void issue(const std::string& message) { m_out.issues.push_back({m_line, message}); }
-
-    void skipBlanks() {
-        while (!eof()) {
-            if (peek() == ' ' || peek() == '\t') {
-                advance();
-            } else if (peek() == '\\' && peek(1) == '\n') {
-                advance();
-                advance();
-            } else {
-                break;
-            }
-        }
-    }
-
-    void readComment() {
-        std::size_t back = m_pos;
-        bool full = true;
-        while (back > 0 && m_s[back - 1] != '\n') {
-            --back;
-            if (m_s[back] != ' ' && m_s[back] != '\t') {
-                full = false;
-            }
-        }
-        const int line = m_line;
-        advance();  // '#'
-        std::string text;
-        while (!eof() && peek() != '\n') {
-            text += peek();
-            advance();
-        }
-        m_out.comments.push_back({line, text, full});
-    }
-
-    void newline() {
-        advance();
-        for (const auto& [delim, stripTabs] : m_heredocs) {
-            while (!eof()) {
-                std::string lineText;
-                while (!eof() && peek() != '\n') {
-                    lineText += peek();
-                    advance();
-                }
-                if (!eof()) {
-                    advance();
-                }
-                std::size_t start = 0;
-                while (stripTabs && start < lineText.size() && lineText[start] == '\t') {
-                    ++start;
-                }
-                if (lineText.substr(start) == delim) {
-                    break;
-                }
-            }
-        }
-        m_heredocs.clear();
-    }
-
-    // --- scanning of $(...), ${...}, "..." without interpreting them -------------------------
-    std::size_t scanSingle(std::size_t p) const {  // p after the opening '
-        while (p < m_s.size() && m_s[p] != '\'') {
-            ++p;
-        }
-        return p;  // at the closing ' (or end)
-    }
-    std::size_t scanDouble(std::size_t p) const {  // p after the opening "
-        while (p < m_s.size() && m_s[p] != '"') {
-            if (m_s[p] == '\\') {
-                p += 2;
-                continue;
-            }
-            if (m_s[p] == '$' && p + 1 < m_s.size() && m_s[p + 1] == '(') {
-                p = scanParen(p + 2) + 1;
-                continue;
-            }
-            if (m_s[p] == '$' && p + 1 < m_s.size() && m_s[p + 1] == '{') {
-                p = scanBrace(p + 2) + 1;
-                continue;
-            }
-            if (m_s[p] == '`') {
-                p = scanBacktick(p + 1) + 1;
-                continue;
-            }
-            ++p;
-        }
-        return p;
-    }
-    std::size_t scanBacktick(std::size_t p) const {
-        while (p < m_s.size() && m_s[p] != '`') {
-            p += m_s[p] == '\\' ? 2 : 1;
-        }
-        return p;
-    }
-    std::size_t scanParen(std::size_t p) const {  // p after "$(" or "(": returns the closing ')'
-        int depth = 1;
-        while (p < m_s.size()) {
-            const char c = m_s[p];
-            if (c == '\\') {
-                p += 2;
-                continue;
-            }
-            if (c == '\'') {
-                p = scanSingle(p + 1) + 1;
-                continue;
-            }
-            if (c == '"') {
-                p = scanDouble(p + 1) + 1;
-                continue;
-            }
-            if (c == '`') {
-                p = scanBacktick(p + 1) + 1;
-                continue;
-            }
-            if (c == '(') {
-                ++depth;
-            } else if (c == ')' && --depth == 0) {
-                return p;
-            }
-            ++p;
-        }
-        return p;
-    }
-    std::size_t scanBrace(std::size_t p) const {  // p after "${": returns the closing '}'
-        int depth = 1;
-        while (p < m_s.size()) {
-            const char c = m_s[p];
-            if (c == '\\') {
-                p += 2;
-                continue;
-            }
-            if (c == '\'') {
-                p = scanSingle(p + 1) + 1;
-                continue;
-            }
-            if (c == '"') {
-                p = scanDouble(p + 1) + 1;
-                continue;
-            }
-            if (c == '$' && p + 1 < m_s.size() && m_s[p + 1] == '(') {
-                p = scanParen(p + 2) + 1;
-                continue;
-            }
-            if (c == '{') {
-                ++depth;
-            } else if (c == '}' && --depth == 0) {
-                return p;
-            }
-            ++p;
-        }
-        return p;
-    }
-
-    // --- words -----------------------------------------------------------------------------
-    static void pushLit(Word& w, const std::string& text, bool quoted) {
-        if (!w.parts.empty() && w.parts.back().kind == WordPart::Kind::Literal &&
-            w.parts.back().quoted == quoted && !text.empty() && !w.parts.back().text.empty()) {
-            w.parts.back().text += text;
-        } else {
-            w.parts.push_back({WordPart::Kind::Literal, text, quoted});
-        }
-    }
-
-    void readDollar(Word& w, bool quoted) {
-        const char next = peek(1);
-        if (next == '(' && peek(2) == '(') {
-            // $(( ... )): find the "))" that closes it
-            std::size_t p = m_pos + 3;
-            int depth = 0;
-            for (; p < m_s.size(); ++p) {
-                if (m_s[p] == '(') {
-                    ++depth;
-                } else if (m_s[p] == ')') {
-                    if (depth == 0 && p + 1 < m_s.size() && m_s[p + 1] == ')') {
-                        break;
-                    }
-                    --depth;
-                }
-            }
-            if (p >= m_s.size()) {
-                issue("unterminated $((");
-            }
-            w.parts.push_back(
-                {WordPart::Kind::Arith, std::string(m_s.substr(m_pos + 3, p - m_pos - 3)), quoted});
-            jumpTo(std::min(p + 2, m_s.size()));
-        } else if (next == '(') {
-            const std::size_t end = scanParen(m_pos + 2);
-            if (end >= m_s.size()) {
-                issue("unterminated $(");
-            }
-            w.parts.push_back({WordPart::Kind::CommandSubst,
-                               std::string(m_s.substr(m_pos + 2, end - m_pos - 2)), quoted});
-            jumpTo(std::min(end + 1, m_s.size()));
-        } else if (next == '{') {
-            const std::size_t end = scanBrace(m_pos + 2);
-            if (end >= m_s.size()) {
-                issue("unterminated ${");
-            }
-            w.parts.push_back({WordPart::Kind::Param,
-                               std::string(m_s.substr(m_pos + 2, end - m_pos - 2)), quoted});
-            jumpTo(std::min(end + 1, m_s.size()));
-        } else if (isNameStart(next)) {
-            std::size_t p = m_pos + 1;
-            while (p < m_s.size() && isNameChar(m_s[p])) {
-                ++p;
-            }
-            w.parts.push_back(
-                {WordPart::Kind::Param, std::string(m_s.substr(m_pos + 1, p - m_pos - 1)), quoted});
-            jumpTo(p);
-        } else if (std::isdigit(static_cast<unsigned char>(next)) ||
-                   std::string_view("@*#?$!-").find(next) != std::string_view::npos) {
-            if (next == '\0') {
-                pushLit(w, "$", quoted);
-                advance();
-                return;
-            }
-            w.parts.push_back({WordPart::Kind::Param, std::string(1, next), quoted});
-            jumpTo(m_pos + 2);
-        } else if (next == '\'' && !quoted) {
-            std::size_t p = m_pos + 2;
-            while (p < m_s.size() && m_s[p] != '\'') {
-                p += m_s[p] == '\\' ? 2 : 1;
-            }
-            w.parts.push_back({WordPart::Kind::Unsupported,
-                               "$'" + std::string(m_s.substr(m_pos + 2, p - m_pos - 2)) + "'",
-                               true});
-            jumpTo(std::min(p + 1, m_s.size()));
-        } else if (next == '"' && !quoted) {
-            advance();  // $"..." reads as "..."
-        } else {
-            pushLit(w, "$", quoted);
-            advance();
-        }
-    }
-
-    void readBacktick(Word& w, bool quoted) {
-        const std::size_t end = scanBacktick(m_pos + 1);
-        w.parts.push_back({WordPart::Kind::CommandSubst,
-                           std::string(m_s.substr(m_pos + 1, end - m_pos - 1)), quoted});
-        if (end >= m_s.size()) {
-            issue("unterminated backquote");
-        }
-        jumpTo(std::min(end + 1, m_s.size()));
-    }
-
-    void readDoubleQuoted(Word& w) {
-        advance();  // "
-        const std::size_t before = w.parts.size();
-        while (!eof() && peek() != '"') {
-            const char c = peek();
-            if (c == '\\' && std::string_view("$`\"\\\n").find(peek(1)) != std::string_view::npos &&
-                peek(1) != '\0') {
-                if (peek(1) != '\n') {
-                    pushLit(w, std::string(1, peek(1)), true);
-                }
-                advance();
-                advance();
-            } else if (c == '$') {
-                readDollar(w, true);
-            } else if (c == '`') {
-                readBacktick(w, true);
-            } else {
-                pushLit(w, std::string(1, c), true);
-                advance();
-            }
-        }
-        if (eof()) {
-            issue("unterminated double quote");
-        } else {
-            advance();
-        }
-        if (w.parts.size() == before) {
-            w.parts.push_back({WordPart::Kind::Literal, "", true});
-        }
-    }
-
-    bool breaksWord(char c) const {
-        if (m_spacesLiteral) {
-            return false;
-        }
-        return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
-               c == '>' || c == ')' || c == '(';
-    }
-
-    // Reads one word; arrayStart = the word was NAME=( or NAME+=( (the '(' is consumed).
-    void readWordInto(Word& w, bool& arrayStart) {
-        const bool q = m_forceQuoted;
-        while (!eof()) {
-            const char c = peek();
-            if (c == '(' && !m_spacesLiteral) {
-                if (w.parts.size() == 1 && w.parts[0].kind == WordPart::Kind::Literal &&
-                    !w.parts[0].quoted && isAssignPrefix(w.parts[0].text, nullptr, nullptr)) {
-                    arrayStart = true;
-                    advance();
-                }
-                break;
-            }
-            if (breaksWord(c)) {
-                break;
-            }
-            if (c == '\\') {
-                if (peek(1) == '\n') {
-                    advance();
-                    advance();
-                } else if (peek(1) == '\0') {
-                    pushLit(w, "\\", q);
-                    advance();
-                } else {
-                    advance();
-                    pushLit(w, std::string(1, peek()), true);
-                    advance();
-                }
-            } else if (c == '\'') {
-                const std::size_t end = scanSingle(m_pos + 1);
-                if (end >= m_s.size()) {
-                    issue("unterminated single quote");
-                }
-                w.parts.push_back({WordPart::Kind::Literal,
-                                   std::string(m_s.substr(m_pos + 1, end - m_pos - 1)), true});
-                jumpTo(std::min(end + 1, m_s.size()));
-            } else if (c == '"') {
-                readDoubleQuoted(w);
-            } else if (c == '$') {
-                readDollar(w, q);
-            } else if (c == '`') {
-                readBacktick(w, q);
-            } else {
-                pushLit(w, std::string(1, c), q);
-                advance();
-            }
-        }
-    }
-
-    Word readWord(bool& arrayStart) {
-        Word w;
-        w.line = m_line;
-        const std::size_t start = m_pos;
-        readWordInto(w, arrayStart);
-        w.raw = std::string(m_s.substr(start, m_pos - start));
-        return w;
-    }
-
     bool atRedirect() const {
         std::size_t p = m_pos;
         if (peek() == '&' && peek(1) == '>') {
@@ -615,12 +210,28 @@ class Parser {
         return cmd;
     }
 
+    // Names assigned somewhere in text (NAME= / NAME+= after a blank, ';' or '('). A plain scan:
+    // std::regex recurses per character and would overflow the stack on a long identifier.
     static std::vector<std::string> assignedInText(std::string_view text) {
-        static const std::regex kAssign(R"((^|[\s;(])([A-Za-z_][A-Za-z0-9_]*)\+?=)");
         std::vector<std::string> names;
-        const std::string s(text);
-        for (std::sregex_iterator it(s.begin(), s.end(), kAssign), end; it != end; ++it) {
-            names.push_back((*it)[2].str());
+        std::size_t i = 0;
+        while (i < text.size()) {
+            const bool boundary = i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1])) ||
+                                  text[i - 1] == ';' || text[i - 1] == '(';
+            if (!boundary || !isNameStart(text[i])) {
+                ++i;
+                continue;
+            }
+            std::size_t j = i;
+            while (j < text.size() && isNameChar(text[j])) {
+                ++j;
+            }
+            const std::size_t eq = j < text.size() && text[j] == '+' ? j + 1 : j;
+            if (eq < text.size() && text[eq] == '=') {
+                names.emplace_back(text.substr(i, j - i));
+                j = eq + 1;
+            }
+            i = j;
         }
         return names;
     }
@@ -695,14 +306,21 @@ class Parser {
 
     Node parseCase() {
         Node n = unsupported(m_line, "case statement");
-        static const std::regex kWord(R"((^|[\s;])(case|esac)(?=$|[\s;]))");
-        const std::string rest(m_s.substr(m_pos));
+        // the matching esac: case / esac words (after a blank or ';') counted from here
+        auto isBreak = [](char c) {
+            return c == ';' || std::isspace(static_cast<unsigned char>(c));
+        };
         int depth = 0;
         std::size_t endPos = m_s.size();
-        for (std::sregex_iterator it(rest.begin(), rest.end(), kWord), end; it != end; ++it) {
-            depth += (*it)[2].str() == "case" ? 1 : -1;
+        for (std::size_t p = m_pos; p + 4 <= m_s.size(); ++p) {
+            const std::string_view word = m_s.substr(p, 4);
+            if ((word != "case" && word != "esac") || (p > m_pos && !isBreak(m_s[p - 1])) ||
+                (p + 4 < m_s.size() && !isBreak(m_s[p + 4]))) {
+                continue;
+            }
+            depth += word == "case" ? 1 : -1;
             if (depth == 0) {
-                endPos = m_pos + static_cast<std::size_t>(it->position(2)) + 4;
+                endPos = p + 4;
                 break;
             }
         }
@@ -753,9 +371,15 @@ class Parser {
         if (stoppedAt != nullptr) {
             stoppedAt->clear();
         }
+        Nest nest(m_nest);
+        if (nest.tooDeep()) {
+            limitAt(m_pos, tooDeepMessage("blocks (if, loops, groups, subshells)"));
+            m_pos = m_s.size();
+            return nodes;
+        }
         while (true) {
             skipBlanks();
-            if (eof()) {
+            if (eof() || m_aborted) {
                 break;
             }
             const char c = peek();
@@ -796,6 +420,7 @@ class Parser {
             // keyword or function definition?
             const std::size_t savePos = m_pos;
             const int saveLine = m_line;
+            const std::size_t saveLineStart = m_lineStart;
             bool arr = false;
             Word w = readWord(arr);
             const std::string kw = (!arr && w.isLiteral() && !w.parts.empty() && !w.parts[0].quoted)
@@ -820,6 +445,7 @@ class Parser {
             }
             m_pos = savePos;
             m_line = saveLine;
+            m_lineStart = saveLineStart;
             if (kw == "if") {
                 nodes.push_back(parseIf());
             } else if (kw == "while" || kw == "until" || kw == "for") {
@@ -922,6 +548,7 @@ bool splitAssignment(const Word& word, Assignment& out) {
     out.line = word.line;
     out.value = Word{};
     out.value.line = word.line;
+    out.value.column = word.column > 0 ? word.column + static_cast<int>(eq) + 1 : 0;
     out.value.raw = word.raw.substr(std::min(word.raw.size(), word.raw.find('=') + 1));
     if (eq + 1 < first.size()) {
         out.value.parts.push_back({WordPart::Kind::Literal, first.substr(eq + 1), false});

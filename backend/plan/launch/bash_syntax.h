@@ -20,6 +20,7 @@ struct WordPart {
 struct Word {
     std::vector<WordPart> parts;
     int line = 0;
+    int column = 0;   // 1-based where the word starts in its file; 0 inside an expansion
     std::string raw;  // as written
     bool empty() const { return parts.empty(); }
     /// The text when the word is plain literal text (quoted or not), else "".
@@ -82,6 +83,8 @@ struct Comment {
 struct SyntaxIssue {
     int line = 0;
     std::string message;
+    int column = 0;
+    bool limit = false;  // a reader limit was hit (bash_limits.h): the rest of the text is skipped
 };
 
 struct ParsedScript {

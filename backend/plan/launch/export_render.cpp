@@ -288,9 +288,12 @@ const char* toString(NoteLevel level) {
 }
 
 std::string LaunchNote::format() const {
-    std::string out = file;
+    std::string out = detail::escapeControl(file);
     if (line > 0) {
         out += (out.empty() ? "line " : ":") + std::to_string(line);
+        if (column > 0) {
+            out += ":" + std::to_string(column);
+        }
     }
     if (!out.empty()) {
         out += ": ";
@@ -300,7 +303,7 @@ std::string LaunchNote::format() const {
     if (!field.empty() && file.empty()) {
         out += field + ": ";
     }
-    out += message;
+    out += detail::escapeControl(message);
     return out;
 }
 

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/bash_limits.h"
 #include "backend/plan/launch/export_plan.h"
 #include "backend/plan/launch/flag_rules.h"
 #include "backend/plan/launch/launch.h"
@@ -283,7 +285,7 @@ void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
 
 Result<ImportResult> importScriptText(std::string_view text, const std::string& path,
                                       const ImportOptions& options) {
-    ScriptReading reading = readScript(text, path, options.env);
+    ScriptReading reading = readScript(text, path, options.env, options.sourceRoots);
     ImportResult res;
     res.notes = std::move(reading.notes);
     if (!reading.launch.has_value()) {
@@ -700,9 +702,19 @@ Result<ImportResult> importScript(const std::string& path, const ImportOptions& 
     if (!in) {
         return Error{path + ": cannot read the script"};
     }
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > detail::kMaxScriptBytes) {
+        return Error{path + ": larger than " + std::to_string(detail::kMaxScriptBytes >> 20) +
+                     " MiB; not a launch script"};
+    }
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string text = buf.str();
+    if (text.size() > detail::kMaxScriptBytes) {
+        return Error{path + ": larger than " + std::to_string(detail::kMaxScriptBytes >> 20) +
+                     " MiB; not a launch script"};
+    }
     if (text.find('\0') != std::string::npos) {
         return Error{path + ": not a text file"};
     }

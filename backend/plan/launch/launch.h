@@ -38,7 +38,9 @@ struct LaunchNote {
     int line = 0;       // 1-based; 0 = no line
     std::string field;  // recipe field path when the note concerns one
     std::string message;
-    /// "file:line: warning: message" (parts that are unknown are left out).
+    int column = 0;  // 1-based; 0 = no column
+    /// "file:line[:column]: warning: message" (parts that are unknown are left out); control
+    /// characters in the file name and message are escaped.
     std::string format() const;
 };
 
@@ -79,6 +81,9 @@ struct ImportOptions {
     std::string modelName;               // overrides the model found in the script
     /// Resolves model files to catalog names (incl. variants) and cross-checks MODEL_ARGS.
     const ModelCatalog* catalog = nullptr;
+    /// Folders besides the script's own folder tree that `source` may read from (the recipes'
+    /// models/ folder, --source-root). A file outside all of them is refused and never opened.
+    std::vector<std::string> sourceRoots;
 };
 
 /// One flag of the launch command as read: values expanded, with where it was written.

@@ -141,6 +141,29 @@ std::string formatDouble(double value) {
     return std::string(buf, res.ptr);
 }
 
+std::string escapeControl(std::string_view text, bool keepNewlines) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u >= 0x20 && u != 0x7f) || (c == '\n' && keepNewlines)) {
+            out += c;
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            static const char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[u >> 4];
+            out += kHex[u & 0xf];
+        }
+    }
+    return out;
+}
+
 std::optional<long long> parseInt(std::string_view text) {
     long long v = 0;
     if (text.empty()) {

@@ -22,6 +22,10 @@ std::string doubleQuoteEscape(std::string_view text);
 /// separate words; '...', "..." and \ quote. `$` and backquotes are refused (would expand).
 Result<std::vector<std::string>> shellSplit(std::string_view text);
 
+/// Text safe to print on a terminal: control characters (and DEL) written as \r, \t, \n or \xHH.
+/// keepNewlines leaves '\n' alone (multi-line messages).
+std::string escapeControl(std::string_view text, bool keepNewlines = false);
+
 std::string formatInt(long long value);
 /// Shortest text that reads back as the same double (1e-05, 0.7, 64).
 std::string formatDouble(double value);

@@ -1,0 +1,257 @@
+// Conditions of if / elif blocks: test commands ([ ], [[ ]], test, true, false, !) joined by
+// && / ||, decided from the variables known at that point; anything else leaves the block unknown.
+
+#include <set>
+
+#include "backend/plan/launch/bash_eval.h"
+#include "backend/plan/launch/bash_limits.h"
+#include "backend/plan/launch/shell_text.h"
+
+namespace runplane::plan::launch::detail {
+
+void Evaluator::evalIf(const Node& node) {
+    for (std::size_t i = 0; i < node.branches.size(); ++i) {
+        std::string why;
+        const Truth t = evalCondition(node.branches[i].cond, &why);
+        if (t == Truth::Unknown) {
+            note(NoteLevel::Warning, node.branches[i].line,
+                 "not understood: the condition of the if block (lines " +
+                     std::to_string(node.line) + "-" + std::to_string(node.endLine) + "): " + why +
+                     "; none of its branches is read");
+            for (std::size_t j = i; j < node.branches.size(); ++j) {
+                taint(node.branches[j].body, node.line, "the if block");
+            }
+            taint(node.elseBody, node.line, "the if block");
+            return;
+        }
+        if (t == Truth::True) {
+            evalNodes(node.branches[i].body);
+            return;
+        }
+    }
+    evalNodes(node.elseBody);
+}
+
+Evaluator::Truth Evaluator::evalCondition(const std::vector<Node>& cond, std::string* why) {
+    if (cond.size() != 1 || cond[0].kind != Node::Kind::Commands) {
+        *why = "only test commands ([ ], [[ ]], test) joined by && / || are read";
+        return Truth::Unknown;
+    }
+    const Node& n = cond[0];
+    Truth result = evalTestCommand(n.commands[0], why);
+    for (std::size_t i = 1; i < n.commands.size(); ++i) {
+        const std::string& op = n.ops[i - 1];
+        if (op != "&&" && op != "||") {
+            *why = "'" + op + "' in a condition";
+            return Truth::Unknown;
+        }
+        if ((op == "&&" && result == Truth::False) || (op == "||" && result == Truth::True)) {
+            continue;  // short-circuit: the right side is not run
+        }
+        std::string w2;
+        const Truth right = evalTestCommand(n.commands[i], &w2);
+        if (right == Truth::Unknown) {
+            *why = w2;
+            return Truth::Unknown;
+        }
+        result = right;
+    }
+    return result;
+}
+
+namespace {
+
+using Truth3 = int;  // 0 false, 1 true, 2 unknown
+
+class TestExpr {
+  public:
+    explicit TestExpr(std::vector<std::string> args) : m_a(std::move(args)) {}
+    Truth3 run(std::string& why) {
+        Truth3 r = orExpr();
+        if (m_pos != m_a.size() && r != 2) {
+            m_why = "unexpected '" + m_a[m_pos] + "'";
+            r = 2;
+        }
+        why = m_why;
+        return r;
+    }
+
+  private:
+    std::vector<std::string> m_a;
+    std::size_t m_pos = 0;
+    std::string m_why;
+    int m_depth = 0;  // '!' and '(' recursion
+
+    struct Nest {
+        int& depth;
+        explicit Nest(int& d) : depth(d) { ++depth; }
+        ~Nest() { --depth; }
+    };
+
+    bool at(const char* s) const { return m_pos < m_a.size() && m_a[m_pos] == s; }
+    Truth3 unknown(std::string why) {
+        if (m_why.empty()) {
+            m_why = std::move(why);
+        }
+        return 2;
+    }
+    Truth3 orExpr() {
+        Truth3 a = andExpr();
+        while (at("-o") || at("||")) {
+            ++m_pos;
+            Truth3 b = andExpr();
+            a = (a == 1 || b == 1) ? 1 : ((a == 2 || b == 2) ? 2 : 0);
+        }
+        return a;
+    }
+    Truth3 andExpr() {
+        Truth3 a = notExpr();
+        while (at("-a") || at("&&")) {
+            ++m_pos;
+            Truth3 b = notExpr();
+            a = (a == 0 || b == 0) ? 0 : ((a == 2 || b == 2) ? 2 : 1);
+        }
+        return a;
+    }
+    Truth3 notExpr() {
+        Nest nest(m_depth);
+        if (m_depth > kMaxNesting) {
+            m_pos = m_a.size();
+            return unknown("'!' and '(' nested more than " + std::to_string(kMaxNesting) +
+                           " levels deep");
+        }
+        if (at("!")) {
+            ++m_pos;
+            Truth3 v = notExpr();
+            return v == 2 ? 2 : 1 - v;
+        }
+        return primary();
+    }
+    Truth3 primary() {
+        if (m_pos >= m_a.size()) {
+            return unknown("missing operand");
+        }
+        if (at("(")) {
+            ++m_pos;
+            Truth3 v = orExpr();
+            if (!at(")")) {
+                return unknown("missing ')'");
+            }
+            ++m_pos;
+            return v;
+        }
+        static const std::set<std::string> kBinary = {"=",   "==",  "!=",  "<",   ">",   "-eq",
+                                                      "-ne", "-lt", "-le", "-gt", "-ge", "=~"};
+        if (m_pos + 2 < m_a.size() + 0 && kBinary.count(m_a[m_pos + 1])) {
+            const std::string& l = m_a[m_pos];
+            const std::string& op = m_a[m_pos + 1];
+            const std::string& r = m_a[m_pos + 2];
+            m_pos += 3;
+            if (op == "=~") {
+                return unknown("regular-expression match =~");
+            }
+            if (op == "=" || op == "==" || op == "!=") {
+                if ((op != "=") && r.find_first_of("*?[") != std::string::npos) {
+                    return unknown("pattern match against '" + r + "'");
+                }
+                return ((l == r) == (op != "!=")) ? 1 : 0;
+            }
+            if (op == "<" || op == ">") {
+                return ((op == "<") ? l < r : l > r) ? 1 : 0;
+            }
+            auto a = parseInt(l);
+            auto b = parseInt(r);
+            if (!a || !b) {
+                return unknown("'" + l + " " + op + " " + r + "' compares non-integers");
+            }
+            if (op == "-eq")
+                return *a == *b;
+            if (op == "-ne")
+                return *a != *b;
+            if (op == "-lt")
+                return *a < *b;
+            if (op == "-le")
+                return *a <= *b;
+            if (op == "-gt")
+                return *a > *b;
+            return *a >= *b;
+        }
+        const std::string& t = m_a[m_pos];
+        if (t.size() == 2 && t[0] == '-' && m_pos + 1 < m_a.size()) {
+            const std::string& v = m_a[m_pos + 1];
+            m_pos += 2;
+            if (t == "-z")
+                return v.empty() ? 1 : 0;
+            if (t == "-n")
+                return v.empty() ? 0 : 1;
+            return unknown("'" + t + " " + v + "' tests the file system or the shell");
+        }
+        ++m_pos;
+        return t.empty() ? 0 : 1;
+    }
+};
+
+}  // namespace
+
+Evaluator::Truth Evaluator::evalTestCommand(const SimpleCommand& cmd, std::string* why) {
+    if (cmd.unsupported || !cmd.assigns.empty() || cmd.words.empty()) {
+        *why = "'" + commandText(cmd) + "' is not a test";
+        return Truth::Unknown;
+    }
+    std::size_t first = 0;
+    bool negate = false;
+    if (cmd.words[0].isLiteral() && cmd.words[0].literal() == "!") {
+        negate = true;
+        first = 1;
+    }
+    if (first >= cmd.words.size()) {
+        *why = "empty condition";
+        return Truth::Unknown;
+    }
+    const std::string name = cmd.words[first].isLiteral() ? cmd.words[first].literal() : "";
+    std::size_t end = cmd.words.size();
+    if (name == "true" || name == "false") {
+        const bool v = (name == "true") != negate;
+        return v ? Truth::True : Truth::False;
+    }
+    if (name == "[" || name == "[[") {
+        const std::string close = name == "[" ? "]" : "]]";
+        if (cmd.words.back().literal() != close) {
+            *why = "'" + name + "' without '" + close + "'";
+            return Truth::Unknown;
+        }
+        --end;
+    } else if (name != "test") {
+        *why = "the condition runs a command ('" + commandText(cmd) + "')";
+        return Truth::Unknown;
+    }
+    std::vector<std::string> args;
+    for (std::size_t i = first + 1; i < end; ++i) {
+        std::vector<Field> fields;
+        if (name == "[[") {
+            const Value v = scalarOf(cmd.words[i]);
+            Field f;
+            f.text = v.text;
+            f.known = v.known;
+            f.why = v.why;
+            fields.push_back(f);
+        } else {
+            fields = expandWord(cmd.words[i], true);
+        }
+        for (const auto& f : fields) {
+            if (!f.known) {
+                *why = f.why;
+                return Truth::Unknown;
+            }
+            args.push_back(f.text);
+        }
+    }
+    TestExpr expr(args);
+    const int r = expr.run(*why);
+    if (r == 2) {
+        return Truth::Unknown;
+    }
+    return ((r == 1) != negate) ? Truth::True : Truth::False;
+}
+
+}  // namespace runplane::plan::launch::detail
