@@ -7,6 +7,7 @@
 #include <QTextStream>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 
@@ -117,12 +118,16 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         plot.resize(width, height);
         plot.setShowToolbar(false);
         plot.setXAxisKind(XAxisKind::WallClock);
-        if (snap.gpuMemory.empty()) {
+        // Only series with samples in the run's window (a node's other processes come and go).
+        std::vector<PointSeries> gpus;
+        std::copy_if(snap.gpuMemory.begin(), snap.gpuMemory.end(), std::back_inserter(gpus),
+                     [](const PointSeries& s) { return !s.empty(); });
+        if (gpus.empty()) {
             plot.setPlaceholder(
                 QStringLiteral("no GPU memory samples (no GPU, or NVML unavailable)"));
             notes << QStringLiteral("no GPU memory samples recorded for the run's nodes");
         } else {
-            showSeries(plot, snap.gpuMemory, snap.phases, QStringLiteral("GPU memory used"));
+            showSeries(plot, gpus, snap.phases, QStringLiteral("GPU memory used"));
             plot.setLegendVisible(true);
             plot.setFollowing(false);
             plot.setVisibleRange(snap.t0, snap.t1);

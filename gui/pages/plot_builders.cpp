@@ -52,10 +52,16 @@ QString formatDuration(double seconds) {
 }
 
 QString seriesLabel(const PointSeries& series) {
-    static const QRegularExpression gpu(QStringLiteral("^gpu\\.(\\d+)\\."));
+    // "gpu.0.mem.used_bytes" -> "node gpu0"; "gpu.0.pid.42.mem.used_bytes" -> "node gpu0 pid 42"
+    // (one process's share of that GPU, so it must not read like the GPU's own line).
+    static const QRegularExpression gpu(QStringLiteral("^gpu\\.(\\d+)\\.(?:pid\\.(\\d+)\\.)?"));
     const auto m = gpu.match(series.name);
     if (m.hasMatch()) {
-        return series.nodeId + QStringLiteral(" gpu") + m.captured(1);
+        QString label = series.nodeId + QStringLiteral(" gpu") + m.captured(1);
+        if (m.hasCaptured(2)) {
+            label += QStringLiteral(" pid ") + m.captured(2);
+        }
+        return label;
     }
     return series.nodeId;
 }

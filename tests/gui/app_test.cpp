@@ -12,6 +12,7 @@
 #include "gui/app/app_settings.h"
 #include "gui/app/command_line.h"
 #include "gui/app/report.h"
+#include "gui/pages/plot_builders.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
@@ -121,6 +122,17 @@ TEST(Report, WritesPlotsAndSummaryForARun) {
     EXPECT_TRUE(md.contains(QStringLiteral("time above alarm (750.0 GB)")));
     const QString html = readAll(request.outDir + QStringLiteral("/report.html"));
     EXPECT_TRUE(html.contains(QStringLiteral("<img src=\"host_memory.png\"")));
+}
+
+TEST(Report, GpuSeriesLabelsTellTheGpuFromOneProcessOnIt) {
+    PointSeries gpu;
+    gpu.nodeId = QStringLiteral("vm");
+    gpu.name = QStringLiteral("gpu.0.mem.used_bytes");
+    EXPECT_EQ(seriesLabel(gpu), QStringLiteral("vm gpu0"));
+    gpu.name = QStringLiteral("gpu.3.pid.1343.mem.used_bytes");
+    EXPECT_EQ(seriesLabel(gpu), QStringLiteral("vm gpu3 pid 1343"));
+    gpu.name = QStringLiteral("host.mem.used_bytes");
+    EXPECT_EQ(seriesLabel(gpu), QStringLiteral("vm"));
 }
 
 TEST(Report, RunsAsAChildProcessWithoutADisplay) {
