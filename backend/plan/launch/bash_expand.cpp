@@ -11,16 +11,6 @@
 namespace runplane::plan::launch::detail {
 namespace {
 
-bool isNameStart(char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool isNameChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-bool isBlank(char c) {
-    return c == ' ' || c == '\t' || c == '\n';
-}
-
 // Builds the fields of one word.
 class FieldBuilder {
   public:

@@ -13,15 +13,9 @@
 
 #include "backend/plan/launch/bash_limits.h"
 #include "backend/plan/launch/bash_syntax.h"
+#include "backend/plan/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail::lexing {
-
-inline bool isNameStart(char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-inline bool isNameChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
 
 // NAME= or NAME+= (the whole string)
 inline bool isAssignPrefix(const std::string& s, std::string* name, bool* append) {

@@ -14,16 +14,6 @@
 namespace runplane::plan::launch::detail {
 namespace {
 
-bool isNameStart(char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool isNameChar(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-bool isBlank(char c) {
-    return c == ' ' || c == '\t' || c == '\n';
-}
-
 std::string normalizeSpaces(const std::string& text) {
     std::string out;
     bool blank = false;

@@ -3,6 +3,7 @@
 // rule (docs/launch-scripts.md): a word made only of [A-Za-z0-9_@%+=:,./-] is written bare,
 // anything else in single quotes with each ' written as '\''. Deterministic; thread-safe.
 
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,17 @@ Result<std::vector<std::string>> shellSplit(std::string_view text);
 /// Text safe to print on a terminal: control characters (and DEL) written as \r, \t, \n or \xHH.
 /// keepNewlines leaves '\n' alone (multi-line messages).
 std::string escapeControl(std::string_view text, bool keepNewlines = false);
+
+/// Bash's name characters ([A-Za-z_][A-Za-z0-9_]*) and the blanks that separate words.
+inline bool isNameStart(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+inline bool isNameChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+inline bool isBlank(char c) {
+    return c == ' ' || c == '\t' || c == '\n';
+}
 
 std::string formatInt(long long value);
 /// Shortest text that reads back as the same double (1e-05, 0.7, 64).
