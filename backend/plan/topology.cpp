@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backend/plan/recipe_limits.h"
+
 namespace runplane::plan {
 namespace {
 int positive(int v) {
@@ -56,6 +58,9 @@ Layout computeLayout(const Recipe& r) {
 Topology planTopology(const Recipe& r) {
     Topology t;
     t.layout = computeLayout(r);
+    if (!checkRecipeLimits(r, true).empty()) {
+        return t;  // too large to lay out; planRecipe reports recipe.limits
+    }
     const Layout& l = t.layout;
     const int gpn = positive(l.gpusPerNode);
     const int tgpn = std::min(positive(l.trainerGpusPerNode), gpn);
