@@ -57,10 +57,12 @@ Layout computeLayout(const Recipe& r) {
 
 Topology planTopology(const Recipe& r) {
     Topology t;
-    t.layout = computeLayout(r);
     if (!checkRecipeLimits(r, true).empty()) {
-        return t;  // too large to lay out; planRecipe reports recipe.limits
+        // Too large to lay out (planRecipe reports recipe.limits). The layout stays empty too, so
+        // that no view sizes a grid from its node and GPU counts.
+        return t;
     }
+    t.layout = computeLayout(r);
     const Layout& l = t.layout;
     const int gpn = positive(l.gpusPerNode);
     const int tgpn = std::min(positive(l.trainerGpusPerNode), gpn);

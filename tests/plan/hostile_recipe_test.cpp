@@ -220,7 +220,10 @@ TEST(HostileRecipe, CodeBuiltHugeRecipesAreRefusedAtPlanEntry) {
         ASSERT_NO_THROW(plan = planRecipe(r, test::catalog()));
         ASSERT_NO_THROW(findings = validate(r, test::catalog()));
         // The direct entry points are guarded too.
-        ASSERT_NO_THROW((void)planTopology(r));
+        Topology topology;
+        ASSERT_NO_THROW(topology = planTopology(r));
+        EXPECT_TRUE(topology.gpus.empty());
+        EXPECT_EQ(topology.layout.nodes, 0);  // no view sizes a grid from it
         if (r.model.shape.has_value()) {
             ASSERT_NO_THROW((void)planMemory(r, *r.model.shape, planTopology(r)));
             ASSERT_NO_THROW((void)validateResolved(r, *r.model.shape, MemoryPlan{}));
