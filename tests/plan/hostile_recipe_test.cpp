@@ -407,11 +407,23 @@ TEST(HostileRecipe, QuotesAndBracketsInPlainTextAreNotMisread) {
     std::string text = kText();
     text += "description: it's a [test] of 'quotes' and \"more\" # comment with \" and [\n";
     text += "checkpoints:\n  save: 'it''s'\n  load: \"a \\\" b\"\n";
+    // Block scalars are text: an opening quote, brackets or deep indentation inside are no
+    // structure.
+    text += "environment:\n  nccl_so_path: |\n    \"starts with a quote\n    [[[[\n" + [] {
+        std::string deep;
+        for (int i = 0; i < 80; ++i) {
+            deep += std::string(std::size_t(5 + i), ' ') + "- x\n";
+        }
+        return deep;
+    }() + "  env:\n    X: >-\n      'folded\n";
     const Timed t = timedParse(text);
     ASSERT_TRUE(t.outcome.recipe.has_value()) << joined(t.outcome);
     EXPECT_EQ(t.outcome.recipe->description, "it's a [test] of 'quotes' and \"more\"");
     EXPECT_EQ(t.outcome.recipe->checkpoints.save, "it's");
     EXPECT_EQ(t.outcome.recipe->checkpoints.load, "a \" b");
+    EXPECT_EQ(t.outcome.recipe->environment.ncclSoPath.substr(0, 21), "\"starts with a quote\n");
+    ASSERT_EQ(t.outcome.recipe->environment.env.size(), 1u);
+    EXPECT_EQ(t.outcome.recipe->environment.env[0].second, "'folded");
 }
 
 TEST(HostileRecipe, EveryBoundIsDocumented) {

@@ -122,6 +122,15 @@ Structure scanStructure(std::string_view text) {
     char prevRaw = '\n';        // previous byte of this line ('\n' at its start)
     char prevSig = '\n';        // previous non-blank byte of this line
     bool prevSigFirst = false;  // prevSig was the first non-blank byte of the line
+    std::size_t lineIndent = 0;
+    bool blockHeader = false;    // this line ends with a block scalar indicator (| or >)
+    bool inBlockScalar = false;  // lines indented past blockParent are literal text
+    std::size_t blockParent = 0;
+    const auto skipLine = [&](std::size_t& i) {
+        while (i + 1 < text.size() && text[i + 1] != '\n') {
+            ++i;
+        }
+    };
     char quote = 0;
     SourceLoc quoteStart;
     const auto col = [&](std::size_t i) { return int(i - lineStart) + 1; };
@@ -134,6 +143,11 @@ Structure scanStructure(std::string_view text) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (c == '\n') {
+            if (blockHeader) {
+                inBlockScalar = true;
+                blockParent = lineIndent;
+                blockHeader = false;
+            }
             ++line;
             lineStart = i + 1;
             atLineStart = true;
@@ -161,8 +175,15 @@ Structure scanStructure(std::string_view text) {
             while (p < text.size() && text[p] == ' ') {
                 ++p;
             }
-            const bool blank = p >= text.size() || text[p] == '\n' || text[p] == '#' ||
+            const bool empty = p >= text.size() || text[p] == '\n' ||
                                (text[p] == '\r' && (p + 1 >= text.size() || text[p + 1] == '\n'));
+            if (inBlockScalar && (empty || p - i > blockParent)) {
+                skipLine(i);  // the content of a | or > scalar: text, not structure
+                continue;
+            }
+            inBlockScalar = false;
+            lineIndent = p - i;
+            const bool blank = empty || text[p] == '#';
             const std::string_view rest = text.substr(i);
             const bool marker = p == i && (rest.starts_with("---") || rest.starts_with("...")) &&
                                 (rest.size() == 3 || rest[3] == ' ' || rest[3] == '\n' ||
@@ -202,10 +223,21 @@ Structure scanStructure(std::string_view text) {
         const bool tokenStart = prevRaw == '\n' || prevRaw == ' ' || prevRaw == '\t' ||
                                 prevRaw == '[' || prevRaw == '{' || prevRaw == ',';
         if (c == '#' && (prevRaw == '\n' || prevRaw == ' ' || prevRaw == '\t')) {
-            while (i + 1 < text.size() && text[i + 1] != '\n') {
-                ++i;  // comment to the end of the line
-            }
+            skipLine(i);  // a comment, to the end of the line
             continue;
+        }
+        if ((c == '|' || c == '>') && tokenStart && flowDepth == 0 &&
+            (prevSig == ':' || (prevSig == '-' && prevSigFirst))) {
+            // A block scalar header: the indicator, then only chomping / indentation digits.
+            std::size_t q = i + 1;
+            while (q < text.size() &&
+                   (text[q] == '-' || text[q] == '+' || (text[q] >= '0' && text[q] <= '9'))) {
+                ++q;
+            }
+            while (q < text.size() && (text[q] == ' ' || text[q] == '\t' || text[q] == '\r')) {
+                ++q;
+            }
+            blockHeader = q >= text.size() || text[q] == '\n' || text[q] == '#';
         }
         if ((c == '"' || c == '\'') && tokenStart &&
             (prevSig == '\n' || prevSig == ':' || prevSig == '[' || prevSig == '{' ||
