@@ -237,6 +237,38 @@ TEST(HostileRecipe, CodeBuiltHugeRecipesAreRefusedAtPlanEntry) {
     }
 }
 
+TEST(HostileRecipe, CodeBuiltNegativeExtremesDoNotCrash) {
+    // Below the minimum the planner clamps (and most rules report); nothing may crash or hang.
+    const Recipe base = test::loadShipped(kK);
+    const std::vector<std::function<void(Recipe&)>> mutations = {
+        [](Recipe& r) { r.cluster.nodes = INT_MIN; },
+        [](Recipe& r) {
+            r.cluster.nodes = INT_MIN;
+            r.hardware.gpusPerNode = INT_MIN;
+        },
+        [](Recipe& r) { r.trainer.tp = INT_MIN; },
+        [](Recipe& r) { r.rollout.numGpus = INT_MIN; },
+        [](Recipe& r) { r.rollout.gpusPerEngine = INT_MIN; },
+        [](Recipe& r) { r.trainer.decoderFirstPipelineNumLayers = INT_MIN; },
+        [](Recipe& r) { r.batch.microBatchSize = INT_MIN; },
+        [](Recipe& r) { r.hardware.hostRamGb = -1e300; },
+    };
+    for (std::size_t i = 0; i < mutations.size(); ++i) {
+        SCOPED_TRACE("mutation " + std::to_string(i));
+        Recipe r = base;
+        mutations[i](r);
+        const auto start = Clock::now();
+        Plan plan;
+        ASSERT_NO_THROW(plan = planRecipe(r, test::catalog()));
+        EXPECT_LT(secondsSince(start), kFastSeconds);
+        // (Not every negative is a rule finding: e.g. a negative rollout.num_gpus plans as 0.)
+        // The parser refuses the same values with their range.
+        ParseOutcome parsed;
+        ASSERT_NO_THROW(parsed = parseRecipeDetailed(writeRecipe(r), "w.yaml"));
+        EXPECT_FALSE(parsed.recipe.has_value());
+    }
+}
+
 TEST(HostileRecipe, CatalogShapeOutOfBoundsIsRefused) {
     // A catalog built in code with a huge model: the resolved shape is checked at plan entry.
     ModelCatalog catalog = test::catalog();
