@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "backend/plan/detail/model_shape_yaml.h"
 #include "backend/plan/detail/text_checks.h"
@@ -84,10 +82,9 @@ Result<ModelCatalog> ModelCatalog::loadDirectory(const std::string& dir) {
     ModelCatalog catalog;
     std::string errors;
     for (const auto& file : files) {
-        std::ifstream in(file, std::ios::binary);
-        std::ostringstream text;
-        text << in.rdbuf();
-        Result<ModelShape> shape = parseModel(text.str(), file.string());
+        Result<std::string> text = readRecipeText(file.string());  // bounded like a recipe
+        Result<ModelShape> shape =
+            text.ok() ? parseModel(*text, file.string()) : Result<ModelShape>(Error{text.error()});
         if (!shape.ok()) {
             errors += errors.empty() ? "" : "\n";
             errors += shape.error();
