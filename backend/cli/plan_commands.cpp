@@ -7,10 +7,8 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "backend/cli/command_registry.h"
 #include "backend/plan/planner.h"
@@ -31,40 +29,63 @@ std::string executableDir() {
     return ec ? std::string() : exe.parent_path().string();
 }
 
+/// A problem that stops the command before the recipe is checked (catalog not found): stderr, or
+/// the JSON document with --json so that a caller parsing stdout always gets one.
+void printSetupError(const PlanOptions& options, const std::string& message) {
+    if (options.json) {
+        std::cout << parseErrorsToJson({ParseDiagnostic{"", {}, message}}, options.file) << "\n";
+    } else {
+        std::cerr << message << "\n";
+    }
+}
+
 /// Loads the catalog; prints the reason and returns nullptr when it cannot.
 std::unique_ptr<ModelCatalog> loadCatalog(const PlanOptions& options) {
     std::string dir = options.recipesDir;
     if (dir.empty()) {
         auto located = locateRecipesDir(executableDir());
         if (!located.ok()) {
-            std::cerr << "runplanectl: " << located.error() << "\n";
+            printSetupError(options, "runplanectl: " + located.error());
             return nullptr;
         }
         dir = *located;
     }
     auto catalog = ModelCatalog::loadDirectory(dir + "/models");
     if (!catalog.ok()) {
-        std::cerr << catalog.error() << "\n";
+        printSetupError(options, catalog.error());
         return nullptr;
     }
     return std::make_unique<ModelCatalog>(std::move(catalog).value());
 }
 
+/// Prints why the recipe could not be used: text lines, or one JSON document with --json.
+void printParseErrors(const PlanOptions& options, const std::vector<ParseDiagnostic>& errors) {
+    if (options.json) {
+        std::cout << parseErrorsToJson(errors, options.file) << "\n";
+        return;
+    }
+    for (const auto& d : errors) {
+        std::cout << d.format(options.file) << "\n";
+    }
+}
+
 /// Reads and parses the recipe; on failure prints every diagnostic and sets exitCode.
 std::optional<Recipe> readRecipe(const PlanOptions& options, int& exitCode) {
-    std::ifstream in(options.file, std::ios::binary);
-    if (!in) {
-        std::cerr << options.file << ": cannot open the recipe file\n";
+    runplane::Result<std::string> text = readRecipeText(options.file);
+    if (!text.ok()) {
+        // The message already names the file (directory, unreadable, over the size limit).
+        const std::string& message = text.error();
+        const std::string prefix = options.file + ": ";
+        printParseErrors(
+            options,
+            {ParseDiagnostic{
+                "", {}, message.starts_with(prefix) ? message.substr(prefix.size()) : message}});
         exitCode = 2;
         return std::nullopt;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    ParseOutcome outcome = parseRecipeDetailed(text.str(), options.file);
+    ParseOutcome outcome = parseRecipeDetailed(*text, options.file);
     if (!outcome.recipe.has_value()) {
-        for (const auto& d : outcome.diagnostics) {
-            std::cout << d.format(options.file) << "\n";
-        }
+        printParseErrors(options, outcome.diagnostics);
         exitCode = 1;
         return std::nullopt;
     }
@@ -196,6 +217,18 @@ int runPlan(const PlanOptions& options) {
     return hasErrors(plan.findings) ? 1 : 0;
 }
 
+/// Runs a command so that no exception leaves it: an unexpected one is reported and exits 2.
+int guarded(int (*command)(const PlanOptions&), const PlanOptions& options) {
+    try {
+        return command(options);
+    } catch (const std::exception& e) {
+        std::cerr << "runplanectl: " << options.file << ": internal error: " << e.what() << "\n";
+    } catch (...) {
+        std::cerr << "runplanectl: " << options.file << ": internal error\n";
+    }
+    return 2;
+}
+
 void addCommon(CLI::App* sub, PlanOptions& options) {
     sub->add_option("FILE", options.file, "recipe YAML file")->required();
     sub->add_flag("--json", options.json, "print JSON instead of text");
@@ -212,14 +245,16 @@ const bool kRegistered =
             "check a recipe; prints file:line:col: severity: message lines (exit 1 on "
             "errors)");
         addCommon(validateCmd, *validateOptions);
-        validateCmd->callback(
-            [validateOptions, &context] { context.exitCode = runValidate(*validateOptions); });
+        validateCmd->callback([validateOptions, &context] {
+            context.exitCode = guarded(runValidate, *validateOptions);
+        });
 
         auto planOptions = std::make_shared<PlanOptions>();
         CLI::App* planCmd = app.add_subcommand(
             "plan", "findings, topology and memory per node and GPU per phase of a recipe");
         addCommon(planCmd, *planOptions);
-        planCmd->callback([planOptions, &context] { context.exitCode = runPlan(*planOptions); });
+        planCmd->callback(
+            [planOptions, &context] { context.exitCode = guarded(runPlan, *planOptions); });
     });
 
 }  // namespace

@@ -41,7 +41,15 @@ const bool kRegistered = registerCommands([](CLI::App& app, CliContext& context)
     CLI::App* cmd = app.add_subcommand("argv", "Print a recipe's launcher argv, one per line");
     cmd->add_option("FILE", options->file, "recipe YAML file")->required();
     cmd->add_flag("-0,--null", options->nulSeparated, "separate arguments with NUL bytes");
-    cmd->callback([options, &context] { context.exitCode = printLauncherArgv(*options); });
+    cmd->callback([options, &context] {
+        try {
+            context.exitCode = printLauncherArgv(*options);
+        } catch (const std::exception& e) {
+            std::cerr << "runplanectl: " << options->file << ": internal error: " << e.what()
+                      << "\n";
+            context.exitCode = 2;
+        }
+    });
 });
 
 }  // namespace

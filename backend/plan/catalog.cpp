@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "backend/plan/detail/model_shape_yaml.h"
+#include "backend/plan/detail/text_checks.h"
 #include "backend/plan/detail/yaml_support.h"
+#include "backend/plan/recipe_limits.h"
 
 namespace runplane::plan {
 
@@ -16,28 +16,36 @@ Result<ModelShape> ModelCatalog::parseModel(std::string_view text, std::string_v
     SourceMap sources;
     ModelShape shape;
     try {
-        const YAML::Node root = YAML::Load(std::string(text));
-        detail::ParseContext ctx{&diagnostics, &sources};
-        detail::MapReader r(ctx, root, "");
-        int version = 0;
-        r.get("schema_version", version);
-        if (version != kRecipeSchemaVersion) {
-            ctx.error("schema_version", sources.find("schema_version"),
-                      "catalog files need 'schema_version: 1'");
-        }
-        detail::readModelShape(r, shape);
-        r.finish();
-        if (shape.name.empty()) {
-            ctx.error("name", SourceLoc{1, 1}, "'name' is required");
-        }
-        if (shape.numLayers <= 0 || shape.hidden <= 0 || shape.numAttentionHeads <= 0 ||
-            shape.vocabSize <= 0) {
-            ctx.error("", SourceLoc{1, 1},
-                      "num_layers, hidden_size, num_attention_heads and vocab_size are required");
-        }
-        if (!shape.defaultVariant.empty() && shape.findVariant(shape.defaultVariant) == nullptr) {
-            ctx.error("default_variant", sources.find("default_variant"),
-                      "default_variant '" + shape.defaultVariant + "' is not in variants");
+        const std::optional<YAML::Node> document = detail::loadSingleDocument(text, diagnostics);
+        if (document.has_value()) {
+            const YAML::Node& root = *document;
+            detail::ParseContext ctx{&diagnostics, &sources};
+            detail::MapReader r(ctx, root, "");
+            int version = 0;
+            r.get("schema_version", version);
+            if (version != kRecipeSchemaVersion) {
+                ctx.error("schema_version", sources.find("schema_version"),
+                          "catalog files need 'schema_version: 1'");
+            }
+            detail::readModelShape(r, shape);
+            r.finish();
+            if (shape.name.empty()) {
+                ctx.error("name", SourceLoc{1, 1}, "'name' is required");
+            }
+            if (shape.numLayers <= 0 || shape.hidden <= 0 || shape.numAttentionHeads <= 0 ||
+                shape.vocabSize <= 0) {
+                ctx.error(
+                    "", SourceLoc{1, 1},
+                    "num_layers, hidden_size, num_attention_heads and vocab_size are required");
+            }
+            for (auto& v : checkShapeLimits(shape, "")) {
+                ctx.error(v.path, sources.find(v.path), std::move(v.message));
+            }
+            if (!shape.defaultVariant.empty() &&
+                shape.findVariant(shape.defaultVariant) == nullptr) {
+                ctx.error("default_variant", sources.find("default_variant"),
+                          "default_variant '" + shape.defaultVariant + "' is not in variants");
+            }
         }
     } catch (const YAML::Exception& e) {
         diagnostics.push_back({"", detail::locOf(e.mark), "YAML syntax error: " + e.msg});
@@ -74,10 +82,9 @@ Result<ModelCatalog> ModelCatalog::loadDirectory(const std::string& dir) {
     ModelCatalog catalog;
     std::string errors;
     for (const auto& file : files) {
-        std::ifstream in(file, std::ios::binary);
-        std::ostringstream text;
-        text << in.rdbuf();
-        Result<ModelShape> shape = parseModel(text.str(), file.string());
+        Result<std::string> text = readRecipeText(file.string());  // bounded like a recipe
+        Result<ModelShape> shape =
+            text.ok() ? parseModel(*text, file.string()) : Result<ModelShape>(Error{text.error()});
         if (!shape.ok()) {
             errors += errors.empty() ? "" : "\n";
             errors += shape.error();

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backend/plan/model_params.h"
+#include "backend/plan/recipe_limits.h"
 #include "backend/plan/topology.h"
 
 namespace runplane::plan {
@@ -194,6 +195,9 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
 
 MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topology) {
     MemoryPlan plan;
+    if (!checkRecipeLimits(r, true).empty() || !checkShapeLimits(s, "", true).empty()) {
+        return plan;  // too large to plan; planRecipe reports recipe.limits
+    }
     const Layout& l = topology.layout;
     plan.cpuOnly = r.hardware.gpusPerNode <= 0;
     plan.hostRamBytes = r.hardware.hostRamGb * kGb;

@@ -55,6 +55,22 @@ std::string findingsToJson(const std::vector<Finding>& findings, std::string_vie
         2, ' ', false, json::error_handler_t::replace);
 }
 
+std::string parseErrorsToJson(const std::vector<ParseDiagnostic>& diagnostics,
+                              std::string_view file) {
+    json list = json::array();
+    for (const auto& d : diagnostics) {
+        json j = {{"field", d.path}, {"message", d.message}, {"text", d.format(file)}};
+        if (d.loc.known()) {
+            j["line"] = d.loc.line;
+            j["column"] = d.loc.column;
+        }
+        list.push_back(std::move(j));
+    }
+    return json{
+        {"file", file}, {"errors", true}, {"parse_errors", list}, {"findings", json::array()}}
+        .dump(2, ' ', false, json::error_handler_t::replace);
+}
+
 std::string planToJson(const Plan& plan, std::string_view file) {
     json doc;
     doc["file"] = file;

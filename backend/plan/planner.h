@@ -29,5 +29,9 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog);
 /// JSON documents for --json output (nlohmann_json stays inside the library).
 std::string findingsToJson(const std::vector<Finding>& findings, std::string_view file);
 std::string planToJson(const Plan& plan, std::string_view file);
+/// The recipe could not be read: {"file", "errors": true, "parse_errors": [{"field", "line",
+/// "column", "message", "text"}], "findings": []} (line/column absent when unknown).
+std::string parseErrorsToJson(const std::vector<ParseDiagnostic>& diagnostics,
+                              std::string_view file);
 
 }  // namespace runplane::plan

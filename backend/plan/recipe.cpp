@@ -5,21 +5,20 @@
 namespace runplane::plan {
 
 void SourceMap::set(std::string path, SourceLoc loc) {
-    for (auto& entry : m_entries) {
-        if (entry.first == path) {
-            entry.second = loc;
-            return;
-        }
+    const auto it = m_index.find(path);
+    if (it != m_index.end()) {
+        m_entries[it->second].second = loc;
+        return;
     }
+    m_index.emplace(path, m_entries.size());
     m_entries.emplace_back(std::move(path), loc);
 }
 
 SourceLoc SourceMap::find(std::string_view path) const {
     while (!path.empty()) {
-        for (const auto& entry : m_entries) {
-            if (entry.first == path) {
-                return entry.second;
-            }
+        const auto it = m_index.find(path);
+        if (it != m_index.end()) {
+            return m_entries[it->second].second;
         }
         // Walk up: "eval.datasets[1].path" -> "eval.datasets[1]" -> "eval.datasets" -> "eval".
         const auto cut = path.find_last_of(".[");
@@ -29,6 +28,10 @@ SourceLoc SourceMap::find(std::string_view path) const {
         path = path.substr(0, cut);
     }
     return {};
+}
+
+bool SourceMap::contains(std::string_view path) const {
+    return m_index.find(path) != m_index.end();
 }
 
 std::string ParseDiagnostic::format(std::string_view file) const {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,11 +51,21 @@ class SourceMap {
     void set(std::string path, SourceLoc loc);
     /// The location of path, else of its closest written parent ("trainer"), else unknown.
     SourceLoc find(std::string_view path) const;
+    /// True if path itself was written (no walk up to a parent).
+    bool contains(std::string_view path) const;
     const std::vector<std::pair<std::string, SourceLoc>>& entries() const { return m_entries; }
     bool operator==(const SourceMap&) const { return true; }
 
   private:
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const {
+            return std::hash<std::string_view>{}(s);
+        }
+    };
     std::vector<std::pair<std::string, SourceLoc>> m_entries;  // in file order
+    // path -> index into m_entries: set and find stay O(1) for recipes with long lists.
+    std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>> m_index;
 };
 
 struct ModelRef {
@@ -287,6 +298,9 @@ struct ParseOutcome {
 ParseOutcome parseRecipeDetailed(std::string_view text, std::string_view fileName);
 /// As parseRecipeDetailed, the diagnostics joined into one message (one line each).
 Result<Recipe> parseRecipe(std::string_view text, std::string_view fileName);
+/// Reads a recipe file's text: refuses directories, unreadable paths and files over
+/// kMaxRecipeBytes (recipe_limits.h) without reading more than that.
+Result<std::string> readRecipeText(const std::string& path);
 /// Reads and parses a recipe file.
 Result<Recipe> loadRecipe(const std::string& path);
 /// Recipe -> YAML (only fields that differ from their default, in schema order).

@@ -1,12 +1,15 @@
 // YAML -> Recipe. Every section is read by a MapReader, so unknown keys, wrong types and
 // duplicate keys become diagnostics with line:column, and every field's location is recorded.
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "backend/plan/detail/model_shape_yaml.h"
+#include "backend/plan/detail/text_checks.h"
 #include "backend/plan/detail/yaml_support.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_limits.h"
 
 namespace runplane::plan {
 namespace {
@@ -179,6 +182,13 @@ void readEnvironment(MapReader& top, Environment& e) {
         if (vars.isMap()) {
             for (auto it = env.begin(); it != env.end(); ++it) {
                 const std::string key = it->first.Scalar();
+                if (!detail::isEnvName(key)) {
+                    top.context().error("environment.env", locOf(it->first.Mark()),
+                                        "environment variable name '" + key +
+                                            "' must match [A-Za-z_][A-Za-z0-9_]*");
+                    vars.present(key.c_str());  // reported here, not again as an unknown key
+                    continue;
+                }
                 std::string value;
                 vars.get(key.c_str(), value);
                 e.env.emplace_back(key, value);
@@ -299,14 +309,11 @@ ParseOutcome parseRecipeDetailed(std::string_view text, std::string_view fileNam
     (void)fileName;
     ParseOutcome outcome;
     Recipe recipe;
-    YAML::Node root;
-    try {
-        root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-        outcome.diagnostics.push_back(
-            ParseDiagnostic{"", locOf(e.mark), "YAML syntax error: " + e.msg});
+    std::optional<YAML::Node> document = detail::loadSingleDocument(text, outcome.diagnostics);
+    if (!document.has_value()) {
         return outcome;
     }
+    const YAML::Node root = *document;
     ParseContext ctx{&outcome.diagnostics, &recipe.sources};
     if (!root.IsDefined() || root.IsNull()) {
         ctx.error("", SourceLoc{1, 1}, "the recipe is empty (expected 'schema_version: 1')");
@@ -353,8 +360,14 @@ ParseOutcome parseRecipeDetailed(std::string_view text, std::string_view fileNam
     }
     requireField(ctx, !recipe.model.name.empty() || recipe.model.shape.has_value(), "model.name",
                  recipe.sources.find("model"), "a catalog model name or an inline model.shape");
-    requireField(ctx, recipe.batch.rolloutBatchSize != 0, "batch.rollout_batch_size",
-                 recipe.sources.find("batch"), "prompts per rollout step");
+    // Written but out of range (0 included) is a bound error below, not "required".
+    requireField(
+        ctx,
+        recipe.batch.rolloutBatchSize != 0 || recipe.sources.contains("batch.rollout_batch_size"),
+        "batch.rollout_batch_size", recipe.sources.find("batch"), "prompts per rollout step");
+    for (auto& v : checkRecipeLimits(recipe)) {
+        ctx.error(v.path, recipe.sources.find(v.path), std::move(v.message));
+    }
     if (outcome.diagnostics.empty()) {
         outcome.recipe = std::move(recipe);
     }
@@ -376,14 +389,36 @@ Result<Recipe> parseRecipe(std::string_view text, std::string_view fileName) {
     return Error{message};
 }
 
-Result<Recipe> loadRecipe(const std::string& path) {
+Result<std::string> readRecipeText(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        return Error{path + ": is a directory, not a recipe file"};
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         return Error{path + ": cannot open the recipe file"};
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    return parseRecipe(buffer.str(), path);
+    // Read at most one byte past the limit (the path may be a pipe or /dev/zero).
+    std::string text(kMaxRecipeBytes + 1, '\0');
+    in.read(text.data(), std::streamsize(text.size()));
+    text.resize(std::size_t(in.gcount()));
+    if (in.bad()) {
+        return Error{path + ": cannot read the recipe file"};
+    }
+    if (text.size() > kMaxRecipeBytes) {
+        return Error{path + ": the file is over " + std::to_string(kMaxRecipeBytes) +
+                     " bytes (256 KiB), the most a recipe may have (a recipe is a few KB)"};
+    }
+    return text;
+}
+
+Result<Recipe> loadRecipe(const std::string& path) {
+    Result<std::string> text = readRecipeText(path);
+    if (!text.ok()) {
+        return Error{text.error()};
+    }
+    return parseRecipe(*text, path);
 }
 
 }  // namespace runplane::plan

@@ -8,6 +8,7 @@
 
 #include "backend/plan/detail/rule_context.h"
 #include "backend/plan/planner.h"
+#include "backend/plan/recipe_limits.h"
 
 namespace runplane::plan {
 namespace {
@@ -18,6 +19,7 @@ using S = Severity;
 constexpr RuleInfo kRules[] = {
     // model and cluster
     {"model.unknown", S::Error, "model.name", "the model resolves from the catalog (or an inline shape), with a known variant", "recipes/models"},
+    {"recipe.limits", S::Error, "recipe", "every numeric field is within its documented bound and the cluster has at most 65536 GPUs (checked again for recipes built in code, before any table is sized)", "docs/recipe.md (Limits)"},
     {"model.shape", S::Error, "model.shape", "the shape is consistent: layers, hidden, heads, groups divide heads, top-k <= experts, hybrid head counts", "Megatron transformer_config.py"},
     {"cluster.size", S::Error, "cluster.nodes", "at least one node; GPUs per node >= 0", "-"},
     {"cluster.trainer-placement", S::Error, "trainer.nodes", "the trainer fits the cluster: trainer nodes <= nodes, trainer GPUs per node <= GPUs per node", "slime placement_group.py"},
@@ -152,9 +154,35 @@ std::string gb(double bytes) {
 
 }  // namespace detail
 
+namespace {
+
+/// The recipe's (and the resolved shape's) cost bounds as findings; empty when the planner may
+/// size its tables from the recipe.
+std::vector<Finding> limitFindings(const Recipe& recipe, const ModelShape* shape) {
+    std::vector<LimitViolation> violations = checkRecipeLimits(recipe, true);
+    if (shape != nullptr) {
+        for (auto& v : checkShapeLimits(*shape, "model.", true)) {
+            violations.push_back(std::move(v));
+        }
+    }
+    std::vector<Finding> findings;
+    for (auto& v : violations) {
+        const SourceLoc loc = recipe.sources.find(v.path);
+        findings.push_back(
+            Finding{Severity::Error, "recipe.limits", std::move(v.path), std::move(v.message),
+                    "bring the value into the documented range (docs/recipe.md)", loc});
+    }
+    return findings;
+}
+
+}  // namespace
+
 std::vector<Finding> validateResolved(const Recipe& recipe, const ModelShape& shape,
                                       const MemoryPlan& memory) {
-    std::vector<Finding> findings;
+    std::vector<Finding> findings = limitFindings(recipe, &shape);
+    if (!findings.empty()) {
+        return findings;
+    }
     const ModelParams params = computeParams(shape);
     const Layout layout = computeLayout(recipe);
     const detail::RuleContext ctx{recipe, shape, params, layout, memory, findings};
@@ -175,6 +203,12 @@ std::vector<Finding> validate(const Recipe& recipe, const ModelCatalog& catalog)
 Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     Plan plan;
     plan.layout = computeLayout(recipe);
+    // Nothing below is sized from a field outside its bound (a recipe built in code skips the
+    // parser's checks); such a recipe gets its limit findings and an empty plan.
+    plan.findings = limitFindings(recipe, nullptr);
+    if (!plan.findings.empty()) {
+        return plan;
+    }
     plan.topology = planTopology(recipe);
     Result<ModelShape> shape = resolveModel(recipe, catalog);
     if (!shape.ok()) {
@@ -185,6 +219,10 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
         plan.findings.push_back(Finding{Severity::Error, "model.unknown", field, shape.error(),
                                         "pick a model from recipes/models or give model.shape",
                                         recipe.sources.find(field)});
+        return plan;
+    }
+    plan.findings = limitFindings(recipe, &*shape);
+    if (!plan.findings.empty()) {
         return plan;
     }
     plan.model = std::move(shape).value();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backend/plan/recipe_limits.h"
+
 namespace runplane::plan {
 namespace {
 int positive(int v) {
@@ -55,6 +57,11 @@ Layout computeLayout(const Recipe& r) {
 
 Topology planTopology(const Recipe& r) {
     Topology t;
+    if (!checkRecipeLimits(r, true).empty()) {
+        // Too large to lay out (planRecipe reports recipe.limits). The layout stays empty too, so
+        // that no view sizes a grid from its node and GPU counts.
+        return t;
+    }
     t.layout = computeLayout(r);
     const Layout& l = t.layout;
     const int gpn = positive(l.gpusPerNode);

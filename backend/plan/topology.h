@@ -80,6 +80,8 @@ struct Topology {
     std::vector<std::string> summaryLines() const;
 };
 
+/// Every GPU's trainer and engine coordinates. A recipe outside the planner's bounds
+/// (recipe_limits.h) gets an empty Topology (no GPUs, zero layout).
 Topology planTopology(const Recipe& recipe);
 
 }  // namespace runplane::plan

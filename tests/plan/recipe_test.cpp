@@ -110,7 +110,7 @@ TEST(RecipeParse, WrongTypesNameTheFieldAndValue) {
     ParseOutcome out = parseRecipeDetailed(text, "t.yaml");
     ASSERT_EQ(out.diagnostics.size(), 2u);
     EXPECT_EQ(out.diagnostics[0].format("t.yaml"),
-              "t.yaml:7:7: error: 'trainer.tp' must be an integer, got 'four'");
+              "t.yaml:7:7: error: 'trainer.tp' must be an integer in 1..512, got 'four'");
     EXPECT_EQ(out.diagnostics[1].format("t.yaml"),
               "t.yaml:8:22: error: 'trainer.sequence_parallel' must be true or false, got "
               "'maybe'");

@@ -65,6 +65,7 @@ std::vector<RuleCase> ruleCases() {
              r.model.shape = s;
          },
          S::Error},
+        {"recipe.limits", kB30, [](Recipe& r) { r.cluster.nodes = 1000000; }, S::Error},
         {"cluster.size", kB30, [](Recipe& r) { r.cluster.nodes = 0; }, S::Error},
         {"cluster.trainer-placement", kB30, [](Recipe& r) { r.trainer.nodes = 2; }, S::Error},
         {"cluster.gpu-budget", kFull, [](Recipe& r) { r.rollout.numGpus = 32; }, S::Error},

@@ -1,5 +1,6 @@
 # Runs `runplanectl <SUBCOMMAND> FILE` (validate by default) and checks its exit status and,
-# if EXPECT_LINE is given, that the output has a line matching that regular expression.
+# if EXPECT_LINE is given, that the output has a line matching that regular expression; with
+# CHECK_JSON, that stdout is one JSON object.
 if(NOT SUBCOMMAND)
   set(SUBCOMMAND validate)
 endif()
@@ -13,5 +14,12 @@ if(NOT rc EQUAL EXPECT_RC)
 endif()
 if(EXPECT_LINE AND NOT out MATCHES "${EXPECT_LINE}")
   message(FATAL_ERROR "runplanectl ${SUBCOMMAND} ${FILE}: no line matches '${EXPECT_LINE}'\n${out}${err}")
+endif()
+if(CHECK_JSON)
+  # stdout must be one JSON document (string(JSON) fails on anything else).
+  string(JSON kind ERROR_VARIABLE json_error TYPE "${out}")
+  if(json_error OR NOT kind STREQUAL "OBJECT")
+    message(FATAL_ERROR "runplanectl ${SUBCOMMAND} ${FILE}: stdout is not a JSON object: ${json_error}\n${out}")
+  endif()
 endif()
 message(STATUS "ok: exit ${rc}")

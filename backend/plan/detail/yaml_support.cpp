@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/plan/recipe_limits.h"
+
 namespace runplane::plan::detail {
 
 std::size_t editDistance(std::string_view a, std::string_view b) {
@@ -26,6 +28,9 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
 std::string closestMatch(std::string_view word, const std::vector<std::string_view>& candidates) {
     // Allow roughly one edit per three characters (at least 2), so "tpp" -> "tp" and
     // "rollout_batchsize" -> "rollout_batch_size" match but unrelated words do not.
+    if (word.size() > 64) {
+        return {};  // no key is that long; keeps the edit distance cheap on hostile input
+    }
     const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
     std::size_t best = limit + 1;
     std::string_view bestWord;
@@ -47,6 +52,16 @@ SourceLoc locOf(const YAML::Mark& mark) {
 }
 
 void ParseContext::error(std::string path, SourceLoc loc, std::string message) const {
+    if (diagnostics->size() > kMaxDiagnostics) {
+        return;
+    }
+    if (diagnostics->size() == kMaxDiagnostics) {
+        diagnostics->push_back(ParseDiagnostic{"", loc,
+                                               "more problems follow; only the first " +
+                                                   std::to_string(kMaxDiagnostics) +
+                                                   " are reported"});
+        return;
+    }
     diagnostics->push_back(ParseDiagnostic{std::move(path), loc, std::move(message)});
 }
 
@@ -71,13 +86,12 @@ MapReader::MapReader(const ParseContext& context, const YAML::Node& node, std::s
             continue;
         }
         entry.key = it->first.Scalar();
-        for (const auto& previous : m_entries) {
-            if (previous.key == entry.key) {
-                const SourceLoc first = locOf(previous.keyNode.Mark());
-                m_context.error(pathOf(entry.key), locOf(it->first.Mark()),
-                                "duplicate key '" + entry.key + "' (first given at line " +
-                                    std::to_string(first.line) + ")");
-            }
+        const auto [previous, fresh] = m_index.emplace(entry.key, m_entries.size());
+        if (!fresh) {
+            const SourceLoc first = locOf(m_entries[previous->second].keyNode.Mark());
+            m_context.error(pathOf(entry.key), locOf(it->first.Mark()),
+                            "duplicate key '" + entry.key + "' (first given at line " +
+                                std::to_string(first.line) + ")");
         }
         m_entries.push_back(std::move(entry));
     }
@@ -93,21 +107,25 @@ std::string MapReader::pathOf(std::string_view key) const {
     return out;
 }
 
+MapReader::Entry* MapReader::entry(const char* key) {
+    const auto it = m_index.find(key);
+    return it == m_index.end() ? nullptr : &m_entries[it->second];
+}
+
 const YAML::Node* MapReader::find(const char* key) {
     m_known.emplace_back(key);
-    for (auto& entry : m_entries) {
-        if (entry.key == key) {
-            entry.used = true;
-            if (m_context.sources != nullptr) {
-                m_context.sources->set(pathOf(key), locOf(entry.keyNode.Mark()));
-            }
-            if (entry.value.IsNull()) {
-                return nullptr;  // "key:" with no value keeps the default
-            }
-            return &entry.value;
-        }
+    Entry* found = entry(key);
+    if (found == nullptr) {
+        return nullptr;
     }
-    return nullptr;
+    found->used = true;
+    if (m_context.sources != nullptr) {
+        m_context.sources->set(pathOf(key), locOf(found->keyNode.Mark()));
+    }
+    if (found->value.IsNull()) {
+        return nullptr;  // "key:" with no value keeps the default
+    }
+    return &found->value;
 }
 
 bool MapReader::present(const char* key) {
@@ -120,12 +138,8 @@ YAML::Node MapReader::child(const char* key) {
 }
 
 SourceLoc MapReader::keyLoc(const char* key) const {
-    for (const auto& entry : m_entries) {
-        if (entry.key == key) {
-            return locOf(entry.keyNode.Mark());
-        }
-    }
-    return {};
+    const auto it = m_index.find(key);
+    return it == m_index.end() ? SourceLoc{} : locOf(m_entries[it->second].keyNode.Mark());
 }
 
 bool MapReader::scalarOf(const char* key, const YAML::Node& node, std::string& out) {
@@ -139,89 +153,115 @@ bool MapReader::scalarOf(const char* key, const YAML::Node& node, std::string& o
     return true;
 }
 
+namespace {
+
+/// "'path' must be KIND in LO..HI, got 'text'" with the field's bound (the int range when it has
+/// none); a number outside the bound gets the bound's message with its reason.
+std::string typeMessage(const std::string& path, const char* kind, const std::string& text,
+                        const char* range) {
+    const FieldBound* b = findFieldBound(path);
+    double number = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+    const bool numeric = ec == std::errc::result_out_of_range ||
+                         (ec == std::errc() && ptr == text.data() + text.size());
+    if (b != nullptr && numeric && (number < b->min || number > b->max)) {
+        return boundMessage(*b, path, "'" + text + "'");
+    }
+    const std::string in =
+        b != nullptr ? formatDouble(b->min) + ".." + formatDouble(b->max) : std::string(range);
+    return "'" + path + "' must be " + kind + (in.empty() ? "" : " in " + in) + ", got '" + text +
+           "'";
+}
+
+std::string integerMessage(const std::string& path, const std::string& text) {
+    return typeMessage(path, "an integer", text, "-2147483648..2147483647");
+}
+
+/// Reads a decimal integer (an optional leading '+') that fits in int.
+bool parseInt(const std::string& text, int& out) {
+    const char* begin = text.data();
+    const char* end = text.data() + text.size();
+    if (!text.empty() && *begin == '+') {
+        ++begin;
+    }
+    long long value = 0;
+    auto [ptr, ec] = std::from_chars(begin, end, value);
+    if (ec != std::errc() || ptr != end || begin == end || value < INT32_MIN || value > INT32_MAX) {
+        return false;
+    }
+    out = static_cast<int>(value);
+    return true;
+}
+
+}  // namespace
+
 bool MapReader::read(const char* key, int& out) {
     // find() was already called by present(); look the node up again without re-registering.
-    for (auto& entry : m_entries) {
-        if (entry.key == key) {
-            std::string text;
-            if (!scalarOf(key, entry.value, text)) {
-                return false;
-            }
-            long long value = 0;
-            const char* begin = text.data();
-            const char* end = text.data() + text.size();
-            if (!text.empty() && *begin == '+') {
-                ++begin;
-            }
-            auto [ptr, ec] = std::from_chars(begin, end, value);
-            if (ec != std::errc() || ptr != end || value < INT32_MIN || value > INT32_MAX) {
-                m_context.error(pathOf(key), locOf(entry.value.Mark()),
-                                "'" + pathOf(key) + "' must be an integer, got '" + text + "'");
-                return false;
-            }
-            out = static_cast<int>(value);
-            return true;
-        }
+    Entry* found = entry(key);
+    if (found == nullptr) {
+        return false;
     }
-    return false;
+    std::string text;
+    if (!scalarOf(key, found->value, text)) {
+        return false;
+    }
+    if (!parseInt(text, out)) {
+        m_context.error(pathOf(key), locOf(found->value.Mark()), integerMessage(pathOf(key), text));
+        return false;
+    }
+    return true;
 }
 
 bool MapReader::read(const char* key, double& out) {
-    for (auto& entry : m_entries) {
-        if (entry.key == key) {
-            std::string text;
-            if (!scalarOf(key, entry.value, text)) {
-                return false;
-            }
-            double value = 0;
-            const char* begin = text.data();
-            const char* end = text.data() + text.size();
-            if (!text.empty() && *begin == '+') {
-                ++begin;
-            }
-            auto [ptr, ec] = std::from_chars(begin, end, value);
-            if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
-                m_context.error(pathOf(key), locOf(entry.value.Mark()),
-                                "'" + pathOf(key) + "' must be a number, got '" + text + "'");
-                return false;
-            }
-            out = value;
-            return true;
-        }
+    Entry* entry = this->entry(key);
+    if (entry == nullptr) {
+        return false;
     }
-    return false;
+    std::string text;
+    if (!scalarOf(key, entry->value, text)) {
+        return false;
+    }
+    double value = 0;
+    const char* begin = text.data();
+    const char* end = text.data() + text.size();
+    if (!text.empty() && *begin == '+') {
+        ++begin;
+    }
+    auto [ptr, ec] = std::from_chars(begin, end, value);
+    if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+        m_context.error(pathOf(key), locOf(entry->value.Mark()),
+                        typeMessage(pathOf(key), "a number", text, ""));
+        return false;
+    }
+    out = value;
+    return true;
 }
 
 bool MapReader::read(const char* key, bool& out) {
-    for (auto& entry : m_entries) {
-        if (entry.key == key) {
-            std::string text;
-            if (!scalarOf(key, entry.value, text)) {
-                return false;
-            }
-            if (text == "true" || text == "True" || text == "yes" || text == "on") {
-                out = true;
-                return true;
-            }
-            if (text == "false" || text == "False" || text == "no" || text == "off") {
-                out = false;
-                return true;
-            }
-            m_context.error(pathOf(key), locOf(entry.value.Mark()),
-                            "'" + pathOf(key) + "' must be true or false, got '" + text + "'");
-            return false;
-        }
+    Entry* entry = this->entry(key);
+    if (entry == nullptr) {
+        return false;
     }
+    std::string text;
+    if (!scalarOf(key, entry->value, text)) {
+        return false;
+    }
+    if (text == "true" || text == "True" || text == "yes" || text == "on") {
+        out = true;
+        return true;
+    }
+    if (text == "false" || text == "False" || text == "no" || text == "off") {
+        out = false;
+        return true;
+    }
+    m_context.error(pathOf(key), locOf(entry->value.Mark()),
+                    "'" + pathOf(key) + "' must be true or false, got '" + text + "'");
     return false;
 }
 
 bool MapReader::read(const char* key, std::string& out) {
-    for (auto& entry : m_entries) {
-        if (entry.key == key) {
-            return scalarOf(key, entry.value, out);
-        }
-    }
-    return false;
+    Entry* entry = this->entry(key);
+    return entry != nullptr && scalarOf(key, entry->value, out);
 }
 
 void MapReader::get(const char* key, int& out) {
@@ -260,10 +300,11 @@ void MapReader::get(const char* key, std::vector<int>& out) {
         const YAML::Node item = (*node)[i];
         int value = 0;
         const std::string text = item.IsScalar() ? item.Scalar() : std::string();
-        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (!item.IsScalar() || ec != std::errc() || ptr != text.data() + text.size()) {
-            m_context.error(pathOf(key) + "[" + std::to_string(i) + "]", locOf(item.Mark()),
-                            "'" + pathOf(key) + "' items must be integers, got '" + text + "'");
+        if (!item.IsScalar() || !parseInt(text, value)) {
+            const std::string itemPath = pathOf(key) + "[" + std::to_string(i) + "]";
+            m_context.error(itemPath, locOf(item.Mark()),
+                            item.IsScalar() ? integerMessage(itemPath, text)
+                                            : "'" + pathOf(key) + "' items must be integers");
             continue;
         }
         out.push_back(value);
@@ -316,6 +357,9 @@ void MapReader::get(const char* key, std::vector<std::string>& out) {
 
 void MapReader::finish() {
     for (const auto& entry : m_entries) {
+        if (m_context.diagnostics->size() > kMaxDiagnostics) {
+            return;  // the report is full; spare the suggestions' edit distances
+        }
         if (entry.used || entry.key.empty()) {
             continue;
         }

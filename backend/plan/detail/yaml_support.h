@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/plan/detail/enum_tables.h"
@@ -22,6 +23,10 @@ std::size_t editDistance(std::string_view a, std::string_view b);
 std::string closestMatch(std::string_view word, const std::vector<std::string_view>& candidates);
 
 SourceLoc locOf(const YAML::Mark& mark);
+
+/// Most diagnostics kept for one file; a hostile file with 10000 bad keys still gets a short
+/// report in bounded time.
+inline constexpr std::size_t kMaxDiagnostics = 100;
 
 /// Where diagnostics and field locations go while a document is read.
 struct ParseContext {
@@ -89,6 +94,7 @@ class MapReader {
         bool used = false;
     };
     const YAML::Node* find(const char* key);  // registers key; records its location
+    Entry* entry(const char* key);            // the first entry with this key, or nullptr
     bool read(const char* key, int& out);
     bool read(const char* key, double& out);
     bool read(const char* key, bool& out);
@@ -124,6 +130,7 @@ class MapReader {
     std::string m_path;
     bool m_isMap = true;
     std::vector<Entry> m_entries;
+    std::unordered_map<std::string, std::size_t> m_index;  // key -> its first entry
     std::vector<std::string> m_known;
 };
 
