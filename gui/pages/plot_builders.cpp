@@ -2,6 +2,7 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gui/models/run_models.h"
@@ -63,28 +64,33 @@ QString seriesLabel(const PointSeries& series) {
 std::vector<AlarmLine> alarmLinesGB(const MemoryLines& lines) {
     std::vector<AlarmLine> out;
     if (lines.ramBytes > 0) {
-        out.push_back(AlarmLine{QStringLiteral("host RAM %1").arg(formatBytes(lines.ramBytes)),
-                                lines.ramBytes / kBytesPerGB, QColor(60, 60, 60), false});
+        AlarmLine ram{QStringLiteral("host RAM %1").arg(formatBytes(lines.ramBytes)),
+                      lines.ramBytes / kBytesPerGB, QColor(60, 60, 60), false};
+        ram.scalesAxis = false;  // a reference: a 1.5 GB run on 25 GB is not drawn flat
+        out.push_back(ram);
     }
     if (lines.alarmBytes > 0) {
         out.push_back(
             AlarmLine{QStringLiteral("sustained alarm %1").arg(formatBytes(lines.alarmBytes)),
                       lines.alarmBytes / kBytesPerGB, errorColor(), true});
     }
-    if (lines.plannedPeakBytes > 0) {
+    // The run's plan: its per-node peak in each phase (distinct values only).
+    std::vector<double> drawn;
+    for (const MemoryLines::PlannedPhase& p : lines.plannedPhases) {
+        if (std::find(drawn.begin(), drawn.end(), p.bytes) != drawn.end()) {
+            continue;
+        }
+        drawn.push_back(p.bytes);
+        const bool peak = p.bytes >= lines.plannedPeakBytes;
+        out.push_back(AlarmLine{
+            QStringLiteral("planned %1 %2%3")
+                .arg(p.phase, formatBytes(p.bytes), peak ? QStringLiteral(" (peak)") : QString()),
+            p.bytes / kBytesPerGB, peak ? QColor(0x00, 0x72, 0xB2) : okColor(), true, peak});
+    }
+    if (lines.plannedPhases.empty() && lines.plannedPeakBytes > 0) {
         out.push_back(
             AlarmLine{QStringLiteral("planned peak %1").arg(formatBytes(lines.plannedPeakBytes)),
                       lines.plannedPeakBytes / kBytesPerGB, QColor(0x00, 0x72, 0xB2), true, true});
-    }
-    if (lines.healthyHighBytes > 0) {
-        out.push_back(
-            AlarmLine{QStringLiteral("healthy ≤ %1").arg(formatBytes(lines.healthyHighBytes)),
-                      lines.healthyHighBytes / kBytesPerGB, okColor(), true});
-    }
-    if (lines.healthyLowBytes > 0) {
-        out.push_back(
-            AlarmLine{QStringLiteral("healthy ≥ %1").arg(formatBytes(lines.healthyLowBytes)),
-                      lines.healthyLowBytes / kBytesPerGB, okColor(), true});
     }
     return out;
 }
@@ -106,9 +112,30 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
                 EventMarker{e.t, e.nodeId + QStringLiteral(": ") + e.message, errorColor()});
         }
     }
-    plot.setAxisLabels(QString(), QStringLiteral("host memory used (GB)"));
+    // The y axis follows the data; a line far above it (> 1.5 x the highest sample) would flatten
+    // the curves, so it is named in the axis label instead of stretching the axis.
+    double dataMax = 0;
+    for (const PlotSeries& s : series) {
+        for (double v : s.hasBand() ? s.max : s.value) {
+            dataMax = std::isfinite(v) ? std::max(dataMax, v) : dataMax;
+        }
+    }
+    std::vector<AlarmLine> alarmLines = alarmLinesGB(lines);
+    QStringList offScale;
+    for (AlarmLine& a : alarmLines) {
+        if (a.scalesAxis && dataMax > 0 && a.y > 1.5 * dataMax) {
+            a.scalesAxis = false;
+        }
+        if (!a.scalesAxis && a.y > dataMax) {
+            offScale << a.label;
+        }
+    }
+    plot.setAxisLabels(QString(), offScale.isEmpty()
+                                      ? QStringLiteral("host memory used (GB)")
+                                      : QStringLiteral("host memory used (GB); above: %1")
+                                            .arg(offScale.join(QStringLiteral(", "))));
     plot.setYIncludesZero(true);
-    plot.setAlarmLines(alarmLinesGB(lines));
+    plot.setAlarmLines(std::move(alarmLines));
     plot.setPhases(toSpans(phases));
     plot.setEvents(std::move(markers));
     plot.setSeries(std::move(series));
