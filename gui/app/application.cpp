@@ -12,8 +12,8 @@
 
 #include "gui/app/app_settings.h"
 #include "gui/app/command_line.h"
-#include "gui/app/main_window.h"
 #include "gui/app/compare_report.h"
+#include "gui/app/main_window.h"
 #include "gui/app/report.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/compare_page.h"

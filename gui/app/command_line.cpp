@@ -32,7 +32,8 @@ QString usageText() {
                "                     host memory per node, eval accuracy (PNG), report.md, "
                "report.html\n"
                "  --run RUN_ID       the run to report on (see `runplanectl runs`)\n"
-               "  --runs A,B,...     with --report: compare 2-10 runs headless (eval score curves,\n"
+               "  --runs A,B,...     with --report: compare 2-10 runs headless (eval score "
+               "curves,\n"
                "                     host-memory peaks per run, recipe diff)\n"
                "  --help, --version\n")
         .arg(defaultHistoryPath());
@@ -112,8 +113,9 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
                 options.runIds << id.trimmed();
             }
             if (options.runIds.size() < 2 || options.runIds.size() > 10) {
-                return flagError(flag, QStringLiteral("compares 2 to 10 runs, got %1")
-                                           .arg(options.runIds.size()));
+                return flagError(
+                    flag,
+                    QStringLiteral("compares 2 to 10 runs, got %1").arg(options.runIds.size()));
             }
         } else {
             return flagError(arg, QStringLiteral("unknown argument (see --help)"));

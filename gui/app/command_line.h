@@ -1,6 +1,7 @@
 #pragma once
 // The `runplane` command line:
-//   runplane [--history FILE] [--connect ADDR]... [--report OUT_DIR (--run RUN_ID | --runs A,B,...)]
+//   runplane [--history FILE] [--connect ADDR]...
+//            [--report OUT_DIR (--run RUN_ID | --runs A,B,...)]
 // Parsing is separate from main() so it is tested without starting the GUI.
 
 #include <QString>

@@ -233,19 +233,19 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     md += QStringLiteral("\n## Host memory peaks per run\n\n") + peaks.markdown();
     md += QStringLiteral("\n## Recipe diff (fields that differ)\n\n");
     md += diff.rows.empty() ? QStringLiteral("The recipes are the same.\n") : diff.markdown();
-    QString html =
-        QStringLiteral(
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>%1</title><style>"
-            "body{font-family:sans-serif;max-width:1450px;margin:2em auto}"
-            "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
-            "padding:3px 8px;text-align:left}img{max-width:100%}</style></head><body>\n")
-            .arg(title.toHtmlEscaped());
+    QString html = QStringLiteral(
+                       "<!doctype html><html><head><meta charset=\"utf-8\"><title>%1</title><style>"
+                       "body{font-family:sans-serif;max-width:1450px;margin:2em auto}"
+                       "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
+                       "padding:3px 8px;text-align:left}img{max-width:100%}</style></head><body>\n")
+                       .arg(title.toHtmlEscaped());
     html += QStringLiteral("<h1>%1</h1>\n").arg(title.toHtmlEscaped()) + runs.html();
     html += QStringLiteral("<h2>Eval scores</h2><p>%1</p>\n").arg(emaText.toHtmlEscaped()) +
             plotsHtml + evals.html();
     html += QStringLiteral("<h2>Host memory peaks per run</h2>\n") + peaks.html();
-    html += QStringLiteral("<h2>Recipe diff (fields that differ)</h2>\n") +
-            (diff.rows.empty() ? QStringLiteral("<p>The recipes are the same.</p>\n") : diff.html());
+    html +=
+        QStringLiteral("<h2>Recipe diff (fields that differ)</h2>\n") +
+        (diff.rows.empty() ? QStringLiteral("<p>The recipes are the same.</p>\n") : diff.html());
     if (!notes.isEmpty()) {
         md += QStringLiteral("\n## Notes\n\n");
         html += QStringLiteral("<h2>Notes</h2><ul>");

@@ -55,7 +55,6 @@ double medianSpacing(const std::vector<double>& t) {
     return d[d.size() / 2];
 }
 
-
 }  // namespace
 
 const plan::ModelCatalog* defaultModelCatalog() {

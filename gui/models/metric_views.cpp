@@ -43,8 +43,7 @@ bool isEvalScore(const QString& name, const QString& unit) {
 
 QString bestText(const MetricValue& m, int precision) {
     if (!m.hasBest()) {
-        return QStringLiteral("– (%1: no better direction)")
-            .arg(kindText(m.info.kind));
+        return QStringLiteral("– (%1: no better direction)").arg(kindText(m.info.kind));
     }
     return QStringLiteral("%1 @ step %2").arg(m.best, 0, 'f', precision).arg(m.bestStep);
 }
@@ -98,8 +97,7 @@ std::vector<MetricPanel> metricPanels(const std::vector<PointSeries>& series) {
         if (p.names.isEmpty()) {
             p.group = group;
             p.kind = info.kind;
-            p.title = group + QStringLiteral(" · ") +
-                      kindText(info.kind);
+            p.title = group + QStringLiteral(" · ") + kindText(info.kind);
         }
         if (!p.names.contains(s.name)) {
             p.names << s.name;

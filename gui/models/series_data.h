@@ -57,7 +57,7 @@ struct MemoryLines {
     double healthyHighBytes = 0;  // ... to the highest (0 without a resolvable recipe)
     double plannedPeakBytes = 0;  // the planner's per-node peak for the run's recipe
     struct PlannedPhase {
-        QString phase;  // "load", "rollout", "train", "weight_sync"
+        QString phase;     // "load", "rollout", "train", "weight_sync"
         double bytes = 0;  // planned peak per node in that phase (max over nodes)
     };
     std::vector<PlannedPhase> plannedPhases;

@@ -36,7 +36,8 @@ void showMetricGroup(TimeSeriesPlot& plot, const std::vector<const PointSeries*>
 }
 
 std::vector<PlotSeries> compareSeries(const CompareData& data, const QString& metric,
-                                      CompareAxis axis, double weight, std::vector<QColor>* colors) {
+                                      CompareAxis axis, double weight,
+                                      std::vector<QColor>* colors) {
     std::vector<PlotSeries> series;
     for (size_t i = 0; i < data.runs.size(); ++i) {
         const CompareRun& r = data.runs[i];

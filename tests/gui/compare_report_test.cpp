@@ -67,9 +67,9 @@ QString writeTwoRuns(const QTemporaryDir& dir) {
 }  // namespace
 
 TEST(CompareReport, ParsesRunsFlag) {
-    auto o = parseCommandLine({QStringLiteral("runplane"), QStringLiteral("--report"),
-                               QStringLiteral("out"), QStringLiteral("--runs"),
-                               QStringLiteral("a, b")});
+    auto o =
+        parseCommandLine({QStringLiteral("runplane"), QStringLiteral("--report"),
+                          QStringLiteral("out"), QStringLiteral("--runs"), QStringLiteral("a, b")});
     ASSERT_TRUE(o) << o.error();
     EXPECT_EQ(o->runIds, (QStringList{QStringLiteral("a"), QStringLiteral("b")}));
     auto bad = [](const QStringList& args) {
@@ -109,13 +109,16 @@ TEST(CompareReport, BinaryWritesTheComparisonHeadless) {
         EXPECT_EQ(image.size(), QSize(1400, 560));
         EXPECT_TRUE(output.contains(QLatin1String(png))) << output.toStdString();
     }
-    EXPECT_FALSE(QFileInfo::exists(out + QStringLiteral("/compare_eval_gsm8k_response_len_mean.png")));
+    EXPECT_FALSE(
+        QFileInfo::exists(out + QStringLiteral("/compare_eval_gsm8k_response_len_mean.png")));
     const QString md = readText(out + QStringLiteral("/report.md"));
-    EXPECT_TRUE(md.contains(QStringLiteral("# Comparison: qwen3.8 full LoRA (synthetic) vs lr 2e-5")))
+    EXPECT_TRUE(
+        md.contains(QStringLiteral("# Comparison: qwen3.8 full LoRA (synthetic) vs lr 2e-5")))
         << md.toStdString();
     EXPECT_TRUE(md.contains(QStringLiteral("![eval/gsm8k](compare_eval_gsm8k.png)")));
     // Peaks per run and node: run 1's node-b holds the 900 GB spike, run 2 does not.
-    EXPECT_TRUE(md.contains(QStringLiteral("| qwen3.8 full LoRA (synthetic) | node-b | 900.0 GB |")))
+    EXPECT_TRUE(
+        md.contains(QStringLiteral("| qwen3.8 full LoRA (synthetic) | node-b | 900.0 GB |")))
         << md.toStdString();
     EXPECT_FALSE(md.contains(QStringLiteral("| lr 2e-5 | node-b | 900.0 GB |")));
     // The recipe diff holds the learning rate and not the fields that are equal.

@@ -1,8 +1,10 @@
 // issue 19: the memory panel is about this run. Lines come from the run's plan (per-node peak per
 // phase) and the daemon's alarm setting, never from fixed fractions of RAM; the y axis follows
-// the data with RAM as a reference line. Real SQLite history, real RunView (offscreen).
+// the data with RAM as a reference line. Real SQLite history, real RunView (offscreen). Also the
+// Runs page's empty states (no runs yet; a history that cannot be read).
 #include <gtest/gtest.h>
 
+#include <QFile>
 #include <QTemporaryDir>
 
 #include <algorithm>
@@ -13,7 +15,9 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/pages/run_view.h"
+#include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
+#include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
@@ -105,4 +109,31 @@ TEST(MemoryLines, LinesComeFromThePlanAndTheDaemonsAlarm) {
     EXPECT_DOUBLE_EQ(snap->lines.healthyLowBytes, low);
     EXPECT_DOUBLE_EQ(snap->lines.healthyHighBytes, high);
     EXPECT_DOUBLE_EQ(snap->lines.plannedPeakBytes, memory.peakBytes);
+}
+
+TEST(RunsPageEmptyStates, EmptyAndCorruptHistoriesSayWhatToDo) {
+    QTemporaryDir dir;
+    const QString empty = dir.filePath(QStringLiteral("empty.sqlite"));
+    ASSERT_TRUE(db::History::open(empty.toStdString()));
+    {
+        RunsPage page(empty);
+        ASSERT_TRUE(test::waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+        EXPECT_TRUE(page.bannerText().contains(QStringLiteral("make demo")))
+            << page.bannerText().toStdString();
+        EXPECT_TRUE(page.bannerText().contains(empty));
+    }
+    const QString corrupt = dir.filePath(QStringLiteral("corrupt.sqlite"));
+    {
+        QFile f(corrupt);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'x'));
+    }
+    RunsPage page(corrupt);
+    ASSERT_TRUE(test::waitUntil([&] { return !page.bannerText().isEmpty(); }, 10000));
+    const QString banner = page.bannerText();
+    EXPECT_TRUE(banner.contains(corrupt)) << banner.toStdString();
+    EXPECT_TRUE(banner.contains(QStringLiteral("not a database"))) << banner.toStdString();
+    QFile f(corrupt);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    EXPECT_EQ(f.readAll(), QByteArray(8192, 'x'));  // left as it was
 }

@@ -45,7 +45,9 @@ test::SyntheticRunSpec kindRun(const std::string& id, double scoreShift) {
     spec.extra = {
         {"eval/gsm8k",
          "",
-         {{0, 0.30 + scoreShift}, {10, 0.55 + scoreShift}, {20, 0.60 + scoreShift},
+         {{0, 0.30 + scoreShift},
+          {10, 0.55 + scoreShift},
+          {20, 0.60 + scoreShift},
           {30, 0.50 + scoreShift}}},
         {"eval/gsm8k/response_len/mean", "", {{0, 4.1}, {10, 3.9}, {20, 4.4}, {30, 4.0}}},
         {"eval/gsm8k/time", "", {{0, 12.0}, {10, 30.5}, {20, 9.25}, {30, 15.0}}},
@@ -130,8 +132,8 @@ TEST(MetricKinds, ClassifiesSlimeAndMilesNames) {
     EXPECT_EQ(metrics::classify("eval/x", "bytes").kind, Kind::Bytes);  // the unit wins
     EXPECT_EQ(metrics::groupOf("eval/gsm8k/time"), "eval");
     EXPECT_EQ(metrics::groupOf("host.mem.used_bytes"), "host");
-    EXPECT_EQ(metrics::primaryEval({"eval/gsm8k/time", "eval/math", "eval/aime/response_len/mean",
-                                    "eval/gsm8k"}),
+    EXPECT_EQ(metrics::primaryEval(
+                  {"eval/gsm8k/time", "eval/math", "eval/aime/response_len/mean", "eval/gsm8k"}),
               "eval/gsm8k");
     EXPECT_EQ(metrics::primaryEval({"eval/gsm8k/time", "train/loss"}), "");
 }
@@ -192,8 +194,8 @@ TEST_F(MetricsAnalysis, EvalPlotShowsScoresOnlyAndPanelsSplitByKind) {
     const QStringList titles = view.metricPanels()->titles();
     EXPECT_EQ(titles.value(0), QStringLiteral("eval · score"));
     for (const char* t : {"eval · tokens", "eval · time", "train · loss", "perf · time"}) {
-        EXPECT_TRUE(titles.contains(QString::fromUtf8(t))) << t << " in "
-                                                           << titles.join(',').toStdString();
+        EXPECT_TRUE(titles.contains(QString::fromUtf8(t)))
+            << t << " in " << titles.join(',').toStdString();
     }
     for (int i = 0; i < view.metricPanels()->panelCount(); ++i) {
         view.metricPanels()->panel(i)->flush();
@@ -259,8 +261,8 @@ TEST(Hover, ShowsStepRawAndSmoothedOfEverySeries) {
     PlotSeries a{QStringLiteral("run-a"), Qt::red, {0, 10, 20}, {0.30, 0.40, 0.50}, {}, {}};
     a.raw = {0.30, 0.45, 0.55};
     PlotSeries b{QStringLiteral("run-b"), Qt::blue, {0, 10, 20}, {0.60, 0.61, 0.62}, {}, {}};
-    PlotSeries faint{QStringLiteral("run-a (raw)"), Qt::red, {0, 10, 20}, {0.3, 0.45, 0.55}, {},
-                     {}};
+    PlotSeries faint{
+        QStringLiteral("run-a (raw)"), Qt::red, {0, 10, 20}, {0.3, 0.45, 0.55}, {}, {}};
     faint.faint = true;
     plot.setSeries({faint, a, b});
     plot.flush();
@@ -293,11 +295,12 @@ TEST_F(MetricsAnalysis, ComparePlotHoverHasBothRuns) {
 }
 
 TEST_F(MetricsAnalysis, CliRunsShowsThePrimaryEval) {
-    const QString ctl = test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
+    const QString ctl =
+        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
     auto run = [&](const QStringList& extra) {
         QProcess p;
-        p.start(ctl, QStringList{QStringLiteral("runs"), QStringLiteral("--history"), s_path} +
-                         extra);
+        p.start(ctl,
+                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), s_path} + extra);
         EXPECT_TRUE(p.waitForFinished(30000));
         EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
         return QString::fromUtf8(p.readAllStandardOutput());
@@ -329,7 +332,8 @@ TEST(CliRuns, LongCellsAreCutUnlessWide) {
         test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
     auto run = [&](const QStringList& extra) {
         QProcess p;
-        p.start(ctl, QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
+        p.start(ctl,
+                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
         EXPECT_TRUE(p.waitForFinished(30000));
         EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
         return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());

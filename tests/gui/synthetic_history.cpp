@@ -70,8 +70,8 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
         rec.address = "127.0.0.1:" + std::to_string(7070 + n);
         rec.hostname = node;
         rec.infoJson =
-            R"({"hostname":")" + node +
-            R"(","host_ram_bytes":)" + std::to_string(static_cast<std::int64_t>(spec.ramGB * kGB)) +
+            R"({"hostname":")" + node + R"(","host_ram_bytes":)" +
+            std::to_string(static_cast<std::int64_t>(spec.ramGB * kGB)) +
             R"(,"nccl_libraries":[{"path":"/usr/lib/libnccl.so.2","source":"system","version":")" +
             spec.ncclVersion + R"(","error":"","selected":true}]})";
         rec.lastSeenNs = spec.startNs + spec.seconds * kSecond;

@@ -7,8 +7,8 @@
 // use a real daemon.
 
 #include <cstdint>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/common/result.h"
@@ -42,10 +42,10 @@ struct SyntheticRunSpec {
     int evalSteps = 40;
     bool finished = true;
     std::string ncclVersion = "2.28.9";
-    bool standardEvals = true;         // eval/gsm8k, eval/aime, train/loss as above
-    std::vector<ExtraSeries> extra;    // more run-level series with exact values
-    double ramGB = 956;                // host.mem.total_bytes of every node
-    double hostScale = 1;              // host memory used is the 956 GB profile times this
+    bool standardEvals = true;       // eval/gsm8k, eval/aime, train/loss as above
+    std::vector<ExtraSeries> extra;  // more run-level series with exact values
+    double ramGB = 956;              // host.mem.total_bytes of every node
+    double hostScale = 1;            // host memory used is the 956 GB profile times this
 };
 
 /// Appends the run (and its nodes' node-level series) to the history. Returns the time of the
