@@ -14,7 +14,7 @@ Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std:
     }
     db::SeriesFilter filter;
     filter.runId = runId;
-    filter.name = prefix + "*";
+    filter.name = prefix.empty() ? std::string() : prefix + "*";  // "*" alone matches nothing
     auto series = history.listSeries(filter);
     if (!series) {
         return Error{series.error()};

@@ -23,7 +23,7 @@ QString readText(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
 }
 
-std::pair<int, QString> runplane(const QStringList& args) {
+std::pair<int, QString> runBinary(const QStringList& args) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("DISPLAY"));
@@ -99,8 +99,8 @@ TEST(CompareReport, BinaryWritesTheComparisonHeadless) {
     const QString history = writeTwoRuns(dir);
     const QString out = dir.filePath(QStringLiteral("cmp"));
     auto [code, output] =
-        runplane({QStringLiteral("--history"), history, QStringLiteral("--report"), out,
-                  QStringLiteral("--runs"), QStringLiteral("run-synthetic-1,run-synthetic-2")});
+        runBinary({QStringLiteral("--history"), history, QStringLiteral("--report"), out,
+                   QStringLiteral("--runs"), QStringLiteral("run-synthetic-1,run-synthetic-2")});
     ASSERT_EQ(code, 0) << output.toStdString();
     // One overlay per score-kind eval metric; none for the token length.
     for (const char* png : {"compare_eval_aime.png", "compare_eval_gsm8k.png"}) {
@@ -130,9 +130,9 @@ TEST(CompareReport, BinaryWritesTheComparisonHeadless) {
 
     // An unknown run is named, with the history file.
     std::tie(code, output) =
-        runplane({QStringLiteral("--history"), history, QStringLiteral("--report"),
-                  dir.filePath(QStringLiteral("o2")), QStringLiteral("--runs"),
-                  QStringLiteral("run-synthetic-1,nope")});
+        runBinary({QStringLiteral("--history"), history, QStringLiteral("--report"),
+                   dir.filePath(QStringLiteral("o2")), QStringLiteral("--runs"),
+                   QStringLiteral("run-synthetic-1,nope")});
     EXPECT_EQ(code, 1);
     EXPECT_TRUE(output.contains(QStringLiteral("'nope'")) && output.contains(history))
         << output.toStdString();

@@ -160,8 +160,8 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
                 base += 150;
             }
             double v = (base + 3 * noise(s * 7 + n)) * kGB * spec.hostScale;
-            double lo = v - 2 * kGB;
-            double hi = v + 2 * kGB;
+            double lo = v - 2 * kGB * spec.hostScale;
+            double hi = v + 2 * kGB * spec.hostScale;
             if (spec.plantSpike && n == 1 && s == spec.seconds / 2) {
                 hi = 900 * kGB;  // a one-sample spike inside one interval
                 spikeNs = t;
