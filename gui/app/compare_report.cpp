@@ -41,7 +41,7 @@ struct Table {
     std::vector<QStringList> rows;
 
     QString markdown() const {
-        auto cells = [](QStringList r) {
+        auto cells = [](QStringList r) -> QString {
             for (QString& c : r) {
                 c.replace(QLatin1Char('|'), QStringLiteral("\\|"));
             }
