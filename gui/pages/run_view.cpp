@@ -335,6 +335,7 @@ void RunView::showMetric(const QString& name) {
 void RunView::applyMetrics(bool resetView) {
     if (!m_snapshot || m_snapshot->metrics.empty()) {
         m_metricsPlot->setPlaceholder(tr("no metric series recorded for this run"));
+        m_panels->setMetrics({}, true);
         return;
     }
     const QString key = m_metricCombo->currentData().toString();
