@@ -112,8 +112,8 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
                 EventMarker{e.t, e.nodeId + QStringLiteral(": ") + e.message, errorColor()});
         }
     }
-    // The y axis follows the data; a line far above it (> 1.5 x the highest sample) would flatten
-    // the curves, so it is named in the axis label instead of stretching the axis.
+    // The y axis follows the data; a line far above it (> 2 x the highest sample) would flatten
+    // the curves, so it is named (shortly) in the axis label instead of stretching the axis.
     double dataMax = 0;
     for (const PlotSeries& s : series) {
         for (double v : s.hasBand() ? s.max : s.value) {
@@ -122,13 +122,24 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
     }
     std::vector<AlarmLine> alarmLines = alarmLinesGB(lines);
     QStringList offScale;
+    double plannedAbove = 0;
     for (AlarmLine& a : alarmLines) {
-        if (a.scalesAxis && dataMax > 0 && a.y > 1.5 * dataMax) {
+        if (a.scalesAxis && dataMax > 0 && a.y > 2 * dataMax) {
             a.scalesAxis = false;
         }
-        if (!a.scalesAxis && a.y > dataMax) {
-            offScale << a.label;
+        if (a.scalesAxis || a.y <= dataMax) {
+            continue;
         }
+        if (a.label.startsWith(QLatin1String("planned"))) {
+            plannedAbove = std::max(plannedAbove, a.y);
+        } else {
+            offScale << (a.label.startsWith(QLatin1String("host RAM"))
+                             ? QStringLiteral("RAM %1").arg(formatBytes(a.y * kBytesPerGB))
+                             : QStringLiteral("alarm %1").arg(formatBytes(a.y * kBytesPerGB)));
+        }
+    }
+    if (plannedAbove > 0) {
+        offScale << QStringLiteral("plan ≤ %1").arg(formatBytes(plannedAbove * kBytesPerGB));
     }
     plot.setAxisLabels(QString(), offScale.isEmpty()
                                       ? QStringLiteral("host memory used (GB)")
