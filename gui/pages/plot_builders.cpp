@@ -74,18 +74,31 @@ std::vector<AlarmLine> alarmLinesGB(const MemoryLines& lines) {
             AlarmLine{QStringLiteral("sustained alarm %1").arg(formatBytes(lines.alarmBytes)),
                       lines.alarmBytes / kBytesPerGB, errorColor(), true});
     }
-    // The run's plan: its per-node peak in each phase (distinct values only).
-    std::vector<double> drawn;
+    // The run's plan: its per-node peak in each phase. Phases within 1 % of each other share one
+    // line (their labels would overlap), drawn at the highest of them.
+    struct Group {
+        QStringList phases;
+        double bytes = 0;
+    };
+    std::vector<Group> groups;
     for (const MemoryLines::PlannedPhase& p : lines.plannedPhases) {
-        if (std::find(drawn.begin(), drawn.end(), p.bytes) != drawn.end()) {
-            continue;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+            return std::abs(g.bytes - p.bytes) <= 0.01 * std::max(g.bytes, p.bytes);
+        });
+        if (it == groups.end()) {
+            groups.push_back(Group{{p.phase}, p.bytes});
+        } else {
+            it->phases << p.phase;
+            it->bytes = std::max(it->bytes, p.bytes);
         }
-        drawn.push_back(p.bytes);
-        const bool peak = p.bytes >= lines.plannedPeakBytes;
-        out.push_back(AlarmLine{
-            QStringLiteral("planned %1 %2%3")
-                .arg(p.phase, formatBytes(p.bytes), peak ? QStringLiteral(" (peak)") : QString()),
-            p.bytes / kBytesPerGB, peak ? QColor(0x00, 0x72, 0xB2) : okColor(), true, peak});
+    }
+    for (const Group& g : groups) {
+        const bool peak = g.bytes >= lines.plannedPeakBytes;
+        out.push_back(AlarmLine{QStringLiteral("planned %1 %2%3")
+                                    .arg(g.phases.join(QLatin1Char('/')), formatBytes(g.bytes),
+                                         peak ? QStringLiteral(" (peak)") : QString()),
+                                g.bytes / kBytesPerGB, peak ? QColor(0x00, 0x72, 0xB2) : okColor(),
+                                true, peak});
     }
     if (lines.plannedPhases.empty() && lines.plannedPeakBytes > 0) {
         out.push_back(
