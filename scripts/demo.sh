@@ -93,7 +93,12 @@ if [[ -x "$GUI" ]]; then
     for run_id in "${run_ids[@]}"; do
         QT_QPA_PLATFORM=offscreen "$GUI" --history "$RUNPLANE_HISTORY" --report "$DEMO/report/$run_id" --run "$run_id"
     done
-    echo "report: $DEMO/report/"
+    if (( ${#run_ids[@]} >= 2 )); then
+        # The Compare view headless: eval score curves, memory peaks per run, recipe diff.
+        ids="$(IFS=,; echo "${run_ids[*]}")"
+        QT_QPA_PLATFORM=offscreen "$GUI" --history "$RUNPLANE_HISTORY" --report "$DEMO/report/compare" --runs "$ids"
+    fi
+    echo "report: $DEMO/report/ (comparison: $DEMO/report/compare/report.html)"
     ls -R "$DEMO/report"
 else
     echo "demo: the GUI was not built, so no report was rendered (see the configure summary)"

@@ -15,6 +15,7 @@
 #include "backend/control/text_format.h"
 #include "backend/plan/recipe.h"
 #include "common/build_info.h"
+#include "common/metrics/run_metrics.h"
 #include "db/history/history.h"
 
 namespace {
@@ -241,7 +242,18 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
 struct RunsOptions {
     std::string history;
     bool json = false;
+    std::string output;  // "" (cells cut at kRunsCellWidth) or "wide" (whole cells)
 };
+
+// A table cell longer than this is cut with "..." unless -o wide (launcher argv, many peaks).
+constexpr std::size_t kRunsCellWidth = 40;
+
+std::string fitCell(const std::string& text, bool wide) {
+    if (wide || text.size() <= kRunsCellWidth) {
+        return text;
+    }
+    return text.substr(0, kRunsCellWidth - 3) + "...";
+}
 
 void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     std::error_code ec;
@@ -269,12 +281,12 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     }
     json out = json::array();
     std::vector<std::vector<std::string>> rows = {
-        {"ID", "NAME", "STATUS", "NODES", "STARTED", "DURATION", "PEAK HOST MEM", "BEST EVAL"}};
+        {"ID", "NAME", "STATUS", "NODES", "STARTED", "DURATION", "PEAK HOST MEM", "PRIMARY EVAL"}};
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
     for (const auto& run : *runs) {
         auto peaks = (*history)->runPeaks(run.id);
-        auto metrics = (*history)->runMetrics(run.id);
+        auto metrics = runplane::metrics::runMetricsByKind(**history, run.id);
         json j = {{"id", run.id},
                   {"name", run.name},
                   {"status", std::string(runplane::db::toString(run.state))},
@@ -292,19 +304,30 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                 peakText += (peakText.empty() ? "" : ", ") + formatBytes(p.peak);
             }
         }
+        // The run's primary eval metric (the first score-kind eval/* series), best by its
+        // direction; every eval/* series with its kind stays in the JSON.
         std::string evalText;
+        j["primary_eval"] = nullptr;
         if (metrics.ok()) {
-            for (const auto& m : *metrics) {
-                j["evals"].push_back({{"node_id", m.nodeId},
-                                      {"series", m.series},
-                                      {"last", m.last},
-                                      {"last_step", m.lastStep},
-                                      {"best", m.best},
-                                      {"best_step", m.bestStep}});
-                char text[96];
-                std::snprintf(text, sizeof text, "%s %.3f@%lld", m.series.c_str(), m.best,
-                              static_cast<long long>(m.bestStep));
-                evalText += (evalText.empty() ? "" : ", ") + std::string(text);
+            for (const auto& r : *metrics) {
+                const auto& m = r.summary;
+                j["evals"].push_back(
+                    {{"node_id", m.nodeId},
+                     {"series", m.series},
+                     {"kind", std::string(runplane::metrics::kindName(r.info.kind))},
+                     {"direction", std::string(runplane::metrics::directionName(r.info.direction))},
+                     {"last", m.last},
+                     {"last_step", m.lastStep},
+                     {"best", m.bestStep >= 0 ? json(m.best) : json(nullptr)},
+                     {"best_step", m.bestStep}});
+            }
+            if (const auto* primary = runplane::metrics::primaryMetric(*metrics)) {
+                const auto& m = primary->summary;
+                j["primary_eval"] = m.series;
+                char text[160];
+                std::snprintf(text, sizeof text, "%s best %.3f@%lld last %.3f", m.series.c_str(),
+                              m.best, static_cast<long long>(m.bestStep), m.last);
+                evalText = text;
             }
         }
         out.push_back(std::move(j));
@@ -317,6 +340,9 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                         formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
                         peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText});
+        for (std::string& cell : rows.back()) {
+            cell = fitCell(cell, options.output == "wide");
+        }
     }
     if (options.json) {
         std::cout << out.dump(2) << "\n";
@@ -385,6 +411,8 @@ const bool kRegistered =
         runsCmd->add_option("--history", runs->history, "History file ($RUNPLANE_HISTORY)")
             ->capture_default_str();
         runsCmd->add_flag("--json", runs->json, "Print JSON");
+        runsCmd->add_option("-o,--output", runs->output, "wide: print long cells whole")
+            ->check(CLI::IsMember({"wide"}));
         runsCmd->callback([runs, &context] { runRuns(*runs, context); });
     });
 

@@ -13,6 +13,7 @@
 #include "common/build_info.h"
 #include "gui/app/app_settings.h"
 #include "gui/app/command_line.h"
+#include "gui/app/compare_report.h"
 #include "gui/app/main_window.h"
 #include "gui/app/report.h"
 #include "gui/pages/cluster_page.h"
@@ -35,7 +36,26 @@ bool haveDisplay() {
            !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
+int runCompareReport(const AppOptions& options, const QString& historyPath) {
+    CompareReportRequest request;
+    request.historyPath = historyPath;
+    request.runIds = options.runIds;
+    request.outDir = options.reportDir;
+    auto files = writeCompareReport(request);
+    if (!files) {
+        printErr(QStringLiteral("runplane --report: ") + QString::fromStdString(files.error()));
+        return 1;
+    }
+    for (const QString& f : files->written) {
+        std::printf("wrote %s\n", QDir::toNativeSeparators(f).toLocal8Bit().constData());
+    }
+    return 0;
+}
+
 int runReport(const AppOptions& options, const QString& historyPath) {
+    if (!options.runIds.isEmpty()) {
+        return runCompareReport(options, historyPath);
+    }
     ReportRequest request;
     request.historyPath = historyPath;
     request.runId = options.runId;

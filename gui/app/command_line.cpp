@@ -24,14 +24,17 @@ bool validAddress(const QString& addr) {
 
 QString usageText() {
     return QStringLiteral(
-               "usage: runplane [--history FILE] [--connect ADDR]... [--report OUT_DIR --run "
-               "RUN_ID]\n"
+               "usage: runplane [--history FILE] [--connect ADDR]... [--report OUT_DIR (--run "
+               "RUN_ID | --runs A,B,...)]\n"
                "  --history FILE     run history (SQLite); default %1\n"
                "  --connect ADDR     connect to the daemon at host:port at start (repeatable)\n"
                "  --report OUT_DIR   render a headless report for --run into OUT_DIR (no window):\n"
                "                     host memory per node, eval accuracy (PNG), report.md, "
                "report.html\n"
                "  --run RUN_ID       the run to report on (see `runplanectl runs`)\n"
+               "  --runs A,B,...     with --report: compare 2-10 runs headless (eval score "
+               "curves,\n"
+               "                     host-memory peaks per run, recipe diff)\n"
                "  --help, --version\n")
         .arg(defaultHistoryPath());
 }
@@ -98,15 +101,39 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
                 return flagError(flag, QStringLiteral("expects a run id"));
             }
             options.runId = v->trimmed();
+        } else if (flag == QLatin1String("--runs")) {
+            auto v = takeValue();
+            if (!v || v->trimmed().isEmpty()) {
+                return flagError(flag, QStringLiteral("expects run ids A,B,..."));
+            }
+            for (const QString& id : v->split(QLatin1Char(','))) {
+                if (id.trimmed().isEmpty()) {
+                    return flagError(flag, QStringLiteral("'%1' has an empty run id").arg(*v));
+                }
+                options.runIds << id.trimmed();
+            }
+            if (options.runIds.size() < 2 || options.runIds.size() > 10) {
+                return flagError(
+                    flag,
+                    QStringLiteral("compares 2 to 10 runs, got %1").arg(options.runIds.size()));
+            }
         } else {
             return flagError(arg, QStringLiteral("unknown argument (see --help)"));
         }
     }
-    if (!options.reportDir.isEmpty() && options.runId.isEmpty()) {
-        return flagError(QStringLiteral("--report"), QStringLiteral("needs --run RUN_ID"));
+    if (!options.runId.isEmpty() && !options.runIds.isEmpty()) {
+        return flagError(QStringLiteral("--runs"), QStringLiteral("cannot be used with --run"));
+    }
+    if (!options.reportDir.isEmpty() && options.runId.isEmpty() && options.runIds.isEmpty()) {
+        return flagError(QStringLiteral("--report"),
+                         QStringLiteral("needs --run RUN_ID (or --runs A,B,... to compare)"));
     }
     if (options.reportDir.isEmpty() && !options.runId.isEmpty()) {
         return flagError(QStringLiteral("--run"),
+                         QStringLiteral("is only used with --report OUT_DIR"));
+    }
+    if (options.reportDir.isEmpty() && !options.runIds.isEmpty()) {
+        return flagError(QStringLiteral("--runs"),
                          QStringLiteral("is only used with --report OUT_DIR"));
     }
     return options;

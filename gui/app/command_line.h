@@ -1,6 +1,7 @@
 #pragma once
 // The `runplane` command line:
-//   runplane [--history FILE] [--connect ADDR]... [--report OUT_DIR --run RUN_ID]
+//   runplane [--history FILE] [--connect ADDR]...
+//            [--report OUT_DIR (--run RUN_ID | --runs A,B,...)]
 // Parsing is separate from main() so it is tested without starting the GUI.
 
 #include <QString>
@@ -15,6 +16,7 @@ struct AppOptions {
     QStringList connect;  // daemon addresses (host:port) to connect at start
     QString reportDir;    // non-empty: headless report mode, no window
     QString runId;        // with --report: the run's id in the history
+    QStringList runIds;   // with --report: 2-10 runs to compare (--runs A,B,...)
     bool help = false;
     bool version = false;
 };

@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -10,6 +12,7 @@
 #include "backend/plan/recipe.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
+#include "gui/models/metric_views.h"
 
 namespace runplane::gui {
 
@@ -102,11 +105,8 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
                     NodePeakRow{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), {}, 0});
             }
         }
-        if (auto metrics = history.runMetrics(r.id, "")) {
-            for (const db::MetricSummary& m : *metrics) {
-                c.run.metrics.push_back(
-                    MetricValue{qs(m.series), m.last, m.lastStep, m.best, m.bestStep});
-            }
+        if (auto metrics = loadMetricValues(history, r.id, "")) {
+            c.run.metrics = std::move(*metrics);
         }
         db::SeriesFilter f;
         f.runId = r.id;
@@ -127,16 +127,7 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
         }
         data.runs.push_back(std::move(c));
     }
-    for (const QString& n : names) {
-        if (n.startsWith(QLatin1String("eval/"))) {
-            data.metricNames << n;
-        }
-    }
-    for (const QString& n : names) {
-        if (!n.startsWith(QLatin1String("eval/"))) {
-            data.metricNames << n;
-        }
-    }
+    data.metricNames = orderMetricNames(QStringList(names.begin(), names.end()));
     return data;
 }
 
@@ -206,14 +197,58 @@ CurveXY metricCurve(const CompareRun& run, const QString& metric, CompareAxis ax
 }
 
 std::vector<double> emaSmooth(const std::vector<double>& y, double weight) {
+    return emaSmooth({}, y, weight);
+}
+
+std::vector<double> emaSmooth(const std::vector<double>& x, const std::vector<double>& y,
+                              double weight) {
     if (weight <= 0 || y.empty()) {
         return y;
     }
     weight = std::min(weight, 0.999);
+    // TensorBoard leaves a constant series alone (its debiasing would add rounding noise).
+    if (std::all_of(y.begin(), y.end(), [&](double v) { return v == y.front(); })) {
+        return y;
+    }
+    const bool useX = x.size() == y.size();
+    double spacing = 0;
+    if (useX) {
+        std::vector<double> gaps;
+        double prev = std::numeric_limits<double>::quiet_NaN();
+        for (size_t i = 0; i < y.size(); ++i) {
+            if (!std::isfinite(y[i]) || !std::isfinite(x[i])) {
+                continue;
+            }
+            if (std::isfinite(prev) && x[i] > prev) {
+                gaps.push_back(x[i] - prev);
+            }
+            prev = x[i];
+        }
+        if (!gaps.empty()) {
+            auto mid = gaps.begin() + static_cast<std::ptrdiff_t>((gaps.size() - 1) / 2);
+            std::nth_element(gaps.begin(), mid, gaps.end());
+            spacing = *mid;
+        }
+    }
     std::vector<double> s(y.size());
-    s[0] = y[0];
-    for (size_t i = 1; i < y.size(); ++i) {
-        s[i] = weight * s[i - 1] + (1 - weight) * y[i];
+    double accum = 0;
+    double keep = 1;  // product of the weights so far: the bias towards the zero start
+    double prevX = std::numeric_limits<double>::quiet_NaN();
+    for (size_t i = 0; i < y.size(); ++i) {
+        if (!std::isfinite(y[i]) || (useX && !std::isfinite(x[i]))) {
+            s[i] = y[i];
+            continue;
+        }
+        double w = weight;
+        if (spacing > 0 && std::isfinite(prevX) && x[i] > prevX) {
+            w = std::pow(weight, (x[i] - prevX) / spacing);
+        }
+        accum = w * accum + (1 - w) * y[i];
+        keep *= w;
+        s[i] = accum / (1 - keep);
+        if (useX) {
+            prevX = x[i];
+        }
     }
     return s;
 }
@@ -233,7 +268,7 @@ QString compareCsv(const CompareData& data, const QString& metric, CompareAxis a
     };
     for (const CompareRun& r : data.runs) {
         const CurveXY c = metricCurve(r, metric, axis);
-        const std::vector<double> smooth = emaSmooth(c.y, weight);
+        const std::vector<double> smooth = emaSmooth(c.x, c.y, weight);
         for (size_t i = 0; i < c.x.size(); ++i) {
             csv += quote(r.run.id) + QLatin1Char(',') + quote(r.run.name) + QLatin1Char(',') +
                    quote(metric) + QLatin1Char(',') + QString::number(c.x[i], 'g', 12) +

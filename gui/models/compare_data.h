@@ -65,11 +65,19 @@ struct CurveXY {
 /// run started. Points without a step fall back to wall time.
 CurveXY metricCurve(const CompareRun& run, const QString& metric, CompareAxis axis);
 
-/// Exponential moving average with TensorBoard's convention:
-/// s_0 = y_0, s_i = w * s_{i-1} + (1 - w) * y_i, for weight w in [0, 1); w = 0 returns y.
+/// TensorBoard's debiased exponential moving average (docs/gui.md): a_0 = 0,
+/// a_n = w * a_{n-1} + (1 - w) * y_n, s_n = a_n / (1 - w^n) over the finite points (n counts
+/// them from 1); a non-finite y passes through unsmoothed, a constant series is returned as is,
+/// w = 0 returns y, w is capped at 0.999.
 std::vector<double> emaSmooth(const std::vector<double>& y, double weight);
+/// The same, spacing-aware for uneven x: point n uses w_n = w^(dx_n / d), dx_n = x_n - x_{n-1},
+/// d = the median spacing (lower median) of the finite points, and debiases by 1 - prod(w_k).
+/// With even spacing w_n = w and this is exactly the TensorBoard formula above.
+std::vector<double> emaSmooth(const std::vector<double>& x, const std::vector<double>& y,
+                              double weight);
 
-/// CSV: run_id,run_name,x,value,smoothed (one line per point, header first).
+/// CSV: run_id,run_name,metric,x,value,smoothed (one line per point, header first; smoothed by
+/// the spacing-aware EMA).
 QString compareCsv(const CompareData& data, const QString& metric, CompareAxis axis, double weight);
 
 }  // namespace runplane::gui

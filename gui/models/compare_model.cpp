@@ -1,5 +1,7 @@
 #include "gui/models/compare_model.h"
 
+#include "common/metrics/metric_kind.h"
+
 #include <QBrush>
 #include <QFont>
 
@@ -108,14 +110,25 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
             }
             return QStringLiteral("–");
         });
-        summary(tr("%1 best (step)").arg(metric), [&](const CompareRun& r) -> QString {
-            for (const MetricValue& m : r.run.metrics) {
-                if (m.name == metric) {
-                    return QStringLiteral("%1 (%2)").arg(m.best, 0, 'f', 4).arg(m.bestStep);
-                }
-            }
-            return QStringLiteral("–");
-        });
+        // Best by the metric's direction (max of a score, min of a loss or a time, none for a
+        // token length or a count).
+        const metrics::MetricInfo info = metrics::classify(metric.toStdString());
+        summary(info.direction == metrics::Direction::None
+                    ? tr("%1 best (no better direction)").arg(metric)
+                    : tr("%1 best, %2 is better (step)")
+                          .arg(metric,
+                               QString::fromUtf8(metrics::directionName(info.direction).data())),
+                [&](const CompareRun& r) -> QString {
+                    for (const MetricValue& m : r.run.metrics) {
+                        if (m.name == metric) {
+                            return m.hasBest() ? QStringLiteral("%1 (%2)")
+                                                     .arg(m.best, 0, 'f', 4)
+                                                     .arg(m.bestStep)
+                                               : QStringLiteral("–");
+                        }
+                    }
+                    return QStringLiteral("–");
+                });
     }
     m_summaryRows = static_cast<int>(m_rows.size());
     for (DiffRow& d : recipeDiff(data.runs)) {

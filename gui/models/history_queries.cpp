@@ -19,6 +19,7 @@
 #include "backend/plan/recipe.h"
 #include "backend/plan/topology.h"
 #include "db/history/history.h"
+#include "gui/models/metric_views.h"
 
 namespace runplane::gui {
 
@@ -53,11 +54,6 @@ double medianSpacing(const std::vector<double>& t) {
     std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
     return d[d.size() / 2];
 }
-
-// The source's healthy band (600-650 GB of 956 GB RAM), scaled to a node's RAM like the
-// planner scales its alarm line (plan::kHostAlarmFraction = 750/956).
-constexpr double kHealthyLowFraction = 600.0 / 956.0;
-constexpr double kHealthyHighFraction = 650.0 / 956.0;
 
 }  // namespace
 
@@ -280,9 +276,10 @@ QString recipeLabel(const QString& recipeYaml) {
 }
 
 MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
-                                  const plan::ModelCatalog* catalog) {
+                                  const plan::ModelCatalog* catalog, double daemonAlarmBytes) {
     MemoryLines lines;
     lines.ramBytes = ramBytes;
+    QStringList source;
     std::optional<plan::Recipe> recipe;
     if (!recipeYaml.trimmed().isEmpty()) {
         if (auto parsed = plan::parseRecipe(recipeYaml.toStdString(), "recipe snapshot")) {
@@ -292,24 +289,43 @@ MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
     if (lines.ramBytes <= 0 && recipe) {
         lines.ramBytes = recipe->hardware.hostRamGb * plan::kGb;
     }
-    if (lines.ramBytes <= 0) {
-        lines.source = QStringLiteral("no RAM known: no alarm lines");
-        return lines;
-    }
-    lines.alarmBytes = plan::kHostAlarmFraction * lines.ramBytes;
-    lines.healthyLowBytes = kHealthyLowFraction * lines.ramBytes;
-    lines.healthyHighBytes = kHealthyHighFraction * lines.ramBytes;
-    lines.source = QStringLiteral("alarm 750/956 and healthy 600-650/956 of host RAM");
+    std::optional<plan::MemoryPlan> memory;
     if (recipe && catalog != nullptr) {
         if (auto shape = plan::resolveModel(*recipe, *catalog)) {
-            const plan::MemoryPlan memory = plan::planMemory(*recipe, *shape);
-            double peak = 0;
-            for (const plan::NodeMemory& n : memory.nodes) {
-                peak = std::max(peak, n.peakBytes);
-            }
-            lines.plannedPeakBytes = peak;
+            memory = plan::planMemory(*recipe, *shape);
         }
     }
+    if (memory) {
+        // The run's own plan: per phase, the highest planned per-node peak; the band spans the
+        // lowest to the highest of the non-load phases (steady state).
+        for (plan::Phase phase : plan::kPhases) {
+            double peak = 0;
+            for (const plan::NodeMemory& n : memory->nodes) {
+                peak = std::max(peak, n.phases[static_cast<size_t>(phase)].total());
+            }
+            if (peak > 0) {
+                lines.plannedPhases.push_back({QString::fromUtf8(plan::toString(phase)), peak});
+                if (phase != plan::Phase::Load) {
+                    lines.healthyLowBytes =
+                        lines.healthyLowBytes > 0 ? std::min(lines.healthyLowBytes, peak) : peak;
+                    lines.healthyHighBytes = std::max(lines.healthyHighBytes, peak);
+                }
+            }
+            lines.plannedPeakBytes = std::max(lines.plannedPeakBytes, peak);
+        }
+        source << QStringLiteral("planned peaks from the run's recipe");
+    }
+    if (daemonAlarmBytes > 0) {
+        lines.alarmBytes = daemonAlarmBytes;
+        source << QStringLiteral("alarm from the daemon's --mem-alarm-bytes");
+    } else if (memory && memory->hostAlarmBytes > 0) {
+        lines.alarmBytes = memory->hostAlarmBytes;
+        source << QStringLiteral("alarm from the run's plan");
+    }
+    if (source.isEmpty()) {
+        source << QStringLiteral("no recipe plan and no daemon alarm: RAM only");
+    }
+    lines.source = source.join(QStringLiteral("; "));
     return lines;
 }
 
@@ -338,11 +354,8 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
                     NodePeakRow{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), QString(), 0});
             }
         }
-        if (auto metrics = history.runMetrics(r.id)) {
-            for (const db::MetricSummary& m : *metrics) {
-                row.metrics.push_back(
-                    MetricValue{qs(m.series), m.last, m.lastStep, m.best, m.bestStep});
-            }
+        if (auto metrics = loadMetricValues(history, r.id)) {
+            row.metrics = std::move(*metrics);
         }
         rows.push_back(std::move(row));
     }
@@ -391,7 +404,6 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             ram = v;
         }
     }
-    snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog);
 
     // GPU memory: node-level "gpu.*" memory series of the run's nodes.
     for (const QString& node : snap.run.nodes) {
@@ -451,6 +463,14 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         return Error{events.error()};
     }
     snap.phases = phasesFromEvents(*events, runEnd);
+    // The daemon states its alarm threshold on every memory_alarm event it raises.
+    double daemonAlarm = 0;
+    for (const db::EventRecord& e : *events) {
+        if (e.kind == "memory_alarm") {
+            daemonAlarm = std::max(daemonAlarm, attr(e.attrsJson, "threshold_bytes").toDouble());
+        }
+    }
+    snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog, daemonAlarm);
     for (const db::EventRecord& e : *events) {
         const double t = nsToSeconds(e.tNs);
         EventRow row = toEventRow(e);
@@ -487,11 +507,10 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     } else {
         snap.warnings << qs(peaks.error());
     }
-    if (auto metrics = history.runMetrics(r.id)) {
-        for (const db::MetricSummary& m : *metrics) {
-            snap.run.metrics.push_back(
-                MetricValue{qs(m.series), m.last, m.lastStep, m.best, m.bestStep});
-        }
+    if (auto metrics = loadMetricValues(history, r.id)) {
+        snap.run.metrics = std::move(*metrics);
+    } else {
+        snap.warnings << qs(metrics.error());
     }
 
     // NCCL libraries from the nodes' inventory snapshots; node addresses for the log tail.

@@ -76,11 +76,14 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
                                     double t1, int maxBuckets,
                                     const plan::ModelCatalog* catalog = nullptr);
 
-/// Lines for host-memory plots: RAM (measured, else the recipe's hardware.host_ram_gb), the
-/// planner's alarm line (750/956 of RAM), the source's healthy band (600–650/956 of RAM) and,
-/// with a catalog, the planner's per-node peak for the recipe (docs/gui.md).
+/// Lines for host-memory plots, about this run (docs/gui.md): RAM (measured, else the recipe's
+/// hardware.host_ram_gb) as a reference; with a catalog and a resolvable recipe, the plan's
+/// per-node peak per phase and the band between the lowest and highest non-load phase peak;
+/// the alarm is the daemon's threshold (daemonAlarmBytes, from its memory_alarm events), else
+/// the plan's. No recipe and no daemon alarm: RAM only (no fractions of RAM are invented).
 MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
-                                  const plan::ModelCatalog* catalog = nullptr);
+                                  const plan::ModelCatalog* catalog = nullptr,
+                                  double daemonAlarmBytes = 0);
 
 /// The model catalog found next to the executable or in the source tree
 /// (plan::locateRecipesDir), loaded once on first use from any thread; nullptr if none.

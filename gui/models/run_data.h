@@ -6,20 +6,26 @@
 #include <QString>
 #include <QStringList>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "common/metrics/metric_kind.h"
 #include "gui/models/series_data.h"
 
 namespace runplane::gui {
 
-/// Last and best value of one metric of a run.
+/// Last and best value of one metric of a run; best follows the metric's direction
+/// (common/metrics/metric_kind.h) and is absent (bestStep -1) when it has none.
 struct MetricValue {
     QString name;  // "eval/gsm8k"
     double last = 0;
     std::int64_t lastStep = -1;
     double best = 0;
     std::int64_t bestStep = -1;
+    metrics::MetricInfo info;
+
+    bool hasBest() const { return bestStep >= 0 && !std::isnan(best); }
 };
 
 /// One run in the history list.

@@ -1,4 +1,6 @@
 #include "gui/models/run_models.h"
+
+#include "gui/models/metric_views.h"
 #include "gui/models/run_data.h"
 
 #include <QBrush>
@@ -105,23 +107,23 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
         case PeakColumn:
             return tr("Peak host mem");
         case EvalColumn:
-            return tr("Eval (last / best)");
+            return tr("Primary eval (last / best)");
         default:
             return {};
     }
 }
 
 QString RunListModel::evalText(const RunRow& run) const {
-    QStringList parts;
-    for (const MetricValue& m : run.metrics) {
-        QString name = m.name;
-        if (name.startsWith(QLatin1String("eval/"))) {
-            name = name.mid(5);
-        }
-        parts
-            << QStringLiteral("%1 %2 / %3").arg(name).arg(m.last, 0, 'f', 3).arg(m.best, 0, 'f', 3);
+    // The primary eval metric only (first score-kind eval/*): token lengths and eval times are
+    // not accuracies. The tooltip lists every eval/* series.
+    const MetricValue* m = primaryMetric(run.metrics);
+    if (m == nullptr) {
+        return {};
     }
-    return parts.join(QStringLiteral(", "));
+    return QStringLiteral("%1 %2 / %3")
+        .arg(m->name.mid(5))
+        .arg(m->last, 0, 'f', 3)
+        .arg(m->hasBest() ? QString::number(m->best, 'f', 3) : QStringLiteral("–"));
 }
 
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
@@ -147,7 +149,10 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
                 case NodesColumn:
                     return static_cast<int>(r.nodes.size());
                 case EvalColumn:
-                    return r.metrics.empty() ? -1.0 : r.metrics.front().best;
+                    if (const MetricValue* m = primaryMetric(r.metrics); m && m->hasBest()) {
+                        return m->best;
+                    }
+                    return -1.0;
                 default:
                     return data(index, Qt::DisplayRole);
             }
@@ -157,6 +162,18 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             }
             return {};
         case Qt::ToolTipRole:
+            if (index.column() == EvalColumn) {
+                QStringList lines;
+                for (const MetricValue& m : r.metrics) {
+                    lines << QStringLiteral("%1 (%2): last %3 @ step %4, best %5")
+                                 .arg(m.name,
+                                      QString::fromUtf8(metrics::kindName(m.info.kind).data()))
+                                 .arg(m.last, 0, 'f', 4)
+                                 .arg(m.lastStep)
+                                 .arg(bestText(m));
+                }
+                return lines.join(QLatin1Char('\n'));
+            }
             if (index.column() == PeakColumn) {
                 QStringList lines;
                 for (const NodePeakRow& p : r.peaks) {

@@ -48,14 +48,20 @@ struct EventRow {
     QString message;
 };
 
-/// Horizontal lines drawn on host-memory plots. 0 means "not known".
+/// Horizontal lines drawn on host-memory plots, all about this run. 0 means "not known".
 struct MemoryLines {
-    double ramBytes = 0;          // host RAM of the node (smallest over the run's nodes)
-    double healthyLowBytes = 0;   // healthy band, e.g. 600 GB ...
-    double healthyHighBytes = 0;  // ... to 650 GB
-    double alarmBytes = 0;        // sustained alarm line, e.g. 750 GB
+    double ramBytes = 0;    // host RAM of the node (smallest over the run's nodes): a reference
+    double alarmBytes = 0;  // the daemon's --mem-alarm-bytes (from its memory_alarm events),
+                            // else the run's plan (hostAlarmBytes); 0 = no alarm configured
+    double healthyLowBytes = 0;   // the plan's band: lowest planned per-node phase peak ...
+    double healthyHighBytes = 0;  // ... to the highest (0 without a resolvable recipe)
     double plannedPeakBytes = 0;  // the planner's per-node peak for the run's recipe
-    QString source;               // where the values came from, in words
+    struct PlannedPhase {
+        QString phase;     // "load", "rollout", "train", "weight_sync"
+        double bytes = 0;  // planned peak per node in that phase (max over nodes)
+    };
+    std::vector<PlannedPhase> plannedPhases;
+    QString source;  // where the values came from, in words
 };
 
 /// Per node: host-memory peak of a run and how long it stayed above the alarm line.

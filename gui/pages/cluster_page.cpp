@@ -248,7 +248,8 @@ void ClusterPage::requestPlotData() {
                         ram = r;
                     }
                 }
-                // RAM of the smallest node, the planner's alarm line and the healthy band.
+                // RAM of the smallest node only: without a run there is no plan and no alarm
+                // setting to draw (docs/gui.md).
                 const MemoryLines lines = memoryLinesFromRecipe(QString(), ram);
                 showHostMemory(
                     *m_plot, result->series, lines, {}, {},

@@ -22,6 +22,7 @@
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/metric_panels.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -87,7 +88,9 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_smoothing->setSingleStep(0.1);
     m_smoothing->setDecimals(2);
     m_smoothing->setValue(0.6);
-    m_smoothing->setToolTip(tr("s_i = w·s_(i−1) + (1−w)·y_i; 0 shows raw points only"));
+    m_smoothing->setToolTip(
+        tr("TensorBoard's debiased EMA, spacing-aware: a_n = w_n·a_(n−1) + (1−w_n)·y_n, "
+           "s_n = a_n / (1 − Πw_k), w_n = w^(Δx_n / median Δx); 0 shows raw points only"));
     bar->addWidget(m_smoothing);
     auto* png = new QPushButton(tr("PNG…"), right);
     auto* svg = new QPushButton(tr("SVG…"), right);
@@ -262,29 +265,8 @@ void ComparePage::redraw() {
     const QString metric = this->metric();
     const auto axis = static_cast<CompareAxis>(m_axisCombo->currentData().toInt());
     const double weight = m_smoothing->value();
-    std::vector<PlotSeries> series;
     std::vector<QColor> colors;
-    for (size_t i = 0; i < m_data.runs.size(); ++i) {
-        const CompareRun& r = m_data.runs[i];
-        const QColor color = seriesColor(static_cast<int>(i));
-        colors.push_back(color);
-        const CurveXY c = metricCurve(r, metric, axis);
-        const QString label = r.run.name.isEmpty() ? r.run.id : r.run.name;
-        if (weight > 0) {
-            PlotSeries raw{label + tr(" (raw)"), color, c.x, c.y, {}, {}};
-            raw.style = PlotSeries::Style::Points;
-            raw.faint = true;
-            raw.inLegend = false;
-            series.push_back(std::move(raw));
-            PlotSeries smooth{label, color, c.x, emaSmooth(c.y, weight), {}, {}};
-            smooth.lineWidth = 2.2;
-            series.push_back(std::move(smooth));
-        } else {
-            PlotSeries raw{label, color, c.x, c.y, {}, {}};
-            raw.lineWidth = 1.8;
-            series.push_back(std::move(raw));
-        }
-    }
+    std::vector<PlotSeries> series = compareSeries(m_data, metric, axis, weight, &colors);
     m_plot->setTitle(metric.isEmpty() ? tr("No metric recorded for these runs") : metric);
     m_plot->setXAxisKind(axis == CompareAxis::WallTime ? XAxisKind::ElapsedSeconds
                                                        : XAxisKind::Number);

@@ -2,6 +2,7 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gui/models/run_models.h"
@@ -69,28 +70,46 @@ QString seriesLabel(const PointSeries& series) {
 std::vector<AlarmLine> alarmLinesGB(const MemoryLines& lines) {
     std::vector<AlarmLine> out;
     if (lines.ramBytes > 0) {
-        out.push_back(AlarmLine{QStringLiteral("host RAM %1").arg(formatBytes(lines.ramBytes)),
-                                lines.ramBytes / kBytesPerGB, QColor(60, 60, 60), false});
+        AlarmLine ram{QStringLiteral("host RAM %1").arg(formatBytes(lines.ramBytes)),
+                      lines.ramBytes / kBytesPerGB, QColor(60, 60, 60), false};
+        ram.scalesAxis = false;  // a reference: a 1.5 GB run on 25 GB is not drawn flat
+        out.push_back(ram);
     }
     if (lines.alarmBytes > 0) {
         out.push_back(
             AlarmLine{QStringLiteral("sustained alarm %1").arg(formatBytes(lines.alarmBytes)),
                       lines.alarmBytes / kBytesPerGB, errorColor(), true});
     }
-    if (lines.plannedPeakBytes > 0) {
+    // The run's plan: its per-node peak in each phase. Phases within 1 % of each other share one
+    // line (their labels would overlap), drawn at the highest of them.
+    struct Group {
+        QStringList phases;
+        double bytes = 0;
+    };
+    std::vector<Group> groups;
+    for (const MemoryLines::PlannedPhase& p : lines.plannedPhases) {
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+            return std::abs(g.bytes - p.bytes) <= 0.01 * std::max(g.bytes, p.bytes);
+        });
+        if (it == groups.end()) {
+            groups.push_back(Group{{p.phase}, p.bytes});
+        } else {
+            it->phases << p.phase;
+            it->bytes = std::max(it->bytes, p.bytes);
+        }
+    }
+    for (const Group& g : groups) {
+        const bool peak = g.bytes >= lines.plannedPeakBytes;
+        out.push_back(AlarmLine{QStringLiteral("planned %1 %2%3")
+                                    .arg(g.phases.join(QLatin1Char('/')), formatBytes(g.bytes),
+                                         peak ? QStringLiteral(" (peak)") : QString()),
+                                g.bytes / kBytesPerGB, peak ? QColor(0x00, 0x72, 0xB2) : okColor(),
+                                true, peak});
+    }
+    if (lines.plannedPhases.empty() && lines.plannedPeakBytes > 0) {
         out.push_back(
             AlarmLine{QStringLiteral("planned peak %1").arg(formatBytes(lines.plannedPeakBytes)),
                       lines.plannedPeakBytes / kBytesPerGB, QColor(0x00, 0x72, 0xB2), true, true});
-    }
-    if (lines.healthyHighBytes > 0) {
-        out.push_back(
-            AlarmLine{QStringLiteral("healthy ≤ %1").arg(formatBytes(lines.healthyHighBytes)),
-                      lines.healthyHighBytes / kBytesPerGB, okColor(), true});
-    }
-    if (lines.healthyLowBytes > 0) {
-        out.push_back(
-            AlarmLine{QStringLiteral("healthy ≥ %1").arg(formatBytes(lines.healthyLowBytes)),
-                      lines.healthyLowBytes / kBytesPerGB, okColor(), true});
     }
     return out;
 }
@@ -112,9 +131,41 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
                 EventMarker{e.t, e.nodeId + QStringLiteral(": ") + e.message, errorColor()});
         }
     }
-    plot.setAxisLabels(QString(), QStringLiteral("host memory used (GB)"));
+    // The y axis follows the data; a line far above it (> 2 x the highest sample) would flatten
+    // the curves, so it is named (shortly) in the axis label instead of stretching the axis.
+    double dataMax = 0;
+    for (const PlotSeries& s : series) {
+        for (double v : s.hasBand() ? s.max : s.value) {
+            dataMax = std::isfinite(v) ? std::max(dataMax, v) : dataMax;
+        }
+    }
+    std::vector<AlarmLine> alarmLines = alarmLinesGB(lines);
+    QStringList offScale;
+    double plannedAbove = 0;
+    for (AlarmLine& a : alarmLines) {
+        if (a.scalesAxis && dataMax > 0 && a.y > 2 * dataMax) {
+            a.scalesAxis = false;
+        }
+        if (a.scalesAxis || a.y <= dataMax) {
+            continue;
+        }
+        if (a.label.startsWith(QLatin1String("planned"))) {
+            plannedAbove = std::max(plannedAbove, a.y);
+        } else {
+            offScale << (a.label.startsWith(QLatin1String("host RAM"))
+                             ? QStringLiteral("RAM %1").arg(formatBytes(a.y * kBytesPerGB))
+                             : QStringLiteral("alarm %1").arg(formatBytes(a.y * kBytesPerGB)));
+        }
+    }
+    if (plannedAbove > 0) {
+        offScale << QStringLiteral("plan ≤ %1").arg(formatBytes(plannedAbove * kBytesPerGB));
+    }
+    plot.setAxisLabels(QString(), offScale.isEmpty()
+                                      ? QStringLiteral("host memory used (GB)")
+                                      : QStringLiteral("host memory used (GB); above: %1")
+                                            .arg(offScale.join(QStringLiteral(", "))));
     plot.setYIncludesZero(true);
-    plot.setAlarmLines(alarmLinesGB(lines));
+    plot.setAlarmLines(std::move(alarmLines));
     plot.setPhases(toSpans(phases));
     plot.setEvents(std::move(markers));
     plot.setSeries(std::move(series));

@@ -16,7 +16,9 @@
 #include <algorithm>
 
 #include "gui/models/log_tailer.h"
+#include "gui/models/metric_views.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -145,6 +147,8 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     m_metricsPlot->setFollowWindow(0);
     metricsLayout->addWidget(m_metricsPlot, 1);
     m_tabs->addTab(metrics, tr("Metrics"));
+    m_panels = new MetricPanelsView;
+    m_tabs->addTab(m_panels, tr("Panels"));
 
     // Log tab.
     auto* log = new QWidget;
@@ -292,14 +296,10 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
             }
         }
         names.sort();
-        QStringList evals;
-        for (const QString& n : names) {
-            if (n.startsWith(QLatin1String("eval/"))) {
-                evals << n;
-            }
-        }
-        if (!evals.isEmpty()) {
-            m_metricCombo->addItem(tr("all eval/* metrics"), QStringLiteral("eval/*"));
+        if (!evalScoreSeries(s.metrics).empty()) {
+            // Scores only: token lengths and eval times have their own units (Panels tab).
+            m_metricCombo->addItem(tr("eval scores (eval/* of score kind)"),
+                                   QStringLiteral("eval/*"));
         }
         for (const QString& n : names) {
             m_metricCombo->addItem(n, n);
@@ -335,29 +335,25 @@ void RunView::showMetric(const QString& name) {
 void RunView::applyMetrics(bool resetView) {
     if (!m_snapshot || m_snapshot->metrics.empty()) {
         m_metricsPlot->setPlaceholder(tr("no metric series recorded for this run"));
+        m_panels->setMetrics({}, true);
         return;
     }
     const QString key = m_metricCombo->currentData().toString();
     const bool byStep = m_metricAxis->currentIndex() == 0;
-    std::vector<PlotSeries> series;
-    int i = 0;
-    for (const PointSeries& m : m_snapshot->metrics) {
-        const bool wanted = key == QLatin1String("eval/*")
-                                ? m.name.startsWith(QLatin1String("eval/"))
-                                : m.name == key;
-        if (!wanted) {
-            continue;
+    std::vector<const PointSeries*> chosen;
+    metrics::Kind kind = metrics::Kind::Score;
+    if (key == QLatin1String("eval/*")) {
+        chosen = evalScoreSeries(m_snapshot->metrics);
+    } else {
+        for (const PointSeries& m : m_snapshot->metrics) {
+            if (m.name == key) {
+                chosen.push_back(&m);
+                kind = metricInfo(m).kind;
+            }
         }
-        PlotSeries p = byStep ? metricByStep(m, m.name, seriesColor(i++))
-                              : PlotSeries{m.name, seriesColor(i++), m.t, m.value, {}, {}};
-        p.style = PlotSeries::Style::Line;
-        series.push_back(std::move(p));
     }
-    m_metricsPlot->setXAxisKind(byStep ? XAxisKind::Number : XAxisKind::WallClock);
-    m_metricsPlot->setYIncludesZero(false);
-    m_metricsPlot->setAxisLabels(byStep ? tr("step") : QString(),
-                                 key == QLatin1String("eval/*") ? tr("eval accuracy") : key);
-    m_metricsPlot->setSeries(std::move(series));
+    showMetricGroup(*m_metricsPlot, chosen, kind, byStep);
+    m_panels->setMetrics(m_snapshot->metrics, byStep);
     if (resetView) {
         m_metricsPlot->setFollowing(true);
     }

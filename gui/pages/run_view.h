@@ -3,7 +3,8 @@
 //   Memory tab: host memory per node (bands, RAM/alarm/healthy/planned lines, phases, alarm
 //               events) with the peaks table beside it; GPU memory per GPU; process-tree RSS.
 //   NCCL tab:   version-gate verdict, probe busbw vs expected, warnings/errors/stalls on a
-//   timeline. Metrics tab: any series of the run, by step or wall time. Log tab:    the run's
+//   timeline. Metrics tab: the eval scores or any one series, by step or wall time, one unit per
+//   axis. Panels tab: every series in automatic panels by prefix and kind. Log tab: the run's
 //   stdout/stderr tail from its node (LogTailer), with a line filter.
 // It asks its owner for data (rangeRequested) and never reads the history itself.
 // GUI thread only; owns its widgets and models.
@@ -27,6 +28,7 @@ class QTabWidget;
 namespace runplane::gui {
 
 class LogTailer;
+class MetricPanelsView;
 class PeaksModel;
 class TimeSeriesPlot;
 
@@ -47,6 +49,7 @@ class RunView : public QWidget {
     TimeSeriesPlot* rssPlot() const { return m_rssPlot; }
     TimeSeriesPlot* ncclPlot() const { return m_ncclPlot; }
     TimeSeriesPlot* metricsPlot() const { return m_metricsPlot; }
+    MetricPanelsView* metricPanels() const { return m_panels; }
     PeaksModel* peaksModel() const { return m_peaks; }
     QTabWidget* tabs() const { return m_tabs; }
     /// Shows the named metric (series name) in the Metrics tab.
@@ -83,6 +86,7 @@ class RunView : public QWidget {
     QComboBox* m_metricCombo = nullptr;
     QComboBox* m_metricAxis = nullptr;
     TimeSeriesPlot* m_metricsPlot = nullptr;
+    MetricPanelsView* m_panels = nullptr;
     QComboBox* m_logNode = nullptr;
     QComboBox* m_logStream = nullptr;
     QLineEdit* m_logFilter = nullptr;

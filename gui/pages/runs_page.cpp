@@ -29,7 +29,9 @@ constexpr int kLiveRefreshMs = 1000;
 }  // namespace
 
 RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
-    : Page(parent), m_reader(std::make_unique<HistoryReader>(historyPath)) {
+    : Page(parent),
+      m_reader(std::make_unique<HistoryReader>(historyPath)),
+      m_historyPath(historyPath) {
     m_runs = new RunListModel(this);
     m_proxy = new RunFilterProxy(this);
     m_proxy->setSourceModel(m_runs);
@@ -56,6 +58,11 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     bar->addWidget(m_state);
     bar->addWidget(refresh);
     leftLayout->addLayout(bar);
+    m_banner = new QLabel(left);
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->hide();
+    leftLayout->addWidget(m_banner);
     m_table = new QTableView(left);
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
@@ -101,14 +108,36 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
 
 RunsPage::~RunsPage() = default;
 
+QString RunsPage::bannerText() const {
+    return m_banner->isHidden() ? QString() : m_banner->text();
+}
+
 void RunsPage::refreshRuns() {
     m_reader->run(
         QStringLiteral("runs"), this, [](db::History& h) { return loadRunList(h); },
         [this](Result<Result<std::vector<RunRow>>> result) {
             if (!result || !*result) {
-                emit statusMessage(
-                    QString::fromStdString(!result ? result.error() : result->error()));
+                const QString error =
+                    QString::fromStdString(!result ? result.error() : result->error());
+                m_banner->setStyleSheet(QStringLiteral(
+                    "QLabel{background:#fde7e7;color:#8a1010;padding:6px;border-radius:3px}"));
+                m_banner->setText(
+                    tr("The run history %1 cannot be read: %2").arg(m_historyPath, error));
+                m_banner->show();
+                emit statusMessage(error);
                 return;
+            }
+            if ((*result)->empty()) {
+                m_banner->setStyleSheet(QStringLiteral(
+                    "QLabel{background:#eef3fb;color:#223;padding:6px;border-radius:3px}"));
+                m_banner->setText(
+                    tr("No runs yet in %1. Run `make demo` to record two smoke runs, or start "
+                       "one with `runplanectl submit HOST:PORT --recipe FILE -- CMD`.")
+                        .arg(m_historyPath));
+                m_banner->show();
+            } else {
+                m_banner->hide();
+                m_banner->clear();
             }
             m_runs->setRuns(std::move(**result));
             m_table->resizeColumnsToContents();

@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QLineEdit;
+class QLabel;
 class QTableView;
 class QTimer;
 
@@ -39,6 +40,9 @@ class RunsPage : public Page {
     RunView* runView() const { return m_view; }
     int snapshotsApplied() const { return m_snapshotsApplied; }
     int runListsApplied() const { return m_listsApplied; }
+    /// The banner above the list: empty history ("run `make demo`…") or why the history could
+    /// not be read (its path and the SQLite error); "" when hidden.
+    QString bannerText() const;
 
   private:
     void requestSnapshot(double lo, double hi, int pixels);
@@ -50,6 +54,8 @@ class RunsPage : public Page {
     QLineEdit* m_filter = nullptr;
     QComboBox* m_state = nullptr;
     QTableView* m_table = nullptr;
+    QLabel* m_banner = nullptr;
+    QString m_historyPath;
     RunView* m_view = nullptr;
     QTimer* m_listTimer = nullptr;
     QTimer* m_liveTimer = nullptr;

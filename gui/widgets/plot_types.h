@@ -19,6 +19,7 @@ struct PlotSeries {
     std::vector<double> value;
     std::vector<double> min;  // optional band, same length as t
     std::vector<double> max;
+    std::vector<double> raw = {};  // optional, same length as t: unsmoothed values (hover)
     Style style = Style::Line;
     bool faint = false;  // drawn translucent (e.g. raw points under an EMA)
     bool inLegend = true;
@@ -36,6 +37,7 @@ struct AlarmLine {
     QColor color;
     bool dashed = true;
     bool labelLeft = false;  // label at the left end (when two lines are close together)
+    bool scalesAxis = true;  // false: a reference only; the y range follows the data without it
 };
 
 /// A shaded x-interval behind the curves, e.g. a rollout / train / weight-sync phase.

@@ -20,6 +20,7 @@
 #endif
 
 #include "gui/widgets/palette.h"
+#include "gui/widgets/plot_hover.h"
 
 namespace runplane::gui {
 
@@ -36,10 +37,6 @@ QVector<double> toQVector(const std::vector<double>& v) {
 QColor withAlpha(QColor c, int alpha) {
     c.setAlpha(alpha);
     return c;
-}
-
-QString formatValue(double v) {
-    return QString::number(v, 'g', 4);
 }
 
 }  // namespace
@@ -535,7 +532,9 @@ void TimeSeriesPlot::autoscaleY() {
         }
     }
     for (const AlarmLine& a : m_alarms) {
-        take(a.y);
+        if (a.scalesAxis) {
+            take(a.y);
+        }
     }
     if (m_yIncludesZero) {
         take(0);
@@ -561,6 +560,10 @@ void TimeSeriesPlot::onUserRangeChange() {
     m_rangeTimer->start();
 }
 
+QString TimeSeriesPlot::hoverText(double x) const {
+    return plotHoverText(m_series, m_xKind, m_plot->xAxis->label(), x);
+}
+
 void TimeSeriesPlot::showHoverTip(QMouseEvent* event) {
     if (m_series.empty()) {
         return;
@@ -571,38 +574,7 @@ void TimeSeriesPlot::showHoverTip(QMouseEvent* event) {
         QToolTip::hideText();
         return;
     }
-    QString text;
-    switch (m_xKind) {
-        case XAxisKind::WallClock:
-            text = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(key * 1000))
-                       .toString(QStringLiteral("HH:mm:ss"));
-            break;
-        case XAxisKind::ElapsedSeconds:
-            text = tr("%1 s").arg(formatValue(key));
-            break;
-        case XAxisKind::Number:
-            text = formatValue(key);
-            break;
-    }
-    int lines = 0;
-    for (const PlotSeries& s : m_series) {
-        if (s.t.empty() || s.faint || lines >= 12) {
-            continue;
-        }
-        auto it = std::lower_bound(s.t.begin(), s.t.end(), key);
-        if (it == s.t.end()) {
-            --it;
-        } else if (it != s.t.begin() && (key - *(it - 1)) < (*it - key)) {
-            --it;
-        }
-        const auto i = static_cast<size_t>(it - s.t.begin());
-        text += QStringLiteral("\n") + s.name + QStringLiteral(": ") + formatValue(s.value[i]);
-        if (s.hasBand() && s.min[i] != s.max[i]) {
-            text += QStringLiteral("  [") + formatValue(s.min[i]) + QStringLiteral(" – ") +
-                    formatValue(s.max[i]) + QStringLiteral("]");
-        }
-        ++lines;
-    }
+    const QString text = hoverText(key);
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
 }
 

@@ -70,6 +70,10 @@ class TimeSeriesPlot : public QWidget {
     bool saveSvg(const QString& path, int width, int height);
     QString lastError() const { return m_lastError; }
 
+    /// What hovering at x shows (plot_hover.h): x, then each series' nearest value (smoothed and
+    /// raw for an EMA line).
+    QString hoverText(double x) const;
+
     // Introspection for tests and status text.
     int replotCount() const { return m_replotCount; }
     int drawnPointCount() const;

@@ -189,7 +189,11 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
     EXPECT_TRUE(page.grab().save(test::envPath("RUNPLANE_SOURCE_DIR") +
                                  QStringLiteral("/docs/screenshots/runs-live.png")));
     // The log tail comes from the daemon over gRPC.
-    view->tabs()->setCurrentIndex(3);
+    for (int i = 0; i < view->tabs()->count(); ++i) {
+        if (view->tabs()->tabText(i) == QStringLiteral("Log")) {
+            view->tabs()->setCurrentIndex(i);
+        }
+    }
     ASSERT_TRUE(waitUntil([&] { return view->logText().contains(QStringLiteral("eval")); }, 30000))
         << view->logText().left(500).toStdString();
     view->setLogFilter(QStringLiteral("eval"));

@@ -70,8 +70,9 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
         rec.address = "127.0.0.1:" + std::to_string(7070 + n);
         rec.hostname = node;
         rec.infoJson =
-            R"({"hostname":")" + node +
-            R"(","host_ram_bytes":956000000000,"nccl_libraries":[{"path":"/usr/lib/libnccl.so.2","source":"system","version":")" +
+            R"({"hostname":")" + node + R"(","host_ram_bytes":)" +
+            std::to_string(static_cast<std::int64_t>(spec.ramGB * kGB)) +
+            R"(,"nccl_libraries":[{"path":"/usr/lib/libnccl.so.2","source":"system","version":")" +
             spec.ncclVersion + R"(","error":"","selected":true}]})";
         rec.lastSeenNs = spec.startNs + spec.seconds * kSecond;
         if (Status s = history.upsertNode(rec); !s) {
@@ -158,9 +159,9 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             if (regress) {
                 base += 150;
             }
-            double v = (base + 3 * noise(s * 7 + n)) * kGB;
-            double lo = v - 2 * kGB;
-            double hi = v + 2 * kGB;
+            double v = (base + 3 * noise(s * 7 + n)) * kGB * spec.hostScale;
+            double lo = v - 2 * kGB * spec.hostScale;
+            double hi = v + 2 * kGB * spec.hostScale;
             if (spec.plantSpike && n == 1 && s == spec.seconds / 2) {
                 hi = 900 * kGB;  // a one-sample spike inside one interval
                 spikeNs = t;
@@ -172,7 +173,8 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             }
             sample(t, "", "host.mem.used_bytes", "bytes", v, lo, hi);
             if (s % 10 == 0) {
-                sample(t, "", "host.mem.total_bytes", "bytes", 956 * kGB, 956 * kGB, 956 * kGB);
+                const double ram = spec.ramGB * kGB;
+                sample(t, "", "host.mem.total_bytes", "bytes", ram, ram, ram);
             }
             // Process tree RSS of the run: most of the used memory.
             const double rss = v * 0.85;
@@ -204,7 +206,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
                 R"({"collective":"all_reduce","bytes":"1073741824","busbw_gbps":"341.5","expected_busbw_gbps":"360"})");
         }
         // Eval metrics (run-level) by step, on the head node only.
-        if (n == 0) {
+        if (n == 0 && spec.standardEvals) {
             for (int step = 0; step <= spec.evalSteps; step += 5) {
                 const std::int64_t t = spec.startNs + (loadSeconds + step * 80) * kSecond;
                 const double f = static_cast<double>(step) / spec.evalSteps;
@@ -217,6 +219,14 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
                 sample(t, spec.runId, "eval/aime", "", aime, aime, aime, step);
                 const double loss = 1.2 * std::exp(-1.5 * f) + 0.02 * noise(step + 7);
                 sample(t, spec.runId, "train/loss", "", loss, loss, loss, step);
+            }
+        }
+        if (n == 0) {
+            for (const ExtraSeries& e : spec.extra) {
+                for (const auto& [step, value] : e.points) {
+                    const std::int64_t t = spec.startNs + (loadSeconds + step * 80) * kSecond;
+                    sample(t, spec.runId, e.name, e.unit, value, value, value, step);
+                }
             }
         }
         if (Status st = flush(); !st) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/common/result.h"
@@ -17,6 +18,14 @@ class History;
 }
 
 namespace runplane::gui::test {
+
+/// A run-level series with given values by step, written on the head node (one sample per step,
+/// 80 s apart from the end of the load phase, like the eval curves).
+struct ExtraSeries {
+    std::string name;  // e.g. "eval/gsm8k/response_len/mean"
+    std::string unit;
+    std::vector<std::pair<std::int64_t, double>> points;  // (step, value)
+};
 
 struct SyntheticRunSpec {
     std::string runId = "run-synthetic-1";
@@ -33,6 +42,10 @@ struct SyntheticRunSpec {
     int evalSteps = 40;
     bool finished = true;
     std::string ncclVersion = "2.28.9";
+    bool standardEvals = true;       // eval/gsm8k, eval/aime, train/loss as above
+    std::vector<ExtraSeries> extra;  // more run-level series with exact values
+    double ramGB = 956;              // host.mem.total_bytes of every node
+    double hostScale = 1;            // host memory used is the 956 GB profile times this
 };
 
 /// Appends the run (and its nodes' node-level series) to the history. Returns the time of the

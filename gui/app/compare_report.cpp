@@ -1,0 +1,273 @@
+#include "gui/app/compare_report.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+
+#include <algorithm>
+#include <vector>
+
+#include "db/history/history.h"
+#include "gui/models/compare_data.h"
+#include "gui/models/metric_views.h"
+#include "gui/pages/metric_panels.h"
+#include "gui/pages/plot_builders.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::gui {
+
+namespace {
+
+Error errorText(const QString& text) {
+    return Error{text.toStdString()};
+}
+
+Status writeText(const QString& path, const QString& text) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
+        return errorText(path + QStringLiteral(": cannot write: ") + f.errorString());
+    }
+    f.write(text.toUtf8());
+    if (!f.flush()) {
+        return errorText(path + QStringLiteral(": write failed: ") + f.errorString());
+    }
+    return {};
+}
+
+// Markdown and HTML of one table (cells escaped for HTML; '|' escaped for Markdown).
+struct Table {
+    QStringList header;
+    std::vector<QStringList> rows;
+
+    QString markdown() const {
+        auto cells = [](QStringList r) -> QString {
+            for (QString& c : r) {
+                c.replace(QLatin1Char('|'), QStringLiteral("\\|"));
+            }
+            return QStringLiteral("| ") + r.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
+        };
+        QString s = cells(header) + QStringLiteral("|");
+        for (qsizetype i = 0; i < header.size(); ++i) {
+            s += QStringLiteral("---|");
+        }
+        s += QLatin1Char('\n');
+        for (const QStringList& r : rows) {
+            s += cells(r);
+        }
+        return s;
+    }
+    QString html() const {
+        QString s = QStringLiteral("<table><tr>");
+        for (const QString& h : header) {
+            s += QStringLiteral("<th>") + h.toHtmlEscaped() + QStringLiteral("</th>");
+        }
+        s += QStringLiteral("</tr>\n");
+        for (const QStringList& r : rows) {
+            s += QStringLiteral("<tr>");
+            for (const QString& c : r) {
+                s += QStringLiteral("<td>") + c.toHtmlEscaped() + QStringLiteral("</td>");
+            }
+            s += QStringLiteral("</tr>\n");
+        }
+        return s + QStringLiteral("</table>\n");
+    }
+};
+
+QString label(const CompareRun& r) {
+    return r.run.name.isEmpty() ? r.run.id : r.run.name;
+}
+
+// "eval/gsm8k-pass@4" -> "compare_eval_gsm8k-pass_4.png": a file name without path separators.
+QString plotFile(const QString& metric) {
+    QString name = metric;
+    for (QChar& c : name) {
+        if (!c.isLetterOrNumber() && c != QLatin1Char('-') && c != QLatin1Char('.')) {
+            c = QLatin1Char('_');
+        }
+    }
+    return QStringLiteral("compare_") + name + QStringLiteral(".png");
+}
+
+const MetricValue* valueOf(const CompareRun& r, const QString& metric) {
+    for (const MetricValue& m : r.run.metrics) {
+        if (m.name == metric) {
+            return &m;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& request) {
+    if (request.runIds.size() < kMinCompareRuns || request.runIds.size() > kMaxCompareRuns) {
+        return errorText(QStringLiteral("--runs: give %1 to %2 run ids, got %3")
+                             .arg(kMinCompareRuns)
+                             .arg(kMaxCompareRuns)
+                             .arg(request.runIds.size()));
+    }
+    if (!QFileInfo::exists(request.historyPath)) {
+        return errorText(request.historyPath + QStringLiteral(": no such history file"));
+    }
+    db::OpenOptions options;
+    options.readOnly = true;
+    auto history = db::History::open(request.historyPath.toStdString(), options);
+    if (!history) {
+        return Error{history.error()};
+    }
+    auto loaded = loadCompare(**history, request.runIds);
+    if (!loaded) {
+        return Error{loaded.error()};
+    }
+    const CompareData& data = *loaded;
+    if (!QDir().mkpath(request.outDir)) {
+        return errorText(request.outDir + QStringLiteral(": cannot create the report directory"));
+    }
+    const QDir dir(request.outDir);
+    CompareReportFiles files;
+
+    // One overlay per score-kind eval metric (the units of the other kinds differ).
+    QStringList scoreMetrics;
+    for (const QString& m : data.metricNames) {
+        if (isEvalScore(m)) {
+            scoreMetrics << m;
+        }
+    }
+    QString plotsMd;
+    QString plotsHtml;
+    for (const QString& metric : scoreMetrics) {
+        TimeSeriesPlot plot;
+        plot.resize(request.width, request.height);
+        plot.setShowToolbar(false);
+        plot.setXAxisKind(XAxisKind::Number);
+        plot.setYIncludesZero(false);
+        plot.setAxisLabels(QStringLiteral("step"), metric + QStringLiteral(" (score)"));
+        plot.setSeries(compareSeries(data, metric, CompareAxis::Step, request.smoothing));
+        plot.setFollowWindow(0);
+        const QString file = plotFile(metric);
+        if (!plot.savePng(dir.filePath(file), request.width, request.height)) {
+            return errorText(plot.lastError());
+        }
+        files.written << dir.filePath(file);
+        plotsMd += QStringLiteral("### %1\n\n![%1](%2)\n\n").arg(metric, file);
+        plotsHtml += QStringLiteral("<h3>%1</h3><img src=\"%2\" alt=\"%1\">\n")
+                         .arg(metric.toHtmlEscaped(), file.toHtmlEscaped());
+    }
+
+    Table runs{{QStringLiteral("run"), QStringLiteral("id"), QStringLiteral("state"),
+                QStringLiteral("recipe"), QStringLiteral("nodes"), QStringLiteral("started"),
+                QStringLiteral("duration")},
+               {}};
+    const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
+    for (const CompareRun& r : data.runs) {
+        runs.rows.push_back(
+            {label(r), r.run.id, r.run.state,
+             r.run.recipe.isEmpty() ? QStringLiteral("–") : r.run.recipe,
+             r.run.nodes.join(QStringLiteral(", ")),
+             QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(r.run.startT * 1000))
+                 .toString(Qt::ISODate),
+             formatDuration(r.run.durationSeconds(now))});
+    }
+
+    Table evals{{QStringLiteral("metric"), QStringLiteral("run"), QStringLiteral("last (step)"),
+                 QStringLiteral("best, higher is better (step)")},
+                {}};
+    for (const QString& metric : scoreMetrics) {
+        for (const CompareRun& r : data.runs) {
+            const MetricValue* m = valueOf(r, metric);
+            evals.rows.push_back(
+                {metric, label(r),
+                 m ? QStringLiteral("%1 (%2)").arg(m->last, 0, 'f', 4).arg(m->lastStep)
+                   : QStringLiteral("–"),
+                 m ? bestText(*m) : QStringLiteral("–")});
+        }
+    }
+
+    Table peaks{{QStringLiteral("run"), QStringLiteral("node"), QStringLiteral("peak host memory"),
+                 QStringLiteral("when")},
+                {}};
+    for (const CompareRun& r : data.runs) {
+        if (r.run.peaks.empty()) {
+            peaks.rows.push_back({label(r), QStringLiteral("–"),
+                                  QStringLiteral("no host-memory samples"), QStringLiteral("–")});
+        }
+        for (const NodePeakRow& p : r.run.peaks) {
+            peaks.rows.push_back(
+                {label(r), p.nodeId, formatBytes(p.peakBytes),
+                 QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(p.peakT * 1000))
+                     .toString(Qt::ISODate)});
+        }
+    }
+
+    QStringList diffHeader{QStringLiteral("field")};
+    for (const CompareRun& r : data.runs) {
+        diffHeader << label(r);
+    }
+    Table diff{diffHeader, {}};
+    for (const DiffRow& d : recipeDiff(data.runs)) {
+        diff.rows.push_back(QStringList{d.field} + d.values);
+    }
+    QStringList notes;
+    for (const CompareRun& r : data.runs) {
+        if (!r.recipeError.isEmpty()) {
+            notes << QStringLiteral("%1: recipe snapshot compared as written: %2")
+                         .arg(label(r), r.recipeError);
+        }
+    }
+    if (scoreMetrics.isEmpty()) {
+        notes << QStringLiteral("no score-kind eval/* series recorded for these runs");
+    }
+
+    QStringList names;
+    for (const CompareRun& r : data.runs) {
+        names << label(r);
+    }
+    const QString title = QStringLiteral("Comparison: %1").arg(names.join(QStringLiteral(" vs ")));
+    const QString emaText =
+        QStringLiteral("Curves by step; faint points raw, lines the debiased EMA (weight %1).")
+            .arg(request.smoothing);
+    QString md = QStringLiteral("# ") + title + QStringLiteral("\n\n") + runs.markdown();
+    md += QStringLiteral("\n## Eval scores\n\n") + emaText + QStringLiteral("\n\n") + plotsMd;
+    md += evals.rows.empty() ? QString() : evals.markdown();
+    md += QStringLiteral("\n## Host memory peaks per run\n\n") + peaks.markdown();
+    md += QStringLiteral("\n## Recipe diff (fields that differ)\n\n");
+    md += diff.rows.empty() ? QStringLiteral("The recipes are the same.\n") : diff.markdown();
+    QString html = QStringLiteral(
+                       "<!doctype html><html><head><meta charset=\"utf-8\"><title>%1</title><style>"
+                       "body{font-family:sans-serif;max-width:1450px;margin:2em auto}"
+                       "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
+                       "padding:3px 8px;text-align:left}img{max-width:100%}</style></head><body>\n")
+                       .arg(title.toHtmlEscaped());
+    html += QStringLiteral("<h1>%1</h1>\n").arg(title.toHtmlEscaped()) + runs.html();
+    html += QStringLiteral("<h2>Eval scores</h2><p>%1</p>\n").arg(emaText.toHtmlEscaped()) +
+            plotsHtml + evals.html();
+    html += QStringLiteral("<h2>Host memory peaks per run</h2>\n") + peaks.html();
+    html +=
+        QStringLiteral("<h2>Recipe diff (fields that differ)</h2>\n") +
+        (diff.rows.empty() ? QStringLiteral("<p>The recipes are the same.</p>\n") : diff.html());
+    if (!notes.isEmpty()) {
+        md += QStringLiteral("\n## Notes\n\n");
+        html += QStringLiteral("<h2>Notes</h2><ul>");
+        for (const QString& n : notes) {
+            md += QStringLiteral("- ") + n + QLatin1Char('\n');
+            html += QStringLiteral("<li>") + n.toHtmlEscaped() + QStringLiteral("</li>");
+        }
+        html += QStringLiteral("</ul>\n");
+    }
+    html += QStringLiteral("</body></html>\n");
+
+    files.markdown = dir.filePath(QStringLiteral("report.md"));
+    if (Status s = writeText(files.markdown, md); !s) {
+        return Error{s.error()};
+    }
+    files.written << files.markdown;
+    const QString htmlPath = dir.filePath(QStringLiteral("report.html"));
+    if (Status s = writeText(htmlPath, html); !s) {
+        return Error{s.error()};
+    }
+    files.written << htmlPath;
+    return files;
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,114 @@
+#include "gui/models/metric_views.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "common/metrics/run_metrics.h"
+#include "db/history/history.h"
+
+namespace runplane::gui {
+
+namespace {
+QString kindText(metrics::Kind kind) {
+    const std::string_view k = metrics::kindName(kind);
+    return QString::fromUtf8(k.data(), static_cast<qsizetype>(k.size()));
+}
+}  // namespace
+
+Result<std::vector<MetricValue>> loadMetricValues(db::History& history, const std::string& runId,
+                                                  const std::string& prefix) {
+    auto rows = metrics::runMetricsByKind(history, runId, prefix);
+    if (!rows) {
+        return Error{rows.error()};
+    }
+    std::vector<MetricValue> out;
+    for (const metrics::RunMetric& r : *rows) {
+        const db::MetricSummary& m = r.summary;
+        out.push_back(MetricValue{QString::fromStdString(m.series), m.last, m.lastStep, m.best,
+                                  m.bestStep, r.info});
+    }
+    return out;
+}
+
+metrics::MetricInfo metricInfo(const PointSeries& series) {
+    return metrics::classify(series.name.toStdString(), series.unit.toStdString());
+}
+
+bool isEvalScore(const QString& name, const QString& unit) {
+    return name.startsWith(QLatin1String("eval/")) &&
+           metrics::classify(name.toStdString(), unit.toStdString()).kind == metrics::Kind::Score;
+}
+
+QString bestText(const MetricValue& m, int precision) {
+    if (!m.hasBest()) {
+        return QStringLiteral("– (%1: no better direction)").arg(kindText(m.info.kind));
+    }
+    return QStringLiteral("%1 @ step %2").arg(m.best, 0, 'f', precision).arg(m.bestStep);
+}
+
+const MetricValue* primaryMetric(const std::vector<MetricValue>& values) {
+    std::vector<std::string> names;
+    for (const MetricValue& m : values) {
+        names.push_back(m.name.toStdString());
+    }
+    const QString primary = QString::fromStdString(metrics::primaryEval(std::move(names)));
+    for (const MetricValue& m : values) {
+        if (!primary.isEmpty() && m.name == primary) {
+            return &m;
+        }
+    }
+    return nullptr;
+}
+
+std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& series) {
+    std::vector<const PointSeries*> out;
+    for (const PointSeries& s : series) {
+        if (isEvalScore(s.name, s.unit)) {
+            out.push_back(&s);
+        }
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const PointSeries* a, const PointSeries* b) { return a->name < b->name; });
+    return out;
+}
+
+QStringList orderMetricNames(QStringList names) {
+    names.removeDuplicates();
+    std::sort(names.begin(), names.end());
+    QStringList scores;
+    QStringList rest;
+    for (const QString& n : names) {
+        (isEvalScore(n) ? scores : rest) << n;
+    }
+    return scores + rest;
+}
+
+std::vector<MetricPanel> metricPanels(const std::vector<PointSeries>& series) {
+    // Key: (not "eval · score", group, kind) so the eval scores come first.
+    std::map<std::tuple<bool, QString, int>, MetricPanel> panels;
+    for (const PointSeries& s : series) {
+        const metrics::MetricInfo info = metricInfo(s);
+        const QString group =
+            QString::fromStdString(std::string(metrics::groupOf(s.name.toStdString())));
+        const bool evalScore = group == QLatin1String("eval") && info.kind == metrics::Kind::Score;
+        MetricPanel& p = panels[{!evalScore, group, static_cast<int>(info.kind)}];
+        if (p.names.isEmpty()) {
+            p.group = group;
+            p.kind = info.kind;
+            p.title = group + QStringLiteral(" · ") + kindText(info.kind);
+        }
+        if (!p.names.contains(s.name)) {
+            p.names << s.name;
+        }
+    }
+    std::vector<MetricPanel> out;
+    for (auto& [key, p] : panels) {
+        p.names.sort();
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace runplane::gui

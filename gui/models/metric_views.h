@@ -1,0 +1,55 @@
+#pragma once
+// The GUI side of the metric table (common/metrics/metric_kind.h): last/best values by each
+// metric's direction, the eval plot's score-only series, and W&B-style automatic panels (one per
+// prefix group and kind, so one y axis carries one unit). loadMetricValues blocks on SQLite
+// (worker thread); the rest is pure.
+
+#include <QString>
+#include <QStringList>
+
+#include <string>
+#include <vector>
+
+#include "backend/common/result.h"
+#include "common/metrics/metric_kind.h"
+#include "gui/models/run_data.h"
+#include "gui/models/series_data.h"
+
+namespace runplane::db {
+class History;
+}
+
+namespace runplane::gui {
+
+/// Last and best (by direction) of every series of the run starting with `prefix` ("" = all).
+Result<std::vector<MetricValue>> loadMetricValues(db::History& history, const std::string& runId,
+                                                  const std::string& prefix = "eval/");
+
+metrics::MetricInfo metricInfo(const PointSeries& series);
+/// An eval/* series of score kind (what the eval plot shows).
+bool isEvalScore(const QString& name, const QString& unit = {});
+
+/// "0.7500 @ step 40", or "– (tokens: no better direction)" when the metric has none. For the
+/// Runs page, Compare and the headless reports' metric tables.
+QString bestText(const MetricValue& m, int precision = 4);
+
+/// The run's primary eval metric (first score-kind eval/* by name), or nullptr.
+const MetricValue* primaryMetric(const std::vector<MetricValue>& metrics);
+
+/// Score-kind eval/* series of a snapshot, in name order (the eval plot).
+std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& series);
+
+/// Names ordered for pickers: score-kind eval/* first (primary first), then the rest by name.
+QStringList orderMetricNames(QStringList names);
+
+/// One automatic panel: the series of one prefix group with one kind.
+struct MetricPanel {
+    QString title;  // "eval · score", "eval · tokens", "perf · time"
+    QString group;  // "eval"
+    metrics::Kind kind = metrics::Kind::Other;
+    QStringList names;  // series names, sorted, distinct
+};
+/// Panels over every series (distinct names), "eval · score" first, then by group and kind.
+std::vector<MetricPanel> metricPanels(const std::vector<PointSeries>& series);
+
+}  // namespace runplane::gui

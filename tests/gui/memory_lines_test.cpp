@@ -1,0 +1,139 @@
+// issue 19: the memory panel is about this run. Lines come from the run's plan (per-node peak per
+// phase) and the daemon's alarm setting, never from fixed fractions of RAM; the y axis follows
+// the data with RAM as a reference line. Real SQLite history, real RunView (offscreen). Also the
+// Runs page's empty states (no runs yet; a history that cannot be read).
+#include <gtest/gtest.h>
+
+#include <QFile>
+#include <QTemporaryDir>
+
+#include <algorithm>
+
+#include "backend/plan/catalog.h"
+#include "backend/plan/memory_model.h"
+#include "backend/plan/recipe.h"
+#include "db/history/history.h"
+#include "gui/models/history_queries.h"
+#include "gui/pages/run_view.h"
+#include "gui/pages/runs_page.h"
+#include "gui/widgets/time_series_plot.h"
+#include "tests/gui/gui_test_util.h"
+#include "tests/gui/synthetic_history.h"
+
+using namespace runplane;
+using namespace runplane::gui;
+
+TEST(MemoryLines, SmallRunOnASmallMachineIsDrawnToScale) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("h.sqlite")).toStdString();
+    auto h = db::History::open(path);
+    ASSERT_TRUE(h) << h.error();
+    test::SyntheticRunSpec spec;
+    spec.runId = "small";
+    spec.seconds = 900;
+    spec.gpusPerNode = 1;
+    spec.ramGB = 25;
+    spec.hostScale = 1.5 / 650;  // the 600-700 GB profile scaled to ~1.5 GB
+    spec.regressNodeB = false;   // no alarm raised: the daemon's setting is unknown
+    spec.plantSpike = false;
+    ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
+    auto snap = loadRunSnapshot(**h, QStringLiteral("small"), 0, 0, 500, defaultModelCatalog());
+    ASSERT_TRUE(snap) << snap.error();
+    double dataMax = 0;
+    for (const PointSeries& s : snap->hostMemory) {
+        dataMax = std::max(dataMax, *std::max_element(s.max.begin(), s.max.end()));
+    }
+    ASSERT_GT(dataMax, 0.5e9);
+    ASSERT_LT(dataMax, 3e9);
+    // RAM 25 GB; no invented "healthy 15.9-17.2 GB" (600-650/956 of 25 GB) and no alarm line.
+    EXPECT_NEAR(snap->lines.ramBytes, 25e9, 1);
+    EXPECT_EQ(snap->lines.healthyLowBytes, 0);
+    EXPECT_EQ(snap->lines.healthyHighBytes, 0);
+    EXPECT_EQ(snap->lines.alarmBytes, 0);
+    EXPECT_TRUE(snap->lines.source.contains(QStringLiteral("RAM only")))
+        << snap->lines.source.toStdString();
+
+    RunView view;
+    view.resize(1400, 900);
+    view.show();
+    view.setSnapshot(std::make_shared<const RunSnapshot>(std::move(*snap)));
+    TimeSeriesPlot* plot = view.hostMemoryPlot();
+    plot->flush();
+    EXPECT_EQ(plot->alarmLineCount(), 1);  // RAM, as a reference
+    const auto [lo, hi] = plot->yRange();  // GB
+    EXPECT_EQ(lo, 0);
+    EXPECT_GE(hi, dataMax / 1e9);
+    EXPECT_LT(hi, 1.2 * dataMax / 1e9);  // the axis follows the data, not the 25 GB of RAM
+}
+
+TEST(MemoryLines, LinesComeFromThePlanAndTheDaemonsAlarm) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("h.sqlite")).toStdString();
+    auto h = db::History::open(path);
+    ASSERT_TRUE(h) << h.error();
+    test::SyntheticRunSpec spec;  // 956 GB nodes; node-b regresses: an alarm at 750 GB
+    spec.seconds = 1800;
+    spec.gpusPerNode = 1;
+    spec.recipeYaml = test::sourceRecipe("qwen3.8-2.4T-A95B-full.yaml");
+    ASSERT_FALSE(spec.recipeYaml.empty());
+    ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
+    const plan::ModelCatalog* catalog = defaultModelCatalog();
+    ASSERT_NE(catalog, nullptr);
+    auto snap = loadRunSnapshot(**h, QString::fromStdString(spec.runId), 0, 0, 500, catalog);
+    ASSERT_TRUE(snap) << snap.error();
+
+    // The daemon's threshold (threshold_bytes of its memory_alarm event), not 750/956 of RAM.
+    EXPECT_NEAR(snap->lines.alarmBytes, 750e9, 1);
+    // Planned per-node peak per phase, computed here from the planner directly.
+    auto recipe = plan::parseRecipe(spec.recipeYaml, "recipe");
+    ASSERT_TRUE(recipe) << recipe.error();
+    auto shape = plan::resolveModel(*recipe, *catalog);
+    ASSERT_TRUE(shape) << shape.error();
+    const plan::MemoryPlan memory = plan::planMemory(*recipe, *shape);
+    ASSERT_EQ(snap->lines.plannedPhases.size(), plan::kPhases.size());
+    double low = 0;
+    double high = 0;
+    for (size_t i = 0; i < plan::kPhases.size(); ++i) {
+        double peak = 0;
+        for (const plan::NodeMemory& n : memory.nodes) {
+            peak = std::max(peak, n.phases[i].total());
+        }
+        EXPECT_EQ(snap->lines.plannedPhases[i].phase,
+                  QString::fromUtf8(plan::toString(plan::kPhases[i])));
+        EXPECT_DOUBLE_EQ(snap->lines.plannedPhases[i].bytes, peak);
+        if (plan::kPhases[i] != plan::Phase::Load) {
+            low = low == 0 ? peak : std::min(low, peak);
+            high = std::max(high, peak);
+        }
+    }
+    EXPECT_DOUBLE_EQ(snap->lines.healthyLowBytes, low);
+    EXPECT_DOUBLE_EQ(snap->lines.healthyHighBytes, high);
+    EXPECT_DOUBLE_EQ(snap->lines.plannedPeakBytes, memory.peakBytes);
+}
+
+TEST(RunsPageEmptyStates, EmptyAndCorruptHistoriesSayWhatToDo) {
+    QTemporaryDir dir;
+    const QString empty = dir.filePath(QStringLiteral("empty.sqlite"));
+    ASSERT_TRUE(db::History::open(empty.toStdString()));
+    {
+        RunsPage page(empty);
+        ASSERT_TRUE(test::waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+        EXPECT_TRUE(page.bannerText().contains(QStringLiteral("make demo")))
+            << page.bannerText().toStdString();
+        EXPECT_TRUE(page.bannerText().contains(empty));
+    }
+    const QString corrupt = dir.filePath(QStringLiteral("corrupt.sqlite"));
+    {
+        QFile f(corrupt);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(8192, 'x'));
+    }
+    RunsPage page(corrupt);
+    ASSERT_TRUE(test::waitUntil([&] { return !page.bannerText().isEmpty(); }, 10000));
+    const QString banner = page.bannerText();
+    EXPECT_TRUE(banner.contains(corrupt)) << banner.toStdString();
+    EXPECT_TRUE(banner.contains(QStringLiteral("not a database"))) << banner.toStdString();
+    QFile f(corrupt);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    EXPECT_EQ(f.readAll(), QByteArray(8192, 'x'));  // left as it was
+}
