@@ -83,6 +83,7 @@ struct NodeSummary {
     std::vector<NcclLibrarySummary> ncclLibraries;
     std::string daemonVersion;
     std::uint32_t protocolVersion = 0;
+    std::uint64_t spoolIncarnation = 0;  // 0: a daemon from before spool incarnations
 };
 
 enum class RunRole { Unspecified, Standalone, Head, Worker };
@@ -204,6 +205,7 @@ struct TelemetryBatchInfo {
     std::string nodeId;
     std::uint64_t oldestKeptSeq = 0;
     std::vector<TelemetryRecordInfo> records;
+    std::uint64_t spoolIncarnation = 0;  // last: the tests build this struct positionally
 };
 
 }  // namespace runplane::control
