@@ -139,6 +139,7 @@ bool WatchState::pump() {
     }
     batch.Clear();
     batch.set_node_id(nodeId);
+    batch.set_spool_incarnation(spool->incarnation());
     grpc::Status endStatus = grpc::Status::OK;
     bool end = false;
     if (haveNew) {
@@ -351,6 +352,7 @@ grpc::ServerUnaryReactor* AgentService::GetNode(grpc::CallbackServerContext* ctx
                                                 const v1::GetNodeRequest*, v1::NodeInfo* response) {
     return unary(ctx, "GetNode", [this, response] {
         *response = m_deps.inventory->collect();
+        response->set_spool_incarnation(m_deps.spool->incarnation());
         return grpc::Status::OK;
     });
 }
@@ -428,10 +430,20 @@ grpc::ServerWriteReactor<v1::TelemetryBatch>* AgentService::WatchTelemetry(
     if (grpc::Status auth = m_deps.auth->check(ctx, "WatchTelemetry"); !auth.ok()) {
         return new RefusedWriter<v1::TelemetryBatch>(auth);
     }
-    if (request->sample_hz() < 0 || request->sample_hz() > 10) {
+    // Written so that NaN fails too (every comparison with NaN is false).
+    if (!(request->sample_hz() >= 0 && request->sample_hz() <= 10)) {
         return new RefusedWriter<v1::TelemetryBatch>(
             invalid("sample_hz: " + std::to_string(request->sample_hz()) +
                     " is outside 0..10 (0 = the daemon's default)"));
+    }
+    const std::uint64_t incarnation = m_deps.spool->incarnation();
+    if (request->spool_incarnation() != 0 && request->spool_incarnation() != incarnation) {
+        return new RefusedWriter<v1::TelemetryBatch>(grpc::Status(
+            grpc::StatusCode::FAILED_PRECONDITION,
+            "from_seq " + std::to_string(request->from_seq()) + " refers to spool incarnation " +
+                std::to_string(request->spool_incarnation()) + ", but node " + m_deps.nodeId +
+                " now has spool incarnation " + std::to_string(incarnation) +
+                " (its state directory was replaced; start again from seq 0)"));
     }
     const SpoolStats stats = m_deps.spool->stats();
     if (request->from_seq() > stats.nextSeq) {

@@ -63,7 +63,11 @@ void Collector::Aggregate::add(double v) {
 }
 
 Collector::Collector(CollectorOptions options, Spool& spool, RunManager& runs, Logger& logger)
-    : m_options(std::move(options)), m_spool(spool), m_runManager(runs), m_logger(logger) {
+    : m_options(std::move(options)),
+      m_spool(spool),
+      m_runManager(runs),
+      m_logger(logger),
+      m_writer(spool, logger, SpoolWriterOptions{.maxBacklog = m_options.spoolBacklogRecords}) {
     m_options.sampleHz = std::clamp(m_options.sampleHz, 0.01, kMaxHz);
     m_snapshot.reportHz = m_options.sampleHz;
 }
@@ -604,18 +608,11 @@ void Collector::handleLine(RunTrack& run, std::string_view line, std::int64_t no
 }
 
 void Collector::flush() {
-    if (m_pending.empty() && m_pendingMeta.empty()) {
-        return;
-    }
-    auto appended = m_spool.append(m_pending, m_pendingMeta);
-    if (!appended) {
-        // Keep the records and retry at the next flush; the log offsets stay uncommitted too.
-        m_logger.error("spool append failed (will retry): " + appended.error());
-        return;
-    }
-    m_pending.clear();
-    m_pendingMeta.clear();
+    m_writer.add(m_pending, m_pendingMeta);
     m_lastFlushNs = wallNs();
+    if (!m_writer.flush(m_lastFlushNs)) {
+        return;  // nothing new stored (the writer retries and logs)
+    }
     {
         std::lock_guard lock(m_mutex);
         m_snapshot.lastSeq = m_spool.lastSeq();

@@ -29,6 +29,7 @@ struct GpuDevice;
 #include "backend/agent/logger.h"
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
+#include "backend/agent/spool_writer.h"
 
 namespace runplane::agent {
 
@@ -39,7 +40,8 @@ struct CollectorOptions {
     double memAlarmSeconds = 60;
     std::string meminfoPath = "/proc/meminfo";
     bool gpuTelemetry = true;
-    unsigned ncclEventsPerMinute = 20;  // per run; beyond this lines are counted, not sent
+    unsigned ncclEventsPerMinute = 20;          // per run; beyond this lines are counted, not sent
+    std::size_t spoolBacklogRecords = 100'000;  // held in memory while the spool is unwritable
 };
 
 /// Latest values for the Prometheus exposition (a value snapshot).
@@ -149,6 +151,7 @@ class Collector {
     std::map<std::string, RunTrack> m_tracks;
     std::vector<v1::TelemetryRecord> m_pending;
     std::vector<std::pair<std::string, std::string>> m_pendingMeta;
+    SpoolWriter m_writer;  // takes m_pending at each flush
     std::int64_t m_memOverSinceNs = 0;
     bool m_memAlarmed = false;
     std::uint64_t m_lastUsed = 0;

@@ -47,6 +47,25 @@ Result<std::string> readFile(const std::string& path, const std::string& flag) {
     return s.str();
 }
 
+// gRPC only says "cannot listen" for an unusable certificate or key; name the file and the
+// problem before it gets that far (the common one: the two flags swapped).
+Status checkPem(const std::string& text, const std::string& path, bool wantKey) {
+    const bool hasCert = text.find("-----BEGIN CERTIFICATE-----") != std::string::npos;
+    const bool hasKey = text.find("PRIVATE KEY-----") != std::string::npos;
+    const std::string flag = wantKey ? "--tls-key " : "--tls-cert ";
+    if (wantKey && !hasKey) {
+        return Error{flag + path + ": no PEM private key in it" +
+                     (hasCert ? " but a certificate (were --tls-cert and --tls-key swapped?)"
+                              : " (expected -----BEGIN ... PRIVATE KEY-----)")};
+    }
+    if (!wantKey && !hasCert) {
+        return Error{flag + path + ": no PEM certificate in it" +
+                     (hasKey ? " but a private key (were --tls-cert and --tls-key swapped?)"
+                             : " (expected -----BEGIN CERTIFICATE-----)")};
+    }
+    return {};
+}
+
 int fail(const std::string& message) {
     std::fprintf(stderr, "runplaned: %s\n", message.c_str());
     return 2;
@@ -135,6 +154,7 @@ int daemonMain(int argc, char** argv) {
     collectorOptions.memAlarmBytes = config.memAlarmBytes;
     collectorOptions.memAlarmSeconds = config.memAlarmSeconds;
     collectorOptions.gpuTelemetry = config.gpuTelemetry;
+    collectorOptions.spoolBacklogRecords = config.spoolBacklogRecords;
     Collector collector(collectorOptions, **spool, **runs, logger);
     StreamPump pump;
     WorkPool pool(config.workThreads);
@@ -161,6 +181,12 @@ int daemonMain(int argc, char** argv) {
         auto key = readFile(config.tlsKey, "--tls-key");
         if (!cert || !key) {
             return fail(!cert ? cert.error() : key.error());
+        }
+        for (Status s :
+             {checkPem(*cert, config.tlsCert, false), checkPem(*key, config.tlsKey, true)}) {
+            if (!s.ok()) {
+                return fail(s.error());
+            }
         }
         grpc::SslServerCredentialsOptions ssl(
             config.tlsClientCa.empty()
@@ -189,6 +215,13 @@ int daemonMain(int argc, char** argv) {
     std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
     if (!server || boundPort == 0) {
         collector.stop();
+        if (!config.tlsCert.empty()) {
+            return fail("--listen " + config.listen +
+                        ": cannot serve: the certificate/key pair (--tls-cert " + config.tlsCert +
+                        ", --tls-key " + config.tlsKey +
+                        ") could not be loaded (does the key belong to the certificate?), or the "
+                        "address is in use or not local");
+        }
         return fail("--listen " + config.listen + ": cannot listen (address in use or not local?)");
     }
     auto hp = parseHostPort(config.listen, "--listen");

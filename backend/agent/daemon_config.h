@@ -11,22 +11,23 @@ namespace runplane::agent {
 
 /// Every flag of runplaned. Plain value type.
 struct DaemonConfig {
-    std::string listen = "127.0.0.1:7070";       // --listen HOST:PORT (port 0 = pick one)
-    std::string stateDir;                        // --state-dir (default ~/.local/state/runplane)
-    std::string runRoot;                         // --run-root (default <state-dir>/runs)
-    double sampleHz = 1.0;                       // --sample-hz (max 10)
-    std::uint64_t spoolMaxBytes = 256ull << 20;  // --spool-max-mb
-    std::string tlsCert, tlsKey, tlsClientCa;    // --tls-cert --tls-key --tls-client-ca
-    std::string tokenFile;                       // --token-file
-    std::string metricsListen;                   // --metrics-listen HOST:PORT ("" = off)
-    double stallSeconds = 600;                   // --stall-seconds (0 = off)
-    std::uint64_t memAlarmBytes = 0;             // --mem-alarm-bytes (0 = off)
-    double memAlarmSeconds = 60;                 // --mem-alarm-seconds
-    std::string nodeId;                          // --node-id (default hostname)
-    std::string supervisorPath;                  // --supervisor (default next to runplaned)
-    std::uint64_t maxRequestBytes = 4ull << 20;  // --max-request-bytes
-    double stopGraceSeconds = 10;                // --stop-grace-seconds (StopRun default)
-    bool gpuTelemetry = true;                    // --no-gpu turns it off
+    std::string listen = "127.0.0.1:7070";        // --listen HOST:PORT (port 0 = pick one)
+    std::string stateDir;                         // --state-dir (default ~/.local/state/runplane)
+    std::string runRoot;                          // --run-root (default <state-dir>/runs)
+    double sampleHz = 1.0;                        // --sample-hz (max 10)
+    std::uint64_t spoolMaxBytes = 256ull << 20;   // --spool-max-mb
+    std::uint64_t spoolBacklogRecords = 100'000;  // --spool-backlog-records (disk full)
+    std::string tlsCert, tlsKey, tlsClientCa;     // --tls-cert --tls-key --tls-client-ca
+    std::string tokenFile;                        // --token-file
+    std::string metricsListen;                    // --metrics-listen HOST:PORT ("" = off)
+    double stallSeconds = 600;                    // --stall-seconds (0 = off)
+    std::uint64_t memAlarmBytes = 0;              // --mem-alarm-bytes (0 = off)
+    double memAlarmSeconds = 60;                  // --mem-alarm-seconds
+    std::string nodeId;                           // --node-id (default hostname)
+    std::string supervisorPath;                   // --supervisor (default next to runplaned)
+    std::uint64_t maxRequestBytes = 4ull << 20;   // --max-request-bytes
+    double stopGraceSeconds = 10;                 // --stop-grace-seconds (StopRun default)
+    bool gpuTelemetry = true;                     // --no-gpu turns it off
     unsigned workThreads = 4;
     std::string logLevel = "info";  // --log-level debug|info|warn|error
 };

@@ -154,6 +154,10 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
         ->capture_default_str();
     app.add_option("--spool-max-mb", spoolMb, "bound on the spool's stored records, MiB")
         ->capture_default_str();
+    app.add_option("--spool-backlog-records", c.spoolBacklogRecords,
+                   "records held in memory while the spool cannot be written (disk full); "
+                   "beyond this the oldest are dropped and a gap event says so")
+        ->capture_default_str();
     app.add_option("--tls-cert", c.tlsCert, "server certificate (PEM)");
     app.add_option("--tls-key", c.tlsKey, "server private key (PEM)");
     app.add_option("--tls-client-ca", c.tlsClientCa,
@@ -204,6 +208,9 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
         return Error{"--spool-max-mb: must be at least 1"};
     }
     c.spoolMaxBytes = static_cast<std::uint64_t>(spoolMb * (1 << 20));
+    if (c.spoolBacklogRecords < 1) {
+        return Error{"--spool-backlog-records: must be at least 1"};
+    }
     if (!memAlarm.empty()) {
         char* end = nullptr;
         const double v = std::strtod(memAlarm.c_str(), &end);

@@ -54,6 +54,28 @@ std::string signalName(int sig) {
     return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+// A name a shell and execve agree on: [A-Za-z_][A-Za-z0-9_]* ('A B', 'A=B', '1X' are refused).
+Status validateEnvName(const std::string& name) {
+    const auto word = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' ||
+               (c >= '0' && c <= '9');
+    };
+    bool ok = !name.empty() && !(name[0] >= '0' && name[0] <= '9');
+    for (char c : name) {
+        ok = ok && word(c);
+    }
+    if (!ok) {
+        std::string shown;
+        for (char c : name) {
+            shown += c == '\0' ? std::string("\\0") : std::string(1, c);
+        }
+        return Error{"env: '" + shown +
+                     "' is not a valid environment variable name (letters, digits and _, not "
+                     "starting with a digit)"};
+    }
+    return {};
+}
+
 const char* stateName(v1::RunState s) {
     return v1::RunState_Name(s).c_str();
 }
@@ -216,6 +238,12 @@ v1::RunStatus RunManager::refresh(Entry& e) {
     }
     if (processAlive(e.supervisorPid, e.supervisorStartTicks)) {
         st.set_state(v1::RUN_STATE_RUNNING);
+        if (e.childPid != 0 && !processAlive(e.childPid, e.childStartTicks)) {
+            st.set_message(
+                "the run has ended; its supervisor is still recording the exit status "
+                "(is the state disk full? see " +
+                e.dir + "/" + kSupervisorLog + ")");
+        }
         return st;
     }
     // The supervisor is gone: it may have written exit.json just before exiting.
@@ -252,9 +280,11 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
         return Error{"argv[0]: empty program name"};
     }
     for (const auto& [k, v] : request.env()) {
-        if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos ||
-            v.find('\0') != std::string::npos) {
-            return Error{"env: invalid variable name or value for '" + k + "'"};
+        if (Status s = validateEnvName(k); !s.ok()) {
+            return Error{s.error()};
+        }
+        if (v.find('\0') != std::string::npos) {
+            return Error{"env: the value of '" + k + "' contains a NUL byte"};
         }
     }
     std::lock_guard lock(m_mutex);

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <random>
 
 namespace runplane::agent {
 namespace {
@@ -60,6 +62,12 @@ Result<std::unique_ptr<Spool>> Spool::open(const SpoolOptions& options) {
     if (Status s = (*db)->exec("PRAGMA synchronous=FULL;"); !s.ok()) {
         return Error{s.error()};
     }
+    // Checkpoint often and keep the WAL short: on a small state disk a WAL that grows to the
+    // default 1000 pages (4 MiB) would itself fill the disk.
+    if (Status s = (*db)->exec("PRAGMA wal_autocheckpoint=256; PRAGMA journal_size_limit=1048576;");
+        !s.ok()) {
+        return Error{s.error()};
+    }
     if (Status s = (*db)->exec(kSchema); !s.ok()) {
         return Error{s.error()};
     }
@@ -95,7 +103,33 @@ Status Spool::load() {
     m_stats.payloadBytes = static_cast<std::uint64_t>(q->columnInt(6));
     // Never go back: the stored counter and the rows present must both be respected.
     m_stats.nextSeq = std::max({storedNext, maxSeq + 1, m_stats.trimmedThrough + 1});
-    return {};
+    q->reset();
+    return loadIncarnation();
+}
+
+Status Spool::loadIncarnation() {
+    auto q = m_db->prepare("SELECT value FROM meta WHERE key='incarnation'");
+    if (!q) {
+        return Error{q.error()};
+    }
+    if (auto row = q->step(); !row) {
+        return Error{row.error()};
+    } else if (*row) {
+        m_incarnation = std::strtoull(q->columnText(0).c_str(), nullptr, 10);
+    }
+    q->reset();
+    if (m_incarnation != 0) {
+        return {};
+    }
+    // A new file (or one from before incarnations): make the id once and keep it.
+    std::random_device rd;
+    std::mt19937_64 gen((static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+                        static_cast<std::uint64_t>(nowUnixNs()));
+    while (m_incarnation == 0) {
+        m_incarnation = gen();
+    }
+    return m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('incarnation', '" +
+                      std::to_string(m_incarnation) + "')");
 }
 
 Status Spool::insertLocked(std::vector<v1::TelemetryRecord>& records) {
@@ -271,6 +305,48 @@ Status Spool::enforceBound(std::vector<v1::TelemetryRecord>* appended) {
         appended->push_back(gapRecords.front());
     }
     return {};
+}
+
+Result<std::uint64_t> Spool::appendGap(std::uint64_t count, const std::string& why) {
+    std::lock_guard lock(m_mutex);
+    const SpoolStats before = m_stats;
+    const std::uint64_t first = m_stats.nextSeq;
+    const std::uint64_t last = first + count - 1;
+    v1::TelemetryRecord gap;
+    gap.set_t_unix_ns(nowUnixNs());
+    auto* ev = gap.mutable_event();
+    ev->set_kind(v1::EVENT_GAP);
+    ev->set_message(why + ": dropped " + std::to_string(count) + " records; seq " +
+                    std::to_string(first) + ".." + std::to_string(last) + " are lost");
+    (*ev->mutable_attrs())["first_seq"] = std::to_string(first);
+    (*ev->mutable_attrs())["last_seq"] = std::to_string(last);
+    (*ev->mutable_attrs())["count"] = std::to_string(count);
+    std::vector<v1::TelemetryRecord> gapRecords{gap};
+    m_stats.nextSeq = last + 1;
+    m_stats.droppedRecords += count;
+    sqlite::Transaction tx(*m_db);
+    Status s = tx.begun();
+    if (s.ok()) {
+        s = insertLocked(gapRecords);
+    }
+    if (s.ok()) {
+        s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', '" +
+                       std::to_string(m_stats.nextSeq) + "'), ('dropped_records', '" +
+                       std::to_string(m_stats.droppedRecords) + "')");
+    }
+    if (s.ok()) {
+        s = tx.commit();
+    }
+    if (!s.ok()) {
+        m_stats = before;
+        return Error{s.error()};
+    }
+    return gapRecords.front().seq();
+}
+
+void Spool::reclaimWal() {
+    std::lock_guard lock(m_mutex);
+    (void)m_db->exec("PRAGMA wal_checkpoint(TRUNCATE);");
 }
 
 Result<std::vector<v1::TelemetryRecord>> Spool::read(std::uint64_t fromSeq,

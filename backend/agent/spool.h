@@ -4,7 +4,8 @@
 // Sequence numbers start at 1, strictly increase, survive restarts (the next one is stored in
 // the same transaction as the records) and are never reused. The spool is bounded: past
 // maxBytes of record payload it drops the oldest records and appends an EVENT_GAP naming the
-// dropped range. Acknowledged records are trimmed.
+// dropped range. Acknowledged records are trimmed. Each spool file has an incarnation id (random,
+// made when the file is created) that tells a client whose seqs these are.
 //
 // Thread-safety: every method may be called from any thread (one internal mutex, one connection).
 
@@ -48,6 +49,16 @@ class Spool {
     Result<std::uint64_t> append(std::vector<v1::TelemetryRecord>& records,
                                  const std::vector<std::pair<std::string, std::string>>& meta = {});
 
+    /// Records that never reached the spool (dropped from a writer's in-memory backlog): burns
+    /// `count` seqs and stores one EVENT_GAP naming them (attrs first_seq, last_seq, count), in one
+    /// transaction. Returns the gap event's seq.
+    Result<std::uint64_t> appendGap(std::uint64_t count, const std::string& why);
+
+    /// After a failed write (disk full): checkpoint the WAL into the database and truncate it, so
+    /// the space the failed transactions' frames took is given back. Errors are ignored (the
+    /// next append reports the real problem).
+    void reclaimWal();
+
     /// Records with seq >= fromSeq (0 = oldest kept), ascending, at most maxRecords.
     Result<std::vector<v1::TelemetryRecord>> read(std::uint64_t fromSeq, std::size_t maxRecords);
 
@@ -58,12 +69,17 @@ class Spool {
     /// A persisted key/value (log offsets, reported run states).
     std::optional<std::string> meta(const std::string& key);
 
+    /// Random non-zero id created with the spool file and stored in it: a new spool (state
+    /// directory replaced) has a new one, so clients never mix its seqs with the old spool's.
+    std::uint64_t incarnation() const { return m_incarnation; }
+
     SpoolStats stats();
     std::uint64_t lastSeq();  // nextSeq - 1
 
   private:
     Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options);
     Status load();
+    Status loadIncarnation();
     Status enforceBound(std::vector<v1::TelemetryRecord>* appended);
     Status insertLocked(std::vector<v1::TelemetryRecord>& records);
 
@@ -71,6 +87,7 @@ class Spool {
     std::unique_ptr<sqlite::Database> m_db;
     SpoolOptions m_options;
     SpoolStats m_stats;
+    std::uint64_t m_incarnation = 0;
 };
 
 }  // namespace runplane::agent

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -83,20 +84,101 @@ std::string findExecutable(const std::string& argv0, const std::string& pathVar)
     return {};
 }
 
-int writeExit(const std::string& dir, int exitCode, int termSignal, const std::string& execError) {
+// The space of supervisor.json and exit.json is reserved before the program starts: a run that
+// fills the disk (or a disk that fills meanwhile) must not cost the run its identity or its exit
+// status. A reservation is overwritten in place (no new blocks), trimmed and renamed.
+constexpr std::size_t kReserveBytes = 4096;
+constexpr std::size_t kMaxExecErrorBytes = 2048;
+
+std::string reservePath(const std::string& dir, const char* file) {
+    return dir + "/" + file + ".reserve";
+}
+
+bool writeAll(int fd, const std::string& data) {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n =
+            ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+// Real bytes, not a hole (a sparse file would need blocks when overwritten). -1 on failure.
+int reserveSpace(const std::string& dir, const char* file) {
+    const std::string path = reservePath(dir, file);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        return -1;
+    }
+    if (!writeAll(fd, std::string(kReserveBytes, ' ')) || ::fsync(fd) != 0) {
+        ::close(fd);
+        ::unlink(path.c_str());
+        return -1;
+    }
+    return fd;
+}
+
+// Writes `content` as dir/file through its reservation (closed here); without one, or if that
+// fails, the ordinary atomic write.
+Status writeReserved(const std::string& dir, const char* file, int& fd,
+                     const std::string& content) {
+    Status s = Error{"no reserved space"};
+    if (fd >= 0 && content.size() <= kReserveBytes) {
+        if (!writeAll(fd, content) || ::ftruncate(fd, static_cast<off_t>(content.size())) != 0 ||
+            ::fsync(fd) != 0) {
+            s = Error{reservePath(dir, file) + ": " + std::strerror(errno)};
+        } else if (::rename(reservePath(dir, file).c_str(), (dir + "/" + file).c_str()) != 0) {
+            s = Error{dir + "/" + file + ": " + std::strerror(errno)};
+        } else {
+            s = {};
+        }
+    }
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+    if (!s.ok()) {
+        s = writeFileAtomic(dir + "/" + file, content);
+    }
+    ::unlink(reservePath(dir, file).c_str());
+    return s;
+}
+
+// Never gives up while the supervisor lives: the daemon reports the run as running until the
+// status is on disk, then reports the true status (never daemon_lost for a full disk).
+void writeExit(const std::string& dir, int& reserveFd, int exitCode, int termSignal,
+               std::string execError) {
     nlohmann::json j;
     j["exit_code"] = exitCode;
     j["term_signal"] = termSignal;
     j["ended_unix_ns"] = nowNs();
     if (!execError.empty()) {
+        if (execError.size() > kMaxExecErrorBytes) {
+            execError.resize(kMaxExecErrorBytes);
+        }
         j["exec_error"] = execError;
     }
-    Status s = writeFileAtomic(dir + "/" + kExitFile, j.dump() + "\n");
-    if (!s.ok()) {
-        std::fprintf(stderr, "runplane-supervisor: %s\n", s.error().c_str());
-        return 1;
+    const std::string content = j.dump() + "\n";
+    int delayMs = 100;
+    for (int attempt = 0;; ++attempt) {
+        const Status s = writeReserved(dir, kExitFile, reserveFd, content);
+        if (s.ok()) {
+            break;
+        }
+        if (attempt == 0) {
+            std::fprintf(stderr, "runplane-supervisor: %s (retrying until it can be written)\n",
+                         s.error().c_str());
+        }
+        ::usleep(static_cast<useconds_t>(delayMs) * 1000);
+        delayMs = std::min(delayMs * 2, 5000);
     }
-    return 0;
 }
 
 }  // namespace
@@ -185,6 +267,9 @@ int supervisorMain(int argc, char** argv) {
         return 1;
     }
     const std::string exe = findExecutable(args[0], pathVar);
+    // -1: the disk is full already (the writes are retried then).
+    int infoReserve = reserveSpace(dir, kSupervisorFile);
+    int exitReserve = reserveSpace(dir, kExitFile);
 
     // Everything the child needs is prepared before fork: between fork and execve only
     // async-signal-safe calls are made.
@@ -267,8 +352,9 @@ int supervisorMain(int argc, char** argv) {
     if (!execError.empty()) {
         info["exec_error"] = execError;
     }
-    if (Status s = writeFileAtomic(dir + "/" + kSupervisorFile, info.dump() + "\n"); !s.ok()) {
+    if (Status s = writeReserved(dir, kSupervisorFile, infoReserve, info.dump() + "\n"); !s.ok()) {
         say(handshake, "error " + s.error());
+        ::unlink(reservePath(dir, kExitFile).c_str());
         ::kill(child, SIGKILL);
         return 1;
     }
@@ -291,16 +377,16 @@ int supervisorMain(int argc, char** argv) {
         if (w == child && !mainDone) {
             mainDone = true;
             if (!execError.empty()) {
-                writeExit(dir, 127, 0, execError);
+                writeExit(dir, exitReserve, 127, 0, execError);
             } else if (WIFSIGNALED(status)) {
-                writeExit(dir, 128 + WTERMSIG(status), WTERMSIG(status), "");
+                writeExit(dir, exitReserve, 128 + WTERMSIG(status), WTERMSIG(status), "");
             } else {
-                writeExit(dir, WEXITSTATUS(status), 0, "");
+                writeExit(dir, exitReserve, WEXITSTATUS(status), 0, "");
             }
         }
     }
     if (!mainDone) {
-        writeExit(dir, 127, 0, "run process vanished without an exit status");
+        writeExit(dir, exitReserve, 127, 0, "run process vanished without an exit status");
     }
     return 0;
 }

@@ -315,8 +315,20 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     std::cerr << "runplanectl watch: stored " << status.recordsStored << " records ("
               << status.duplicatesSkipped << " duplicates skipped, " << status.gapsRecorded
               << " gaps recorded), cursor " << status.cursor << std::endl;
-    if (status.state == IngestState::Failed ||
-        (status.recordsStored == 0 && !status.lastError.empty())) {
+    if (status.nodeResets > 0) {
+        std::cerr << "runplanectl watch: the node's spool was replaced (state directory reset); "
+                     "a node_reset event was recorded and the new spool ingested from its start"
+                  << std::endl;
+    }
+    // Nothing stored is a failure whatever the reason (a watch that stored nothing proves
+    // nothing); the last error says why.
+    if (status.state == IngestState::Failed || status.recordsStored + status.gapsRecorded == 0) {
+        if (status.recordsStored + status.gapsRecorded == 0) {
+            std::cerr << "runplanectl watch: nothing was stored"
+                      << (status.lastError.empty() ? std::string()
+                                                   : " (last error: " + status.lastError + ")")
+                      << std::endl;
+        }
         context.exitCode = 1;
     }
 }

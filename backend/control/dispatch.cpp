@@ -37,7 +37,12 @@ PreflightRow askOne(const std::string& address, const PreflightSpec& spec,
     if (!result) {
         row.reachable = false;
         row.error = result.error();
-        row.checks.push_back({"daemon", CheckState::Fail, "daemon lost: " + result.error(), ""});
+        // A daemon that refused our credentials is there: saying "lost" would send the user
+        // looking for a dead node.
+        row.checks.push_back(
+            {"daemon", CheckState::Fail,
+             (isAuthenticationFailure(result.error()) ? "" : "daemon lost: ") + result.error(),
+             ""});
         return row;
     }
     row.reachable = true;
@@ -236,7 +241,10 @@ std::string formatPreflightTable(const PreflightTable& table) {
             const std::string m = mark(row.worst(id));
             out << "  " << m << std::string(id.size() > m.size() ? id.size() - m.size() : 0, ' ');
         }
-        out << (row.reachable ? "  " + row.hostname : "  (daemon lost)") << "\n";
+        out << (row.reachable                        ? "  " + row.hostname
+                : isAuthenticationFailure(row.error) ? "  (authentication failed)"
+                                                     : "  (daemon lost)")
+            << "\n";
     }
     for (const auto& c : table.clusterChecks) {
         out << "cluster  " << c.id << "  " << mark(c.status) << "  " << c.message << "\n";

@@ -347,7 +347,11 @@ Status NodeClient::tailLogs(const std::string& runId, LogStreamKind stream,
 
 Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
                                   const std::function<bool(TelemetryBatchInfo&&)>& onBatch,
-                                  StreamCanceller* canceller) {
+                                  StreamCanceller* canceller, std::uint64_t spoolIncarnation,
+                                  RpcCode* code) {
+    if (code != nullptr) {
+        *code = RpcCode::Ok;
+    }
     grpc::ClientContext context;
     prepare(context, m_options, false);
     CancelScope scope(canceller ? canceller->m_state.get() : nullptr, &context);
@@ -357,6 +361,7 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
     v1::WatchTelemetryRequest request;
     request.set_from_seq(fromSeq);
     request.set_sample_hz(sampleHz);
+    request.set_spool_incarnation(spoolIncarnation);
     auto reader = m_channel->stub->WatchTelemetry(&context, request);
     v1::TelemetryBatch batch;
     bool stoppedByCaller = false;
@@ -373,6 +378,9 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
     }
     if (status.ok()) {
         return Error{"runplaned at " + m_address + " ended the telemetry stream"};
+    }
+    if (code != nullptr) {
+        *code = static_cast<RpcCode>(status.error_code());
     }
     return Error{describe(m_address, "WatchTelemetry", status)};
 }

@@ -54,6 +54,12 @@ enum class RpcCode {
 std::string describeRpcError(const std::string& address, const std::string& method, RpcCode code,
                              const std::string& grpcMessage);
 
+/// What describeRpcError says for UNAUTHENTICATED and PERMISSION_DENIED.
+inline constexpr const char* kAuthenticationFailed =
+    "authentication failed (token or certificate refused)";
+/// True for an error sentence from describeRpcError that is an authentication failure.
+bool isAuthenticationFailure(const std::string& describedError);
+
 /// The error for a daemon that speaks another protocol version, e.g.
 /// "daemon at 127.0.0.1:7070 speaks protocol v2, this controller speaks v1".
 std::string describeProtocolMismatch(const std::string& address, std::uint32_t daemonVersion);
@@ -124,9 +130,13 @@ class NodeClient {
     /// Streams telemetry from fromSeq (0 = oldest kept), calling onBatch on the caller's thread
     /// for each batch until the stream ends, an error, onBatch returning false, or
     /// canceller->cancel(). Returns OK when ended by onBatch or the canceller.
+    /// spoolIncarnation (0 = any) is the spool fromSeq refers to; *code (when given) receives
+    /// the gRPC code of a failure (OutOfRange: fromSeq beyond the spool's end;
+    /// FailedPrecondition: the daemon's spool is another incarnation).
     Status watchTelemetry(std::uint64_t fromSeq, double sampleHz,
                           const std::function<bool(TelemetryBatchInfo&&)>& onBatch,
-                          StreamCanceller* canceller = nullptr);
+                          StreamCanceller* canceller = nullptr, std::uint64_t spoolIncarnation = 0,
+                          RpcCode* code = nullptr);
 
   private:
     struct Channel;

@@ -184,6 +184,7 @@ NodeSummary fromProto(const v1::NodeInfo& info, const std::string& address) {
     NodeSummary out;
     out.address = address;
     out.nodeId = info.node_id();
+    out.spoolIncarnation = info.spool_incarnation();
     out.hostname = info.hostname();
     out.cpuArch = info.cpu_arch();
     out.cpuCores = info.cpu_cores();
@@ -235,6 +236,7 @@ TelemetryBatchInfo fromProto(const v1::TelemetryBatch& batch) {
     TelemetryBatchInfo out;
     out.nodeId = batch.node_id();
     out.oldestKeptSeq = batch.oldest_kept_seq();
+    out.spoolIncarnation = batch.spool_incarnation();
     out.records.reserve(static_cast<std::size_t>(batch.records_size()));
     for (const auto& record : batch.records()) {
         TelemetryRecordInfo r;

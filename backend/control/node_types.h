@@ -85,6 +85,7 @@ struct NodeSummary {
     std::string buildCommit;  // the daemon's git commit and build date (GetNode)
     std::string buildDate;
     std::uint32_t protocolVersion = 0;
+    std::uint64_t spoolIncarnation = 0;  // 0: a daemon from before spool incarnations
 };
 
 enum class RunRole { Unspecified, Standalone, Head, Worker };
@@ -206,6 +207,7 @@ struct TelemetryBatchInfo {
     std::string nodeId;
     std::uint64_t oldestKeptSeq = 0;
     std::vector<TelemetryRecordInfo> records;
+    std::uint64_t spoolIncarnation = 0;  // last: the tests build this struct positionally
 };
 
 }  // namespace runplane::control

@@ -40,8 +40,14 @@ std::string transportCause(const std::string& grpcMessage) {
         contains(m, "broken pipe")) {
         return "the connection was closed";
     }
-    if (contains(m, "ssl") || contains(m, "tls") || contains(m, "handshake")) {
+    if (contains(m, "ssl") || contains(m, "tls") || contains(m, "certificate")) {
         return "TLS handshake failed (" + grpcMessage + ")";
+    }
+    // gRPC calls every connection set-up a handshake, plaintext too: a daemon that is starting
+    // or stopping closes it. That is unavailability, not a TLS problem.
+    if (contains(m, "handshake")) {
+        return "unavailable (the connection closed while it was being set up; is the daemon "
+               "starting or stopping?)";
     }
     return grpcMessage.empty() ? std::string("unavailable") : grpcMessage;
 }
@@ -62,10 +68,8 @@ std::string describeRpcError(const std::string& address, const std::string& meth
         case RpcCode::Cancelled:
             return method + " to " + daemon + " was cancelled";
         case RpcCode::Unauthenticated:
-            return daemon + " refused " + method + ": not authenticated (give the daemon's token)" +
-                   detail;
         case RpcCode::PermissionDenied:
-            return daemon + " refused " + method + ": permission denied" + detail;
+            return daemon + " refused " + method + ": " + kAuthenticationFailed + detail;
         case RpcCode::Unimplemented:
             return daemon + " does not implement " + method + " (an older or different daemon?)";
         case RpcCode::InvalidArgument:
@@ -86,6 +90,10 @@ std::string describeRpcError(const std::string& address, const std::string& meth
 std::string describeProtocolMismatch(const std::string& address, std::uint32_t daemonVersion) {
     return "daemon at " + address + " speaks protocol v" + std::to_string(daemonVersion) +
            ", this controller speaks v" + std::to_string(kProtocolVersion);
+}
+
+bool isAuthenticationFailure(const std::string& describedError) {
+    return describedError.find(kAuthenticationFailed) != std::string::npos;
 }
 
 bool isLoopbackAddress(const std::string& address) {

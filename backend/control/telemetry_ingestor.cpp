@@ -77,6 +77,9 @@ struct TelemetryIngestor::Impl {
 
     // Ingest-thread state.
     std::unique_ptr<db::History> history;
+    std::uint64_t incarnation = 0;  // the spool incarnation of this session
+    bool adoptLegacy = false;       // a pre-incarnation cursor awaits the first batch
+    bool fatal = false;             // the last session's error will not go away by retrying
 
     IngestorStatus snapshot() const {
         std::lock_guard lock(mutex);
@@ -113,6 +116,9 @@ struct TelemetryIngestor::Impl {
     void run();
     // One connection attempt: GetNode, then stream until error or stop. Returns the error.
     Status session(std::chrono::milliseconds& backoff);
+    // Which incarnation and seq to resume from; records a node reset when the spool is new.
+    Result<std::uint64_t> resumePoint(const NodeSummary& node);
+    Status outOfRange(const NodeSummary& node, std::uint64_t cursor, const Status& error);
     bool handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch, std::uint64_t& expected,
                      Status& failure);
 };
@@ -129,9 +135,17 @@ void TelemetryIngestor::Impl::run() {
     history = std::move(*opened);
     std::chrono::milliseconds backoff = options.backoffInitial;
     while (!stopping()) {
+        fatal = false;
         Status result = session(backoff);
         if (stopping()) {
             break;
+        }
+        if (fatal) {
+            update([&](IngestorStatus& s) {
+                s.state = IngestState::Failed;
+                s.lastError = result.error();
+            });
+            return;
         }
         update([&](IngestorStatus& s) {
             s.state = IngestState::Backoff;
@@ -160,18 +174,20 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     if (Status s = history->upsertNode(record); !s.ok()) {
         return s;
     }
-    auto cursor = history->ingestCursor(node->nodeId);
+    auto cursor = resumePoint(*node);
     if (!cursor.ok()) {
         return Error{cursor.error()};
     }
     update([&](IngestorStatus& s) {
         s.node = *node;
         s.cursor = *cursor;
+        s.spoolIncarnation = incarnation;
     });
     // Nothing stored yet from this node: start at the oldest record the daemon keeps.
     std::uint64_t expected = *cursor == 0 ? 0 : *cursor + 1;
     Status failure;
     bool streaming = false;
+    RpcCode code = RpcCode::Ok;
     Status ended = client->watchTelemetry(
         expected, options.sampleHz,
         [&](TelemetryBatchInfo&& batch) {
@@ -185,11 +201,71 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
             }
             return handleBatch(*node, std::move(batch), expected, failure);
         },
-        &canceller);
+        &canceller, incarnation, &code);
     if (!failure.ok()) {
         return failure;
     }
+    if (code == RpcCode::OutOfRange) {
+        return outOfRange(*node, *cursor, ended);
+    }
     return ended;
+}
+
+Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& node) {
+    incarnation = node.spoolIncarnation;
+    adoptLegacy = false;
+    auto latest = history->latestCursor(node.nodeId);
+    if (!latest.ok()) {
+        return Error{latest.error()};
+    }
+    if (!*latest) {
+        return std::uint64_t{0};  // nothing stored from this node yet
+    }
+    const db::NodeCursor stored = **latest;
+    if (stored.incarnation == incarnation) {
+        return stored.lastSeq;
+    }
+    if (stored.incarnation == 0) {
+        // Stored before incarnations existed: most likely the same spool, which now says its
+        // id. Adopted with the first batch; OUT_OF_RANGE proves otherwise (outOfRange()).
+        adoptLegacy = true;
+        return stored.lastSeq;
+    }
+    const std::string message =
+        "node " + node.nodeId + " at " + options.address + " has a new spool (incarnation " +
+        std::to_string(stored.incarnation) + " -> " + std::to_string(incarnation) +
+        ": its state directory was replaced); seq " + std::to_string(stored.lastSeq) +
+        " of the old spool was the last stored, the new one is ingested from its first record";
+    if (Status s = history->recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
+        return Error{s.error()};
+    }
+    update([&](IngestorStatus& s) { ++s.nodeResets; });
+    return std::uint64_t{0};
+}
+
+Status TelemetryIngestor::Impl::outOfRange(const NodeSummary& node, std::uint64_t cursor,
+                                           const Status& error) {
+    if (adoptLegacy && incarnation != 0) {
+        // The pre-incarnation cursor was not this spool's: a reset after all.
+        const std::string message = "node " + node.nodeId + " at " + options.address +
+                                    " has a new spool (its state directory was replaced; it "
+                                    "ends before seq " +
+                                    std::to_string(cursor + 1) + " stored earlier)";
+        if (Status s = history->recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
+                                                message);
+            !s.ok()) {
+            return s;
+        }
+        update([&](IngestorStatus& s) { ++s.nodeResets; });
+        return Error{message + "; reconnecting"};
+    }
+    // Same incarnation (or a daemon too old to say): retrying cannot help.
+    fatal = true;
+    return Error{error.error() + (incarnation == 0
+                                      ? "; this daemon predates spool incarnations, so the "
+                                        "history cannot tell its new spool from the old one: "
+                                        "upgrade runplaned"
+                                      : "")};
 }
 
 bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch,
@@ -199,7 +275,21 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
                         node.nodeId + " to " + batch.nodeId + "; reconnecting"};
         return false;
     }
+    if (batch.spoolIncarnation != 0 && batch.spoolIncarnation != incarnation) {
+        failure = Error{"runplaned at " + options.address + " changed its spool incarnation from " +
+                        std::to_string(incarnation) + " to " +
+                        std::to_string(batch.spoolIncarnation) + "; reconnecting"};
+        return false;
+    }
+    if (adoptLegacy) {
+        if (Status s = history->adoptIncarnation(node.nodeId, incarnation); !s.ok()) {
+            failure = s;
+            return false;
+        }
+        adoptLegacy = false;
+    }
     BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
+    plan.batch.incarnation = incarnation;
     auto stored = history->ingest(plan.batch);
     if (!stored.ok()) {
         failure = Error{stored.error()};

@@ -5,7 +5,9 @@
 // disconnect or a daemon restart it reconnects with exponential backoff and resumes from
 // cursor + 1; records at or below the cursor are never stored twice. A hole in the sequence
 // (the daemon no longer holds what we asked for, or a record is missing) is stored as an explicit
-// "gap" event with attrs first_seq/last_seq, never skipped silently.
+// "gap" event with attrs first_seq/last_seq, never skipped silently. A daemon whose spool is a new
+// incarnation (state directory replaced: seqs start again at 1) is recorded as a "node_reset"
+// event and ingested from its first record; both incarnations stay in the history, apart.
 
 #include <chrono>
 #include <cstdint>
@@ -51,6 +53,8 @@ struct IngestorStatus {
     std::uint64_t duplicatesSkipped = 0;
     std::uint64_t gapsRecorded = 0;
     std::uint64_t reconnects = 0;
+    std::uint64_t spoolIncarnation = 0;  // of the daemon's spool being ingested
+    std::uint64_t nodeResets = 0;        // new spool incarnations met (state dir replaced)
 };
 
 /// One sample that has just been committed, for live views.

@@ -23,7 +23,7 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// Lifecycle of a run as the history records it. "DaemonLost" (the daemon could not tell what
 /// happened) and "Failed" (the run exited non-zero) are distinct on purpose.
@@ -165,11 +165,19 @@ struct IngestEvent {
 /// What one telemetry batch contributes, committed atomically with the node's cursor.
 struct IngestBatch {
     std::string nodeId;
+    /// The daemon's spool incarnation these seqs belong to (0: from before incarnations).
+    std::uint64_t incarnation = 0;
     std::vector<IngestSample> samples;
     std::vector<IngestEvent> events;
     /// The cursor after this batch: everything through this seq is accounted for (stored, or
     /// recorded as a gap). The stored cursor never moves backwards.
     std::uint64_t throughSeq = 0;
+};
+
+/// Where ingest of a node stands: its most recent spool incarnation and that one's cursor.
+struct NodeCursor {
+    std::uint64_t incarnation = 0;
+    std::uint64_t lastSeq = 0;
 };
 
 struct IngestResult {
@@ -243,10 +251,22 @@ class History {
 
     // ---- ingest
     /// Stores a batch and advances the node's cursor in one transaction. Idempotent by
-    /// (node, seq): records at or below the stored cursor, or already present, are skipped.
+    /// (node, incarnation, seq): records at or below the stored cursor, or already present, are
+    /// skipped.
     Result<IngestResult> ingest(const IngestBatch& batch);
-    /// The node's cursor: the last seq accounted for (0 when nothing was ingested yet).
+    /// The cursor of the node's most recent incarnation: the last seq accounted for (0 when
+    /// nothing was ingested yet).
     Result<std::uint64_t> ingestCursor(const std::string& nodeId);
+    /// The node's most recent incarnation and its cursor; nullopt when nothing was ingested.
+    Result<std::optional<NodeCursor>> latestCursor(const std::string& nodeId);
+    /// The node's spool was replaced: stores a "node_reset" event (attrs old/new incarnation,
+    /// old last seq) and starts newIncarnation at cursor 0, in one transaction. The old
+    /// incarnation's rows and cursor stay.
+    Status recordNodeReset(const std::string& nodeId, const NodeCursor& old,
+                           std::uint64_t newIncarnation, const std::string& message);
+    /// A cursor stored before incarnations existed (incarnation 0) continues as `incarnation`:
+    /// the daemon's spool is the same file, it just reports its id now.
+    Status adoptIncarnation(const std::string& nodeId, std::uint64_t incarnation);
 
     // ---- queries
     Result<std::vector<SeriesInfo>> listSeries(const SeriesFilter& filter);

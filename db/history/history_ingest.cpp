@@ -18,19 +18,21 @@ Status History::Impl::prepareIngest() {
         const char* sql;
     };
     const Item items[] = {
-        {&selectCursor, "SELECT last_seq FROM ingest_cursor WHERE node_id = ?1;"},
+        {&selectCursor,
+         "SELECT last_seq FROM ingest_cursor WHERE node_id = ?1 AND incarnation = ?2;"},
         {&upsertCursor,
-         "INSERT INTO ingest_cursor(node_id, last_seq, updated_ns) VALUES (?1, ?2, ?3) "
-         "ON CONFLICT(node_id) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq), "
-         "updated_ns = excluded.updated_ns;"},
+         "INSERT INTO ingest_cursor(node_id, incarnation, last_seq, updated_ns) "
+         "VALUES (?1, ?4, ?2, ?3) "
+         "ON CONFLICT(node_id, incarnation) DO UPDATE SET "
+         "last_seq = max(last_seq, excluded.last_seq), updated_ns = excluded.updated_ns;"},
         {&selectSeries, "SELECT id FROM series WHERE node_id = ?1 AND run_id = ?2 AND name = ?3;"},
         {&insertSeries, "INSERT INTO series(node_id, run_id, name, unit) VALUES (?1, ?2, ?3, ?4);"},
         {&insertSample,
-         "INSERT OR IGNORE INTO samples(series_id, t_ns, seq, value, min, max, step) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7);"},
+         "INSERT OR IGNORE INTO samples(series_id, t_ns, seq, value, min, max, step, "
+         "incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);"},
         {&insertEvent,
-         "INSERT OR IGNORE INTO events(node_id, seq, t_ns, run_id, kind, message, attrs_json) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7);"},
+         "INSERT OR IGNORE INTO events(node_id, seq, t_ns, run_id, kind, message, attrs_json, "
+         "incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);"},
     };
     auto rollup = db->prepare(rollupUpsertSql());
     if (!rollup.ok()) {
@@ -50,8 +52,14 @@ Status History::Impl::prepareIngest() {
 
 namespace {
 
-Result<std::uint64_t> readCursor(sqlite::Statement& stmt, const std::string& nodeId) {
-    stmt.bind(1, nodeId);
+// Incarnations are random 64-bit ids; SQLite stores them as the same bits, signed.
+std::int64_t incarnationBits(std::uint64_t incarnation) {
+    return static_cast<std::int64_t>(incarnation);
+}
+
+Result<std::uint64_t> readCursor(sqlite::Statement& stmt, const std::string& nodeId,
+                                 std::uint64_t incarnation) {
+    stmt.bind(1, nodeId).bind(2, incarnationBits(incarnation));
     auto row = stmt.step();
     std::uint64_t cursor = 0;
     if (row.ok() && *row) {
@@ -76,11 +84,11 @@ void bindReal(sqlite::Statement& stmt, int index, double value) {
 }  // namespace
 
 Result<std::uint64_t> History::ingestCursor(const std::string& nodeId) {
-    std::lock_guard lock(m_mutex);
-    if (Status s = m_impl->prepareIngest(); !s.ok()) {
-        return Error{s.error()};
+    auto latest = latestCursor(nodeId);
+    if (!latest.ok()) {
+        return Error{latest.error()};
     }
-    return readCursor(m_impl->selectCursor, nodeId);
+    return *latest ? (*latest)->lastSeq : 0;
 }
 
 Result<IngestResult> History::ingest(const IngestBatch& batch) {
@@ -103,7 +111,7 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
     if (!tx.begun().ok()) {
         return Error{tx.begun().error()};
     }
-    auto cursor = readCursor(impl.selectCursor, batch.nodeId);
+    auto cursor = readCursor(impl.selectCursor, batch.nodeId, batch.incarnation);
     if (!cursor.ok()) {
         return Error{cursor.error()};
     }
@@ -156,7 +164,8 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         impl.insertSample.bind(1, *seriesId)
             .bind(2, sample.tNs)
             .bind(3, static_cast<std::int64_t>(sample.seq))
-            .bind(7, sample.step);
+            .bind(7, sample.step)
+            .bind(8, incarnationBits(batch.incarnation));
         bindReal(impl.insertSample, 4, sample.value);
         bindReal(impl.insertSample, 5, sample.min);
         bindReal(impl.insertSample, 6, sample.max);
@@ -198,7 +207,8 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
             .bind(4, event.runId)
             .bind(5, event.kind)
             .bind(6, event.message)
-            .bind(7, event.attrsJson.empty() ? std::string("{}") : event.attrsJson);
+            .bind(7, event.attrsJson.empty() ? std::string("{}") : event.attrsJson)
+            .bind(8, incarnationBits(batch.incarnation));
         if (Status s = impl.insertEvent.run(); !s.ok()) {
             forgetNewSeries();
             return Error{s.error()};
@@ -211,7 +221,8 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
     }
     impl.upsertCursor.bind(1, batch.nodeId)
         .bind(2, static_cast<std::int64_t>(newCursor))
-        .bind(3, nowNs());
+        .bind(3, nowNs())
+        .bind(4, incarnationBits(batch.incarnation));
     if (Status s = impl.upsertCursor.run(); !s.ok()) {
         forgetNewSeries();
         return Error{s.error()};

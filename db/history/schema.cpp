@@ -95,9 +95,50 @@ CREATE TABLE sample_rollup (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 3: spool incarnations (issue #17). A node whose state directory was replaced starts
+// its seqs again at 1; the history keeps both incarnations apart: exactly-once is by
+// (node, incarnation, seq). Rows from before this version keep incarnation 0.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE ingest_cursor_v3 (
+    node_id     TEXT NOT NULL,
+    incarnation INTEGER NOT NULL,
+    last_seq    INTEGER NOT NULL,
+    updated_ns  INTEGER NOT NULL,
+    PRIMARY KEY (node_id, incarnation)
+);
+INSERT INTO ingest_cursor_v3(node_id, incarnation, last_seq, updated_ns)
+    SELECT node_id, 0, last_seq, updated_ns FROM ingest_cursor;
+DROP TABLE ingest_cursor;
+ALTER TABLE ingest_cursor_v3 RENAME TO ingest_cursor;
+
+CREATE TABLE events_v3 (
+    id          INTEGER PRIMARY KEY,
+    node_id     TEXT NOT NULL,
+    incarnation INTEGER NOT NULL DEFAULT 0,
+    seq         INTEGER,
+    t_ns        INTEGER NOT NULL,
+    run_id      TEXT NOT NULL DEFAULT '',
+    kind        TEXT NOT NULL,
+    message     TEXT NOT NULL DEFAULT '',
+    attrs_json  TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (node_id, incarnation, seq)
+);
+INSERT INTO events_v3(id, node_id, incarnation, seq, t_ns, run_id, kind, message, attrs_json)
+    SELECT id, node_id, 0, seq, t_ns, run_id, kind, message, attrs_json FROM events;
+DROP TABLE events;
+ALTER TABLE events_v3 RENAME TO events;
+CREATE INDEX events_time ON events(t_ns);
+CREATE INDEX events_run ON events(run_id, t_ns);
+
+ALTER TABLE samples ADD COLUMN incarnation INTEGER NOT NULL DEFAULT 0;
+DROP INDEX samples_series_seq;
+CREATE UNIQUE INDEX samples_series_seq ON samples(series_id, incarnation, seq);
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
+    Migration{3, "spool incarnations: exactly-once by (node, incarnation, seq)", kSchemaV3},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

@@ -7,6 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <filesystem>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -306,6 +309,89 @@ TEST(Daemon, BadFlagsAreRefusedWithTheFlagNamed) {
     DaemonProcess d(dir.path() + "/state", {"--sample-hz", "20"});
     EXPECT_FALSE(d.ok());
     EXPECT_NE(d.error().find("--sample-hz"), std::string::npos) << d.error();
+}
+
+// issue #23 item 8: NaN passed the range check (every comparison with NaN is false).
+TEST(Daemon, WatchTelemetryRefusesNonFiniteOrNegativeSampleHz) {
+    TempDir dir;
+    DaemonProcess d(dir.path() + "/state");
+    ASSERT_TRUE(d.ok()) << d.error();
+    auto stub = d.stub();
+    for (double hz : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        v1::WatchTelemetryRequest req;
+        req.set_sample_hz(hz);
+        auto reader = stub->WatchTelemetry(&ctx, req);
+        v1::TelemetryBatch batch;
+        EXPECT_FALSE(reader->Read(&batch)) << hz;
+        const grpc::Status st = reader->Finish();
+        EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << hz;
+        EXPECT_NE(st.error_message().find("sample_hz"), std::string::npos) << st.error_message();
+    }
+}
+
+// issue #17: every spool has an incarnation id, reported by GetNode and in every batch, kept
+// across restarts, new when the state directory is replaced; a from_seq of another incarnation
+// or beyond the spool's end is refused with a status that says so.
+TEST(Daemon, SpoolIncarnationIsReportedKeptAndChecked) {
+    TempDir dir;
+    const std::string state = dir.path() + "/state";
+    auto incarnationOf = [](v1::Agent::Stub& stub) {
+        grpc::ClientContext ctx;
+        v1::NodeInfo info;
+        EXPECT_TRUE(stub.GetNode(&ctx, {}, &info).ok());
+        return info.spool_incarnation();
+    };
+    auto refusal = [](v1::Agent::Stub& stub, std::uint64_t fromSeq, std::uint64_t incarnation) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        v1::WatchTelemetryRequest req;
+        req.set_from_seq(fromSeq);
+        req.set_spool_incarnation(incarnation);
+        auto reader = stub.WatchTelemetry(&ctx, req);
+        v1::TelemetryBatch batch;
+        if (!reader->Read(&batch)) {
+            return reader->Finish();
+        }
+        ctx.TryCancel();
+        reader->Finish();
+        return grpc::Status::OK;
+    };
+    std::uint64_t first = 0;
+    {
+        DaemonProcess d(state);
+        ASSERT_TRUE(d.ok()) << d.error();
+        auto stub = d.stub();
+        first = incarnationOf(*stub);
+        EXPECT_NE(first, 0u);
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        auto reader = stub->WatchTelemetry(&ctx, {});
+        v1::TelemetryBatch batch;
+        ASSERT_TRUE(reader->Read(&batch));
+        EXPECT_EQ(batch.spool_incarnation(), first);
+        ctx.TryCancel();
+        reader->Finish();
+        EXPECT_TRUE(refusal(*stub, 1, first).ok());
+        const grpc::Status beyond = refusal(*stub, 1'000'000, first);
+        EXPECT_EQ(beyond.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+        EXPECT_NE(beyond.error_message().find("beyond"), std::string::npos);
+    }
+    {
+        DaemonProcess d(state);
+        ASSERT_TRUE(d.ok()) << d.error();
+        EXPECT_EQ(incarnationOf(*d.stub()), first) << "kept across a restart";
+    }
+    std::filesystem::remove_all(state);
+    DaemonProcess d(state);
+    ASSERT_TRUE(d.ok()) << d.error();
+    auto stub = d.stub();
+    EXPECT_NE(incarnationOf(*stub), first) << "a replaced state directory is a new incarnation";
+    const grpc::Status other = refusal(*stub, 1, first);
+    EXPECT_EQ(other.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(other.error_message().find("incarnation"), std::string::npos)
+        << other.error_message();
 }
 
 }  // namespace

@@ -168,6 +168,20 @@ TEST_F(Runs, StartIsIdempotentAndListed) {
     EXPECT_EQ(stopped.term_signal(), SIGTERM);
 }
 
+// issue #23 item 9: a variable name with a space was passed on to the run.
+TEST_F(Runs, InvalidEnvironmentNameIsRefusedAndNamed) {
+    int i = 0;
+    for (const std::string name : {"A B", "1X", "A-B"}) {
+        v1::RunStatus st;
+        const grpc::Status s =
+            startRun(*stub, "env-" + std::to_string(i++), {"/bin/true"}, &st, "", {{name, "1"}});
+        EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << name;
+        EXPECT_NE(s.error_message().find("'" + name + "'"), std::string::npos) << s.error_message();
+    }
+    v1::RunStatus st;
+    EXPECT_TRUE(startRun(*stub, "env-ok", {"/bin/true"}, &st, "", {{"GOOD_NAME_1", "x"}}).ok());
+}
+
 TEST_F(Runs, WorkdirEscapesAreRejected) {
     std::filesystem::create_directories(runRoot());
     std::filesystem::create_directories(dir.path() + "/outside");

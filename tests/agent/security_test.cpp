@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "backend/control/dispatch.h"
 #include "tests/agent/daemon_process.h"
 
 namespace runplane::agent {
@@ -157,6 +158,54 @@ TEST(Security, OversizedRequestIsRejected) {
     req.set_recipe_yaml(std::string(200000, 'x'));
     v1::RunStatus st;
     EXPECT_EQ(stub->StartRun(&ctx, req, &st).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+// issue #23 item 8: swapped --tls-cert/--tls-key said "address in use or not local?".
+TEST(Security, SwappedCertificateAndKeyAreNamed) {
+    if (!haveOpenssl()) {
+        GTEST_SKIP() << "openssl not installed";
+    }
+    TempDir dir;
+    Pki pki(dir.path());
+    ASSERT_TRUE(pki.error.empty()) << pki.error;
+    const std::string cert = dir.path() + "/server.pem", key = dir.path() + "/server.key";
+    std::ofstream(dir.path() + "/token") << kToken << "\n";
+    DaemonProcess d(dir.path() + "/state",
+                    {"--tls-cert", key, "--tls-key", cert, "--token-file", dir.path() + "/token"});
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.error().find("--tls-cert " + key + ": no PEM certificate"), std::string::npos)
+        << d.error();
+    EXPECT_NE(d.error().find("swapped"), std::string::npos) << d.error();
+    EXPECT_EQ(d.error().find("address in use"), std::string::npos) << d.error();
+    std::ofstream(dir.path() + "/empty.pem") << "not a key\n";
+    DaemonProcess e(dir.path() + "/state2",
+                    {"--tls-cert", cert, "--tls-key", dir.path() + "/empty.pem", "--token-file",
+                     dir.path() + "/token"});
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().find("--tls-key " + dir.path() + "/empty.pem: no PEM private key"),
+              std::string::npos)
+        << e.error();
+}
+
+// issue #23 item 9: runplanectl dispatch called a refused token "daemon lost".
+TEST(Security, RefusedTokenIsAnAuthenticationFailureNotADaemonLost) {
+    TempDir dir;
+    std::ofstream(dir.path() + "/token") << kToken << "\n";
+    DaemonProcess d(dir.path() + "/state", {"--token-file", dir.path() + "/token"});
+    ASSERT_TRUE(d.ok()) << d.error();
+    control::NodeClientOptions options;
+    options.bearerToken = "wrong-token-0123456789abcdef";
+    const auto table = control::preflightAll({d.address()}, control::PreflightSpec{}, options);
+    ASSERT_EQ(table.rows.size(), 1u);
+    ASSERT_FALSE(table.rows[0].checks.empty());
+    const std::string message = table.rows[0].checks[0].message;
+    EXPECT_NE(message.find("authentication failed (token or certificate refused)"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("daemon lost"), std::string::npos) << message;
+    const std::string text = control::formatPreflightTable(table);
+    EXPECT_NE(text.find("(authentication failed)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("daemon lost"), std::string::npos) << text;
 }
 
 }  // namespace

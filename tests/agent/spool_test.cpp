@@ -108,6 +108,50 @@ TEST(Spool, BoundDropsOldestAndWritesGapEvent) {
         << "kept records and gap ranges must account for every seq ever issued";
 }
 
+// issue #17: the incarnation id is made with the file, kept in it, and new for a new file.
+TEST(Spool, IncarnationIsMadeWithTheFileAndKept) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    std::uint64_t first = 0;
+    {
+        auto spool = Spool::open({path, 1 << 20});
+        ASSERT_TRUE(spool.ok()) << spool.error();
+        first = (*spool)->incarnation();
+        EXPECT_NE(first, 0u);
+    }
+    auto again = Spool::open({path, 1 << 20});
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ((*again)->incarnation(), first);
+    auto other = Spool::open({dir.path() + "/other.sqlite", 1 << 20});
+    ASSERT_TRUE(other.ok());
+    EXPECT_NE((*other)->incarnation(), first);
+}
+
+// issue #23 item 4: records dropped before they reached the spool burn their seqs, and one gap
+// event names them, so a consumer sees exactly which seqs are lost.
+TEST(Spool, AppendGapBurnsSeqsAndNamesThem) {
+    testing::TempDir dir;
+    auto spool = Spool::open({dir.path() + "/spool.sqlite", 1 << 20});
+    ASSERT_TRUE(spool.ok());
+    auto batch = samples(3);
+    ASSERT_TRUE((*spool)->append(batch).ok());
+    auto gap = (*spool)->appendGap(10, "test");
+    ASSERT_TRUE(gap.ok()) << gap.error();
+    EXPECT_EQ(*gap, 14u);
+    auto after = samples(1);
+    ASSERT_TRUE((*spool)->append(after).ok());
+    EXPECT_EQ(after.front().seq(), 15u);
+    auto read = (*spool)->read(4, 100);
+    ASSERT_TRUE(read.ok());
+    ASSERT_EQ(read->size(), 2u);
+    const auto& ev = read->front().event();
+    EXPECT_EQ(ev.kind(), v1::EVENT_GAP);
+    EXPECT_EQ(ev.attrs().at("first_seq"), "4");
+    EXPECT_EQ(ev.attrs().at("last_seq"), "13");
+    EXPECT_EQ(ev.attrs().at("count"), "10");
+    EXPECT_EQ((*spool)->stats().droppedRecords, 10u);
+}
+
 TEST(Spool, CorruptFileIsAClearError) {
     testing::TempDir dir;
     const std::string path = dir.path() + "/spool.sqlite";

@@ -32,6 +32,36 @@ TEST(RpcErrors, EveryCodeNamesTheDaemon) {
               std::string::npos);
 }
 
+// issue #23 item 8: a plaintext loopback daemon that was restarting showed "TLS handshake
+// failed": gRPC calls every connection set-up a handshake.
+TEST(RpcErrors, PlaintextHandshakeFailureIsUnavailabilityNotTls) {
+    const std::string grpc =
+        "failed to connect to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:7070: "
+        "Handshake read failed";
+    const std::string text =
+        describeRpcError("127.0.0.1:7070", "GetNode", RpcCode::Unavailable, grpc);
+    EXPECT_EQ(text.find("TLS"), std::string::npos) << text;
+    EXPECT_NE(text.find("cannot reach runplaned at 127.0.0.1:7070: unavailable"), std::string::npos)
+        << text;
+    EXPECT_NE(describeRpcError("a:1", "GetNode", RpcCode::Unavailable,
+                               "Ssl handshake failed: CERTIFICATE_VERIFY_FAILED")
+                  .find("TLS handshake failed"),
+              std::string::npos);
+}
+
+// issue #23 item 9: both refusals are one sentence the dispatch table recognises.
+TEST(RpcErrors, AuthenticationFailureIsNamed) {
+    for (RpcCode code : {RpcCode::Unauthenticated, RpcCode::PermissionDenied}) {
+        const std::string text = describeRpcError("a:1", "Preflight", code, "missing token");
+        EXPECT_NE(text.find("authentication failed (token or certificate refused)"),
+                  std::string::npos)
+            << text;
+        EXPECT_TRUE(isAuthenticationFailure(text));
+    }
+    EXPECT_FALSE(isAuthenticationFailure(
+        describeRpcError("a:1", "Preflight", RpcCode::Unavailable, "Connection refused")));
+}
+
 TEST(RpcErrors, ProtocolMismatch) {
     EXPECT_EQ(describeProtocolMismatch("127.0.0.1:7070", 2),
               "daemon at 127.0.0.1:7070 speaks protocol v2, this controller speaks v1");
