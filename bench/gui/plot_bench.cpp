@@ -77,7 +77,12 @@ Fixture& fixture() {
 }
 
 void draw(TimeSeriesPlot& plot, const PointSeries& s) {
-    showHostMemory(plot, {s}, MemoryLines{956e9, 600e9, 650e9, 750e9, 0, {}}, {}, {});
+    MemoryLines lines;
+    lines.ramBytes = 956e9;
+    lines.healthyLowBytes = 600e9;  // the seed's 600-650 GB peaks, alarm at 750 GB
+    lines.healthyHighBytes = 650e9;
+    lines.alarmBytes = 750e9;
+    showHostMemory(plot, {s}, lines, {}, {});
     plot.flush();
 }
 

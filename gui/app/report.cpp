@@ -13,6 +13,7 @@
 
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
+#include "gui/models/metric_views.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -141,12 +142,8 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
     }
 
     // Eval metrics by step.
-    std::vector<const PointSeries*> evals;
-    for (const PointSeries& s : snap.metrics) {
-        if (s.name.startsWith(QLatin1String("eval/"))) {
-            evals.push_back(&s);
-        }
-    }
+    // Score-kind eval series only: tokens and seconds have their own units (metric_kind.h).
+    const std::vector<const PointSeries*> evals = evalScoreSeries(snap.metrics);
     {
         TimeSeriesPlot plot;
         plot.resize(width, height);
@@ -220,9 +217,13 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
                    QStringLiteral("best"), QStringLiteral("at step")},
                   {}};
     for (const MetricValue& m : snap.run.metrics) {
-        metrics.rows.push_back({m.name, QString::number(m.last, 'g', 4),
-                                QString::number(m.lastStep), QString::number(m.best, 'g', 4),
-                                QString::number(m.bestStep)});
+        // Best by the metric's direction ("–" where it has none, e.g. tokens).
+        const QString best = bestText(m);
+        metrics.rows.push_back(
+            {m.name, QString::number(m.last, 'g', 4), QString::number(m.lastStep),
+             best.section(QStringLiteral(" @ "), 0, 0),
+             best.contains(QStringLiteral(" @ step ")) ? best.section(QStringLiteral(" @ step "), 1)
+                                                       : QStringLiteral("–")});
     }
     std::map<QString, int> eventCounts;
     for (const EventRow& e : snap.events) {

@@ -489,15 +489,9 @@ void DesignPage::openFile(const QString& path) {
     m_worker->run(
         QStringLiteral("file"), this,
         [path]() -> Result<plan::Recipe> {
-            QFile f(path);
-            if (!f.open(QIODevice::ReadOnly)) {
-                return Error{QString(path + QStringLiteral(": cannot read: ") + f.errorString())
-                                 .toStdString()};
-            }
-            const QByteArray text = f.readAll();
-            return plan::parseRecipe(
-                std::string_view(text.constData(), static_cast<size_t>(text.size())),
-                path.toStdString());
+            // The planner's own reader: refuses directories and files over its size cap
+            // without reading more than the cap.
+            return plan::loadRecipe(path.toStdString());
         },
         [this, path](Result<plan::Recipe> recipe) {
             if (!recipe) {
