@@ -1,7 +1,10 @@
 // runplanectl: Runplane's command line. Every command group registers itself (command_registry.h).
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
 #include "backend/cli/command_registry.h"
+#include "backend/cli/usage_errors.h"
 #include "common/build_info.h"
 
 int main(int argc, char** argv) {
@@ -15,7 +18,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return runplane::cli::reportParseError(app, e, std::cout, std::cerr);
     }
     return context.exitCode;
 }
