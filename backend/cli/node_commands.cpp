@@ -152,9 +152,9 @@ void runNodes(const NodesOptions& options, runplane::cli::CliContext& context) {
         auto node = answers[i].get();
         if (!node.ok()) {
             errors.push_back(node.error());
-            out.push_back({{"address", options.addresses[i]}, {"error", node.error()}});
-            rows.push_back({options.addresses[i], "-", "-", "-", "-", "-", "-", "-",
-                            "error: " + node.error()});
+            out.push_back({{"address", (*addresses)[i]}, {"error", node.error()}});
+            rows.push_back(
+                {(*addresses)[i], "-", "-", "-", "-", "-", "-", "-", "error: " + node.error()});
             continue;
         }
         out.push_back(nodeJson(*node));
