@@ -19,6 +19,7 @@ struct DaemonConfig {
     std::uint64_t spoolBacklogRecords = 100'000;  // --spool-backlog-records (disk full)
     std::string tlsCert, tlsKey, tlsClientCa;     // --tls-cert --tls-key --tls-client-ca
     std::string tokenFile;                        // --token-file
+    bool requireTls = false;                      // --require-tls: the rule applies on loopback
     std::string metricsListen;                    // --metrics-listen HOST:PORT ("" = off)
     double stallSeconds = 600;                    // --stall-seconds (0 = off)
     std::uint64_t memAlarmBytes = 0;              // --mem-alarm-bytes (0 = off)
@@ -46,8 +47,9 @@ Result<HostPort> parseHostPort(const std::string& text, const std::string& flag)
 /// True for 127.0.0.0/8, ::1, "localhost".
 bool isLoopbackHost(const std::string& host);
 
-/// The security rule: loopback needs nothing; any other address needs --tls-cert and --tls-key,
-/// and --token-file or --tls-client-ca. Also checks that the named files are readable.
+/// The security rule: loopback needs nothing (unless --require-tls); any other address needs
+/// --tls-cert and --tls-key, and --token-file or --tls-client-ca. Also checks that the named files
+/// are readable.
 Status checkSecurity(const DaemonConfig& config);
 
 /// Reads the bearer token (first line, trimmed; at least 16 characters). Error names the file.

@@ -110,16 +110,19 @@ Status checkSecurity(const DaemonConfig& c) {
     if (!c.tlsClientCa.empty() && c.tlsCert.empty()) {
         return Error{"--tls-client-ca needs --tls-cert and --tls-key (mutual TLS)"};
     }
-    if (!isLoopbackHost(hp->host)) {
+    if (!isLoopbackHost(hp->host) || c.requireTls) {
+        const std::string why = c.requireTls && isLoopbackHost(hp->host)
+                                    ? " with --require-tls"
+                                    : " is not a loopback address";
         if (c.tlsCert.empty()) {
-            return Error{"--listen " + c.listen +
-                         " is not a loopback address: refusing to serve without TLS. Give "
+            return Error{"--listen " + c.listen + why +
+                         ": refusing to serve without TLS. Give "
                          "--tls-cert and --tls-key, plus --token-file or --tls-client-ca "
                          "(see docs/daemon.md, Security)"};
         }
         if (c.tokenFile.empty() && c.tlsClientCa.empty()) {
-            return Error{"--listen " + c.listen +
-                         " is not a loopback address: TLS alone is not enough, callers must "
+            return Error{"--listen " + c.listen + why +
+                         ": TLS alone is not enough, callers must "
                          "authenticate. Give --token-file (bearer token) or --tls-client-ca "
                          "(client certificates)"};
         }
@@ -163,6 +166,8 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
     app.add_option("--tls-client-ca", c.tlsClientCa,
                    "CA bundle for client certificates (mutual TLS)");
     app.add_option("--token-file", c.tokenFile, "file holding the bearer token callers must send");
+    app.add_flag("--require-tls", c.requireTls,
+                 "demand TLS and authentication even on loopback (tests, shared hosts)");
     app.add_option("--metrics-listen", c.metricsListen,
                    "Prometheus /metrics on HOST:PORT (loopback)");
     app.add_option("--stall-seconds", c.stallSeconds,

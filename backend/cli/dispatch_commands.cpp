@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/connection_flags.h"
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_history.h"
 #include "backend/control/history_location.h"
@@ -30,8 +31,7 @@ struct CommonOptions {
     std::vector<std::string> env;  // KEY=VALUE
     std::string recipesDir;
     double minFreeDiskGb = 0;
-    std::string token;
-    std::string tlsCa;
+    runplane::cli::ConnectionFlags connection;
     double callTimeout = 10;
     bool json = false;
 };
@@ -60,18 +60,57 @@ struct StopOptions {
     std::string runId;
     double grace = 10;
     bool force = false;
-    std::string token;
-    std::string tlsCa;
+    runplane::cli::ConnectionFlags connection;
     std::string history = runplane::control::defaultHistoryPath();
     bool json = false;
 };
 
-NodeClientOptions clientOptions(const std::string& token, const std::string& ca, double timeout) {
-    NodeClientOptions o;
-    o.bearerToken = token;
-    o.tlsRootCertFile = ca;
-    o.callTimeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
-    return o;
+// The shared connection flags, resolved; prints the error and sets exitCode 2 on failure.
+bool connect(const runplane::cli::ConnectionFlags& flags, double timeout, const char* command,
+             runplane::cli::Connection* out, int& exitCode) {
+    auto c = runplane::cli::resolveConnection(flags);
+    if (!c.ok()) {
+        std::cerr << command << ": " << c.error() << "\n";
+        exitCode = 2;
+        return false;
+    }
+    *out = *c;
+    out->client.callTimeout = std::chrono::milliseconds(static_cast<long>(timeout * 1000));
+    return true;
+}
+
+// --head/--workers, or from the profile: the node with role "head" (else the first) and the rest.
+bool headAndWorkers(std::string& head, std::vector<std::string>& workers,
+                    const runplane::cli::Connection& c, const char* command, int& exitCode) {
+    if (!head.empty()) {
+        head = runplane::cli::resolveAddress(head, c);
+        for (auto& w : workers) {
+            w = runplane::cli::resolveAddress(w, c);
+        }
+        return true;
+    }
+    if (c.profileNodes.empty()) {
+        std::cerr << command
+                  << ": give --head HOST:PORT, or --cluster with a profile listing nodes\n";
+        exitCode = 2;
+        return false;
+    }
+    std::size_t h = 0;
+    for (std::size_t i = 0; i < c.profileNodes.size(); ++i) {
+        if (c.profileNodes[i].role == "head") {
+            h = i;
+            break;
+        }
+    }
+    head = c.profileNodes[h].address;
+    if (workers.empty()) {
+        for (std::size_t i = 0; i < c.profileNodes.size(); ++i) {
+            if (i != h) {
+                workers.push_back(c.profileNodes[i].address);
+            }
+        }
+    }
+    return true;
 }
 
 int versionCode(const std::string& dotted) {
@@ -192,7 +231,18 @@ json eventsJson(const std::vector<DispatchEvent>& events) {
     return out;
 }
 
-void runPreflight(const PreflightOptions& o, int& exitCode) {
+void runPreflight(PreflightOptions o, int& exitCode) {
+    runplane::cli::Connection connection;
+    if (!connect(o.connection, o.callTimeout, "dispatch preflight", &connection, exitCode)) {
+        return;
+    }
+    auto nodes = runplane::cli::addressesOrProfile(o.nodes, connection, "dispatch preflight");
+    if (!nodes.ok()) {
+        std::cerr << nodes.error() << "\n";
+        exitCode = 2;
+        return;
+    }
+    o.nodes = *nodes;
     std::vector<PreflightSpec> specs;
     runplane::plan::Recipe recipe;
     if (!buildSpecs(o, o.nodes.size(), &specs, &recipe, exitCode)) {
@@ -204,13 +254,17 @@ void runPreflight(const PreflightOptions& o, int& exitCode) {
             s.masterAddr = o.nodes[0].substr(0, colon);  // the first node acts as head
         }
     }
-    const auto table =
-        preflightNodes(o.nodes, specs, clientOptions(o.token, o.tlsCa, o.callTimeout));
+    const auto table = preflightNodes(o.nodes, specs, connection.client);
     std::cout << (o.json ? preflightTableToJson(table) + "\n" : formatPreflightTable(table));
     exitCode = table.anyFail() ? 1 : 0;
 }
 
-void runLaunch(const LaunchOptions& o, int& exitCode) {
+void runLaunch(LaunchOptions o, int& exitCode) {
+    runplane::cli::Connection connection;
+    if (!connect(o.connection, o.callTimeout, "dispatch launch", &connection, exitCode) ||
+        !headAndWorkers(o.head, o.workers, connection, "dispatch launch", exitCode)) {
+        return;
+    }
     std::vector<PreflightSpec> specs;
     runplane::plan::Recipe recipe;
     if (!buildSpecs(o, 1 + o.workers.size(), &specs, &recipe, exitCode)) {
@@ -228,7 +282,7 @@ void runLaunch(const LaunchOptions& o, int& exitCode) {
         r.plannedPeakHostBytesPerNode.push_back(s.plannedPeakHostBytes);
     }
     r.overridePreflight = o.overridePreflight;
-    r.client = clientOptions(o.token, o.tlsCa, o.callTimeout);
+    r.client = connection.client;
     r.run.runId = o.runId;
     r.run.workdir = o.workdir.empty() ? recipe.launcher.workdir : o.workdir;
     r.run.argv = o.argv.empty() ? recipe.launcher.argv : o.argv;
@@ -275,14 +329,19 @@ void runLaunch(const LaunchOptions& o, int& exitCode) {
     exitCode = result.launched ? 0 : 1;
 }
 
-void runStop(const StopOptions& o, int& exitCode) {
+void runStop(StopOptions o, int& exitCode) {
+    runplane::cli::Connection connection;
+    if (!connect(o.connection, 10, "dispatch stop", &connection, exitCode) ||
+        !headAndWorkers(o.head, o.workers, connection, "dispatch stop", exitCode)) {
+        return;
+    }
     StopRequest r;
     r.head = o.head;
     r.workers = o.workers;
     r.runId = o.runId;
     r.graceSeconds = o.grace;
     r.force = o.force;
-    r.client = clientOptions(o.token, o.tlsCa, 10);
+    r.client = connection.client;
     const auto result =
         stopMultiNode(r, o.json ? DispatchCallback{} : DispatchCallback{printEvent});
     if (runplane::Status s = recordStop(o.history, o.runId, result); !s.ok()) {
@@ -305,8 +364,7 @@ void addCommon(CLI::App* cmd, CommonOptions& o) {
                     "Recipes directory (model catalog) for the memory plan");
     cmd->add_option("--min-free-disk-gb", o.minFreeDiskGb,
                     "Free disk required at checkpoints.save");
-    cmd->add_option("--token", o.token, "Bearer token for the daemons");
-    cmd->add_option("--tls-ca", o.tlsCa, "PEM root certificate for TLS to the daemons");
+    runplane::cli::addConnectionFlags(cmd, o.connection);
     cmd->add_option("--call-timeout", o.callTimeout, "Seconds per RPC")->capture_default_str();
     cmd->add_flag("--json", o.json, "Print JSON");
 }
@@ -320,15 +378,16 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     auto* preCmd =
         group->add_subcommand("preflight", "Check every node at once (exit 1 on any FAIL)");
     addCommon(preCmd, *pre);
-    preCmd->add_option("nodes", pre->nodes, "Daemon addresses HOST:PORT (the first acts as head)")
-        ->required();
+    preCmd->add_option("nodes", pre->nodes,
+                       "Daemon addresses HOST:PORT, the first acts as head (default: --cluster)");
     preCmd->callback([pre, &context] { runPreflight(*pre, context.exitCode); });
 
     auto launch = std::make_shared<LaunchOptions>();
     auto* launchCmd =
         group->add_subcommand("launch", "Preflight, start Ray on every node, run on the head");
     addCommon(launchCmd, *launch);
-    launchCmd->add_option("--head", launch->head, "Head daemon HOST:PORT")->required();
+    launchCmd->add_option("--head", launch->head,
+                          "Head daemon HOST:PORT (default: the --cluster node with role head)");
     launchCmd->add_option("--workers", launch->workers, "Worker daemons HOST:PORT");
     launchCmd->add_flag("--override-preflight", launch->overridePreflight,
                         "Launch despite FAIL checks (recorded)");
@@ -351,7 +410,8 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     auto stop = std::make_shared<StopOptions>();
     auto* stopCmd =
         group->add_subcommand("stop", "Stop the run on the head, then `ray stop` on every node");
-    stopCmd->add_option("--head", stop->head, "Head daemon HOST:PORT")->required();
+    stopCmd->add_option("--head", stop->head,
+                        "Head daemon HOST:PORT (default: the --cluster node with role head)");
     stopCmd->add_option("--workers", stop->workers, "Worker daemons HOST:PORT");
     stopCmd->add_option("--run-id", stop->runId, "Run to stop first (default: only tear Ray down)");
     stopCmd->add_option("--grace", stop->grace, "Seconds between SIGTERM and SIGKILL")
@@ -359,8 +419,7 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     stopCmd->add_flag("--force", stop->force, "ray stop --force");
     stopCmd->add_option("--history", stop->history, "History file ($RUNPLANE_HISTORY)")
         ->capture_default_str();
-    stopCmd->add_option("--token", stop->token, "Bearer token for the daemons");
-    stopCmd->add_option("--tls-ca", stop->tlsCa, "PEM root certificate for TLS to the daemons");
+    runplane::cli::addConnectionFlags(stopCmd, stop->connection);
     stopCmd->add_flag("--json", stop->json, "Print JSON");
     stopCmd->callback([stop, &context] { runStop(*stop, context.exitCode); });
 });

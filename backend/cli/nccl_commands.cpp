@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/connection_flags.h"
 #include "backend/control/history_location.h"
 #include "backend/control/nccl_probe.h"
 #include "compute/gpu/nccl_gate.h"
@@ -212,8 +213,7 @@ struct RemoteProbeOptions : ProbeOptions {
     std::string runId;
     bool noHistory = false;
     double timeout = 900;
-    std::string token;
-    std::string tlsCa;
+    runplane::cli::ConnectionFlags connection;
 };
 
 void runRemoteProbe(const RemoteProbeOptions& options, runplane::cli::CliContext& context) {
@@ -225,11 +225,19 @@ void runRemoteProbe(const RemoteProbeOptions& options, runplane::cli::CliContext
     spec.warmupIters = options.warmup;
     spec.iters = options.iters;
     spec.ncclLibrary = options.ncclLibrary;
-    control::NodeClientOptions client;
-    client.bearerToken = options.token;
-    client.tlsRootCertFile = options.tlsCa;
+    auto connection = runplane::cli::resolveConnection(options.connection);
+    auto addresses =
+        connection.ok()
+            ? runplane::cli::addressesOrProfile(options.addresses, *connection, "nccl probe")
+            : runplane::Result<std::vector<std::string>>(
+                  runplane::Error{connection.ok() ? "" : connection.error()});
+    if (!addresses.ok()) {
+        std::cerr << "nccl probe: " << addresses.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
     const auto probe = control::probeNcclAcross(
-        options.addresses, spec, client,
+        *addresses, spec, connection->client,
         std::chrono::seconds(static_cast<long>(std::max(1.0, options.timeout))));
     if (!options.noHistory) {
         if (runplane::Status s = control::recordNcclProbe(options.history, options.runId, probe);
@@ -346,7 +354,8 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
         "Bus-bandwidth probe through daemons: one address measures its GPUs; several form one "
         "NCCL world (the ncclUniqueId handed out over gRPC). Stored in the history. Exit 0 "
         "measured and correct, 3 nothing to measure (no GPU/NCCL), 1 otherwise");
-    remoteCmd->add_option("addresses", remote->addresses, "Daemon addresses HOST:PORT")->required();
+    remoteCmd->add_option("addresses", remote->addresses,
+                          "Daemon addresses HOST:PORT (default: the --cluster nodes)");
     remoteCmd->add_option("--collectives", remote->collectives,
                           "comma list of all_reduce, all_gather, reduce_scatter, all_to_all");
     remoteCmd->add_option("--min-bytes", remote->minBytes, "smallest size (e.g. 8M)");
@@ -361,8 +370,7 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
         ->capture_default_str();
     remoteCmd->add_option("--run-id", remote->runId, "Attach the results to this run");
     remoteCmd->add_flag("--no-history", remote->noHistory, "do not store the results");
-    remoteCmd->add_option("--token", remote->token, "Bearer token for the daemons");
-    remoteCmd->add_option("--tls-ca", remote->tlsCa, "PEM root certificate for TLS");
+    runplane::cli::addConnectionFlags(remoteCmd, remote->connection);
     remoteCmd->add_flag("--json", remote->json, "print JSON");
     remoteCmd->callback([remote, &context] { runRemoteProbe(*remote, context); });
 });

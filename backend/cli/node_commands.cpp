@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/connection_flags.h"
 #include "backend/control/history_location.h"
 #include "backend/control/node_client.h"
 #include "backend/control/telemetry_ingestor.h"
@@ -30,6 +31,7 @@ struct NodesOptions {
     std::vector<std::string> addresses;
     bool json = false;
     double timeoutSeconds = 5;
+    runplane::cli::ConnectionFlags connection;
 };
 
 std::string gpuText(const NodeSummary& node) {
@@ -118,12 +120,22 @@ void printTable(const std::vector<std::vector<std::string>>& rows) {
 }
 
 void runNodes(const NodesOptions& options, runplane::cli::CliContext& context) {
-    NodeClientOptions clientOptions;
+    auto connection = runplane::cli::resolveConnection(options.connection);
+    auto addresses =
+        connection.ok() ? runplane::cli::addressesOrProfile(options.addresses, *connection, "nodes")
+                        : runplane::Result<std::vector<std::string>>(
+                              runplane::Error{connection.ok() ? "" : connection.error()});
+    if (!addresses.ok()) {
+        std::cerr << "runplanectl nodes: " << addresses.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    NodeClientOptions clientOptions = connection->client;
     clientOptions.callTimeout =
         std::chrono::milliseconds(static_cast<long long>(options.timeoutSeconds * 1000));
     // Ask every daemon at once: one slow node does not delay the others.
     std::vector<std::future<runplane::Result<NodeSummary>>> answers;
-    for (const auto& address : options.addresses) {
+    for (const auto& address : *addresses) {
         answers.push_back(std::async(std::launch::async, [address, clientOptions] {
             auto client = NodeClient::create(address, clientOptions);
             if (!client.ok()) {
@@ -140,9 +152,9 @@ void runNodes(const NodesOptions& options, runplane::cli::CliContext& context) {
         auto node = answers[i].get();
         if (!node.ok()) {
             errors.push_back(node.error());
-            out.push_back({{"address", options.addresses[i]}, {"error", node.error()}});
-            rows.push_back({options.addresses[i], "-", "-", "-", "-", "-", "-", "-",
-                            "error: " + node.error()});
+            out.push_back({{"address", (*addresses)[i]}, {"error", node.error()}});
+            rows.push_back(
+                {(*addresses)[i], "-", "-", "-", "-", "-", "-", "-", "error: " + node.error()});
             continue;
         }
         out.push_back(nodeJson(*node));
@@ -171,6 +183,7 @@ struct WatchOptions {
     double seconds = 0;
     double sampleHz = 0;
     bool json = false;
+    runplane::cli::ConnectionFlags connection;
 };
 
 // Prints one line per host-memory reading; fed from the ingest thread after each commit.
@@ -261,13 +274,32 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+    auto connection = runplane::cli::resolveConnection(options.connection);
+    std::vector<std::string> given;
+    if (!options.address.empty()) {
+        given.push_back(options.address);
+    }
+    auto addresses = connection.ok()
+                         ? runplane::cli::addressesOrProfile(given, *connection, "watch")
+                         : runplane::Result<std::vector<std::string>>(
+                               runplane::Error{connection.ok() ? "" : connection.error()});
+    if (addresses.ok() && addresses->size() != 1) {
+        addresses = runplane::Error{"the profile lists " + std::to_string(addresses->size()) +
+                                    " nodes; give the ADDRESS to watch"};
+    }
+    if (!addresses.ok()) {
+        std::cerr << "runplanectl watch: " << addresses.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
     MemoryPrinter printer(options.json);
     std::mutex statusMutex;
     std::string lastReported;
     IngestorOptions ingest;
-    ingest.address = options.address;
+    ingest.address = addresses->front();
     ingest.historyPath = options.history;
-    ingest.sampleHz = options.sampleHz;
+    ingest.sampleHz = options.sampleHz > 0 ? options.sampleHz : connection->telemetryHz;
+    ingest.client = connection->client;
     IngestorCallbacks callbacks;
     callbacks.onTelemetry = [&](const TelemetryUpdate& update) { printer.onUpdate(update); };
     callbacks.onStatus = [&](const IngestorStatus& status) {
@@ -338,7 +370,9 @@ const bool kRegistered =
         auto nodes = std::make_shared<NodesOptions>();
         auto* nodesCmd = app.add_subcommand(
             "nodes", "Show the inventory of one or more runplaned daemons (GetNode)");
-        nodesCmd->add_option("address", nodes->addresses, "Daemon addresses HOST:PORT")->required();
+        nodesCmd->add_option("address", nodes->addresses,
+                             "Daemon addresses HOST:PORT (default: the --cluster nodes)");
+        runplane::cli::addConnectionFlags(nodesCmd, nodes->connection);
         nodesCmd->add_flag("--json", nodes->json, "Print JSON instead of a table");
         nodesCmd->add_option("--timeout", nodes->timeoutSeconds, "Seconds to wait for each daemon")
             ->capture_default_str();
@@ -348,7 +382,9 @@ const bool kRegistered =
         watch->history = defaultHistoryPath();
         auto* watchCmd = app.add_subcommand(
             "watch", "Ingest a daemon's telemetry into the history and print host memory live");
-        watchCmd->add_option("address", watch->address, "Daemon address HOST:PORT")->required();
+        watchCmd->add_option("address", watch->address,
+                             "Daemon address HOST:PORT (default: a one-node --cluster)");
+        runplane::cli::addConnectionFlags(watchCmd, watch->connection);
         watchCmd->add_option("--history", watch->history, "History file ($RUNPLANE_HISTORY)")
             ->capture_default_str();
         watchCmd->add_option("--seconds", watch->seconds, "Stop after N seconds (0: until Ctrl-C)");

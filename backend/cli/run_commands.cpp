@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/connection_flags.h"
 #include "backend/control/controller.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
@@ -89,13 +90,22 @@ struct SubmitOptions {
     std::string workdir;
     double sampleHz = 0;
     bool json = false;
+    runplane::cli::ConnectionFlags connection;
 };
 
-void runSubmit(const SubmitOptions& options, runplane::cli::CliContext& context) {
+void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
     auto fail = [&](const std::string& message, int code) {
         std::cerr << "runplanectl submit: " << message << "\n";
         context.exitCode = code;
     };
+    auto connection = runplane::cli::resolveConnection(options.connection);
+    if (!connection.ok()) {
+        return fail(connection.error(), 2);
+    }
+    options.address = runplane::cli::resolveAddress(options.address, *connection);
+    if (options.sampleHz == 0) {
+        options.sampleHz = connection->telemetryHz;
+    }
     SubmitSpec spec;
     spec.address = options.address;
     spec.name = options.name;
@@ -161,6 +171,7 @@ void runSubmit(const SubmitOptions& options, runplane::cli::CliContext& context)
     ControllerOptions controllerOptions;
     controllerOptions.historyPath = options.history;
     controllerOptions.ingestTelemetry = false;
+    controllerOptions.client = connection->client;
     Controller controller(controllerOptions);
     auto record = controller.submitRun(spec);
     if (!record.ok()) {
@@ -192,14 +203,23 @@ struct StopOptions {
     std::string runId;
     double grace = 10;
     std::string history;
+    runplane::cli::ConnectionFlags connection;
 };
 
 void runStop(const StopOptions& options, runplane::cli::CliContext& context) {
+    auto connection = runplane::cli::resolveConnection(options.connection);
+    if (!connection.ok()) {
+        std::cerr << "runplanectl stop: " << connection.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
     ControllerOptions controllerOptions;
     controllerOptions.historyPath = options.history;
     controllerOptions.ingestTelemetry = false;
+    controllerOptions.client = connection->client;
     Controller controller(controllerOptions);
-    auto stopped = controller.stopRun(options.address, options.runId, options.grace);
+    auto stopped = controller.stopRun(runplane::cli::resolveAddress(options.address, *connection),
+                                      options.runId, options.grace);
     if (!stopped.ok()) {
         std::cerr << "runplanectl stop: " << stopped.error() << "\n";
         context.exitCode = 1;
@@ -215,10 +235,18 @@ struct LogsOptions {
     bool stderrStream = false;
     bool follow = false;
     std::uint64_t from = 0;
+    runplane::cli::ConnectionFlags connection;
 };
 
 void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
-    auto client = NodeClient::create(options.address);
+    auto connection = runplane::cli::resolveConnection(options.connection);
+    if (!connection.ok()) {
+        std::cerr << "runplanectl logs: " << connection.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    auto client = NodeClient::create(runplane::cli::resolveAddress(options.address, *connection),
+                                     connection->client);
     if (!client.ok()) {
         std::cerr << "runplanectl logs: " << client.error() << "\n";
         context.exitCode = 2;
@@ -369,7 +397,9 @@ const bool kRegistered =
         submit->history = defaultHistoryPath();
         auto* submitCmd = app.add_subcommand(
             "submit", "Start a run on a daemon and record it (recipe snapshot, provenance)");
-        submitCmd->add_option("address", submit->address, "Daemon address HOST:PORT")->required();
+        submitCmd->add_option("address", submit->address, "Daemon HOST:PORT or --cluster node name")
+            ->required();
+        runplane::cli::addConnectionFlags(submitCmd, submit->connection);
         submitCmd->add_option("command", submit->argv,
                               "The command to run, after -- (executed without a shell)");
         submitCmd->add_option("--recipe", submit->recipe, "Recipe YAML (kept with the run)");
@@ -388,7 +418,9 @@ const bool kRegistered =
         stop->history = defaultHistoryPath();
         auto* stopCmd =
             app.add_subcommand("stop", "Stop a run (SIGTERM, then SIGKILL after grace)");
-        stopCmd->add_option("address", stop->address, "Daemon address HOST:PORT")->required();
+        stopCmd->add_option("address", stop->address, "Daemon HOST:PORT or --cluster node name")
+            ->required();
+        runplane::cli::addConnectionFlags(stopCmd, stop->connection);
         stopCmd->add_option("run-id", stop->runId, "Run id")->required();
         stopCmd->add_option("--grace", stop->grace, "Seconds between SIGTERM and SIGKILL")
             ->capture_default_str();
@@ -398,7 +430,9 @@ const bool kRegistered =
 
         auto logs = std::make_shared<LogsOptions>();
         auto* logsCmd = app.add_subcommand("logs", "Print a run's captured stdout (or stderr)");
-        logsCmd->add_option("address", logs->address, "Daemon address HOST:PORT")->required();
+        logsCmd->add_option("address", logs->address, "Daemon HOST:PORT or --cluster node name")
+            ->required();
+        runplane::cli::addConnectionFlags(logsCmd, logs->connection);
         logsCmd->add_option("run-id", logs->runId, "Run id")->required();
         logsCmd->add_flag("--stderr", logs->stderrStream, "The stderr log instead of stdout");
         logsCmd->add_flag("-f,--follow", logs->follow, "Keep following while the run lives");

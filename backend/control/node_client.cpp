@@ -6,6 +6,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "backend/control/cluster_certs.h"
 #include "backend/control/node_convert.h"
 #include "runplane/v1/agent.grpc.pb.h"
 
@@ -45,14 +46,53 @@ bool StreamCanceller::cancelled() const {
 
 namespace {
 
-Result<std::string> readFile(const std::string& path) {
+Result<std::string> readFile(const std::string& path, const std::string& what) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        return Error{path + ": cannot read the TLS root certificate"};
+        return Error{path + ": cannot read the " + what};
     }
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
+}
+
+// A certificate outside its validity window fails the handshake with an opaque
+// CERTIFICATE_VERIFY_FAILED; saying so up front names the file and the date.
+Status checkCertificateTime(const std::string& path, const std::string& pem,
+                            const std::string& what) {
+    const std::string problem = certificateTimeProblem(pem);
+    if (!problem.empty()) {
+        return Error{path + ": the " + what + " " + problem};
+    }
+    return {};
+}
+
+Result<std::shared_ptr<grpc::ChannelCredentials>> tlsCredentials(const NodeClientOptions& o) {
+    auto pem = readFile(o.tlsRootCertFile, "TLS root certificate");
+    if (!pem.ok()) {
+        return Error{pem.error()};
+    }
+    if (auto s = checkCertificateTime(o.tlsRootCertFile, *pem, "TLS root certificate"); !s.ok()) {
+        return Error{s.error()};
+    }
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = *pem;
+    if (o.tlsCertFile.empty() != o.tlsKeyFile.empty()) {
+        return Error{"--tls-cert and --tls-key must be given together (mutual TLS)"};
+    }
+    if (!o.tlsCertFile.empty()) {
+        auto cert = readFile(o.tlsCertFile, "client certificate");
+        auto key = readFile(o.tlsKeyFile, "client key");
+        if (!cert.ok() || !key.ok()) {
+            return Error{!cert.ok() ? cert.error() : key.error()};
+        }
+        if (auto s = checkCertificateTime(o.tlsCertFile, *cert, "client certificate"); !s.ok()) {
+            return Error{s.error()};
+        }
+        ssl.pem_cert_chain = *cert;
+        ssl.pem_private_key = *key;
+    }
+    return grpc::SslCredentials(ssl);
 }
 
 // Registers a streaming call's context with a canceller for its lifetime.
@@ -103,13 +143,13 @@ Result<std::shared_ptr<NodeClient>> NodeClient::create(const std::string& addres
     }
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (!options.tlsRootCertFile.empty()) {
-        auto pem = readFile(options.tlsRootCertFile);
-        if (!pem.ok()) {
-            return Error{pem.error()};
+        auto tls = tlsCredentials(options);
+        if (!tls.ok()) {
+            return Error{tls.error()};
         }
-        grpc::SslCredentialsOptions ssl;
-        ssl.pem_root_certs = *pem;
-        credentials = grpc::SslCredentials(ssl);
+        credentials = *tls;
+    } else if (!options.tlsCertFile.empty() || !options.tlsServerName.empty()) {
+        return Error{"--tls-cert/--tls-server-name need --tls-ca (the CA that signed the daemon)"};
     } else if (isLoopbackAddress(address)) {
         credentials = grpc::InsecureChannelCredentials();
     } else {
@@ -123,6 +163,9 @@ Result<std::shared_ptr<NodeClient>> NodeClient::create(const std::string& addres
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
+    if (!options.tlsServerName.empty()) {
+        args.SetSslTargetNameOverride(options.tlsServerName);
+    }
     auto channel = std::make_unique<Channel>();
     channel->channel = grpc::CreateCustomChannel(address, credentials, args);
     channel->stub = v1::Agent::NewStub(channel->channel);

@@ -20,11 +20,18 @@ namespace runplane::control {
 struct NodeClientOptions {
     /// Deadline of each unary call.
     std::chrono::milliseconds callTimeout{5000};
-    /// Bearer token sent as "authorization: Bearer <token>" (empty: none).
+    /// Bearer token sent as "authorization: Bearer <token>" (empty: none). Read from a file or
+    /// $RUNPLANE_TOKEN by the caller (connection_flags), never taken from a command line.
     std::string bearerToken;
     /// PEM file with the CA that signed the daemon's certificate. Empty: plaintext, which is
     /// only allowed for loopback addresses (127.0.0.0/8, localhost, [::1]).
     std::string tlsRootCertFile;
+    /// Client certificate and key (PEM) for mutual TLS; both or neither, and only with TLS.
+    std::string tlsCertFile;
+    std::string tlsKeyFile;
+    /// Name to check the daemon's certificate against instead of the address's host (e.g. when
+    /// connecting by IP to a certificate issued for a DNS name).
+    std::string tlsServerName;
 };
 
 /// gRPC status codes, numerically identical to grpc::StatusCode, so that the error mapping can
