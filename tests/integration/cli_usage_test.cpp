@@ -25,7 +25,7 @@ TEST(CliUsage, MisspeltFlagOfASubcommandSuggestsTheFlag) {
 
 TEST(CliUsage, MissingRequiredArgumentExitsTwo) {
     ScratchDir dir;
-    auto r = runCtl({"nodes"}, dir.path().string());
+    auto r = runCtl({"validate"}, dir.path().string());
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_NE(r.err.find("required"), std::string::npos) << r.err;
 }

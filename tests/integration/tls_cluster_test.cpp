@@ -104,7 +104,7 @@ TEST_F(TlsCluster, TokenFromFileOrEnvironmentAndWrongTokenRefused) {
         {"nodes", d.address(), "--tls-ca", f("ca.pem"), "--token-file", dir.path() + "/wrong"},
         dir.path());
     EXPECT_EQ(wrong.exitCode, 1);
-    EXPECT_NE(wrong.err.find("not authenticated"), std::string::npos) << wrong.err;
+    EXPECT_NE(wrong.err.find("authentication failed"), std::string::npos) << wrong.err;
     EXPECT_NE(wrong.err.find("wrong token"), std::string::npos) << wrong.err;
 
     std::string token = agent::testing::slurp(f("token"));
