@@ -2,13 +2,13 @@
 
 #include <QDateTime>
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 
 #include <algorithm>
 #include <vector>
 
 #include "db/history/history.h"
+#include "gui/app/report_text.h"
 #include "gui/models/compare_data.h"
 #include "gui/models/metric_views.h"
 #include "gui/pages/metric_panels.h"
@@ -22,57 +22,6 @@ namespace {
 Error errorText(const QString& text) {
     return Error{text.toStdString()};
 }
-
-Status writeText(const QString& path, const QString& text) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-        return errorText(path + QStringLiteral(": cannot write: ") + f.errorString());
-    }
-    f.write(text.toUtf8());
-    if (!f.flush()) {
-        return errorText(path + QStringLiteral(": write failed: ") + f.errorString());
-    }
-    return {};
-}
-
-// Markdown and HTML of one table (cells escaped for HTML; '|' escaped for Markdown).
-struct Table {
-    QStringList header;
-    std::vector<QStringList> rows;
-
-    QString markdown() const {
-        auto cells = [](QStringList r) -> QString {
-            for (QString& c : r) {
-                c.replace(QLatin1Char('|'), QStringLiteral("\\|"));
-            }
-            return QStringLiteral("| ") + r.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
-        };
-        QString s = cells(header) + QStringLiteral("|");
-        for (qsizetype i = 0; i < header.size(); ++i) {
-            s += QStringLiteral("---|");
-        }
-        s += QLatin1Char('\n');
-        for (const QStringList& r : rows) {
-            s += cells(r);
-        }
-        return s;
-    }
-    QString html() const {
-        QString s = QStringLiteral("<table><tr>");
-        for (const QString& h : header) {
-            s += QStringLiteral("<th>") + h.toHtmlEscaped() + QStringLiteral("</th>");
-        }
-        s += QStringLiteral("</tr>\n");
-        for (const QStringList& r : rows) {
-            s += QStringLiteral("<tr>");
-            for (const QString& c : r) {
-                s += QStringLiteral("<td>") + c.toHtmlEscaped() + QStringLiteral("</td>");
-            }
-            s += QStringLiteral("</tr>\n");
-        }
-        return s + QStringLiteral("</table>\n");
-    }
-};
 
 QString label(const CompareRun& r) {
     return r.run.name.isEmpty() ? r.run.id : r.run.name;
@@ -155,10 +104,10 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
                          .arg(metric.toHtmlEscaped(), file.toHtmlEscaped());
     }
 
-    Table runs{{QStringLiteral("run"), QStringLiteral("id"), QStringLiteral("state"),
-                QStringLiteral("recipe"), QStringLiteral("nodes"), QStringLiteral("started"),
-                QStringLiteral("duration")},
-               {}};
+    ReportTable runs{{QStringLiteral("run"), QStringLiteral("id"), QStringLiteral("state"),
+                      QStringLiteral("recipe"), QStringLiteral("nodes"), QStringLiteral("started"),
+                      QStringLiteral("duration")},
+                     {}};
     const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
     for (const CompareRun& r : data.runs) {
         runs.rows.push_back(
@@ -170,9 +119,10 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
              formatDuration(r.run.durationSeconds(now))});
     }
 
-    Table evals{{QStringLiteral("metric"), QStringLiteral("run"), QStringLiteral("last (step)"),
-                 QStringLiteral("best, higher is better (step)")},
-                {}};
+    ReportTable evals{
+        {QStringLiteral("metric"), QStringLiteral("run"), QStringLiteral("last (step)"),
+         QStringLiteral("best, higher is better (step)")},
+        {}};
     for (const QString& metric : scoreMetrics) {
         for (const CompareRun& r : data.runs) {
             const MetricValue* m = valueOf(r, metric);
@@ -184,9 +134,9 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         }
     }
 
-    Table peaks{{QStringLiteral("run"), QStringLiteral("node"), QStringLiteral("peak host memory"),
-                 QStringLiteral("when")},
-                {}};
+    ReportTable peaks{{QStringLiteral("run"), QStringLiteral("node"),
+                       QStringLiteral("peak host memory"), QStringLiteral("when")},
+                      {}};
     for (const CompareRun& r : data.runs) {
         if (r.run.peaks.empty()) {
             peaks.rows.push_back({label(r), QStringLiteral("–"),
@@ -204,7 +154,7 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     for (const CompareRun& r : data.runs) {
         diffHeader << label(r);
     }
-    Table diff{diffHeader, {}};
+    ReportTable diff{diffHeader, {}};
     for (const DiffRow& d : recipeDiff(data.runs)) {
         diff.rows.push_back(QStringList{d.field} + d.values);
     }
@@ -257,16 +207,9 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     }
     html += QStringLiteral("</body></html>\n");
 
-    files.markdown = dir.filePath(QStringLiteral("report.md"));
-    if (Status s = writeText(files.markdown, md); !s) {
+    if (Status s = writeReportPages(dir, md, html, &files.markdown, &files.written); !s) {
         return Error{s.error()};
     }
-    files.written << files.markdown;
-    const QString htmlPath = dir.filePath(QStringLiteral("report.html"));
-    if (Status s = writeText(htmlPath, html); !s) {
-        return Error{s.error()};
-    }
-    files.written << htmlPath;
     return files;
 }
 

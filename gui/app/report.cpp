@@ -2,7 +2,6 @@
 
 #include <QDateTime>
 #include <QDir>
-#include <QFile>
 #include <QFileInfo>
 #include <QTextStream>
 
@@ -12,6 +11,7 @@
 #include <memory>
 
 #include "db/history/history.h"
+#include "gui/app/report_text.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
 #include "gui/pages/plot_builders.h"
@@ -30,54 +30,6 @@ QString isoTime(double t) {
     }
     return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t * 1000)).toString(Qt::ISODate);
 }
-
-Status writeText(const QString& path, const QString& text) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-        return Error{
-            QString(path + QStringLiteral(": cannot write: ") + f.errorString()).toStdString()};
-    }
-    f.write(text.toUtf8());
-    if (!f.flush()) {
-        return Error{
-            QString(path + QStringLiteral(": write failed: ") + f.errorString()).toStdString()};
-    }
-    return {};
-}
-
-// A table as Markdown and HTML at once.
-struct Table {
-    QStringList header;
-    std::vector<QStringList> rows;
-
-    QString markdown() const {
-        QString s =
-            QStringLiteral("| ") + header.join(QStringLiteral(" | ")) + QStringLiteral(" |\n|");
-        for (qsizetype i = 0; i < header.size(); ++i) {
-            s += QStringLiteral("---|");
-        }
-        s += QLatin1Char('\n');
-        for (const QStringList& r : rows) {
-            s += QStringLiteral("| ") + r.join(QStringLiteral(" | ")) + QStringLiteral(" |\n");
-        }
-        return s;
-    }
-    QString html() const {
-        QString s = QStringLiteral("<table><tr>");
-        for (const QString& h : header) {
-            s += QStringLiteral("<th>") + h.toHtmlEscaped() + QStringLiteral("</th>");
-        }
-        s += QStringLiteral("</tr>\n");
-        for (const QStringList& r : rows) {
-            s += QStringLiteral("<tr>");
-            for (const QString& c : r) {
-                s += QStringLiteral("<td>") + c.toHtmlEscaped() + QStringLiteral("</td>");
-            }
-            s += QStringLiteral("</tr>\n");
-        }
-        return s + QStringLiteral("</table>\n");
-    }
-};
 
 }  // namespace
 
@@ -174,7 +126,7 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
 
     // Tables.
     const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
-    Table runTable{{QStringLiteral("field"), QStringLiteral("value")}, {}};
+    ReportTable runTable{{QStringLiteral("field"), QStringLiteral("value")}, {}};
     runTable.rows.push_back({QStringLiteral("run id"), snap.run.id});
     runTable.rows.push_back({QStringLiteral("name"), snap.run.name});
     runTable.rows.push_back({QStringLiteral("state"), snap.run.state});
@@ -190,18 +142,20 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
 
     const QString alarmText =
         snap.lines.alarmBytes > 0 ? formatBytes(snap.lines.alarmBytes) : QStringLiteral("not set");
-    Table peaks{{QStringLiteral("node"), QStringLiteral("peak"), QStringLiteral("when"),
-                 QStringLiteral("phase"), QStringLiteral("time above alarm (%1)").arg(alarmText)},
-                {}};
+    ReportTable peaks{
+        {QStringLiteral("node"), QStringLiteral("peak"), QStringLiteral("when"),
+         QStringLiteral("phase"), QStringLiteral("time above alarm (%1)").arg(alarmText)},
+        {}};
     for (const NodePeakRow& p : snap.peaks) {
         peaks.rows.push_back({p.nodeId, formatBytes(p.peakBytes), isoTime(p.peakT),
                               p.phase.isEmpty() ? QStringLiteral("–") : p.phase,
                               snap.lines.alarmBytes > 0 ? formatDuration(p.secondsAboveAlarm)
                                                         : QStringLiteral("–")});
     }
-    Table gpuPeaks{{QStringLiteral("node"), QStringLiteral("GPU series"), QStringLiteral("peak"),
-                    QStringLiteral("when"), QStringLiteral("samples")},
-                   {}};
+    ReportTable gpuPeaks{
+        {QStringLiteral("node"), QStringLiteral("GPU series"), QStringLiteral("peak"),
+         QStringLiteral("when"), QStringLiteral("samples")},
+        {}};
     for (const PointSeries& s : snap.gpuMemory) {
         const std::vector<double>& highs = s.max.size() == s.t.size() ? s.max : s.value;
         if (highs.empty()) {
@@ -213,9 +167,10 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
             {s.nodeId, s.name, formatBytes(*top), isoTime(s.t[at]),
              QString::number(s.sourceCount > 0 ? s.sourceCount : static_cast<qint64>(s.t.size()))});
     }
-    Table metrics{{QStringLiteral("metric"), QStringLiteral("last"), QStringLiteral("at step"),
-                   QStringLiteral("best"), QStringLiteral("at step")},
-                  {}};
+    ReportTable metrics{
+        {QStringLiteral("metric"), QStringLiteral("last"), QStringLiteral("at step"),
+         QStringLiteral("best"), QStringLiteral("at step")},
+        {}};
     for (const MetricValue& m : snap.run.metrics) {
         // Best by the metric's direction ("–" where it has none, e.g. tokens).
         const QString best = bestText(m);
@@ -229,12 +184,12 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
     for (const EventRow& e : snap.events) {
         ++eventCounts[e.kind];
     }
-    Table events{{QStringLiteral("event kind"), QStringLiteral("count")}, {}};
+    ReportTable events{{QStringLiteral("event kind"), QStringLiteral("count")}, {}};
     for (const auto& [kind, count] : eventCounts) {
         events.rows.push_back({kind, QString::number(count)});
     }
-    Table nccl{{QStringLiteral("node"), QStringLiteral("NCCL library"), QStringLiteral("version")},
-               {}};
+    ReportTable nccl{
+        {QStringLiteral("node"), QStringLiteral("NCCL library"), QStringLiteral("version")}, {}};
     for (const auto& lib : snap.nccl.libraries) {
         nccl.rows.push_back({lib.nodeId, lib.path, lib.version});
     }
@@ -296,16 +251,9 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
     }
     html += QStringLiteral("</body></html>\n");
 
-    files.markdown = dir.filePath(QStringLiteral("report.md"));
-    if (Status s = writeText(files.markdown, md); !s) {
+    if (Status s = writeReportPages(dir, md, html, &files.markdown, &files.written); !s) {
         return Error{s.error()};
     }
-    files.written << files.markdown;
-    const QString htmlPath = dir.filePath(QStringLiteral("report.html"));
-    if (Status s = writeText(htmlPath, html); !s) {
-        return Error{s.error()};
-    }
-    files.written << htmlPath;
     return files;
 }
 
