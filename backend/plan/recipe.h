@@ -239,6 +239,9 @@ struct Eval {
 struct Launcher {
     std::optional<LauncherKind> kind;  // default: miles_script for miles, slime_bash otherwise
     std::string script;
+    /// The framework's training entry point: "train.py" (synchronous) or "train_async.py"
+    /// (fully asynchronous rollout; cannot colocate). Part of the run, not of the launcher.
+    std::string entryPoint = "train.py";
     std::vector<std::string> argv;  // kind command: the program and its arguments
     std::string workdir;
     bool operator==(const Launcher&) const = default;

@@ -243,6 +243,7 @@ void readLauncher(MapReader& top, Launcher& l) {
     MapReader r(top.context(), top.child("launcher"), "launcher");
     r.getEnum("kind", l.kind);
     r.get("script", l.script);
+    r.get("entry_point", l.entryPoint);
     r.get("argv", l.argv);
     r.get("workdir", l.workdir);
     r.finish();

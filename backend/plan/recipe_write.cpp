@@ -209,6 +209,7 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         SectionWriter w(top.emitter(), "launcher", &top);
         w.enumField("kind", l.kind);
         w.field("script", l.script);
+        w.field("entry_point", l.entryPoint, d.launcher.entryPoint);
         w.field("argv", l.argv);
         w.field("workdir", l.workdir);
     }
