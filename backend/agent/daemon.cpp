@@ -138,6 +138,9 @@ int daemonMain(int argc, char** argv) {
     if (!spool) {
         return fail("spool: " + spool.error());
     }
+    for (const std::string& note : (*spool)->permissionNotes()) {
+        logger.warn("spool: " + note);
+    }
     RunManagerOptions runOptions;
     runOptions.stateDir = config.stateDir;
     runOptions.runRoot = config.runRoot;
