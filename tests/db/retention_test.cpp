@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 #include "db/history/history.h"
@@ -282,6 +283,63 @@ TEST(Retention, RollupCutoffAndUnpinning) {
         0);
     EXPECT_EQ(report->freeBytesAfter, 0);  // VACUUM left no free page
     EXPECT_LT(report->bytesAfter, report->bytesBefore);
+}
+
+// The space figures of docs/history.md: one series at 10 Hz for 6 hours, pruned past its raw
+// retention (VACUUM for an exact size): what a series-day costs raw and after retention.
+TEST(Retention, SpaceOfOneSeriesDayRawAndRetained) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    auto opened = History::open(path);
+    ASSERT_TRUE(opened.ok()) << opened.error();
+    History& h = **opened;
+    PruneOptions measure;
+    measure.dryRun = true;
+    const std::int64_t empty = h.prune(measure)->bytesBefore;
+    constexpr std::int64_t kHours = 6;
+    constexpr std::int64_t kPeriod = kSec / 10;
+    IngestBatch batch;
+    batch.nodeId = "n1";
+    std::uint64_t seq = 0;
+    for (std::int64_t t = kStart; t < kStart + kHours * 3600 * kSec; t += kPeriod) {
+        IngestSample s;
+        s.seq = ++seq;
+        s.tNs = t;
+        s.series = "host.mem.used_bytes";
+        s.value = s.min = s.max = static_cast<double>(1'000'000'000 + (seq * 7919) % 65536);
+        batch.samples.push_back(s);
+        if (batch.samples.size() == 10'000) {
+            batch.throughSeq = seq;
+            ASSERT_TRUE(h.ingest(batch).ok());
+            batch.samples.clear();
+        }
+    }
+    batch.throughSeq = seq;
+    ASSERT_TRUE(h.ingest(batch).ok());
+    PruneOptions prune;
+    prune.nowNs = kNow + 60 * kDay;  // everything is past raw_days, nothing past rollup_days
+    prune.vacuum = true;
+    auto report = h.prune(prune);
+    ASSERT_TRUE(report.ok()) << report.error();
+    EXPECT_EQ(report->samplesDeleted, static_cast<std::int64_t>(seq));
+    const double perDay = 24.0 / static_cast<double>(kHours);
+    const double rawPerDay = static_cast<double>(report->bytesBefore - empty) * perDay;
+    const double keptPerDay = static_cast<double>(report->bytesAfter - empty) * perDay;
+    std::printf(
+        "one series at 10 Hz: %.1f MB/day raw (with rollups), %.1f kB/day retained; "
+        "%lld samples, %lld + %lld rows deleted\n",
+        rawPerDay / 1e6, keptPerDay / 1e3, static_cast<long long>(seq),
+        static_cast<long long>(report->samplesDeleted),
+        static_cast<long long>(report->fineRollupsDeleted));
+    EXPECT_GT(rawPerDay, 20e6);             // ~40+ bytes a sample, 864,000 samples a day
+    EXPECT_LT(keptPerDay, rawPerDay / 50);  // 64 s cells: a few hundred bytes a minute
+    // The retained cells still answer a whole-range query with the right extremes.
+    auto id = h.findSeries("n1", "", "host.mem.used_bytes");
+    ASSERT_TRUE(id.ok() && *id);
+    auto points = h.querySeries({**id, std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max(), 100});
+    ASSERT_TRUE(points.ok()) << points.error();
+    EXPECT_EQ(points->sourceCount, static_cast<std::int64_t>(seq));
 }
 
 // A version-3 file (before retention) with a row in every table opens as version 4 with every
