@@ -114,6 +114,19 @@ int daemonMain(int argc, char** argv) {
     if (Status s = makeDirectories(config.stateDir, 0700); !s.ok()) {
         return fail("--state-dir " + s.error());
     }
+    // The state directory holds run specs (environments) and the spool: owner-only, also when
+    // it existed before with a wider mode (docs/security.md).
+    if (struct stat st{}; ::stat(config.stateDir.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777u);
+        if (::chmod(config.stateDir.c_str(), 0700) == 0) {
+            logger.warn("--state-dir " + config.stateDir + ": mode " + mode +
+                        " let other users in; tightened to 0700");
+        } else {
+            logger.warn("--state-dir " + config.stateDir + ": mode " + mode +
+                        " lets other users in and could not be tightened");
+        }
+    }
     if (Status s = makeDirectories(config.runRoot, 0750); !s.ok()) {
         return fail("--run-root " + s.error());
     }
@@ -137,6 +150,9 @@ int daemonMain(int argc, char** argv) {
     auto spool = Spool::open(SpoolOptions{config.stateDir + "/spool.sqlite", config.spoolMaxBytes});
     if (!spool) {
         return fail("spool: " + spool.error());
+    }
+    for (const std::string& note : (*spool)->permissionNotes()) {
+        logger.warn("spool: " + note);
     }
     RunManagerOptions runOptions;
     runOptions.stateDir = config.stateDir;

@@ -50,7 +50,9 @@ Spool::Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options)
     : m_db(std::move(db)), m_options(std::move(options)) {}
 
 Result<std::unique_ptr<Spool>> Spool::open(const SpoolOptions& options) {
-    auto db = sqlite::Database::open(options.path);
+    sqlite::Database::Options dbOptions;
+    dbOptions.ownerOnly = true;  // the spool holds run telemetry and events: 0600, like its dir
+    auto db = sqlite::Database::open(options.path, dbOptions);
     if (!db) {
         return Error{db.error()};
     }

@@ -76,6 +76,9 @@ class Spool {
     SpoolStats stats();
     std::uint64_t lastSeq();  // nextSeq - 1
 
+    /// Spool files whose wider mode open() tightened to 0600, one sentence each (logged once).
+    const std::vector<std::string>& permissionNotes() const { return m_db->permissionNotes(); }
+
   private:
     Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options);
     Status load();

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/history_retention.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
 #include "db/history/history.h"
@@ -212,8 +213,8 @@ void runNodesList(const HistoryOptions& options, runplane::cli::CliContext& cont
 
 const bool kRegistered =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
-        auto* group =
-            app.add_subcommand("history", "Read the run history (series, points, events)");
+        auto* group = app.add_subcommand(
+            "history", "Read the run history (series, points, events); retention (prune, pin)");
         group->require_subcommand(1);
         auto addCommon = [](CLI::App* cmd, const std::shared_ptr<HistoryOptions>& o) {
             o->history = runplane::control::defaultHistoryPath();
@@ -261,6 +262,8 @@ const bool kRegistered =
         auto* nodesCmd = group->add_subcommand("nodes", "Nodes the history has seen");
         addCommon(nodesCmd, nodes);
         nodesCmd->callback([nodes, &context] { runNodesList(*nodes, context); });
+
+        runplane::cli::addRetentionCommands(*group, context);
     });
 
 }  // namespace

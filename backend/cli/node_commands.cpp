@@ -17,6 +17,7 @@
 #include "backend/cli/connection_flags.h"
 #include "backend/control/history_location.h"
 #include "backend/control/node_client.h"
+#include "backend/control/retention_pruner.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "backend/control/text_format.h"
 
@@ -323,6 +324,14 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         }
     };
     TelemetryIngestor ingestor(ingest, callbacks);
+    // Retention runs online while watching: at start, then hourly, in small batches.
+    PrunerOptions pruneOptions;
+    pruneOptions.historyPath = options.history;
+    pruneOptions.onError = [](const std::string& error) {
+        std::cerr << "runplanectl watch: retention: " << error << std::endl;
+    };
+    RetentionPruner pruner(pruneOptions);
+    pruner.start();
     if (auto s = ingestor.start(); !s.ok()) {
         std::cerr << "runplanectl watch: " << s.error() << "\n";
         context.exitCode = 2;
@@ -343,6 +352,13 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         }
     }
     ingestor.stop();
+    pruner.stop();
+    if (const auto pruned = pruner.totals(); pruned.rowsDeleted() > 0) {
+        std::cerr << "runplanectl watch: retention deleted " << pruned.rowsDeleted()
+                  << " old rows (" << pruned.samplesDeleted << " raw samples), file "
+                  << formatBytes(static_cast<double>(pruned.bytesBefore)) << " -> "
+                  << formatBytes(static_cast<double>(pruned.bytesAfter)) << std::endl;
+    }
     const IngestorStatus status = ingestor.status();
     std::cerr << "runplanectl watch: stored " << status.recordsStored << " records ("
               << status.duplicatesSkipped << " duplicates skipped, " << status.gapsRecorded

@@ -49,10 +49,22 @@ struct Controller::Node {
 };
 
 Controller::Controller(ControllerOptions options, ControllerCallbacks callbacks)
-    : m_options(std::move(options)), m_callbacks(std::move(callbacks)) {}
+    : m_options(std::move(options)), m_callbacks(std::move(callbacks)) {
+    if (m_options.ingestTelemetry && !m_options.historyPath.empty() &&
+        m_options.pruneInterval.count() > 0) {
+        PrunerOptions prune;
+        prune.historyPath = m_options.historyPath;
+        prune.interval = m_options.pruneInterval;
+        m_pruner = std::make_unique<RetentionPruner>(std::move(prune));
+        m_pruner->start();
+    }
+}
 
 Controller::~Controller() {
     stopAll();
+    if (m_pruner) {
+        m_pruner->stop();
+    }
 }
 
 Status Controller::addNode(const std::string& address) {

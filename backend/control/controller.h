@@ -3,6 +3,7 @@
 // TelemetryIngestor per daemon address, writes everything into one history file, and submits
 // runs (StartRun on the node + a run record with recipe snapshot and provenance in the history).
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include "backend/common/result.h"
 #include "backend/control/node_client.h"
 #include "backend/control/node_types.h"
+#include "backend/control/retention_pruner.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "db/history/history.h"
 
@@ -25,6 +27,9 @@ struct ControllerOptions {
     NodeClientOptions client;
     double sampleHz = 0;
     bool ingestTelemetry = true;  // start a TelemetryIngestor for every added node
+    /// With ingestTelemetry: apply the history's retention policy at start and then this often
+    /// (RetentionPruner, docs/history.md "Retention"); zero: never prune online.
+    std::chrono::milliseconds pruneInterval = std::chrono::hours(1);
 };
 
 /// One node as the controller sees it (a value snapshot).
@@ -86,6 +91,7 @@ class Controller {
     ControllerCallbacks m_callbacks;
     mutable std::mutex m_mutex;
     std::map<std::string, std::unique_ptr<Node>> m_nodes;
+    std::unique_ptr<RetentionPruner> m_pruner;
 };
 
 /// Maps the daemon's run state to the history's (succeeded -> finished, lost -> daemon_lost).

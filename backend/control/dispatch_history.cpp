@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/common/redact.h"
 #include "backend/control/controller.h"
 #include "backend/control/json_time.h"
 #include "db/history/history.h"
@@ -25,7 +26,7 @@ db::IngestBatch eventsBatch(const std::string& runId, const std::vector<Dispatch
         ev.tNs = t++;
         ev.runId = runId;
         ev.kind = std::string("dispatch.") + toString(e.step);
-        ev.message = e.message;
+        ev.message = redact::redactText(e.message);  // docs/security.md
         ev.attrsJson = dumpJson({{"node", e.node}, {"ok", e.ok}});
         batch.events.push_back(std::move(ev));
     }

@@ -1,11 +1,17 @@
 #include "db/history/history.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "backend/common/redact.h"
 #include "db/history/history_impl.h"
 #include "db/history/schema.h"
 
@@ -34,7 +40,8 @@ std::vector<std::string> nodesFromJson(const std::string& text) {
 }
 
 constexpr const char* kRunColumns =
-    "id, name, recipe_yaml, provenance_json, status, started_ns, ended_ns, nodes_json, message";
+    "id, name, recipe_yaml, provenance_json, status, started_ns, ended_ns, nodes_json, message, "
+    "pinned";
 
 RunRecord readRun(const sqlite::Statement& stmt) {
     RunRecord run;
@@ -47,7 +54,30 @@ RunRecord readRun(const sqlite::Statement& stmt) {
     run.endedNs = stmt.columnInt(6);
     run.nodes = nodesFromJson(stmt.columnText(7));
     run.message = stmt.columnText(8);
+    run.pinned = stmt.columnInt(9) != 0;
     return run;
+}
+
+// Creates the missing directories above the file 0700 (existing ones are left as they are:
+// the history may live in the user's working directory).
+Status createPrivateDirectories(const std::string& file) {
+    const auto parent = std::filesystem::path(file).parent_path();
+    if (parent.empty()) {
+        return {};
+    }
+    std::filesystem::path prefix;
+    for (const auto& part : parent) {
+        prefix /= part;
+        if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+            return Error{file + ": cannot create directory " + prefix.string() + ": " +
+                         std::strerror(errno)};
+        }
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec)) {
+        return Error{file + ": " + parent.string() + " is not a directory"};
+    }
+    return {};
 }
 
 }  // namespace
@@ -97,13 +127,8 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
         return Error{path + ": no such history file"};
     }
     if (!options.readOnly) {
-        const auto parent = std::filesystem::path(path).parent_path();
-        if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
-            std::filesystem::create_directories(parent, ec);
-            if (ec) {
-                return Error{path + ": cannot create directory " + parent.string() + ": " +
-                             ec.message()};
-            }
+        if (Status s = createPrivateDirectories(path); !s.ok()) {
+            return Error{s.error()};
         }
     }
     // Open without switching the journal mode: nothing is written before the file has been
@@ -112,9 +137,34 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
     dbOptions.readOnly = options.readOnly;
     dbOptions.wal = false;
     dbOptions.busyTimeoutMs = options.busyTimeoutMs;
+    dbOptions.ownerOnly = true;  // run provenance is private (docs/security.md)
     auto db = sqlite::Database::open(path, dbOptions);
     if (!db.ok()) {
         return Error{db.error()};
+    }
+    // Said once: after the first open the mode is 0600 and there is nothing more to say.
+    for (const std::string& note : (*db)->permissionNotes()) {
+        std::fprintf(stderr, "runplane history: %s\n", note.c_str());
+    }
+    if (!options.readOnly) {
+        // A brand-new file reclaims the pages that retention frees (docs/history.md);
+        // auto_vacuum can only be chosen before the first table exists, and an existing file
+        // must not be touched before it is recognised.
+        auto tables = (*db)->prepare("SELECT count(*) FROM sqlite_master;");
+        if (!tables.ok()) {
+            return Error{tables.error()};
+        }
+        auto row = tables->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        const bool empty = tables->columnInt(0) == 0;
+        tables = sqlite::Statement();  // no read transaction may stay open
+        if (empty) {
+            if (Status s = (*db)->exec("PRAGMA auto_vacuum=INCREMENTAL;"); !s.ok()) {
+                return Error{s.error()};
+            }
+        }
     }
     auto version = applyMigrations(**db, migrations(), options.readOnly);
     if (!version.ok()) {
@@ -169,15 +219,19 @@ Status History::upsertRun(const RunRecord& run) {
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
+    // Secrets never reach the file: the recipe snapshot, the provenance (argv, env, the
+    // controller's own command line) and the message are redacted here, for every caller
+    // (docs/security.md).
     stmt->bind(1, run.id)
-        .bind(2, run.name.empty() ? run.id : run.name)
-        .bind(3, run.recipeYaml)
-        .bind(4, run.provenanceJson.empty() ? std::string("{}") : run.provenanceJson)
+        .bind(2, redact::redactText(run.name.empty() ? run.id : run.name))
+        .bind(3, redact::redactText(run.recipeYaml))
+        .bind(4, run.provenanceJson.empty() ? std::string("{}")
+                                            : redact::redactJson(run.provenanceJson))
         .bind(5, toString(run.state))
         .bind(6, run.startedNs)
         .bind(7, run.endedNs)
         .bind(8, nodesToJson(run.nodes))
-        .bind(9, run.message);
+        .bind(9, redact::redactText(run.message));
     return stmt->run();
 }
 
@@ -190,7 +244,10 @@ Status History::updateRunState(const std::string& runId, RunState state, std::in
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
-    stmt->bind(1, runId).bind(2, toString(state)).bind(3, endedNs).bind(4, message);
+    stmt->bind(1, runId)
+        .bind(2, toString(state))
+        .bind(3, endedNs)
+        .bind(4, redact::redactText(message));
     if (Status s = stmt->run(); !s.ok()) {
         return s;
     }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,7 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// Lifecycle of a run as the history records it. "DaemonLost" (the daemon could not tell what
 /// happened) and "Failed" (the run exited non-zero) are distinct on purpose.
@@ -44,6 +45,7 @@ struct RunRecord {
     std::int64_t endedNs = 0;        // Unix ns; 0 while running
     std::vector<std::string> nodes;  // node ids (or addresses when the node id is unknown)
     std::string message;             // last status message (exit code, signal, reason)
+    bool pinned = false;             // retention keeps everything of a pinned run
 };
 
 /// One node daemon the history has seen.
@@ -208,6 +210,45 @@ struct NodePeak {
     std::int64_t peakNs = 0;
 };
 
+/// How long the history keeps what (docs/history.md, "Retention"). Stored in the file's
+/// settings table; events, eval/* series and pinned runs are kept whatever the policy says.
+struct RetentionPolicy {
+    int rawDays = 14;      // raw samples and the 1 s / 8 s rollup cells
+    int rollupDays = 365;  // rollup cells of 64 s and coarser
+};
+
+/// Bounds of RetentionPolicy fields, checked by setRetention.
+inline constexpr int kMaxRetentionDays = 36500;
+
+struct PruneOptions {
+    bool dryRun = false;     // count what would go; change nothing
+    bool vacuum = false;     // VACUUM afterwards: rewrites the whole file (blocks writers)
+    std::int64_t nowNs = 0;  // 0: the clock
+    int batchRows = 5000;    // rows deleted per transaction (ingest waits at most one batch)
+    /// Called between batches with the mutex released; returning false stops the prune early
+    /// (what was committed stays; the next prune continues).
+    std::function<bool()> betweenBatches;
+};
+
+/// What a prune did (or, dry run, would do). Bytes are page_count x page_size of the file.
+struct PruneReport {
+    bool dryRun = false;
+    bool complete = true;             // false: stopped early by betweenBatches
+    std::int64_t rawCutoffNs = 0;     // raw samples before this were (would be) deleted
+    std::int64_t rollupCutoffNs = 0;  // rollup cells before this were (would be) deleted
+    std::int64_t seriesPruned = 0;
+    std::int64_t samplesDeleted = 0;
+    std::int64_t fineRollupsDeleted = 0;  // 1 s / 8 s cells before the raw cutoff
+    std::int64_t rollupsDeleted = 0;      // every level, before the rollup cutoff
+    std::int64_t transactions = 0;
+    std::int64_t bytesBefore = 0;
+    std::int64_t bytesAfter = 0;
+    std::int64_t freeBytesAfter = 0;  // free pages still inside the file (VACUUM returns them)
+    std::int64_t rowsDeleted() const {
+        return samplesDeleted + fineRollupsDeleted + rollupsDeleted;
+    }
+};
+
 /// How to open a history file.
 struct OpenOptions {
     bool readOnly = false;  // read-only: never creates or migrates; fails on an old schema
@@ -244,6 +285,19 @@ class History {
     Result<std::optional<RunRecord>> run(const std::string& runId);
     /// All runs, newest first.
     Result<std::vector<RunRecord>> listRuns();
+
+    /// Pins (or unpins) a run: a pinned run's series and its nodes' samples during the run are
+    /// never pruned. Error naming the run when there is no such run.
+    Status setPinned(const std::string& runId, bool pinned);
+
+    // ---- retention (docs/history.md, "Retention")
+    Result<RetentionPolicy> retention();
+    /// Stores the policy; days must be 1..kMaxRetentionDays and rawDays <= rollupDays.
+    Status setRetention(const RetentionPolicy& policy);
+    /// Applies the stored policy: deletes old raw samples and rollup cells in batches of
+    /// options.batchRows, each in its own transaction, then reclaims the freed pages
+    /// (incremental vacuum; a full VACUUM with options.vacuum).
+    Result<PruneReport> prune(const PruneOptions& options);
 
     // ---- nodes
     Status upsertNode(const NodeRecord& node);

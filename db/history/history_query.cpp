@@ -7,6 +7,7 @@
 #include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
+#include "db/history/retention.h"
 #include "db/history/rollup.h"
 
 namespace runplane::db {
@@ -69,6 +70,28 @@ void addCell(Decimator& decimator, const RollupCell& cell) {
     });
     const SeqPoint* previous = nullptr;
     for (const SeqPoint* p : picks) {
+        if (previous && previous->seq == p->seq && previous->point.tNs == p->point.tNs) {
+            continue;
+        }
+        decimator.add(p->point, previous ? 0 : cell.count);
+        previous = p;
+    }
+}
+
+// Like addCell, for a cell that may reach outside [from, to]: only its representatives inside
+// the range are added; the first of them carries the cell's count.
+void addCellClipped(Decimator& decimator, const RollupCell& cell, std::int64_t from,
+                    std::int64_t to) {
+    std::array<const SeqPoint*, 4> picks = {&cell.first, &cell.minSample, &cell.maxSample,
+                                            &cell.last};
+    std::sort(picks.begin(), picks.end(), [](const SeqPoint* a, const SeqPoint* b) {
+        return a->point.tNs < b->point.tNs || (a->point.tNs == b->point.tNs && a->seq < b->seq);
+    });
+    const SeqPoint* previous = nullptr;
+    for (const SeqPoint* p : picks) {
+        if (p->point.tNs < from || p->point.tNs > to) {
+            continue;
+        }
         if (previous && previous->seq == p->seq && previous->point.tNs == p->point.tNs) {
             continue;
         }
@@ -163,6 +186,12 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     if (query.t1Ns < query.t0Ns) {
         return out;
     }
+    auto horizon = readHorizon(*m_impl->db, query.seriesId);
+    if (!horizon.ok()) {
+        return Error{horizon.error()};
+    }
+    // A range reaching into the pruned era of a series (retention) reads it from what is left.
+    const bool pruned = *horizon && query.t0Ns < (*horizon)->rawBeforeNs;
     // Tighten the window to the data actually present (two index seeks), so the buckets are
     // spread over the samples and not over empty time.
     auto extent = m_impl->db->prepare(
@@ -178,11 +207,45 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     if (!row.ok()) {
         return Error{row.error()};
     }
-    if (extent->columnIsNull(0)) {
+    bool any = !extent->columnIsNull(0);
+    std::int64_t lo = any ? extent->columnInt(0) : 0;
+    std::int64_t hi = any ? extent->columnInt(1) : 0;
+    // The pruned era's cells: [rollupBefore, rawBefore) at the first retained level.
+    std::int64_t oldFrom = 0;
+    std::int64_t oldTo = 0;  // inclusive
+    if (pruned) {
+        oldFrom = std::max(query.t0Ns, (*horizon)->rollupBeforeNs);
+        oldTo = std::min(query.t1Ns, (*horizon)->rawBeforeNs - 1);
+        if (oldFrom <= oldTo) {
+            const std::int64_t w = rollupWidth(kRetainedRollupLevel);
+            auto cells = m_impl->db->prepare(
+                "SELECT min(f_t), max(l_t) FROM sample_rollup WHERE series_id = ?1 "
+                "AND level = ?2 AND cell >= ?3 AND cell <= ?4;");
+            if (!cells.ok()) {
+                return Error{cells.error()};
+            }
+            cells->bind(1, query.seriesId)
+                .bind(2, static_cast<std::int64_t>(kRetainedRollupLevel))
+                .bind(3, bucketIndex(oldFrom, w))
+                .bind(4, bucketIndex(oldTo, w));
+            auto cellRow = cells->step();
+            if (!cellRow.ok()) {
+                return Error{cellRow.error()};
+            }
+            if (!cells->columnIsNull(0)) {
+                const std::int64_t cLo = std::max(cells->columnInt(0), oldFrom);
+                const std::int64_t cHi = std::min(cells->columnInt(1), oldTo);
+                if (cLo <= cHi) {
+                    lo = any ? std::min(lo, cLo) : cLo;
+                    hi = any ? std::max(hi, cHi) : cHi;
+                    any = true;
+                }
+            }
+        }
+    }
+    if (!any) {
         return out;  // no sample in range
     }
-    const std::int64_t lo = extent->columnInt(0);
-    const std::int64_t hi = extent->columnInt(1);
 
     auto stmt = m_impl->db->prepare(
         "SELECT t_ns, value, min, max, step FROM samples "
@@ -191,6 +254,9 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         return Error{stmt.error()};
     }
     auto scan = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
+        if (from > to) {
+            return {};
+        }
         stmt->bind(1, query.seriesId).bind(2, from).bind(3, to);
         Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
             decimator.add(SeriesPoint{r.columnInt(0), realOrNan(r, 1), realOrNan(r, 2),
@@ -207,6 +273,59 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     while (level + 1 < kRollupLevels && rollupWidth(level + 1) <= width) {
         ++level;
     }
+    // [from, to] from raw edges and interior cells of `level` (raw only when too narrow).
+    auto feed = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
+        if (from > to) {
+            return {};
+        }
+        if (level >= 0) {
+            const std::int64_t cellWidth = rollupWidth(level);
+            const std::int64_t firstCell = bucketIndex(from, cellWidth);
+            const std::int64_t lastCell = bucketIndex(to, cellWidth);
+            if (lastCell - firstCell >= 2) {
+                auto cells =
+                    readCells(*m_impl->db, query.seriesId, level, firstCell + 1, lastCell - 1);
+                if (!cells.ok()) {
+                    return Error{cells.error()};
+                }
+                if (Status s = scan(decimator, from, (firstCell + 1) * cellWidth - 1); !s.ok()) {
+                    return s;
+                }
+                for (const auto& [index, cell] : *cells) {
+                    addCell(decimator, cell);
+                }
+                return scan(decimator, lastCell * cellWidth, to);
+            }
+        }
+        return scan(decimator, from, to);
+    };
+
+    if (pruned) {
+        // Three eras, in time order: before the rollup cutoff only what pinned runs kept (raw);
+        // then the retained cells (their real representative samples, clipped to the range);
+        // then everything. The result is always bucketed: it stands for more than it returns.
+        Decimator decimator(lo, hi, query.maxBuckets, /*allowRaw=*/false);
+        if (Status s = scan(decimator, lo, std::min(hi, (*horizon)->rollupBeforeNs - 1)); !s.ok()) {
+            return Error{s.error()};
+        }
+        if (oldFrom <= oldTo) {
+            const int oldLevel = std::max(level, kRetainedRollupLevel);
+            const std::int64_t w = rollupWidth(oldLevel);
+            auto cells = readCells(*m_impl->db, query.seriesId, oldLevel, bucketIndex(oldFrom, w),
+                                   bucketIndex(oldTo, w));
+            if (!cells.ok()) {
+                return Error{cells.error()};
+            }
+            for (const auto& [index, cell] : *cells) {
+                addCellClipped(decimator, cell, oldFrom, oldTo);
+            }
+        }
+        if (Status s = feed(decimator, std::max(lo, (*horizon)->rawBeforeNs), hi); !s.ok()) {
+            return Error{s.error()};
+        }
+        return std::move(decimator).finish();
+    }
+
     if (level >= 0) {
         const std::int64_t cellWidth = rollupWidth(level);
         const std::int64_t firstCell = bucketIndex(lo, cellWidth);
@@ -224,13 +343,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
                 4 * static_cast<std::int64_t>(std::max(2, query.maxBuckets));
             if (interior > rawLimit) {
                 Decimator decimator(lo, hi, query.maxBuckets, /*allowRaw=*/false);
-                if (Status s = scan(decimator, lo, (firstCell + 1) * cellWidth - 1); !s.ok()) {
-                    return Error{s.error()};
-                }
-                for (const auto& [index, cell] : *cells) {
-                    addCell(decimator, cell);
-                }
-                if (Status s = scan(decimator, lastCell * cellWidth, hi); !s.ok()) {
+                if (Status s = feed(decimator, lo, hi); !s.ok()) {
                     return Error{s.error()};
                 }
                 return std::move(decimator).finish();

@@ -135,10 +135,30 @@ DROP INDEX samples_series_seq;
 CREATE UNIQUE INDEX samples_series_seq ON samples(series_id, incarnation, seq);
 )sql";
 
+// Version 4: retention (issue #23). The policy lives in settings (defaults: raw 14 days,
+// rollups 365 days); runs can be pinned; series_horizon records, per pruned series, before which
+// time raw samples (and the 1 s / 8 s cells) and all rollup cells were deleted, so queries read
+// the pruned era from what is left. Nothing is deleted by the migration itself.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO settings(key, value) VALUES ('retention.raw_days', '14'),
+                                        ('retention.rollup_days', '365');
+ALTER TABLE runs ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE series_horizon (
+    series_id       INTEGER PRIMARY KEY,
+    raw_before_ns   INTEGER NOT NULL DEFAULT 0,
+    rollup_before_ns INTEGER NOT NULL DEFAULT 0
+);
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
     Migration{3, "spool incarnations: exactly-once by (node, incarnation, seq)", kSchemaV3},
+    Migration{4, "retention: settings, pinned runs, per-series prune horizon", kSchemaV4},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

@@ -1,10 +1,57 @@
 #include "db/sqlite/sqlite.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <utility>
 
 namespace runplane::sqlite {
 
+namespace {
+
+std::string octal(unsigned mode) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", mode & 07777u);
+    return text;
+}
+
+// Creates path 0600 when absent, then tightens it and its companions to 0600 where group or
+// others have any access. Returns one note per file changed (or that could not be changed).
+std::vector<std::string> makeOwnerOnly(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        ::close(fd);
+    }
+    std::vector<std::string> notes;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        const std::string file = path + suffix;
+        struct stat st {};
+        if (::lstat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 077) == 0) {
+            continue;
+        }
+        if (::chmod(file.c_str(), 0600) == 0) {
+            notes.push_back(file + ": mode " + octal(st.st_mode) +
+                            " let other users read it; tightened to 0600");
+        } else {
+            notes.push_back(
+                file + ": mode " + octal(st.st_mode) +
+                " lets other users read it and could not be tightened: " + std::strerror(errno));
+        }
+    }
+    return notes;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, Options options) {
+    std::vector<std::string> notes;
+    if (options.ownerOnly && !options.readOnly) {
+        notes = makeOwnerOnly(path);
+    }
     sqlite3* raw = nullptr;
     const int flags =
         options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
@@ -16,6 +63,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Option
         return Error{message};
     }
     std::unique_ptr<Database> db(new Database(raw, path));
+    db->m_permissionNotes = std::move(notes);
     sqlite3_busy_timeout(raw, options.busyTimeoutMs);
     // Touch the schema so that a file that is not a database fails here, with its path.
     if (Status s = db->exec("SELECT count(*) FROM sqlite_master;"); !s.ok()) {

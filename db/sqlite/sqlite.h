@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/common/result.h"
 
@@ -19,11 +20,16 @@ class Statement;
 
 /// An open SQLite connection. Owns the sqlite3 handle; closes it on destruction.
 class Database {
-public:
+  public:
     struct Options {
         bool readOnly = false;
-        bool wal = true;               // journal_mode=WAL, synchronous=NORMAL
+        bool wal = true;  // journal_mode=WAL, synchronous=NORMAL
         int busyTimeoutMs = 5000;
+        /// Owner-only file (docs/security.md): a new file is created 0600 before SQLite opens
+        /// it (SQLite gives its -wal and -shm the same mode); an existing file, -wal, -shm or
+        /// -journal readable or writable by group/others is tightened to 0600, and a note
+        /// saying so is kept in permissionNotes() for the caller to log once.
+        bool ownerOnly = false;
     };
 
     /// Opens (creating unless read-only) the file at path. Errors name the path and SQLite's
@@ -47,16 +53,19 @@ public:
 
     /// Error text "<path>: <sqlite message>" for the last failed call.
     std::string lastError() const;
+    /// Files whose mode open() tightened (Options::ownerOnly), one sentence each.
+    const std::vector<std::string>& permissionNotes() const { return m_permissionNotes; }
 
-private:
+  private:
     Database(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
     sqlite3* m_db;
     std::string m_path;
+    std::vector<std::string> m_permissionNotes;
 };
 
 /// A prepared statement. Bind with 1-based indices; step() until it returns false.
 class Statement {
-public:
+  public:
     Statement() = default;
     Statement(Statement&& other) noexcept;
     Statement& operator=(Statement&& other) noexcept;
@@ -79,7 +88,7 @@ public:
     std::string columnText(int column) const;
     bool columnIsNull(int column) const;
 
-private:
+  private:
     friend class Database;
     Statement(sqlite3_stmt* stmt, sqlite3* db) : m_stmt(stmt), m_db(db) {}
     sqlite3_stmt* m_stmt = nullptr;
@@ -88,7 +97,7 @@ private:
 
 /// RAII transaction: BEGIN IMMEDIATE on construction, ROLLBACK unless commit() succeeded.
 class Transaction {
-public:
+  public:
     explicit Transaction(Database& db);
     ~Transaction();
     Transaction(const Transaction&) = delete;
@@ -96,7 +105,7 @@ public:
     Status begun() const { return m_begin; }
     Status commit();
 
-private:
+  private:
     Database& m_db;
     Status m_begin;
     bool m_done = false;

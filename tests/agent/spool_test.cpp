@@ -2,6 +2,8 @@
 // issue 5
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <set>
 
 #include "backend/agent/spool.h"
@@ -163,6 +165,43 @@ TEST(Spool, CorruptFileIsAClearError) {
     auto spool = Spool::open({path, 1 << 20});
     ASSERT_FALSE(spool.ok());
     EXPECT_NE(spool.error().find(path), std::string::npos) << spool.error();
+}
+
+}  // namespace
+}  // namespace runplane::agent
+
+namespace runplane::agent {
+namespace {
+
+unsigned modeOf(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_mode & 0777u;
+}
+
+// Issue 23 item 5: the spool holds run telemetry and events; it and its WAL are owner-only, and
+// a wider existing file is tightened with one note.
+TEST(Spool, FilesAreOwnerOnlyAndAWideOneIsTightened) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    const mode_t old = ::umask(022);
+    {
+        auto spool = Spool::open({path, 1 << 20});
+        ASSERT_TRUE(spool.ok()) << spool.error();
+        auto batch = samples(3);
+        ASSERT_TRUE((*spool)->append(batch).ok());
+        EXPECT_TRUE((*spool)->permissionNotes().empty());
+        EXPECT_EQ(modeOf(path), 0600u);
+        EXPECT_EQ(modeOf(path + "-wal"), 0600u);
+    }
+    ::umask(old);
+    ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+    auto spool = Spool::open({path, 1 << 20});
+    ASSERT_TRUE(spool.ok()) << spool.error();
+    ASSERT_EQ((*spool)->permissionNotes().size(), 1u);
+    EXPECT_NE((*spool)->permissionNotes()[0].find("mode 0644"), std::string::npos);
+    EXPECT_EQ(modeOf(path), 0600u);
+    EXPECT_EQ((*spool)->lastSeq(), 3u);  // same data
 }
 
 }  // namespace
