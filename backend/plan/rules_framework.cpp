@@ -77,7 +77,11 @@ void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
     const BoolSetting logprobs = boolSetting(
         flags, a.useRolloutLogprobs, "algorithm.use_rollout_logprobs", "--use-rollout-logprobs");
     const BoolSetting tis = boolSetting(flags, a.useTis, "algorithm.use_tis", "--use-tis");
-    if (logprobs.on && tis.on) {
+    // slime skips the check when the policy-gradient loss resolves to REINFORCE: --pg-loss-type
+    // reinforce, or no --pg-loss-type with --use-score-centering (its default objective).
+    const auto pgLoss = flags.value("--pg-loss-type");
+    const bool reinforceLoss = pgLoss ? *pgLoss == "reinforce" : flags.on("--use-score-centering");
+    if (logprobs.on && tis.on && !reinforceLoss) {
         ctx.emitField("algorithm.rollout-logprobs-tis", logprobs.field,
                       "use_rollout_logprobs and use_tis cannot be set at the same time.",
                       "drop one: TIS corrects with the trainer's recomputed log-probs");

@@ -100,7 +100,12 @@ std::vector<FrameworkCase> cases() {
              r.algorithm.useTis = true;
              arg(r, "--use-rollout-logprobs");
          },
-         [](Recipe& r) { arg(r, "--use-rollout-logprobs"); }, S::Error},
+         [](Recipe& r) {
+             r.algorithm.useTis = true;
+             arg(r, "--use-rollout-logprobs");
+             arg(r, "--pg-loss-type reinforce");  // slime exempts the REINFORCE loss
+         },
+         S::Error},
         {"algorithm.mismatch-metrics-tis", kOpd,
          [](Recipe& r) { arg(r, "--get-mismatch-metrics"); },
          [](Recipe& r) {
