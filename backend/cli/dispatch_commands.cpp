@@ -186,6 +186,9 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
     if (!ck.refLoad.empty()) {
         base.checkpointDirs.push_back(ck.refLoad);  // torch_dist needs its tracker file
     }
+    if (!ck.opdTeacherLoad.empty()) {
+        base.checkpointDirs.push_back(ck.opdTeacherLoad);  // slime checks it exists, as ref_load
+    }
     base.minFreeDiskBytes = static_cast<std::uint64_t>(o.minFreeDiskGb * 1e9);
     base.diskPath = ck.save;
     specs->assign(nodeCount, base);
