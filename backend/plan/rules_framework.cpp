@@ -99,15 +99,21 @@ void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
                  "set algorithm.eps_clip: 1.0 (and tune eps_clip_high, e.g. 4.0) for the "
                  "canonical wide setting");
     }
-    if (a.advantageEstimator == AdvantageEstimator::Ppo) {
-        if (r.framework == Framework::Miles && r.trainer.backend != TrainBackend::Megatron) {
+    if (a.advantageEstimator == AdvantageEstimator::Ppo && r.framework == Framework::Miles) {
+        if (r.trainer.backend != TrainBackend::Megatron) {
             ctx.emit("algorithm.ppo-miles", "trainer.backend",
-                     "PPO (a critic) needs the Megatron backend in miles, got trainer.backend fsdp",
+                     "Shared Actor/Critic PPO requires the Megatron backend (trainer.backend is " +
+                         std::string(toString(r.trainer.backend)) + ")",
                      "set trainer.backend: megatron, or use a critic-free estimator (grpo)");
-        } else if (r.framework == Framework::Miles && a.klCoef != 0.0) {
+        }
+        if (a.klCoef != 0.0) {
             ctx.emit("algorithm.ppo-miles", "algorithm.kl_coef",
-                     "PPO in miles needs kl_coef == 0, got " + num(a.klCoef),
-                     "set algorithm.kl_coef: 0 (use the KL loss instead)");
+                     "Shared Actor/Critic PPO does not support reward-level KL (--kl-coef " +
+                         num(a.klCoef) +
+                         "): the critic trains before the actor and never sees ref log probs, so "
+                         "its value targets would silently exclude the KL penalty applied to the "
+                         "actor's rewards. Use --use-kl-loss for KL regularization instead.",
+                     "set algorithm.kl_coef: 0 and use algorithm.use_kl_loss");
         }
     }
 }

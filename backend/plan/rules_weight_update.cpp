@@ -92,22 +92,61 @@ void checkPlacementExclusions(const RuleContext& ctx, const RecipeFlags& flags,
         }
     }
     const auto transfer = flags.value("--update-weight-transfer-mode");
-    if (r.framework == Framework::Miles && transfer &&
-        (*transfer == "p2p" || *transfer == "disk-delta")) {
-        const std::string field = flags.field("--update-weight-transfer-mode");
-        if (colocate) {
-            ctx.emitField("placement.transfer-mode", field,
-                          "--update-weight-transfer-mode " + *transfer +
-                              " does not support --colocate (colocated engines take the weights "
-                              "over CUDA IPC)",
-                          "use placement: disaggregated, or the default broadcast mode");
-        }
-        if (r.lora.rank > 0) {
-            ctx.emitField(
-                "placement.transfer-mode", field,
-                "LoRA weight sync is not supported for '" + *transfer + "' weight transfer.",
-                "use the default broadcast mode with LoRA");
-        }
+    if (r.framework != Framework::Miles || !transfer ||
+        (*transfer != "p2p" && *transfer != "disk-delta")) {
+        return;
+    }
+    // miles' p2p (RDMA) and disk-delta weight transfer (miles_validate_args).
+    const bool p2p = *transfer == "p2p";
+    const std::string field = flags.field("--update-weight-transfer-mode");
+    const std::string mode = p2p ? "P2P" : "Disk-delta";
+    if (colocate) {
+        ctx.emitField("placement.transfer-mode", field,
+                      mode + " weight transfer mode is not compatible with --colocate." +
+                          (p2p ? " Please use broadcast mode or disable colocate."
+                               : " Colocate transfers weights via CUDA IPC (only a handle crosses "
+                                 "processes), so the delta bookkeeping (snapshot + diff + encode) "
+                                 "is pure overhead."),
+                      "use placement: disaggregated, or the default broadcast mode");
+    }
+    if (flags.has("--prefill-num-servers")) {
+        ctx.emitField("placement.transfer-mode", field,
+                      mode + " weight transfer mode has not been tested when PD is enabled.",
+                      "drop --prefill-num-servers, or use the default broadcast mode");
+    }
+    if (r.lora.rank > 0) {
+        ctx.emitField("placement.transfer-mode", field,
+                      std::string("LoRA weight sync is not supported for ") +
+                          (p2p ? "p2p (RDMA)" : "disk-delta") + " weight transfer.",
+                      "use the default broadcast mode with LoRA");
+    }
+    if (p2p) {
+        return;
+    }
+    if (!w.diskDir.given()) {
+        ctx.emitField(
+            "weight-update.disk-dir", w.diskDir.field,
+            "--update-weight-transfer-mode=disk-delta requires --update-weight-disk-dir "
+            "to point at a filesystem shared between the trainer and the rollout engines.",
+            "set weight_update.disk_dir to a directory every node mounts");
+    }
+    if (!w.localDir.given()) {
+        ctx.emitField("weight-update.delta-local-dir", w.localDir.field,
+                      "--update-weight-transfer-mode=disk-delta requires "
+                      "--update-weight-local-checkpoint-dir (a rollout-host-local directory, e.g. "
+                      "NVMe).",
+                      "set weight_update.local_checkpoint_dir to a local NVMe path on the "
+                      "rollout hosts");
+    }
+    const TextSetting hf = textSetting(flags, r.checkpoints.hfCheckpoint,
+                                       "checkpoints.hf_checkpoint", "--hf-checkpoint");
+    if (!hf.given()) {
+        ctx.emitField(
+            "weight-update.delta-hf-checkpoint", field,
+            "--update-weight-transfer-mode=disk-delta requires --hf-checkpoint to be a "
+            "local directory: the baseline snapshot is seeded from its safetensors bytes.",
+            "set checkpoints.hf_checkpoint to the HF checkpoint directory (preflight "
+            "checks it exists on every node)");
     }
 }
 

@@ -202,6 +202,20 @@ std::vector<FrameworkCase> cases() {
         {"placement.transfer-mode", kMiles,
          [](Recipe& r) { arg(r, "--update-weight-transfer-mode p2p"); },
          [](Recipe& r) { arg(r, "--update-weight-transfer-mode broadcast"); }, S::Error},
+        {"weight-update.delta-hf-checkpoint", kMiles,
+         [](Recipe& r) {
+             arg(r, "--update-weight-transfer-mode disk-delta");
+             diskSync(r);
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+             r.checkpoints.hfCheckpoint.clear();
+         },
+         [](Recipe& r) {
+             arg(r, "--update-weight-transfer-mode disk-delta");
+             diskSync(r);
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+             r.checkpoints.hfCheckpoint = "/models/Qwen3-30B-A3B";
+         },
+         S::Error},
         {"weight-update.disk-dir", kOpd,
          [](Recipe& r) { r.weightUpdate.transport = WeightTransport::Disk; }, diskSync, S::Error},
         {"weight-update.delta-transport", kOpd,
@@ -338,6 +352,30 @@ TEST(FrameworkRules, FlagsFromExtraArgsCountAsTheTypedFields) {
         f->message,
         "--opd-teacher-load should not be set when --opd-type=sglang (it is /ckpt/teacher). "
         "In sglang mode, teacher log-probs are obtained from external server during rollout.");
+}
+
+TEST(FrameworkRules, MilesDiskDeltaTransferKeepsMilesWording) {
+    Recipe r = test::loadShipped(kMiles);
+    r.placement = Placement::Disaggregated;
+    r.rollout.numGpus = 4;
+    r.checkpoints.hfCheckpoint.clear();
+    arg(r, "--update-weight-transfer-mode disk-delta");
+    const auto findings = findingsOf(r);
+    const Finding* dir = findRule(findings, "weight-update.disk-dir");
+    ASSERT_NE(dir, nullptr);
+    EXPECT_EQ(dir->message,
+              "--update-weight-transfer-mode=disk-delta requires --update-weight-disk-dir to point "
+              "at a filesystem shared between the trainer and the rollout engines.");
+    const Finding* local = findRule(findings, "weight-update.delta-local-dir");
+    ASSERT_NE(local, nullptr);
+    EXPECT_NE(local->message.find("(a rollout-host-local directory, e.g. NVMe)"),
+              std::string::npos);
+    EXPECT_NE(findRule(findings, "weight-update.delta-hf-checkpoint"), nullptr);
+    EXPECT_EQ(findRule(findings, "placement.transfer-mode"), nullptr);  // disaggregated, no LoRA
+    // The same flag under slime is not a slime flag: nothing fires.
+    Recipe slime = test::loadShipped(kOpd);
+    arg(slime, "--update-weight-transfer-mode disk-delta");
+    EXPECT_EQ(findRule(findingsOf(slime), "weight-update.disk-dir"), nullptr);
 }
 
 TEST(FrameworkRules, ExtraArgsFindingsCarryTheFlagsLine) {
