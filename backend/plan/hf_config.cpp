@@ -45,11 +45,15 @@ struct Reader {
                 break;
             }
         }
+        mismatch(key, std::to_string(*theirs), ourName, std::to_string(ours));
+    }
+
+    void mismatch(const std::string& key, const std::string& theirs, const char* ourName,
+                  const std::string& ours) const {
         findings.push_back(Finding{
             Severity::Error, "model.hf-config", field,
-            "the checkpoint's config.json says " + key + " " + std::to_string(*theirs) +
-                " but the recipe's model has " + ourName + " " + std::to_string(ours) + " (" +
-                configPath + ")",
+            "the checkpoint's config.json says " + key + " " + theirs +
+                " but the recipe's model has " + ourName + " " + ours + " (" + configPath + ")",
             "pick the model (or variant) the checkpoint holds, or point the checkpoint path at "
             "the model being trained",
             recipe.sources.find(field)});
@@ -128,6 +132,11 @@ void compareShape(const Reader& r, const json& c, const ModelShape& s) {
         }
     }
     r.compare(c, {"vocab_size"}, s.vocabSize, "vocab_size");
+    const auto tied = c.find("tie_word_embeddings");
+    if (tied != c.end() && tied->is_boolean() && tied->get<bool>() != s.tiedEmbeddings) {
+        r.mismatch("tie_word_embeddings", tied->get<bool>() ? "true" : "false", "tied_embeddings",
+                   s.tiedEmbeddings ? "true" : "false");
+    }
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ constexpr RuleInfo kRules[] = {
     {"weight-update.release-train-backend", S::Error, "weight_update.release_train", "--release-train needs the Megatron backend and no --keep-old-actor", "frameworks.md §2.1 (20)"},
     {"weight-update.release-train-offload", S::Info, "memory.offload_train", "colocated --release-train ignores offload_train and forces offload_rollout", "slime arguments.py:2121, 2124"},
     // checkpoint config.json cross-check (checkHfConfig, run by runplanectl validate and dispatch preflight)
-    {"model.hf-config", S::Error, "checkpoints.hf_checkpoint", "the model shape equals the checkpoint's config.json (layers, hidden, FFN, heads, KV heads, experts, top-k, vocab, MTP)", "slime/miles arguments.py (_hf_validate_args); frameworks.md §2.1"},
+    {"model.hf-config", S::Error, "checkpoints.hf_checkpoint", "the model shape equals the checkpoint's config.json (layers, hidden, FFN, heads, KV heads, MLA ranks, experts, top-k, vocab, tied embeddings)", "slime/miles arguments.py (_hf_validate_args); frameworks.md §2.1"},
     {"model.hf-config-unreadable", S::Info, "checkpoints.hf_checkpoint", "a checkpoint directory that exists has a readable config.json (<= 1 MiB, JSON object)", "-"},
 };
 // clang-format on

@@ -507,6 +507,22 @@ TEST_F(HfConfig, EachMismatchNamesBothValues) {
     EXPECT_NE(findings[2].message.find("vocab_size 152064"), std::string::npos);
 }
 
+TEST_F(HfConfig, TiedEmbeddingsAreCompared) {
+    auto c = matching();
+    c["tie_word_embeddings"] = !shape.tiedEmbeddings;
+    write(c.dump());
+    const auto findings = check();
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find(std::string("tie_word_embeddings ") +
+                                       (shape.tiedEmbeddings ? "false" : "true") +
+                                       " but the recipe's model has tied_embeddings"),
+              std::string::npos)
+        << findings[0].message;
+    c["tie_word_embeddings"] = shape.tiedEmbeddings;
+    write(c.dump());
+    EXPECT_TRUE(check().empty());
+}
+
 TEST_F(HfConfig, ExpertCountAndTextConfigNesting) {
     nlohmann::json outer{{"architectures", {"SomeVLForConditionalGeneration"}},
                          {"text_config", matching()}};
