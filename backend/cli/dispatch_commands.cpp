@@ -18,6 +18,7 @@
 #include "backend/control/dispatch_history.h"
 #include "backend/control/history_location.h"
 #include "backend/plan/catalog.h"
+#include "backend/plan/hf_config.h"
 #include "backend/plan/planner.h"
 #include "backend/plan/recipe.h"
 
@@ -129,8 +130,11 @@ std::string executableDir() {
 }
 
 /// The recipe as preflight specs, one per node (head first). Prints and returns false on error.
+/// hfFindings gets the checkpoint config.json cross-check (rule model.hf-config) when the
+/// checkpoint directory is readable from here.
 bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<PreflightSpec>* specs,
-                runplane::plan::Recipe* recipeOut, int& exitCode) {
+                runplane::plan::Recipe* recipeOut, std::vector<runplane::plan::Finding>* hfFindings,
+                int& exitCode) {
     std::ifstream in(o.recipe, std::ios::binary);
     if (!in) {
         std::cerr << o.recipe << ": cannot open the recipe file\n";
@@ -182,6 +186,9 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
     if (!ck.refLoad.empty()) {
         base.checkpointDirs.push_back(ck.refLoad);  // torch_dist needs its tracker file
     }
+    if (!ck.opdTeacherLoad.empty()) {
+        base.checkpointDirs.push_back(ck.opdTeacherLoad);  // slime checks it exists, as ref_load
+    }
     base.minFreeDiskBytes = static_cast<std::uint64_t>(o.minFreeDiskGb * 1e9);
     base.diskPath = ck.save;
     specs->assign(nodeCount, base);
@@ -198,6 +205,7 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
     if (catalog) {
         const auto plan = runplane::plan::planRecipe(*recipe, *catalog);
         if (plan.model) {
+            *hfFindings = runplane::plan::checkHfConfig(*recipe, *plan.model);
             for (std::size_t i = 0; i < nodeCount && i < plan.memory.nodes.size(); ++i) {
                 (*specs)[i].plannedPeakHostBytes =
                     static_cast<std::uint64_t>(plan.memory.nodes[i].peakBytes);
@@ -208,6 +216,14 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
     }
     *recipeOut = std::move(recipe).value();
     return true;
+}
+
+/// The config.json cross-check's findings, on stderr (they are part of preflight).
+void printConfigFindings(const std::vector<runplane::plan::Finding>& findings,
+                         const std::string& file) {
+    for (const auto& f : findings) {
+        std::cerr << runplane::plan::formatFinding(f, file) << "\n";
+    }
 }
 
 void printEvent(const DispatchEvent& e) {
@@ -245,9 +261,11 @@ void runPreflight(PreflightOptions o, int& exitCode) {
     o.nodes = *nodes;
     std::vector<PreflightSpec> specs;
     runplane::plan::Recipe recipe;
-    if (!buildSpecs(o, o.nodes.size(), &specs, &recipe, exitCode)) {
+    std::vector<runplane::plan::Finding> hf;
+    if (!buildSpecs(o, o.nodes.size(), &specs, &recipe, &hf, exitCode)) {
         return;
     }
+    printConfigFindings(hf, o.recipe);
     if (specs[0].masterAddr.empty() && !o.nodes.empty()) {
         const auto colon = o.nodes[0].rfind(':');
         for (auto& s : specs) {
@@ -256,7 +274,7 @@ void runPreflight(PreflightOptions o, int& exitCode) {
     }
     const auto table = preflightNodes(o.nodes, specs, connection.client);
     std::cout << (o.json ? preflightTableToJson(table) + "\n" : formatPreflightTable(table));
-    exitCode = table.anyFail() ? 1 : 0;
+    exitCode = table.anyFail() || runplane::plan::hasErrors(hf) ? 1 : 0;
 }
 
 void runLaunch(LaunchOptions o, int& exitCode) {
@@ -267,7 +285,15 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     }
     std::vector<PreflightSpec> specs;
     runplane::plan::Recipe recipe;
-    if (!buildSpecs(o, 1 + o.workers.size(), &specs, &recipe, exitCode)) {
+    std::vector<runplane::plan::Finding> hf;
+    if (!buildSpecs(o, 1 + o.workers.size(), &specs, &recipe, &hf, exitCode)) {
+        return;
+    }
+    printConfigFindings(hf, o.recipe);
+    if (runplane::plan::hasErrors(hf) && !o.overridePreflight) {
+        std::cerr << "dispatch launch: the model shape does not match the checkpoint's "
+                     "config.json; launch blocked (override with --override-preflight)\n";
+        exitCode = 1;
         return;
     }
     LaunchRequest r;

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "backend/cli/command_registry.h"
+#include "backend/plan/hf_config.h"
 #include "backend/plan/planner.h"
 
 namespace {
@@ -115,7 +116,11 @@ int runValidate(const PlanOptions& options) {
     if (!recipe) {
         return exitCode;
     }
-    const std::vector<Finding> findings = validate(*recipe, *catalog);
+    std::vector<Finding> findings = validate(*recipe, *catalog);
+    // The checkpoint's config.json, when readable from here (file I/O: not part of validate()).
+    for (auto& f : checkHfConfig(*recipe, *catalog)) {
+        findings.push_back(std::move(f));
+    }
     if (options.json) {
         std::cout << findingsToJson(findings, options.file) << "\n";
     } else {

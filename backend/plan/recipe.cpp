@@ -80,6 +80,15 @@ const char* toString(LauncherKind v) {
 const char* toString(AdvantageEstimator v) {
     return detail::enumName(v);
 }
+const char* toString(OpdType v) {
+    return detail::enumName(v);
+}
+const char* toString(WeightUpdateMode v) {
+    return detail::enumName(v);
+}
+const char* toString(WeightTransport v) {
+    return detail::enumName(v);
+}
 
 int trainerNodes(const Recipe& r) {
     return r.trainer.nodes.value_or(r.cluster.nodes);

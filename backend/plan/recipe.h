@@ -28,6 +28,9 @@ enum class OffloadTarget { Cpu, Disk };
 enum class PeakDevice { Cpu, Gpu };
 enum class BackupMode { ZeroCopy, Clone };
 enum class LauncherKind { MilesScript, SlimeBash, Command };
+enum class OpdType { Sglang, Megatron };  // on-policy distillation: where the teacher runs
+enum class WeightUpdateMode { Full, Delta };
+enum class WeightTransport { Nccl, Disk };
 enum class AdvantageEstimator {
     Grpo,
     Gspo,
@@ -166,6 +169,10 @@ struct Algorithm {
     double entropyCoef = 0.0;
     bool useTis = false;
     double lr = 1e-6;
+    bool normalizeAdvantages = false;  // --normalize-advantages (reinforce++ needs it)
+    bool useRolloutLogprobs = false;   // --use-rollout-logprobs (exclusive with use_tis)
+    bool useOpd = false;               // --use-opd: on-policy distillation
+    std::optional<OpdType> opdType;    // --opd-type; required with use_opd
     bool operator==(const Algorithm&) const = default;
 };
 
@@ -201,6 +208,16 @@ struct MemoryFlags {
     bool operator==(const MemoryFlags&) const = default;
 };
 
+/// How trained weights reach the rollout engines (slime --update-weight-*, --release-train).
+struct WeightUpdate {
+    WeightUpdateMode mode = WeightUpdateMode::Full;
+    WeightTransport transport = WeightTransport::Nccl;
+    std::string diskDir;             // --update-weight-disk-dir (shared by trainer and engines)
+    std::string localCheckpointDir;  // --update-weight-local-checkpoint-dir (rollout-host NVMe)
+    bool releaseTrain = false;       // --release-train: recreate the trainer every step
+    bool operator==(const WeightUpdate&) const = default;
+};
+
 struct Environment {
     std::string ncclVersion;  // the NCCL the run loads, e.g. "2.30.7"; "" = unknown
     std::string ncclSoPath;
@@ -218,6 +235,7 @@ struct Checkpoints {
     std::optional<int> convertedEp;  // EP the torch_dist checkpoint was converted with
     bool noSaveOptim = false;
     bool noLoadOptim = false;
+    std::string opdTeacherLoad;  // --opd-teacher-load: the megatron OPD teacher checkpoint
     bool operator==(const Checkpoints&) const = default;
 };
 
@@ -272,6 +290,7 @@ struct Recipe {
     Optimizer optimizer;
     Lora lora;
     MemoryFlags memory;
+    WeightUpdate weightUpdate;
     Environment environment;
     Checkpoints checkpoints;
     Eval eval;
@@ -322,6 +341,9 @@ const char* toString(PeakDevice value);
 const char* toString(BackupMode value);
 const char* toString(LauncherKind value);
 const char* toString(AdvantageEstimator value);
+const char* toString(OpdType value);
+const char* toString(WeightUpdateMode value);
+const char* toString(WeightTransport value);
 
 // Effective values of the fields whose default depends on other fields.
 int trainerNodes(const Recipe& r);

@@ -134,6 +134,10 @@ void readAlgorithm(MapReader& top, Algorithm& a) {
     r.get("entropy_coef", a.entropyCoef);
     r.get("use_tis", a.useTis);
     r.get("lr", a.lr);
+    r.get("normalize_advantages", a.normalizeAdvantages);
+    r.get("use_rollout_logprobs", a.useRolloutLogprobs);
+    r.get("use_opd", a.useOpd);
+    r.getEnum("opd_type", a.opdType);
     r.finish();
 }
 
@@ -169,6 +173,16 @@ void readMemory(MapReader& top, MemoryFlags& m) {
     r.get("reload_rollout_weights_from_disk", m.reloadRolloutWeightsFromDisk);
     r.get("disable_weights_backuper", m.disableWeightsBackuper);
     r.get("update_weight_buffer_gb", m.updateWeightBufferGb);
+    r.finish();
+}
+
+void readWeightUpdate(MapReader& top, WeightUpdate& w) {
+    MapReader r(top.context(), top.child("weight_update"), "weight_update");
+    r.getEnum("mode", w.mode);
+    r.getEnum("transport", w.transport);
+    r.get("disk_dir", w.diskDir);
+    r.get("local_checkpoint_dir", w.localCheckpointDir);
+    r.get("release_train", w.releaseTrain);
     r.finish();
 }
 
@@ -210,6 +224,7 @@ void readCheckpoints(MapReader& top, Checkpoints& c) {
     r.get("converted_ep", c.convertedEp);
     r.get("no_save_optim", c.noSaveOptim);
     r.get("no_load_optim", c.noLoadOptim);
+    r.get("opd_teacher_load", c.opdTeacherLoad);
     r.finish();
 }
 
@@ -349,6 +364,7 @@ ParseOutcome parseRecipeDetailed(std::string_view text, std::string_view fileNam
         readOptimizer(top, recipe.optimizer);
         readLora(top, recipe.lora);
         readMemory(top, recipe.memory);
+        readWeightUpdate(top, recipe.weightUpdate);
         readEnvironment(top, recipe.environment);
         readCheckpoints(top, recipe.checkpoints);
         readEval(top, recipe.eval);

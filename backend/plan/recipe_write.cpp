@@ -117,6 +117,10 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("entropy_coef", a.entropyCoef, ad.entropyCoef);
         w.field("use_tis", a.useTis, ad.useTis);
         w.field("lr", a.lr, ad.lr);
+        w.field("normalize_advantages", a.normalizeAdvantages, ad.normalizeAdvantages);
+        w.field("use_rollout_logprobs", a.useRolloutLogprobs, ad.useRolloutLogprobs);
+        w.field("use_opd", a.useOpd, ad.useOpd);
+        w.enumField("opd_type", a.opdType);
     }
     {
         const Optimizer& o = r.optimizer;
@@ -158,6 +162,16 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("update_weight_buffer_gb", m.updateWeightBufferGb, md.updateWeightBufferGb);
     }
     {
+        const WeightUpdate& u = r.weightUpdate;
+        const WeightUpdate& ud = d.weightUpdate;
+        SectionWriter w(top.emitter(), "weight_update", &top);
+        w.enumField("mode", u.mode, ud.mode);
+        w.enumField("transport", u.transport, ud.transport);
+        w.field("disk_dir", u.diskDir);
+        w.field("local_checkpoint_dir", u.localCheckpointDir);
+        w.field("release_train", u.releaseTrain, ud.releaseTrain);
+    }
+    {
         const Environment& e = r.environment;
         SectionWriter w(top.emitter(), "environment", &top);
         w.field("nccl_version", e.ncclVersion);
@@ -182,6 +196,7 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("converted_ep", c.convertedEp);
         w.field("no_save_optim", c.noSaveOptim, false);
         w.field("no_load_optim", c.noLoadOptim, false);
+        w.field("opd_teacher_load", c.opdTeacherLoad);
     }
     {
         const Eval& e = r.eval;

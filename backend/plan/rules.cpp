@@ -99,6 +99,44 @@ constexpr RuleInfo kRules[] = {
     {"memory.page-cache", S::Warning, "memory.drop_checkpoint_page_cache_after_load", "a large checkpoint read leaves page cache unless dropped after load", "domain.md seed 000"},
     {"memory.gpu-over-capacity", S::Error, "hardware.gpu_memory_gb", "every GPU's phase peak fits its HBM", "docs/memory-model.md"},
     {"memory.engine-weights-fit", S::Error, "rollout.mem_fraction", "engine weights per GPU fit in mem_fraction x HBM, leaving a KV cache", "SGLang mem_fraction_static; miles qwen3-8.md"},
+    // framework argument checks: slime arguments.py = THUDM/slime@002fa9d6 slime/utils/arguments.py
+    // (slime_validate_args); inventory with every check in docs/rules.md
+    {"opd.needs-type", S::Error, "algorithm.opd_type", "--use-opd needs --opd-type (sglang or megatron)", "slime arguments.py:1915 (slime_validate_args)"},
+    {"opd.megatron-teacher", S::Error, "checkpoints.opd_teacher_load", "--opd-type megatron needs --opd-teacher-load (the teacher checkpoint)", "slime arguments.py:1919"},
+    {"opd.sglang-no-teacher", S::Error, "checkpoints.opd_teacher_load", "--opd-type sglang forbids --opd-teacher-load (the teacher is an external server)", "slime arguments.py:1935"},
+    {"opd.teacher-without-opd", S::Error, "checkpoints.opd_teacher_load", "--opd-teacher-load without --use-opd", "slime arguments.py:1942"},
+    {"algorithm.reinforce-normalize", S::Error, "algorithm.normalize_advantages", "reinforce_plus_plus(_baseline) needs --normalize-advantages", "slime arguments.py:2027"},
+    {"algorithm.rollout-logprobs-tis", S::Error, "algorithm.use_rollout_logprobs", "not both --use-rollout-logprobs and --use-tis", "slime arguments.py:2032"},
+    {"algorithm.mismatch-metrics-tis", S::Info, "extra_args", "--get-mismatch-metrics without --custom-tis-function-path measures with vanilla TIS", "slime arguments.py:2036 (a warning)"},
+    {"algorithm.cispo-eps-clip", S::Warning, "algorithm.eps_clip", "CISPO with eps_clip < 1 keeps the lower clip bound active", "slime arguments.py:2058 (a warning)"},
+    {"algorithm.ppo-miles", S::Error, "trainer.backend", "miles PPO (shared actor/critic) needs the Megatron backend and kl_coef == 0", "miles arguments.py (miles_validate_args)"},
+    {"batch.balance-by-flops", S::Error, "extra_args", "--balance-by-flops needs --use-dynamic-batch-size", "slime arguments.py:2052"},
+    {"trainer.mtp-needs-layers", S::Error, "extra_args", "--enable-mtp-training needs --mtp-num-layers (or a model with MTP layers)", "slime arguments.py:2182"},
+    {"trainer.param-name-lists", S::Error, "extra_args", "only one of --only-train-params-name-list / --freeze-params-name-list", "slime arguments.py:2213"},
+    {"trainer.routing-replay-prefetch", S::Error, "extra_args", "--routing-replay-prefetch-microbatches >= 0 with rollout routing replay", "slime arguments.py:2186"},
+    {"debug.save-paths", S::Error, "extra_args", "--save-debug-train-data differs from --save-debug-rollout-data", "slime arguments.py:2073"},
+    {"debug.rollout-xor-train", S::Error, "extra_args", "not both --debug-rollout-only and --debug-train-only (or --load-debug-rollout-data)", "slime arguments.py:2112"},
+    {"rollout.positive-knobs", S::Error, "extra_args", "--rollout-cleanup-timeout, --rollout-queue-lease-seconds, --rollout-queue-segment-mib, --rollout-io-concurrency > 0", "slime arguments.py:1892, 2008"},
+    {"rollout.straw-transport", S::Error, "extra_args", "QueueDataSource and --rollout-queue-online-gc need --rollout-data-transport straw; straw has no --buffer-filter-path", "slime arguments.py:1996, 1998, 2014"},
+    {"launcher.entry-point", S::Error, "launcher.entry_point", "entry_point is train.py or train_async.py", "slime/miles train.py, train_async.py"},
+    {"placement.async-colocate", S::Error, "placement", "train_async.py cannot colocate", "slime/miles train_async.py:9"},
+    {"placement.fully-async-colocate", S::Error, "extra_args", "miles --fully-async --colocate needs the Megatron backend", "miles arguments.py (_resolve_rollout_functions)"},
+    {"placement.flush-cache-interval", S::Error, "extra_args", "--flush-cache-interval != 1 needs disaggregated GPUs, no rollout offload, no release-train, no debug mode", "slime arguments.py:2250, 2255"},
+    {"placement.transfer-mode", S::Error, "extra_args", "miles --update-weight-transfer-mode p2p / disk-delta: no colocate, no PD (--prefill-num-servers), no LoRA", "miles arguments.py (miles_validate_args); frameworks.md §8.16"},
+    {"weight-update.disk-dir", S::Error, "weight_update.disk_dir", "disk weight transport (slime), miles disk-delta transfer, need --update-weight-disk-dir", "slime arguments.py:2217; miles arguments.py (miles_validate_args)"},
+    {"weight-update.delta-transport", S::Error, "weight_update.transport", "delta weight updates need disk transport", "slime arguments.py:2232"},
+    {"weight-update.delta-colocate", S::Error, "weight_update.mode", "delta weight updates cannot colocate", "slime arguments.py:2237"},
+    {"weight-update.delta-local-dir", S::Error, "weight_update.local_checkpoint_dir", "delta weight updates (slime delta mode, miles disk-delta) need --update-weight-local-checkpoint-dir", "slime arguments.py:2243; miles arguments.py (miles_validate_args)"},
+    {"weight-update.delta-hf-checkpoint", S::Error, "checkpoints.hf_checkpoint", "miles disk-delta transfer needs --hf-checkpoint (a local directory)", "miles arguments.py (miles_validate_args)"},
+    {"weight-update.release-train-critic", S::Error, "weight_update.release_train", "--release-train has no critic (PPO) support", "slime arguments.py:2223"},
+    {"weight-update.release-train-save", S::Error, "weight_update.release_train", "--release-train needs --save", "slime arguments.py:2225"},
+    {"weight-update.release-train-save-interval", S::Info, "weight_update.release_train", "--release-train without save_interval saves every rollout", "slime arguments.py:2227"},
+    {"weight-update.release-train-transport", S::Error, "weight_update.release_train", "--release-train needs mode full and disk transport", "slime arguments.py:2229"},
+    {"weight-update.release-train-backend", S::Error, "weight_update.release_train", "--release-train needs the Megatron backend and no --keep-old-actor", "frameworks.md §2.1 (20)"},
+    {"weight-update.release-train-offload", S::Info, "memory.offload_train", "colocated --release-train ignores offload_train and forces offload_rollout", "slime arguments.py:2121, 2124"},
+    // checkpoint config.json cross-check (checkHfConfig, run by runplanectl validate and dispatch preflight)
+    {"model.hf-config", S::Error, "checkpoints.hf_checkpoint", "the model shape equals the checkpoint's config.json (layers, hidden, FFN, heads, KV heads, MLA ranks, experts, top-k, vocab, tied embeddings)", "slime/miles arguments.py (_hf_validate_args); frameworks.md §2.1"},
+    {"model.hf-config-unreadable", S::Info, "checkpoints.hf_checkpoint", "a checkpoint directory that exists has a readable config.json (<= 1 MiB, JSON object)", "-"},
 };
 // clang-format on
 
@@ -139,6 +177,13 @@ void RuleContext::emitAt(const char* id, Severity severity, const char* field, c
         loc = recipe.sources.find(locField);
     }
     findings.push_back(Finding{severity, id, field, std::move(message), std::move(fixHint), loc});
+}
+
+void RuleContext::emitField(const char* id, const std::string& field, std::string message,
+                            std::string fixHint) const {
+    const RuleInfo* rule = findRule(id);
+    findings.push_back(Finding{rule != nullptr ? rule->severity : Severity::Error, id, field,
+                               std::move(message), std::move(fixHint), recipe.sources.find(field)});
 }
 
 std::string num(double value) {
@@ -193,6 +238,8 @@ std::vector<Finding> validateResolved(const Recipe& recipe, const ModelShape& sh
     detail::checkAlgorithmAndLora(ctx);
     detail::checkEnvironmentAndMemory(ctx);
     detail::checkLauncher(ctx);
+    detail::checkFrameworkArgs(ctx);
+    detail::checkPlacementAndWeightUpdate(ctx);
     return findings;
 }
 

@@ -14,6 +14,7 @@
 
 #include "backend/plan/planner.h"
 #include "backend/plan/rules.h"
+#include "tests/plan/rule_cases.h"
 #include "tests/plan/test_support.h"
 
 namespace runplane::plan {
@@ -267,6 +268,12 @@ TEST(Rules, EveryRuleHasAFailingAndAPassingCase) {
         EXPECT_FALSE(f->message.empty());
         EXPECT_FALSE(f->fixHint.empty());
         EXPECT_FALSE(f->fieldPath.empty());
+    }
+    // The framework-argument and config.json rules have their cases (failing and near miss)
+    // in framework_rules_test.cpp.
+    for (const auto& id : test::frameworkRuleIds()) {
+        EXPECT_NE(findRule(id), nullptr) << id;
+        covered.insert(id);
     }
     for (const auto& rule : ruleTable()) {
         EXPECT_TRUE(covered.count(rule.id)) << "no test case for rule " << rule.id;

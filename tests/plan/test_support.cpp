@@ -77,21 +77,36 @@ Recipe everyFieldRecipe() {
     r.rollout.moeBackend = "triton";
     r.rollout.loraBackend = "triton";
     r.batch = Batch{8, 4, 32, 1, 2, true, 9216, 16, 100, 2};
-    r.algorithm = Algorithm{
-        AdvantageEstimator::Gspo, true, 0.01, "low_var_kl", 0.001, 0.3, 0.28, 0.01, true, 1e-5};
+    r.algorithm = Algorithm{AdvantageEstimator::Gspo,
+                            true,
+                            0.01,
+                            "low_var_kl",
+                            0.001,
+                            0.3,
+                            0.28,
+                            0.01,
+                            true,
+                            1e-5,
+                            true,
+                            true,
+                            true,
+                            OpdType::Megatron};
     r.optimizer = Optimizer{"muon", false, true, true, true, 0.8};
     r.lora = Lora{16, 32, 0.05, {"all-linear"}, true};
     r.memory = MemoryFlags{
         false, true, OffloadTarget::Disk, true, PeakDevice::Gpu, BackupMode::Clone, true,
         true,  1.0};
     r.environment = Environment{"2.30.7", "/x/libnccl.so.2", {{"A", "1"}, {"B", "true"}}};
-    r.checkpoints = Checkpoints{"/m", "/hf", "/ref", "/load", "/save", 10, 8, true, true};
+    r.checkpoints =
+        Checkpoints{"/m", "/hf", "/ref", "/load", "/save", 10, 8, true, true, "/teacher"};
     r.eval = Eval{5, {{"aime", "/d/aime.jsonl"}, {"gsm8k", "/d/g.jsonl"}}, 16, 16384, true};
     r.launcher = Launcher{LauncherKind::Command,
                           "run.sh",
                           "train_async.py",
                           {"runplane-smoke", "--layers", "2"},
                           "/w"};
+    r.weightUpdate = WeightUpdate{WeightUpdateMode::Delta, WeightTransport::Disk, "/shared/wu",
+                                  "/nvme/ckpt", true};
     r.extraArgs = {ExtraArg{"--x", {"1", "two words"}, ""}, ExtraArg{"--y", {}, "s.sh:3"}};
     return r;
 }

@@ -42,6 +42,11 @@ RUNPLANE_ENUM_TABLE(AdvantageEstimator, {AdvantageEstimator::Grpo, "grpo"},
                     {AdvantageEstimator::ReinforcePlusPlus, "reinforce_plus_plus"},
                     {AdvantageEstimator::ReinforcePlusPlusBaseline, "reinforce_plus_plus_baseline"},
                     {AdvantageEstimator::Ppo, "ppo"})
+RUNPLANE_ENUM_TABLE(OpdType, {OpdType::Sglang, "sglang"}, {OpdType::Megatron, "megatron"})
+RUNPLANE_ENUM_TABLE(WeightUpdateMode, {WeightUpdateMode::Full, "full"},
+                    {WeightUpdateMode::Delta, "delta"})
+RUNPLANE_ENUM_TABLE(WeightTransport, {WeightTransport::Nccl, "nccl"},
+                    {WeightTransport::Disk, "disk"})
 RUNPLANE_ENUM_TABLE(AttentionKind, {AttentionKind::Gqa, "gqa"}, {AttentionKind::Mla, "mla"})
 RUNPLANE_ENUM_TABLE(LinearAttentionKind, {LinearAttentionKind::None, "none"},
                     {LinearAttentionKind::Gdn, "gdn"}, {LinearAttentionKind::Kda, "kda"})

@@ -26,6 +26,10 @@ struct RuleContext {
     /// As emit(), but the location comes from `locField` when `field` was never written.
     void emitAt(const char* id, Severity severity, const char* field, const char* locField,
                 std::string message, std::string fixHint) const;
+    /// As emit() with the table severity, for a field path built at run time (e.g.
+    /// "extra_args[3]" when the flag came from extra_args).
+    void emitField(const char* id, const std::string& field, std::string message,
+                   std::string fixHint) const;
 };
 
 void checkModelAndCluster(const RuleContext& ctx);
@@ -35,6 +39,10 @@ void checkRollout(const RuleContext& ctx);
 void checkAlgorithmAndLora(const RuleContext& ctx);
 void checkEnvironmentAndMemory(const RuleContext& ctx);
 void checkLauncher(const RuleContext& ctx);
+// The checks of slime's / miles' argument validation not covered above (rules_framework.cpp,
+// rules_weight_update.cpp; inventory in docs/rules.md).
+void checkFrameworkArgs(const RuleContext& ctx);
+void checkPlacementAndWeightUpdate(const RuleContext& ctx);
 
 std::string num(double value);  // "0.8", "16", "1e-05"
 std::string gb(double bytes);   // "375.3 GB"

@@ -1,0 +1,231 @@
+// The checks of slime's slime_validate_args (and miles' copy) that the other rule files do not
+// cover: on-policy distillation, algorithm switches, MTP, parameter lists, debug modes and the
+// rollout data transport. Each message keeps the framework's wording; docs/rules.md lists the
+// source line of each.
+
+#include "backend/plan/detail/framework_args.h"
+#include "backend/plan/detail/rule_context.h"
+
+namespace runplane::plan::detail {
+namespace {
+
+void checkOpd(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const BoolSetting opd =
+        boolSetting(flags, r.algorithm.useOpd, "algorithm.use_opd", "--use-opd");
+    const TextSetting teacher = textSetting(flags, r.checkpoints.opdTeacherLoad,
+                                            "checkpoints.opd_teacher_load", "--opd-teacher-load");
+    if (!opd.on) {
+        if (teacher.given()) {
+            ctx.emitField("opd.teacher-without-opd", teacher.field,
+                          "--opd-teacher-load is set (" + teacher.value +
+                              ") but --use-opd is not enabled. Please add --use-opd flag.",
+                          "set algorithm.use_opd: true, or drop the teacher checkpoint");
+        }
+        return;
+    }
+    const TextSetting type =
+        textSetting(flags, r.algorithm.opdType ? toString(*r.algorithm.opdType) : std::string(),
+                    "algorithm.opd_type", "--opd-type");
+    if (!type.given()) {
+        ctx.emitField("opd.needs-type", type.field,
+                      "--opd-type must be specified when --use-opd is enabled. Choose 'sglang' or "
+                      "'megatron'.",
+                      "set algorithm.opd_type: sglang (external teacher server) or megatron "
+                      "(teacher loaded from checkpoints.opd_teacher_load)");
+        return;
+    }
+    const std::string& t = type.value;
+    if (t == "megatron") {
+        if (!teacher.given()) {
+            ctx.emitField(
+                "opd.megatron-teacher", teacher.field,
+                "--opd-teacher-load is required when --opd-type=megatron. Please provide "
+                "the path to the teacher model checkpoint.",
+                "set checkpoints.opd_teacher_load to the teacher's torch_dist checkpoint");
+        }
+    } else if (t == "sglang") {
+        if (teacher.given()) {
+            ctx.emitField("opd.sglang-no-teacher", teacher.field,
+                          "--opd-teacher-load should not be set when --opd-type=sglang (it is " +
+                              teacher.value +
+                              "). In sglang mode, teacher log-probs are obtained from external "
+                              "server during rollout.",
+                          "drop checkpoints.opd_teacher_load, or use opd_type: megatron");
+        }
+    } else {
+        ctx.emitField(
+            "opd.needs-type", type.field,
+            "argument --opd-type: invalid choice: '" + t + "' (choose from 'sglang', 'megatron')",
+            "set algorithm.opd_type: sglang or megatron");
+    }
+}
+
+void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const Algorithm& a = r.algorithm;
+    const bool reinforce = a.advantageEstimator == AdvantageEstimator::ReinforcePlusPlus ||
+                           a.advantageEstimator == AdvantageEstimator::ReinforcePlusPlusBaseline;
+    if (reinforce && !a.normalizeAdvantages && !flags.on("--normalize-advantages")) {
+        ctx.emit("algorithm.reinforce-normalize", "algorithm.normalize_advantages",
+                 std::string("The 'reinforce_plus_plus' and 'reinforce_plus_plus_baseline' "
+                             "advantage estimators require advantage normalization (advantage "
+                             "estimator is ") +
+                     toString(a.advantageEstimator) + ")",
+                 "set algorithm.normalize_advantages: true (--normalize-advantages)");
+    }
+    const BoolSetting logprobs = boolSetting(
+        flags, a.useRolloutLogprobs, "algorithm.use_rollout_logprobs", "--use-rollout-logprobs");
+    const BoolSetting tis = boolSetting(flags, a.useTis, "algorithm.use_tis", "--use-tis");
+    // slime skips the check when the policy-gradient loss resolves to REINFORCE: --pg-loss-type
+    // reinforce, or no --pg-loss-type with --use-score-centering (its default objective).
+    const auto pgLoss = flags.value("--pg-loss-type");
+    const bool reinforceLoss = pgLoss ? *pgLoss == "reinforce" : flags.on("--use-score-centering");
+    if (logprobs.on && tis.on && !reinforceLoss) {
+        ctx.emitField("algorithm.rollout-logprobs-tis", logprobs.field,
+                      "use_rollout_logprobs and use_tis cannot be set at the same time.",
+                      "drop one: TIS corrects with the trainer's recomputed log-probs");
+    }
+    if (flags.on("--get-mismatch-metrics") && !flags.has("--custom-tis-function-path")) {
+        ctx.emitField("algorithm.mismatch-metrics-tis", flags.field("--get-mismatch-metrics"),
+                      "get_mismatch_metrics is set but custom_tis_function_path is None. Using "
+                      "default vanilla_tis_function for metrics calculation.",
+                      "pass --custom-tis-function-path to measure with your own TIS function");
+    }
+    if (a.advantageEstimator == AdvantageEstimator::Cispo && a.epsClip < 1.0) {
+        ctx.emit("algorithm.cispo-eps-clip", "algorithm.eps_clip",
+                 "CISPO is canonically single-sided, but --eps-clip=" + num(a.epsClip) +
+                     " keeps the lower clip bound " + num(1.0 - a.epsClip) + " active",
+                 "set algorithm.eps_clip: 1.0 (and tune eps_clip_high, e.g. 4.0) for the "
+                 "canonical wide setting");
+    }
+    if (a.advantageEstimator == AdvantageEstimator::Ppo && r.framework == Framework::Miles) {
+        if (r.trainer.backend != TrainBackend::Megatron) {
+            ctx.emit("algorithm.ppo-miles", "trainer.backend",
+                     "Shared Actor/Critic PPO requires the Megatron backend (trainer.backend is " +
+                         std::string(toString(r.trainer.backend)) + ")",
+                     "set trainer.backend: megatron, or use a critic-free estimator (grpo)");
+        }
+        if (a.klCoef != 0.0) {
+            ctx.emit("algorithm.ppo-miles", "algorithm.kl_coef",
+                     "Shared Actor/Critic PPO does not support reward-level KL (--kl-coef " +
+                         num(a.klCoef) +
+                         "): the critic trains before the actor and never sees ref log probs, so "
+                         "its value targets would silently exclude the KL penalty applied to the "
+                         "actor's rewards. Use --use-kl-loss for KL regularization instead.",
+                     "set algorithm.kl_coef: 0 and use algorithm.use_kl_loss");
+        }
+    }
+}
+
+void checkTrainingSwitches(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const BoolSetting dynamic = boolSetting(flags, r.batch.dynamicBatchSize,
+                                            "batch.dynamic_batch_size", "--use-dynamic-batch-size");
+    if (flags.on("--balance-by-flops") && !dynamic.on) {
+        ctx.emitField("batch.balance-by-flops", flags.field("--balance-by-flops"),
+                      "--balance-by-flops requires --use-dynamic-batch-size",
+                      "set batch.dynamic_batch_size: true (with max_tokens_per_gpu)");
+    }
+    if (flags.on("--enable-mtp-training")) {
+        const auto layers = flags.number("--mtp-num-layers");
+        const bool set = layers.has_value() ? *layers != 0 : ctx.shape.mtpNumLayers > 0;
+        if (!set) {
+            ctx.emitField("trainer.mtp-needs-layers", flags.field("--enable-mtp-training"),
+                          "mtp_num_layers must be set when enable_mtp_training is set (the model " +
+                              ctx.shape.name +
+                              " has no MTP layers and no --mtp-num-layers is given)",
+                          "pass --mtp-num-layers N, or drop --enable-mtp-training");
+        }
+    }
+    const auto only = flags.values("--only-train-params-name-list");
+    const auto freeze = flags.values("--freeze-params-name-list");
+    if (!only.empty() && !freeze.empty()) {
+        ctx.emitField("trainer.param-name-lists", flags.field("--freeze-params-name-list"),
+                      "You can only specify ONE of: --only-train-params-name-list, or "
+                      "--freeze-params-name-list.",
+                      "keep one list (only-train lists what trains, freeze what does not)");
+    }
+    if (flags.on("--use-rollout-routing-replay")) {
+        const auto prefetch = flags.number("--routing-replay-prefetch-microbatches");
+        if (prefetch.has_value() && *prefetch < 0) {
+            ctx.emitField("trainer.routing-replay-prefetch",
+                          flags.field("--routing-replay-prefetch-microbatches"),
+                          "--routing-replay-prefetch-microbatches must be non-negative (got " +
+                              num(*prefetch) + ")",
+                          "use 0 or more");
+        }
+    }
+}
+
+void checkDebugModes(const RuleContext& ctx, const RecipeFlags& flags) {
+    const auto train = flags.value("--save-debug-train-data");
+    const auto rollout = flags.value("--save-debug-rollout-data");
+    if (train && rollout && *train == *rollout) {
+        ctx.emitField(
+            "debug.save-paths", flags.field("--save-debug-train-data"),
+            "--save-debug-train-data must not be equal to --save-debug-rollout-data (both " +
+                *train + ").",
+            "give the two dumps different paths (e.g. .../train_data/{rollout_id}.pt)");
+    }
+    const bool trainOnly =
+        flags.on("--debug-train-only") || flags.value("--load-debug-rollout-data").has_value();
+    if (flags.on("--debug-rollout-only") && trainOnly) {
+        ctx.emitField("debug.rollout-xor-train", flags.field("--debug-rollout-only"),
+                      "debug_rollout_only and debug_train_only cannot be set at the same time, "
+                      "please set only one of them." +
+                          std::string(flags.has("--load-debug-rollout-data")
+                                          ? " (--load-debug-rollout-data implies debug_train_only)"
+                                          : ""),
+                      "keep one debug mode");
+    }
+}
+
+void checkDataTransport(const RuleContext& ctx, const RecipeFlags& flags) {
+    if (const auto t = flags.number("--rollout-cleanup-timeout"); t.has_value() && *t <= 0) {
+        ctx.emitField("rollout.positive-knobs", flags.field("--rollout-cleanup-timeout"),
+                      "--rollout-cleanup-timeout must be positive (got " + num(*t) + ")",
+                      "use a positive number of seconds (default 60)");
+    }
+    const bool straw = flags.value("--rollout-data-transport").value_or("") == "straw";
+    for (const char* flag : {"--rollout-queue-lease-seconds", "--rollout-queue-segment-mib",
+                             "--rollout-io-concurrency"}) {
+        if (const auto v = flags.number(flag); v.has_value() && *v <= 0) {
+            ctx.emitField("rollout.positive-knobs", flags.field(flag),
+                          std::string(flag) + " must be positive (got " + num(*v) + ")",
+                          "use a positive value or drop the flag");
+        }
+    }
+    if (!straw) {
+        if (flags.value("--data-source-path").value_or("") ==
+            "slime.data.queue_data_source.QueueDataSource") {
+            ctx.emitField("rollout.straw-transport", flags.field("--data-source-path"),
+                          "QueueDataSource requires --rollout-data-transport straw",
+                          "pass --rollout-data-transport straw, or another data source");
+        }
+        if (flags.on("--rollout-queue-online-gc")) {
+            ctx.emitField("rollout.straw-transport", flags.field("--rollout-queue-online-gc"),
+                          "--rollout-queue-online-gc requires --rollout-data-transport straw",
+                          "pass --rollout-data-transport straw, or drop the flag");
+        }
+    } else if (flags.has("--buffer-filter-path")) {
+        ctx.emitField("rollout.straw-transport", flags.field("--buffer-filter-path"),
+                      "--buffer-filter-path is not supported by straw; scheduling is persisted in "
+                      "the queue and prioritizes older weight versions within ready and partial "
+                      "groups",
+                      "drop --buffer-filter-path, or use the default rollout transport");
+    }
+}
+
+}  // namespace
+
+void checkFrameworkArgs(const RuleContext& ctx) {
+    const RecipeFlags flags(ctx.recipe);
+    checkOpd(ctx, flags);
+    checkAlgorithm(ctx, flags);
+    checkTrainingSwitches(ctx, flags);
+    checkDebugModes(ctx, flags);
+    checkDataTransport(ctx, flags);
+}
+
+}  // namespace runplane::plan::detail

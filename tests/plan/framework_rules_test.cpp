@@ -1,0 +1,589 @@
+// The checks of slime's / miles' argument validation (issue 16): every framework-argument rule
+// fires on a recipe made to break it, and stays quiet on a near miss one setting away; the
+// flags are read from typed fields and from extra_args alike; the checkpoint config.json
+// cross-check reports each differing quantity with both values and never throws.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "backend/plan/hf_config.h"
+#include "backend/plan/planner.h"
+#include "backend/plan/rules.h"
+#include "tests/plan/rule_cases.h"
+#include "tests/plan/test_support.h"
+
+namespace runplane::plan {
+namespace {
+
+const char* kOpd = "known-good/slime-qwen3-8B-opd.yaml";     // slime, disaggregated, OPD sglang
+const char* kB30 = "known-good/slime-qwen3-30B-A3B.yaml";    // slime, colocate
+const char* kMiles = "known-good/miles-qwen3-30B-A3B.yaml";  // miles, colocate
+const char* k4B = "known-good/slime-qwen3-4B.yaml";          // slime, colocate, no OPD
+
+using Mutation = std::function<void(Recipe&)>;
+
+struct FrameworkCase {
+    const char* rule;
+    const char* base;
+    Mutation trigger;   // breaks the rule
+    Mutation nearMiss;  // one setting away from trigger: must not fire the rule
+    Severity expected;
+};
+
+void arg(Recipe& r, const std::string& text) {
+    ExtraArg a;
+    std::istringstream words(text);
+    words >> a.flag;
+    for (std::string w; words >> w;) {
+        a.values.push_back(w);
+    }
+    r.extraArgs.push_back(std::move(a));
+}
+
+void diskSync(Recipe& r) {
+    r.weightUpdate.transport = WeightTransport::Disk;
+    r.weightUpdate.diskDir = "/shared/weights";
+}
+
+void releaseTrain(Recipe& r) {
+    diskSync(r);
+    r.weightUpdate.releaseTrain = true;
+    r.checkpoints.save = "/shared/save";
+}
+
+void dropOpdType(Recipe& r) {
+    std::erase_if(r.extraArgs, [](const ExtraArg& a) { return a.flag == "--opd-type"; });
+}
+
+std::vector<FrameworkCase> cases() {
+    using S = Severity;
+    return {
+        {"opd.needs-type", kOpd, dropOpdType,
+         [](Recipe& r) {
+             dropOpdType(r);
+             r.algorithm.opdType = OpdType::Sglang;
+         },
+         S::Error},
+        {"opd.megatron-teacher", kOpd, [](Recipe& r) { r.algorithm.opdType = OpdType::Megatron; },
+         [](Recipe& r) {
+             r.algorithm.opdType = OpdType::Megatron;
+             r.checkpoints.opdTeacherLoad = "/ckpt/qwen3-32B_torch_dist";
+         },
+         S::Error},
+        {"opd.sglang-no-teacher", kOpd, [](Recipe& r) { r.checkpoints.opdTeacherLoad = "/t"; },
+         [](Recipe& r) {
+             r.checkpoints.opdTeacherLoad = "/t";
+             r.algorithm.opdType = OpdType::Megatron;
+         },
+         S::Error},
+        {"opd.teacher-without-opd", k4B, [](Recipe& r) { arg(r, "--opd-teacher-load /t"); },
+         [](Recipe& r) {
+             arg(r, "--opd-teacher-load /t");
+             arg(r, "--use-opd");
+             arg(r, "--opd-type megatron");
+         },
+         S::Error},
+        {"algorithm.reinforce-normalize", kOpd,
+         [](Recipe& r) { r.algorithm.advantageEstimator = AdvantageEstimator::ReinforcePlusPlus; },
+         [](Recipe& r) {
+             r.algorithm.advantageEstimator = AdvantageEstimator::ReinforcePlusPlus;
+             arg(r, "--normalize-advantages");
+         },
+         S::Error},
+        {"algorithm.rollout-logprobs-tis", kOpd,
+         [](Recipe& r) {
+             r.algorithm.useTis = true;
+             arg(r, "--use-rollout-logprobs");
+         },
+         [](Recipe& r) {
+             r.algorithm.useTis = true;
+             arg(r, "--use-rollout-logprobs");
+             arg(r, "--pg-loss-type reinforce");  // slime exempts the REINFORCE loss
+         },
+         S::Error},
+        {"algorithm.mismatch-metrics-tis", kOpd,
+         [](Recipe& r) { arg(r, "--get-mismatch-metrics"); },
+         [](Recipe& r) {
+             arg(r, "--get-mismatch-metrics");
+             arg(r, "--custom-tis-function-path my.tis");
+         },
+         S::Info},
+        {"algorithm.cispo-eps-clip", kOpd,
+         [](Recipe& r) { r.algorithm.advantageEstimator = AdvantageEstimator::Cispo; },
+         [](Recipe& r) {
+             r.algorithm.advantageEstimator = AdvantageEstimator::Cispo;
+             r.algorithm.epsClip = 1.0;
+         },
+         S::Warning},
+        {"algorithm.ppo-miles", kMiles,
+         [](Recipe& r) {
+             r.algorithm.advantageEstimator = AdvantageEstimator::Ppo;
+             r.algorithm.klCoef = 0.01;
+         },
+         [](Recipe& r) { r.algorithm.advantageEstimator = AdvantageEstimator::Ppo; }, S::Error},
+        {"batch.balance-by-flops", kOpd,
+         [](Recipe& r) {
+             r.batch.dynamicBatchSize = false;
+             arg(r, "--balance-by-flops");
+         },
+         [](Recipe& r) { arg(r, "--balance-by-flops"); }, S::Error},
+        {"trainer.mtp-needs-layers", kOpd, [](Recipe& r) { arg(r, "--enable-mtp-training"); },
+         [](Recipe& r) {
+             arg(r, "--enable-mtp-training");
+             arg(r, "--mtp-num-layers 1");
+         },
+         S::Error},
+        {"trainer.param-name-lists", kOpd,
+         [](Recipe& r) {
+             arg(r, "--only-train-params-name-list experts");
+             arg(r, "--freeze-params-name-list embedding output_layer");
+         },
+         [](Recipe& r) { arg(r, "--freeze-params-name-list embedding output_layer"); }, S::Error},
+        {"trainer.routing-replay-prefetch", kOpd,
+         [](Recipe& r) {
+             arg(r, "--use-rollout-routing-replay");
+             arg(r, "--routing-replay-prefetch-microbatches -1");
+         },
+         [](Recipe& r) {
+             arg(r, "--use-rollout-routing-replay");
+             arg(r, "--routing-replay-prefetch-microbatches 2");
+         },
+         S::Error},
+        {"debug.save-paths", kOpd,
+         [](Recipe& r) {
+             arg(r, "--save-debug-train-data /d/{rollout_id}.pt");
+             arg(r, "--save-debug-rollout-data /d/{rollout_id}.pt");
+         },
+         [](Recipe& r) {
+             arg(r, "--save-debug-train-data /d/train_{rollout_id}.pt");
+             arg(r, "--save-debug-rollout-data /d/{rollout_id}.pt");
+         },
+         S::Error},
+        {"debug.rollout-xor-train", kOpd,
+         [](Recipe& r) {
+             arg(r, "--debug-rollout-only");
+             arg(r, "--load-debug-rollout-data /d/{rollout_id}.pt");
+         },
+         [](Recipe& r) { arg(r, "--debug-rollout-only"); }, S::Error},
+        {"rollout.positive-knobs", kOpd, [](Recipe& r) { arg(r, "--rollout-cleanup-timeout 0"); },
+         [](Recipe& r) { arg(r, "--rollout-cleanup-timeout 30"); }, S::Error},
+        {"rollout.straw-transport", kOpd, [](Recipe& r) { arg(r, "--rollout-queue-online-gc"); },
+         [](Recipe& r) {
+             arg(r, "--rollout-queue-online-gc");
+             arg(r, "--rollout-data-transport straw");
+         },
+         S::Error},
+        {"launcher.entry-point", kOpd, [](Recipe& r) { r.launcher.entryPoint = "train_sync.py"; },
+         [](Recipe& r) { r.launcher.entryPoint = "train_async.py"; }, S::Error},
+        {"placement.async-colocate", kB30,
+         [](Recipe& r) { r.launcher.entryPoint = "train_async.py"; },
+         [](Recipe& r) {
+             r.launcher.entryPoint = "train_async.py";
+             r.placement = Placement::Disaggregated;
+         },
+         S::Error},
+        {"placement.fully-async-colocate", kMiles,
+         [](Recipe& r) {
+             arg(r, "--fully-async");
+             r.trainer.backend = TrainBackend::Fsdp;
+         },
+         [](Recipe& r) { arg(r, "--fully-async"); }, S::Error},
+        {"placement.flush-cache-interval", kOpd,
+         [](Recipe& r) {
+             arg(r, "--flush-cache-interval 4");
+             r.memory.offloadRollout = true;
+         },
+         [](Recipe& r) { arg(r, "--flush-cache-interval 4"); }, S::Error},
+        {"placement.transfer-mode", kMiles,
+         [](Recipe& r) { arg(r, "--update-weight-transfer-mode p2p"); },
+         [](Recipe& r) { arg(r, "--update-weight-transfer-mode broadcast"); }, S::Error},
+        {"weight-update.delta-hf-checkpoint", kMiles,
+         [](Recipe& r) {
+             arg(r, "--update-weight-transfer-mode disk-delta");
+             diskSync(r);
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+             r.checkpoints.hfCheckpoint.clear();
+         },
+         [](Recipe& r) {
+             arg(r, "--update-weight-transfer-mode disk-delta");
+             diskSync(r);
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+             r.checkpoints.hfCheckpoint = "/models/Qwen3-30B-A3B";
+         },
+         S::Error},
+        {"weight-update.disk-dir", kOpd,
+         [](Recipe& r) { r.weightUpdate.transport = WeightTransport::Disk; }, diskSync, S::Error},
+        {"weight-update.delta-transport", kOpd,
+         [](Recipe& r) {
+             r.weightUpdate.mode = WeightUpdateMode::Delta;
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+         },
+         [](Recipe& r) {
+             diskSync(r);
+             r.weightUpdate.mode = WeightUpdateMode::Delta;
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+         },
+         S::Error},
+        {"weight-update.delta-colocate", kB30,
+         [](Recipe& r) {
+             diskSync(r);
+             r.weightUpdate.mode = WeightUpdateMode::Delta;
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+         },
+         diskSync, S::Error},
+        {"weight-update.delta-local-dir", kOpd,
+         [](Recipe& r) {
+             diskSync(r);
+             r.weightUpdate.mode = WeightUpdateMode::Delta;
+         },
+         [](Recipe& r) {
+             diskSync(r);
+             r.weightUpdate.mode = WeightUpdateMode::Delta;
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+         },
+         S::Error},
+        {"weight-update.release-train-critic", kOpd,
+         [](Recipe& r) {
+             releaseTrain(r);
+             r.algorithm.advantageEstimator = AdvantageEstimator::Ppo;
+         },
+         releaseTrain, S::Error},
+        {"weight-update.release-train-save", kOpd,
+         [](Recipe& r) {
+             releaseTrain(r);
+             r.checkpoints.save.clear();
+         },
+         releaseTrain, S::Error},
+        {"weight-update.release-train-save-interval", kOpd, releaseTrain,
+         [](Recipe& r) {
+             releaseTrain(r);
+             r.checkpoints.saveInterval = 5;
+         },
+         S::Info},
+        {"weight-update.release-train-transport", kOpd,
+         [](Recipe& r) {
+             releaseTrain(r);
+             r.weightUpdate.transport = WeightTransport::Nccl;
+         },
+         releaseTrain, S::Error},
+        {"weight-update.release-train-backend", kOpd,
+         [](Recipe& r) {
+             releaseTrain(r);
+             arg(r, "--keep-old-actor");
+         },
+         releaseTrain, S::Error},
+        {"weight-update.release-train-offload", kB30,
+         [](Recipe& r) {
+             releaseTrain(r);
+             r.memory.offloadTrain = true;
+         },
+         [](Recipe& r) {
+             releaseTrain(r);
+             r.memory.offloadTrain.reset();
+         },
+         S::Info},
+    };
+}
+
+const Finding* findRule(const std::vector<Finding>& findings, const std::string& id) {
+    for (const auto& f : findings) {
+        if (f.ruleId == id) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+std::vector<Finding> findingsOf(const Recipe& r) {
+    return validate(r, test::catalog());
+}
+
+TEST(FrameworkRules, EachFiresOnItsCaseAndNotOnTheNearMiss) {
+    for (const auto& c : cases()) {
+        SCOPED_TRACE(c.rule);
+        ASSERT_NE(plan::findRule(c.rule), nullptr) << "case for a rule not in the table";
+        const Recipe base = test::loadShipped(c.base);
+        EXPECT_EQ(findRule(findingsOf(base), c.rule), nullptr) << "fires on " << c.base;
+        Recipe broken = base;
+        c.trigger(broken);
+        const auto findings = findingsOf(broken);
+        const Finding* f = findRule(findings, c.rule);
+        ASSERT_NE(f, nullptr) << "did not fire";
+        EXPECT_EQ(f->severity, c.expected) << f->message;
+        EXPECT_FALSE(f->message.empty());
+        EXPECT_FALSE(f->fixHint.empty());
+        EXPECT_FALSE(f->fieldPath.empty());
+        Recipe near = base;
+        c.nearMiss(near);
+        const Finding* miss = findRule(findingsOf(near), c.rule);
+        EXPECT_EQ(miss, nullptr) << "fires on the near miss: " << (miss ? miss->message : "");
+    }
+}
+
+TEST(FrameworkRules, FlagsFromExtraArgsCountAsTheTypedFields) {
+    // An imported script: the weight-update flags are extra_args, and the finding points at the
+    // flag's item (its line in the recipe file).
+    Recipe r = test::loadShipped(kB30);
+    arg(r, "--update-weight-mode delta");
+    arg(r, "--update-weight-transport=disk");
+    arg(r, "--update-weight-disk-dir /shared/w");
+    const auto findings = findingsOf(r);
+    const Finding* colocate = findRule(findings, "weight-update.delta-colocate");
+    ASSERT_NE(colocate, nullptr);
+    EXPECT_NE(colocate->message.find("is not supported with --colocate"), std::string::npos);
+    const Finding* local = findRule(findings, "weight-update.delta-local-dir");
+    ASSERT_NE(local, nullptr);
+    EXPECT_EQ(local->fieldPath, "weight_update.local_checkpoint_dir");
+    EXPECT_EQ(findRule(findings, "weight-update.delta-transport"), nullptr);  // =disk counted
+    EXPECT_EQ(findRule(findings, "weight-update.disk-dir"), nullptr);
+
+    Recipe opd = test::loadShipped(kOpd);  // --use-opd --opd-type sglang as extra_args
+    arg(opd, "--opd-teacher-load /ckpt/teacher");
+    const auto of = findingsOf(opd);
+    const Finding* f = findRule(of, "opd.sglang-no-teacher");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->fieldPath, "extra_args[" + std::to_string(opd.extraArgs.size() - 1) + "]");
+    EXPECT_EQ(
+        f->message,
+        "--opd-teacher-load should not be set when --opd-type=sglang (it is /ckpt/teacher). "
+        "In sglang mode, teacher log-probs are obtained from external server during rollout.");
+}
+
+TEST(FrameworkRules, MilesDiskDeltaTransferKeepsMilesWording) {
+    Recipe r = test::loadShipped(kMiles);
+    r.placement = Placement::Disaggregated;
+    r.rollout.numGpus = 4;
+    r.checkpoints.hfCheckpoint.clear();
+    arg(r, "--update-weight-transfer-mode disk-delta");
+    const auto findings = findingsOf(r);
+    const Finding* dir = findRule(findings, "weight-update.disk-dir");
+    ASSERT_NE(dir, nullptr);
+    EXPECT_EQ(dir->message,
+              "--update-weight-transfer-mode=disk-delta requires --update-weight-disk-dir to point "
+              "at a filesystem shared between the trainer and the rollout engines.");
+    const Finding* local = findRule(findings, "weight-update.delta-local-dir");
+    ASSERT_NE(local, nullptr);
+    EXPECT_NE(local->message.find("(a rollout-host-local directory, e.g. NVMe)"),
+              std::string::npos);
+    EXPECT_NE(findRule(findings, "weight-update.delta-hf-checkpoint"), nullptr);
+    EXPECT_EQ(findRule(findings, "placement.transfer-mode"), nullptr);  // disaggregated, no LoRA
+    // The same flag under slime is not a slime flag: nothing fires.
+    Recipe slime = test::loadShipped(kOpd);
+    arg(slime, "--update-weight-transfer-mode disk-delta");
+    EXPECT_EQ(findRule(findingsOf(slime), "weight-update.disk-dir"), nullptr);
+}
+
+TEST(FrameworkRules, ExtraArgsFindingsCarryTheFlagsLine) {
+    auto parsed = parseRecipe(
+        "schema_version: 1\nframework: slime\nmodel: qwen3-8B\nbatch:\n  rollout_batch_size: 8\n"
+        "  global_batch_size: 8\n  num_rollout: 10\nextra_args:\n  - --lr 1e-6\n"
+        "  - --use-opd\n",
+        "opd.yaml");
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    const auto findings = findingsOf(*parsed);
+    const Finding* f = findRule(findings, "opd.needs-type");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->fieldPath, "algorithm.opd_type");  // the typed field, never written
+    EXPECT_EQ(f->message,
+              "--opd-type must be specified when --use-opd is enabled. Choose 'sglang' or "
+              "'megatron'.");
+    // --no-use-opd turns it off again (argparse BooleanOptionalAction spelling).
+    Recipe off = *parsed;
+    arg(off, "--no-use-opd");
+    EXPECT_EQ(findRule(findingsOf(off), "opd.needs-type"), nullptr);
+    // An invalid choice names the value, at the line of the flag.
+    auto bad = parseRecipe(
+        "schema_version: 1\nframework: slime\nmodel: qwen3-8B\nbatch:\n  rollout_batch_size: 8\n"
+        "  global_batch_size: 8\n  num_rollout: 10\nextra_args:\n  - --lr 1e-6\n"
+        "  - --use-opd\n  - --opd-type teacher\n",
+        "opd.yaml");
+    ASSERT_TRUE(bad.ok()) << bad.error();
+    const Finding* choice = findRule(findingsOf(*bad), "opd.needs-type");
+    ASSERT_NE(choice, nullptr);
+    EXPECT_EQ(choice->fieldPath, "extra_args[2]");
+    EXPECT_NE(choice->message.find("invalid choice: 'teacher'"), std::string::npos);
+    EXPECT_EQ(choice->loc.line, 11);
+}
+
+TEST(FrameworkRules, TypedOpdAndWeightUpdateFieldsRoundTrip) {
+    Recipe r = test::loadShipped(kOpd);
+    r.algorithm.useOpd = true;
+    r.algorithm.opdType = OpdType::Megatron;
+    r.checkpoints.opdTeacherLoad = "/ckpt/teacher";
+    r.algorithm.normalizeAdvantages = true;
+    diskSync(r);
+    r.weightUpdate.mode = WeightUpdateMode::Delta;
+    r.weightUpdate.localCheckpointDir = "/nvme/x";
+    const std::string text = writeRecipe(r);
+    EXPECT_NE(text.find("opd_type: megatron"), std::string::npos) << text;
+    EXPECT_NE(text.find("weight_update:"), std::string::npos) << text;
+    auto back = parseRecipe(text, "x.yaml");
+    ASSERT_TRUE(back.ok()) << back.error();
+    EXPECT_EQ(*back, r);
+    auto bad = parseRecipe(
+        "schema_version: 1\nmodel: qwen3-8B\nbatch:\n  rollout_batch_size: 8\n"
+        "weight_update:\n  transport: rdma\n",
+        "bad.yaml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("bad.yaml:6:"), std::string::npos) << bad.error();
+}
+
+// ---- the checkpoint config.json cross-check ----------------------------------------------
+
+class HfConfig : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir = std::filesystem::temp_directory_path() /
+              ("runplane-hfconfig-" +
+               std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        recipe = test::loadShipped(kB30);
+        recipe.checkpoints.hfCheckpoint = dir.string();
+        auto s = resolveModel(recipe, test::catalog());
+        ASSERT_TRUE(s.ok());
+        shape = *s;
+    }
+    void TearDown() override { std::filesystem::remove_all(dir); }
+
+    /// The config.json HF writes for this shape (Qwen3-MoE spelling).
+    nlohmann::json matching() const {
+        return {{"architectures", {"Qwen3MoeForCausalLM"}},
+                {"num_hidden_layers", shape.numLayers},
+                {"hidden_size", shape.hidden},
+                {"num_attention_heads", shape.numAttentionHeads},
+                {"num_key_value_heads", shape.queryGroups()},
+                {"num_experts", shape.numExperts},
+                {"num_experts_per_tok", shape.topK},
+                {"moe_intermediate_size", shape.expertFfn()},
+                {"intermediate_size", 6144},  // pure MoE: not compared (slime skips it too)
+                {"vocab_size", shape.vocabSize},
+                {"rope_theta", 1000000.0}};
+    }
+    void write(const std::string& text) const {
+        std::ofstream(dir / "config.json", std::ios::binary) << text;
+    }
+    std::vector<Finding> check() const { return checkHfConfig(recipe, shape); }
+
+    std::filesystem::path dir;
+    Recipe recipe;
+    ModelShape shape;
+};
+
+TEST_F(HfConfig, MatchingConfigIsClean) {
+    write(matching().dump());
+    EXPECT_TRUE(check().empty());
+    EXPECT_TRUE(checkHfConfig(recipe, test::catalog()).empty());
+}
+
+TEST_F(HfConfig, EachMismatchNamesBothValues) {
+    auto c = matching();
+    c["num_hidden_layers"] = shape.numLayers + 4;
+    c["num_key_value_heads"] = 8;
+    c["vocab_size"] = 152064;
+    write(c.dump());
+    const auto findings = check();
+    ASSERT_EQ(findings.size(), 3u);
+    for (const auto& f : findings) {
+        EXPECT_EQ(f.ruleId, "model.hf-config");
+        EXPECT_EQ(f.severity, Severity::Error);
+        EXPECT_EQ(f.fieldPath, "checkpoints.hf_checkpoint");
+        EXPECT_NE(f.message.find((dir / "config.json").string()), std::string::npos);
+    }
+    EXPECT_EQ(findings[0].message.substr(0, findings[0].message.find(" (")),
+              "the checkpoint's config.json says num_hidden_layers " +
+                  std::to_string(shape.numLayers + 4) + " but the recipe's model has num_layers " +
+                  std::to_string(shape.numLayers));
+    EXPECT_NE(findings[1].message.find("num_key_value_heads 8 but the recipe's model has "
+                                       "num_query_groups " +
+                                       std::to_string(shape.queryGroups())),
+              std::string::npos);
+    EXPECT_NE(findings[2].message.find("vocab_size 152064"), std::string::npos);
+}
+
+TEST_F(HfConfig, TiedEmbeddingsAreCompared) {
+    auto c = matching();
+    c["tie_word_embeddings"] = !shape.tiedEmbeddings;
+    write(c.dump());
+    const auto findings = check();
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find(std::string("tie_word_embeddings ") +
+                                       (shape.tiedEmbeddings ? "false" : "true") +
+                                       " but the recipe's model has tied_embeddings"),
+              std::string::npos)
+        << findings[0].message;
+    c["tie_word_embeddings"] = shape.tiedEmbeddings;
+    write(c.dump());
+    EXPECT_TRUE(check().empty());
+}
+
+TEST_F(HfConfig, ExpertCountAndTextConfigNesting) {
+    nlohmann::json outer{{"architectures", {"SomeVLForConditionalGeneration"}},
+                         {"text_config", matching()}};
+    outer["text_config"]["num_experts"] = 64;
+    write(outer.dump());
+    const auto findings = check();
+    ASSERT_EQ(findings.size(), 1u);
+    EXPECT_NE(findings[0].message.find("num_experts 64 but the recipe's model has num_experts " +
+                                       std::to_string(shape.numExperts)),
+              std::string::npos);
+}
+
+TEST_F(HfConfig, UnreadableConfigIsAnInfoNeverAThrow) {
+    // No config.json in an existing directory.
+    auto f = check();
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].ruleId, "model.hf-config-unreadable");
+    EXPECT_EQ(f[0].severity, Severity::Info);
+    // Not JSON, truncated JSON, a JSON array, an over-sized file.
+    for (const std::string& text :
+         {std::string("not json"), std::string("{\"hidden_size\": 20"), std::string("[1, 2]"),
+          std::string(kMaxHfConfigBytes + 1, ' ')}) {
+        write(text);
+        f = check();
+        ASSERT_EQ(f.size(), 1u) << text.substr(0, 20);
+        EXPECT_EQ(f[0].ruleId, "model.hf-config-unreadable");
+    }
+    // Wrong types are skipped, not thrown on.
+    auto c = matching();
+    c["hidden_size"] = "2048";
+    c["num_attention_heads"] = nullptr;
+    write(c.dump());
+    EXPECT_TRUE(check().empty());
+}
+
+TEST_F(HfConfig, NothingToReadIsSilent) {
+    recipe.checkpoints.hfCheckpoint = (dir / "missing").string();
+    EXPECT_TRUE(check().empty());  // a path on the cluster's nodes, not here
+    recipe.checkpoints.hfCheckpoint.clear();
+    recipe.checkpoints.modelDir.clear();
+    EXPECT_TRUE(check().empty());
+    // An --hf-checkpoint in extra_args (an imported script) is read too, and reported there.
+    auto c = matching();
+    c["hidden_size"] = shape.hidden * 2;
+    write(c.dump());
+    arg(recipe, "--hf-checkpoint " + dir.string());
+    const auto f = check();
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].fieldPath, "extra_args[" + std::to_string(recipe.extraArgs.size() - 1) + "]");
+}
+
+}  // namespace
+
+std::vector<std::string> test::frameworkRuleIds() {
+    std::vector<std::string> ids;
+    for (const auto& c : cases()) {
+        ids.emplace_back(c.rule);
+    }
+    ids.emplace_back("model.hf-config");             // HfConfig.EachMismatchNamesBothValues
+    ids.emplace_back("model.hf-config-unreadable");  // HfConfig.UnreadableConfigIsAnInfoNeverAThrow
+    return ids;
+}
+
+}  // namespace runplane::plan
