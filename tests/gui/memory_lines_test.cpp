@@ -64,6 +64,26 @@ TEST(MemoryLines, SmallRunOnASmallMachineIsDrawnToScale) {
     EXPECT_EQ(lo, 0);
     EXPECT_GE(hi, dataMax / 1e9);
     EXPECT_LT(hi, 1.2 * dataMax / 1e9);  // the axis follows the data, not the 25 GB of RAM
+
+    // Phases in their own lane under the data (not full-height stripes), the legend above it.
+    ASSERT_GT(plot->phaseCount(), 0);
+    const QRect data = plot->dataRect();
+    const QRect lane = plot->phaseLaneRect();
+    const QRect legend = plot->legendRect();
+    ASSERT_FALSE(lane.isEmpty());
+    EXPECT_GT(lane.top(), data.bottom()) << "the lane must lie below the data area";
+    EXPECT_LE(lane.height(), 20);
+    EXPECT_EQ(lane.left(), data.left());  // aligned with the data's x axis
+    EXPECT_EQ(lane.right(), data.right());
+    ASSERT_FALSE(legend.isEmpty());
+    EXPECT_FALSE(legend.intersects(data)) << "the legend must not cover the data";
+    EXPECT_LT(legend.bottom(), data.top());
+    // A plot without phases has no lane.
+    TimeSeriesPlot bare;
+    bare.resize(600, 300);
+    bare.setSeries({PlotSeries{QStringLiteral("x"), Qt::blue, {1, 2, 3}, {1, 2, 1}, {}, {}}});
+    bare.flush();
+    EXPECT_TRUE(bare.phaseLaneRect().isEmpty());
 }
 
 TEST(MemoryLines, LinesComeFromThePlanAndTheDaemonsAlarm) {
