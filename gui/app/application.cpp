@@ -85,6 +85,39 @@ void ensureRuntimeDir() {
 
 }  // namespace
 
+std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
+                                             const QStringList& connect) {
+    AppSettings settings;
+    auto window = std::make_unique<MainWindow>(historyPath);
+    auto* design = new DesignPage;
+    design->setRecentFiles(settings.recentFiles());
+    QObject::connect(design, &DesignPage::recentFileUsed, design, [design](const QString& path) {
+        AppSettings s;
+        s.addRecentFile(path);
+        design->setRecentFiles(s.recentFiles());
+    });
+    window->addPage(design, QObject::tr("Design"));
+    auto* cluster = new ClusterPage(historyPath);
+    window->addPage(cluster, QObject::tr("Cluster"));
+    window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
+    window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
+    QStringList addresses = connect;
+    if (addresses.isEmpty()) {
+        addresses = settings.daemonAddresses();
+    }
+    for (const QString& address : addresses) {
+        cluster->addAddress(address);
+    }
+    QObject::connect(cluster, &ClusterPage::addressesChanged, window.get(),
+                     [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
+    window->setCurrentPage(QObject::tr("Design"));
+    window->restoreWorkspace();
+    if (!connect.isEmpty()) {
+        window->setCurrentPage(QObject::tr("Cluster"));
+    }
+    return window;
+}
+
 int runApplication(int argc, char** argv) {
     // Parse first: --help, --version and bad flags need no display.
     QStringList arguments;
@@ -137,33 +170,9 @@ int runApplication(int argc, char** argv) {
         return 2;
     }
 
-    AppSettings settings;
-    settings.setLastHistoryPath(historyPath);
-    MainWindow window(historyPath);
-    auto* design = new DesignPage;
-    design->setRecentFiles(settings.recentFiles());
-    QObject::connect(design, &DesignPage::recentFileUsed, design, [design](const QString& path) {
-        AppSettings s;
-        s.addRecentFile(path);
-        design->setRecentFiles(s.recentFiles());
-    });
-    window.addPage(design, QObject::tr("Design"));
-    auto* cluster = new ClusterPage(historyPath);
-    window.addPage(cluster, QObject::tr("Cluster"));
-    window.addPage(new RunsPage(historyPath), QObject::tr("Runs"));
-    window.addPage(new ComparePage(historyPath), QObject::tr("Compare"));
-    QStringList addresses = options.connect;
-    if (addresses.isEmpty()) {
-        addresses = settings.daemonAddresses();
-    }
-    for (const QString& address : addresses) {
-        cluster->addAddress(address);
-    }
-    QObject::connect(cluster, &ClusterPage::addressesChanged, &window,
-                     [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
-    window.setCurrentPage(options.connect.isEmpty() ? QObject::tr("Design")
-                                                    : QObject::tr("Cluster"));
-    window.show();
+    AppSettings().setLastHistoryPath(historyPath);
+    std::unique_ptr<MainWindow> window = createMainWindow(historyPath, options.connect);
+    window->show();
     return QApplication::exec();
 }
 

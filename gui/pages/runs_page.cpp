@@ -1,5 +1,6 @@
 #include "gui/pages/runs_page.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -7,6 +8,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -64,6 +66,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_banner->hide();
     leftLayout->addWidget(m_banner);
     m_table = new QTableView(left);
+    m_table->setObjectName(QStringLiteral("runsTable"));
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
@@ -89,6 +92,12 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &RunsPage::onSelectionChanged);
     connect(m_view, &RunView::rangeRequested, this, &RunsPage::requestSnapshot);
+
+    m_find = new QAction(tr("Find runs"), this);
+    connect(m_find, &QAction::triggered, this, [this] {
+        m_filter->setFocus(Qt::ShortcutFocusReason);
+        m_filter->selectAll();
+    });
 
     m_listTimer = new QTimer(this);
     m_listTimer->setInterval(kListRefreshMs);
@@ -140,12 +149,46 @@ void RunsPage::refreshRuns() {
                 m_banner->clear();
             }
             m_runs->setRuns(std::move(**result));
-            m_table->resizeColumnsToContents();
+            if (!m_columnsSized && m_runs->rowCount() > 0) {
+                // Once: afterwards the widths are the user's (and persist with the workspace).
+                m_table->resizeColumnsToContents();
+                m_columnsSized = true;
+            }
             ++m_listsApplied;
             if (!m_selected.isEmpty()) {
                 selectRun(m_selected);  // keep the selection across a reset
             }
         });
+}
+
+QAction* RunsPage::standardAction(Action action) const {
+    return action == Action::Find ? m_find : nullptr;
+}
+
+void RunsPage::saveWorkspace(QSettings& settings) const {
+    Page::saveWorkspace(settings);
+    settings.setValue(QStringLiteral("selectedRun"), m_selected);
+    settings.setValue(QStringLiteral("filter"), m_filter->text());
+    settings.setValue(QStringLiteral("status"), m_state->currentData().toString());
+    settings.setValue(QStringLiteral("metric"), m_view->metricKey());
+    settings.setValue(QStringLiteral("metricAxis"), m_view->metricAxisIndex());
+}
+
+void RunsPage::restoreWorkspace(QSettings& settings) {
+    Page::restoreWorkspace(settings);
+    m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
+    m_filter->setText(settings.value(QStringLiteral("filter")).toString());
+    const int state = m_state->findData(settings.value(QStringLiteral("status")).toString());
+    m_state->setCurrentIndex(std::max(0, state));
+    m_view->setMetricAxisIndex(settings.value(QStringLiteral("metricAxis"), 0).toInt());
+    const QString metric = settings.value(QStringLiteral("metric")).toString();
+    if (!metric.isEmpty()) {
+        m_view->showMetric(metric);
+    }
+    const QString run = settings.value(QStringLiteral("selectedRun")).toString();
+    if (!run.isEmpty() && !selectRun(run)) {
+        m_selected = run;  // the list is not here yet: selected when it arrives
+    }
 }
 
 bool RunsPage::selectRun(const QString& runId) {

@@ -10,6 +10,7 @@
 
 #include "gui/pages/page.h"
 
+class QAction;
 class QComboBox;
 class QLineEdit;
 class QLabel;
@@ -44,6 +45,12 @@ class RunsPage : public Page {
     /// not be read (its path and the SQLite error); "" when hidden.
     QString bannerText() const;
 
+    QAction* standardAction(Action action) const override;
+    void saveWorkspace(QSettings& settings) const override;
+    void restoreWorkspace(QSettings& settings) override;
+    QLineEdit* filterEdit() const { return m_filter; }
+    QTableView* table() const { return m_table; }
+
   private:
     void requestSnapshot(double lo, double hi, int pixels);
     void onSelectionChanged();
@@ -66,6 +73,8 @@ class RunsPage : public Page {
     bool m_snapshotInFlight = false;
     int m_snapshotsApplied = 0;
     int m_listsApplied = 0;
+    bool m_columnsSized = false;  // sized to contents once (or restored): then the user's
+    QAction* m_find = nullptr;
 };
 
 }  // namespace runplane::gui
