@@ -313,6 +313,7 @@ QString compareCsv(const CompareData& data, const QString& metric, CompareAxis a
                    double weight) {
     const QString xName = axis == CompareAxis::Step           ? QStringLiteral("step")
                           : axis == CompareAxis::RelativeStep ? QStringLiteral("relative_step")
+                          : axis == CompareAxis::Rollout      ? QStringLiteral("rollout")
                                                               : QStringLiteral("seconds");
     QString csv = QStringLiteral("run_id,run_name,metric,%1,value,smoothed\n").arg(xName);
     auto quote = [](QString s) -> QString {

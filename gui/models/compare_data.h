@@ -86,7 +86,8 @@ std::vector<double> emaSmooth(const std::vector<double>& y, double weight);
 std::vector<double> emaSmooth(const std::vector<double>& x, const std::vector<double>& y,
                               double weight);
 
-/// CSV: run_id,run_name,metric,x,value,smoothed (one line per point, header first; smoothed by
+/// CSV: run_id,run_name,metric,x,value,smoothed (x named step, relative_step, rollout or
+/// seconds by the axis; one line per point, header first; smoothed by
 /// the spacing-aware EMA).
 QString compareCsv(const CompareData& data, const QString& metric, CompareAxis axis, double weight);
 

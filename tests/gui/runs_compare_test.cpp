@@ -253,7 +253,8 @@ TEST_F(RunsAndCompare, ComparePageOverlaysDiffsAndExports) {
     ASSERT_TRUE(csv.open(QIODevice::ReadOnly));
     const QStringList lines =
         QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    EXPECT_EQ(lines.front(), QStringLiteral("run_id,run_name,metric,step,value,smoothed"));
+    // The default x axis is "rollout (aligned)": eval/* counts rollouts already.
+    EXPECT_EQ(lines.front(), QStringLiteral("run_id,run_name,metric,rollout,value,smoothed"));
     EXPECT_EQ(lines.size(), 1 + 2 * 9);  // steps 0,5,...,40 per run
 
     // Relative step and wall time axes; too many / too few runs are refused.
