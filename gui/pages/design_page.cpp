@@ -1,3 +1,5 @@
+// Slightly over 600 lines: the page wires form, findings, charts, topology, launch preview, files
+// and undo; the drawing lives in widgets/ and plan_views.cpp.
 #include "gui/pages/design_page.h"
 
 #include <QAction>

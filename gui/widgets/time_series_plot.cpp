@@ -1,3 +1,6 @@
+// One file on purpose (~650 lines): it is the only place that touches QCustomPlot for time plots
+// (series, bands, lines, phase lane, legend row, follow/zoom, hover, export), and splitting it
+// would spread QCustomPlot types across headers.
 #include "gui/widgets/time_series_plot.h"
 
 #include <qcustomplot.h>
