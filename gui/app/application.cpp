@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QMessageBox>
 
 #include <unistd.h>
 
@@ -85,6 +86,29 @@ void ensureRuntimeDir() {
 
 }  // namespace
 
+Status prepareHistoryLocation(const QString& historyPath,
+                              const std::function<bool(const QString& question)>& ask) {
+    const QString dir = QFileInfo(historyPath).absolutePath();
+    if (QFileInfo(dir).isDir()) {
+        return {};
+    }
+    const QString question =
+        QObject::tr(
+            "The run history %1 does not exist, and neither does its directory %2.\n\n"
+            "Create the directory (the history starts empty)?")
+            .arg(historyPath, dir);
+    if (!ask || !ask(question)) {
+        return Error{QObject::tr("%1: the directory %2 does not exist (not created)")
+                         .arg(historyPath, dir)
+                         .toStdString()};
+    }
+    if (!QDir().mkpath(dir)) {
+        return Error{
+            QObject::tr("%1: cannot create the directory %2").arg(historyPath, dir).toStdString()};
+    }
+    return {};
+}
+
 std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
                                              const QStringList& connect) {
     AppSettings settings;
@@ -164,10 +188,15 @@ int runApplication(int argc, char** argv) {
     if (headless) {
         return runReport(options, historyPath);
     }
-    if (!QDir().mkpath(QFileInfo(historyPath).absolutePath())) {
-        printErr(QStringLiteral("runplane: --history: cannot create the directory of %1")
-                     .arg(historyPath));
-        return 2;
+    const Status location = prepareHistoryLocation(historyPath, [](const QString& question) {
+        return QMessageBox::question(nullptr, QObject::tr("Runplane"), question,
+                                     QMessageBox::Yes | QMessageBox::No,
+                                     QMessageBox::No) == QMessageBox::Yes;
+    });
+    if (!location) {
+        printErr(QStringLiteral("runplane: --history: ") +
+                 QString::fromStdString(location.error()));
+        return 1;
     }
 
     AppSettings().setLastHistoryPath(historyPath);
