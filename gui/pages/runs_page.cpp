@@ -7,6 +7,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
@@ -28,6 +29,8 @@ namespace runplane::gui {
 namespace {
 constexpr int kListRefreshMs = 3000;
 constexpr int kLiveRefreshMs = 1000;
+constexpr int kMinNameWidth = 110;  // px: the run name never shrinks below this
+constexpr int kMinViewWidth = 700;  // px: the run view never gives more than this up
 }  // namespace
 
 RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
@@ -40,6 +43,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
 
     auto* layout = new QHBoxLayout(this);
     auto* splitter = new QSplitter(Qt::Horizontal, this);
+    m_splitter = splitter;
     layout->addWidget(splitter);
 
     auto* left = new QWidget(splitter);
@@ -76,6 +80,29 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight);
+    // The key columns (run, status, start, peak host memory, primary eval) fit without scrolling;
+    // recipe, nodes and duration are one right-click on the header away (the choice persists
+    // with the header state).
+    for (int c :
+         {RunListModel::RecipeColumn, RunListModel::NodesColumn, RunListModel::DurationColumn}) {
+        m_table->setColumnHidden(c, true);
+    }
+    m_table->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table->horizontalHeader(), &QWidget::customContextMenuRequested, this,
+            [this](const QPoint& pos) {
+                QMenu menu(this);
+                for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+                    QAction* a = menu.addAction(
+                        m_runs->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+                    a->setCheckable(true);
+                    a->setChecked(!m_table->isColumnHidden(c));
+                    a->setEnabled(c != RunListModel::NameColumn);
+                    connect(a, &QAction::toggled, this,
+                            [this, c](bool on) { m_table->setColumnHidden(c, !on); });
+                }
+                menu.exec(m_table->horizontalHeader()->mapToGlobal(pos));
+            });
     leftLayout->addWidget(m_table, 1);
 
     m_view = new RunView(splitter);
@@ -151,7 +178,7 @@ void RunsPage::refreshRuns() {
             m_runs->setRuns(std::move(**result));
             if (!m_columnsSized && m_runs->rowCount() > 0) {
                 // Once: afterwards the widths are the user's (and persist with the workspace).
-                m_table->resizeColumnsToContents();
+                fitColumns();
                 m_columnsSized = true;
             }
             ++m_listsApplied;
@@ -159,6 +186,34 @@ void RunsPage::refreshRuns() {
                 selectRun(m_selected);  // keep the selection across a reset
             }
         });
+}
+
+void RunsPage::fitColumns() {
+    m_table->resizeColumnsToContents();
+    // The run name gives way (elided, whole in its tooltip) so the other visible columns fit.
+    int others = 0;
+    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+        if (c != RunListModel::NameColumn && !m_table->isColumnHidden(c)) {
+            others += m_table->columnWidth(c);
+        }
+    }
+    const int room = m_table->viewport()->width() - others;
+    if (room < m_table->columnWidth(RunListModel::NameColumn)) {
+        m_table->setColumnWidth(RunListModel::NameColumn, std::max(kMinNameWidth, room));
+    }
+    // Still too wide: the list takes the missing pixels from the run view, which keeps at least
+    // kMinViewWidth.
+    const int missing =
+        others + m_table->columnWidth(RunListModel::NameColumn) - m_table->viewport()->width();
+    QList<int> sizes = m_splitter->sizes();
+    if (missing > 0 && sizes.size() == 2) {
+        const int grow = std::min(missing, sizes[1] - kMinViewWidth);
+        if (grow > 0) {
+            sizes[0] += grow;
+            sizes[1] -= grow;
+            m_splitter->setSizes(sizes);
+        }
+    }
 }
 
 QAction* RunsPage::standardAction(Action action) const {

@@ -14,6 +14,7 @@ class QAction;
 class QComboBox;
 class QLineEdit;
 class QLabel;
+class QSplitter;
 class QTableView;
 class QTimer;
 
@@ -54,6 +55,9 @@ class RunsPage : public Page {
   private:
     void requestSnapshot(double lo, double hi, int pixels);
     void onSelectionChanged();
+    /// Sizes the columns to their contents, then narrows the run name until every visible
+    /// column fits the table's width.
+    void fitColumns();
 
     std::unique_ptr<HistoryReader> m_reader;
     RunListModel* m_runs = nullptr;
@@ -61,6 +65,7 @@ class RunsPage : public Page {
     QLineEdit* m_filter = nullptr;
     QComboBox* m_state = nullptr;
     QTableView* m_table = nullptr;
+    QSplitter* m_splitter = nullptr;
     QLabel* m_banner = nullptr;
     QString m_historyPath;
     RunView* m_view = nullptr;
