@@ -54,6 +54,8 @@ class TimeSeriesPlot : public QWidget {
     void setEvents(std::vector<EventMarker> events);
     /// Removes everything drawn and shows `message` in the middle (e.g. "no samples yet").
     void setPlaceholder(const QString& message);
+    /// The message shown instead of data ("" when data is drawn).
+    QString placeholder() const { return m_placeholder; }
 
     /// Follow mode: the x-range tracks the newest point, showing `windowSeconds` (0 = all data).
     void setFollowWindow(double windowSeconds);
