@@ -1,6 +1,7 @@
 #pragma once
 // AppSettings: what the GUI remembers between sessions (QSettings, "Runplane/runplane"):
-// recent recipe files, daemon addresses, the last history file, window geometry.
+// recent recipe files, daemon addresses, the last history file, window geometry and the
+// workspace (MainWindow::saveWorkspace: each page's splitters, tabs, table headers, selections).
 // Thread-safety: GUI thread only. Tests call QStandardPaths::setTestModeEnabled(true) first so
 // they never touch the user's real settings.
 
@@ -8,11 +9,21 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
+
+class QSettings;
+
 namespace runplane::gui {
 
 class AppSettings {
   public:
     static constexpr int kMaxRecentFiles = 10;
+
+    /// Use this INI file instead of the platform's settings store ("" = back to the default).
+    /// For tests, which need a store they can throw away and reopen.
+    static void setFileOverride(const QString& path);
+    /// The store (the override file when one is set).
+    static std::unique_ptr<QSettings> open();
 
     QStringList recentFiles() const;
     /// Moves `path` to the front (deduplicated, at most kMaxRecentFiles).

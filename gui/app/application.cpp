@@ -4,6 +4,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QMessageBox>
 
 #include <unistd.h>
 
@@ -85,6 +86,62 @@ void ensureRuntimeDir() {
 
 }  // namespace
 
+Status prepareHistoryLocation(const QString& historyPath,
+                              const std::function<bool(const QString& question)>& ask) {
+    const QString dir = QFileInfo(historyPath).absolutePath();
+    if (QFileInfo(dir).isDir()) {
+        return {};
+    }
+    const QString question =
+        QObject::tr(
+            "The run history %1 does not exist, and neither does its directory %2.\n\n"
+            "Create the directory (the history starts empty)?")
+            .arg(historyPath, dir);
+    if (!ask || !ask(question)) {
+        return Error{QObject::tr("%1: the directory %2 does not exist (not created)")
+                         .arg(historyPath, dir)
+                         .toStdString()};
+    }
+    if (!QDir().mkpath(dir)) {
+        return Error{
+            QObject::tr("%1: cannot create the directory %2").arg(historyPath, dir).toStdString()};
+    }
+    return {};
+}
+
+std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
+                                             const QStringList& connect) {
+    AppSettings settings;
+    auto window = std::make_unique<MainWindow>(historyPath);
+    auto* design = new DesignPage;
+    design->setRecentFiles(settings.recentFiles());
+    QObject::connect(design, &DesignPage::recentFileUsed, design, [design](const QString& path) {
+        AppSettings s;
+        s.addRecentFile(path);
+        design->setRecentFiles(s.recentFiles());
+    });
+    window->addPage(design, QObject::tr("Design"));
+    auto* cluster = new ClusterPage(historyPath);
+    window->addPage(cluster, QObject::tr("Cluster"));
+    window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
+    window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
+    QStringList addresses = connect;
+    if (addresses.isEmpty()) {
+        addresses = settings.daemonAddresses();
+    }
+    for (const QString& address : addresses) {
+        cluster->addAddress(address);
+    }
+    QObject::connect(cluster, &ClusterPage::addressesChanged, window.get(),
+                     [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
+    window->setCurrentPage(QObject::tr("Design"));
+    window->restoreWorkspace();
+    if (!connect.isEmpty()) {
+        window->setCurrentPage(QObject::tr("Cluster"));
+    }
+    return window;
+}
+
 int runApplication(int argc, char** argv) {
     // Parse first: --help, --version and bad flags need no display.
     QStringList arguments;
@@ -131,39 +188,20 @@ int runApplication(int argc, char** argv) {
     if (headless) {
         return runReport(options, historyPath);
     }
-    if (!QDir().mkpath(QFileInfo(historyPath).absolutePath())) {
-        printErr(QStringLiteral("runplane: --history: cannot create the directory of %1")
-                     .arg(historyPath));
-        return 2;
+    const Status location = prepareHistoryLocation(historyPath, [](const QString& question) {
+        return QMessageBox::question(nullptr, QObject::tr("Runplane"), question,
+                                     QMessageBox::Yes | QMessageBox::No,
+                                     QMessageBox::No) == QMessageBox::Yes;
+    });
+    if (!location) {
+        printErr(QStringLiteral("runplane: --history: ") +
+                 QString::fromStdString(location.error()));
+        return 1;
     }
 
-    AppSettings settings;
-    settings.setLastHistoryPath(historyPath);
-    MainWindow window(historyPath);
-    auto* design = new DesignPage;
-    design->setRecentFiles(settings.recentFiles());
-    QObject::connect(design, &DesignPage::recentFileUsed, design, [design](const QString& path) {
-        AppSettings s;
-        s.addRecentFile(path);
-        design->setRecentFiles(s.recentFiles());
-    });
-    window.addPage(design, QObject::tr("Design"));
-    auto* cluster = new ClusterPage(historyPath);
-    window.addPage(cluster, QObject::tr("Cluster"));
-    window.addPage(new RunsPage(historyPath), QObject::tr("Runs"));
-    window.addPage(new ComparePage(historyPath), QObject::tr("Compare"));
-    QStringList addresses = options.connect;
-    if (addresses.isEmpty()) {
-        addresses = settings.daemonAddresses();
-    }
-    for (const QString& address : addresses) {
-        cluster->addAddress(address);
-    }
-    QObject::connect(cluster, &ClusterPage::addressesChanged, &window,
-                     [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
-    window.setCurrentPage(options.connect.isEmpty() ? QObject::tr("Design")
-                                                    : QObject::tr("Cluster"));
-    window.show();
+    AppSettings().setLastHistoryPath(historyPath);
+    std::unique_ptr<MainWindow> window = createMainWindow(historyPath, options.connect);
+    window->show();
     return QApplication::exec();
 }
 

@@ -1,5 +1,10 @@
 #include "gui/app/command_line.h"
 
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+
+#include <vector>
+
 #include "backend/control/history_location.h"
 
 namespace runplane::gui {
@@ -46,80 +51,124 @@ QString defaultHistoryPath() {
 }
 
 Result<AppOptions> parseCommandLine(const QStringList& arguments) {
+    // QCommandLineParser does the splitting ("--flag value", "--flag=value", unknown options,
+    // missing values); the messages below name the flag the way the rest of Runplane does.
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")},
+                                  QStringLiteral("usage"));
+    const QCommandLineOption version(QStringLiteral("version"), QStringLiteral("version"));
+    struct Valued {
+        QCommandLineOption option;
+        QString expects;
+    };
+    const std::vector<Valued> valued = {
+        {QCommandLineOption(QStringLiteral("history"), {}, QStringLiteral("FILE")),
+         QStringLiteral("expects a file path")},
+        {QCommandLineOption(QStringLiteral("connect"), {}, QStringLiteral("ADDR")),
+         QStringLiteral("expects an address host:port")},
+        {QCommandLineOption(QStringLiteral("report"), {}, QStringLiteral("OUT_DIR")),
+         QStringLiteral("expects an output directory")},
+        {QCommandLineOption(QStringLiteral("run"), {}, QStringLiteral("RUN_ID")),
+         QStringLiteral("expects a run id")},
+        {QCommandLineOption(QStringLiteral("runs"), {}, QStringLiteral("A,B,...")),
+         QStringLiteral("expects run ids A,B,...")},
+    };
+    parser.addOption(help);
+    parser.addOption(version);
+    for (const Valued& v : valued) {
+        parser.addOption(v.option);
+    }
+    auto expects = [&](const QString& name) {
+        for (const Valued& v : valued) {
+            if (v.option.names().contains(name)) {
+                return v.expects;
+            }
+        }
+        return QStringLiteral("expects a value");
+    };
+    if (!parser.parse(arguments)) {
+        if (!parser.unknownOptionNames().isEmpty()) {
+            const QString name = parser.unknownOptionNames().front();
+            return flagError((name.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + name,
+                             QStringLiteral("unknown argument (see --help)"));
+        }
+        // "Missing value after '--history'."
+        const QString text = parser.errorText();
+        const qsizetype open = text.indexOf(QLatin1Char('\''));
+        const qsizetype close = text.lastIndexOf(QLatin1Char('\''));
+        if (open >= 0 && close > open) {
+            const QString flag = text.mid(open + 1, close - open - 1);
+            QString name = flag;
+            while (name.startsWith(QLatin1Char('-'))) {
+                name.remove(0, 1);
+            }
+            return flagError(flag, expects(name));
+        }
+        return Error{text.toStdString()};
+    }
     AppOptions options;
-    for (qsizetype i = 1; i < arguments.size(); ++i) {
-        const QString& arg = arguments[i];
-        QString flag = arg;
-        QString value;
-        bool hasInlineValue = false;
-        if (arg.startsWith(QLatin1String("--")) && arg.contains(QLatin1Char('='))) {
-            flag = arg.left(arg.indexOf(QLatin1Char('=')));
-            value = arg.mid(arg.indexOf(QLatin1Char('=')) + 1);
-            hasInlineValue = true;
+    options.help = parser.isSet(help);
+    options.version = parser.isSet(version);
+    // A value that is itself a flag ("--history --connect x") is a missing value.
+    auto valueOf = [&](const char* name, QString* out) -> Status {
+        const QString key = QString::fromLatin1(name);
+        const QString v = parser.value(key);
+        if (v.isEmpty() || v.startsWith(QLatin1String("--"))) {
+            return flagError(QStringLiteral("--") + key, expects(key));
         }
-        auto takeValue = [&]() -> std::optional<QString> {
-            if (hasInlineValue) {
-                return value;
-            }
-            if (i + 1 >= arguments.size() || arguments[i + 1].startsWith(QLatin1String("--"))) {
-                return std::nullopt;
-            }
-            return arguments[++i];
-        };
-        if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
-            options.help = true;
-        } else if (flag == QLatin1String("--version")) {
-            options.version = true;
-        } else if (flag == QLatin1String("--history")) {
-            auto v = takeValue();
-            if (!v || v->isEmpty()) {
-                return flagError(flag, QStringLiteral("expects a file path"));
-            }
-            options.historyPath = *v;
-        } else if (flag == QLatin1String("--connect")) {
-            auto v = takeValue();
-            if (!v || v->isEmpty()) {
-                return flagError(flag, QStringLiteral("expects an address host:port"));
-            }
-            if (!validAddress(*v)) {
-                return flagError(flag,
-                                 QStringLiteral("'%1' is not host:port (port 1-65535)").arg(*v));
-            }
-            options.connect.push_back(*v);
-        } else if (flag == QLatin1String("--report")) {
-            auto v = takeValue();
-            if (!v || v->isEmpty()) {
-                return flagError(flag, QStringLiteral("expects an output directory"));
-            }
-            options.reportDir = *v;
-        } else if (flag == QLatin1String("--run")) {
-            auto v = takeValue();
-            if (!v) {
-                return flagError(flag, QStringLiteral("expects a run id"));
-            }
-            if (v->trimmed().isEmpty()) {
-                return flagError(flag, QStringLiteral("expects a run id"));
-            }
-            options.runId = v->trimmed();
-        } else if (flag == QLatin1String("--runs")) {
-            auto v = takeValue();
-            if (!v || v->trimmed().isEmpty()) {
-                return flagError(flag, QStringLiteral("expects run ids A,B,..."));
-            }
-            for (const QString& id : v->split(QLatin1Char(','))) {
-                if (id.trimmed().isEmpty()) {
-                    return flagError(flag, QStringLiteral("'%1' has an empty run id").arg(*v));
-                }
-                options.runIds << id.trimmed();
-            }
-            if (options.runIds.size() < 2 || options.runIds.size() > 10) {
-                return flagError(
-                    flag,
-                    QStringLiteral("compares 2 to 10 runs, got %1").arg(options.runIds.size()));
-            }
-        } else {
-            return flagError(arg, QStringLiteral("unknown argument (see --help)"));
+        *out = v;
+        return {};
+    };
+    if (parser.isSet(QStringLiteral("history"))) {
+        if (Status st = valueOf("history", &options.historyPath); !st) {
+            return Error{st.error()};
         }
+    }
+    for (const QString& address : parser.values(QStringLiteral("connect"))) {
+        if (address.isEmpty() || address.startsWith(QLatin1String("--"))) {
+            return flagError(QStringLiteral("--connect"), expects(QStringLiteral("connect")));
+        }
+        if (!validAddress(address)) {
+            return flagError(QStringLiteral("--connect"),
+                             QStringLiteral("'%1' is not host:port (port 1-65535)").arg(address));
+        }
+        options.connect.push_back(address);
+    }
+    if (parser.isSet(QStringLiteral("report"))) {
+        if (Status st = valueOf("report", &options.reportDir); !st) {
+            return Error{st.error()};
+        }
+    }
+    if (parser.isSet(QStringLiteral("run"))) {
+        QString run;
+        if (Status st = valueOf("run", &run); !st || run.trimmed().isEmpty()) {
+            return flagError(QStringLiteral("--run"), expects(QStringLiteral("run")));
+        }
+        options.runId = run.trimmed();
+    }
+    if (parser.isSet(QStringLiteral("runs"))) {
+        QString list;
+        if (Status st = valueOf("runs", &list); !st || list.trimmed().isEmpty()) {
+            return flagError(QStringLiteral("--runs"), expects(QStringLiteral("runs")));
+        }
+        for (const QString& id : list.split(QLatin1Char(','))) {
+            if (id.trimmed().isEmpty()) {
+                return flagError(QStringLiteral("--runs"),
+                                 QStringLiteral("'%1' has an empty run id").arg(list));
+            }
+            options.runIds << id.trimmed();
+        }
+        if (options.runIds.size() < 2 || options.runIds.size() > 10) {
+            return flagError(
+                QStringLiteral("--runs"),
+                QStringLiteral("compares 2 to 10 runs, got %1").arg(options.runIds.size()));
+        }
+    }
+    // After the values: "--history --connect h:1" is a missing value, not a stray "h:1".
+    if (!parser.positionalArguments().isEmpty()) {
+        return flagError(parser.positionalArguments().front(),
+                         QStringLiteral("unknown argument (see --help)"));
     }
     if (!options.runId.isEmpty() && !options.runIds.isEmpty()) {
         return flagError(QStringLiteral("--runs"), QStringLiteral("cannot be used with --run"));

@@ -2,7 +2,8 @@
 // The `runplane` command line:
 //   runplane [--history FILE] [--connect ADDR]...
 //            [--report OUT_DIR (--run RUN_ID | --runs A,B,...)]
-// Parsing is separate from main() so it is tested without starting the GUI.
+// Parsed by QCommandLineParser (no QApplication needed: parse(), not process()); errors name the
+// flag. Parsing is separate from main() so it is tested without starting the GUI.
 
 #include <QString>
 #include <QStringList>

@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 
 #include <algorithm>
@@ -91,7 +92,8 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         plot.setShowToolbar(false);
         plot.setXAxisKind(XAxisKind::Number);
         plot.setYIncludesZero(false);
-        plot.setAxisLabels(QStringLiteral("step"), metric + QStringLiteral(" (score)"));
+        plot.setAxisLabels(compareXLabel(data, metric, CompareAxis::Step),
+                           metric + QStringLiteral(" (score)"));
         plot.setSeries(compareSeries(data, metric, CompareAxis::Step, request.smoothing));
         plot.setFollowWindow(0);
         const QString file = plotFile(metric);
@@ -102,6 +104,23 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         plotsMd += QStringLiteral("### %1\n\n![%1](%2)\n\n").arg(metric, file);
         plotsHtml += QStringLiteral("<h3>%1</h3><img src=\"%2\" alt=\"%1\">\n")
                          .arg(metric.toHtmlEscaped(), file.toHtmlEscaped());
+    }
+
+    // The plotted points as data: every score metric's curves, raw and smoothed, in one CSV.
+    {
+        QString csv;
+        for (const QString& metric : scoreMetrics) {
+            const QString part = compareCsv(data, metric, CompareAxis::Step, request.smoothing);
+            csv += csv.isEmpty() ? part : part.section(QLatin1Char('\n'), 1);
+        }
+        if (csv.isEmpty()) {
+            csv = compareCsv(data, QString(), CompareAxis::Step, request.smoothing);  // header
+        }
+        QFile f(dir.filePath(QStringLiteral("compare.csv")));
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(csv.toUtf8()) < 0) {
+            return errorText(f.fileName() + QStringLiteral(": cannot write: ") + f.errorString());
+        }
+        files.written << f.fileName();
     }
 
     ReportTable runs{{QStringLiteral("run"), QStringLiteral("id"), QStringLiteral("state"),

@@ -3,6 +3,8 @@
 // a window. Loads 2–10 runs from the history and writes
 //   compare_<metric>.png  per score-kind eval metric: every run's curve by step, raw points faint
 //                         under the debiased EMA (the Compare page's drawing)
+//   compare.csv           the plotted points of every score metric (run_id, run_name, metric,
+//                         x, value, smoothed; gui/models/compare_data.h compareCsv)
 //   report.md, report.html  the runs, the primary eval's last/best per run, host-memory peaks
 //                         per run and node, the recipe diff (only fields that differ), the plots
 // Runs on the calling thread; needs a QApplication (the offscreen platform is fine).

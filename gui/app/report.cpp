@@ -14,6 +14,8 @@
 #include "gui/app/report_text.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
+#include "gui/models/step_axis.h"
+#include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -93,7 +95,7 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         files.written << path;
     }
 
-    // Eval metrics by step.
+    // Eval metrics by rollout.
     // Score-kind eval series only: tokens and seconds have their own units (metric_kind.h).
     const std::vector<const PointSeries*> evals = evalScoreSeries(snap.metrics);
     {
@@ -102,19 +104,15 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         plot.setShowToolbar(false);
         plot.setXAxisKind(XAxisKind::Number);
         plot.setYIncludesZero(false);
-        plot.setAxisLabels(QStringLiteral("step"), QStringLiteral("eval accuracy"));
         if (evals.empty()) {
+            plot.setAxisLabels(QString(), QStringLiteral("score"));
             plot.setPlaceholder(QStringLiteral("no eval metrics recorded for this run"));
             notes << QStringLiteral("no eval/* series recorded for the run");
         } else {
-            std::vector<PlotSeries> series;
-            int i = 0;
-            for (const PointSeries* s : evals) {
-                PlotSeries p = metricByStep(*s, s->name, seriesColor(i++));
-                p.style = PlotSeries::Style::Line;
-                series.push_back(std::move(p));
-            }
-            plot.setSeries(std::move(series));
+            // By rollout, as the Runs page draws it (gui/models/step_axis.h).
+            MetricXAxis x;
+            x.mapping = stepMappingFromRecipe(snap.recipeYaml);
+            showMetricGroup(plot, evals, metrics::Kind::Score, x);
             plot.setFollowWindow(0);
         }
         const QString path = dir.filePath(QStringLiteral("eval.png"));

@@ -1,5 +1,7 @@
 #include "gui/models/compare_data.h"
 
+#include <QObject>
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "backend/plan/recipe.h"
@@ -99,6 +102,7 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
         c.run.endT = r.endedNs > 0 ? nsToSeconds(r.endedNs) : 0;
         c.recipeYaml = qs(r.recipeYaml);
         c.recipeFields = flattenRecipe(c.recipeYaml, &c.recipeError);
+        c.steps = stepMappingFromRecipe(c.recipeYaml);
         if (auto peaks = history.runPeaks(r.id)) {
             for (const db::NodePeak& p : *peaks) {
                 c.run.peaks.push_back(
@@ -176,10 +180,19 @@ CurveXY metricCurve(const CompareRun& run, const QString& metric, CompareAxis ax
                 firstStep = step;
             }
         }
+        const StepDomain domain = stepDomain(s.name);
         for (size_t i = 0; i < s.t.size(); ++i) {
             const double step = i < s.step.size() ? s.step[i] : -1;
             double x = s.t[i] - run.run.startT;
-            if (axis == CompareAxis::Step && step >= 0) {
+            if (axis == CompareAxis::Rollout) {
+                const std::optional<double> at =
+                    step >= 0 ? stepOnAxis(step, domain, StepAxis::Rollout, run.steps)
+                              : std::nullopt;
+                if (!at) {
+                    continue;
+                }
+                x = *at;
+            } else if (axis == CompareAxis::Step && step >= 0) {
                 x = step;
             } else if (axis == CompareAxis::RelativeStep && step >= 0) {
                 x = step - firstStep;
@@ -253,10 +266,54 @@ std::vector<double> emaSmooth(const std::vector<double>& x, const std::vector<do
     return s;
 }
 
+QString compareXLabel(const CompareData& data, const QString& metric, CompareAxis axis) {
+    const StepDomain domain = stepDomain(metric);
+    const QString own = domain == StepDomain::Optimizer ? QObject::tr("optimizer step (train/*)")
+                        : domain == StepDomain::Rollout
+                            ? QObject::tr("rollout id")
+                            : QObject::tr("step (the series' own numbering)");
+    switch (axis) {
+        case CompareAxis::Step:
+            return own;
+        case CompareAxis::RelativeStep:
+            return QObject::tr("%1s since the run's first one").arg(own);
+        case CompareAxis::WallTime:
+            return QObject::tr("time since run start");
+        case CompareAxis::Rollout:
+            break;
+    }
+    if (domain == StepDomain::Rollout) {
+        return QObject::tr("rollout id");
+    }
+    QStringList divisors;
+    QStringList leftOut;
+    for (const CompareRun& r : data.runs) {
+        const QString name = r.run.name.isEmpty() ? r.run.id : r.run.name;
+        if (domain == StepDomain::Optimizer && r.steps.known()) {
+            divisors << QStringLiteral("%1 ÷ %2").arg(name).arg(r.steps.stepsPerRollout);
+        } else {
+            leftOut << name;
+        }
+    }
+    QString label = QObject::tr("rollout");
+    if (!divisors.isEmpty()) {
+        label += QObject::tr(" (optimizer step: %1)").arg(divisors.join(QStringLiteral(", ")));
+    }
+    if (!leftOut.isEmpty()) {
+        label += domain == StepDomain::Optimizer
+                     ? QObject::tr(" — not shown (steps per rollout unknown): %1")
+                           .arg(leftOut.join(QStringLiteral(", ")))
+                     : QObject::tr(" — not shown (not a rollout or train/* series): %1")
+                           .arg(leftOut.join(QStringLiteral(", ")));
+    }
+    return label;
+}
+
 QString compareCsv(const CompareData& data, const QString& metric, CompareAxis axis,
                    double weight) {
     const QString xName = axis == CompareAxis::Step           ? QStringLiteral("step")
                           : axis == CompareAxis::RelativeStep ? QStringLiteral("relative_step")
+                          : axis == CompareAxis::Rollout      ? QStringLiteral("rollout")
                                                               : QStringLiteral("seconds");
     QString csv = QStringLiteral("run_id,run_name,metric,%1,value,smoothed\n").arg(xName);
     auto quote = [](QString s) -> QString {

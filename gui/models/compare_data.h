@@ -13,6 +13,7 @@
 #include "backend/common/result.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
+#include "gui/models/step_axis.h"
 
 namespace runplane::db {
 class History;
@@ -31,6 +32,7 @@ struct CompareRun {
         recipeFields;                  // flattened, canonical (see flattenRecipe)
     QString recipeError;               // why the snapshot did not parse
     std::vector<PointSeries> metrics;  // every metric series, whole
+    StepMapping steps;                 // optimizer steps per rollout (from the snapshot)
 };
 
 struct CompareData {
@@ -54,15 +56,23 @@ struct DiffRow {
 };
 std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs);
 
-enum class CompareAxis { Step, RelativeStep, WallTime };
+/// Step: the metric's own step (optimizer steps for train/*, rollout ids for eval/* ...);
+/// Rollout: rollouts for every metric, train/* converted by each run's steps per rollout so runs
+/// with different batch shapes line up (a run whose mapping is unknown is left out and named).
+enum class CompareAxis { Step, RelativeStep, WallTime, Rollout };
+
+/// The x-axis label of `metric` on `axis`, naming the step domain ("optimizer step (train/*)")
+/// and, for Rollout, the runs left out because their steps per rollout is unknown.
+QString compareXLabel(const CompareData& data, const QString& metric, CompareAxis axis);
 
 struct CurveXY {
     std::vector<double> x;
     std::vector<double> y;
 };
 
-/// The metric of one run as x/y, sorted by x: x = step, step - first step, or seconds since the
-/// run started. Points without a step fall back to wall time.
+/// The metric of one run as x/y, sorted by x: x = step, step - first step, seconds since the
+/// run started, or rollouts (step_axis.h; empty when the run's mapping is needed and unknown).
+/// Points without a step fall back to wall time (dropped on the Rollout axis).
 CurveXY metricCurve(const CompareRun& run, const QString& metric, CompareAxis axis);
 
 /// TensorBoard's debiased exponential moving average (docs/gui.md): a_0 = 0,
@@ -76,7 +86,8 @@ std::vector<double> emaSmooth(const std::vector<double>& y, double weight);
 std::vector<double> emaSmooth(const std::vector<double>& x, const std::vector<double>& y,
                               double weight);
 
-/// CSV: run_id,run_name,metric,x,value,smoothed (one line per point, header first; smoothed by
+/// CSV: run_id,run_name,metric,x,value,smoothed (x named step, relative_step, rollout or
+/// seconds by the axis; one line per point, header first; smoothed by
 /// the spacing-aware EMA).
 QString compareCsv(const CompareData& data, const QString& metric, CompareAxis axis, double weight);
 

@@ -112,6 +112,7 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
                     m_model->upsert(row);
                 }
                 emit statusMessage(message);
+                requestPlotData();
             });
     connect(m_service.get(), &ClusterService::memorySample, m_model,
             &NodeTableModel::setMemoryUsed);
@@ -206,9 +207,25 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
 void ClusterPage::requestPlotData() {
     const QStringList nodeIds = m_model->nodeIds();
     if (nodeIds.isEmpty()) {
-        m_plot->setPlaceholder(m_model->rowCount() == 0
-                                   ? tr("Add a daemon address to see its host memory")
-                                   : tr("Waiting for the daemons to answer …"));
+        // No daemon answered yet: say which cannot be reached and what to do about it.
+        QStringList unreachable;
+        for (int i = 0; i < m_model->rowCount(); ++i) {
+            const NodeRow& r = m_model->row(i);
+            if ((r.state == QLatin1String("backoff") || r.state == QLatin1String("failed")) &&
+                !r.error.isEmpty()) {
+                unreachable << QStringLiteral("%1: %2").arg(r.address, r.error);
+            }
+        }
+        if (m_model->rowCount() == 0) {
+            m_plot->setPlaceholder(tr("Add a daemon address to see its host memory"));
+        } else if (unreachable.size() == m_model->rowCount()) {
+            m_plot->setPlaceholder(
+                tr("Cannot reach %1.\nIs runplaned running there? On that node: `runplaned "
+                   "--listen HOST:PORT` (docs/daemon.md), or `make demo` for a local one.")
+                    .arg(unreachable.join(QStringLiteral("; "))));
+        } else {
+            m_plot->setPlaceholder(tr("Waiting for the daemons to answer …"));
+        }
         return;
     }
     if (m_queryInFlight) {

@@ -1,5 +1,6 @@
 #include "gui/pages/compare_page.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -10,6 +11,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -51,6 +53,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_filter->setClearButtonEnabled(true);
     leftLayout->addWidget(m_filter);
     m_table = new QTableView(left);
+    m_table->setObjectName(QStringLiteral("compareRunsTable"));
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
@@ -78,6 +81,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     bar->addWidget(m_metricCombo, 1);
     bar->addWidget(new QLabel(tr("x:"), right));
     m_axisCombo = new QComboBox(right);
+    m_axisCombo->addItem(tr("rollout (aligned)"), static_cast<int>(CompareAxis::Rollout));
     m_axisCombo->addItem(tr("step"), static_cast<int>(CompareAxis::Step));
     m_axisCombo->addItem(tr("relative step"), static_cast<int>(CompareAxis::RelativeStep));
     m_axisCombo->addItem(tr("wall time"), static_cast<int>(CompareAxis::WallTime));
@@ -145,6 +149,12 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
         }
     });
 
+    m_find = new QAction(tr("Find runs"), this);
+    connect(m_find, &QAction::triggered, this, [this] {
+        m_filter->setFocus(Qt::ShortcutFocusReason);
+        m_filter->selectAll();
+    });
+
     m_listTimer = new QTimer(this);
     m_listTimer->setInterval(kListRefreshMs);
     connect(m_listTimer, &QTimer::timeout, this, &ComparePage::refreshRuns);
@@ -169,9 +179,16 @@ void ComparePage::refreshRuns() {
                 const QSignalBlocker block(m_table->selectionModel());
                 m_runs->setRuns(std::move(**result));
             }
-            m_table->resizeColumnsToContents();
+            if (!m_columnsSized && m_runs->rowCount() > 0) {
+                m_table->resizeColumnsToContents();
+                m_columnsSized = true;
+            }
             ++m_listsApplied;
-            if (!keep.isEmpty()) {
+            if (!m_pendingSelection.isEmpty()) {
+                const QStringList pending = m_pendingSelection;
+                m_pendingSelection.clear();
+                selectRuns(pending);  // not blocked: loads the comparison
+            } else if (!keep.isEmpty()) {
                 const QSignalBlocker block(m_table->selectionModel());
                 selectRuns(keep);
             }
@@ -226,7 +243,11 @@ void ComparePage::onSelectionChanged() {
                 return;
             }
             m_data = std::move(**result);
-            const QString chosen = m_metricCombo->currentText();
+            QString chosen = m_metricCombo->currentText();
+            if (!m_pendingMetric.isEmpty()) {
+                chosen = m_pendingMetric;
+                m_pendingMetric.clear();
+            }
             {
                 const QSignalBlocker block(m_metricCombo);
                 m_metricCombo->clear();
@@ -247,6 +268,53 @@ void ComparePage::setMetric(const QString& metric) {
     const int at = m_metricCombo->findText(metric);
     if (at >= 0) {
         m_metricCombo->setCurrentIndex(at);
+    }
+}
+
+CompareAxis ComparePage::axis() const {
+    return static_cast<CompareAxis>(m_axisCombo->currentData().toInt());
+}
+
+double ComparePage::smoothing() const {
+    return m_smoothing->value();
+}
+
+QAction* ComparePage::standardAction(Action action) const {
+    return action == Action::Find ? m_find : nullptr;
+}
+
+void ComparePage::saveWorkspace(QSettings& settings) const {
+    Page::saveWorkspace(settings);
+    settings.setValue(QStringLiteral("selectedRuns"),
+                      m_pendingSelection.isEmpty() ? m_selectedIds : m_pendingSelection);
+    settings.setValue(QStringLiteral("metric"),
+                      m_pendingMetric.isEmpty() ? metric() : m_pendingMetric);
+    settings.setValue(QStringLiteral("axis"), static_cast<int>(axis()));
+    settings.setValue(QStringLiteral("ema"), m_smoothing->value());
+    settings.setValue(QStringLiteral("filter"), m_filter->text());
+}
+
+void ComparePage::restoreWorkspace(QSettings& settings) {
+    Page::restoreWorkspace(settings);
+    m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
+    m_filter->setText(settings.value(QStringLiteral("filter")).toString());
+    const QVariant ax = settings.value(QStringLiteral("axis"));
+    if (ax.isValid() && m_axisCombo->findData(ax.toInt()) >= 0) {
+        setAxis(static_cast<CompareAxis>(ax.toInt()));
+    }
+    const QVariant ema = settings.value(QStringLiteral("ema"));
+    if (ema.isValid()) {
+        setSmoothing(ema.toDouble());
+    }
+    const QString metric = settings.value(QStringLiteral("metric")).toString();
+    if (!metric.isEmpty() && m_metricCombo->findText(metric) >= 0) {
+        setMetric(metric);
+    } else {
+        m_pendingMetric = metric;
+    }
+    const QStringList runs = settings.value(QStringLiteral("selectedRuns")).toStringList();
+    if (!runs.isEmpty() && !selectRuns(runs)) {
+        m_pendingSelection = runs;
     }
 }
 
@@ -271,11 +339,7 @@ void ComparePage::redraw() {
     m_plot->setXAxisKind(axis == CompareAxis::WallTime ? XAxisKind::ElapsedSeconds
                                                        : XAxisKind::Number);
     m_plot->setYIncludesZero(false);
-    m_plot->setAxisLabels(axis == CompareAxis::Step ? tr("step")
-                          : axis == CompareAxis::RelativeStep
-                              ? tr("steps since the run's first step")
-                              : tr("time since run start"),
-                          metric);
+    m_plot->setAxisLabels(compareXLabel(m_data, metric, axis), metric);
     m_plot->setSeries(std::move(series));
     m_plot->setFollowing(true);
     m_compare->setData(m_data, metric, colors);

@@ -12,6 +12,7 @@
 #include "gui/models/compare_data.h"
 #include "gui/pages/page.h"
 
+class QAction;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -50,6 +51,13 @@ class ComparePage : public Page {
     TimeSeriesPlot* plot() const { return m_plot; }
     const CompareData& data() const { return m_data; }
     QString metric() const;
+    CompareAxis axis() const;
+    double smoothing() const;
+    QStringList selectedRunIds() const { return m_selectedIds; }
+
+    QAction* standardAction(Action action) const override;
+    void saveWorkspace(QSettings& settings) const override;
+    void restoreWorkspace(QSettings& settings) override;
     int comparisonsApplied() const { return m_applied; }
     int runListsApplied() const { return m_listsApplied; }
 
@@ -75,6 +83,10 @@ class ComparePage : public Page {
     QStringList m_selectedIds;
     int m_applied = 0;
     int m_listsApplied = 0;
+    QStringList m_pendingSelection;  // restored before the run list arrived
+    QString m_pendingMetric;         // restored before the comparison arrived
+    bool m_columnsSized = false;
+    QAction* m_find = nullptr;
 };
 
 }  // namespace runplane::gui

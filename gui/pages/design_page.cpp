@@ -1,3 +1,5 @@
+// Slightly over 600 lines: the page wires form, findings, charts, topology, launch preview, files
+// and undo; the drawing lives in widgets/ and plan_views.cpp.
 #include "gui/pages/design_page.h"
 
 #include <QAction>
@@ -260,14 +262,17 @@ void DesignPage::buildToolbar(QToolBar* bar) {
         if (!maybeSave()) {
             return;
         }
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open recipe"), QString(),
-                                                          tr("Recipes (*.yaml *.yml)"));
+        const QString path = m_pathPrompt
+                                 ? m_pathPrompt(false)
+                                 : QFileDialog::getOpenFileName(this, tr("Open recipe"), QString(),
+                                                                tr("Recipes (*.yaml *.yml)"));
         if (!path.isEmpty()) {
             openFile(path);
         }
     });
     open->setShortcut(QKeySequence::Open);
     open->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_openAction = open;
     m_recentMenu = new QMenu(tr("Recent"), this);
     auto* recent = new QToolButton(bar);
     recent->setText(tr("Recent"));
@@ -277,8 +282,9 @@ void DesignPage::buildToolbar(QToolBar* bar) {
     QAction* save = bar->addAction(tr("Save"), this, [this] {
         QString path = m_path;
         if (path.isEmpty()) {
-            path = QFileDialog::getSaveFileName(this, tr("Save recipe"), QString(),
-                                                tr("Recipes (*.yaml)"));
+            path = m_pathPrompt ? m_pathPrompt(true)
+                                : QFileDialog::getSaveFileName(this, tr("Save recipe"), QString(),
+                                                               tr("Recipes (*.yaml)"));
         }
         if (!path.isEmpty()) {
             saveTo(path);
@@ -286,9 +292,12 @@ void DesignPage::buildToolbar(QToolBar* bar) {
     });
     save->setShortcut(QKeySequence::Save);
     save->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    bar->addAction(tr("Save as…"), this, [this] {
-        const QString path =
-            QFileDialog::getSaveFileName(this, tr("Save recipe"), m_path, tr("Recipes (*.yaml)"));
+    m_saveAction = save;
+    m_saveAsAction = bar->addAction(tr("Save as…"), this, [this] {
+        const QString path = m_pathPrompt
+                                 ? m_pathPrompt(true)
+                                 : QFileDialog::getSaveFileName(this, tr("Save recipe"), m_path,
+                                                                tr("Recipes (*.yaml)"));
         if (!path.isEmpty()) {
             saveTo(path);
         }
@@ -312,12 +321,36 @@ void DesignPage::buildToolbar(QToolBar* bar) {
     redo->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     bar->addAction(undo);
     bar->addAction(redo);
+    m_undoAction = undo;
+    m_redoAction = redo;
     // The shortcuts live on the page too: toolbar buttons never hold focus, so actions only on
     // the toolbar would not see Ctrl+O / Ctrl+S typed in the form.
     addAction(open);
     addAction(save);
     addAction(undo);
     addAction(redo);
+}
+
+QAction* DesignPage::standardAction(Action action) const {
+    switch (action) {
+        case Action::Open:
+            return m_openAction;
+        case Action::Save:
+            return m_saveAction;
+        case Action::SaveAs:
+            return m_saveAsAction;
+        case Action::Undo:
+            return m_undoAction;
+        case Action::Redo:
+            return m_redoAction;
+        case Action::Find:
+            break;
+    }
+    return nullptr;
+}
+
+void DesignPage::setPathPrompt(std::function<QString(bool save)> prompt) {
+    m_pathPrompt = std::move(prompt);
 }
 
 QString DesignPage::titleHint() const {
@@ -461,6 +494,14 @@ void DesignPage::applyResult(DesignResult result) {
 }
 
 void DesignPage::applyTopology() {
+    const QString invalid = invalidLayoutReason(m_result.plan.findings);
+    if (!invalid.isEmpty()) {
+        // A grid of an impossible layout would show ranks that can never exist.
+        TopologyData why;
+        why.invalidReason = tr("No topology: the parallel layout is invalid.\n\n") + invalid;
+        m_topology->setData(std::move(why));
+        return;
+    }
     const auto mode = static_cast<TopologyColor>(m_topologyColor->currentData().toInt());
     m_topology->setData(topologyGrid(m_result.plan.topology, mode));
 }

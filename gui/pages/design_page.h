@@ -56,6 +56,7 @@ class DesignPage : public Page {
     ~DesignPage() override;
 
     QString titleHint() const override;
+    QAction* standardAction(Action action) const override;
     bool confirmClose() override;
 
     void newRecipe();
@@ -69,6 +70,8 @@ class DesignPage : public Page {
     void setRecentFiles(const QStringList& files);
     /// Replaces the unsaved-changes question (tests answer it without a dialog).
     void setUnsavedPrompt(std::function<QMessageBox::StandardButton()> prompt);
+    /// Replaces the open / save-as file dialogs (tests): returns the path, "" = cancelled.
+    void setPathPrompt(std::function<QString(bool save)> prompt);
 
     const plan::Recipe& recipe() const;
     const QString& path() const { return m_path; }
@@ -124,6 +127,11 @@ class DesignPage : public Page {
     QListWidget* m_notes = nullptr;
     QMenu* m_recentMenu = nullptr;
     QUndoStack* m_undo = nullptr;
+    QAction* m_openAction = nullptr;
+    QAction* m_saveAction = nullptr;
+    QAction* m_saveAsAction = nullptr;
+    QAction* m_undoAction = nullptr;
+    QAction* m_redoAction = nullptr;
     QString m_path;
     plan::Recipe m_lastShown;  // the recipe the form showed before the current edit
     QStringList m_importNotes;
@@ -131,6 +139,7 @@ class DesignPage : public Page {
     bool m_offThread = false;
     int m_planPasses = 0;
     std::function<QMessageBox::StandardButton()> m_prompt;
+    std::function<QString(bool save)> m_pathPrompt;
 };
 
 }  // namespace runplane::gui

@@ -16,23 +16,34 @@ constexpr int kPanelColumns = 2;
 constexpr int kPanelHeight = 260;
 }  // namespace
 
-void showMetricGroup(TimeSeriesPlot& plot, const std::vector<const PointSeries*>& series,
-                     metrics::Kind kind, bool byStep) {
+StepPlan showMetricGroup(TimeSeriesPlot& plot, const std::vector<const PointSeries*>& series,
+                         metrics::Kind kind, const MetricXAxis& x) {
+    QStringList names;
+    for (const PointSeries* m : series) {
+        names << m->name;
+    }
+    StepPlan steps = planStepAxis(names, x.axis, x.mapping);
     std::vector<PlotSeries> out;
     int i = 0;
-    for (const PointSeries* m : series) {
-        PlotSeries p = byStep ? metricByStep(*m, m->name, seriesColor(i))
-                              : PlotSeries{m->name, seriesColor(i), m->t, m->value, {}, {}};
-        ++i;
+    for (size_t k = 0; k < series.size(); ++k) {
+        const PointSeries* m = series[k];
+        PlotSeries p{m->name, seriesColor(i++), m->t, m->value, {}, {}};
+        if (!x.wallTime) {
+            if (!steps.include[k]) {
+                continue;
+            }
+            seriesOnAxis(*m, steps, x.mapping, p.t, p.value);
+        }
         p.style = PlotSeries::Style::Line;
         out.push_back(std::move(p));
     }
     const std::string_view unit = metrics::axisLabel(kind);
-    plot.setXAxisKind(byStep ? XAxisKind::Number : XAxisKind::WallClock);
+    plot.setXAxisKind(x.wallTime ? XAxisKind::WallClock : XAxisKind::Number);
     plot.setYIncludesZero(kind == metrics::Kind::Bytes);
-    plot.setAxisLabels(byStep ? QObject::tr("step") : QString(),
+    plot.setAxisLabels(x.wallTime ? QString() : steps.xLabel,
                        QString::fromUtf8(unit.data(), static_cast<qsizetype>(unit.size())));
     plot.setSeries(std::move(out));
+    return steps;
 }
 
 std::vector<PlotSeries> compareSeries(const CompareData& data, const QString& metric,
@@ -77,7 +88,7 @@ MetricPanelsView::MetricPanelsView(QWidget* parent) : QWidget(parent) {
     layout->addWidget(scroll);
 }
 
-void MetricPanelsView::setMetrics(const std::vector<PointSeries>& series, bool byStep) {
+void MetricPanelsView::setMetrics(const std::vector<PointSeries>& series, const MetricXAxis& x) {
     const std::vector<MetricPanel> panels = metricPanels(series);
     // Reuse the plots (keeps their zoom across refreshes); add or drop the difference.
     while (m_plots.size() > panels.size()) {
@@ -101,7 +112,7 @@ void MetricPanelsView::setMetrics(const std::vector<PointSeries>& series, bool b
             }
         }
         m_plots[p]->setTitle(panels[p].title);
-        showMetricGroup(*m_plots[p], members, panels[p].kind, byStep);
+        showMetricGroup(*m_plots[p], members, panels[p].kind, x);
         m_titles << panels[p].title;
     }
 }

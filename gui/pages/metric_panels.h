@@ -15,6 +15,7 @@
 #include "common/metrics/metric_kind.h"
 #include "gui/models/compare_data.h"
 #include "gui/models/series_data.h"
+#include "gui/models/step_axis.h"
 #include "gui/widgets/plot_types.h"
 
 class QGridLayout;
@@ -23,9 +24,17 @@ namespace runplane::gui {
 
 class TimeSeriesPlot;
 
-/// Draws `series` (one kind) by step (or wall time when byStep is false).
-void showMetricGroup(TimeSeriesPlot& plot, const std::vector<const PointSeries*>& series,
-                     metrics::Kind kind, bool byStep);
+/// The x axis of a run's metric plots: wall time, or steps on the asked step axis converted by
+/// the run's step mapping (gui/models/step_axis.h).
+struct MetricXAxis {
+    bool wallTime = false;
+    StepAxis axis = StepAxis::Rollout;
+    StepMapping mapping;
+};
+
+/// Draws `series` (one kind) on `x`; returns where the steps landed (label, series left out).
+StepPlan showMetricGroup(TimeSeriesPlot& plot, const std::vector<const PointSeries*>& series,
+                         metrics::Kind kind, const MetricXAxis& x);
 
 /// The Compare overlay of one metric: per run (colour i) the raw points faint under the
 /// spacing-aware debiased EMA (raw kept for the hover), or the raw line when weight is 0.
@@ -40,7 +49,7 @@ class MetricPanelsView : public QWidget {
     explicit MetricPanelsView(QWidget* parent = nullptr);
 
     /// Rebuilds the grid from the run's metric series (distinct names by panel).
-    void setMetrics(const std::vector<PointSeries>& series, bool byStep);
+    void setMetrics(const std::vector<PointSeries>& series, const MetricXAxis& x);
     int panelCount() const { return static_cast<int>(m_plots.size()); }
     TimeSeriesPlot* panel(int i) const { return m_plots[static_cast<size_t>(i)]; }
     QStringList titles() const { return m_titles; }

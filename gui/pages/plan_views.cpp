@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "gui/widgets/palette.h"
@@ -115,6 +116,38 @@ QString toString(TopologyColor mode) {
             return QStringLiteral("rollout engine");
     }
     return {};
+}
+
+QString invalidLayoutReason(const std::vector<plan::Finding>& findings) {
+    static const std::set<std::string> kLayoutRules = {"recipe.limits",
+                                                       "cluster.size",
+                                                       "cluster.trainer-placement",
+                                                       "cluster.gpu-budget",
+                                                       "trainer.positive",
+                                                       "trainer.dense-grid",
+                                                       "trainer.expert-grid",
+                                                       "trainer.ep-needs-experts",
+                                                       "trainer.experts-ep",
+                                                       "trainer.heads-tp",
+                                                       "trainer.groups-tp",
+                                                       "trainer.linear-heads",
+                                                       "trainer.layers-pp",
+                                                       "trainer.uneven-pp-needs-pp",
+                                                       "trainer.vpp",
+                                                       "trainer.fsdp",
+                                                       "rollout.engine-divisible",
+                                                       "rollout.engines-count",
+                                                       "rollout.pp-divides",
+                                                       "rollout.dp-divides",
+                                                       "rollout.ep-divides",
+                                                       "rollout.engine-ep-experts"};
+    QStringList lines;
+    for (const plan::Finding& f : findings) {
+        if (f.severity == plan::Severity::Error && kLayoutRules.count(f.ruleId) > 0) {
+            lines << QString::fromStdString(f.ruleId + ": " + f.message);
+        }
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 TopologyData topologyGrid(const plan::Topology& topology, TopologyColor mode) {

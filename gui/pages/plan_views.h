@@ -5,7 +5,10 @@
 
 #include <QString>
 
+#include <vector>
+
 #include "backend/plan/memory_model.h"
+#include "backend/plan/rules.h"
 #include "backend/plan/topology.h"
 #include "gui/widgets/budget_types.h"
 
@@ -19,6 +22,10 @@ BudgetChartData gpuBudgetChart(const plan::MemoryPlan& memory);
 enum class TopologyColor { TpGroup, PpStage, EpGroup, DpRank, Engine };
 /// "TP group", "PP stage", ...
 QString toString(TopologyColor mode);
+/// Why the parallel layout is invalid (the error findings of the layout rules: cluster size and
+/// GPU budget, trainer grids, engine divisibility, recipe limits), one "rule: message" per line;
+/// "" when it is valid. The Design page then draws no topology and shows this instead.
+QString invalidLayoutReason(const std::vector<plan::Finding>& findings);
 TopologyData topologyGrid(const plan::Topology& topology, TopologyColor mode);
 
 }  // namespace runplane::gui

@@ -1,3 +1,5 @@
+// Over 600 lines on purpose: one declarative row per recipe field (the form reads top to bottom as
+// the recipe does); the editors issue 19 added live in recipe_form_more.cpp.
 #include "gui/pages/recipe_form.h"
 
 #include <QCheckBox>
@@ -365,6 +367,7 @@ RecipeForm::RecipeForm(QWidget* parent) : QWidget(parent) {
     addInt(
         f, QStringLiteral("eval.n_samples_per_eval_prompt"), tr("Samples per eval prompt"),
         [](Recipe& r) -> int& { return r.eval.nSamplesPerEvalPrompt; }, 1, 4096);
+    addFindingFields();  // recipe_form_more.cpp
     m_sections->addStretch(1);
 }
 
@@ -746,24 +749,8 @@ QStringList RecipeForm::boundPaths() const {
 }
 
 bool RecipeForm::focusField(const QString& path) {
-    QWidget* target = editor(path);
-    // A parent path ("rollout.eplb") -> its first bound child; a child of an unbound field
-    // ("eval.datasets[1].path") -> the nearest bound parent.
-    if (target == nullptr) {
-        for (const auto& b : m_bindings) {
-            if (b->path.startsWith(path + QLatin1Char('.'))) {
-                target = b->editor;
-                break;
-            }
-        }
-    }
-    QString p = path;
-    while (target == nullptr && !p.isEmpty()) {
-        const qsizetype cut =
-            std::max(p.lastIndexOf(QLatin1Char('.')), p.lastIndexOf(QLatin1Char('[')));
-        p = cut > 0 ? p.left(cut) : QString();
-        target = p.isEmpty() ? nullptr : editor(p);
-    }
+    const QString bound = editorPathFor(path);
+    QWidget* target = bound.isEmpty() ? nullptr : editor(bound);
     if (target == nullptr) {
         const QString head = path.section(QLatin1Char('.'), 0, 0);
         for (const auto& [prefix, box] : m_sectionBoxes) {
@@ -784,5 +771,15 @@ bool RecipeForm::focusField(const QString& path) {
     target->setFocus(Qt::OtherFocusReason);
     return true;
 }
+
+// Used by recipe_form_more.cpp.
+template void RecipeForm::addEnum<plan::OffloadTarget>(QFormLayout*, const QString&, const QString&,
+                                                       std::function<plan::OffloadTarget&(Recipe&)>,
+                                                       std::initializer_list<plan::OffloadTarget>,
+                                                       Reason, const QString&);
+template void RecipeForm::addOptEnum<plan::LauncherKind>(
+    QFormLayout*, const QString&, const QString&,
+    std::function<std::optional<plan::LauncherKind>&(Recipe&)>,
+    std::initializer_list<plan::LauncherKind>, const QString&, Reason, const QString&);
 
 }  // namespace runplane::gui

@@ -29,6 +29,19 @@ class ModelCatalog;
 
 namespace runplane::gui {
 
+/// A known node type for the hardware-profile picker (recipe_form_more.cpp cites the sources).
+struct HardwareProfile {
+    const char* gpu;
+    const char* label;
+    double gpuMemoryGb;
+    int gpusPerNode;
+    double hostRamGb;
+    plan::CpuArch cpuArch;
+};
+const std::vector<HardwareProfile>& hardwareProfiles();
+/// The profile the hardware section matches exactly, or -1 (custom).
+int matchingProfile(const plan::Hardware& hardware);
+
 class RecipeForm : public QWidget {
     Q_OBJECT
   public:
@@ -51,6 +64,10 @@ class RecipeForm : public QWidget {
     /// Why the editor of path is disabled ("" when enabled).
     QString disabledReason(const QString& path) const;
     QStringList boundPaths() const;
+    /// The bound path whose editor changes `path` (a finding's field): itself, a documented
+    /// alias (model.shape -> model.name), its first bound child, or its nearest bound parent;
+    /// "" when none.
+    QString editorPathFor(const QString& path) const;
 
   signals:
     void edited(const plan::Recipe& recipe, const QString& fieldPath);
@@ -102,6 +119,14 @@ class RecipeForm : public QWidget {
                     std::initializer_list<E> values, const QString& defaultText, Reason why = {},
                     const QString& tooltip = {});
     void addModelFields(QFormLayout* f);
+    // recipe_form_more.cpp
+    QFormLayout* sectionForm(const QString& prefix);
+    void addFindingFields();
+    void addHardwareProfile(QFormLayout* f);
+    void addListText(QFormLayout* f, const QString& path, const QString& label,
+                     std::function<std::vector<std::string>&(plan::Recipe&)> ref, Reason why = {},
+                     const QString& tooltip = {});
+    void addArgv(QFormLayout* f);
     void addEvalDatasets(QFormLayout* f);
     void commit(const Binding& binding);
     void refreshEnabled();

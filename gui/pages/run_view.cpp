@@ -140,7 +140,11 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     metricsBar->addWidget(m_metricCombo, 1);
     metricsBar->addWidget(new QLabel(tr("x axis:"), metrics));
     m_metricAxis = new QComboBox(metrics);
-    m_metricAxis->addItems({tr("step"), tr("wall time")});
+    // Steps are drawn in one domain per axis (gui/models/step_axis.h): train/* counts optimizer
+    // steps, eval/*, rollout/*, perf/* count rollouts; the recipe's steps per rollout converts.
+    m_metricAxis->addItem(tr("rollout"), static_cast<int>(StepAxis::Rollout));
+    m_metricAxis->addItem(tr("optimizer step"), static_cast<int>(StepAxis::Optimizer));
+    m_metricAxis->addItem(tr("wall time"), -1);
     metricsBar->addWidget(m_metricAxis);
     metricsLayout->addLayout(metricsBar);
     m_metricsPlot = new TimeSeriesPlot(metrics);
@@ -304,7 +308,11 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
         for (const QString& n : names) {
             m_metricCombo->addItem(n, n);
         }
-        const int at = m_metricCombo->findText(chosen);
+        int at = m_metricCombo->findText(chosen);
+        if (!m_pendingMetric.isEmpty() && m_metricCombo->findData(m_pendingMetric) >= 0) {
+            at = m_metricCombo->findData(m_pendingMetric);
+            m_pendingMetric.clear();
+        }
         m_metricCombo->setCurrentIndex(at >= 0 ? at : 0);
     }
     applyMetrics(newRun);
@@ -329,17 +337,38 @@ void RunView::showMetric(const QString& name) {
     const int at = m_metricCombo->findData(name);
     if (at >= 0) {
         m_metricCombo->setCurrentIndex(at);
+    } else {
+        m_pendingMetric = name;
+    }
+}
+
+QString RunView::metricKey() const {
+    return m_pendingMetric.isEmpty() ? m_metricCombo->currentData().toString() : m_pendingMetric;
+}
+
+int RunView::metricAxisIndex() const {
+    return m_metricAxis->currentIndex();
+}
+
+void RunView::setMetricAxisIndex(int index) {
+    if (index >= 0 && index < m_metricAxis->count()) {
+        m_metricAxis->setCurrentIndex(index);
     }
 }
 
 void RunView::applyMetrics(bool resetView) {
     if (!m_snapshot || m_snapshot->metrics.empty()) {
         m_metricsPlot->setPlaceholder(tr("no metric series recorded for this run"));
-        m_panels->setMetrics({}, true);
+        m_panels->setMetrics({}, MetricXAxis{});
         return;
     }
     const QString key = m_metricCombo->currentData().toString();
-    const bool byStep = m_metricAxis->currentIndex() == 0;
+    MetricXAxis x;
+    x.wallTime = m_metricAxis->currentData().toInt() < 0;
+    x.axis = m_metricAxis->currentData().toInt() == static_cast<int>(StepAxis::Optimizer)
+                 ? StepAxis::Optimizer
+                 : StepAxis::Rollout;
+    x.mapping = stepMappingFromRecipe(m_snapshot->recipeYaml);
     std::vector<const PointSeries*> chosen;
     metrics::Kind kind = metrics::Kind::Score;
     if (key == QLatin1String("eval/*")) {
@@ -352,8 +381,8 @@ void RunView::applyMetrics(bool resetView) {
             }
         }
     }
-    showMetricGroup(*m_metricsPlot, chosen, kind, byStep);
-    m_panels->setMetrics(m_snapshot->metrics, byStep);
+    showMetricGroup(*m_metricsPlot, chosen, kind, x);
+    m_panels->setMetrics(m_snapshot->metrics, x);
     if (resetView) {
         m_metricsPlot->setFollowing(true);
     }

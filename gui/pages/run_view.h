@@ -52,8 +52,13 @@ class RunView : public QWidget {
     MetricPanelsView* metricPanels() const { return m_panels; }
     PeaksModel* peaksModel() const { return m_peaks; }
     QTabWidget* tabs() const { return m_tabs; }
-    /// Shows the named metric (series name) in the Metrics tab.
+    /// Shows the named metric (series name, or "eval/*" for the eval scores) in the Metrics tab;
+    /// before the run's series arrive it is kept and applied when they do.
     void showMetric(const QString& name);
+    QString metricKey() const;
+    /// The Metrics/Panels x axis: 0 rollout, 1 optimizer step, 2 wall time.
+    int metricAxisIndex() const;
+    void setMetricAxisIndex(int index);
     /// Lines currently shown in the log panel (after the filter).
     QString logText() const;
     void setLogFilter(const QString& filter);
@@ -95,6 +100,7 @@ class RunView : public QWidget {
     std::deque<QString> m_logLines;
     QString m_partialLine;
     QString m_runId;
+    QString m_pendingMetric;  // showMetric() before the series arrived
 };
 
 }  // namespace runplane::gui

@@ -1,12 +1,15 @@
 #include "gui/pages/runs_page.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -26,6 +29,8 @@ namespace runplane::gui {
 namespace {
 constexpr int kListRefreshMs = 3000;
 constexpr int kLiveRefreshMs = 1000;
+constexpr int kMinNameWidth = 110;  // px: the run name never shrinks below this
+constexpr int kMinViewWidth = 700;  // px: the run view never gives more than this up
 }  // namespace
 
 RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
@@ -38,6 +43,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
 
     auto* layout = new QHBoxLayout(this);
     auto* splitter = new QSplitter(Qt::Horizontal, this);
+    m_splitter = splitter;
     layout->addWidget(splitter);
 
     auto* left = new QWidget(splitter);
@@ -64,6 +70,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_banner->hide();
     leftLayout->addWidget(m_banner);
     m_table = new QTableView(left);
+    m_table->setObjectName(QStringLiteral("runsTable"));
     m_table->setModel(m_proxy);
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
@@ -73,6 +80,29 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight);
+    // The key columns (run, status, start, peak host memory, primary eval) fit without scrolling;
+    // recipe, nodes and duration are one right-click on the header away (the choice persists
+    // with the header state).
+    for (int c :
+         {RunListModel::RecipeColumn, RunListModel::NodesColumn, RunListModel::DurationColumn}) {
+        m_table->setColumnHidden(c, true);
+    }
+    m_table->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table->horizontalHeader(), &QWidget::customContextMenuRequested, this,
+            [this](const QPoint& pos) {
+                QMenu menu(this);
+                for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+                    QAction* a = menu.addAction(
+                        m_runs->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+                    a->setCheckable(true);
+                    a->setChecked(!m_table->isColumnHidden(c));
+                    a->setEnabled(c != RunListModel::NameColumn);
+                    connect(a, &QAction::toggled, this,
+                            [this, c](bool on) { m_table->setColumnHidden(c, !on); });
+                }
+                menu.exec(m_table->horizontalHeader()->mapToGlobal(pos));
+            });
     leftLayout->addWidget(m_table, 1);
 
     m_view = new RunView(splitter);
@@ -89,6 +119,12 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &RunsPage::onSelectionChanged);
     connect(m_view, &RunView::rangeRequested, this, &RunsPage::requestSnapshot);
+
+    m_find = new QAction(tr("Find runs"), this);
+    connect(m_find, &QAction::triggered, this, [this] {
+        m_filter->setFocus(Qt::ShortcutFocusReason);
+        m_filter->selectAll();
+    });
 
     m_listTimer = new QTimer(this);
     m_listTimer->setInterval(kListRefreshMs);
@@ -140,12 +176,74 @@ void RunsPage::refreshRuns() {
                 m_banner->clear();
             }
             m_runs->setRuns(std::move(**result));
-            m_table->resizeColumnsToContents();
+            if (!m_columnsSized && m_runs->rowCount() > 0) {
+                // Once: afterwards the widths are the user's (and persist with the workspace).
+                fitColumns();
+                m_columnsSized = true;
+            }
             ++m_listsApplied;
             if (!m_selected.isEmpty()) {
                 selectRun(m_selected);  // keep the selection across a reset
             }
         });
+}
+
+void RunsPage::fitColumns() {
+    m_table->resizeColumnsToContents();
+    // The run name gives way (elided, whole in its tooltip) so the other visible columns fit.
+    int others = 0;
+    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+        if (c != RunListModel::NameColumn && !m_table->isColumnHidden(c)) {
+            others += m_table->columnWidth(c);
+        }
+    }
+    const int room = m_table->viewport()->width() - others;
+    if (room < m_table->columnWidth(RunListModel::NameColumn)) {
+        m_table->setColumnWidth(RunListModel::NameColumn, std::max(kMinNameWidth, room));
+    }
+    // Still too wide: the list takes the missing pixels from the run view, which keeps at least
+    // kMinViewWidth.
+    const int missing =
+        others + m_table->columnWidth(RunListModel::NameColumn) - m_table->viewport()->width();
+    QList<int> sizes = m_splitter->sizes();
+    if (missing > 0 && sizes.size() == 2) {
+        const int grow = std::min(missing, sizes[1] - kMinViewWidth);
+        if (grow > 0) {
+            sizes[0] += grow;
+            sizes[1] -= grow;
+            m_splitter->setSizes(sizes);
+        }
+    }
+}
+
+QAction* RunsPage::standardAction(Action action) const {
+    return action == Action::Find ? m_find : nullptr;
+}
+
+void RunsPage::saveWorkspace(QSettings& settings) const {
+    Page::saveWorkspace(settings);
+    settings.setValue(QStringLiteral("selectedRun"), m_selected);
+    settings.setValue(QStringLiteral("filter"), m_filter->text());
+    settings.setValue(QStringLiteral("status"), m_state->currentData().toString());
+    settings.setValue(QStringLiteral("metric"), m_view->metricKey());
+    settings.setValue(QStringLiteral("metricAxis"), m_view->metricAxisIndex());
+}
+
+void RunsPage::restoreWorkspace(QSettings& settings) {
+    Page::restoreWorkspace(settings);
+    m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
+    m_filter->setText(settings.value(QStringLiteral("filter")).toString());
+    const int state = m_state->findData(settings.value(QStringLiteral("status")).toString());
+    m_state->setCurrentIndex(std::max(0, state));
+    m_view->setMetricAxisIndex(settings.value(QStringLiteral("metricAxis"), 0).toInt());
+    const QString metric = settings.value(QStringLiteral("metric")).toString();
+    if (!metric.isEmpty()) {
+        m_view->showMetric(metric);
+    }
+    const QString run = settings.value(QStringLiteral("selectedRun")).toString();
+    if (!run.isEmpty() && !selectRun(run)) {
+        m_selected = run;  // the list is not here yet: selected when it arrives
+    }
 }
 
 bool RunsPage::selectRun(const QString& runId) {

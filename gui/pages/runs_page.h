@@ -10,9 +10,11 @@
 
 #include "gui/pages/page.h"
 
+class QAction;
 class QComboBox;
 class QLineEdit;
 class QLabel;
+class QSplitter;
 class QTableView;
 class QTimer;
 
@@ -44,9 +46,18 @@ class RunsPage : public Page {
     /// not be read (its path and the SQLite error); "" when hidden.
     QString bannerText() const;
 
+    QAction* standardAction(Action action) const override;
+    void saveWorkspace(QSettings& settings) const override;
+    void restoreWorkspace(QSettings& settings) override;
+    QLineEdit* filterEdit() const { return m_filter; }
+    QTableView* table() const { return m_table; }
+
   private:
     void requestSnapshot(double lo, double hi, int pixels);
     void onSelectionChanged();
+    /// Sizes the columns to their contents, then narrows the run name until every visible
+    /// column fits the table's width.
+    void fitColumns();
 
     std::unique_ptr<HistoryReader> m_reader;
     RunListModel* m_runs = nullptr;
@@ -54,6 +65,7 @@ class RunsPage : public Page {
     QLineEdit* m_filter = nullptr;
     QComboBox* m_state = nullptr;
     QTableView* m_table = nullptr;
+    QSplitter* m_splitter = nullptr;
     QLabel* m_banner = nullptr;
     QString m_historyPath;
     RunView* m_view = nullptr;
@@ -66,6 +78,8 @@ class RunsPage : public Page {
     bool m_snapshotInFlight = false;
     int m_snapshotsApplied = 0;
     int m_listsApplied = 0;
+    bool m_columnsSized = false;  // sized to contents once (or restored): then the user's
+    QAction* m_find = nullptr;
 };
 
 }  // namespace runplane::gui

@@ -58,6 +58,7 @@ struct TopologyData {
     std::vector<TopologyCell> cells;  // node-major
     std::vector<bool> mixedNodes;     // node hosts both a trainer stage and an engine shard
     QString legend;                   // what the colours mean
+    QString invalidReason;            // non-empty: no grid is drawn, this text says why
 };
 
 }  // namespace runplane::gui

@@ -1,3 +1,6 @@
+// One file on purpose (~650 lines): it is the only place that touches QCustomPlot for time plots
+// (series, bands, lines, phase lane, legend row, follow/zoom, hover, export), and splitting it
+// would spread QCustomPlot types across headers.
 #include "gui/widgets/time_series_plot.h"
 
 #include <qcustomplot.h>
@@ -29,6 +32,8 @@ namespace {
 constexpr int kReplotIntervalMs = 40;  // ≤ 25 fps
 constexpr int kRangeSettleMs = 150;    // zoom/pan settles before the owner re-queries
 constexpr int kMaxEventLabels = 40;    // beyond this, markers only (labels would overlap)
+constexpr int kLegendColumns = 4;      // legend entries per row above the plot
+constexpr int kPhaseLaneHeight = 14;   // px: the phase lane under the data
 
 QVector<double> toQVector(const std::vector<double>& v) {
     return QVector<double>(v.begin(), v.end());
@@ -81,7 +86,18 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     legendFont.setPointSizeF(std::max(6.0, legendFont.pointSizeF() - 1));
     m_plot->legend->setFont(legendFont);
     m_plot->legend->setBrush(QColor(255, 255, 255, 210));
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // The legend sits in its own row above the axis rect, wrapped into columns: never over data.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+    m_plot->plotLayout()->setRowSpacing(0);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setWrap(kLegendColumns);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setMargins(QMargins(4, 0, 4, 0));
+    m_marginGroup = new QCPMarginGroup(m_plot);
+    m_plot->axisRect()->setMarginGroup(QCP::msLeft | QCP::msRight, m_marginGroup);
     layout->addWidget(m_plot, 1);
 
     m_replotTimer = new QTimer(this);
@@ -133,6 +149,59 @@ void TimeSeriesPlot::setAxisLabels(const QString& xLabel, const QString& yLabel)
     m_plot->xAxis->setLabel(xLabel);
     m_plot->yAxis->setLabel(yLabel);
     scheduleReplot();
+}
+
+void TimeSeriesPlot::updatePhaseLane() {
+    QCPLayoutGrid* grid = m_plot->plotLayout();
+    if (m_phases.empty()) {
+        if (m_lane != nullptr) {
+            grid->remove(m_lane);  // deletes it
+            grid->simplify();
+            m_lane = nullptr;
+        }
+        return;
+    }
+    if (m_lane != nullptr) {
+        return;
+    }
+    m_lane = new QCPAxisRect(m_plot);
+    m_lane->setMinimumSize(0, kPhaseLaneHeight);
+    m_lane->setMaximumSize(QWIDGETSIZE_MAX, kPhaseLaneHeight);
+    m_lane->setMinimumMargins(QMargins(0, 0, 0, 0));
+    m_lane->setAutoMargins(QCP::msLeft | QCP::msRight);
+    m_lane->setMargins(QMargins(0, 2, 0, 2));
+    for (QCPAxis* axis : m_lane->axes()) {
+        axis->setVisible(false);
+    }
+    m_lane->axis(QCPAxis::atLeft)->setRange(0, 1);
+    m_lane->axis(QCPAxis::atBottom)->setRange(m_plot->xAxis->range());
+    m_lane->setRangeDrag(Qt::Orientations());
+    m_lane->setRangeZoom(Qt::Orientations());
+    m_lane->setMarginGroup(QCP::msLeft | QCP::msRight, m_marginGroup);
+    grid->addElement(grid->rowCount(), 0, m_lane);
+    grid->setRowStretchFactor(grid->rowCount() - 1, 0.001);
+    connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_lane,
+            [lane = m_lane](const QCPRange& r) { lane->axis(QCPAxis::atBottom)->setRange(r); });
+}
+
+QRect TimeSeriesPlot::dataRect() const {
+    return m_plot->axisRect()->rect();
+}
+
+QRect TimeSeriesPlot::phaseLaneRect() const {
+    return m_lane != nullptr ? m_lane->rect() : QRect();
+}
+
+QRect TimeSeriesPlot::legendRect() const {
+    return m_plot->legend->visible() ? m_plot->legend->outerRect() : QRect();
+}
+
+QString TimeSeriesPlot::xAxisLabel() const {
+    return m_plot->xAxis->label();
+}
+
+QString TimeSeriesPlot::yAxisLabel() const {
+    return m_plot->yAxis->label();
 }
 
 void TimeSeriesPlot::setXAxisKind(XAxisKind kind) {
@@ -380,19 +449,26 @@ void TimeSeriesPlot::rebuild() {
         }
     }
 
-    // Phases: one legend swatch per distinct phase, spans shaded behind everything.
+    // Phases: drawn in their own lane under the data (an axis rect of its own, x linked to the
+    // plot's), one legend swatch per distinct phase. They never shade the data area.
+    updatePhaseLane();
     std::set<QString> phaseNames;
     for (const PhaseSpan& p : m_phases) {
         auto* rect = new QCPItemRect(m_plot);
         rect->setLayer(QStringLiteral("phases"));
-        rect->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
-        rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        rect->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
-        rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        rect->setClipAxisRect(m_lane);
+        for (QCPItemPosition* pos : {rect->topLeft, rect->bottomRight}) {
+            pos->setAxes(m_lane->axis(QCPAxis::atBottom), m_lane->axis(QCPAxis::atLeft));
+            pos->setAxisRect(m_lane);
+            pos->setTypeX(QCPItemPosition::ptPlotCoords);
+            pos->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        }
         rect->topLeft->setCoords(p.t0, 0);
         rect->bottomRight->setCoords(std::max(p.t1, p.t0), 1);
         rect->setPen(Qt::NoPen);
-        rect->setBrush(phaseColor(p.phase));
+        QColor c = phaseColor(p.phase);
+        c.setAlpha(std::min(255, c.alpha() * 3));
+        rect->setBrush(c);
         phaseNames.insert(p.phase);
     }
     for (const QString& name : phaseNames) {

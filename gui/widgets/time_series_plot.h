@@ -1,8 +1,9 @@
 #pragma once
 // TimeSeriesPlot: a live time-series plot (QCustomPlot inside, never exposed).
 //
-// Draws PlotSeries as lines with their min–max band, horizontal alarm lines, shaded phase spans
-// and vertical event markers. Updates only mark the plot dirty; a 40 ms single-shot timer
+// Draws PlotSeries as lines with their min–max band, horizontal alarm lines, phase spans in a
+// lane of their own under the data, vertical event markers, and the legend in a row above the
+// data (never over it). Updates only mark the plot dirty; a 40 ms single-shot timer
 // coalesces them into at most one replot per tick (≤ 25 fps), never one per sample.
 // Follow mode keeps the newest data in view; a user zoom or pan freezes it until setFollowing(true)
 // (or the Follow button). visibleRangeChanged() tells the owner which x-range and how many pixels
@@ -18,6 +19,8 @@
 
 #include "gui/widgets/plot_types.h"
 
+class QCPAxisRect;
+class QCPMarginGroup;
 class QCustomPlot;
 class QTimer;
 class QToolButton;
@@ -51,6 +54,8 @@ class TimeSeriesPlot : public QWidget {
     void setEvents(std::vector<EventMarker> events);
     /// Removes everything drawn and shows `message` in the middle (e.g. "no samples yet").
     void setPlaceholder(const QString& message);
+    /// The message shown instead of data ("" when data is drawn).
+    QString placeholder() const { return m_placeholder; }
 
     /// Follow mode: the x-range tracks the newest point, showing `windowSeconds` (0 = all data).
     void setFollowWindow(double windowSeconds);
@@ -78,6 +83,14 @@ class TimeSeriesPlot : public QWidget {
     int replotCount() const { return m_replotCount; }
     int drawnPointCount() const;
     int seriesCount() const { return static_cast<int>(m_series.size()); }
+    const std::vector<PlotSeries>& series() const { return m_series; }
+    QString xAxisLabel() const;
+    /// Pixel rectangles (after a flush) of the data area, the phase lane under it (empty when
+    /// no phases) and the legend above it (empty when hidden).
+    QRect dataRect() const;
+    QRect phaseLaneRect() const;
+    QRect legendRect() const;
+    QString yAxisLabel() const;
     int alarmLineCount() const { return static_cast<int>(m_alarms.size()); }
     int phaseCount() const { return static_cast<int>(m_phases.size()); }
     int eventCount() const { return static_cast<int>(m_events.size()); }
@@ -92,11 +105,14 @@ class TimeSeriesPlot : public QWidget {
     void rebuild();
     void applyFollowRange();
     void autoscaleY();
+    void updatePhaseLane();
     void onUserRangeChange();
     void showHoverTip(QMouseEvent* event);
     std::pair<double, double> dataExtent() const;
 
     QCustomPlot* m_plot = nullptr;
+    QCPAxisRect* m_lane = nullptr;  // the phase lane (only while there are phases)
+    QCPMarginGroup* m_marginGroup = nullptr;
     QTimer* m_replotTimer = nullptr;
     QTimer* m_rangeTimer = nullptr;
     QToolButton* m_followButton = nullptr;

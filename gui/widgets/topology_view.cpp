@@ -106,6 +106,12 @@ void TopologyView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing, true);
     p.fillRect(rect(), palette().base());
+    if (!m_data.invalidReason.isEmpty()) {
+        p.setPen(QColor(0x8a, 0x10, 0x10));
+        p.drawText(rect().adjusted(12, 12, -12, -12),
+                   Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_data.invalidReason);
+        return;
+    }
     if (m_data.nodes <= 0 || m_data.gpusPerNode <= 0) {
         p.setPen(QColor(110, 110, 110));
         p.drawText(rect(), Qt::AlignCenter, tr("no topology (fix the errors first)"));

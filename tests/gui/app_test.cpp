@@ -10,6 +10,7 @@
 
 #include "db/history/history.h"
 #include "gui/app/app_settings.h"
+#include "gui/app/application.h"
 #include "gui/app/command_line.h"
 #include "gui/app/report.h"
 #include "gui/pages/plot_builders.h"
@@ -79,6 +80,32 @@ TEST(CommandLine, BadInputNamesTheFlag) {
     EXPECT_NE(bad({"--report", "out"}).find("--report: needs --run"), std::string::npos);
     EXPECT_NE(bad({"--run", "x"}).find("--run: is only used with --report"), std::string::npos);
     EXPECT_NE(bad({"--frobnicate"}).find("--frobnicate: unknown argument"), std::string::npos);
+    // QCommandLineParser splits; a flag where a value belongs and a stray word are named.
+    EXPECT_NE(bad({"--history", "--connect", "h:1"}).find("--history: expects a file path"),
+              std::string::npos);
+    EXPECT_NE(bad({"stray"}).find("stray: unknown argument"), std::string::npos);
+    EXPECT_NE(bad({"--connect="}).find("--connect: expects an address"), std::string::npos);
+}
+
+TEST(HistoryLocation, AMissingDirectoryIsCreatedOnlyWhenTheUserSaysSo) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("a/b/history.sqlite"));
+    QString asked;
+    Status no = prepareHistoryLocation(path, [&](const QString& q) {
+        asked = q;
+        return false;
+    });
+    ASSERT_FALSE(no);
+    EXPECT_TRUE(asked.contains(dir.filePath(QStringLiteral("a/b"))));
+    EXPECT_NE(no.error().find("not created"), std::string::npos) << no.error();
+    EXPECT_FALSE(QFileInfo::exists(dir.filePath(QStringLiteral("a"))));
+    ASSERT_TRUE(prepareHistoryLocation(path, [](const QString&) { return true; }));
+    EXPECT_TRUE(QFileInfo(dir.filePath(QStringLiteral("a/b"))).isDir());
+    EXPECT_FALSE(QFileInfo::exists(path));  // the directory only: the history opens it later
+    // An existing directory is not asked about.
+    bool called = false;
+    EXPECT_TRUE(prepareHistoryLocation(path, [&](const QString&) { return called = true; }));
+    EXPECT_FALSE(called);
 }
 
 TEST(AppSettings, RecentFilesAreDeduplicatedAndBounded) {

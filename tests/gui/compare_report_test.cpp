@@ -23,7 +23,8 @@ QString readText(const QString& path) {
     return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
 }
 
-std::pair<int, QString> runBinary(const QStringList& args) {
+std::pair<int, QString> runBinary(const QStringList& args,
+                                  const QString& binary = QStringLiteral("/gui/app/runplane")) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("DISPLAY"));
@@ -31,7 +32,7 @@ std::pair<int, QString> runBinary(const QStringList& args) {
     env.remove(QStringLiteral("QT_QPA_PLATFORM"));
     env.remove(QStringLiteral("XDG_RUNTIME_DIR"));
     p.setProcessEnvironment(env);
-    p.start(test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/gui/app/runplane"), args);
+    p.start(test::envPath("RUNPLANE_BINARY_DIR") + binary, args);
     EXPECT_TRUE(p.waitForFinished(60000)) << p.errorString().toStdString();
     return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())};
 }
@@ -136,4 +137,80 @@ TEST(CompareReport, BinaryWritesTheComparisonHeadless) {
     EXPECT_EQ(code, 1);
     EXPECT_TRUE(output.contains(QStringLiteral("'nope'")) && output.contains(history))
         << output.toStdString();
+}
+
+// `runplanectl compare A B --csv --html --png` (no window, no display): the same comparison,
+// written where asked, through the runplane executable the build tree holds.
+TEST(CompareCli, WritesCsvHtmlAndPngFromTheHistory) {
+    QTemporaryDir dir;
+    const QString history = writeTwoRuns(dir);
+    const QString ctl = QStringLiteral("/backend/cli/runplanectl");
+    const QString csv = dir.filePath(QStringLiteral("out/cmp.csv"));
+    const QString html = dir.filePath(QStringLiteral("page/cmp.html"));
+    const QString png = dir.filePath(QStringLiteral("cmp.png"));
+    auto [code, output] = runBinary({QStringLiteral("compare"), QStringLiteral("run-synthetic-1"),
+                                     QStringLiteral("run-synthetic-2"), QStringLiteral("--history"),
+                                     history, QStringLiteral("--csv"), csv,
+                                     QStringLiteral("--html"), html, QStringLiteral("--png"), png},
+                                    ctl);
+    ASSERT_EQ(code, 0) << output.toStdString();
+    EXPECT_TRUE(output.contains(QStringLiteral("wrote ") + csv)) << output.toStdString();
+
+    // The PNG is the first score metric's overlay (eval/aime before eval/gsm8k), full size.
+    const QImage image(png);
+    ASSERT_FALSE(image.isNull());
+    EXPECT_EQ(image.size(), QSize(1400, 560));
+
+    // The CSV holds every score metric's points of both runs: as many rows as the history has
+    // samples of eval/aime and eval/gsm8k for the two runs.
+    auto h = db::History::open(history.toStdString());
+    ASSERT_TRUE(h) << h.error();
+    std::int64_t samples = 0;
+    for (const char* run : {"run-synthetic-1", "run-synthetic-2"}) {
+        db::SeriesFilter f;
+        f.runId = run;
+        auto series = (*h)->listSeries(f);
+        ASSERT_TRUE(series) << series.error();
+        for (const db::SeriesInfo& s : *series) {
+            if (s.name == "eval/aime" || s.name == "eval/gsm8k") {
+                samples += s.count;
+            }
+        }
+    }
+    ASSERT_GT(samples, 0);
+    const QStringList lines = readText(csv).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    ASSERT_FALSE(lines.isEmpty());
+    EXPECT_EQ(lines.front(), QStringLiteral("run_id,run_name,metric,step,value,smoothed"));
+    EXPECT_EQ(lines.size() - 1, samples);
+    EXPECT_EQ(lines.filter(QStringLiteral(",eval/gsm8k,")).size() +
+                  lines.filter(QStringLiteral(",eval/aime,")).size(),
+              samples);
+
+    // The page, with its plots beside it.
+    const QString page = readText(html);
+    EXPECT_TRUE(page.contains(QStringLiteral("lr 2e-5")));
+    EXPECT_TRUE(page.contains(QStringLiteral("<td>algorithm.lr</td>")));
+    EXPECT_FALSE(QImage(dir.filePath(QStringLiteral("page/compare_eval_gsm8k.png"))).isNull());
+
+    // --metric picks the plot; an unknown one is refused by name.
+    std::tie(code, output) = runBinary(
+        {QStringLiteral("compare"), QStringLiteral("run-synthetic-1"),
+         QStringLiteral("run-synthetic-2"), QStringLiteral("--history"), history,
+         QStringLiteral("--png"), png, QStringLiteral("--metric"), QStringLiteral("eval/nope")},
+        ctl);
+    EXPECT_EQ(code, 2);
+    EXPECT_TRUE(output.contains(QStringLiteral("--metric eval/nope"))) << output.toStdString();
+    // An unknown run: exit 1, named.
+    std::tie(code, output) = runBinary(
+        {QStringLiteral("compare"), QStringLiteral("run-synthetic-1"), QStringLiteral("nope"),
+         QStringLiteral("--history"), history, QStringLiteral("--csv"), csv},
+        ctl);
+    EXPECT_EQ(code, 1);
+    EXPECT_TRUE(output.contains(QStringLiteral("'nope'"))) << output.toStdString();
+    // No output asked for: a usage error.
+    std::tie(code, output) = runBinary({QStringLiteral("compare"), QStringLiteral("a"),
+                                        QStringLiteral("b"), QStringLiteral("--history"), history},
+                                       ctl);
+    EXPECT_EQ(code, 2);
+    EXPECT_TRUE(output.contains(QStringLiteral("--csv"))) << output.toStdString();
 }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <QFile>
+#include <QScrollBar>
+#include <QTableView>
 #include <QTemporaryDir>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "backend/plan/recipe.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
+#include "gui/models/run_models.h"
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
@@ -64,6 +67,26 @@ TEST(MemoryLines, SmallRunOnASmallMachineIsDrawnToScale) {
     EXPECT_EQ(lo, 0);
     EXPECT_GE(hi, dataMax / 1e9);
     EXPECT_LT(hi, 1.2 * dataMax / 1e9);  // the axis follows the data, not the 25 GB of RAM
+
+    // Phases in their own lane under the data (not full-height stripes), the legend above it.
+    ASSERT_GT(plot->phaseCount(), 0);
+    const QRect data = plot->dataRect();
+    const QRect lane = plot->phaseLaneRect();
+    const QRect legend = plot->legendRect();
+    ASSERT_FALSE(lane.isEmpty());
+    EXPECT_GT(lane.top(), data.bottom()) << "the lane must lie below the data area";
+    EXPECT_LE(lane.height(), 20);
+    EXPECT_EQ(lane.left(), data.left());  // aligned with the data's x axis
+    EXPECT_EQ(lane.right(), data.right());
+    ASSERT_FALSE(legend.isEmpty());
+    EXPECT_FALSE(legend.intersects(data)) << "the legend must not cover the data";
+    EXPECT_LT(legend.bottom(), data.top());
+    // A plot without phases has no lane.
+    TimeSeriesPlot bare;
+    bare.resize(600, 300);
+    bare.setSeries({PlotSeries{QStringLiteral("x"), Qt::blue, {1, 2, 3}, {1, 2, 1}, {}, {}}});
+    bare.flush();
+    EXPECT_TRUE(bare.phaseLaneRect().isEmpty());
 }
 
 TEST(MemoryLines, LinesComeFromThePlanAndTheDaemonsAlarm) {
@@ -136,4 +159,44 @@ TEST(RunsPageEmptyStates, EmptyAndCorruptHistoriesSayWhatToDo) {
     QFile f(corrupt);
     ASSERT_TRUE(f.open(QIODevice::ReadOnly));
     EXPECT_EQ(f.readAll(), QByteArray(8192, 'x'));  // left as it was
+}
+
+// "Runs table shows its key columns without scrolling": run, status, start, peak host memory
+// and the primary eval fit the list's default width even with a long run name (elided).
+TEST(RunsPageColumns, KeyColumnsFitWithoutScrolling) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+    {
+        auto h = db::History::open(path.toStdString());
+        ASSERT_TRUE(h) << h.error();
+        test::SyntheticRunSpec spec;
+        spec.name = "a very long run name that a user typed to describe the experiment in full";
+        spec.seconds = 300;
+        spec.gpusPerNode = 1;
+        ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
+    }
+    RunsPage page(path);
+    page.resize(1700, 1000);
+    page.show();
+    ASSERT_TRUE(test::waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+    test::pump(100);
+    QTableView* table = page.table();
+    for (int c : {RunListModel::NameColumn, RunListModel::StateColumn, RunListModel::StartColumn,
+                  RunListModel::PeakColumn, RunListModel::EvalColumn}) {
+        EXPECT_FALSE(table->isColumnHidden(c)) << c;
+    }
+    int total = 0;
+    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+        total += table->isColumnHidden(c) ? 0 : table->columnWidth(c);
+    }
+    std::string widths;
+    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+        widths += std::to_string(table->isColumnHidden(c) ? -1 : table->columnWidth(c)) + " ";
+    }
+    EXPECT_LE(total, table->viewport()->width()) << widths;
+    EXPECT_EQ(table->horizontalScrollBar()->maximum(), 0) << widths;
+    // The name gave way: narrower than its text, which stays whole in the model.
+    EXPECT_LT(table->columnWidth(RunListModel::NameColumn),
+              table->fontMetrics().horizontalAdvance(
+                  page.runsModel()->index(0, RunListModel::NameColumn).data().toString()));
 }

@@ -11,12 +11,18 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
 #include "db/history/history.h"
 #include "gui/models/compare_model.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/cluster_page.h"
 #include "gui/pages/compare_page.h"
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
@@ -253,7 +259,8 @@ TEST_F(RunsAndCompare, ComparePageOverlaysDiffsAndExports) {
     ASSERT_TRUE(csv.open(QIODevice::ReadOnly));
     const QStringList lines =
         QString::fromUtf8(csv.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    EXPECT_EQ(lines.front(), QStringLiteral("run_id,run_name,metric,step,value,smoothed"));
+    // The default x axis is "rollout (aligned)": eval/* counts rollouts already.
+    EXPECT_EQ(lines.front(), QStringLiteral("run_id,run_name,metric,rollout,value,smoothed"));
     EXPECT_EQ(lines.size(), 1 + 2 * 9);  // steps 0,5,...,40 per run
 
     // Relative step and wall time axes; too many / too few runs are refused.
@@ -272,4 +279,33 @@ TEST(CompareData, EmaFollowsTensorBoardsConvention) {
     EXPECT_DOUBLE_EQ(s[0], 0);
     EXPECT_DOUBLE_EQ(s[1], 0.5 / 0.75);
     EXPECT_DOUBLE_EQ(s[2], 0.75 / 0.875);
+}
+
+// issue 19 empty states: a daemon address nothing listens on says so and what to do, once the
+// connection attempt failed (a real gRPC connect to a closed loopback port).
+TEST(ClusterPageEmptyStates, UnreachableDaemonSaysWhatToDo) {
+    QTemporaryDir dir;
+    ClusterPage page(dir.filePath(QStringLiteral("history.sqlite")));
+    page.resize(1200, 800);
+    page.show();
+    EXPECT_TRUE(page.memoryPlot()->placeholder().contains(QStringLiteral("Add a daemon")));
+    // A port that was free a moment ago: bind port 0, read the port, close.
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    ::close(fd);
+    const QString address = QStringLiteral("127.0.0.1:%1").arg(ntohs(addr.sin_port));
+    ASSERT_TRUE(page.addAddress(address));
+    ASSERT_TRUE(test::waitUntil(
+        [&] { return page.memoryPlot()->placeholder().contains(QStringLiteral("Cannot reach")); },
+        20000))
+        << page.memoryPlot()->placeholder().toStdString();
+    const QString text = page.memoryPlot()->placeholder();
+    EXPECT_TRUE(text.contains(address)) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("runplaned --listen"))) << text.toStdString();
 }

@@ -1,0 +1,306 @@
+// RecipeForm, second part (issue 19): editors for the fields the planner's findings point at that
+// the first form (recipe_form.cpp) had none for, the hardware-profile picker, and the
+// finding-path -> editor resolution the findings list uses. Split from recipe_form.cpp to keep
+// both files short; the enum editors' templates are instantiated there.
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QVBoxLayout>
+
+#include "gui/pages/recipe_form.h"
+
+namespace runplane::gui {
+
+namespace {
+
+using plan::Recipe;
+
+QString qs(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QStringList toList(const std::vector<std::string>& v) {
+    QStringList out;
+    for (const auto& s : v) {
+        out << qs(s);
+    }
+    return out;
+}
+
+std::vector<std::string> fromList(const QStringList& list) {
+    std::vector<std::string> out;
+    for (const QString& s : list) {
+        if (!s.trimmed().isEmpty()) {
+            out.push_back(s.trimmed().toStdString());
+        }
+    }
+    return out;
+}
+
+// Where a finding's path has no editor of its own, the editor that changes it.
+struct Alias {
+    const char* path;
+    const char* editor;
+};
+constexpr Alias kAliases[] = {
+    // An inline shape lives in the YAML only; the model picker replaces it with a catalog model.
+    {"model.shape", "model.name"},
+    // Whole-recipe findings (recipe.limits without a field) go to the first field.
+    {"recipe", "name"},
+};
+
+}  // namespace
+
+const std::vector<HardwareProfile>& hardwareProfiles() {
+    // Per node. Sources: NVIDIA DGX H100 / DGX H200 / DGX B200 datasheets (8 GPUs, 80 / 141 /
+    // 180 GB HBM per GPU, 2 TB system memory); GB200 NVL72 and GB300 NVL72 compute trays (2 Grace
+    // + 4 GPUs, 2 x 480 GB LPDDR5X; 13.4 TB / 72 = 186 GB and 288 GB HBM3e per GPU). GB300's
+    // 956 GB is the RAM the OS reports on those trays (shared/docs/domain.md seed 001,
+    // docs/memory-model.md), below the 960 GB nominal.
+    static const std::vector<HardwareProfile> profiles = {
+        {"H100", "H100 SXM (DGX H100): 8 x 80 GB, 2 TB RAM", 80, 8, 2048, plan::CpuArch::X86_64},
+        {"H200", "H200 SXM (DGX H200): 8 x 141 GB, 2 TB RAM", 141, 8, 2048, plan::CpuArch::X86_64},
+        {"B200", "B200 (DGX B200): 8 x 180 GB, 2 TB RAM", 180, 8, 2048, plan::CpuArch::X86_64},
+        {"GB200", "GB200 NVL72 tray: 4 x 186 GB, 960 GB RAM (aarch64)", 186, 4, 960,
+         plan::CpuArch::Aarch64},
+        {"GB300", "GB300 NVL72 tray: 4 x 288 GB, 956 GB RAM (aarch64)", 288, 4, 956,
+         plan::CpuArch::Aarch64},
+    };
+    return profiles;
+}
+
+int matchingProfile(const plan::Hardware& h) {
+    const auto& p = hardwareProfiles();
+    for (size_t i = 0; i < p.size(); ++i) {
+        if (h.gpu == p[i].gpu && h.gpuMemoryGb == p[i].gpuMemoryGb &&
+            h.gpusPerNode == p[i].gpusPerNode && h.hostRamGb == p[i].hostRamGb &&
+            h.cpuArch == p[i].cpuArch) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+QFormLayout* RecipeForm::sectionForm(const QString& prefix) {
+    for (const auto& [p, box] : m_sectionBoxes) {
+        if (p == prefix) {
+            return qobject_cast<QFormLayout*>(box->layout());
+        }
+    }
+    return section(prefix, prefix);
+}
+
+void RecipeForm::addHardwareProfile(QFormLayout* f) {
+    auto* combo = new QComboBox;
+    combo->addItem(tr("custom (the fields below)"));
+    for (const HardwareProfile& p : hardwareProfiles()) {
+        combo->addItem(tr(p.label));
+    }
+    Binding& b = bind(
+        f, QStringLiteral("hardware"), tr("Profile"), combo,
+        [combo](const Recipe& r) { combo->setCurrentIndex(matchingProfile(r.hardware) + 1); },
+        [combo](Recipe& r) {
+            const int i = combo->currentIndex() - 1;
+            if (i < 0 || i >= static_cast<int>(hardwareProfiles().size())) {
+                return;  // custom: the fields stay as they are
+            }
+            const HardwareProfile& p = hardwareProfiles()[static_cast<size_t>(i)];
+            r.hardware.gpu = p.gpu;
+            r.hardware.gpuMemoryGb = p.gpuMemoryGb;
+            r.hardware.gpusPerNode = p.gpusPerNode;
+            r.hardware.hostRamGb = p.hostRamGb;
+            r.hardware.cpuArch = p.cpuArch;
+            r.hardware.nvlink = true;
+        },
+        Reason{}, tr("sets GPU, HBM per GPU, GPUs per node, host RAM and CPU from a known node"));
+    connect(combo, &QComboBox::activated, this, [this, &b] { commit(b); });
+}
+
+void RecipeForm::addListText(QFormLayout* f, const QString& path, const QString& label,
+                             std::function<std::vector<std::string>&(Recipe&)> ref, Reason why,
+                             const QString& tooltip) {
+    auto* edit = new QLineEdit;
+    edit->setPlaceholderText(tr("comma-separated"));
+    Binding& b = bind(
+        f, path, label, edit,
+        [edit, ref](const Recipe& r) {
+            const QString v = toList(ref(const_cast<Recipe&>(r))).join(QStringLiteral(", "));
+            if (edit->text() != v) {
+                edit->setText(v);
+            }
+        },
+        [edit, ref](Recipe& r) { ref(r) = fromList(edit->text().split(QLatin1Char(','))); },
+        std::move(why), tooltip);
+    connect(edit, &QLineEdit::textEdited, this, [this, &b] { commit(b); });
+}
+
+void RecipeForm::addArgv(QFormLayout* f) {
+    auto* edit = new QPlainTextEdit;
+    edit->setPlaceholderText(tr("one argument per line"));
+    edit->setMaximumHeight(110);
+    Binding& b = bind(
+        f, QStringLiteral("launcher.argv"), tr("Command (argv)"), edit,
+        [edit](const Recipe& r) {
+            const QString v = toList(r.launcher.argv).join(QLatin1Char('\n'));
+            if (edit->toPlainText() != v) {
+                edit->setPlainText(v);
+            }
+        },
+        [edit](Recipe& r) {
+            r.launcher.argv = fromList(edit->toPlainText().split(QLatin1Char('\n')));
+        },
+        [](const Recipe& r) {
+            return r.launcher.kind == plan::LauncherKind::Command
+                       ? QString()
+                       : tr("only for launcher kind command");
+        });
+    connect(edit, &QPlainTextEdit::textChanged, this, [this, &b] { commit(b); });
+}
+
+void RecipeForm::addFindingFields() {
+    const Reason loraOff = [](const Recipe& r) {
+        return r.lora.rank <= 0 ? tr("LoRA is off (rank 0)") : QString();
+    };
+    const Reason ppOnly = [](const Recipe& r) {
+        return r.trainer.pp <= 1 ? tr("needs PP > 1") : QString();
+    };
+    QFormLayout* f = sectionForm(QStringLiteral("hardware"));
+    addHardwareProfile(f);
+
+    f = sectionForm(QStringLiteral("trainer"));
+    addOptInt(
+        f, QStringLiteral("trainer.decoder_first_pipeline_num_layers"), tr("First PP stage layers"),
+        [](Recipe& r) -> std::optional<int>& { return r.trainer.decoderFirstPipelineNumLayers; }, 1,
+        4096, ppOnly);
+    addOptInt(
+        f, QStringLiteral("trainer.decoder_last_pipeline_num_layers"), tr("Last PP stage layers"),
+        [](Recipe& r) -> std::optional<int>& { return r.trainer.decoderLastPipelineNumLayers; }, 1,
+        4096, ppOnly);
+    addOptInt(
+        f, QStringLiteral("trainer.num_layers_per_virtual_stage"), tr("Layers per virtual stage"),
+        [](Recipe& r) -> std::optional<int>& { return r.trainer.numLayersPerVirtualStage; }, 1,
+        4096, ppOnly);
+
+    f = sectionForm(QStringLiteral("rollout"));
+    addOptInt(
+        f, QStringLiteral("rollout.engines"), tr("Engines (cross-check)"),
+        [](Recipe& r) -> std::optional<int>& { return r.rollout.engines; }, 1, 65536, Reason{},
+        tr("= rollout GPUs / GPUs per engine"));
+    addInt(
+        f, QStringLiteral("rollout.pp_size"), tr("Engine PP"),
+        [](Recipe& r) -> int& { return r.rollout.ppSize; }, 1, 64);
+    addDouble(
+        f, QStringLiteral("rollout.temperature"), tr("Sampling temperature"),
+        [](Recipe& r) -> double& { return r.rollout.temperature; }, 0, 10, 2, Reason{},
+        tr("--rollout-temperature (default 1.0)"));
+    addOptInt(
+        f, QStringLiteral("rollout.max_prompt_len"), tr("Max prompt length"),
+        [](Recipe& r) -> std::optional<int>& { return r.rollout.maxPromptLen; }, 1, 1 << 22);
+    addOptInt(
+        f, QStringLiteral("rollout.max_context_len"), tr("Max context length"),
+        [](Recipe& r) -> std::optional<int>& { return r.rollout.maxContextLen; }, 1, 1 << 22);
+    addText(f, QStringLiteral("rollout.moe_backend"), tr("MoE backend"),
+            [](Recipe& r) -> std::string& { return r.rollout.moeBackend; });
+    addText(
+        f, QStringLiteral("rollout.lora_backend"), tr("LoRA backend"),
+        [](Recipe& r) -> std::string& { return r.rollout.loraBackend; }, loraOff,
+        tr("MoE LoRA on SGLang needs triton"));
+
+    f = sectionForm(QStringLiteral("batch"));
+    addOptInt(
+        f, QStringLiteral("batch.num_steps_per_rollout"), tr("Optimizer steps per rollout"),
+        [](Recipe& r) -> std::optional<int>& { return r.batch.numStepsPerRollout; }, 1, 1 << 20);
+    addBool(f, QStringLiteral("batch.dynamic_batch_size"), tr("Dynamic batch size"),
+            [](Recipe& r) -> bool& { return r.batch.dynamicBatchSize; });
+    addOptInt(
+        f, QStringLiteral("batch.max_tokens_per_gpu"), tr("Max tokens per GPU"),
+        [](Recipe& r) -> std::optional<int>& { return r.batch.maxTokensPerGpu; }, 1, 1 << 24,
+        Reason{}, tr("token budget per GPU per micro-batch (× CP with context parallelism)"));
+    addOptInt(
+        f, QStringLiteral("batch.over_sampling_batch_size"), tr("Over-sampling batch size"),
+        [](Recipe& r) -> std::optional<int>& { return r.batch.overSamplingBatchSize; }, 1, 1 << 20);
+    addOptInt(
+        f, QStringLiteral("batch.num_epoch"), tr("Epochs"),
+        [](Recipe& r) -> std::optional<int>& { return r.batch.numEpoch; }, 1, 1 << 20);
+
+    f = sectionForm(QStringLiteral("algorithm"));
+    addText(f, QStringLiteral("algorithm.kl_loss_type"), tr("KL loss type"),
+            [](Recipe& r) -> std::string& { return r.algorithm.klLossType; });
+    addDouble(
+        f, QStringLiteral("algorithm.kl_coef"), tr("KL reward coefficient"),
+        [](Recipe& r) -> double& { return r.algorithm.klCoef; }, 0, 100, 4, Reason{},
+        tr("reward-shaping KL (--kl-coef): loads the reference model when > 0"));
+    addDouble(
+        f, QStringLiteral("algorithm.entropy_coef"), tr("Entropy coefficient"),
+        [](Recipe& r) -> double& { return r.algorithm.entropyCoef; }, 0, 100, 4);
+    addBool(f, QStringLiteral("algorithm.use_tis"), tr("TIS"),
+            [](Recipe& r) -> bool& { return r.algorithm.useTis; });
+
+    f = sectionForm(QStringLiteral("lora"));
+    addListText(
+        f, QStringLiteral("lora.target_modules"), tr("Target modules"),
+        [](Recipe& r) -> std::vector<std::string>& { return r.lora.targetModules; }, loraOff,
+        tr("all-linear, or q_proj, k_proj, v_proj, o_proj ..."));
+
+    f = sectionForm(QStringLiteral("memory"));
+    addEnum<plan::OffloadTarget>(
+        f, QStringLiteral("memory.offload_train_target"), tr("Offload trainer to"),
+        [](Recipe& r) -> plan::OffloadTarget& { return r.memory.offloadTrainTarget; },
+        {plan::OffloadTarget::Cpu, plan::OffloadTarget::Disk});
+
+    f = sectionForm(QStringLiteral("eval"));
+    addOptInt(
+        f, QStringLiteral("eval.max_response_len"), tr("Eval max response length"),
+        [](Recipe& r) -> std::optional<int>& { return r.eval.maxResponseLen; }, 1, 1 << 22);
+    addBool(f, QStringLiteral("eval.skip_eval_before_train"), tr("Skip eval before training"),
+            [](Recipe& r) -> bool& { return r.eval.skipEvalBeforeTrain; });
+
+    f = section(tr("Launcher"), QStringLiteral("launcher"));
+    addOptEnum<plan::LauncherKind>(
+        f, QStringLiteral("launcher.kind"), tr("Kind"),
+        [](Recipe& r) -> std::optional<plan::LauncherKind>& { return r.launcher.kind; },
+        {plan::LauncherKind::MilesScript, plan::LauncherKind::SlimeBash,
+         plan::LauncherKind::Command},
+        tr("default (miles_script for miles, slime_bash otherwise)"));
+    addText(
+        f, QStringLiteral("launcher.entry_point"), tr("Entry point"),
+        [](Recipe& r) -> std::string& { return r.launcher.entryPoint; }, Reason{},
+        tr("train.py (synchronous) or train_async.py (cannot colocate)"));
+    addText(f, QStringLiteral("launcher.script"), tr("Script"),
+            [](Recipe& r) -> std::string& { return r.launcher.script; });
+    addArgv(f);
+    addText(f, QStringLiteral("launcher.workdir"), tr("Working directory"),
+            [](Recipe& r) -> std::string& { return r.launcher.workdir; });
+}
+
+QString RecipeForm::editorPathFor(const QString& path) const {
+    if (editor(path) != nullptr) {
+        return path;
+    }
+    for (const Alias& a : kAliases) {
+        if (path == QLatin1String(a.path) && editor(QLatin1String(a.editor)) != nullptr) {
+            return QLatin1String(a.editor);
+        }
+    }
+    // A parent path ("rollout.eplb", "trainer") -> its first bound child.
+    for (const auto& b : m_bindings) {
+        if (b->path.startsWith(path + QLatin1Char('.'))) {
+            return b->path;
+        }
+    }
+    // A child of a bound field ("eval.datasets[1].path") -> the nearest bound parent.
+    QString p = path;
+    while (!p.isEmpty()) {
+        const qsizetype cut =
+            std::max(p.lastIndexOf(QLatin1Char('.')), p.lastIndexOf(QLatin1Char('[')));
+        p = cut > 0 ? p.left(cut) : QString();
+        if (!p.isEmpty() && editor(p) != nullptr) {
+            return p;
+        }
+    }
+    return {};
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,173 @@
+// issue 19, Design page: every field a finding points at has an editor (over every rule's field
+// and every finding of validating the recipes in recipes/ and tests/plan/data), the hardware
+// profile picker, and no topology for an invalid layout (the reason instead). Real widgets,
+// offscreen; recipes parsed and validated by the real planner.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QDirIterator>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QUndoStack>
+
+#include <set>
+
+#include "backend/plan/catalog.h"
+#include "backend/plan/recipe.h"
+#include "backend/plan/rules.h"
+#include "gui/models/findings_model.h"
+#include "gui/pages/design_page.h"
+#include "gui/pages/plan_views.h"
+#include "gui/pages/recipe_form.h"
+#include "gui/widgets/topology_view.h"
+#include "tests/gui/gui_test_util.h"
+
+using namespace runplane;
+using namespace runplane::gui;
+using runplane::gui::test::waitUntil;
+
+namespace {
+
+QString src() {
+    return test::envPath("RUNPLANE_SOURCE_DIR");
+}
+
+void openRecipe(DesignPage& page, const QString& path) {
+    ASSERT_TRUE(waitUntil([&] { return page.catalogReady(); }, 15000));
+    QString error = QStringLiteral("(not loaded)");
+    const QMetaObject::Connection c =
+        QObject::connect(&page, &DesignPage::fileLoaded, &page,
+                         [&](const QString&, const QString& e) { error = e; });
+    page.openFile(path);
+    const bool loaded = waitUntil([&] { return error != QStringLiteral("(not loaded)"); }, 10000);
+    QObject::disconnect(c);
+    ASSERT_TRUE(loaded);
+    ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+}
+
+}  // namespace
+
+TEST(DesignEditors, EveryFindingPathHasAnEditor) {
+    RecipeForm form;
+    // The rule table's fields (what a rule reports when it names no more precise field).
+    for (const plan::RuleInfo& rule : plan::ruleTable()) {
+        EXPECT_FALSE(form.editorPathFor(QString::fromLatin1(rule.field)).isEmpty())
+            << "rule " << rule.id << " points at " << rule.field << ", which has no editor";
+    }
+    // The findings of every recipe in recipes/ and tests/plan/data (those that parse).
+    auto catalog = plan::ModelCatalog::loadDirectory((src() + "/recipes/models").toStdString());
+    ASSERT_TRUE(catalog) << catalog.error();
+    std::set<std::string> paths;
+    int recipes = 0;
+    for (const char* dir : {"/recipes", "/tests/plan/data"}) {
+        QDirIterator it(src() + QLatin1String(dir), {QStringLiteral("*.yaml")}, QDir::Files,
+                        QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const QString file = it.next();
+            if (file.contains(QStringLiteral("/recipes/models/"))) {
+                continue;  // model definitions, not recipes
+            }
+            auto recipe = plan::loadRecipe(file.toStdString());
+            if (!recipe) {
+                continue;  // a parse error names its key, which has no editor by definition
+            }
+            ++recipes;
+            for (const plan::Finding& f : plan::validate(*recipe, *catalog)) {
+                paths.insert(f.fieldPath);
+            }
+        }
+    }
+    EXPECT_GE(recipes, 20);
+    EXPECT_GE(paths.size(), 5u);
+    for (const std::string& p : paths) {
+        EXPECT_FALSE(form.editorPathFor(QString::fromStdString(p)).isEmpty())
+            << "a finding points at " << p << ", which has no editor";
+    }
+    // The fields issue 19 named have editors of their own.
+    for (const char* p : {"batch.max_tokens_per_gpu", "rollout.temperature", "lora.target_modules",
+                          "launcher.argv", "batch.num_steps_per_rollout"}) {
+        EXPECT_NE(form.editor(QString::fromLatin1(p)), nullptr) << p;
+        EXPECT_EQ(form.editorPathFor(QString::fromLatin1(p)), QString::fromLatin1(p));
+    }
+}
+
+TEST(DesignEditors, NewEditorsEditTheRecipe) {
+    DesignPage page;
+    page.resize(1500, 950);
+    page.show();
+    openRecipe(page, src() + QStringLiteral("/recipes/smoke-local.yaml"));
+    auto* tokens =
+        qobject_cast<QSpinBox*>(page.form()->editor(QStringLiteral("batch.max_tokens_per_gpu")));
+    ASSERT_NE(tokens, nullptr);
+    tokens->setValue(9216);
+    EXPECT_EQ(page.recipe().batch.maxTokensPerGpu, 9216);
+    auto* modules =
+        qobject_cast<QLineEdit*>(page.form()->editor(QStringLiteral("lora.target_modules")));
+    ASSERT_NE(modules, nullptr);
+    EXPECT_EQ(modules->text(), QStringLiteral("q_proj, k_proj, v_proj, o_proj"));
+    modules->setText(QStringLiteral("all-linear"));
+    emit modules->textEdited(modules->text());
+    EXPECT_EQ(page.recipe().lora.targetModules, std::vector<std::string>{"all-linear"});
+    page.undoStack()->undo();
+    EXPECT_EQ(page.recipe().lora.targetModules.size(), 4u);
+}
+
+TEST(DesignEditors, HardwareProfilePicker) {
+    DesignPage page;
+    page.resize(1500, 950);
+    page.show();
+    openRecipe(page, src() + QStringLiteral("/recipes/vime-qwen3-30B-A3B-2x8.yaml"));
+    auto* combo = qobject_cast<QComboBox*>(page.form()->editor(QStringLiteral("hardware")));
+    ASSERT_NE(combo, nullptr);
+    const auto& profiles = hardwareProfiles();
+    ASSERT_EQ(profiles.size(), 5u);
+    int gb300 = -1;
+    for (size_t i = 0; i < profiles.size(); ++i) {
+        if (std::string(profiles[i].gpu) == "GB300") {
+            gb300 = static_cast<int>(i) + 1;  // after "custom"
+        }
+    }
+    ASSERT_GT(gb300, 0);
+    combo->setCurrentIndex(gb300);
+    emit combo->activated(gb300);
+    const plan::Hardware& h = page.recipe().hardware;
+    EXPECT_EQ(h.gpu, "GB300");
+    EXPECT_DOUBLE_EQ(h.gpuMemoryGb, 288);
+    EXPECT_EQ(h.gpusPerNode, 4);
+    EXPECT_DOUBLE_EQ(h.hostRamGb, 956);
+    EXPECT_EQ(h.cpuArch, plan::CpuArch::Aarch64);
+    EXPECT_EQ(matchingProfile(h), gb300 - 1);
+    // Editing one field by hand makes it a custom node again.
+    auto* ram = page.form()->editor(QStringLiteral("hardware.host_ram_gb"));
+    ASSERT_NE(ram, nullptr);
+    plan::Recipe r = page.recipe();
+    r.hardware.hostRamGb = 1000;
+    page.setRecipe(r, QStringLiteral("host RAM"));
+    EXPECT_EQ(combo->currentIndex(), 0);
+}
+
+TEST(DesignEditors, NoTopologyForAnInvalidLayout) {
+    DesignPage page;
+    page.resize(1500, 950);
+    page.show();
+    openRecipe(page, src() + QStringLiteral("/recipes/vime-qwen3-30B-A3B-2x8.yaml"));
+    ASSERT_EQ(page.topologyView()->data().cells.size(), 16u);
+    ASSERT_TRUE(page.topologyView()->data().invalidReason.isEmpty());
+    // TP 3 on 2 x 8 GPUs: the world does not divide into TP x PP x CP.
+    auto* tp = qobject_cast<QSpinBox*>(page.form()->editor(QStringLiteral("trainer.tp")));
+    ASSERT_NE(tp, nullptr);
+    tp->setValue(3);
+    ASSERT_GE(page.findingsModel()->errorCount(), 1);
+    const TopologyData& bad = page.topologyView()->data();
+    EXPECT_TRUE(bad.cells.empty());
+    EXPECT_TRUE(bad.invalidReason.startsWith(QStringLiteral("No topology")));
+    EXPECT_TRUE(bad.invalidReason.contains(QStringLiteral("trainer.")))
+        << bad.invalidReason.toStdString();
+    // invalidLayoutReason names exactly the layout rules' errors of the plan.
+    const QString reason = invalidLayoutReason(page.result().plan.findings);
+    ASSERT_FALSE(reason.isEmpty());
+    EXPECT_TRUE(bad.invalidReason.endsWith(reason));
+    page.undoStack()->undo();
+    EXPECT_EQ(page.topologyView()->data().cells.size(), 16u);
+    EXPECT_TRUE(page.topologyView()->data().invalidReason.isEmpty());
+}
