@@ -23,6 +23,7 @@
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
 #include "backend/agent/stream_pump.h"
+#include "backend/agent/tls_floor.h"
 #include "backend/agent/work_pool.h"
 #include "backend/agent/workdir.h"
 
@@ -84,6 +85,9 @@ int daemonMain(int argc, char** argv) {
     sigaddset(&signals, SIGHUP);
     ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
+    if (Status s = enforceTlsFloor(); !s.ok()) {
+        return fail(s.error());
+    }
 
     bool help = false;
     auto parsed = parseDaemonArgs(argc, argv, &help);
@@ -220,7 +224,7 @@ int daemonMain(int argc, char** argv) {
 
     std::shared_ptr<grpc::ServerCredentials> creds;
     if (!tlsCertPem.empty()) {
-        // gRPC's TLS floor is 1.2 (tsi's default minimum); older handshakes are refused.
+        // TLS 1.2 is the floor through the OpenSSL configuration (tls_floor.h).
         grpc::SslServerCredentialsOptions ssl(
             tlsClientCaPem.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                                    : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);

@@ -18,15 +18,15 @@
 #include "backend/agent/spool.h"
 #include "backend/common/result.h"
 
+namespace httplib {
+class Server;
+}
+
 namespace runplane::agent {
 
 /// The exposition text for one scrape.
 std::string renderPrometheus(const CollectorSnapshot& snapshot, const SpoolStats& spool,
                              const std::string& nodeId);
-
-namespace httplib {
-class Server;
-}
 
 struct MetricsServerOptions {
     std::string host;

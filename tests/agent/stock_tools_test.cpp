@@ -30,6 +30,17 @@ using testing::TempDir;
 constexpr const char* kToken = "s3cret-token-0123456789abcdef";
 
 // grpc.health.v1.Health/Check with a hand-encoded HealthCheckRequest {service = name}; returns the
+// `openssl s_client` offering TLS 1.1 only. SECLEVEL=0 lets the client itself offer 1.1 (Debian's
+// OpenSSL refuses to by default, which would make the check pass without reaching the server).
+// Returns the exit status; `out` gets the transcript.
+int connectWithTls11(const std::string& target, const std::string& caFile, std::string* out) {
+    return testing::runCommand(
+        {"sh", "-c",
+         "echo | openssl s_client -connect " + target +
+             " -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile " + caFile + " 2>&1"},
+        out);
+}
+
 // status code and the response's ServingStatus (field 1), -1 when absent.
 std::pair<grpc::StatusCode, int> healthCheck(const std::string& address, const std::string& name) {
     auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
@@ -168,17 +179,16 @@ TEST(StockTools, MetricsOverHttpsWithBasicAuthAndBearerToken) {
     // TLS 1.1 is refused, TLS 1.2 accepted (openssl s_client).
     std::string out;
     const std::string target = "127.0.0.1:" + std::to_string(port);
-    EXPECT_NE(testing::runCommand({"openssl", "s_client", "-connect", target, "-tls1_1", "-CAfile",
-                                   dir.path() + "/ca.pem"},
-                                  &out),
-              0)
-        << out;
+    EXPECT_NE(connectWithTls11(target, dir.path() + "/ca.pem", &out), 0) << out;
+    EXPECT_NE(out.find("Cipher is (NONE)"), std::string::npos) << "no session: " << out;
+    out.clear();  // runCommand appends
     EXPECT_EQ(testing::runCommand({"sh", "-c",
                                    "echo | openssl s_client -connect " + target +
                                        " -tls1_2 -CAfile " + dir.path() + "/ca.pem"},
                                   &out),
               0)
         << out;
+    EXPECT_EQ(out.find("Cipher is (NONE)"), std::string::npos) << out;
 }
 
 TEST(StockTools, MetricsOffLoopbackNeedsTlsAndCredentials) {
@@ -209,11 +219,8 @@ TEST(StockTools, GrpcPortRefusesTls11) {
                      dir.path() + "/server.key", "--token-file", dir.path() + "/token"});
     ASSERT_TRUE(d.ok()) << d.error();
     std::string out;
-    EXPECT_NE(testing::runCommand({"openssl", "s_client", "-connect", d.address(), "-tls1_1",
-                                   "-CAfile", dir.path() + "/ca.pem"},
-                                  &out),
-              0)
-        << out;
+    EXPECT_NE(connectWithTls11(d.address(), dir.path() + "/ca.pem", &out), 0) << out;
+    EXPECT_NE(out.find("Cipher is (NONE)"), std::string::npos) << "no session: " << out;
 }
 
 TEST(StockTools, RepeatedWrongTokensLockTheHostOut) {
