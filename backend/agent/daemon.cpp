@@ -179,7 +179,10 @@ int daemonMain(int argc, char** argv) {
             ": not an executable (runplane-supervisor must be installed next to runplaned)");
     }
 
-    auto spool = Spool::open(SpoolOptions{config.stateDir + "/spool.sqlite", config.spoolMaxBytes});
+    SpoolOptions spoolOptions;
+    spoolOptions.path = config.stateDir + "/spool.sqlite";
+    spoolOptions.maxBytes = config.spoolMaxBytes;
+    auto spool = Spool::open(spoolOptions);
     if (!spool) {
         return fail("spool: " + spool.error());
     }
