@@ -7,6 +7,11 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
+# The daemon's log (spdlog, journald-friendly) and its /metrics HTTPS server (cpp-httplib, built
+# by Debian with OpenSSL; pkg-config carries its CPPHTTPLIB_OPENSSL_SUPPORT definition).
+find_package(spdlog CONFIG REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(benchmark CONFIG QUIET)
 
 set(RUNPLANE_SUMMARY "")

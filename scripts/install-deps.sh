@@ -9,7 +9,7 @@ PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libtorch-dev libopenblas0-pthread
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
-  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcpp-httplib-dev
   xvfb xauth fonts-dejavu-core python3 python3-venv openssl patchelf curl
 )
 missing=()

@@ -23,6 +23,20 @@ grpc::Status invalid(const std::string& message) {
     return {grpc::StatusCode::INVALID_ARGUMENT, message};
 }
 
+// Cursor names are stored and logged: bounded, printable, no quotes to confuse a log reader.
+std::string invalidConsumer(const std::string& name) {
+    if (name.size() > 128) {
+        return "consumer: " + std::to_string(name.size()) +
+               " characters; a watcher cursor name has at most 128";
+    }
+    for (const char c : name) {
+        if (c < 0x21 || c > 0x7e || c == '\'' || c == '"') {
+            return "consumer: only printable ASCII without spaces or quotes is allowed";
+        }
+    }
+    return {};
+}
+
 bool isFinal(v1::RunState s) {
     return s == v1::RUN_STATE_SUCCEEDED || s == v1::RUN_STATE_FAILED ||
            s == v1::RUN_STATE_STOPPED || s == v1::RUN_STATE_LOST;
@@ -436,6 +450,9 @@ grpc::ServerWriteReactor<v1::TelemetryBatch>* AgentService::WatchTelemetry(
             invalid("sample_hz: " + std::to_string(request->sample_hz()) +
                     " is outside 0..10 (0 = the daemon's default)"));
     }
+    if (std::string why = invalidConsumer(request->consumer()); !why.empty()) {
+        return new RefusedWriter<v1::TelemetryBatch>(invalid(why));
+    }
     const std::uint64_t incarnation = m_deps.spool->incarnation();
     if (request->spool_incarnation() != 0 && request->spool_incarnation() != incarnation) {
         return new RefusedWriter<v1::TelemetryBatch>(grpc::Status(
@@ -453,6 +470,13 @@ grpc::ServerWriteReactor<v1::TelemetryBatch>* AgentService::WatchTelemetry(
                 " is beyond the next sequence number " + std::to_string(stats.nextSeq) +
                 " of node " + m_deps.nodeId + " (was its state directory replaced?)"));
     }
+    // The cursor holds this watcher's records from here on (a small SQLite write: the pool's).
+    m_deps.pool->post([spool = m_deps.spool, logger = m_deps.logger, consumer = request->consumer(),
+                       from = request->from_seq()] {
+        if (Status s = spool->openCursor(consumer, from); !s.ok()) {
+            logger->warn("watcher cursor '" + consumer + "': " + s.error());
+        }
+    });
     auto state = std::make_shared<WatchState>();
     state->spool = m_deps.spool;
     state->logger = m_deps.logger;
@@ -469,7 +493,11 @@ grpc::ServerUnaryReactor* AgentService::AckTelemetry(grpc::CallbackServerContext
                                                      const v1::AckTelemetryRequest* request,
                                                      v1::AckTelemetryResponse* response) {
     return unary(ctx, "AckTelemetry", [this, request, response] {
-        auto trimmed = m_deps.spool->acknowledge(request->committed_through_seq());
+        if (std::string why = invalidConsumer(request->consumer()); !why.empty()) {
+            return invalid(why);
+        }
+        auto trimmed =
+            m_deps.spool->acknowledge(request->consumer(), request->committed_through_seq());
         if (!trimmed) {
             return grpc::Status(grpc::StatusCode::OUT_OF_RANGE, trimmed.error());
         }

@@ -17,10 +17,13 @@
 #include "backend/agent/collector.h"
 #include "backend/agent/daemon_config.h"
 #include "backend/agent/metrics_http.h"
+#include "backend/agent/metrics_web_config.h"
 #include "backend/agent/node_info.h"
+#include "backend/agent/privileges.h"
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
 #include "backend/agent/stream_pump.h"
+#include "backend/agent/tls_floor.h"
 #include "backend/agent/work_pool.h"
 #include "backend/agent/workdir.h"
 
@@ -71,19 +74,6 @@ int fail(const std::string& message) {
     return 2;
 }
 
-LogLevel levelOf(const std::string& name) {
-    if (name == "debug") {
-        return LogLevel::Debug;
-    }
-    if (name == "warn") {
-        return LogLevel::Warning;
-    }
-    if (name == "error") {
-        return LogLevel::Error;
-    }
-    return LogLevel::Info;
-}
-
 }  // namespace
 
 int daemonMain(int argc, char** argv) {
@@ -95,6 +85,9 @@ int daemonMain(int argc, char** argv) {
     sigaddset(&signals, SIGHUP);
     ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
+    if (Status s = enforceTlsFloor(); !s.ok()) {
+        return fail(s.error());
+    }
 
     bool help = false;
     auto parsed = parseDaemonArgs(argc, argv, &help);
@@ -109,7 +102,67 @@ int daemonMain(int argc, char** argv) {
     if (Status s = checkSecurity(config); !s.ok()) {
         return fail(s.error());
     }
-    StderrLogger logger(levelOf(config.logLevel));
+    StderrLogger logger(*parseLogLevel(config.logLevel), *parseLogFormat(config.logFormat));
+
+    // Every credential is read now, while the daemon may still be root and able to read them.
+    std::optional<std::string> token;
+    if (!config.tokenFile.empty()) {
+        auto t = readTokenFile(config.tokenFile);
+        if (!t) {
+            return fail(t.error());
+        }
+        token = *t;
+    }
+    std::string tlsCertPem, tlsKeyPem, tlsClientCaPem;
+    if (!config.tlsCert.empty()) {
+        auto cert = readFile(config.tlsCert, "--tls-cert");
+        auto key = readFile(config.tlsKey, "--tls-key");
+        if (!cert || !key) {
+            return fail(!cert ? cert.error() : key.error());
+        }
+        for (Status s :
+             {checkPem(*cert, config.tlsCert, false), checkPem(*key, config.tlsKey, true)}) {
+            if (!s.ok()) {
+                return fail(s.error());
+            }
+        }
+        tlsCertPem = std::move(*cert);
+        tlsKeyPem = std::move(*key);
+        if (!config.tlsClientCa.empty()) {
+            auto ca = readFile(config.tlsClientCa, "--tls-client-ca");
+            if (!ca) {
+                return fail(ca.error());
+            }
+            tlsClientCaPem = std::move(*ca);
+        }
+    }
+    MetricsWebConfig metricsWeb;
+    if (!config.metricsWebConfig.empty()) {
+        auto web = loadMetricsWebConfig(config.metricsWebConfig);
+        if (!web) {
+            return fail(web.error());
+        }
+        auto mp = parseHostPort(config.metricsListen, "--metrics-listen");
+        if (!isLoopbackHost(mp->host) && (!web->tls() || !web->authenticates())) {
+            return fail("--metrics-listen " + config.metricsListen + " is not a loopback address: " +
+                        config.metricsWebConfig +
+                        " must give tls_server_config and at least one of basic_auth_users, "
+                        "bearer_token_file, tls_server_config.client_ca_file");
+        }
+        metricsWeb = std::move(*web);
+    }
+    auto privileges = dropPrivileges(config.user);
+    if (!privileges) {
+        return fail(privileges.error());
+    }
+    if (privileges->dropped) {
+        logger.info("started as root; now running as " + privileges->user + " (uid " +
+                    std::to_string(privileges->uid) + ", gid " + std::to_string(privileges->gid) +
+                    ")");
+    } else if (::geteuid() == 0) {
+        logger.warn("running as root: no 'runplane' account and no --user given (install.sh "
+                    "creates the account; docs/security.md)");
+    }
 
     if (Status s = makeDirectories(config.stateDir, 0700); !s.ok()) {
         return fail("--state-dir " + s.error());
@@ -130,14 +183,6 @@ int daemonMain(int argc, char** argv) {
     if (Status s = makeDirectories(config.runRoot, 0750); !s.ok()) {
         return fail("--run-root " + s.error());
     }
-    std::optional<std::string> token;
-    if (!config.tokenFile.empty()) {
-        auto t = readTokenFile(config.tokenFile);
-        if (!t) {
-            return fail(t.error());
-        }
-        token = *t;
-    }
     if (config.supervisorPath.empty()) {
         config.supervisorPath = selfDir() + "/runplane-supervisor";
     }
@@ -147,7 +192,10 @@ int daemonMain(int argc, char** argv) {
             ": not an executable (runplane-supervisor must be installed next to runplaned)");
     }
 
-    auto spool = Spool::open(SpoolOptions{config.stateDir + "/spool.sqlite", config.spoolMaxBytes});
+    SpoolOptions spoolOptions;
+    spoolOptions.path = config.stateDir + "/spool.sqlite";
+    spoolOptions.maxBytes = config.spoolMaxBytes;
+    auto spool = Spool::open(spoolOptions);
     if (!spool) {
         return fail("spool: " + spool.error());
     }
@@ -175,7 +223,9 @@ int daemonMain(int argc, char** argv) {
     StreamPump pump;
     WorkPool pool(config.workThreads);
     NodeInventory inventory(config.nodeId, config.gpuTelemetry);
-    Authenticator auth(token, logger);
+    AuthThrottleOptions throttle;
+    throttle.maxFailures = config.authMaxFailures;
+    Authenticator auth(token, logger, throttle);
     collector.setOnAppend([&pump] { pump.wake(); });
     collector.start();
 
@@ -192,30 +242,13 @@ int daemonMain(int argc, char** argv) {
     AgentService service(deps);
 
     std::shared_ptr<grpc::ServerCredentials> creds;
-    if (!config.tlsCert.empty()) {
-        auto cert = readFile(config.tlsCert, "--tls-cert");
-        auto key = readFile(config.tlsKey, "--tls-key");
-        if (!cert || !key) {
-            return fail(!cert ? cert.error() : key.error());
-        }
-        for (Status s :
-             {checkPem(*cert, config.tlsCert, false), checkPem(*key, config.tlsKey, true)}) {
-            if (!s.ok()) {
-                return fail(s.error());
-            }
-        }
+    if (!tlsCertPem.empty()) {
+        // TLS 1.2 is the floor through the OpenSSL configuration (tls_floor.h).
         grpc::SslServerCredentialsOptions ssl(
-            config.tlsClientCa.empty()
-                ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-        if (!config.tlsClientCa.empty()) {
-            auto ca = readFile(config.tlsClientCa, "--tls-client-ca");
-            if (!ca) {
-                return fail(ca.error());
-            }
-            ssl.pem_root_certs = *ca;
-        }
-        ssl.pem_key_cert_pairs.push_back({*key, *cert});
+            tlsClientCaPem.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                   : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+        ssl.pem_root_certs = tlsClientCaPem;
+        ssl.pem_key_cert_pairs.push_back({tlsKeyPem, tlsCertPem});
         creds = grpc::SslServerCredentials(ssl);
     } else {
         creds = grpc::InsecureServerCredentials();
@@ -240,6 +273,10 @@ int daemonMain(int argc, char** argv) {
         }
         return fail("--listen " + config.listen + ": cannot listen (address in use or not local?)");
     }
+    // Health by service name, for grpc-health-probe and Kubernetes probes ("" = the server).
+    if (auto* health = server->GetHealthCheckService()) {
+        health->SetServingStatus("runplane.v1.Agent", true);
+    }
     auto hp = parseHostPort(config.listen, "--listen");
     const std::string host =
         hp->host.find(':') != std::string::npos ? "[" + hp->host + "]" : hp->host;
@@ -249,8 +286,12 @@ int daemonMain(int argc, char** argv) {
     std::unique_ptr<MetricsServer> metrics;
     if (!config.metricsListen.empty()) {
         auto mp = parseHostPort(config.metricsListen, "--metrics-listen");
+        MetricsServerOptions metricsOptions;
+        metricsOptions.host = mp->host;
+        metricsOptions.port = mp->port;
+        metricsOptions.web = metricsWeb;
         auto started = MetricsServer::start(
-            mp->host, mp->port,
+            metricsOptions,
             [&collector, &spool, &config] {
                 return renderPrometheus(collector.snapshot(), (*spool)->stats(), config.nodeId);
             },
@@ -261,8 +302,8 @@ int daemonMain(int argc, char** argv) {
             return fail(started.error());
         }
         metrics = std::move(*started);
-        std::printf("runplaned metrics on http://%s:%d/metrics\n", mp->host.c_str(),
-                    metrics->port());
+        std::printf("runplaned metrics on %s://%s:%d/metrics\n",
+                    metrics->tls() ? "https" : "http", mp->host.c_str(), metrics->port());
         std::fflush(stdout);
     }
     logger.info("runplaned " + std::string(daemonVersion()) + " node " + config.nodeId +
@@ -280,6 +321,9 @@ int daemonMain(int argc, char** argv) {
     }
     logger.info(std::string("shutting down on ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
                 "; runs keep running under their supervisors");
+    if (auto* health = server->GetHealthCheckService()) {
+        health->Shutdown();  // every service NOT_SERVING while the last calls drain
+    }
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     collector.stop();
     pump.stop();

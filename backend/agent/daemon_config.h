@@ -21,6 +21,9 @@ struct DaemonConfig {
     std::string tokenFile;                        // --token-file
     bool requireTls = false;                      // --require-tls: the rule applies on loopback
     std::string metricsListen;                    // --metrics-listen HOST:PORT ("" = off)
+    std::string metricsWebConfig;                 // --metrics-web-config FILE (TLS, auth)
+    int authMaxFailures = 10;                     // --auth-max-failures per minute (0 = off)
+    std::string user;                             // --user: drop root to this account
     double stallSeconds = 600;                    // --stall-seconds (0 = off)
     std::uint64_t memAlarmBytes = 0;              // --mem-alarm-bytes (0 = off)
     double memAlarmSeconds = 60;                  // --mem-alarm-seconds
@@ -30,7 +33,8 @@ struct DaemonConfig {
     double stopGraceSeconds = 10;                 // --stop-grace-seconds (StopRun default)
     bool gpuTelemetry = true;                     // --no-gpu turns it off
     unsigned workThreads = 4;
-    std::string logLevel = "info";  // --log-level debug|info|warn|error
+    std::string logLevel = "info";   // --log-level debug|info|warn|error
+    std::string logFormat = "auto";  // --log-format auto|text|journald
 };
 
 /// Parses argv; errors name the flag ("--sample-hz: 20 is above the maximum of 10").
@@ -49,7 +53,8 @@ bool isLoopbackHost(const std::string& host);
 
 /// The security rule: loopback needs nothing (unless --require-tls); any other address needs
 /// --tls-cert and --tls-key, and --token-file or --tls-client-ca. Also checks that the named files
-/// are readable.
+/// are readable. /metrics off loopback needs --metrics-web-config (its TLS and credentials are
+/// checked when it is loaded, metrics_web_config.h).
 Status checkSecurity(const DaemonConfig& config);
 
 /// Reads the bearer token (first line, trimmed; at least 16 characters). Error names the file.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/agent/daemon_config.h"
+#include "backend/agent/logger.h"
 #include "common/build_info.h"
 
 namespace runplane::agent {
@@ -132,11 +133,15 @@ Status checkSecurity(const DaemonConfig& c) {
         if (!mp) {
             return Error{mp.error()};
         }
-        if (!isLoopbackHost(mp->host)) {
+        if (!isLoopbackHost(mp->host) && c.metricsWebConfig.empty()) {
             return Error{"--metrics-listen " + c.metricsListen +
-                         ": the Prometheus endpoint is plain HTTP and serves loopback only; "
-                         "scrape it through a local agent or reverse proxy"};
+                         " is not a loopback address: refusing to serve /metrics without TLS "
+                         "and credentials. Give --metrics-web-config FILE (tls_server_config plus "
+                         "basic_auth_users, bearer_token_file or client_ca_file; docs/daemon.md)"};
         }
+    }
+    if (!c.metricsWebConfig.empty() && c.metricsListen.empty()) {
+        return Error{"--metrics-web-config needs --metrics-listen"};
     }
     return {};
 }
@@ -169,7 +174,15 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
     app.add_flag("--require-tls", c.requireTls,
                  "demand TLS and authentication even on loopback (tests, shared hosts)");
     app.add_option("--metrics-listen", c.metricsListen,
-                   "Prometheus /metrics on HOST:PORT (loopback)");
+                   "Prometheus /metrics on HOST:PORT (off loopback: needs --metrics-web-config)");
+    app.add_option("--metrics-web-config", c.metricsWebConfig,
+                   "exporter-toolkit style web config for /metrics: TLS, basic auth, bearer token");
+    app.add_option("--auth-max-failures", c.authMaxFailures,
+                   "failed authentications per peer host per minute before a lockout (0: off)")
+        ->capture_default_str();
+    app.add_option("--user", c.user,
+                   "started as root: run as this user after reading credentials (default: "
+                   "'runplane' if it exists)");
     app.add_option("--stall-seconds", c.stallSeconds,
                    "EVENT_STALL after this long without a progress line (0 = off)")
         ->capture_default_str();
@@ -188,6 +201,10 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
         ->capture_default_str();
     app.add_flag("--no-gpu", noGpu, "do not query NVML");
     app.add_option("--log-level", c.logLevel, "debug, info, warn or error")->capture_default_str();
+    app.add_option("--log-format", c.logFormat,
+                   "text, journald (<N> priority prefixes, no timestamp) or auto (journald when "
+                   "stderr is the systemd journal)")
+        ->capture_default_str();
     app.set_version_flag("--version", versionLine("runplaned"));
     try {
         app.parse(argc, argv);
@@ -245,9 +262,14 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
     if (c.maxRequestBytes < 1024 || c.maxRequestBytes > (1ull << 30)) {
         return Error{"--max-request-bytes: must be within 1 KiB .. 1 GiB"};
     }
-    if (c.logLevel != "debug" && c.logLevel != "info" && c.logLevel != "warn" &&
-        c.logLevel != "error") {
-        return Error{"--log-level: '" + c.logLevel + "' is not debug, info, warn or error"};
+    if (auto level = parseLogLevel(c.logLevel); !level) {
+        return Error{level.error()};
+    }
+    if (auto format = parseLogFormat(c.logFormat); !format) {
+        return Error{format.error()};
+    }
+    if (c.authMaxFailures < 0 || c.authMaxFailures > 100000) {
+        return Error{"--auth-max-failures: must be within 0 .. 100000"};
     }
     c.gpuTelemetry = !noGpu;
     if (c.stateDir.empty()) {

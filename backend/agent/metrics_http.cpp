@@ -1,15 +1,11 @@
 #include "backend/agent/metrics_http.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <sstream>
 
 #include "backend/agent/node_info.h"
@@ -38,6 +34,88 @@ void metric(std::ostringstream& o, const char* name, const char* type, const cha
             double value, const std::string& labels = "") {
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n'
       << name << (labels.empty() ? "" : "{" + labels + "}") << ' ' << value << '\n';
+}
+
+// The Prometheus client libraries' process collector: CPU seconds and start time from
+// /proc/self/stat (fields 14, 15 and 22, in clock ticks; start is relative to /proc/stat btime).
+void appendProcessMetrics(std::ostringstream& o) {
+    const auto stat = readSmallFile("/proc/self/stat", 4096);
+    const auto procStat = readSmallFile("/proc/stat", 1 << 20);
+    if (!stat) {
+        return;
+    }
+    // The command name (field 2) may hold spaces; the fields after it start past the last ')'.
+    const auto close = stat->rfind(')');
+    if (close == std::string::npos) {
+        return;
+    }
+    std::istringstream in(stat->substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0, start = 0;
+    for (int i = 3; i <= 22 && in >> field; ++i) {
+        if (i == 14) {
+            utime = std::strtod(field.c_str(), nullptr);
+        } else if (i == 15) {
+            stime = std::strtod(field.c_str(), nullptr);
+        } else if (i == 22) {
+            start = std::strtod(field.c_str(), nullptr);
+        }
+    }
+    const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    metric(o, "process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent in seconds.", (utime + stime) / ticks);
+    if (procStat) {
+        const auto at = procStat->find("\nbtime ");
+        if (at != std::string::npos) {
+            const double btime = std::strtod(procStat->c_str() + at + 7, nullptr);
+            metric(o, "process_start_time_seconds", "gauge",
+                   "Start time of the process since unix epoch in seconds.", btime + start / ticks);
+        }
+    }
+}
+
+// PEM text (read before the daemon dropped root) into the TLS context: the first certificate is
+// the server's, the rest its chain.
+std::unique_ptr<BIO, decltype(&BIO_free)> memoryBio(const std::string& pem) {
+    return {BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free};
+}
+
+bool useCertificateChain(SSL_CTX& ctx, const std::string& pem) {
+    auto bio = memoryBio(pem);
+    X509* leaf = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr);
+    if (leaf == nullptr) {
+        return false;
+    }
+    const bool ok = SSL_CTX_use_certificate(&ctx, leaf) == 1;
+    X509_free(leaf);
+    while (X509* chain = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        SSL_CTX_add0_chain_cert(&ctx, chain);  // takes ownership
+    }
+    ERR_clear_error();  // the loop ends on an expected "no start line"
+    return ok;
+}
+
+bool usePrivateKey(SSL_CTX& ctx, const std::string& pem) {
+    auto bio = memoryBio(pem);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
+    if (key == nullptr) {
+        return false;
+    }
+    const bool ok = SSL_CTX_use_PrivateKey(&ctx, key) == 1 && SSL_CTX_check_private_key(&ctx) == 1;
+    EVP_PKEY_free(key);
+    return ok;
+}
+
+bool addClientCas(SSL_CTX& ctx, const std::string& pem) {
+    auto bio = memoryBio(pem);
+    X509_STORE* store = SSL_CTX_get_cert_store(&ctx);
+    int added = 0;
+    while (X509* ca = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        added += X509_STORE_add_cert(store, ca) == 1 ? 1 : 0;
+        X509_free(ca);
+    }
+    ERR_clear_error();
+    return added > 0;
 }
 
 }  // namespace
@@ -150,6 +228,7 @@ std::string renderPrometheus(const CollectorSnapshot& s, const SpoolStats& spool
            static_cast<double>(spool.droppedRecords));
     metric(o, "runplane_telemetry_report_hz", "gauge", "Current telemetry report rate.",
            s.reportHz);
+    appendProcessMetrics(o);
     if (auto statm = readSmallFile("/proc/self/statm", 256)) {
         std::istringstream in(*statm);
         std::uint64_t size = 0, resident = 0;
@@ -169,124 +248,97 @@ std::string renderPrometheus(const CollectorSnapshot& s, const SpoolStats& spool
     return o.str();
 }
 
-Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const std::string& host, int port,
+Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const MetricsServerOptions& options,
                                                             std::function<std::string()> render,
                                                             Logger& logger) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        return Error{std::string("--metrics-listen: socket: ") + std::strerror(errno)};
+    std::unique_ptr<httplib::Server> server;
+    const MetricsWebConfig& web = options.web;
+    if (web.tls()) {
+        std::string sslError;
+        auto ssl = std::make_unique<httplib::SSLServer>([&web, &sslError](SSL_CTX& ctx) {
+            // TLS 1.2 is the floor, as for the gRPC port (docs/security.md).
+            SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+            if (!useCertificateChain(ctx, web.certPem)) {
+                sslError =
+                    "tls_server_config.cert_file " + web.certFile + ": not a PEM certificate";
+                return false;
+            }
+            if (!usePrivateKey(ctx, web.keyPem)) {
+                sslError = "tls_server_config.key_file " + web.keyFile +
+                           ": not the private key of cert_file " + web.certFile;
+                return false;
+            }
+            if (!web.clientCaPem.empty()) {
+                if (!addClientCas(ctx, web.clientCaPem)) {
+                    sslError = "tls_server_config.client_ca_file " + web.clientCaFile +
+                               ": not a PEM certificate bundle";
+                    return false;
+                }
+                SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                                   nullptr);
+            }
+            return true;
+        });
+        if (!ssl->is_valid()) {
+            return Error{"--metrics-web-config: " +
+                         (sslError.empty() ? std::string("cannot set up TLS") : sslError)};
+        }
+        server = std::move(ssl);
+    } else {
+        server = std::make_unique<httplib::Server>();
     }
-    int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    const std::string h = host == "localhost" ? "127.0.0.1" : host;
-    if (::inet_pton(AF_INET, h.c_str(), &addr.sin_addr) != 1) {
-        ::close(fd);
-        return Error{"--metrics-listen: '" + host + "' is not an IPv4 loopback address"};
+    // One worker: a scrape is cheap, and every pool thread costs the node resident memory.
+    server->new_task_queue = [] { return new httplib::ThreadPool(1); };
+    server->set_read_timeout(2, 0);
+    server->set_write_timeout(5, 0);
+    server->set_keep_alive_max_count(100);
+    server->set_payload_max_length(8192);
+    auto auth = std::make_shared<MetricsAuth>(web.basicAuthUsers, web.bearerToken);
+    server->set_pre_routing_handler(
+        [auth, &logger](const httplib::Request& req, httplib::Response& res) {
+            if (auth->allowed(req.get_header_value("Authorization"))) {
+                return httplib::Server::HandlerResponse::Unhandled;
+            }
+            res.status = 401;
+            res.set_header("WWW-Authenticate", "Basic realm=\"runplaned metrics\"");
+            res.set_content("runplaned: /metrics needs credentials (basic auth or bearer token)\n",
+                            "text/plain");
+            logger.warn("refused /metrics scrape from " + req.remote_addr + ": " +
+                        (req.has_header("Authorization") ? "wrong credentials" : "no credentials"));
+            return httplib::Server::HandlerResponse::Handled;
+        });
+    server->Get("/metrics", [render](const httplib::Request&, httplib::Response& res) {
+        res.set_content(render(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    server->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+        if (res.status == 404) {
+            res.set_content("runplaned: only /metrics is served here\n", "text/plain");
+        }
+    });
+    const std::string host = options.host == "localhost" ? "127.0.0.1" : options.host;
+    int port = options.port;
+    if (port == 0) {
+        port = server->bind_to_any_port(host);
+    } else if (!server->bind_to_port(host, port)) {
+        port = -1;
     }
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(fd, 16) != 0) {
-        const int err = errno;
-        ::close(fd);
-        return Error{"--metrics-listen " + host + ":" + std::to_string(port) + ": " +
-                     std::strerror(err)};
+    if (port <= 0) {
+        return Error{"--metrics-listen " + options.host + ":" + std::to_string(options.port) +
+                     ": cannot listen (address in use or not local?)"};
     }
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    std::unique_ptr<MetricsServer> s(
-        new MetricsServer(fd, ntohs(addr.sin_port), std::move(render), logger));
+    std::unique_ptr<MetricsServer> s(new MetricsServer(std::move(server), port, web.tls()));
     return s;
 }
 
-MetricsServer::MetricsServer(int fd, int port, std::function<std::string()> render, Logger& logger)
-    : m_fd(fd), m_port(port), m_render(std::move(render)), m_logger(logger) {
-    if (::pipe2(m_wake, O_CLOEXEC) != 0) {
-        m_wake[0] = m_wake[1] = -1;
-    }
-    m_thread = std::thread([this] { loop(); });
+MetricsServer::MetricsServer(std::unique_ptr<httplib::Server> server, int port, bool tls)
+    : m_server(std::move(server)), m_port(port), m_tls(tls) {
+    m_thread = std::thread([this] { m_server->listen_after_bind(); });
 }
 
 MetricsServer::~MetricsServer() {
-    if (m_wake[1] >= 0) {
-        [[maybe_unused]] auto n = ::write(m_wake[1], "x", 1);
-    }
+    m_server->stop();
     if (m_thread.joinable()) {
         m_thread.join();
-    }
-    ::close(m_fd);
-    ::close(m_wake[0]);
-    ::close(m_wake[1]);
-}
-
-void MetricsServer::loop() {
-    while (true) {
-        pollfd fds[2] = {{m_fd, POLLIN, 0}, {m_wake[0], POLLIN, 0}};
-        if (::poll(fds, 2, -1) < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return;
-        }
-        if (fds[1].revents != 0) {
-            return;
-        }
-        const int client = ::accept4(m_fd, nullptr, nullptr, SOCK_CLOEXEC);
-        if (client >= 0) {
-            serve(client);
-            ::close(client);
-        }
-    }
-}
-
-void MetricsServer::serve(int client) {
-    // Read the request head (bounded in size and time).
-    std::string req;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (req.find("\r\n\r\n") == std::string::npos && req.find("\n\n") == std::string::npos &&
-           req.size() < 8192) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now())
-                              .count();
-        if (left <= 0) {
-            return;
-        }
-        pollfd p{client, POLLIN, 0};
-        if (::poll(&p, 1, static_cast<int>(left)) <= 0) {
-            return;
-        }
-        char buf[1024];
-        const ssize_t n = ::recv(client, buf, sizeof(buf), 0);
-        if (n <= 0) {
-            break;
-        }
-        req.append(buf, static_cast<std::size_t>(n));
-    }
-    std::string status = "200 OK", type = "text/plain; version=0.0.4; charset=utf-8", body;
-    if (req.rfind("GET /metrics ", 0) == 0 || req.rfind("GET /metrics?", 0) == 0 ||
-        req.rfind("GET /metrics\r", 0) == 0) {
-        body = m_render();
-    } else if (req.rfind("GET ", 0) == 0) {
-        status = "404 Not Found";
-        type = "text/plain";
-        body = "runplaned: only /metrics is served here\n";
-    } else {
-        status = "405 Method Not Allowed";
-        type = "text/plain";
-        body = "runplaned: only GET /metrics\n";
-    }
-    const std::string head = "HTTP/1.0 " + status + "\r\nContent-Type: " + type +
-                             "\r\nContent-Length: " + std::to_string(body.size()) +
-                             "\r\nConnection: close\r\n\r\n";
-    const std::string all = head + body;
-    std::size_t sent = 0;
-    while (sent < all.size()) {
-        const ssize_t n = ::send(client, all.data() + sent, all.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) {
-            break;
-        }
-        sent += static_cast<std::size_t>(n);
     }
 }
 

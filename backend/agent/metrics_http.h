@@ -1,9 +1,11 @@
 #pragma once
-// Prometheus text exposition (format 0.0.4) on --metrics-listen: a tiny HTTP/1.0 responder that
-// serves GET /metrics on loopback, one connection at a time, so existing Grafana dashboards can
-// scrape nodes. Host series use node_exporter's names, GPU series DCGM exporter's (docs/daemon.md).
+// Prometheus text exposition (format 0.0.4) on --metrics-listen, served by cpp-httplib with one
+// worker thread, so existing Grafana dashboards can scrape nodes. Host series use node_exporter's
+// names, GPU series DCGM exporter's, the process series the client libraries' (docs/daemon.md).
+// Off loopback the endpoint needs a web config (metrics_web_config.h): HTTPS and basic auth, a
+// bearer token or client certificates.
 //
-// Thread-safety: MetricsServer owns one thread; the render function is called on it.
+// Thread-safety: MetricsServer owns its threads; the render function is called on its worker.
 
 #include <functional>
 #include <memory>
@@ -12,8 +14,13 @@
 
 #include "backend/agent/collector.h"
 #include "backend/agent/logger.h"
+#include "backend/agent/metrics_web_config.h"
 #include "backend/agent/spool.h"
 #include "backend/common/result.h"
+
+namespace httplib {
+class Server;
+}
 
 namespace runplane::agent {
 
@@ -21,27 +28,30 @@ namespace runplane::agent {
 std::string renderPrometheus(const CollectorSnapshot& snapshot, const SpoolStats& spool,
                              const std::string& nodeId);
 
+struct MetricsServerOptions {
+    std::string host;
+    int port = 0;  // 0 = pick one
+    MetricsWebConfig web;
+};
+
 class MetricsServer {
   public:
-    /// Binds host:port (port 0 = pick one) and starts serving.
-    static Result<std::unique_ptr<MetricsServer>> start(const std::string& host, int port,
+    /// Binds host:port and starts serving.
+    static Result<std::unique_ptr<MetricsServer>> start(const MetricsServerOptions& options,
                                                         std::function<std::string()> render,
                                                         Logger& logger);
     ~MetricsServer();
     MetricsServer(const MetricsServer&) = delete;
     MetricsServer& operator=(const MetricsServer&) = delete;
     int port() const { return m_port; }
+    bool tls() const { return m_tls; }
 
   private:
-    MetricsServer(int fd, int port, std::function<std::string()> render, Logger& logger);
-    void loop();
-    void serve(int client);
+    MetricsServer(std::unique_ptr<httplib::Server> server, int port, bool tls);
 
-    int m_fd;
+    std::unique_ptr<httplib::Server> m_server;
     int m_port;
-    int m_wake[2] = {-1, -1};
-    std::function<std::string()> m_render;
-    Logger& m_logger;
+    bool m_tls;
     std::thread m_thread;
 };
 

@@ -7,6 +7,13 @@
 #include <random>
 
 namespace runplane::agent {
+
+std::int64_t nowUnixNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 namespace {
 
 constexpr const char* kSchema = R"sql(
@@ -20,13 +27,12 @@ CREATE TABLE IF NOT EXISTS meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS cursors (
+  consumer TEXT PRIMARY KEY,
+  acked_through INTEGER NOT NULL,  -- every seq <= this is committed by the consumer
+  updated_unix_ms INTEGER NOT NULL  -- last watch start or acknowledgement
+);
 )sql";
-
-std::int64_t nowUnixNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // The wrapper's Statement has no blob accessor, so reads of the BLOB column use the C API
 // directly through this small owner.
@@ -380,53 +386,6 @@ Result<std::vector<v1::TelemetryRecord>> Spool::read(std::uint64_t fromSeq,
         out.push_back(std::move(r));
     }
     return out;
-}
-
-Result<std::uint64_t> Spool::acknowledge(std::uint64_t seq) {
-    std::lock_guard lock(m_mutex);
-    if (seq >= m_stats.nextSeq) {
-        return Error{"committed_through_seq " + std::to_string(seq) +
-                     " is beyond the last issued seq " + std::to_string(m_stats.nextSeq - 1)};
-    }
-    if (seq <= m_stats.trimmedThrough) {
-        return m_stats.trimmedThrough;
-    }
-    sqlite::Transaction tx(*m_db);
-    if (!tx.begun().ok()) {
-        return Error{tx.begun().error()};
-    }
-    auto sum = m_db->prepare("SELECT count(*), coalesce(sum(size),0) FROM records WHERE seq <= ?1");
-    if (!sum) {
-        return Error{sum.error()};
-    }
-    sum->bind(1, static_cast<std::int64_t>(seq));
-    if (auto r = sum->step(); !r) {
-        return Error{r.error()};
-    }
-    const auto count = static_cast<std::uint64_t>(sum->columnInt(0));
-    const auto bytes = static_cast<std::uint64_t>(sum->columnInt(1));
-    sum->reset();
-    auto del = m_db->prepare("DELETE FROM records WHERE seq <= ?1");
-    if (!del) {
-        return Error{del.error()};
-    }
-    del->bind(1, static_cast<std::int64_t>(seq));
-    Status s = del->run();
-    if (s.ok()) {
-        s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('trimmed_through', '" +
-                       std::to_string(seq) + "')");
-    }
-    if (s.ok()) {
-        s = tx.commit();
-    }
-    if (!s.ok()) {
-        return Error{s.error()};
-    }
-    m_stats.trimmedThrough = seq;
-    m_stats.records -= count;
-    m_stats.payloadBytes -= bytes;
-    m_stats.oldestKeptSeq = m_stats.records == 0 ? 0 : std::max(m_stats.oldestKeptSeq, seq + 1);
-    return seq;
 }
 
 std::optional<std::string> Spool::meta(const std::string& key) {

@@ -4,12 +4,20 @@
 // Sequence numbers start at 1, strictly increase, survive restarts (the next one is stored in
 // the same transaction as the records) and are never reused. The spool is bounded: past
 // maxBytes of record payload it drops the oldest records and appends an EVENT_GAP naming the
-// dropped range. Acknowledged records are trimmed. Each spool file has an incarnation id (random,
-// made when the file is created) that tells a client whose seqs these are.
+// dropped range. Each spool file has an incarnation id (random, made when the file is created)
+// that tells a client whose seqs these are.
+//
+// Several watchers (the GUI, a CLI `watch`, a second desktop) each own a named cursor, kept in
+// the spool: a record is trimmed only once every live cursor has acknowledged it. A cursor
+// without a watch or an acknowledgement for `cursorIdleLimit` is dropped (an EVENT_INFO says so,
+// with its position), and at most `maxCursors` exist (the least recently used goes first), so a
+// watcher that never comes back cannot pin the spool forever; the size bound applies regardless.
 //
 // Thread-safety: every method may be called from any thread (one internal mutex, one connection).
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,7 +34,23 @@ namespace runplane::agent {
 struct SpoolOptions {
     std::string path;                       // e.g. <state-dir>/spool.sqlite
     std::uint64_t maxBytes = 256ull << 20;  // bound on stored record payload bytes
+    std::size_t maxCursors = 32;            // named watcher cursors kept
+    std::chrono::seconds cursorIdleLimit{24 * 3600};
+    std::function<std::int64_t()> nowUnixMs{};  // tests; default: the system clock
 };
+
+/// One watcher's position.
+struct SpoolCursor {
+    std::string consumer;
+    std::uint64_t ackedThrough = 0;
+    std::int64_t updatedUnixMs = 0;
+};
+
+/// The cursor name of a client that gives none (protocol v1 clients before cursors existed).
+inline constexpr const char* kDefaultConsumer = "default";
+
+/// Wall-clock time stamps of spool records.
+std::int64_t nowUnixNs();
 
 /// Counters for logs, metrics and tests.
 struct SpoolStats {
@@ -62,9 +86,19 @@ class Spool {
     /// Records with seq >= fromSeq (0 = oldest kept), ascending, at most maxRecords.
     Result<std::vector<v1::TelemetryRecord>> read(std::uint64_t fromSeq, std::size_t maxRecords);
 
-    /// The client committed everything through `seq`; deletes those records. Returns the highest
-    /// seq trimmed so far. Acknowledging beyond what was issued is an error.
-    Result<std::uint64_t> acknowledge(std::uint64_t seq);
+    /// A watch by `consumer` starts at `fromSeq` (0 = oldest kept): creates its cursor just
+    /// before fromSeq if it has none, so nothing it has not seen is trimmed under it; refreshes
+    /// the cursor's time otherwise. Empty consumer = kDefaultConsumer.
+    Status openCursor(const std::string& consumer, std::uint64_t fromSeq);
+
+    /// `consumer` committed everything through `seq`: moves its cursor, drops idle cursors, and
+    /// deletes the records every remaining cursor has acknowledged. Returns the highest seq
+    /// trimmed so far. Acknowledging beyond what was issued is an error.
+    Result<std::uint64_t> acknowledge(const std::string& consumer, std::uint64_t seq);
+    Result<std::uint64_t> acknowledge(std::uint64_t seq) { return acknowledge("", seq); }
+
+    /// Every cursor, by name.
+    std::vector<SpoolCursor> cursors();
 
     /// A persisted key/value (log offsets, reported run states).
     std::optional<std::string> meta(const std::string& key);
@@ -85,6 +119,10 @@ class Spool {
     Status loadIncarnation();
     Status enforceBound(std::vector<v1::TelemetryRecord>* appended);
     Status insertLocked(std::vector<v1::TelemetryRecord>& records);
+    std::int64_t nowMs() const;
+    Status dropCursorLocked(const SpoolCursor& cursor, const std::string& why,
+                            std::vector<v1::TelemetryRecord>* notices);
+    Status trimLocked(std::uint64_t through);
 
     std::mutex m_mutex;
     std::unique_ptr<sqlite::Database> m_db;

@@ -184,6 +184,7 @@ struct WatchOptions {
     double seconds = 0;
     double sampleHz = 0;
     bool json = false;
+    std::string consumer;
     runplane::cli::ConnectionFlags connection;
 };
 
@@ -301,6 +302,8 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     ingest.historyPath = options.history;
     ingest.sampleHz = options.sampleHz > 0 ? options.sampleHz : connection->telemetryHz;
     ingest.client = connection->client;
+    ingest.client.consumer = options.consumer;  // empty: watch-<history hash>@<host>
+    ingest.consumerRole = "watch";
     IngestorCallbacks callbacks;
     callbacks.onTelemetry = [&](const TelemetryUpdate& update) { printer.onUpdate(update); };
     callbacks.onStatus = [&](const IngestorStatus& status) {
@@ -407,6 +410,10 @@ const bool kRegistered =
         watchCmd->add_option("--hz", watch->sampleHz, "Requested host sampling rate (1..10)")
             ->check(CLI::Range(0.0, 10.0));
         watchCmd->add_flag("--json", watch->json, "Print one JSON object per line");
+        watchCmd->add_option("--consumer", watch->consumer,
+                             "The daemon-side cursor name of this watcher (default "
+                             "watch-<history hash>@<host>); records are kept until every "
+                             "watcher's cursor acknowledged them");
         watchCmd->callback([watch, &context] { runWatch(*watch, context); });
     });
 

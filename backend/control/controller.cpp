@@ -86,6 +86,7 @@ Status Controller::addNode(const std::string& address) {
         ingest.historyPath = m_options.historyPath;
         ingest.sampleHz = m_options.sampleHz;
         ingest.client = m_options.client;
+        ingest.consumerRole = "controller";
         IngestorCallbacks callbacks;
         callbacks.onTelemetry = m_callbacks.onTelemetry;
         if (m_callbacks.onNodeStatus) {

@@ -1,5 +1,10 @@
 #include "backend/control/node_client.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
 #include <grpcpp/grpcpp.h>
 
 #include <fstream>
@@ -337,11 +342,33 @@ Result<std::vector<NcclLibrarySummary>> NodeClient::resolveNccl(
     return out;
 }
 
+std::string defaultConsumerName(const std::string& role, const std::string& historyPath) {
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(historyPath, ec);
+    const std::string key = ec ? historyPath : canonical.string();
+    // FNV-1a 64: stable across runs and builds (std::hash is not promised to be).
+    std::uint64_t h = 1469598103934665603ull;
+    for (const unsigned char c : key) {
+        h = (h ^ c) * 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+    char host[256] = {};
+    ::gethostname(host, sizeof(host) - 1);
+    std::string name = role + "-" + hex + "@";
+    for (const char c : std::string(host)) {
+        // The daemon accepts printable ASCII without spaces or quotes.
+        name += (c > 0x20 && c < 0x7f && c != '\'' && c != '"') ? c : '_';
+    }
+    return name.substr(0, 128);
+}
+
 Result<std::uint64_t> NodeClient::ackTelemetry(std::uint64_t committedThroughSeq) {
     grpc::ClientContext context;
     prepare(context, m_options, true);
     v1::AckTelemetryRequest request;
     request.set_committed_through_seq(committedThroughSeq);
+    request.set_consumer(m_options.consumer);
     v1::AckTelemetryResponse reply;
     const grpc::Status status = m_channel->stub->AckTelemetry(&context, request, &reply);
     if (!status.ok()) {
@@ -405,6 +432,7 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
     request.set_from_seq(fromSeq);
     request.set_sample_hz(sampleHz);
     request.set_spool_incarnation(spoolIncarnation);
+    request.set_consumer(m_options.consumer);
     auto reader = m_channel->stub->WatchTelemetry(&context, request);
     v1::TelemetryBatch batch;
     bool stoppedByCaller = false;

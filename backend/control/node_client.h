@@ -32,7 +32,15 @@ struct NodeClientOptions {
     /// Name to check the daemon's certificate against instead of the address's host (e.g. when
     /// connecting by IP to a certificate issued for a DNS name).
     std::string tlsServerName;
+    /// The watcher's cursor name sent with WatchTelemetry and AckTelemetry (empty: "default").
+    /// The daemon trims only what every live cursor acknowledged, so each watcher needs its own,
+    /// stable across its restarts (see defaultConsumerName).
+    std::string consumer;
 };
+
+/// "<role>-<16 hex of the history path's hash>@<hostname>": one cursor per watcher role and
+/// history file on this machine (the GUI and a CLI `watch` into the same file get two).
+std::string defaultConsumerName(const std::string& role, const std::string& historyPath);
 
 /// gRPC status codes, numerically identical to grpc::StatusCode, so that the error mapping can
 /// be used (and tested) without gRPC headers.

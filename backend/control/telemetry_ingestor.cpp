@@ -364,6 +364,10 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
 
 TelemetryIngestor::TelemetryIngestor(IngestorOptions options, IngestorCallbacks callbacks)
     : m_options(std::move(options)), m_impl(std::make_unique<Impl>()) {
+    if (m_options.client.consumer.empty() && !m_options.historyPath.empty()) {
+        m_options.client.consumer =
+            defaultConsumerName(m_options.consumerRole, m_options.historyPath);
+    }
     m_impl->options = m_options;
     m_impl->callbacks = std::move(callbacks);
     m_impl->status.address = m_options.address;

@@ -25,10 +25,11 @@
 namespace runplane::control {
 
 struct IngestorOptions {
-    std::string address;      // host:port of the daemon
-    std::string historyPath;  // the SQLite history file (opened by the ingest thread)
-    double sampleHz = 0;      // requested host sampling rate (0 = daemon default)
-    NodeClientOptions client;
+    std::string address;       // host:port of the daemon
+    std::string historyPath;   // the SQLite history file (opened by the ingest thread)
+    double sampleHz = 0;       // requested host sampling rate (0 = daemon default)
+    NodeClientOptions client;  // client.consumer empty: defaultConsumerName(consumerRole, ...)
+    std::string consumerRole = "ingest";
     std::chrono::milliseconds backoffInitial{200};
     std::chrono::milliseconds backoffMax{5000};
 };

@@ -298,7 +298,7 @@ TEST(Daemon, PrometheusEndpoint) {
         },
         std::chrono::seconds(5)))
         << body;
-    EXPECT_EQ(body.rfind("HTTP/1.0 200 OK", 0), 0u);
+    EXPECT_EQ(body.rfind("HTTP/1.1 200 OK", 0), 0u) << "cpp-httplib answers in HTTP/1.1";
     EXPECT_NE(body.find("# TYPE node_memory_MemTotal_bytes gauge"), std::string::npos);
     EXPECT_NE(body.find("runplane_spool_last_seq"), std::string::npos);
     EXPECT_NE(body.find("process_resident_memory_bytes"), std::string::npos);

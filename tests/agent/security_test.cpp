@@ -8,46 +8,17 @@
 
 #include "backend/control/dispatch.h"
 #include "tests/agent/daemon_process.h"
+#include "tests/agent/test_pki.h"
 
 namespace runplane::agent {
 namespace {
 
 using testing::DaemonProcess;
+using testing::haveOpenssl;
+using testing::Pki;
 using testing::TempDir;
 
 constexpr const char* kToken = "s3cret-token-0123456789abcdef";
-
-bool haveOpenssl() {
-    return testing::runCommand({"openssl", "version"}, nullptr) == 0;
-}
-
-// Self-signed CA + server cert for localhost/127.0.0.1 (+ a client cert) with openssl.
-struct Pki {
-    explicit Pki(const std::string& dir) : dir(dir) {
-        auto run = [&](std::vector<std::string> argv) {
-            std::string out;
-            const int rc = testing::runCommand(argv, &out);
-            if (rc != 0) {
-                error += out;
-            }
-        };
-        run({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-             "-nodes", "-keyout", dir + "/ca.key", "-out", dir + "/ca.pem", "-days", "2", "-subj",
-             "/CN=runplane-test-ca"});
-        std::ofstream(dir + "/san.ext") << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-        for (const std::string who : {"server", "client"}) {
-            run({"openssl", "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                 "-nodes", "-keyout", dir + "/" + who + ".key", "-out", dir + "/" + who + ".csr",
-                 "-subj", "/CN=" + std::string(who == "server" ? "localhost" : "runplane-client")});
-            run({"openssl", "x509", "-req", "-in", dir + "/" + who + ".csr", "-CA", dir + "/ca.pem",
-                 "-CAkey", dir + "/ca.key", "-CAcreateserial", "-out", dir + "/" + who + ".pem",
-                 "-days", "2", "-extfile", dir + "/san.ext"});
-        }
-    }
-    std::string file(const std::string& name) const { return testing::slurp(dir + "/" + name); }
-    std::string dir;
-    std::string error;
-};
 
 std::unique_ptr<v1::Agent::Stub> tlsStub(const DaemonProcess& d, const Pki& pki, bool clientCert) {
     grpc::SslCredentialsOptions opts;

@@ -71,6 +71,98 @@ TEST(Spool, AcknowledgeTrimsAndSeqNeverGoesBack) {
     EXPECT_EQ((*spool)->read(0, 10)->front().seq(), 11u);
 }
 
+// Two watchers (issue 18): records go only when both acknowledged them.
+TEST(SpoolCursors, TrimsOnlyBelowTheSlowestLiveCursor) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    {
+        auto spool = Spool::open({path, 1 << 20});
+        ASSERT_TRUE(spool.ok()) << spool.error();
+        ASSERT_TRUE((*spool)->openCursor("gui", 0).ok());
+        ASSERT_TRUE((*spool)->openCursor("cli", 0).ok());
+        auto batch = samples(20);
+        ASSERT_TRUE((*spool)->append(batch).ok());
+        EXPECT_EQ(*(*spool)->acknowledge("gui", 20), 0u) << "cli has acknowledged nothing";
+        EXPECT_EQ((*spool)->stats().records, 20u);
+        EXPECT_EQ(*(*spool)->acknowledge("cli", 5), 5u);
+        EXPECT_EQ((*spool)->stats().records, 15u);
+        EXPECT_EQ(*(*spool)->acknowledge("gui", 3), 5u) << "a cursor never goes back";
+    }
+    // Cursors are durable: after a reopen the slow watcher still holds its records.
+    auto spool = Spool::open({path, 1 << 20});
+    const auto cursors = (*spool)->cursors();
+    ASSERT_EQ(cursors.size(), 2u);
+    EXPECT_EQ(cursors[0].consumer, "cli");
+    EXPECT_EQ(cursors[0].ackedThrough, 5u);
+    EXPECT_EQ(cursors[1].ackedThrough, 20u);
+    auto rest = (*spool)->read(6, 100);
+    ASSERT_TRUE(rest.ok());
+    EXPECT_EQ(rest->size(), 15u);
+    EXPECT_EQ(*(*spool)->acknowledge("cli", 20), 20u);
+    EXPECT_EQ((*spool)->stats().records, 0u);
+}
+
+TEST(SpoolCursors, AWatchHoldsItsRecordsBeforeItsFirstAck) {
+    testing::TempDir dir;
+    auto spool = Spool::open({dir.path() + "/spool.sqlite", 1 << 20});
+    auto batch = samples(10);
+    ASSERT_TRUE((*spool)->append(batch).ok());
+    ASSERT_TRUE((*spool)->openCursor("late", 4).ok());  // it will read from seq 4
+    EXPECT_EQ(*(*spool)->acknowledge("fast", 10), 3u) << "trimmed up to just before seq 4";
+    ASSERT_TRUE((*spool)->openCursor("late", 4).ok()) << "re-opening does not move it";
+    EXPECT_EQ((*spool)->cursors().front().ackedThrough, 10u) << "fast";
+    EXPECT_EQ((*spool)->cursors().back().ackedThrough, 3u) << "late";
+    // The unnamed (protocol v1) client is "default".
+    EXPECT_EQ(*(*spool)->acknowledge(10), 3u);
+    EXPECT_EQ((*spool)->cursors().front().consumer, kDefaultConsumer);
+}
+
+TEST(SpoolCursors, IdleCursorIsDroppedWithAnEventAndNoLongerHoldsTheTrim) {
+    testing::TempDir dir;
+    std::int64_t now = 1'000'000'000'000;
+    SpoolOptions o;
+    o.path = dir.path() + "/spool.sqlite";
+    o.cursorIdleLimit = std::chrono::hours(24);
+    o.nowUnixMs = [&now] { return now; };
+    auto spool = Spool::open(o);
+    ASSERT_TRUE((*spool)->openCursor("laptop", 0).ok());
+    auto batch = samples(10);
+    ASSERT_TRUE((*spool)->append(batch).ok());
+    EXPECT_EQ(*(*spool)->acknowledge("server", 10), 0u);
+    now += 25ll * 3600 * 1000;  // the laptop was closed for 25 h
+    EXPECT_EQ(*(*spool)->acknowledge("server", 10), 10u);
+    ASSERT_EQ((*spool)->cursors().size(), 1u);
+    auto notice = (*spool)->read(11, 10);
+    ASSERT_TRUE(notice.ok());
+    ASSERT_EQ(notice->size(), 1u);
+    const auto& ev = notice->front().event();
+    EXPECT_EQ(ev.kind(), v1::EVENT_INFO);
+    EXPECT_EQ(ev.attrs().at("what"), "cursor_dropped");
+    EXPECT_EQ(ev.attrs().at("consumer"), "laptop");
+    EXPECT_EQ(ev.attrs().at("acked_through"), "0");
+    EXPECT_NE(ev.message().find("25 h"), std::string::npos) << ev.message();
+}
+
+TEST(SpoolCursors, NumberOfCursorsIsBounded) {
+    testing::TempDir dir;
+    std::int64_t now = 1'000'000'000'000;
+    SpoolOptions o;
+    o.path = dir.path() + "/spool.sqlite";
+    o.maxCursors = 3;
+    o.nowUnixMs = [&now] { return now; };
+    auto spool = Spool::open(o);
+    for (const char* name : {"a", "b", "c", "d"}) {
+        now += 1000;
+        ASSERT_TRUE((*spool)->openCursor(name, 0).ok());
+    }
+    const auto cursors = (*spool)->cursors();
+    ASSERT_EQ(cursors.size(), 3u);
+    EXPECT_EQ(cursors.front().consumer, "b") << "the least recently seen went";
+    auto notice = (*spool)->read(0, 10);
+    ASSERT_EQ(notice->size(), 1u);
+    EXPECT_EQ(notice->front().event().attrs().at("consumer"), "a");
+}
+
 TEST(Spool, BoundDropsOldestAndWritesGapEvent) {
     testing::TempDir dir;
     auto spool = Spool::open({dir.path() + "/spool.sqlite", 4096});
