@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
 #ifdef RUNPLANE_HAVE_PLAN_RULES
 #include "backend/plan/rules.h"
@@ -162,7 +162,8 @@ TEST(Import, VimeMultiNodeBranchChosenByEnv) {
     bool reported = false;
     for (const auto& n : noAddr.notes) {
         reported = reported ||
-                   (n.line == 18 && n.message.find("MASTER_ADDR must be set") != std::string::npos);
+                   (n.line == 18 &&
+                    n.message.find("MASTER_ADDR is required by the script") != std::string::npos);
     }
     EXPECT_TRUE(reported);
 }

@@ -87,8 +87,11 @@ Recipe everyFieldRecipe() {
     r.environment = Environment{"2.30.7", "/x/libnccl.so.2", {{"A", "1"}, {"B", "true"}}};
     r.checkpoints = Checkpoints{"/m", "/hf", "/ref", "/load", "/save", 10, 8, true, true};
     r.eval = Eval{5, {{"aime", "/d/aime.jsonl"}, {"gsm8k", "/d/g.jsonl"}}, 16, 16384, true};
-    r.launcher =
-        Launcher{LauncherKind::Command, "run.sh", {"runplane-smoke", "--layers", "2"}, "/w"};
+    r.launcher = Launcher{LauncherKind::Command,
+                          "run.sh",
+                          "train_async.py",
+                          {"runplane-smoke", "--layers", "2"},
+                          "/w"};
     r.extraArgs = {ExtraArg{"--x", {"1", "two words"}, ""}, ExtraArg{"--y", {}, "s.sh:3"}};
     return r;
 }

@@ -11,12 +11,12 @@
 #include <set>
 #include <sstream>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/flag_rules.h"
-#include "backend/plan/launch/launch.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/flag_rules.h"
+#include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch {
 
@@ -49,10 +49,49 @@ std::string baseName(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// NAME of a splice word ("${NAME[@]}", $NAME, ...); "" for anything else.
+std::string spliceName(const std::string& word) {
+    if (!isSpliceWord(word)) {
+        return "";
+    }
+    std::string name;
+    for (char c : word) {
+        if (c == '[') {
+            break;
+        }
+        if (isNameChar(c)) {
+            name += c;
+        }
+    }
+    return name;
+}
+
+// An unresolved word: a splice of its own (docs/launch-scripts.md, "Splices").
+bool isSplice(const Field& f) {
+    return !f.known;
+}
+
 std::vector<RawFlag> groupFlags(const std::vector<Field>& tokens) {
     std::vector<RawFlag> out;
     bool wantExtraValue = false;
+    bool afterSplice = false;  // words after a splice are its own until the next flag
     for (const auto& f : tokens) {
+        if (isSplice(f) && !wantExtraValue) {
+            RawFlag splice;
+            splice.token = f;
+            splice.values.push_back(f);
+            out.push_back(std::move(splice));
+            afterSplice = true;
+            continue;
+        }
+        if (afterSplice && !looksLikeFlag(f)) {
+            RawFlag positional;
+            positional.token = f;
+            positional.values.push_back(f);
+            out.push_back(std::move(positional));
+            continue;
+        }
+        afterSplice = false;
         if (wantExtraValue) {
             out.back().values.push_back(f);
             wantExtraValue = false;
@@ -93,6 +132,11 @@ ScriptFlag toScriptFlag(const RawFlag& rf, const ScriptReading& reading, bool in
     sf.fromModelFile = reading.modelFiles.count(rf.token.file) > 0;
     sf.inExtraArgs = inExtra;
     sf.known = rf.token.known;
+    sf.splice = rf.flag.empty() && isSplice(rf.token);
+    if (sf.splice) {
+        sf.values = {rf.token.raw.empty() ? rf.token.text : rf.token.raw};
+        return sf;
+    }
     for (const auto& v : rf.values) {
         sf.values.push_back(v.text);
         sf.known = sf.known && v.known;
@@ -110,7 +154,13 @@ void expandExtraArgs(const RawFlag& rf, const ScriptReading& reading, std::vecto
     const Field& value = rf.values[0];
     std::vector<Value> segments = value.segments;
     if (segments.empty()) {
-        segments.push_back(Value{value.text, value.known, value.why, value.file, value.line});
+        Value whole;
+        whole.text = value.text;
+        whole.known = value.known;
+        whole.why = value.why;
+        whole.file = value.file;
+        whole.line = value.line;
+        segments.push_back(whole);
     }
     for (const auto& seg : segments) {
         auto words =
@@ -183,11 +233,12 @@ Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& rea
     }
     in.program = argv[i].text;
     in.milesScript = baseName(in.program).rfind("run_", 0) == 0;
-    if (!in.milesScript && baseName(in.program) != "train.py") {
-        notes.push_back({NoteLevel::Warning, launch.file, launch.line, "launcher",
-                         "entrypoint " + in.program +
-                             " has no recipe field (only train.py is written back); its flags are "
-                             "read as train.py flags"});
+    const std::string entry = baseName(in.program);
+    if (!in.milesScript && entry != "train.py" && entry != "train_async.py") {
+        notes.push_back({NoteLevel::Warning, launch.file, launch.line, "launcher.entry_point",
+                         "entry point " + in.program +
+                             " is neither train.py nor train_async.py; it is kept as "
+                             "launcher.entry_point and its flags are read as train.py flags"});
     }
     std::vector<Field> rest(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
     for (const auto& rf : groupFlags(rest)) {
@@ -306,6 +357,15 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     const Interpreted& in = *interpreted;
     res.program = in.program;
     res.flags = in.flags;
+    for (const auto& p : reading.parameters) {
+        ScriptParameter sp;
+        sp.name = p.name;
+        sp.required = p.required;
+        for (const auto& [file, line] : p.uses) {
+            sp.usedAt.push_back(file + ":" + std::to_string(line));
+        }
+        res.parameters.push_back(std::move(sp));
+    }
     Recipe& r = res.recipe;
     std::vector<LaunchNote>& notes = res.notes;
 
@@ -339,7 +399,25 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             anySglang = anySglang || f.flag.rfind("--sglang-", 0) == 0;
         }
     }
-    Flavour detected = in.milesScript ? Flavour::Miles : (anyVllm ? Flavour::Vime : Flavour::Slime);
+    std::vector<std::string> milesHints = reading.milesHints;
+    if (in.program.find("miles") != std::string::npos) {
+        milesHints.push_back("the entry point " + in.program + " is miles'");
+    }
+    for (const auto& f : in.flags) {
+        const FlagRule* rule = trainLevel(f) ? findRule(f.flag) : nullptr;
+        if (rule != nullptr && (rule->flavours & kTrainBits) == kMilesBit) {
+            milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
+                                 " is a miles-only flag");
+            break;
+        }
+    }
+    Flavour detected = in.milesScript || !milesHints.empty()
+                           ? Flavour::Miles
+                           : (anyVllm ? Flavour::Vime : Flavour::Slime);
+    if (!in.milesScript && !milesHints.empty() && !meta) {
+        notes.push_back({NoteLevel::Info, path, 0, "framework",
+                         "read as a miles script: " + milesHints.front()});
+    }
     Flavour flavour = detected;
     if (auto marked = flavourFromName(reading.flavourMark)) {
         flavour = *marked;
@@ -403,7 +481,9 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         } else {
             extra.source = f.file + ":" + std::to_string(f.line);
         }
-        if (in.milesScript && f.inExtraArgs) {
+        if (f.splice) {
+            extra.flag = f.values.empty() ? "" : f.values[0];
+        } else if (in.milesScript && f.inExtraArgs) {
             extra.flag = "--extra-args";
             extra.values = {flagText(f)};
         } else {
@@ -426,6 +506,30 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         }
         if (f.fromModelFile) {
             modelFlags.push_back(f);
+            continue;
+        }
+        if (f.splice && reading.pythonModelArgArrays.count(spliceName(f.values[0])) > 0) {
+            notes.push_back({NoteLevel::Info, f.file, f.line, "model",
+                             f.values[0] +
+                                 " holds the model arguments miles computes from the model's "
+                                 "name; the model is taken from that name and an export "
+                                 "sources its models/<name>.sh"});
+            continue;
+        }
+        if (f.splice) {
+            if (isSpliceWord(f.values[0])) {
+                notes.push_back({NoteLevel::Info, f.file, f.line, "extra_args",
+                                 f.values[0] +
+                                     " is not resolved here; kept in place as a splice of its "
+                                     "own (its neighbours keep their values)"});
+                keepVerbatim(i);
+            } else {
+                notes.push_back({NoteLevel::Warning, f.file, f.line, "extra_args",
+                                 "'" + f.values[0] +
+                                     "' of the launch command is not resolved and is not a plain "
+                                     "${NAME[@]} / $NAME expansion; dropped (its neighbours are "
+                                     "read as written)"});
+            }
             continue;
         }
         if (f.flag.empty()) {
@@ -608,6 +712,10 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         notes.push_back({NoteLevel::Info, path, 0, "launcher.script",
                          "the launcher is " + in.program + "; launcher.script follows it"});
         r.launcher.script = in.program;
+    }
+
+    if (!in.milesScript) {
+        r.launcher.entryPoint = baseName(in.program);
     }
 
     // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/export_plan.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/export_plan.h"
 
 namespace runplane::plan::launch::detail {
 namespace {

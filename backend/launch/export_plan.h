@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 
 namespace runplane::plan::launch::detail {
 

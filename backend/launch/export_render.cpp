@@ -6,10 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/launch.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch {
 
@@ -70,7 +71,7 @@ std::string arrayBlock(const detail::ArgGroup& g) {
         if (g.shellTextElements) {
             out += shellQuote(line.words.front());
         } else {
-            out += detail::shellJoin(line.words);
+            out += detail::exportJoin(line.words);
         }
         if (!line.annotation.empty()) {
             out += "  # " + line.annotation;
@@ -79,6 +80,39 @@ std::string arrayBlock(const detail::ArgGroup& g) {
     }
     out += ")\n";
     return out;
+}
+
+// `: "${NAME:?...}"` for every ${NAME} parameter the flags and the environment read that the
+// script does not set itself: the job stops with the variable's name instead of running with an
+// empty value.
+std::string parameterChecks(const LaunchPlan& plan) {
+    std::set<std::string> names;
+    for (const auto& g : plan.groups) {
+        for (const auto& line : g.lines) {
+            for (const auto& w : line.words) {
+                if (!isSpliceWord(w) || w.find('[') == std::string::npos) {
+                    detail::collectParameterNames(w, names);
+                }
+            }
+        }
+    }
+    for (const auto& e : plan.env) {
+        if (e.pinned) {
+            detail::collectParameterNames(e.literal, names);
+        }
+    }
+    for (const auto& e : plan.env) {
+        names.erase(e.name);
+    }
+    names.erase("SCRIPT_DIR");
+    if (names.empty()) {
+        return "";
+    }
+    std::string out = "# Parameters of the recipe (variables the original script read unset).\n";
+    for (const auto& n : names) {
+        out += ": \"${" + n + ":?set " + n + " (a parameter of this recipe)}\"\n";
+    }
+    return out + "\n";
 }
 
 std::string headStart(const LaunchPlan& plan) {
@@ -100,6 +134,7 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
         "`runplanectl import` reads them back.\n";
     out += plan.metaBlock;
     out += "set -euo pipefail\n\n";
+    out += parameterChecks(plan);
     const bool needDir = !plan.milesScript || plan.multiNode;
     if (needDir) {
         out += kScriptDirLine;
