@@ -186,6 +186,9 @@ void Evaluator::evalNodes(const std::vector<Node>& nodes) {
 }
 
 void Evaluator::evalNode(const Node& node) {
+    if (m_depth == 0 && !m_out.launch.has_value() && capturePreLaunch(node)) {
+        return;
+    }
     switch (node.kind) {
         case Node::Kind::If:
             evalIf(node);
@@ -237,6 +240,9 @@ void Evaluator::evalNode(const Node& node) {
         harmless = harmless && (k == CmdKind::Ignorable || k == CmdKind::Exit);
     }
     if (harmless) {
+        for (std::size_t i = 0; i < kinds.size(); ++i) {
+            recordRay(fields[i]);
+        }
         note(NoteLevel::Info, node.line, "ignored (does not change the recipe): " + text);
         return;
     }
@@ -429,6 +435,7 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
             return;
         }
         case CmdKind::Ignorable:
+            recordRay(fields);
             note(NoteLevel::Info, cmd.line,
                  "ignored (does not change the recipe): " + commandText(cmd) +
                      (what.empty() ? "" : " [" + what + "]"));

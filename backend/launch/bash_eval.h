@@ -52,6 +52,16 @@ class Evaluator : public Expander {
     /// Only echo / printf and an exit: the body of a guard clause.
     static bool isGuardBody(const std::vector<Node>& body);
     std::set<std::string> m_conditionParams;  // parameters the last condition read
+
+    // pre-launch steps (bash_prelaunch.cpp)
+    std::vector<std::string> m_lines;   // the main script's lines
+    std::set<std::string> m_probeVars;  // variables a run-time probe sets (symbolic)
+    std::set<std::string> m_bound;      // variables a pre-launch step already binds
+    /// A node of the main script before the launch that is a pre-launch step: records it.
+    bool capturePreLaunch(const Node& node);
+    void addPreLaunch(const Node& node, const std::string& what);
+    void setProbeVar(const std::string& name, int line);
+    void recordRay(const std::vector<Field>& fields);
 };
 
 /// The command as written (assignments and words), clipped to 90 characters, for messages.

@@ -85,6 +85,17 @@ struct ScriptReading {
     std::set<std::string> pythonModelArgArrays;
     /// What in the script says it is a miles script (entry point path, model_args_utils.py, ...).
     std::vector<std::string> milesHints;
+    /// `ray start` / `ray stop` of the script itself (before the launch), expanded.
+    std::vector<std::vector<Field>> rayCommands;
+    /// Shell text run before the job, verbatim: background servers, the loops waiting for them,
+    /// run-time probes (`$(nvidia-smi ...)` and the if blocks deciding on them).
+    struct PreLaunchStep {
+        std::string file;
+        int line = 0;
+        int endLine = 0;
+        std::string text;
+    };
+    std::vector<PreLaunchStep> preLaunch;
 };
 
 class ReaderState {

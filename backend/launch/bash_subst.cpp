@@ -356,9 +356,12 @@ Value Expander::evalCommandSubst(const std::string& text, int line) {
             return t.size() >= tail.size() &&
                    t.compare(t.size() - tail.size(), tail.size(), tail) == 0;
         };
+        Word script = cmd.words.size() == 3 ? cmd.words[1] : Word{};
+        script.line = line;
+        script.column = 0;
         if (cmd.words.size() == 3 && cmd.redirects.empty() &&
             cmd.words[0].literal().rfind("python", 0) == 0 &&
-            endsWith(cmd.words[1].literal(), "model_args_utils.py")) {
+            endsWith(scalarOf(script).text, "model_args_utils.py")) {
             Word w = cmd.words[2];
             w.line = line;
             w.column = 0;

@@ -329,6 +329,10 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
     plan.gpusPerNode = r.hardware.gpusPerNode;
     plan.multiNode = r.cluster.nodes > 1;
     plan.workdir = r.launcher.workdir;
+    plan.preLaunch = r.launcher.preLaunch;
+    plan.rayStartArgs = r.launcher.rayStartArgs;
+    plan.rayStop = r.launcher.rayStop;
+    plan.rayStopArgs = r.launcher.rayStopArgs;
     const LauncherKind kind = effectiveLauncher(r);
     if (flavour == Flavour::Miles && kind == LauncherKind::MilesScript) {
         if (r.launcher.script.empty()) {

@@ -104,6 +104,24 @@ std::string parameterChecks(const LaunchPlan& plan) {
     for (const auto& e : plan.env) {
         names.erase(e.name);
     }
+    // set by a pre-launch step (NAME=... at the start of a line or after ; & |)
+    for (const auto& step : plan.preLaunch) {
+        for (std::size_t i = 0; i < step.size(); ++i) {
+            if (!detail::isNameStart(step[i]) ||
+                (i > 0 &&
+                 std::string_view(" \t\n;&|(").find(step[i - 1]) == std::string_view::npos)) {
+                continue;
+            }
+            std::size_t j = i;
+            while (j < step.size() && detail::isNameChar(step[j])) {
+                ++j;
+            }
+            if (j < step.size() && step[j] == '=') {
+                names.erase(step.substr(i, j - i));
+            }
+            i = j;
+        }
+    }
     names.erase("SCRIPT_DIR");
     if (names.empty()) {
         return "";
@@ -116,8 +134,36 @@ std::string parameterChecks(const LaunchPlan& plan) {
 }
 
 std::string headStart(const LaunchPlan& plan) {
-    return "ray start --head --node-ip-address=\"${MASTER_ADDR}\" --num-gpus " +
-           std::to_string(plan.gpusPerNode) + " --disable-usage-stats --dashboard-port=8265\n";
+    std::string out;
+    if (plan.rayStop) {
+        out += "ray stop";
+        for (const auto& w : plan.rayStopArgs) {
+            out += " " + detail::exportWord(w);
+        }
+        out += "\n";
+    }
+    out += "ray start --head --node-ip-address=\"${MASTER_ADDR}\" --num-gpus " +
+           std::to_string(plan.gpusPerNode) + " --disable-usage-stats --dashboard-port=8265";
+    for (const auto& w : plan.rayStartArgs) {
+        out += " " + detail::exportWord(w);
+    }
+    return out + "\n";
+}
+
+std::string preLaunchBlock(const LaunchPlan& plan) {
+    if (plan.preLaunch.empty()) {
+        return "";
+    }
+    std::string out =
+        "# Pre-launch steps (launcher.pre_launch: auxiliary servers, the loops waiting for "
+        "them, run-time probes), verbatim.\n";
+    for (const auto& step : plan.preLaunch) {
+        out += step;
+        if (!step.empty() && step.back() != '\n') {
+            out += "\n";
+        }
+    }
+    return out + "\n";
 }
 
 std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
@@ -140,6 +186,7 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
         out += kScriptDirLine;
         out += "\n";
     }
+    out += preLaunchBlock(plan);
     out += "# Environment";
     out += plan.milesScript ? ".\n" : " (also handed to every Ray worker via RUNTIME_ENV_JSON).\n";
     out += envBlock(plan);

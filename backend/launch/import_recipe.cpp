@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "backend/launch/bash_limits.h"
 #include "backend/launch/export_plan.h"
 #include "backend/launch/flag_rules.h"
+#include "backend/launch/import_parts.h"
 #include "backend/launch/launch.h"
 #include "backend/launch/shell_text.h"
 
@@ -23,261 +25,6 @@ namespace runplane::plan::launch {
 using namespace detail;
 
 namespace {
-
-struct RawFlag {
-    std::string flag;
-    std::vector<Field> values;
-    Field token;
-};
-
-struct Interpreted {
-    std::string program;
-    bool milesScript = false;
-    std::vector<ScriptFlag> flags;
-    std::optional<Field> runtimeEnvJson;
-};
-
-bool looksLikeFlag(const Field& f) {
-    const std::string& t = f.text;
-    return f.known && t.size() > 2 && t[0] == '-' && t[1] == '-' &&
-           std::isalnum(static_cast<unsigned char>(t[2])) &&
-           t.find_first_of(" \t\n") == std::string::npos;
-}
-
-std::string baseName(const std::string& path) {
-    const auto slash = path.find_last_of('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// NAME of a splice word ("${NAME[@]}", $NAME, ...); "" for anything else.
-std::string spliceName(const std::string& word) {
-    if (!isSpliceWord(word)) {
-        return "";
-    }
-    std::string name;
-    for (char c : word) {
-        if (c == '[') {
-            break;
-        }
-        if (isNameChar(c)) {
-            name += c;
-        }
-    }
-    return name;
-}
-
-// An unresolved word: a splice of its own (docs/launch-scripts.md, "Splices").
-bool isSplice(const Field& f) {
-    return !f.known;
-}
-
-std::vector<RawFlag> groupFlags(const std::vector<Field>& tokens) {
-    std::vector<RawFlag> out;
-    bool wantExtraValue = false;
-    bool afterSplice = false;  // words after a splice are its own until the next flag
-    for (const auto& f : tokens) {
-        if (isSplice(f) && !wantExtraValue) {
-            RawFlag splice;
-            splice.token = f;
-            splice.values.push_back(f);
-            out.push_back(std::move(splice));
-            afterSplice = true;
-            continue;
-        }
-        if (afterSplice && !looksLikeFlag(f)) {
-            RawFlag positional;
-            positional.token = f;
-            positional.values.push_back(f);
-            out.push_back(std::move(positional));
-            continue;
-        }
-        afterSplice = false;
-        if (wantExtraValue) {
-            out.back().values.push_back(f);
-            wantExtraValue = false;
-            continue;
-        }
-        if (looksLikeFlag(f)) {
-            RawFlag rf;
-            rf.token = f;
-            const auto eq = f.text.find('=');
-            rf.flag = f.text.substr(0, eq);
-            if (eq != std::string::npos) {
-                Field v = f;
-                v.text = f.text.substr(eq + 1);
-                v.segments.clear();
-                rf.values.push_back(v);
-            }
-            wantExtraValue = rf.flag == "--extra-args" && rf.values.empty();
-            out.push_back(std::move(rf));
-            continue;
-        }
-        if (out.empty()) {
-            RawFlag positional;
-            positional.token = f;
-            positional.values.push_back(f);
-            out.push_back(std::move(positional));
-            continue;
-        }
-        out.back().values.push_back(f);
-    }
-    return out;
-}
-
-ScriptFlag toScriptFlag(const RawFlag& rf, const ScriptReading& reading, bool inExtra) {
-    ScriptFlag sf;
-    sf.flag = rf.flag;
-    sf.file = rf.token.file;
-    sf.line = rf.token.line;
-    sf.fromModelFile = reading.modelFiles.count(rf.token.file) > 0;
-    sf.inExtraArgs = inExtra;
-    sf.known = rf.token.known;
-    sf.splice = rf.flag.empty() && isSplice(rf.token);
-    if (sf.splice) {
-        sf.values = {rf.token.raw.empty() ? rf.token.text : rf.token.raw};
-        return sf;
-    }
-    for (const auto& v : rf.values) {
-        sf.values.push_back(v.text);
-        sf.known = sf.known && v.known;
-    }
-    return sf;
-}
-
-// Splits the miles launcher's --extra-args string into train.py flags, element by element.
-void expandExtraArgs(const RawFlag& rf, const ScriptReading& reading, std::vector<ScriptFlag>& out,
-                     std::vector<LaunchNote>& notes) {
-    if (rf.values.size() != 1) {
-        out.push_back(toScriptFlag(rf, reading, false));
-        return;
-    }
-    const Field& value = rf.values[0];
-    std::vector<Value> segments = value.segments;
-    if (segments.empty()) {
-        Value whole;
-        whole.text = value.text;
-        whole.known = value.known;
-        whole.why = value.why;
-        whole.file = value.file;
-        whole.line = value.line;
-        segments.push_back(whole);
-    }
-    for (const auto& seg : segments) {
-        auto words =
-            seg.known
-                ? shellSplit(seg.text)
-                : Result<std::vector<std::string>>(Error{"its value is not known: " + seg.why});
-        if (!words.ok()) {
-            notes.push_back({NoteLevel::Warning, seg.file, seg.line, "",
-                             "--extra-args piece '" + seg.text + "' not split: " + words.error() +
-                                 "; kept verbatim"});
-            ScriptFlag sf;
-            sf.flag = "--extra-args";
-            sf.values = {seg.text};
-            sf.file = seg.file;
-            sf.line = seg.line;
-            sf.known = false;
-            out.push_back(sf);
-            continue;
-        }
-        std::vector<Field> tokens;
-        for (const auto& w : *words) {
-            Field f;
-            f.text = w;
-            f.file = seg.file;
-            f.line = seg.line;
-            tokens.push_back(f);
-        }
-        for (const auto& inner : groupFlags(tokens)) {
-            out.push_back(toScriptFlag(inner, reading, true));
-        }
-    }
-}
-
-Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& reading,
-                              std::vector<LaunchNote>& notes) {
-    Interpreted in;
-    const auto& argv = launch.argv;
-    std::size_t i = 0;
-    const std::string where = launch.file + ":" + std::to_string(launch.line);
-    if (argv[0].text == "ray") {
-        std::size_t dash = argv.size();
-        for (std::size_t j = 3; j < argv.size(); ++j) {
-            if (argv[j].text == "--") {
-                dash = j;
-                break;
-            }
-            const std::string& t = argv[j].text;
-            if (t.rfind("--runtime-env-json=", 0) == 0) {
-                Field f = argv[j];
-                f.text = t.substr(std::string("--runtime-env-json=").size());
-                in.runtimeEnvJson = f;
-            } else if (t == "--runtime-env-json" && j + 1 < argv.size()) {
-                in.runtimeEnvJson = argv[++j];
-            }
-        }
-        if (dash + 1 >= argv.size()) {
-            return Error{where + ": `ray job submit` without `-- <entrypoint>`"};
-        }
-        i = dash + 1;
-    }
-    const std::string first = baseName(argv[i].text);
-    if (first.rfind("python", 0) == 0) {
-        ++i;
-        while (i < argv.size() && !argv[i].text.empty() && argv[i].text[0] == '-') {
-            ++i;
-        }
-    }
-    if (i >= argv.size()) {
-        return Error{where + ": the launch command names no program"};
-    }
-    in.program = argv[i].text;
-    in.milesScript = baseName(in.program).rfind("run_", 0) == 0;
-    const std::string entry = baseName(in.program);
-    if (!in.milesScript && entry != "train.py" && entry != "train_async.py") {
-        notes.push_back({NoteLevel::Warning, launch.file, launch.line, "launcher.entry_point",
-                         "entry point " + in.program +
-                             " is neither train.py nor train_async.py; it is kept as "
-                             "launcher.entry_point and its flags are read as train.py flags"});
-    }
-    std::vector<Field> rest(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
-    for (const auto& rf : groupFlags(rest)) {
-        if (in.milesScript && rf.flag == "--extra-args") {
-            expandExtraArgs(rf, reading, in.flags, notes);
-        } else {
-            in.flags.push_back(toScriptFlag(rf, reading, false));
-        }
-    }
-    return in;
-}
-
-std::string flagText(const ScriptFlag& f) {
-    std::vector<std::string> words;
-    if (!f.flag.empty()) {
-        words.push_back(f.flag);
-    }
-    words.insert(words.end(), f.values.begin(), f.values.end());
-    return shellJoin(words);
-}
-
-std::pair<std::string, std::string> resolveStem(const std::string& stem,
-                                                const ModelCatalog* catalog,
-                                                std::vector<LaunchNote>& notes,
-                                                const std::string& file) {
-    if (catalog == nullptr || catalog->find(stem) != nullptr) {
-        return {stem, ""};
-    }
-    for (const auto& m : catalog->models()) {
-        for (const auto& v : m.variants) {
-            if (v.megatronModelType == stem) {
-                return {m.name, v.name};
-            }
-        }
-    }
-    notes.push_back({NoteLevel::Warning, file, 0, "model.name",
-                     "model file " + stem + ".sh names no model of the catalog"});
-    return {stem, ""};
-}
 
 void setEnv(Recipe& r, const std::string& key, const std::string& value) {
     for (auto& [k, v] : r.environment.env) {
@@ -296,40 +43,6 @@ const std::string* envValue(const Recipe& r, const std::string& key) {
         }
     }
     return nullptr;
-}
-
-void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
-                     const ModelCatalog& catalog, std::vector<LaunchNote>& notes) {
-    auto shape = resolveModel(r, catalog);
-    if (!shape.ok()) {
-        return;
-    }
-    const std::pair<const char*, int> expected[] = {
-        {"--num-layers", shape->numLayers},
-        {"--hidden-size", shape->hidden},
-        {"--ffn-hidden-size", shape->ffnHidden},
-        {"--moe-ffn-hidden-size", shape->moeFfnHidden},
-        {"--num-experts", shape->numExperts},
-        {"--moe-router-topk", shape->topK},
-        {"--num-attention-heads", shape->numAttentionHeads},
-        {"--num-query-groups", shape->numQueryGroups},
-        {"--kv-channels", shape->kvChannels},
-        {"--vocab-size", shape->vocabSize},
-    };
-    for (const auto& f : modelFlags) {
-        for (const auto& [flag, want] : expected) {
-            if (f.flag != flag || want <= 0 || f.values.size() != 1) {
-                continue;
-            }
-            auto got = parseInt(f.values[0]);
-            if (got && *got != want) {
-                notes.push_back({NoteLevel::Warning, f.file, f.line, "model",
-                                 std::string("MODEL_ARGS ") + flag + " " + f.values[0] +
-                                     " but the catalog's " + shape->name + " has " +
-                                     std::to_string(want)});
-            }
-        }
-    }
 }
 
 }  // namespace
@@ -660,7 +373,9 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         r.rollout.engine = flagEngine;
     }
     if (!meta && !touched.count("hardware.gpus_per_node")) {
-        r.hardware.gpusPerNode = r.trainer.gpusPerNode.value_or(8);
+        // the head's `ray start --num-gpus N` says what a node has; else the trainer's share
+        const std::optional<int> headGpus = rayHeadGpus(reading);
+        r.hardware.gpusPerNode = headGpus.value_or(r.trainer.gpusPerNode.value_or(8));
     }
     if (touched.count("trainer.gpus_per_node")) {
         const int observed = *r.trainer.gpusPerNode;
@@ -717,6 +432,8 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     if (!in.milesScript) {
         r.launcher.entryPoint = baseName(in.program);
     }
+
+    readBringUp(reading, r, notes);
 
     // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an
     // engine flag of another framework) is also kept verbatim, so that export repeats it.
@@ -790,7 +507,17 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         r.model.name = name;
         r.model.variant = variant;
     }
-    if (options.catalog != nullptr && !modelFlags.empty()) {
+    if (!meta && options.modelName.empty() && options.catalog != nullptr && !r.model.name.empty() &&
+        r.model.variant.empty() && options.catalog->find(r.model.name) == nullptr &&
+        !modelFlags.empty()) {
+        if (auto shape = shapeFromModelArgs(r.model.name, modelFlags)) {
+            r.model.shape = std::move(*shape);
+            notes.push_back({NoteLevel::Info, path, 0, "model.shape",
+                             "model '" + r.model.name +
+                                 "' is not in the catalog: its shape is taken from the sourced "
+                                 "MODEL_ARGS as an inline model.shape"});
+        }
+    } else if (options.catalog != nullptr && !modelFlags.empty()) {
         crossCheckModel(r, modelFlags, *options.catalog, notes);
     }
     if (!meta && !touched.count("rollout.mem_fraction")) {

@@ -196,7 +196,7 @@ exit 0
 FakeTools::FakeTools(const std::string& root) : m_root(root) {
     fs::create_directories(root + "/bin");
     fs::create_directories(root + "/calls");
-    for (const char* tool : {"ray", "python", "python3", "ssh", "nvidia-smi", "curl"}) {
+    for (const char* tool : {"ray", "python", "python3", "ssh", "nvidia-smi", "curl", "pkill"}) {
         std::string script = "#!/bin/bash\ntool=" + std::string(tool) + "\n" + kRecorder;
         const std::string name = tool;
         if (name == "ray") {
