@@ -117,6 +117,18 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         milesHints.push_back("the entry point " + in.program + " is miles'");
     }
     for (const auto& f : in.flags) {
+        bool milesPath = false;
+        for (const auto& v : f.values) {
+            milesPath = milesPath || v.find("/miles/") != std::string::npos ||
+                        v.find("_miles/") != std::string::npos || v.ends_with("_miles");
+        }
+        if (milesPath && f.known && !f.splice) {
+            milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
+                                 " names a miles path");
+            break;
+        }
+    }
+    for (const auto& f : in.flags) {
         const FlagRule* rule = trainLevel(f) ? findRule(f.flag) : nullptr;
         if (rule != nullptr && (rule->flavours & kTrainBits) == kMilesBit) {
             milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
