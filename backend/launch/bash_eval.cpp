@@ -235,6 +235,16 @@ void Evaluator::evalNode(const Node& node) {
         evalCommand(node.commands[0]);
         return;
     }
+    // X="$(...)" || exit 1: the assignment is what the run goes on with
+    bool orExit = kinds[0] == CmdKind::Assign && kinds.size() > 1;
+    for (std::size_t i = 1; i < kinds.size(); ++i) {
+        orExit = orExit && node.ops[i - 1] == "||" &&
+                 (kinds[i] == CmdKind::Exit || kinds[i] == CmdKind::Ignorable);
+    }
+    if (orExit) {
+        evalCommand(node.commands[0]);
+        return;
+    }
     bool harmless = true;
     for (auto k : kinds) {
         harmless = harmless && (k == CmdKind::Ignorable || k == CmdKind::Exit);
