@@ -5,18 +5,19 @@
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
 #
-#   scripts/launch-roundtrip.sh [-e K=V]... SCRIPT [-- IMPORT-OPTIONS...]
+#   scripts/launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] SCRIPT [-- IMPORT-OPTIONS...]
 #
 # Prints one line "FLAGS KEPT EQUAL ADDED SCRIPT" and the differing flags. The export sources
-# models/<name>.sh next to its job script: the script's own models/ folder (or ../models, or
-# ../../scripts/models) is copied there. RUNPLANECTL names the binary (default
+# models/<name>.sh next to its job script: -m MODELS-DIR, the script's own models/ folder,
+# ../models and ../../scripts/models are copied there. RUNPLANECTL names the binary (default
 # build/backend/cli/runplanectl).
 set -euo pipefail
 
 ctl="${RUNPLANECTL:-build/backend/cli/runplanectl}"
 envs=()
-while [ $# -gt 0 ] && [ "$1" = "-e" ]; do
-    envs+=("$2")
+models=""
+while [ $# -gt 0 ] && { [ "$1" = "-e" ] || [ "$1" = "-m" ]; }; do
+    if [ "$1" = "-e" ]; then envs+=("$2"); else models="$2"; fi
     shift 2
 done
 script="${1:?usage: launch-roundtrip.sh [-e K=V]... SCRIPT [-- IMPORT-OPTIONS...]}"
@@ -56,8 +57,12 @@ run() {  # run CALLS-DIR SCRIPT
 # the framework's argv: one "flag<TAB>values" line per flag, after the entry point
 flags() {
     local call
-    call="$(grep -l -E '(^|/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1)"
-    [ -n "${call}" ] || return 0
+    call="$(grep -l -E '(^|/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1 || true)"
+    if [ -z "${call}" ]; then
+        echo "$1: the framework was never started; the run's output:" >&2
+        tail -n 20 "$1.log" >&2
+        return 0
+    fi
     awk '
         started == 0 { if ($0 ~ /(^|\/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
         /^--/ { if (flag != "") v[flag] = vals; flag = $0; vals = ""; next }
@@ -73,7 +78,7 @@ framework="$(sed -n 's/^framework: //p' "${work}/recipe.yaml")"
 "${ctl}" export "${work}/recipe.yaml" --flavour "${framework:-slime}" --out "${work}/export" \
     > "${work}/export.log" 2>&1 || { cat "${work}/import.log" "${work}/export.log" >&2; exit 1; }
 dir="$(cd "$(dirname "${script}")" && pwd)"
-for m in "${dir}/models" "${dir}/../models" "${dir}/../../scripts/models"; do
+for m in ${models:+"${models}"} "${dir}/models" "${dir}/../models" "${dir}/../../scripts/models"; do
     if [ -d "${m}" ]; then
         mkdir -p "${work}/export/models"
         cp "${m}"/*.sh "${work}/export/models/" 2>/dev/null || true
@@ -88,7 +93,7 @@ run "${work}/b" "${job}"
 
 flags "${work}/a" > "${work}/a.flags"
 flags "${work}/b" > "${work}/b.flags"
-awk -F '\t' -v name="${script}" '
+awk -F '\t' -v name="${script}" -v exported="${work}/b.flags" '
     function same(x, y,   n, m, i, p, q) {
         if (x == y) return 1
         n = split(x, p, " "); m = split(y, q, " ")
@@ -99,7 +104,7 @@ awk -F '\t' -v name="${script}" '
         }
         return 1
     }
-    FNR == NR { b[$1] = $2; next }
+    FILENAME == exported { b[$1] = $2; next }
     { a[$1] = $2; ++flags; if ($1 in b) { ++kept; if (same($2, b[$1])) ++equal; else diff = diff "  changed: " $1 " " $2 "  ->  " b[$1] "\n" } else diff = diff "  missing: " $1 " " $2 "\n" }
     END {
         for (f in b) if (!(f in a)) { ++added; diff = diff "  added: " f " " b[f] "\n" }
