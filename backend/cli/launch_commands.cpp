@@ -15,9 +15,9 @@
 #include <optional>
 
 #include "backend/cli/command_registry.h"
+#include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 #include "backend/plan/catalog.h"
-#include "backend/plan/launch/launch.h"
-#include "backend/plan/launch/shell_text.h"
 #include "backend/plan/recipe.h"
 
 namespace {
@@ -187,6 +187,18 @@ int runImport(const ImportCliOptions& o) {
         return 1;
     }
     printNotes(result->notes, o.verbose);
+    if (!result->parameters.empty()) {
+        std::cerr << "required variables (kept as ${NAME} in the recipe; give them with --env "
+                     "K=V or set them when the export runs):\n";
+        for (const auto& p : result->parameters) {
+            std::string where;
+            for (const auto& u : p.usedAt) {
+                where += (where.empty() ? "" : ", ") + u;
+            }
+            std::cerr << "  " << detail::escapeControl(p.name) << "  used at "
+                      << detail::escapeControl(where) << "\n";
+        }
+    }
     // an "error:" line means the recipe is not usable as is: the status says so too (issue #15)
     const int status = hasErrors(result->notes) ? 1 : 0;
     const std::string yaml = writeRecipe(result->recipe);

@@ -135,4 +135,44 @@ LauncherKind effectiveLauncher(const Recipe& r) {
     return r.framework == Framework::Miles ? LauncherKind::MilesScript : LauncherKind::SlimeBash;
 }
 
+bool isSpliceWord(std::string_view word) {
+    auto nameStart = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+    };
+    auto nameChar = [&](char c) { return nameStart(c) || (c >= '0' && c <= '9'); };
+    if (word.size() >= 2 && word.front() == '"' && word.back() == '"') {
+        word = word.substr(1, word.size() - 2);
+    }
+    if (word.size() < 2 || word[0] != '$') {
+        return false;
+    }
+    const bool braced = word[1] == '{';
+    std::size_t i = braced ? 2 : 1;
+    if (i >= word.size() || !nameStart(word[i])) {
+        return false;
+    }
+    while (i < word.size() && nameChar(word[i])) {
+        ++i;
+    }
+    if (!braced) {
+        return i == word.size();
+    }
+    const std::string_view rest = word.substr(i);
+    if (rest == "}" || rest == "[@]}" || rest == "[*]}") {
+        return true;
+    }
+    // ${NAME:-default} / ${NAME-default} with a plain default
+    std::size_t d = rest.rfind(":-", 0) == 0 ? 2 : (rest.rfind('-', 0) == 0 ? 1 : 0);
+    if (d == 0 || rest.back() != '}') {
+        return false;
+    }
+    for (; d + 1 < rest.size(); ++d) {
+        const char c = rest[d];
+        if (!nameChar(c) && std::string_view(".,:/=+@%-").find(c) == std::string_view::npos) {
+            return false;
+        }
+    }
+    return true;
+}
+
 }  // namespace runplane::plan

@@ -262,16 +262,35 @@ struct Launcher {
     std::string entryPoint = "train.py";
     std::vector<std::string> argv;  // kind command: the program and its arguments
     std::string workdir;
+    /// Shell text the job script runs before the job, in order: auxiliary servers (e.g. an
+    /// on-policy-distillation teacher), the loops that wait for them, run-time probes (NVLink
+    /// detection). Kept verbatim from an imported script; an export writes it as code.
+    std::vector<std::string> preLaunch;
+    /// Words the head's `ray start` gets besides the ones an export writes itself (e.g.
+    /// --dashboard-host=0.0.0.0).
+    std::vector<std::string> rayStartArgs;
+    /// A `ray stop` before the bring-up, with its words (e.g. --force).
+    bool rayStop = false;
+    std::vector<std::string> rayStopArgs;
     bool operator==(const Launcher&) const = default;
 };
 
 /// A flag the recipe does not model, kept verbatim (e.g. from an imported launch script).
+/// flag may instead be a splice: an expansion of a launch script the importer could not resolve,
+/// `${NAME[@]}`, `"${NAME[@]}"`, `${NAME}`, `$NAME` (see isSpliceWord), with no values; an
+/// export writes it back as shell text in place.
 struct ExtraArg {
     std::string flag;
     std::vector<std::string> values;
     std::string source;  // where it came from, e.g. "scripts/run-qwen3-4B.sh:42"
     bool operator==(const ExtraArg&) const = default;
 };
+
+/// True for the splice forms of ExtraArg::flag: optionally double-quoted, `$NAME`, `${NAME}`,
+/// `${NAME[@]}` / `${NAME[*]}`, or `${NAME:-default}` / `${NAME-default}` with a default of
+/// [A-Za-z0-9_.,:/=+@%-]; NAME of [A-Za-z_][A-Za-z0-9_]*. Nothing else (no command or arithmetic
+/// substitution) so that a recipe never carries code.
+bool isSpliceWord(std::string_view word);
 
 /// One run description. Plain value: copy freely, compare with ==, no hidden state.
 struct Recipe {

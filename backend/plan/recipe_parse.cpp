@@ -261,6 +261,10 @@ void readLauncher(MapReader& top, Launcher& l) {
     r.get("entry_point", l.entryPoint);
     r.get("argv", l.argv);
     r.get("workdir", l.workdir);
+    r.get("pre_launch", l.preLaunch);
+    r.get("ray_start_args", l.rayStartArgs);
+    r.get("ray_stop", l.rayStop);
+    r.get("ray_stop_args", l.rayStopArgs);
     r.finish();
 }
 
@@ -303,9 +307,12 @@ void readExtraArgs(MapReader& top, std::vector<ExtraArg>& out) {
             r.finish();
         }
         ctx.sources->set(path, locOf(item.Mark()));
-        if (arg.flag.rfind("--", 0) != 0) {
+        if (arg.flag.rfind("--", 0) != 0 && !isSpliceWord(arg.flag)) {
             ctx.error(path, locOf(item.Mark()),
-                      "'" + path + "' must start with a flag such as --lr, got '" + arg.flag + "'");
+                      "'" + path +
+                          "' must start with a flag such as --lr (or be a splice such as "
+                          "${MODEL_ARGS[@]}), got '" +
+                          arg.flag + "'");
             continue;
         }
         out.push_back(std::move(arg));

@@ -227,6 +227,10 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("entry_point", l.entryPoint, d.launcher.entryPoint);
         w.field("argv", l.argv);
         w.field("workdir", l.workdir);
+        w.field("pre_launch", l.preLaunch);
+        w.field("ray_start_args", l.rayStartArgs);
+        w.field("ray_stop", l.rayStop, d.launcher.rayStop);
+        w.field("ray_stop_args", l.rayStopArgs);
     }
 }
 

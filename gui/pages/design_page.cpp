@@ -29,7 +29,7 @@
 #include <QVBoxLayout>
 
 #include "backend/plan/catalog.h"
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 #include "gui/models/findings_model.h"
 #include "gui/models/serial_worker.h"
 #include "gui/pages/plan_views.h"

@@ -17,7 +17,7 @@
 #include <QTemporaryDir>
 #include <QUndoStack>
 
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 #include "gui/app/main_window.h"
 #include "gui/models/findings_model.h"
 #include "gui/pages/design_page.h"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/plan/launch/flag_rules.h"
+#include "backend/launch/flag_rules.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {

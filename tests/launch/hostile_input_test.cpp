@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <functional>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {

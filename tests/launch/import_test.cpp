@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
 #ifdef RUNPLANE_HAVE_PLAN_RULES
 #include "backend/plan/rules.h"
@@ -83,8 +83,10 @@ TEST(Import, SlimeStyleQwen3_4B) {
     EXPECT_EQ(r.algorithm.epsClipHigh, 0.28);
     EXPECT_DOUBLE_EQ(r.algorithm.lr, 1e-6);
     // the environment the script pins; MASTER_ADDR is a ${MASTER_ADDR:-...} parameter
+    // NCCL_NVLS_ENABLE as the script sets it: the NVLink probe's ${HAS_NVLINK}
     EXPECT_EQ(r.environment.env,
-              (std::vector<std::pair<std::string, std::string>>{{"PYTHONBUFFERED", "16"}}));
+              (std::vector<std::pair<std::string, std::string>>{
+                  {"PYTHONBUFFERED", "16"}, {"NCCL_NVLS_ENABLE", "${HAS_NVLINK}"}}));
     EXPECT_TRUE(r.cluster.masterAddr.empty());
     // unmapped flags are kept verbatim with their source line
     ASSERT_NE(extra(r, "--prompt-data"), nullptr);
@@ -96,8 +98,11 @@ TEST(Import, SlimeStyleQwen3_4B) {
     ASSERT_NE(extra(r, "--eval-top-p"), nullptr);
     ASSERT_NE(extra(r, "--adam-beta2"), nullptr);
     EXPECT_EQ(extra(r, "--num-layers"), nullptr);  // MODEL_ARGS belong to the model
-    // not understood: the $(nvidia-smi ...) and the if block deciding on its result
-    EXPECT_EQ(linesAt(res.notes, NoteLevel::Warning), (std::vector<int>{18, 19}));
+    // the $(nvidia-smi ...) probe and the if block deciding on it are pre-launch steps
+    EXPECT_TRUE(linesAt(res.notes, NoteLevel::Warning).empty());
+    ASSERT_EQ(r.launcher.preLaunch.size(), 2u);
+    EXPECT_EQ(r.launcher.preLaunch[0].rfind("NVLINK_COUNT=$(nvidia-smi", 0), 0u);
+    EXPECT_NE(r.launcher.preLaunch[1].find("HAS_NVLINK=0"), std::string::npos);
     EXPECT_TRUE(linesAt(res.notes, NoteLevel::Error).empty());
 }
 
@@ -162,7 +167,8 @@ TEST(Import, VimeMultiNodeBranchChosenByEnv) {
     bool reported = false;
     for (const auto& n : noAddr.notes) {
         reported = reported ||
-                   (n.line == 18 && n.message.find("MASTER_ADDR must be set") != std::string::npos);
+                   (n.line == 18 &&
+                    n.message.find("MASTER_ADDR is required by the script") != std::string::npos);
     }
     EXPECT_TRUE(reported);
 }

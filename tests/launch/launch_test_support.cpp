@@ -173,15 +173,38 @@ esac
 exit 0
 )SH";
 
+// miles' model_args_utils.py NAME prints the model's flags: here from model_args/NAME.txt.
+const char* kPython = R"SH(
+prev=""
+for a in "$@"; do
+  case "$prev" in
+    *model_args_utils.py) cat "$FAKE_ROOT/model_args/$a.txt" 2>/dev/null; exit 0 ;;
+  esac
+  prev="$a"
+done
+exit 0
+)SH";
+
+// A node with 8 NVLink-connected GPUs, in the form `nvidia-smi topo -m` prints.
+const char* kNvidiaSmi = R"SH(
+for g in 0 1 2 3 4 5 6 7; do echo "GPU$g	 X 	NV18	NV18	NV18	NV18	NV18	NV18	NV18"; done
+exit 0
+)SH";
+
 }  // namespace
 
 FakeTools::FakeTools(const std::string& root) : m_root(root) {
     fs::create_directories(root + "/bin");
     fs::create_directories(root + "/calls");
-    for (const char* tool : {"ray", "python", "python3"}) {
+    for (const char* tool : {"ray", "python", "python3", "ssh", "nvidia-smi", "curl", "pkill"}) {
         std::string script = "#!/bin/bash\ntool=" + std::string(tool) + "\n" + kRecorder;
-        if (std::string(tool) == "ray") {
+        const std::string name = tool;
+        if (name == "ray") {
             script += kRay;
+        } else if (name == "python" || name == "python3") {
+            script += kPython;
+        } else if (name == "nvidia-smi") {
+            script += kNvidiaSmi;
         } else {
             script += "exit 0\n";
         }

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <map>
 
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/launch.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {

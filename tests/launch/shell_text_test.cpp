@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/shell_text.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {
@@ -56,7 +56,7 @@ TEST(SourceRoots, OutsideTheScriptFolderIsRefusedUnread) {
               std::string::npos)
         << notes;
     ASSERT_TRUE(r.launch.has_value());
-    EXPECT_EQ(r.launch->argv[3].text, "");              // SECRET was never read
+    EXPECT_EQ(r.launch->argv[3].text, "${SECRET}");     // SECRET was never read: a parameter
     EXPECT_EQ(r.launch->argv[4].text, "--num-layers");  // inside the script's folder: read
     EXPECT_EQ(r.scalars.count("SECRET"), 0u);
 }
@@ -76,7 +76,7 @@ TEST(SourceRoots, SymlinkEscapingTheRootIsRefused) {
     EXPECT_EQ(notes.find(kSecret), std::string::npos) << notes;
     EXPECT_NE(notes.find(":1: warning: source ./link.sh: refused: "), std::string::npos) << notes;
     ASSERT_TRUE(r.launch.has_value());
-    EXPECT_EQ(r.launch->argv[3].text, "");
+    EXPECT_EQ(r.launch->argv[3].text, "${SECRET}");
     // a symlinked folder that leads out is refused the same way
     fs::create_directory_symlink(l.dir.path(), l.dir.file("scripts/up"));
     ScriptReading viaDir = readScript("source ./up/outside.sh\npython3 train.py\n", l.script, {});

@@ -104,7 +104,11 @@ Recipe everyFieldRecipe() {
                           "run.sh",
                           "train_async.py",
                           {"runplane-smoke", "--layers", "2"},
-                          "/w"};
+                          "/w",
+                          {"python3 -m server --port 1 &\n", "until curl -s x; do sleep 1; done\n"},
+                          {"--dashboard-host=0.0.0.0"},
+                          true,
+                          {"--force"}};
     r.weightUpdate = WeightUpdate{WeightUpdateMode::Delta, WeightTransport::Disk, "/shared/wu",
                                   "/nvme/ckpt", true};
     r.extraArgs = {ExtraArg{"--x", {"1", "two words"}, ""}, ExtraArg{"--y", {}, "s.sh:3"}};

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/export_plan.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/export_plan.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -52,6 +52,19 @@ void Evaluator::runFile(std::string_view text, const std::string& path, int dept
         const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + crlf, '\n'));
         note(NoteLevel::Info, line, "the file has CRLF (Windows) line endings; read as LF");
         text = unixText;
+    }
+    if (depth == 0) {
+        m_lines.clear();
+        std::size_t start = 0;
+        while (start <= text.size()) {
+            const std::size_t nl = text.find('\n', start);
+            m_lines.emplace_back(text.substr(
+                start, nl == std::string_view::npos ? text.size() - start : nl - start));
+            if (nl == std::string_view::npos) {
+                break;
+            }
+            start = nl + 1;
+        }
     }
     ParsedScript parsed = parseBash(text);
     for (const auto& issue : parsed.issues) {

@@ -8,225 +8,23 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/flag_rules.h"
-#include "backend/plan/launch/launch.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/flag_rules.h"
+#include "backend/launch/import_parts.h"
+#include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch {
 
 using namespace detail;
 
 namespace {
-
-struct RawFlag {
-    std::string flag;
-    std::vector<Field> values;
-    Field token;
-};
-
-struct Interpreted {
-    std::string program;
-    bool milesScript = false;
-    std::vector<ScriptFlag> flags;
-    std::optional<Field> runtimeEnvJson;
-};
-
-bool looksLikeFlag(const Field& f) {
-    const std::string& t = f.text;
-    return f.known && t.size() > 2 && t[0] == '-' && t[1] == '-' &&
-           std::isalnum(static_cast<unsigned char>(t[2])) &&
-           t.find_first_of(" \t\n") == std::string::npos;
-}
-
-std::string baseName(const std::string& path) {
-    const auto slash = path.find_last_of('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::vector<RawFlag> groupFlags(const std::vector<Field>& tokens) {
-    std::vector<RawFlag> out;
-    bool wantExtraValue = false;
-    for (const auto& f : tokens) {
-        if (wantExtraValue) {
-            out.back().values.push_back(f);
-            wantExtraValue = false;
-            continue;
-        }
-        if (looksLikeFlag(f)) {
-            RawFlag rf;
-            rf.token = f;
-            const auto eq = f.text.find('=');
-            rf.flag = f.text.substr(0, eq);
-            if (eq != std::string::npos) {
-                Field v = f;
-                v.text = f.text.substr(eq + 1);
-                v.segments.clear();
-                rf.values.push_back(v);
-            }
-            wantExtraValue = rf.flag == "--extra-args" && rf.values.empty();
-            out.push_back(std::move(rf));
-            continue;
-        }
-        if (out.empty()) {
-            RawFlag positional;
-            positional.token = f;
-            positional.values.push_back(f);
-            out.push_back(std::move(positional));
-            continue;
-        }
-        out.back().values.push_back(f);
-    }
-    return out;
-}
-
-ScriptFlag toScriptFlag(const RawFlag& rf, const ScriptReading& reading, bool inExtra) {
-    ScriptFlag sf;
-    sf.flag = rf.flag;
-    sf.file = rf.token.file;
-    sf.line = rf.token.line;
-    sf.fromModelFile = reading.modelFiles.count(rf.token.file) > 0;
-    sf.inExtraArgs = inExtra;
-    sf.known = rf.token.known;
-    for (const auto& v : rf.values) {
-        sf.values.push_back(v.text);
-        sf.known = sf.known && v.known;
-    }
-    return sf;
-}
-
-// Splits the miles launcher's --extra-args string into train.py flags, element by element.
-void expandExtraArgs(const RawFlag& rf, const ScriptReading& reading, std::vector<ScriptFlag>& out,
-                     std::vector<LaunchNote>& notes) {
-    if (rf.values.size() != 1) {
-        out.push_back(toScriptFlag(rf, reading, false));
-        return;
-    }
-    const Field& value = rf.values[0];
-    std::vector<Value> segments = value.segments;
-    if (segments.empty()) {
-        segments.push_back(Value{value.text, value.known, value.why, value.file, value.line});
-    }
-    for (const auto& seg : segments) {
-        auto words =
-            seg.known
-                ? shellSplit(seg.text)
-                : Result<std::vector<std::string>>(Error{"its value is not known: " + seg.why});
-        if (!words.ok()) {
-            notes.push_back({NoteLevel::Warning, seg.file, seg.line, "",
-                             "--extra-args piece '" + seg.text + "' not split: " + words.error() +
-                                 "; kept verbatim"});
-            ScriptFlag sf;
-            sf.flag = "--extra-args";
-            sf.values = {seg.text};
-            sf.file = seg.file;
-            sf.line = seg.line;
-            sf.known = false;
-            out.push_back(sf);
-            continue;
-        }
-        std::vector<Field> tokens;
-        for (const auto& w : *words) {
-            Field f;
-            f.text = w;
-            f.file = seg.file;
-            f.line = seg.line;
-            tokens.push_back(f);
-        }
-        for (const auto& inner : groupFlags(tokens)) {
-            out.push_back(toScriptFlag(inner, reading, true));
-        }
-    }
-}
-
-Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& reading,
-                              std::vector<LaunchNote>& notes) {
-    Interpreted in;
-    const auto& argv = launch.argv;
-    std::size_t i = 0;
-    const std::string where = launch.file + ":" + std::to_string(launch.line);
-    if (argv[0].text == "ray") {
-        std::size_t dash = argv.size();
-        for (std::size_t j = 3; j < argv.size(); ++j) {
-            if (argv[j].text == "--") {
-                dash = j;
-                break;
-            }
-            const std::string& t = argv[j].text;
-            if (t.rfind("--runtime-env-json=", 0) == 0) {
-                Field f = argv[j];
-                f.text = t.substr(std::string("--runtime-env-json=").size());
-                in.runtimeEnvJson = f;
-            } else if (t == "--runtime-env-json" && j + 1 < argv.size()) {
-                in.runtimeEnvJson = argv[++j];
-            }
-        }
-        if (dash + 1 >= argv.size()) {
-            return Error{where + ": `ray job submit` without `-- <entrypoint>`"};
-        }
-        i = dash + 1;
-    }
-    const std::string first = baseName(argv[i].text);
-    if (first.rfind("python", 0) == 0) {
-        ++i;
-        while (i < argv.size() && !argv[i].text.empty() && argv[i].text[0] == '-') {
-            ++i;
-        }
-    }
-    if (i >= argv.size()) {
-        return Error{where + ": the launch command names no program"};
-    }
-    in.program = argv[i].text;
-    in.milesScript = baseName(in.program).rfind("run_", 0) == 0;
-    if (!in.milesScript && baseName(in.program) != "train.py") {
-        notes.push_back({NoteLevel::Warning, launch.file, launch.line, "launcher",
-                         "entrypoint " + in.program +
-                             " has no recipe field (only train.py is written back); its flags are "
-                             "read as train.py flags"});
-    }
-    std::vector<Field> rest(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
-    for (const auto& rf : groupFlags(rest)) {
-        if (in.milesScript && rf.flag == "--extra-args") {
-            expandExtraArgs(rf, reading, in.flags, notes);
-        } else {
-            in.flags.push_back(toScriptFlag(rf, reading, false));
-        }
-    }
-    return in;
-}
-
-std::string flagText(const ScriptFlag& f) {
-    std::vector<std::string> words;
-    if (!f.flag.empty()) {
-        words.push_back(f.flag);
-    }
-    words.insert(words.end(), f.values.begin(), f.values.end());
-    return shellJoin(words);
-}
-
-std::pair<std::string, std::string> resolveStem(const std::string& stem,
-                                                const ModelCatalog* catalog,
-                                                std::vector<LaunchNote>& notes,
-                                                const std::string& file) {
-    if (catalog == nullptr || catalog->find(stem) != nullptr) {
-        return {stem, ""};
-    }
-    for (const auto& m : catalog->models()) {
-        for (const auto& v : m.variants) {
-            if (v.megatronModelType == stem) {
-                return {m.name, v.name};
-            }
-        }
-    }
-    notes.push_back({NoteLevel::Warning, file, 0, "model.name",
-                     "model file " + stem + ".sh names no model of the catalog"});
-    return {stem, ""};
-}
 
 void setEnv(Recipe& r, const std::string& key, const std::string& value) {
     for (auto& [k, v] : r.environment.env) {
@@ -245,40 +43,6 @@ const std::string* envValue(const Recipe& r, const std::string& key) {
         }
     }
     return nullptr;
-}
-
-void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
-                     const ModelCatalog& catalog, std::vector<LaunchNote>& notes) {
-    auto shape = resolveModel(r, catalog);
-    if (!shape.ok()) {
-        return;
-    }
-    const std::pair<const char*, int> expected[] = {
-        {"--num-layers", shape->numLayers},
-        {"--hidden-size", shape->hidden},
-        {"--ffn-hidden-size", shape->ffnHidden},
-        {"--moe-ffn-hidden-size", shape->moeFfnHidden},
-        {"--num-experts", shape->numExperts},
-        {"--moe-router-topk", shape->topK},
-        {"--num-attention-heads", shape->numAttentionHeads},
-        {"--num-query-groups", shape->numQueryGroups},
-        {"--kv-channels", shape->kvChannels},
-        {"--vocab-size", shape->vocabSize},
-    };
-    for (const auto& f : modelFlags) {
-        for (const auto& [flag, want] : expected) {
-            if (f.flag != flag || want <= 0 || f.values.size() != 1) {
-                continue;
-            }
-            auto got = parseInt(f.values[0]);
-            if (got && *got != want) {
-                notes.push_back({NoteLevel::Warning, f.file, f.line, "model",
-                                 std::string("MODEL_ARGS ") + flag + " " + f.values[0] +
-                                     " but the catalog's " + shape->name + " has " +
-                                     std::to_string(want)});
-            }
-        }
-    }
 }
 
 }  // namespace
@@ -306,6 +70,15 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     const Interpreted& in = *interpreted;
     res.program = in.program;
     res.flags = in.flags;
+    for (const auto& p : reading.parameters) {
+        ScriptParameter sp;
+        sp.name = p.name;
+        sp.required = p.required;
+        for (const auto& [file, line] : p.uses) {
+            sp.usedAt.push_back(file + ":" + std::to_string(line));
+        }
+        res.parameters.push_back(std::move(sp));
+    }
     Recipe& r = res.recipe;
     std::vector<LaunchNote>& notes = res.notes;
 
@@ -339,7 +112,37 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             anySglang = anySglang || f.flag.rfind("--sglang-", 0) == 0;
         }
     }
-    Flavour detected = in.milesScript ? Flavour::Miles : (anyVllm ? Flavour::Vime : Flavour::Slime);
+    std::vector<std::string> milesHints = reading.milesHints;
+    if (in.program.find("miles") != std::string::npos) {
+        milesHints.push_back("the entry point " + in.program + " is miles'");
+    }
+    for (const auto& f : in.flags) {
+        bool milesPath = false;
+        for (const auto& v : f.values) {
+            milesPath = milesPath || v.find("/miles/") != std::string::npos ||
+                        v.find("_miles/") != std::string::npos || v.ends_with("_miles");
+        }
+        if (milesPath && f.known && !f.splice) {
+            milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
+                                 " names a miles path");
+            break;
+        }
+    }
+    for (const auto& f : in.flags) {
+        const FlagRule* rule = trainLevel(f) ? findRule(f.flag) : nullptr;
+        if (rule != nullptr && (rule->flavours & kTrainBits) == kMilesBit) {
+            milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
+                                 " is a miles-only flag");
+            break;
+        }
+    }
+    Flavour detected = in.milesScript || !milesHints.empty()
+                           ? Flavour::Miles
+                           : (anyVllm ? Flavour::Vime : Flavour::Slime);
+    if (!in.milesScript && !milesHints.empty() && !meta) {
+        notes.push_back({NoteLevel::Info, path, 0, "framework",
+                         "read as a miles script: " + milesHints.front()});
+    }
     Flavour flavour = detected;
     if (auto marked = flavourFromName(reading.flavourMark)) {
         flavour = *marked;
@@ -403,7 +206,9 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         } else {
             extra.source = f.file + ":" + std::to_string(f.line);
         }
-        if (in.milesScript && f.inExtraArgs) {
+        if (f.splice) {
+            extra.flag = f.values.empty() ? "" : f.values[0];
+        } else if (in.milesScript && f.inExtraArgs) {
             extra.flag = "--extra-args";
             extra.values = {flagText(f)};
         } else {
@@ -426,6 +231,30 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         }
         if (f.fromModelFile) {
             modelFlags.push_back(f);
+            continue;
+        }
+        if (f.splice && reading.pythonModelArgArrays.count(spliceName(f.values[0])) > 0) {
+            notes.push_back({NoteLevel::Info, f.file, f.line, "model",
+                             f.values[0] +
+                                 " holds the model arguments miles computes from the model's "
+                                 "name; the model is taken from that name and an export "
+                                 "sources its models/<name>.sh"});
+            continue;
+        }
+        if (f.splice) {
+            if (isSpliceWord(f.values[0])) {
+                notes.push_back({NoteLevel::Info, f.file, f.line, "extra_args",
+                                 f.values[0] +
+                                     " is not resolved here; kept in place as a splice of its "
+                                     "own (its neighbours keep their values)"});
+                keepVerbatim(i);
+            } else {
+                notes.push_back({NoteLevel::Warning, f.file, f.line, "extra_args",
+                                 "'" + f.values[0] +
+                                     "' of the launch command is not resolved and is not a plain "
+                                     "${NAME[@]} / $NAME expansion; dropped (its neighbours are "
+                                     "read as written)"});
+            }
             continue;
         }
         if (f.flag.empty()) {
@@ -556,7 +385,9 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         r.rollout.engine = flagEngine;
     }
     if (!meta && !touched.count("hardware.gpus_per_node")) {
-        r.hardware.gpusPerNode = r.trainer.gpusPerNode.value_or(8);
+        // the head's `ray start --num-gpus N` says what a node has; else the trainer's share
+        const std::optional<int> headGpus = rayHeadGpus(reading);
+        r.hardware.gpusPerNode = headGpus.value_or(r.trainer.gpusPerNode.value_or(8));
     }
     if (touched.count("trainer.gpus_per_node")) {
         const int observed = *r.trainer.gpusPerNode;
@@ -609,6 +440,12 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
                          "the launcher is " + in.program + "; launcher.script follows it"});
         r.launcher.script = in.program;
     }
+
+    if (!in.milesScript) {
+        r.launcher.entryPoint = baseName(in.program);
+    }
+
+    readBringUp(reading, r, notes);
 
     // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an
     // engine flag of another framework) is also kept verbatim, so that export repeats it.
@@ -682,7 +519,17 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         r.model.name = name;
         r.model.variant = variant;
     }
-    if (options.catalog != nullptr && !modelFlags.empty()) {
+    if (!meta && options.modelName.empty() && options.catalog != nullptr && !r.model.name.empty() &&
+        r.model.variant.empty() && options.catalog->find(r.model.name) == nullptr &&
+        !modelFlags.empty()) {
+        if (auto shape = shapeFromModelArgs(r.model.name, modelFlags)) {
+            r.model.shape = std::move(*shape);
+            notes.push_back({NoteLevel::Info, path, 0, "model.shape",
+                             "model '" + r.model.name +
+                                 "' is not in the catalog: its shape is taken from the sourced "
+                                 "MODEL_ARGS as an inline model.shape"});
+        }
+    } else if (options.catalog != nullptr && !modelFlags.empty()) {
         crossCheckModel(r, modelFlags, *options.catalog, notes);
     }
     if (!meta && !touched.count("rollout.mem_fraction")) {

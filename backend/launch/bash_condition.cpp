@@ -3,16 +3,63 @@
 
 #include <set>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
+
+bool Evaluator::isGuardBody(const std::vector<Node>& body) {
+    bool exits = false;
+    for (const auto& n : body) {
+        if (n.kind != Node::Kind::Commands) {
+            return false;
+        }
+        for (const auto& cmd : n.commands) {
+            if (cmd.words.empty() || !cmd.assigns.empty()) {
+                return false;
+            }
+            const std::string name = cmd.words[0].literal();
+            if (name == "exit" || name == "return") {
+                exits = true;
+            } else if (name != "echo" && name != "printf" && name != ":" && name != "usage") {
+                return false;
+            }
+        }
+    }
+    return exits;
+}
 
 void Evaluator::evalIf(const Node& node) {
     for (std::size_t i = 0; i < node.branches.size(); ++i) {
         std::string why;
+        m_conditionParams.clear();
         const Truth t = evalCondition(node.branches[i].cond, &why);
+        if (t == Truth::True && !m_conditionParams.empty() && isGuardBody(node.branches[i].body)) {
+            // `if [ -z "${X}" ]; then echo ...; exit 1; fi` with X a parameter: the guard asks
+            // for X, and the run it protects is the one the recipe describes.
+            std::string names;
+            for (const auto& name : m_conditionParams) {
+                names += (names.empty() ? "" : ", ") + name;
+                for (auto& p : m_out.parameters) {
+                    p.required = p.required || p.name == name;
+                }
+            }
+            note(NoteLevel::Info, node.branches[i].line,
+                 "guard clause (lines " + std::to_string(node.line) + "-" +
+                     std::to_string(node.endLine) + ") on the parameter(s) " + names +
+                     ": read as passed; they are required variables of the recipe");
+            continue;
+        }
+        if (t != Truth::Unknown && !m_conditionParams.empty()) {
+            std::string names;
+            for (const auto& name : m_conditionParams) {
+                names += (names.empty() ? "" : ", ") + name;
+            }
+            note(NoteLevel::Info, node.branches[i].line,
+                 "the condition reads the parameter(s) " + names +
+                     ", decided as if unset (give them with --env to decide otherwise)");
+        }
         if (t == Truth::Unknown) {
             note(NoteLevel::Warning, node.branches[i].line,
                  "not understood: the condition of the if block (lines " +
@@ -234,11 +281,27 @@ Evaluator::Truth Evaluator::evalTestCommand(const SimpleCommand& cmd, std::strin
             f.text = v.text;
             f.known = v.known;
             f.why = v.why;
+            f.symbolic = v.symbolic;
             fields.push_back(f);
         } else {
             fields = expandWord(cmd.words[i], true);
         }
         for (const auto& f : fields) {
+            if (f.known && f.symbolic) {
+                // read as bash would with the variable unset; the caller says so
+                std::set<std::string> names;
+                collectParameterNames(f.text, names);
+                std::string text = f.text;
+                for (const auto& n : names) {
+                    const std::string ref = "${" + n + "}";
+                    for (auto at = text.find(ref); at != std::string::npos; at = text.find(ref)) {
+                        text.erase(at, ref.size());
+                    }
+                }
+                m_conditionParams.insert(names.begin(), names.end());
+                args.push_back(text);
+                continue;
+            }
             if (!f.known) {
                 *why = f.why;
                 return Truth::Unknown;

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/bash_syntax.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/bash_syntax.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail::lexing {
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <regex>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -153,76 +153,6 @@ std::string commandText(const SimpleCommand& cmd) {
     return out;
 }
 
-Evaluator::Evaluator(std::string mainPath,
-                     const std::vector<std::pair<std::string, std::string>>& env,
-                     const std::vector<std::string>& sourceRoots)
-    : m_mainPath(std::move(mainPath)) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    std::vector<fs::path> roots = {fs::absolute(fs::path(m_mainPath), ec).parent_path()};
-    roots.insert(roots.end(), sourceRoots.begin(), sourceRoots.end());
-    for (const auto& root : roots) {
-        // (weakly: the folder of an in-memory script need not exist)
-        const fs::path real = fs::weakly_canonical(fs::absolute(root, ec), ec);
-        if (!ec && !real.empty()) {
-            m_roots.push_back(real.string());
-        }
-    }
-    for (const auto& [key, value] : env) {
-        Var v;
-        Value val;
-        val.text = value;
-        val.file = "--env";
-        v.values = {val};
-        v.exported = true;
-        m_vars[key] = v;
-    }
-}
-
-void Evaluator::note(NoteLevel level, int line, std::string message, int column) {
-    // messages quote script text: no raw control characters, and a bounded length
-    message = escapeControl(message);
-    if (message.size() > kMaxMessageChars) {
-        message = message.substr(0, kMaxMessageChars - 3) + "...";
-    }
-    if (!m_noteKeys.emplace(m_file, line, message).second) {
-        return;  // the same construct read twice (e.g. classified, then run)
-    }
-    if (level != NoteLevel::Error && m_out.notes.size() >= kMaxNotes) {
-        if (!m_notesClipped) {
-            m_notesClipped = true;
-            m_out.notes.push_back(
-                {NoteLevel::Warning, m_file, line, "",
-                 "more than " + std::to_string(kMaxNotes) + " notes; the rest are not listed"});
-        }
-        return;
-    }
-    LaunchNote n;
-    n.level = level;
-    n.file = m_file;
-    n.line = line;
-    n.message = std::move(message);
-    n.column = column;
-    m_out.notes.push_back(std::move(n));
-}
-
-void Evaluator::limitHit(int line, const std::string& message) {
-    note(NoteLevel::Error, line, "limit: " + message, m_column > 0 ? m_column : 1);
-}
-
-bool Evaluator::charge(std::uint64_t units, int line) {
-    m_work += units;
-    if (m_work > kMaxExpansionWork && !m_budgetHit) {
-        m_budgetHit = true;
-        m_stopped = true;
-        limitHit(line, "the script's expansions exceed the reader's budget (" +
-                           std::to_string(kMaxExpansionWork >> 20) + " MiB of text, " +
-                           std::to_string(kWordCost) +
-                           " bytes a word); the rest of the script is not read");
-    }
-    return !m_budgetHit;
-}
-
 ScriptReading Evaluator::take() {
     for (const auto& [name, var] : m_vars) {
         if (!var.isArray && !var.unknown && !var.values.empty() && var.values[0].known) {
@@ -256,6 +186,9 @@ void Evaluator::evalNodes(const std::vector<Node>& nodes) {
 }
 
 void Evaluator::evalNode(const Node& node) {
+    if (m_depth == 0 && !m_out.launch.has_value() && capturePreLaunch(node)) {
+        return;
+    }
     switch (node.kind) {
         case Node::Kind::If:
             evalIf(node);
@@ -302,11 +235,24 @@ void Evaluator::evalNode(const Node& node) {
         evalCommand(node.commands[0]);
         return;
     }
+    // X="$(...)" || exit 1: the assignment is what the run goes on with
+    bool orExit = kinds[0] == CmdKind::Assign && kinds.size() > 1;
+    for (std::size_t i = 1; i < kinds.size(); ++i) {
+        orExit = orExit && node.ops[i - 1] == "||" &&
+                 (kinds[i] == CmdKind::Exit || kinds[i] == CmdKind::Ignorable);
+    }
+    if (orExit) {
+        evalCommand(node.commands[0]);
+        return;
+    }
     bool harmless = true;
     for (auto k : kinds) {
         harmless = harmless && (k == CmdKind::Ignorable || k == CmdKind::Exit);
     }
     if (harmless) {
+        for (std::size_t i = 0; i < kinds.size(); ++i) {
+            recordRay(fields[i]);
+        }
         note(NoteLevel::Info, node.line, "ignored (does not change the recipe): " + text);
         return;
     }
@@ -383,7 +329,71 @@ Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Fie
     return CmdKind::Unknown;
 }
 
+bool Evaluator::evalRead(const SimpleCommand& cmd) {
+    // read [-r] -a NAME <<< WORD  (also -ra / -ar): WORD split on blanks into the array NAME
+    if (cmd.words.empty() || cmd.words[0].literal() != "read" || !cmd.assigns.empty() ||
+        cmd.redirects.size() != 1 || cmd.redirects[0].rfind("<<<", 0) != 0) {
+        return false;
+    }
+    std::string name;
+    bool array = false;
+    for (std::size_t i = 1; i < cmd.words.size(); ++i) {
+        const std::string w = cmd.words[i].literal();
+        if (w == "-r") {
+            continue;
+        }
+        if (w == "-a" || w == "-ra" || w == "-ar") {
+            array = true;
+            continue;
+        }
+        if (w.empty() || w[0] == '-' || !name.empty()) {
+            return false;
+        }
+        name = w;
+    }
+    if (!array || name.empty() || !isNameStart(name[0])) {
+        return false;
+    }
+    const Value v = scalarOf(parseWordText(cmd.redirects[0].substr(3), false, cmd.line));
+    Var& var = m_vars[name];
+    var = Var{};
+    var.isArray = true;
+    if (!v.known && v.why.ends_with(kPythonModelArgsMark)) {
+        var.unknown = true;
+        var.why = v.why;
+        var.values = {unknownValue(cmd.line, v.why)};
+        m_out.pythonModelArgArrays.insert(name);
+        return true;
+    }
+    if (!v.known) {
+        var.unknown = true;
+        var.why = v.why;
+        var.values = {unknownValue(cmd.line, v.why)};
+        return true;
+    }
+    std::size_t i = 0;
+    while (i < v.text.size()) {
+        while (i < v.text.size() && isBlank(v.text[i])) {
+            ++i;
+        }
+        std::size_t j = i;
+        while (j < v.text.size() && !isBlank(v.text[j])) {
+            ++j;
+        }
+        if (j > i) {
+            Value item = v;
+            item.text = v.text.substr(i, j - i);
+            var.values.push_back(item);
+        }
+        i = j;
+    }
+    return true;
+}
+
 void Evaluator::evalCommand(const SimpleCommand& cmd) {
+    if (evalRead(cmd)) {
+        return;
+    }
     std::vector<Field> fields;
     std::string what;
     const CmdKind kind = classify(cmd, &fields, &what);
@@ -435,6 +445,7 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
             return;
         }
         case CmdKind::Ignorable:
+            recordRay(fields);
             note(NoteLevel::Info, cmd.line,
                  "ignored (does not change the recipe): " + commandText(cmd) +
                      (what.empty() ? "" : " [" + what + "]"));
@@ -453,7 +464,15 @@ void Evaluator::assign(const Assignment& a) {
         std::vector<Value> values;
         for (const auto& e : a.elements) {
             for (const auto& f : expandWord(e, true)) {
-                values.push_back(Value{f.text, f.known, f.why, f.file, f.line});
+                Value item;
+                item.text = f.text;
+                item.known = f.known;
+                item.why = f.why;
+                item.file = f.file;
+                item.line = f.line;
+                item.symbolic = f.symbolic;
+                item.raw = f.raw;
+                values.push_back(std::move(item));
             }
         }
         if (a.append && !v.unknown) {

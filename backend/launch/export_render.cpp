@@ -6,10 +6,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
-#include "backend/plan/launch/export_plan.h"
-#include "backend/plan/launch/launch.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/export_plan.h"
+#include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch {
 
@@ -70,7 +71,7 @@ std::string arrayBlock(const detail::ArgGroup& g) {
         if (g.shellTextElements) {
             out += shellQuote(line.words.front());
         } else {
-            out += detail::shellJoin(line.words);
+            out += detail::exportJoin(line.words);
         }
         if (!line.annotation.empty()) {
             out += "  # " + line.annotation;
@@ -81,9 +82,88 @@ std::string arrayBlock(const detail::ArgGroup& g) {
     return out;
 }
 
+// `: "${NAME:?...}"` for every ${NAME} parameter the flags and the environment read that the
+// script does not set itself: the job stops with the variable's name instead of running with an
+// empty value.
+std::string parameterChecks(const LaunchPlan& plan) {
+    std::set<std::string> names;
+    for (const auto& g : plan.groups) {
+        for (const auto& line : g.lines) {
+            for (const auto& w : line.words) {
+                if (!isSpliceWord(w) || w.find('[') == std::string::npos) {
+                    detail::collectParameterNames(w, names);
+                }
+            }
+        }
+    }
+    for (const auto& e : plan.env) {
+        if (e.pinned) {
+            detail::collectParameterNames(e.literal, names);
+        }
+    }
+    for (const auto& e : plan.env) {
+        names.erase(e.name);
+    }
+    // set by a pre-launch step (NAME=... at the start of a line or after ; & |)
+    for (const auto& step : plan.preLaunch) {
+        for (std::size_t i = 0; i < step.size(); ++i) {
+            if (!detail::isNameStart(step[i]) ||
+                (i > 0 &&
+                 std::string_view(" \t\n;&|(").find(step[i - 1]) == std::string_view::npos)) {
+                continue;
+            }
+            std::size_t j = i;
+            while (j < step.size() && detail::isNameChar(step[j])) {
+                ++j;
+            }
+            if (j < step.size() && step[j] == '=') {
+                names.erase(step.substr(i, j - i));
+            }
+            i = j;
+        }
+    }
+    names.erase("SCRIPT_DIR");
+    if (names.empty()) {
+        return "";
+    }
+    std::string out = "# Parameters of the recipe (variables the original script read unset).\n";
+    for (const auto& n : names) {
+        out += ": \"${" + n + ":?set " + n + " (a parameter of this recipe)}\"\n";
+    }
+    return out + "\n";
+}
+
 std::string headStart(const LaunchPlan& plan) {
-    return "ray start --head --node-ip-address=\"${MASTER_ADDR}\" --num-gpus " +
-           std::to_string(plan.gpusPerNode) + " --disable-usage-stats --dashboard-port=8265\n";
+    std::string out;
+    if (plan.rayStop) {
+        out += "ray stop";
+        for (const auto& w : plan.rayStopArgs) {
+            out += " " + detail::exportWord(w);
+        }
+        out += "\n";
+    }
+    out += "ray start --head --node-ip-address=\"${MASTER_ADDR}\" --num-gpus " +
+           std::to_string(plan.gpusPerNode) + " --disable-usage-stats --dashboard-port=8265";
+    for (const auto& w : plan.rayStartArgs) {
+        out += " " + detail::exportWord(w);
+    }
+    return out + "\n";
+}
+
+std::string preLaunchBlock(const LaunchPlan& plan) {
+    if (plan.preLaunch.empty()) {
+        return "";
+    }
+    std::string out =
+        "# Pre-launch steps (launcher.pre_launch: auxiliary servers, the loops waiting for "
+        "them, run-time probes), verbatim.\n";
+    for (const auto& step : plan.preLaunch) {
+        out += step;
+        if (!step.empty() && step.back() != '\n') {
+            out += "\n";
+        }
+    }
+    return out + "\n";
 }
 
 std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
@@ -100,11 +180,13 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
         "`runplanectl import` reads them back.\n";
     out += plan.metaBlock;
     out += "set -euo pipefail\n\n";
+    out += parameterChecks(plan);
     const bool needDir = !plan.milesScript || plan.multiNode;
     if (needDir) {
         out += kScriptDirLine;
         out += "\n";
     }
+    out += preLaunchBlock(plan);
     out += "# Environment";
     out += plan.milesScript ? ".\n" : " (also handed to every Ray worker via RUNTIME_ENV_JSON).\n";
     out += envBlock(plan);

@@ -3,14 +3,14 @@
 // Over 800 lines because it is one table: splitting the rows across files would hide which flag
 // a field has. Issue #22 (one recipe field table) is where it shrinks.
 
-#include "backend/plan/launch/flag_rules.h"
+#include "backend/launch/flag_rules.h"
 
 #include <nlohmann/json.hpp>
 
 #include <climits>
 #include <cmath>
 
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -795,7 +795,35 @@ std::span<const FlagRule> flagRules() {
     return kRules;
 }
 
+// Other spellings of engine flags: SGLang's ServerArgs accepts --ep / --expert-parallel-size for
+// --ep-size, --dp / --data-parallel-size for --dp-size, --pipeline-parallel-size for --pp-size and
+// --tp / --tensor-parallel-size for --tp-size; slime and miles expose each as --sglang-<spelling>.
+// vime exposes vLLM's --<flag> as --vllm-<flag>; vLLM's short forms -pp / -dp / -tp become
+// --vllm-pp / --vllm-dp. Import reads an alias as its rule; export writes the rule's spelling.
+namespace {
+constexpr std::pair<std::string_view, std::string_view> kFlagAliases[] = {
+    {"--sglang-ep", "--sglang-ep-size"},
+    {"--sglang-expert-parallel-size", "--sglang-ep-size"},
+    {"--sglang-dp", "--sglang-dp-size"},
+    {"--sglang-data-parallel-size", "--sglang-dp-size"},
+    {"--sglang-pipeline-parallel-size", "--sglang-pp-size"},
+    {"--vllm-pp", "--vllm-pipeline-parallel-size"},
+    {"--vllm-dp", "--vllm-data-parallel-size"},
+};
+
+}  // namespace
+
+std::string_view canonicalFlag(std::string_view flag) {
+    for (const auto& [alias, canonical] : kFlagAliases) {
+        if (flag == alias) {
+            return canonical;
+        }
+    }
+    return flag;
+}
+
 const FlagRule* findRule(std::string_view flag) {
+    flag = canonicalFlag(flag);
     for (const auto& rule : kRules) {
         if (flag == rule.flag && (rule.flavours & kTrainBits) != 0) {
             return &rule;

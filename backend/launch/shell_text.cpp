@@ -1,4 +1,6 @@
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/shell_text.h"
+
+#include "backend/plan/recipe.h"
 
 #include <charconv>
 #include <cmath>
@@ -45,6 +47,74 @@ std::string shellQuote(std::string_view word) {
         }
     }
     out += '\'';
+    return out;
+}
+
+bool hasParameter(std::string_view text) {
+    for (std::size_t at = text.find("${"); at != std::string_view::npos;
+         at = text.find("${", at + 2)) {
+        std::size_t end = at + 2;
+        if (end < text.size() && isNameStart(text[end])) {
+            while (end < text.size() && isNameChar(text[end])) {
+                ++end;
+            }
+            if (end < text.size() && text[end] == '}') {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+void collectParameterNames(std::string_view text, std::set<std::string>& names) {
+    for (std::size_t at = text.find("${"); at != std::string_view::npos;
+         at = text.find("${", at + 2)) {
+        std::size_t end = at + 2;
+        while (end < text.size() && isNameChar(text[end])) {
+            ++end;
+        }
+        if (end < text.size() && text[end] == '}' && end > at + 2 && isNameStart(text[at + 2])) {
+            names.insert(std::string(text.substr(at + 2, end - at - 2)));
+        }
+    }
+}
+
+std::string exportWord(std::string_view word) {
+    if (isSpliceWord(word)) {
+        return std::string(word);
+    }
+    if (!hasParameter(word)) {
+        return shellQuote(word);
+    }
+    std::string out = "\"";
+    std::size_t i = 0;
+    while (i < word.size()) {
+        if (word.compare(i, 2, "${") == 0 && i + 2 < word.size() && isNameStart(word[i + 2])) {
+            std::size_t end = i + 2;
+            while (end < word.size() && isNameChar(word[end])) {
+                ++end;
+            }
+            if (end < word.size() && word[end] == '}') {
+                out += word.substr(i, end + 1 - i);
+                i = end + 1;
+                continue;
+            }
+        }
+        out += doubleQuoteEscape(word.substr(i, 1));
+        ++i;
+    }
+    out += '"';
+    return out;
+}
+
+std::string exportJoin(const std::vector<std::string>& words) {
+    std::string out;
+    for (const auto& w : words) {
+        if (!out.empty()) {
+            out += ' ';
+        }
+        out += exportWord(w);
+    }
     return out;
 }
 

@@ -96,6 +96,17 @@ struct ScriptFlag {
     bool known = true;           // false when a value depends on something not understood
     /// Inside the miles launcher's --extra-args string (flags for train.py).
     bool inExtraArgs = false;
+    /// An expansion the reader could not resolve (e.g. ${MODEL_ARGS[@]} of an array it does not
+    /// know): a word of its own, kept as written in values[0], never a value of a neighbour.
+    bool splice = false;
+};
+
+/// A variable the script reads but neither sets nor gets with --env: a symbolic parameter of the
+/// recipe, kept as ${NAME} in the values that use it.
+struct ScriptParameter {
+    std::string name;
+    std::vector<std::string> usedAt;  // "file:line", in order
+    bool required = false;            // ${NAME:?...} or a guard clause asks for it
 };
 
 struct ImportResult {
@@ -104,6 +115,7 @@ struct ImportResult {
     std::vector<ScriptFlag> flags;  // the launch command's flags, in order
     std::string program;            // "train.py", "scripts/run_qwen3_8.py", ...
     bool hadMeta = false;           // the script carried a runplane-meta block (our own export)
+    std::vector<ScriptParameter> parameters;  // variables left symbolic (fill with --env K=V)
 };
 
 /// Reads a launch script from disk (sourced files are read relative to it). Hard errors only

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 
 namespace runplane::plan::launch::detail {
 
@@ -47,7 +47,11 @@ struct LaunchPlan {
     int nodes = 1;
     int gpusPerNode = 8;
     std::string workdir;
-    std::string metaBlock;  // "# runplane-..." comment lines, newline-terminated
+    std::string metaBlock;                  // "# runplane-..." comment lines, newline-terminated
+    std::vector<std::string> preLaunch;     // launcher.pre_launch, verbatim
+    std::vector<std::string> rayStartArgs;  // launcher.ray_start_args
+    bool rayStop = false;                   // launcher.ray_stop
+    std::vector<std::string> rayStopArgs;
     std::vector<LaunchNote> notes;
 
     /// The argv the program receives (after the program path), given MODEL_ARGS' contents.

@@ -7,9 +7,9 @@
 #include <functional>
 #include <regex>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_expand.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -302,7 +302,7 @@ class Arith {
 
 }  // namespace
 
-Value Evaluator::evalCommandSubst(const std::string& text, int line) {
+Value Expander::evalCommandSubst(const std::string& text, int line) {
     static const std::regex kScriptDir(
         R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
     static const std::regex kDirname(
@@ -348,13 +348,45 @@ Value Evaluator::evalCommandSubst(const std::string& text, int line) {
             }
         }
     }
+    // miles: $(python3 <...>/model_args_utils.py NAME) prints the model's Megatron flags
+    if (parsed.issues.empty() && parsed.nodes.size() == 1 &&
+        parsed.nodes[0].kind == Node::Kind::Commands && parsed.nodes[0].commands.size() == 1) {
+        const SimpleCommand& cmd = parsed.nodes[0].commands[0];
+        const auto endsWith = [](const std::string& t, std::string_view tail) {
+            return t.size() >= tail.size() &&
+                   t.compare(t.size() - tail.size(), tail.size(), tail) == 0;
+        };
+        Word script = cmd.words.size() == 3 ? cmd.words[1] : Word{};
+        script.line = line;
+        script.column = 0;
+        if (cmd.words.size() == 3 && cmd.redirects.empty() &&
+            cmd.words[0].literal().rfind("python", 0) == 0 &&
+            endsWith(scalarOf(script).text, "model_args_utils.py")) {
+            Word w = cmd.words[2];
+            w.line = line;
+            w.column = 0;
+            const Value name = scalarOf(w);
+            if (name.known && !name.symbolic && !name.text.empty()) {
+                m_out.modelStems.push_back(name.text);
+                m_out.milesHints.push_back("line " + std::to_string(line) +
+                                           ": model arguments from miles' model_args_utils.py");
+                note(NoteLevel::Info, line,
+                     "model arguments of '" + name.text +
+                         "' computed by miles' model_args_utils.py; the model is taken from that "
+                         "name");
+                return unknownValue(line, "line " + std::to_string(line) +
+                                              ": the model arguments of " + name.text +
+                                              std::string(kPythonModelArgsMark));
+            }
+        }
+    }
     note(NoteLevel::Warning, line,
          "not understood: command substitution $(" + norm +
              ") (only $(seq ...) and the script-directory idiom are read)");
     return unknownValue(line, "line " + std::to_string(line) + ": $(" + norm + ") not understood");
 }
 
-Value Evaluator::evalSeq(const std::vector<long long>& args, const std::string& text, int line) {
+Value Expander::evalSeq(const std::vector<long long>& args, const std::string& text, int line) {
     const long long first = args.size() >= 2 ? args[0] : 1;
     const long long inc = args.size() == 3 ? args[1] : 1;
     const long long last = args.back();
@@ -397,7 +429,7 @@ Value Evaluator::evalSeq(const std::vector<long long>& args, const std::string& 
     return v;
 }
 
-Value Evaluator::evalArith(const std::string& text, int line) {
+Value Expander::evalArith(const std::string& text, int line) {
     if (!charge(text.size(), line)) {
         return unknownValue(line, "line " + std::to_string(line) + ": not read (limit)");
     }
@@ -405,12 +437,27 @@ Value Evaluator::evalArith(const std::string& text, int line) {
     if (!expanded.known) {
         return unknownValue(line, expanded.why);
     }
+    if (expanded.symbolic) {
+        return unknownValue(line, "line " + std::to_string(line) + ": $((" + text +
+                                      ")) reads a parameter (a variable not set); not computed");
+    }
     std::string unknownWhy;
     Arith arith(expanded.text, [&](const std::string& name) -> std::optional<long long> {
         bool isSet = false;
         auto v = lookup(name, line, &isSet);
         if (!v) {
+            if (!std::isdigit(static_cast<unsigned char>(name[0]))) {
+                parameterValue(name, line, false);
+                unknownWhy = "line " + std::to_string(line) + ": " + name +
+                             " is a parameter (not set): $((...)) cannot be computed";
+                return std::nullopt;
+            }
             return 0;
+        }
+        if (v->symbolic) {
+            unknownWhy = "line " + std::to_string(line) + ": " + v->text +
+                         " is a parameter: $((...)) cannot be computed";
+            return std::nullopt;
         }
         if (!v->known) {
             unknownWhy = v->why;

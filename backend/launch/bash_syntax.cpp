@@ -2,13 +2,13 @@
 // continuations follow bash; constructs outside the subset are kept as Unsupported nodes so the
 // evaluator can report them with their lines instead of guessing.
 
-#include "backend/plan/launch/bash_syntax.h"
+#include "backend/launch/bash_syntax.h"
 
 #include <cctype>
 #include <set>
 
-#include "backend/plan/launch/bash_lexer.h"
-#include "backend/plan/launch/bash_limits.h"
+#include "backend/launch/bash_lexer.h"
+#include "backend/launch/bash_limits.h"
 
 namespace runplane::plan::launch::detail {
 

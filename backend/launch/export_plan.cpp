@@ -1,15 +1,15 @@
 // Recipe -> LaunchPlan: which flag goes into which array, the environment, and the residual
 // recipe fields (runplane-meta) that no flag of the chosen flavour carries.
 
-#include "backend/plan/launch/export_plan.h"
+#include "backend/launch/export_plan.h"
 
 #include <nlohmann/json.hpp>
 
 #include <set>
 #include <sstream>
 
-#include "backend/plan/launch/flag_rules.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/flag_rules.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -53,7 +53,7 @@ EnvLine param(std::string name, std::string text) {
 EnvLine pinned(std::string name, const std::string& value, bool derived) {
     EnvLine e;
     e.name = std::move(name);
-    e.valueText = shellQuote(value);
+    e.valueText = exportWord(value);
     e.pinned = true;
     e.literal = value;
     e.derived = derived;
@@ -104,7 +104,19 @@ void buildEnv(const Recipe& r, LaunchPlan& plan) {
 std::string jsonShellText(const std::string& literal) {
     // A JSON string value inside a bash double-quoted string.
     const std::string json = nlohmann::json(literal).dump();  // with its quotes
-    return doubleQuoteEscape(json);
+    std::string text = doubleQuoteEscape(json);
+    // ${NAME} parameters expand when the script runs (docs/launch-scripts.md, "Parameters")
+    for (std::size_t at = text.find("\\${"); at != std::string::npos;
+         at = text.find("\\${", at + 1)) {
+        std::size_t end = at + 3;
+        while (end < text.size() && isNameChar(text[end])) {
+            ++end;
+        }
+        if (end > at + 3 && end < text.size() && text[end] == '}' && isNameStart(text[at + 3])) {
+            text.erase(at, 1);
+        }
+    }
+    return text;
 }
 
 void buildRuntimeEnv(const Recipe& r, LaunchPlan& plan) {
@@ -317,6 +329,10 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
     plan.gpusPerNode = r.hardware.gpusPerNode;
     plan.multiNode = r.cluster.nodes > 1;
     plan.workdir = r.launcher.workdir;
+    plan.preLaunch = r.launcher.preLaunch;
+    plan.rayStartArgs = r.launcher.rayStartArgs;
+    plan.rayStop = r.launcher.rayStop;
+    plan.rayStopArgs = r.launcher.rayStopArgs;
     const LauncherKind kind = effectiveLauncher(r);
     if (flavour == Flavour::Miles && kind == LauncherKind::MilesScript) {
         if (r.launcher.script.empty()) {
@@ -349,7 +365,9 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
                 "; engine settings are written as " + toString(flagsEngine) + " flags"));
     }
     plan.python = plan.milesScript ? "python" : "python3";
-    plan.program = plan.milesScript ? r.launcher.script : "train.py";
+    plan.program = plan.milesScript ? r.launcher.script
+                                    : (r.launcher.entryPoint.empty() ? std::string("train.py")
+                                                                     : r.launcher.entryPoint);
     const unsigned bits = flavourBit(flavour) | (plan.milesScript ? kScriptBit : 0U);
     if (!plan.milesScript) {
         plan.modelFile = modelFileStem(r, options.catalog);

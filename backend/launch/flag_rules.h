@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/plan/launch/launch.h"
+#include "backend/launch/launch.h"
 #include "backend/plan/recipe.h"
 
 namespace runplane::plan::launch::detail {
@@ -46,7 +46,10 @@ struct FlagRule {
 };
 
 std::span<const FlagRule> flagRules();
-/// The rule for a train.py flag (not a miles launcher option), or nullptr.
+/// The rule's spelling of an engine flag alias ("--sglang-ep" -> "--sglang-ep-size"); any other
+/// flag unchanged.
+std::string_view canonicalFlag(std::string_view flag);
+/// The rule for a train.py flag (not a miles launcher option), or nullptr. Aliases count.
 const FlagRule* findRule(std::string_view flag);
 /// The rule for a miles launcher option ("--tp"), or nullptr.
 const FlagRule* findScriptOption(std::string_view option);

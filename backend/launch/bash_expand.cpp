@@ -4,9 +4,9 @@
 
 #include <cctype>
 
-#include "backend/plan/launch/bash_eval.h"
-#include "backend/plan/launch/bash_limits.h"
-#include "backend/plan/launch/shell_text.h"
+#include "backend/launch/bash_expand.h"
+#include "backend/launch/bash_limits.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -23,6 +23,7 @@ class FieldBuilder {
         }
         m_bytes += v.text.size();
         m_cur.text += v.text;
+        m_cur.symbolic = m_cur.symbolic || v.symbolic;
         if (!v.known && m_cur.known) {
             m_cur.known = false;
             m_cur.why = v.why;
@@ -30,6 +31,7 @@ class FieldBuilder {
         if (fromElement && !m_hasElementProv && v.line > 0) {
             m_cur.file = v.file;
             m_cur.line = v.line;
+            m_cur.raw = v.raw;
             m_hasElementProv = true;
         }
         m_active = m_active || !v.text.empty() || !v.known;
@@ -115,32 +117,7 @@ bool isSelfParameter(const Word& word, const std::string& name) {
            (t.size() == name.size() || !isNameChar(t[name.size()]));
 }
 
-Value Evaluator::unknownValue(int line, std::string why) const {
-    if (why.size() > kMaxMessageChars) {  // it is copied into every value derived from this one
-        why = why.substr(0, kMaxMessageChars - 3) + "...";
-    }
-    Value v;
-    v.known = false;
-    v.why = std::move(why);
-    v.file = m_file;
-    v.line = line;
-    return v;
-}
-
-std::optional<Value> Evaluator::lookup(const std::string& name, int line, bool* isSet) {
-    auto it = m_vars.find(name);
-    if (it == m_vars.end() || (it->second.values.empty() && !it->second.unknown)) {
-        *isSet = false;
-        return std::nullopt;
-    }
-    *isSet = true;
-    if (it->second.unknown) {
-        return unknownValue(line, it->second.why);
-    }
-    return it->second.values.front();
-}
-
-Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted, int line) {
+Expander::ParamResult Expander::evalParam(const std::string& expr, bool quoted, int line) {
     ParamResult res;
     res.scalar.file = m_file;
     res.scalar.line = line;
@@ -269,11 +246,8 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
             res.scalar = *current;
             res.scalar.line = line;
             res.scalar.file = m_file;
-        } else if (!m_reportedUnset.count(name) &&
-                   !std::isdigit(static_cast<unsigned char>(name[0]))) {
-            m_reportedUnset.insert(name);
-            note(NoteLevel::Info, line,
-                 name + " is not set in the script and not given with --env; taken as empty");
+        } else if (!std::isdigit(static_cast<unsigned char>(name[0]))) {
+            res.scalar = parameterValue(name, line, false);
         }
         return res;
     }
@@ -315,12 +289,19 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
             }
             break;
         case '?':
-            if (unsetLike) {
+            if (unsetLike && !isSet) {
+                res.scalar = parameterValue(name, line, true);
+                note(NoteLevel::Info, line,
+                     name + " is required by the script (" +
+                         (operand.empty() ? std::string("parameter null or not set") : operand) +
+                         "); give it with --env " + name + "=... or when the export runs");
+            } else if (unsetLike) {
                 const std::string msg = operand.empty() ? "parameter null or not set" : operand;
                 res.scalar = unknownValue(line, "line " + std::to_string(line) + ": " + name +
                                                     " must be set (" + msg + ")");
-                note(NoteLevel::Warning, line,
-                     name + " must be set (" + msg + "); give it with --env " + name + "=...");
+                note(
+                    NoteLevel::Warning, line,
+                    name + " must not be empty (" + msg + "); give it with --env " + name + "=...");
             } else {
                 res.scalar = *current;
             }
@@ -336,7 +317,7 @@ Evaluator::ParamResult Evaluator::evalParam(const std::string& expr, bool quoted
     return res;
 }
 
-std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
+std::vector<Field> Expander::expandWord(const Word& word, bool split) {
     // an unknown field standing for the word as written (after a limit hit)
     auto asWritten = [&](const std::string& why) {
         Field f;
@@ -477,17 +458,21 @@ std::vector<Field> Evaluator::expandWord(const Word& word, bool split) {
         if (!f.known && f.text.empty()) {
             f.text = word.raw;
         }
+        if (f.raw.empty()) {
+            f.raw = word.raw;
+        }
     }
     return fields;
 }
 
-Value Evaluator::scalarOf(const Word& word) {
+Value Expander::scalarOf(const Word& word) {
     Value out;
     out.file = m_file;
     out.line = word.line;
     const std::vector<Field> fields = expandWord(word, false);
     for (std::size_t i = 0; i < fields.size(); ++i) {
         out.text += (i ? " " : "") + fields[i].text;
+        out.symbolic = out.symbolic || fields[i].symbolic;
         if (!fields[i].known && out.known) {
             out.known = false;
             out.why = fields[i].why;

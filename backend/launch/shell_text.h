@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,16 @@ namespace runplane::plan::launch::detail {
 std::string shellQuote(std::string_view word);
 /// Words quoted one by one and joined by single spaces (a command line).
 std::string shellJoin(const std::vector<std::string>& words);
+/// A word of an exported command: a splice (isSpliceWord: `${NAME[@]}`, `"${NAME}"`, ...) is
+/// written as is; a word holding ${NAME} parameters is double-quoted with the parameters left to
+/// expand and everything else escaped; any other word as shellQuote writes it.
+std::string exportWord(std::string_view word);
+/// exportWord for each word, joined by single spaces.
+std::string exportJoin(const std::vector<std::string>& words);
+/// True when text holds a ${NAME} parameter reference (NAME of bash name characters).
+bool hasParameter(std::string_view text);
+/// Adds the NAMEs of the ${NAME} parameter references in text.
+void collectParameterNames(std::string_view text, std::set<std::string>& names);
 /// Escapes text for the inside of a bash double-quoted string (\, ", $, `).
 std::string doubleQuoteEscape(std::string_view text);
 /// Splits a command-line string the way the shell would split it without expansions: blanks

@@ -1,0 +1,70 @@
+#pragma once
+// Internal: evaluates a parsed launch script WITHOUT running anything. Variables, arrays,
+// exports, `source`, `if` blocks and the expansions of the documented subset are computed; every
+// other construct becomes a "not understood" note with its line, and the variables it may have
+// set are marked unknown so that nothing downstream is guessed. One Evaluator per script; not
+// thread-safe (create one per call).
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "backend/launch/bash_expand.h"
+
+namespace runplane::plan::launch::detail {
+
+/// sourceRoots: folders besides the script's own folder tree that `source` may read from (the
+/// recipes' models/, --source-root). A source outside all of them is refused unread.
+ScriptReading readScript(std::string_view text, const std::string& path,
+                         const std::vector<std::pair<std::string, std::string>>& env,
+                         const std::vector<std::string>& sourceRoots = {});
+
+class Evaluator : public Expander {
+  public:
+    using Expander::Expander;
+    void runFile(std::string_view text, const std::string& path, int depth);
+    ScriptReading take();
+
+  private:
+    bool insideRoots(const std::string& canonicalPath) const;
+
+    // commands (bash_eval.cpp)
+    enum class CmdKind { Assign, Export, Source, Unset, Exit, Launch, Ignorable, Unknown };
+    void evalNodes(const std::vector<Node>& nodes);
+    void evalNode(const Node& node);
+    void evalIf(const Node& node);
+    void evalCommand(const SimpleCommand& cmd);
+    /// `read -ra NAME <<< WORD`; false when the command is not of that form.
+    bool evalRead(const SimpleCommand& cmd);
+    CmdKind classify(const SimpleCommand& cmd, std::vector<Field>* fields, std::string* what);
+    void assign(const Assignment& a);
+    void doExport(const SimpleCommand& cmd, const std::vector<Field>& fields);
+    void doSource(const SimpleCommand& cmd, const std::vector<Field>& fields);
+    void recordExport(const std::string& name, const Word* valueWord, int line);
+    void taint(const std::vector<Node>& nodes, int line, const std::string& what);
+    void taintCommand(const SimpleCommand& cmd, int line, const std::string& what);
+    void taintName(const std::string& name, int line, const std::string& what);
+    enum class Truth { False, True, Unknown };
+    Truth evalCondition(const std::vector<Node>& cond, std::string* why);
+    Truth evalTestCommand(const SimpleCommand& cmd, std::string* why);
+    /// Only echo / printf and an exit: the body of a guard clause.
+    static bool isGuardBody(const std::vector<Node>& body);
+    std::set<std::string> m_conditionParams;  // parameters the last condition read
+
+    // pre-launch steps (bash_prelaunch.cpp)
+    std::vector<std::string> m_lines;   // the main script's lines
+    std::set<std::string> m_probeVars;  // variables a run-time probe sets (symbolic)
+    std::set<std::string> m_bound;      // variables a pre-launch step already binds
+    /// A node of the main script before the launch that is a pre-launch step: records it.
+    bool capturePreLaunch(const Node& node);
+    void addPreLaunch(const Node& node, const std::string& what);
+    void setProbeVar(const std::string& name, int line);
+    void recordRay(const std::vector<Field>& fields);
+};
+
+/// The command as written (assignments and words), clipped to 90 characters, for messages.
+std::string commandText(const SimpleCommand& cmd);
+
+}  // namespace runplane::plan::launch::detail

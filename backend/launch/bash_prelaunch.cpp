@@ -1,0 +1,188 @@
+// Pre-launch steps of a launch script (docs/launch-scripts.md, "Pre-launch steps"): what the main
+// script runs before its launch command that the run needs but no recipe field describes -- a
+// background server (an on-policy-distillation teacher), the loop that waits for it, and
+// run-time probes (`X=$(nvidia-smi ...)` and the if blocks that decide on such variables). They
+// are kept verbatim, with the script's own scalar variables they read bound in front, and the
+// variables a probe sets stay symbolic (${NAME}) so that what depends on them is written back as
+// a reference, not as a guess. Also the script's own `ray start` / `ray stop` words.
+
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/shell_text.h"
+
+namespace runplane::plan::launch::detail {
+namespace {
+
+bool contains(const std::string& text, std::string_view what) {
+    return text.find(what) != std::string::npos;
+}
+
+// NAMEs read as $NAME / ${NAME...} in text.
+std::set<std::string> namesRead(const std::string& text) {
+    std::set<std::string> out;
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+        if (text[i] != '$') {
+            continue;
+        }
+        std::size_t j = i + 1;
+        if (text[j] == '{') {
+            ++j;
+        }
+        const std::size_t start = j;
+        while (j < text.size() && isNameChar(text[j])) {
+            ++j;
+        }
+        if (j > start && isNameStart(text[start])) {
+            out.insert(text.substr(start, j - start));
+        }
+    }
+    return out;
+}
+
+bool firstWordIs(const SimpleCommand& cmd, std::string_view word) {
+    return !cmd.words.empty() && cmd.words[0].literal() == word;
+}
+
+}  // namespace
+
+void Evaluator::recordRay(const std::vector<Field>& fields) {
+    if (m_depth != 0 || m_out.launch.has_value() || fields.size() < 2 || fields[0].text != "ray") {
+        return;
+    }
+    if (fields[1].text == "start" || fields[1].text == "stop") {
+        m_out.rayCommands.push_back(fields);
+    }
+}
+
+void Evaluator::setProbeVar(const std::string& name, int line) {
+    Var v;
+    Value val;
+    val.text = "${" + name + "}";
+    val.symbolic = true;
+    val.file = m_file;
+    val.line = line;
+    v.values = {val};
+    m_vars[name] = v;
+    m_probeVars.insert(name);
+}
+
+void Evaluator::addPreLaunch(const Node& node, const std::string& what) {
+    std::string body;
+    for (int l = node.line; l <= node.endLine && l >= 1 && l <= static_cast<int>(m_lines.size());
+         ++l) {
+        body += m_lines[static_cast<std::size_t>(l - 1)] + "\n";
+    }
+    // the script's own scalars it reads, bound in front (the export does not set them)
+    std::string binds;
+    for (const auto& name : namesRead(body)) {
+        const auto it = m_vars.find(name);
+        if (it == m_vars.end() || it->second.isArray || it->second.unknown ||
+            it->second.values.empty() || !it->second.values[0].known ||
+            it->second.values[0].symbolic || m_bound.count(name) || name == "SCRIPT_DIR" ||
+            name == "BASH_SOURCE" || name == "0") {
+            continue;
+        }
+        m_bound.insert(name);
+        binds += name + "=" + shellQuote(it->second.values[0].text) + "\n";
+    }
+    m_out.preLaunch.push_back({m_file, node.line, node.endLine, binds + body});
+    note(NoteLevel::Info, node.line,
+         what + " (lines " + std::to_string(node.line) + "-" + std::to_string(node.endLine) +
+             "): kept verbatim as a pre-launch step (launcher.pre_launch)");
+}
+
+bool Evaluator::capturePreLaunch(const Node& node) {
+    if (node.kind == Node::Kind::Commands && !node.commands.empty() &&
+        node.ops.size() == node.commands.size() && node.ops.back() == "&") {
+        const SimpleCommand& first = node.commands.front();
+        if (firstWordIs(first, "ray")) {
+            return false;
+        }
+        addPreLaunch(node, "a command run in the background");
+        return true;
+    }
+    if (node.kind == Node::Kind::Unsupported &&
+        (node.what == "while loop" || node.what == "until loop")) {
+        std::string body;
+        for (int l = node.line; l <= node.endLine && l <= static_cast<int>(m_lines.size()); ++l) {
+            body += m_lines[static_cast<std::size_t>(l - 1)] + "\n";
+        }
+        const bool waits = (contains(body, "curl") || contains(body, "wget") ||
+                            contains(body, "nc ") || contains(body, "health")) &&
+                           !contains(body, "ray status");
+        if (!waits) {
+            return false;
+        }
+        addPreLaunch(node, "a loop waiting for a server");
+        for (const auto& name : node.assignedNames) {
+            taintName(name, node.line, node.what);
+        }
+        taint(node.inner, node.line, node.what);
+        return true;
+    }
+    // X=$(nvidia-smi ...): a value only the machine knows
+    if (node.kind == Node::Kind::Commands && node.commands.size() == 1 &&
+        node.commands[0].words.empty() && !node.commands[0].assigns.empty()) {
+        bool probe = false;
+        for (const auto& a : node.commands[0].assigns) {
+            for (const auto& part : a.value.parts) {
+                probe = probe || (part.kind == WordPart::Kind::CommandSubst &&
+                                  part.text.rfind("nvidia-smi", 0) == 0);
+            }
+        }
+        if (!probe) {
+            return false;
+        }
+        addPreLaunch(node, "a run-time probe of the GPUs");
+        for (const auto& a : node.commands[0].assigns) {
+            setProbeVar(a.name, node.line);
+        }
+        return true;
+    }
+    // if blocks that decide on probe variables only
+    if (node.kind == Node::Kind::If && !m_probeVars.empty()) {
+        std::set<std::string> read;
+        for (const auto& b : node.branches) {
+            for (const auto& n : b.cond) {
+                for (const auto& cmd : n.commands) {
+                    for (const auto& w : cmd.words) {
+                        const auto names = namesRead(w.raw);
+                        read.insert(names.begin(), names.end());
+                    }
+                }
+            }
+        }
+        if (read.empty()) {
+            return false;
+        }
+        for (const auto& name : read) {
+            if (!m_probeVars.count(name)) {
+                return false;
+            }
+        }
+        addPreLaunch(node, "an if block deciding on a run-time probe");
+        std::set<std::string> assigned;
+        for (const auto& b : node.branches) {
+            for (const auto& n : b.body) {
+                for (const auto& cmd : n.commands) {
+                    for (const auto& a : cmd.assigns) {
+                        assigned.insert(a.name);
+                    }
+                }
+            }
+        }
+        for (const auto& n : node.elseBody) {
+            for (const auto& cmd : n.commands) {
+                for (const auto& a : cmd.assigns) {
+                    assigned.insert(a.name);
+                }
+            }
+        }
+        for (const auto& name : assigned) {
+            setProbeVar(name, node.line);
+        }
+        return true;
+    }
+    return false;
+}
+
+}  // namespace runplane::plan::launch::detail

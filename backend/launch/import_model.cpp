@@ -1,0 +1,184 @@
+// The model and the bring-up of an imported script: model file stems resolved against the
+// catalog (variants by megatron_model_type), MODEL_ARGS cross-checked against the catalog's shape
+// or, for a model the catalog lacks, read as an inline shape; the head's `ray start` / `ray stop`
+// words and the pre-launch steps.
+
+#include <set>
+
+#include "backend/launch/import_parts.h"
+#include "backend/launch/shell_text.h"
+
+namespace runplane::plan::launch::detail {
+
+std::pair<std::string, std::string> resolveStem(const std::string& stem,
+                                                const ModelCatalog* catalog,
+                                                std::vector<LaunchNote>& notes,
+                                                const std::string& file) {
+    if (catalog == nullptr || catalog->find(stem) != nullptr) {
+        return {stem, ""};
+    }
+    for (const auto& m : catalog->models()) {
+        for (const auto& v : m.variants) {
+            if (v.megatronModelType == stem) {
+                return {m.name, v.name};
+            }
+        }
+    }
+    notes.push_back({NoteLevel::Warning, file, 0, "model.name",
+                     "model file " + stem + ".sh names no model of the catalog"});
+    return {stem, ""};
+}
+
+void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
+                     const ModelCatalog& catalog, std::vector<LaunchNote>& notes) {
+    auto shape = resolveModel(r, catalog);
+    if (!shape.ok()) {
+        return;
+    }
+    const std::pair<const char*, int> expected[] = {
+        {"--num-layers", shape->numLayers},
+        {"--hidden-size", shape->hidden},
+        {"--ffn-hidden-size", shape->ffnHidden},
+        {"--moe-ffn-hidden-size", shape->moeFfnHidden},
+        {"--num-experts", shape->numExperts},
+        {"--moe-router-topk", shape->topK},
+        {"--num-attention-heads", shape->numAttentionHeads},
+        {"--num-query-groups", shape->numQueryGroups},
+        {"--kv-channels", shape->kvChannels},
+        {"--vocab-size", shape->vocabSize},
+    };
+    for (const auto& f : modelFlags) {
+        for (const auto& [flag, want] : expected) {
+            if (f.flag != flag || want <= 0 || f.values.size() != 1) {
+                continue;
+            }
+            auto got = parseInt(f.values[0]);
+            if (got && *got != want) {
+                notes.push_back({NoteLevel::Warning, f.file, f.line, "model",
+                                 std::string("MODEL_ARGS ") + flag + " " + f.values[0] +
+                                     " but the catalog's " + shape->name + " has " +
+                                     std::to_string(want)});
+            }
+        }
+    }
+}
+
+// A model the catalog lacks: the shape its MODEL_ARGS give (layers, hidden, FFN, heads, groups,
+// experts, top-k, vocab); nullopt without layers, hidden size and heads.
+std::optional<ModelShape> shapeFromModelArgs(const std::string& name,
+                                             const std::vector<ScriptFlag>& flags) {
+    ModelShape shape;
+    shape.name = name;
+    shape.source = "MODEL_ARGS of the imported script";
+    shape.gatedMlp = false;
+    shape.tiedEmbeddings = true;
+    for (const auto& f : flags) {
+        const std::pair<const char*, int*> ints[] = {
+            {"--num-layers", &shape.numLayers},
+            {"--hidden-size", &shape.hidden},
+            {"--ffn-hidden-size", &shape.ffnHidden},
+            {"--moe-ffn-hidden-size", &shape.moeFfnHidden},
+            {"--num-experts", &shape.numExperts},
+            {"--moe-router-topk", &shape.topK},
+            {"--num-attention-heads", &shape.numAttentionHeads},
+            {"--num-query-groups", &shape.numQueryGroups},
+            {"--kv-channels", &shape.kvChannels},
+            {"--vocab-size", &shape.vocabSize},
+            {"--moe-shared-expert-intermediate-size", &shape.sharedExpertHidden},
+        };
+        for (const auto& [flag, field] : ints) {
+            if (f.flag == flag && f.known && f.values.size() == 1) {
+                if (auto v = parseInt(f.values[0]); v && *v > 0 && *v < (1LL << 31)) {
+                    *field = static_cast<int>(*v);
+                }
+            }
+        }
+        shape.gatedMlp = shape.gatedMlp || f.flag == "--swiglu";
+        shape.qkvBias = shape.qkvBias || f.flag == "--add-qkv-bias";
+        shape.qkLayernorm = shape.qkLayernorm || f.flag == "--qk-layernorm";
+        if (f.flag == "--untie-embeddings-and-output-weights") {
+            shape.tiedEmbeddings = false;
+        }
+    }
+    if (shape.numLayers <= 0 || shape.hidden <= 0 || shape.numAttentionHeads <= 0) {
+        return std::nullopt;
+    }
+    return shape;
+}
+
+// The GPUs the head's `ray start --head --num-gpus N` offers.
+std::optional<int> rayHeadGpus(const ScriptReading& reading) {
+    for (const auto& cmd : reading.rayCommands) {
+        bool head = false;
+        std::optional<int> gpus;
+        for (std::size_t i = 2; i < cmd.size(); ++i) {
+            const std::string& t = cmd[i].text;
+            head = head || t == "--head";
+            if (t == "--num-gpus" && i + 1 < cmd.size() && cmd[i + 1].known) {
+                auto n = parseInt(cmd[i + 1].text);
+                gpus = n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+            } else if (t.rfind("--num-gpus=", 0) == 0 && cmd[i].known) {
+                auto n = parseInt(t.substr(11));
+                gpus = n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+            }
+        }
+        if (head && gpus && *gpus > 0) {
+            return gpus;
+        }
+    }
+    return std::nullopt;
+}
+
+// The script's own Ray words and pre-launch steps (launcher.ray_*, launcher.pre_launch).
+void readBringUp(const ScriptReading& reading, Recipe& r, std::vector<LaunchNote>& notes) {
+    // words of `ray start --head` an export writes itself (with their values)
+    const std::set<std::string> own = {"--head", "--disable-usage-stats"};
+    const std::set<std::string> ownWithValue = {"--node-ip-address", "--num-gpus",
+                                                "--dashboard-port", "--port"};
+    r.launcher.rayStartArgs.clear();
+    r.launcher.rayStop = false;
+    r.launcher.rayStopArgs.clear();
+    for (const auto& cmd : reading.rayCommands) {
+        const bool stop = cmd[1].text == "stop";
+        bool head = stop;
+        for (const auto& f : cmd) {
+            head = head || f.text == "--head";
+        }
+        if (!head) {
+            continue;  // a worker's ray start: the export writes its own
+        }
+        std::vector<std::string> words;
+        for (std::size_t i = 2; i < cmd.size(); ++i) {
+            const Field& f = cmd[i];
+            const std::string name = f.text.substr(0, f.text.find('='));
+            if (!stop && own.count(f.text)) {
+                continue;
+            }
+            if (!stop && ownWithValue.count(name)) {
+                if (f.text.find('=') == std::string::npos) {
+                    ++i;  // its value
+                }
+                continue;
+            }
+            if (!f.known) {
+                notes.push_back(
+                    {NoteLevel::Warning, f.file, f.line, "launcher.ray_start_args",
+                     "ray " + cmd[1].text + " word '" + f.text + "' is not known; not kept"});
+                continue;
+            }
+            words.push_back(f.text);
+        }
+        if (stop) {
+            r.launcher.rayStop = true;
+            r.launcher.rayStopArgs = words;
+        } else {
+            r.launcher.rayStartArgs = words;
+        }
+    }
+    r.launcher.preLaunch.clear();
+    for (const auto& step : reading.preLaunch) {
+        r.launcher.preLaunch.push_back(step.text);
+    }
+}
+
+}  // namespace runplane::plan::launch::detail

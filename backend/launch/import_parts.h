@@ -1,0 +1,49 @@
+#pragma once
+// Internal to the importer (import_recipe.cpp): the launch command read as flags
+// (import_command.cpp) and the model / bring-up parts of a script (import_model.cpp).
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/launch/bash_eval.h"
+#include "backend/launch/launch.h"
+
+namespace runplane::plan::launch::detail {
+
+struct Interpreted {
+    std::string program;
+    bool milesScript = false;
+    std::vector<ScriptFlag> flags;
+    std::optional<Field> runtimeEnvJson;
+};
+
+/// The file name of a path.
+std::string baseName(const std::string& path);
+/// NAME of a splice word ("${NAME[@]}", $NAME, ...); "" for anything else.
+std::string spliceName(const std::string& word);
+/// The launch command's program and flags (ray job submit unwrapped, --extra-args split).
+Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& reading,
+                              std::vector<LaunchNote>& notes);
+/// The flag and its values as shell words.
+std::string flagText(const ScriptFlag& f);
+
+/// A models/<stem>.sh as a catalog (name, variant); warns when the catalog has neither.
+std::pair<std::string, std::string> resolveStem(const std::string& stem,
+                                                const ModelCatalog* catalog,
+                                                std::vector<LaunchNote>& notes,
+                                                const std::string& file);
+/// Warns where MODEL_ARGS disagree with the catalog's shape of the recipe's model.
+void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
+                     const ModelCatalog& catalog, std::vector<LaunchNote>& notes);
+/// A model the catalog lacks: the shape its MODEL_ARGS give; nullopt without layers, hidden size
+/// and heads.
+std::optional<ModelShape> shapeFromModelArgs(const std::string& name,
+                                             const std::vector<ScriptFlag>& flags);
+/// The GPUs the head's `ray start --head --num-gpus N` offers.
+std::optional<int> rayHeadGpus(const ScriptReading& reading);
+/// The script's own Ray words and pre-launch steps (launcher.ray_*, launcher.pre_launch).
+void readBringUp(const ScriptReading& reading, Recipe& r, std::vector<LaunchNote>& notes);
+
+}  // namespace runplane::plan::launch::detail

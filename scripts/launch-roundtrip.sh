@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
+# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill first
+# on PATH (they only record their argv; nothing real runs), imports it, exports the recipe, runs
+# the export the same way, and compares the argv the framework's entry point receives flag by
+# flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
+#
+#   scripts/launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] SCRIPT [-- IMPORT-OPTIONS...]
+#
+# Prints one line "FLAGS KEPT EQUAL ADDED SCRIPT" and the differing flags. The export sources
+# models/<name>.sh next to its job script: -m MODELS-DIR, the script's own models/ folder,
+# ../models and ../../scripts/models are copied there. RUNPLANECTL names the binary (default
+# build/backend/cli/runplanectl).
+set -euo pipefail
+
+ctl="${RUNPLANECTL:-build/backend/cli/runplanectl}"
+envs=()
+models=""
+while [ $# -gt 0 ] && { [ "$1" = "-e" ] || [ "$1" = "-m" ]; }; do
+    if [ "$1" = "-e" ]; then envs+=("$2"); else models="$2"; fi
+    shift 2
+done
+script="${1:?usage: launch-roundtrip.sh [-e K=V]... SCRIPT [-- IMPORT-OPTIONS...]}"
+shift
+[ "${1:-}" = "--" ] && shift
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+
+mkdir -p "${work}/stub" "${work}/a" "${work}/b"
+cat > "${work}/stub/rec" <<'SH'
+#!/bin/bash
+tool="$(basename "$0")"
+case "${tool}" in
+  ray)
+    [ "${1:-}" = status ] && { echo " 0.0/1024.0 GPU"; exit 0; }
+    if [ "${1:-}" = job ]; then
+      while [ $# -gt 0 ] && [ "$1" != "--" ]; do shift; done
+      shift
+      exec "$@"
+    fi ;;
+  nvidia-smi) echo "GPU0 X NV18" ;;
+  python|python3) printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$" ;;
+esac
+exit 0
+SH
+chmod +x "${work}/stub/rec"
+for t in ray python python3 ssh nvidia-smi curl pkill; do
+    ln -s rec "${work}/stub/${t}"
+done
+
+run() {  # run CALLS-DIR SCRIPT
+    env "${envs[@]}" CALLS="$1" PATH="${work}/stub:${PATH}" RUNPLANE_RAY_WAIT_TIMEOUT_S=0 \
+        MASTER_ADDR="${MASTER_ADDR:-10.0.0.1}" NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-eth0}" \
+        NODE_IP=10.0.0.2 bash "$2" > "$1.log" 2>&1 || true
+}
+
+# the framework's argv: one "flag<TAB>values" line per flag, after the entry point
+flags() {
+    local call
+    call="$(grep -l -E '(^|/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1 || true)"
+    if [ -z "${call}" ]; then
+        echo "$1: the framework was never started; the run's output:" >&2
+        tail -n 20 "$1.log" >&2
+        return 0
+    fi
+    awk '
+        started == 0 { if ($0 ~ /(^|\/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
+        /^--/ { if (flag != "") v[flag] = vals; flag = $0; vals = ""; next }
+        { vals = vals (vals == "" ? "" : " ") $0 }
+        END { if (flag != "") v[flag] = vals; for (f in v) printf "%s\t%s\n", f, v[f] }
+    ' "${call}" | sort
+}
+
+run "${work}/a" "${script}"
+"${ctl}" import "${script}" "${envs[@]/#/--env=}" "$@" -o "${work}/recipe.yaml" --force \
+    > "${work}/import.log" 2>&1 || true
+framework="$(sed -n 's/^framework: //p' "${work}/recipe.yaml")"
+"${ctl}" export "${work}/recipe.yaml" --flavour "${framework:-slime}" --out "${work}/export" \
+    > "${work}/export.log" 2>&1 || { cat "${work}/import.log" "${work}/export.log" >&2; exit 1; }
+dir="$(cd "$(dirname "${script}")" && pwd)"
+for m in ${models:+"${models}"} "${dir}/models" "${dir}/../models" "${dir}/../../scripts/models"; do
+    if [ -d "${m}" ]; then
+        mkdir -p "${work}/export/models"
+        cp "${m}"/*.sh "${work}/export/models/" 2>/dev/null || true
+    fi
+done
+job="$(ls "${work}"/export/run-*.sh)"
+if [ -f "${work}/export/ray-head.sh" ]; then
+    run "${work}/b" "${work}/export/ray-head.sh"
+    run "${work}/b" "${work}/export/ray-worker.sh"
+fi
+run "${work}/b" "${job}"
+
+flags "${work}/a" > "${work}/a.flags"
+flags "${work}/b" > "${work}/b.flags"
+awk -F '\t' -v name="${script}" -v exported="${work}/b.flags" '
+    function same(x, y,   n, m, i, p, q) {
+        if (x == y) return 1
+        n = split(x, p, " "); m = split(y, q, " ")
+        if (n != m) return 0
+        for (i = 1; i <= n; ++i) {
+            if (p[i] == q[i]) continue
+            if (p[i] !~ /^[-+0-9.eE]+$/ || q[i] !~ /^[-+0-9.eE]+$/ || p[i] + 0 != q[i] + 0) return 0
+        }
+        return 1
+    }
+    FILENAME == exported { b[$1] = $2; next }
+    { a[$1] = $2; ++flags; if ($1 in b) { ++kept; if (same($2, b[$1])) ++equal; else diff = diff "  changed: " $1 " " $2 "  ->  " b[$1] "\n" } else diff = diff "  missing: " $1 " " $2 "\n" }
+    END {
+        for (f in b) if (!(f in a)) { ++added; diff = diff "  added: " f " " b[f] "\n" }
+        printf "%d %d %d %d %s\n%s", flags, kept, equal, added, name, diff
+    }
+' "${work}/b.flags" "${work}/a.flags"

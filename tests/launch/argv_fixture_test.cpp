@@ -1,0 +1,452 @@
+// Value-level round trip of the fixture scripts in data/fixtures (issue #15): each script is run
+// under bash with stub ray / python3 / ssh / nvidia-smi / curl first on PATH, then imported,
+// exported and the export run the same way; the argv the framework receives is compared flag by
+// flag, every value word by word. Nothing real runs: the stubs only record their argv.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "backend/launch/flag_rules.h"
+#include "backend/launch/launch.h"
+#include "tests/launch/launch_test_support.h"
+
+namespace runplane::plan::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixturesDir() {
+    return test::dataDir() + "/fixtures";
+}
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+// `# run-env: K=V ...` of a fixture: the site variables both runs get.
+Env runEnvOf(const std::string& script) {
+    Env env;
+    std::istringstream in(test::readFile(script));
+    std::string line;
+    while (std::getline(in, line)) {
+        const std::string mark = "# run-env:";
+        if (line.rfind(mark, 0) != 0) {
+            continue;
+        }
+        std::istringstream words(line.substr(mark.size()));
+        std::string kv;
+        while (words >> kv) {
+            const auto eq = kv.find('=');
+            env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+        }
+    }
+    return env;
+}
+
+struct Run {
+    int exitCode = -1;
+    std::string output;
+    std::vector<test::Call> calls;
+    std::string runtimeEnv;
+};
+
+Env baseEnv(const test::FakeTools& fakes, const Env& runEnv) {
+    Env env = fakes.env();
+    env.push_back({"RUNPLANE_RAY_WAIT_TIMEOUT_S", "0"});
+    env.push_back({"RUNPLANE_RAY_WAIT_INTERVAL_S", "1"});
+    env.insert(env.end(), runEnv.begin(), runEnv.end());
+    return env;
+}
+
+void copyFixtureSupport(const std::string& to) {
+    fs::create_directories(to + "/models");
+    for (const auto& e : fs::directory_iterator(fixturesDir() + "/models")) {
+        fs::copy_file(e.path(), to + "/models/" + e.path().filename().string(),
+                      fs::copy_options::overwrite_existing);
+    }
+    fs::copy_file(fixturesDir() + "/hosts.txt", to + "/hosts.txt",
+                  fs::copy_options::overwrite_existing);
+}
+
+test::FakeTools makeFakes(const std::string& root) {
+    test::FakeTools fakes(root);
+    fs::create_directories(root + "/model_args");
+    for (const auto& e : fs::directory_iterator(fixturesDir() + "/model_args")) {
+        fs::copy_file(e.path(), root + "/model_args/" + e.path().filename().string());
+    }
+    return fakes;
+}
+
+Run runOriginal(const std::string& name, const test::TempDir& tmp) {
+    const std::string dir = tmp.file("original");
+    copyFixtureSupport(dir);
+    fs::copy_file(fixturesDir() + "/" + name, dir + "/" + name);
+    test::FakeTools fakes = makeFakes(tmp.file("fake-original"));
+    auto res = test::runProcess({"bash", dir + "/" + name},
+                                baseEnv(fakes, runEnvOf(fixturesDir() + "/" + name)), dir);
+    return {res.exitCode, res.output, fakes.calls(), fakes.runtimeEnvJson()};
+}
+
+struct Exported {
+    ImportResult imported;
+    LaunchBundle bundle;
+    Run run;
+};
+
+Exported runExport(const std::string& name, const test::TempDir& tmp) {
+    Exported out;
+    ImportOptions io;
+    io.catalog = &test::catalog();
+    auto imported = importScript(fixturesDir() + "/" + name, io);
+    EXPECT_TRUE(imported.ok()) << imported.error();
+    if (!imported.ok()) {
+        return out;
+    }
+    out.imported = *imported;
+    ExportOptions eo;
+    eo.catalog = &test::catalog();
+    auto bundle = exportLaunch(imported->recipe, flavourOf(imported->recipe.framework), eo);
+    EXPECT_TRUE(bundle.ok()) << bundle.error();
+    if (!bundle.ok()) {
+        return out;
+    }
+    out.bundle = *bundle;
+    const std::string dir = tmp.file("export");
+    EXPECT_TRUE(writeBundle(*bundle, dir).ok());
+    copyFixtureSupport(dir);
+    // the model file an export of a Python-built MODEL_ARGS sources: the same flags
+    for (const auto& e : fs::directory_iterator(fixturesDir() + "/model_args")) {
+        const std::string sh = dir + "/models/" + e.path().stem().string() + ".sh";
+        if (!fs::exists(sh)) {
+            test::writeFile(sh, "MODEL_ARGS=(" + test::readFile(e.path().string()) + ")\n");
+        }
+    }
+    test::FakeTools fakes = makeFakes(tmp.file("fake-export"));
+    Env env = baseEnv(fakes, runEnvOf(fixturesDir() + "/" + name));
+    if (imported->recipe.cluster.nodes > 1) {
+        auto head = test::runProcess({"bash", dir + "/ray-head.sh"}, env, dir);
+        EXPECT_EQ(head.exitCode, 0) << head.output;
+        for (int i = 1; i < imported->recipe.cluster.nodes; ++i) {
+            Env workerEnv = env;
+            workerEnv.push_back({"NODE_IP", "10.0.0." + std::to_string(i + 1)});
+            auto worker = test::runProcess({"bash", dir + "/ray-worker.sh"}, workerEnv, dir);
+            EXPECT_EQ(worker.exitCode, 0) << worker.output;
+        }
+    }
+    auto job = test::runProcess({"bash", dir + "/" + bundle->jobScript}, env, dir);
+    out.run = {job.exitCode, job.output, fakes.calls(), fakes.runtimeEnvJson()};
+    return out;
+}
+
+std::string baseName(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool isEntryPoint(const std::string& word) {
+    const std::string b = baseName(word);
+    return (b.rfind("train", 0) == 0 && b.ends_with(".py")) ||
+           (b.rfind("run_", 0) == 0 && b.ends_with(".py"));
+}
+
+// The framework's call: (entry point's file name, the words after it).
+std::pair<std::string, std::vector<std::string>> frameworkArgv(
+    const std::vector<test::Call>& calls) {
+    for (const auto& c : calls) {
+        if (c.tool != "python" && c.tool != "python3") {
+            continue;
+        }
+        for (std::size_t i = 0; i < c.argv.size(); ++i) {
+            if (isEntryPoint(c.argv[i])) {
+                return {baseName(c.argv[i]),
+                        {c.argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, c.argv.end()}};
+            }
+        }
+    }
+    return {"", {}};
+}
+
+// argv as flags with their values (a flag = a word starting with "--"; aliases in the rule
+// spelling), in a canonical order: what the framework's parser sees, one entry per flag.
+using Entries = std::vector<std::vector<std::string>>;
+Entries entriesOf(const std::vector<std::string>& argv) {
+    Entries out;
+    for (const auto& w : argv) {
+        if (w.rfind("--", 0) == 0 || out.empty()) {
+            out.push_back({std::string(detail::canonicalFlag(w))});
+        } else {
+            out.back().push_back(w);
+        }
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.front() < b.front(); });
+    return out;
+}
+
+std::string entryText(const std::vector<std::string>& e) {
+    std::string out;
+    for (const auto& w : e) {
+        out += (out.empty() ? "" : " ") + w;
+    }
+    return out;
+}
+
+// Word by word; two numbers are the same value however they are spelled (0.00 and 0, 1e-6 and
+// 1e-06): the framework's parser reads them as one.
+bool sameValues(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a[i] == b[i]) {
+            continue;
+        }
+        char* endA = nullptr;
+        char* endB = nullptr;
+        const double x = std::strtod(a[i].c_str(), &endA);
+        const double y = std::strtod(b[i].c_str(), &endB);
+        if (a[i].empty() || b[i].empty() || *endA != '\0' || *endB != '\0' || x != y) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Flags of the original that the export hands over (last occurrence wins, as in argparse), and
+// those with the same values.
+struct Figure {
+    int flags = 0;
+    int kept = 0;
+    int equal = 0;
+    std::string diff;   // flags of the original missing or changed in the export
+    std::string added;  // flags only the export has (defaults it spells out)
+};
+
+Figure compare(const std::vector<std::string>& original, const std::vector<std::string>& exported) {
+    auto last = [](const Entries& entries) {
+        std::map<std::string, std::vector<std::string>> m;
+        for (const auto& e : entries) {
+            m[e.front()] = e;
+        }
+        return m;
+    };
+    const auto a = last(entriesOf(original));
+    const auto b = last(entriesOf(exported));
+    Figure f;
+    for (const auto& [flag, entry] : a) {
+        ++f.flags;
+        const auto it = b.find(flag);
+        if (it == b.end()) {
+            f.diff += "  missing: " + entryText(entry) + "\n";
+            continue;
+        }
+        ++f.kept;
+        if (sameValues(it->second, entry)) {
+            ++f.equal;
+        } else {
+            f.diff += "  changed: " + entryText(entry) + "  ->  " + entryText(it->second) + "\n";
+        }
+    }
+    for (const auto& [flag, entry] : b) {
+        if (!a.count(flag)) {
+            f.added += "  added: " + entryText(entry) + "\n";
+        }
+    }
+    return f;
+}
+
+std::vector<std::string> fixtureNames() {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(fixturesDir())) {
+        if (e.path().extension() == ".sh") {
+            names.push_back(e.path().filename().string());
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+struct RoundTrip {
+    Run original;
+    Exported exported;
+    std::string program;
+    std::string exportedProgram;
+    Figure figure;
+};
+
+RoundTrip roundTrip(const std::string& name, const test::TempDir& tmp) {
+    RoundTrip rt;
+    rt.original = runOriginal(name, tmp);
+    EXPECT_EQ(rt.original.exitCode, 0) << name << ":\n" << rt.original.output;
+    rt.exported = runExport(name, tmp);
+    EXPECT_EQ(rt.exported.run.exitCode, 0) << name << ":\n" << rt.exported.run.output;
+    auto [program, argv] = frameworkArgv(rt.original.calls);
+    auto [exportedProgram, exportedArgv] = frameworkArgv(rt.exported.run.calls);
+    rt.program = program;
+    rt.exportedProgram = exportedProgram;
+    EXPECT_FALSE(argv.empty()) << name << ": the original never reached the framework";
+    rt.figure = compare(argv, exportedArgv);
+    return rt;
+}
+
+const test::Call* findCall(const std::vector<test::Call>& calls, const std::string& tool,
+                           const std::string& first) {
+    for (const auto& c : calls) {
+        if (c.tool == tool && !c.argv.empty() && c.argv[0] == first) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+TEST(ArgvFixtures, EveryFixtureHandsTheFrameworkTheSameFlagsAndValues) {
+    int flags = 0;
+    int kept = 0;
+    int equal = 0;
+    const auto names = fixtureNames();
+    ASSERT_GE(names.size(), 7u);
+    for (const auto& name : names) {
+        test::TempDir tmp;
+        RoundTrip rt = roundTrip(name, tmp);
+        EXPECT_FALSE(hasErrors(rt.exported.imported.notes)) << name;
+        EXPECT_EQ(rt.program, rt.exportedProgram) << name;
+        EXPECT_EQ(rt.figure.equal, rt.figure.flags) << name << ":\n" << rt.figure.diff;
+        EXPECT_TRUE(rt.figure.diff.empty()) << name << ":\n" << rt.figure.diff;
+        // an export may spell out a default the script left to the framework, nothing else
+        std::istringstream added(rt.figure.added);
+        std::string line;
+        while (std::getline(added, line)) {
+            const bool spelledDefault =
+                line.rfind("  added: --num-gpus-per-node ", 0) == 0 ||
+                line.rfind("  added: --sglang-mem-fraction-static ", 0) == 0;
+            EXPECT_TRUE(spelledDefault) << name << ":" << line;
+        }
+        flags += rt.figure.flags;
+        kept += rt.figure.kept;
+        equal += rt.figure.equal;
+    }
+    // the figure docs/launch-scripts.md quotes
+    std::cout << "[ fixtures ] " << names.size() << " scripts, " << flags << " distinct flags, "
+              << kept << " kept, " << equal << " with equal values\n";
+}
+
+TEST(ArgvFixtures, GuardClauseLeavesTheSiteVariableAParameter) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("guard-params.sh", tmp);
+    const ImportResult& im = rt.exported.imported;
+    ASSERT_FALSE(im.parameters.empty());
+    EXPECT_EQ(im.parameters[0].name, "BASE_FOLDER");
+    EXPECT_TRUE(im.parameters[0].required);
+    EXPECT_EQ(im.recipe.checkpoints.hfCheckpoint, "${BASE_FOLDER}/Qwen3-4B");
+    // the export needs the variable, like the script
+    test::TempDir bare;
+    ASSERT_TRUE(writeBundle(rt.exported.bundle, bare.path()).ok());
+    const std::string job = test::readFile(bare.file(rt.exported.bundle.jobScript));
+    EXPECT_EQ(job.find("'${BASE_FOLDER}"), std::string::npos) << job;
+    EXPECT_NE(job.find(": \"${BASE_FOLDER:?"), std::string::npos) << job;
+    // the Ray words of the script's bring-up
+    const test::Call* stop = findCall(rt.exported.run.calls, "ray", "stop");
+    ASSERT_NE(stop, nullptr);
+    EXPECT_EQ(stop->argv, (std::vector<std::string>{"stop", "--force"}));
+    const test::Call* start = findCall(rt.exported.run.calls, "ray", "start");
+    ASSERT_NE(start, nullptr);
+    EXPECT_NE(std::find(start->argv.begin(), start->argv.end(), "--dashboard-host=0.0.0.0"),
+              start->argv.end());
+    // --env fills the parameter
+    ImportOptions io;
+    io.catalog = &test::catalog();
+    io.env = {{"BASE_FOLDER", "/data"}};
+    auto given = importScript(fixturesDir() + "/guard-params.sh", io);
+    ASSERT_TRUE(given.ok()) << given.error();
+    EXPECT_EQ(given->recipe.checkpoints.hfCheckpoint, "/data/Qwen3-4B");
+    EXPECT_TRUE(given->parameters.empty());
+}
+
+TEST(ArgvFixtures, MilesPythonModelArgsAreASpliceThatKeepsColocate) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("miles-python-model-args.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.framework, Framework::Miles);
+    EXPECT_EQ(r.model.name, "qwen3-4B");
+    EXPECT_EQ(r.placement, Placement::Colocate);
+    EXPECT_EQ(r.trainer.gpusPerNode.value_or(r.hardware.gpusPerNode), 8);
+}
+
+TEST(ArgvFixtures, AsyncSingleNodeDisaggregatedStaysOneNode) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("async-single-node-disagg.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.launcher.entryPoint, "train_async.py");
+    EXPECT_EQ(rt.exportedProgram, "train_async.py");
+    EXPECT_EQ(r.cluster.nodes, 1);
+    EXPECT_EQ(r.hardware.gpusPerNode, 8);
+    EXPECT_EQ(r.placement, Placement::Disaggregated);
+    auto a = nlohmann::json::parse(rt.original.runtimeEnv, nullptr, false);
+    auto b = nlohmann::json::parse(rt.exported.run.runtimeEnv, nullptr, false);
+    ASSERT_TRUE(a.is_object() && b.is_object()) << rt.original.runtimeEnv << "\n"
+                                                << rt.exported.run.runtimeEnv;
+    EXPECT_EQ(a["env_vars"]["NCCL_NVLS_ENABLE"], b["env_vars"]["NCCL_NVLS_ENABLE"]);
+}
+
+TEST(ArgvFixtures, EngineFlagAliasesFeedTheEngineFields) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("engine-ep-alias.sh", tmp);
+    EXPECT_EQ(rt.exported.imported.recipe.rollout.epSize, 8);
+    EXPECT_EQ(rt.exported.imported.recipe.rollout.dpSize, 2);
+}
+
+TEST(ArgvFixtures, TeacherServerAndWaitLoopRunBeforeTheJob) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("opd-teacher.sh", tmp);
+    const test::Call* a = findCall(rt.original.calls, "python3", "-m");
+    const test::Call* b = findCall(rt.exported.run.calls, "python3", "-m");
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr) << rt.exported.run.output;
+    EXPECT_EQ(a->argv, b->argv);
+    // the teacher starts before the job
+    std::size_t teacherAt = 0;
+    std::size_t jobAt = 0;
+    for (std::size_t i = 0; i < rt.exported.run.calls.size(); ++i) {
+        const auto& c = rt.exported.run.calls[i];
+        if (&c == b) {
+            teacherAt = i;
+        }
+        if (c.tool == "ray" && c.argv.size() > 1 && c.argv[0] == "job") {
+            jobAt = i;
+        }
+    }
+    EXPECT_LT(teacherAt, jobAt);
+    EXPECT_NE(findCall(rt.exported.run.calls, "curl", "-sf"), nullptr);
+}
+
+TEST(ArgvFixtures, HostfileWorkersBecomeATwoNodeBringUp) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("hostfile-ssh-workers.sh", tmp);
+    EXPECT_EQ(rt.exported.imported.recipe.cluster.nodes, 2);
+    EXPECT_NE(findCall(rt.original.calls, "ssh", "root@10.0.0.2"), nullptr);
+}
+
+TEST(ArgvFixtures, ModelMissingFromTheCatalogTakesItsShapeFromModelArgs) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("inline-shape.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    ASSERT_TRUE(r.model.shape.has_value());
+    EXPECT_EQ(r.model.shape->name, "moonlight-16B-A3B");
+    EXPECT_EQ(r.model.shape->numLayers, 27);
+    EXPECT_EQ(r.model.shape->hidden, 2048);
+    EXPECT_EQ(r.model.shape->ffnHidden, 11264);
+    EXPECT_EQ(r.model.shape->moeFfnHidden, 1408);
+    EXPECT_EQ(r.model.shape->numExperts, 64);
+    EXPECT_EQ(r.model.shape->topK, 6);
+    EXPECT_EQ(r.model.shape->numAttentionHeads, 16);
+    EXPECT_EQ(r.model.shape->numQueryGroups, 16);
+    EXPECT_EQ(r.model.shape->vocabSize, 163840);
+}
+
+}  // namespace
+}  // namespace runplane::plan::launch
