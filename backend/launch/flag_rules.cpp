@@ -384,6 +384,55 @@ const FlagRule kRules[] = {
                   algorithm.epsClipHigh, ""),
     RP_SWITCH("--use-tis", "algorithm.use_tis", "GRPO_ARGS", kTrainBits, algorithm.useTis, true,
               ""),
+    RP_SWITCH("--normalize-advantages", "algorithm.normalize_advantages", "GRPO_ARGS", kTrainBits,
+              algorithm.normalizeAdvantages, true, ""),
+    RP_SWITCH("--use-rollout-logprobs", "algorithm.use_rollout_logprobs", "GRPO_ARGS", kTrainBits,
+              algorithm.useRolloutLogprobs, true, ""),
+    RP_SWITCH("--use-opd", "algorithm.use_opd", "GRPO_ARGS", kTrainBits, algorithm.useOpd, true,
+              ""),
+    {"--opd-type", "algorithm.opd_type", "GRPO_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.algorithm.opdType)
+             push(out, "--opd-type", {toString(*r.algorithm.opdType)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         OpdType t = OpdType::Sglang;
+         if (!setEnum(v, t, {OpdType::Sglang, OpdType::Megatron}, why)) {
+             return false;
+         }
+         r.algorithm.opdType = t;
+         return true;
+     },
+     ""},
+    RP_STRING("--opd-teacher-load", "checkpoints.opd_teacher_load", "CKPT_ARGS", kTrainBits,
+              checkpoints.opdTeacherLoad, ""),
+    // --- weight update -------------------------------------------------------------------------
+    {"--update-weight-mode", "weight_update.mode", "MISC_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.weightUpdate.mode != WeightUpdateMode::Full)
+             push(out, "--update-weight-mode", {toString(r.weightUpdate.mode)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setEnum(v, r.weightUpdate.mode, {WeightUpdateMode::Full, WeightUpdateMode::Delta},
+                        why);
+     },
+     ""},
+    {"--update-weight-transport", "weight_update.transport", "MISC_ARGS", kTrainBits, false,
+     [](const Recipe& r, bool, Out& out) {
+         if (r.weightUpdate.transport != WeightTransport::Nccl)
+             push(out, "--update-weight-transport", {toString(r.weightUpdate.transport)});
+     },
+     [](Recipe& r, const Values& v, std::string& why) {
+         return setEnum(v, r.weightUpdate.transport, {WeightTransport::Nccl, WeightTransport::Disk},
+                        why);
+     },
+     ""},
+    RP_STRING("--update-weight-disk-dir", "weight_update.disk_dir", "MISC_ARGS", kTrainBits,
+              weightUpdate.diskDir, ""),
+    RP_STRING("--update-weight-local-checkpoint-dir", "weight_update.local_checkpoint_dir",
+              "MISC_ARGS", kTrainBits, weightUpdate.localCheckpointDir, ""),
+    RP_SWITCH("--release-train", "weight_update.release_train", "MISC_ARGS", kTrainBits,
+              weightUpdate.releaseTrain, true, ""),
     // --- optimizer -----------------------------------------------------------------------------
     {"--optimizer", "optimizer.kind", "OPTIMIZER_ARGS", kTrainBits, false,
      [](const Recipe& r, bool always, Out& out) {
@@ -714,6 +763,11 @@ const FieldSlot kSlots[] = {
     SLOT("algorithm.eps_clip_high", algorithm.epsClipHigh),
     SLOT("algorithm.entropy_coef", algorithm.entropyCoef),
     SLOT("algorithm.use_tis", algorithm.useTis),
+    SLOT("algorithm.normalize_advantages", algorithm.normalizeAdvantages),
+    SLOT("algorithm.use_rollout_logprobs", algorithm.useRolloutLogprobs),
+    SLOT("algorithm.use_opd", algorithm.useOpd),
+    SLOT("algorithm.opd_type", algorithm.opdType),
+    SLOT("weight_update", weightUpdate),
     SLOT("algorithm.lr", algorithm.lr),
     SLOT("optimizer.kind", optimizer.kind),
     SLOT("optimizer.distributed", optimizer.distributed),
@@ -746,6 +800,7 @@ const FieldSlot kSlots[] = {
     SLOT("checkpoints.converted_ep", checkpoints.convertedEp),
     SLOT("checkpoints.no_save_optim", checkpoints.noSaveOptim),
     SLOT("checkpoints.no_load_optim", checkpoints.noLoadOptim),
+    SLOT("checkpoints.opd_teacher_load", checkpoints.opdTeacherLoad),
     SLOT("eval.interval", eval.interval),
     SLOT("eval.datasets", eval.datasets),
     SLOT("eval.n_samples_per_eval_prompt", eval.nSamplesPerEvalPrompt),
