@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -234,15 +235,21 @@ TEST(Daemon, SpoolBoundProducesGapEvent) {
         "'train/another_long_metric_name_for_volume': 1e-06}\"; i=$((i+1)); done");
     v1::RunStatus st;
     ASSERT_TRUE(stub->StartRun(&ctx, req, &st).ok());
+    // Read until a gap was announced and the flood is over (its exit event, then 2 s more for the
+    // last log lines), so every gap event covering what this reader missed has been delivered.
+    std::optional<std::chrono::steady_clock::time_point> exitSeenAt;
     const auto records = watch(
         *stub, 0,
-        [](const auto& rs) {
+        [&exitSeenAt](const auto& rs) {
+            bool gap = false;
             for (const auto& r : rs) {
-                if (r.has_event() && r.event().kind() == v1::EVENT_GAP) {
-                    return true;
+                gap = gap || (r.has_event() && r.event().kind() == v1::EVENT_GAP);
+                if (!exitSeenAt && r.has_event() && r.event().kind() == v1::EVENT_PROCESS_EXIT) {
+                    exitSeenAt = std::chrono::steady_clock::now();
                 }
             }
-            return false;
+            return gap && exitSeenAt &&
+                   std::chrono::steady_clock::now() - *exitSeenAt > std::chrono::seconds(2);
         },
         std::chrono::seconds(40));
     const v1::TelemetryRecord* gap = nullptr;
@@ -257,9 +264,9 @@ TEST(Daemon, SpoolBoundProducesGapEvent) {
     const auto last = std::stoull(gap->event().attrs().at("last_seq"));
     EXPECT_GE(last, first);
     EXPECT_GT(gap->seq(), last);
-    // The promise: every seq up to the gap event is either delivered or named by a gap event
-    // delivered with it. (Which gap the reader meets first depends on how far it has read when
-    // the drops happen, so the first gap need not start at seq 1.)
+    // The promise: every seq up to the last one read is either delivered or named by a gap event
+    // delivered later. (Which gap the reader meets first depends on how far it has read when the
+    // drops happen, so the first gap need not start at seq 1.)
     std::set<std::uint64_t> seen;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps;
     for (const auto& r : records) {
@@ -269,7 +276,8 @@ TEST(Daemon, SpoolBoundProducesGapEvent) {
                               std::stoull(r.event().attrs().at("last_seq")));
         }
     }
-    for (std::uint64_t seq = 1; seq < gap->seq(); ++seq) {
+    ASSERT_FALSE(seen.empty());
+    for (std::uint64_t seq = 1; seq < *seen.rbegin(); ++seq) {
         const bool named = std::any_of(gaps.begin(), gaps.end(), [seq](const auto& g) {
             return seq >= g.first && seq <= g.second;
         });
