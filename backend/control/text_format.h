@@ -6,7 +6,10 @@
 
 namespace runplane::control {
 
-/// 1536 -> "1.5 KiB", 25769803776 -> "24.0 GiB" (powers of 1024, one decimal).
+/// Bytes in decimal units, the one unit system of the seed, the recipes (host_ram_gb) and the
+/// GUI: GB (10^9) from 1 GB up with two decimals below 100 GB and one above ("12.50 GB",
+/// "956.0 GB"; no TB, RAM is written in GB everywhere), else whole MB, kB or B ("320 MB").
+/// runplanectl's tables and the GUI's labels (formatGB) both go through it.
 std::string formatBytes(double bytes);
 /// Unix ns -> "2025-01-31 13:05:09" in local time; 0 -> "-".
 std::string formatLocalTime(std::int64_t unixNs);
@@ -14,5 +17,12 @@ std::string formatLocalTime(std::int64_t unixNs);
 std::string formatTimeOfDay(std::int64_t unixNs);
 /// Seconds -> "3h 05m", "4m 09s", "12s".
 std::string formatDuration(double seconds);
+
+/// "[#######                       ]": `fraction` (clamped to 0..1) of `width` cells filled.
+std::string progressBar(double fraction, int width = 30);
+/// True when fd is a terminal that can redraw a line in place: isatty(fd) and $TERM is not
+/// "dumb". runplanectl draws progress bars only then; into a pipe or a file it prints only the
+/// finished steps, one line each (docs/user-guide.md "Output conventions").
+bool canRedraw(int fd);
 
 }  // namespace runplane::control

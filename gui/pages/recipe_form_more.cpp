@@ -1,8 +1,9 @@
 // RecipeForm, second part (issue 19): editors for the fields the planner's findings point at that
-// the first form (recipe_form.cpp) had none for, the hardware-profile picker, and the
-// finding-path -> editor resolution the findings list uses. Split from recipe_form.cpp to keep
-// both files short; the enum editors' templates are instantiated there.
+// the first form (recipe_form.cpp) had none for, the analysis section, the hardware-profile
+// picker, and the finding-path -> editor resolution the findings list uses. Split from
+// recipe_form.cpp to keep both files short; the enum editors' templates are instantiated there.
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLineEdit>
@@ -81,6 +82,68 @@ int matchingProfile(const plan::Hardware& h) {
         }
     }
     return -1;
+}
+
+std::vector<metrics::KindOverride> parseMetricKindLines(const QString& text, QStringList* errors) {
+    std::vector<metrics::KindOverride> out;
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const QString line = lines[i].trimmed();
+        if (line.isEmpty()) {
+            continue;
+        }
+        auto fail = [&](const QString& why) {
+            if (errors != nullptr) {
+                *errors << QObject::tr("line %1: %2").arg(i + 1).arg(why);
+            }
+        };
+        // The pattern may hold ':' itself; the kind follows the last ": ".
+        const qsizetype colon = line.lastIndexOf(QLatin1Char(':'));
+        if (colon <= 0) {
+            fail(QObject::tr("expected 'PATTERN: KIND [DIRECTION]'"));
+            continue;
+        }
+        metrics::KindOverride o;
+        o.pattern = line.left(colon).trimmed().toStdString();
+        const QStringList words = line.mid(colon + 1).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (o.pattern.empty() || o.pattern == "*") {
+            fail(QObject::tr("name a series or a prefix ending in '*'"));
+            continue;
+        }
+        if (words.isEmpty() || words.size() > 2) {
+            fail(QObject::tr("expected a kind and at most a direction after ':'"));
+            continue;
+        }
+        if (!metrics::kindFromName(words[0].toStdString(), o.kind)) {
+            fail(QObject::tr("unknown kind '%1' (score, loss, count, time, tokens, bytes, rate, "
+                             "ratio, other)")
+                     .arg(words[0]));
+            continue;
+        }
+        if (words.size() == 2) {
+            metrics::Direction d{};
+            if (!metrics::directionFromName(words[1].toStdString(), d)) {
+                fail(QObject::tr("unknown direction '%1' (higher, lower, none)").arg(words[1]));
+                continue;
+            }
+            o.direction = d;
+        }
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+QString metricKindLines(const std::vector<metrics::KindOverride>& overrides) {
+    QStringList lines;
+    for (const metrics::KindOverride& o : overrides) {
+        QString line =
+            qs(o.pattern) + QStringLiteral(": ") + qs(std::string(metrics::kindName(o.kind)));
+        if (o.direction.has_value()) {
+            line += QLatin1Char(' ') + qs(std::string(metrics::directionName(*o.direction)));
+        }
+        lines << line;
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 QFormLayout* RecipeForm::sectionForm(const QString& prefix) {
@@ -273,6 +336,61 @@ void RecipeForm::addFindingFields() {
     addArgv(f);
     addText(f, QStringLiteral("launcher.workdir"), tr("Working directory"),
             [](Recipe& r) -> std::string& { return r.launcher.workdir; });
+
+    addAnalysisFields();
+}
+
+// The analysis section (docs/recipe.md "analysis"): what the Runs table, the plots and the
+// memory panel read from the run's recipe.
+void RecipeForm::addAnalysisFields() {
+    QFormLayout* f = section(tr("Analysis"), QStringLiteral("analysis"));
+    addText(
+        f, QStringLiteral("analysis.primary_metric"), tr("Primary metric"),
+        [](Recipe& r) -> std::string& { return r.analysis.primaryMetric; }, Reason{},
+        tr("the series the Runs table shows, e.g. eval/gsm8k (empty: the first score-kind "
+           "eval/* series)"));
+
+    auto* kinds = new QPlainTextEdit;
+    kinds->setPlaceholderText(tr("eval/arith/time: time\neval/judge/*: score lower"));
+    kinds->setMaximumHeight(90);
+    const QString kindsTip =
+        tr("one 'PATTERN: KIND [DIRECTION]' per line; a pattern ending in "
+           "'*' is a prefix; overrides the naming table (docs/gui.md)");
+    Binding& kb = bind(
+        f, QStringLiteral("analysis.metric_kinds"), tr("Metric kinds"), kinds,
+        [kinds](const Recipe& r) {
+            // Keep what is being typed when it reads as the same overrides.
+            if (parseMetricKindLines(kinds->toPlainText()) != r.analysis.metricKinds) {
+                kinds->setPlainText(metricKindLines(r.analysis.metricKinds));
+            }
+        },
+        [kinds, kindsTip](Recipe& r) {
+            QStringList errors;
+            r.analysis.metricKinds = parseMetricKindLines(kinds->toPlainText(), &errors);
+            kinds->setToolTip(errors.isEmpty() ? kindsTip
+                                               : kindsTip + QStringLiteral("\n\n") +
+                                                     errors.join(QLatin1Char('\n')));
+        },
+        Reason{}, kindsTip);
+    connect(kinds, &QPlainTextEdit::textChanged, this, [this, &kb] { commit(kb); });
+
+    auto* alarm = new QDoubleSpinBox;
+    alarm->setRange(0, 1048576);
+    alarm->setDecimals(2);
+    alarm->setSuffix(tr(" GB"));
+    alarm->setSpecialValueText(tr("default (750/956 of RAM)"));
+    alarm->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+    Binding& ab = bind(
+        f, QStringLiteral("analysis.memory_alarm_gb"), tr("Memory alarm line"), alarm,
+        [alarm](const Recipe& r) { alarm->setValue(r.analysis.memoryAlarmGb.value_or(0)); },
+        [alarm](Recipe& r) {
+            r.analysis.memoryAlarmGb =
+                alarm->value() > 0 ? std::optional<double>(alarm->value()) : std::nullopt;
+        },
+        Reason{},
+        tr("host memory per node, decimal GB: the memory panel's alarm line and the "
+           "memory.host-over-alarm rule"));
+    connect(alarm, &QDoubleSpinBox::valueChanged, this, [this, &ab] { commit(ab); });
 }
 
 QString RecipeForm::editorPathFor(const QString& path) const {
