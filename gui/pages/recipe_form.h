@@ -136,6 +136,8 @@ class RecipeForm : public QWidget {
     void addArgv(QFormLayout* f);
     void addEvalDatasets(QFormLayout* f);
     void addAnalysisFields();
+    void addRuleFields();
+    void addExtraArgs(QFormLayout* f);
     void commit(const Binding& binding);
     void refreshEnabled();
     void refreshVariants();

@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gui/pages/recipe_form.h"
 
@@ -51,6 +52,43 @@ constexpr Alias kAliases[] = {
     // Whole-recipe findings (recipe.limits without a field) go to the first field.
     {"recipe", "name"},
 };
+
+QString extraArgLine(const plan::ExtraArg& arg) {
+    QString line = qs(arg.flag);
+    for (const std::string& v : arg.values) {
+        line += QLatin1Char(' ') + qs(v);
+    }
+    return line;
+}
+
+std::vector<plan::ExtraArg> parseExtraArgLines(const QString& text,
+                                               const std::vector<plan::ExtraArg>& previous) {
+    std::vector<plan::ExtraArg> out;
+    for (const QString& raw : text.split(QLatin1Char('\n'))) {
+        const QString line = raw.trimmed();
+        if (line.isEmpty()) {
+            continue;
+        }
+        // An unchanged line keeps its argument as it was (its source, values with blanks).
+        const auto same = std::find_if(previous.begin(), previous.end(),
+                                       [&](const auto& a) { return extraArgLine(a) == line; });
+        if (same != previous.end()) {
+            out.push_back(*same);
+            continue;
+        }
+        const QStringList words = line.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (!words.front().startsWith(QLatin1String("--"))) {
+            continue;  // not a flag (yet): the recipe format needs "--flag"
+        }
+        plan::ExtraArg arg;
+        arg.flag = words.front().toStdString();
+        for (qsizetype i = 1; i < words.size(); ++i) {
+            arg.values.push_back(words[i].toStdString());
+        }
+        out.push_back(std::move(arg));
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -337,7 +375,87 @@ void RecipeForm::addFindingFields() {
     addText(f, QStringLiteral("launcher.workdir"), tr("Working directory"),
             [](Recipe& r) -> std::string& { return r.launcher.workdir; });
 
+    addRuleFields();
     addAnalysisFields();
+}
+
+// Fields newer rules point at (OPD, advantages, weight updates, extra_args).
+void RecipeForm::addRuleFields() {
+    const Reason opdOff = [](const Recipe& r) {
+        return r.algorithm.useOpd ? QString() : tr("on-policy distillation is off");
+    };
+    QFormLayout* f = sectionForm(QStringLiteral("algorithm"));
+    addBool(
+        f, QStringLiteral("algorithm.normalize_advantages"), tr("Normalize advantages"),
+        [](Recipe& r) -> bool& { return r.algorithm.normalizeAdvantages; }, Reason{},
+        tr("--normalize-advantages (reinforce++ needs it)"));
+    addBool(
+        f, QStringLiteral("algorithm.use_rollout_logprobs"), tr("Use rollout logprobs"),
+        [](Recipe& r) -> bool& { return r.algorithm.useRolloutLogprobs; }, Reason{},
+        tr("--use-rollout-logprobs (exclusive with TIS)"));
+    addBool(
+        f, QStringLiteral("algorithm.use_opd"), tr("On-policy distillation"),
+        [](Recipe& r) -> bool& { return r.algorithm.useOpd; }, Reason{}, tr("--use-opd"));
+    addOptEnum<plan::OpdType>(
+        f, QStringLiteral("algorithm.opd_type"), tr("OPD teacher runs in"),
+        [](Recipe& r) -> std::optional<plan::OpdType>& { return r.algorithm.opdType; },
+        {plan::OpdType::Sglang, plan::OpdType::Megatron}, tr("unset (required with OPD)"), opdOff);
+
+    f = sectionForm(QStringLiteral("checkpoints"));
+    addText(
+        f, QStringLiteral("checkpoints.opd_teacher_load"), tr("OPD teacher checkpoint"),
+        [](Recipe& r) -> std::string& { return r.checkpoints.opdTeacherLoad; }, Reason{},
+        tr("--opd-teacher-load: the megatron OPD teacher"));
+
+    f = section(tr("Weight update"), QStringLiteral("weight_update"));
+    const Reason diskOnly = [](const Recipe& r) {
+        return r.weightUpdate.transport == plan::WeightTransport::Disk
+                   ? QString()
+                   : tr("only for transport disk");
+    };
+    addEnum<plan::WeightUpdateMode>(
+        f, QStringLiteral("weight_update.mode"), tr("Mode"),
+        [](Recipe& r) -> plan::WeightUpdateMode& { return r.weightUpdate.mode; },
+        {plan::WeightUpdateMode::Full, plan::WeightUpdateMode::Delta});
+    addEnum<plan::WeightTransport>(
+        f, QStringLiteral("weight_update.transport"), tr("Transport"),
+        [](Recipe& r) -> plan::WeightTransport& { return r.weightUpdate.transport; },
+        {plan::WeightTransport::Nccl, plan::WeightTransport::Disk});
+    addText(
+        f, QStringLiteral("weight_update.disk_dir"), tr("Shared disk directory"),
+        [](Recipe& r) -> std::string& { return r.weightUpdate.diskDir; }, diskOnly,
+        tr("--update-weight-disk-dir (shared by trainer and engines)"));
+    addText(
+        f, QStringLiteral("weight_update.local_checkpoint_dir"), tr("Local checkpoint directory"),
+        [](Recipe& r) -> std::string& { return r.weightUpdate.localCheckpointDir; }, diskOnly,
+        tr("--update-weight-local-checkpoint-dir (rollout-host NVMe)"));
+    addBool(
+        f, QStringLiteral("weight_update.release_train"), tr("Release trainer every step"),
+        [](Recipe& r) -> bool& { return r.weightUpdate.releaseTrain; }, Reason{},
+        tr("--release-train"));
+
+    addExtraArgs(section(tr("Extra arguments"), QStringLiteral("extra_args")));
+}
+
+void RecipeForm::addExtraArgs(QFormLayout* f) {
+    auto* edit = new QPlainTextEdit;
+    edit->setPlaceholderText(
+        tr("one flag and its values per line, e.g. --rollout-max-concurrency 8"));
+    edit->setMaximumHeight(110);
+    Binding& b = bind(
+        f, QStringLiteral("extra_args"), tr("Flags the recipe does not model"), edit,
+        [edit](const Recipe& r) {
+            if (parseExtraArgLines(edit->toPlainText(), r.extraArgs) != r.extraArgs) {
+                QStringList lines;
+                for (const plan::ExtraArg& a : r.extraArgs) {
+                    lines << extraArgLine(a);
+                }
+                edit->setPlainText(lines.join(QLatin1Char('\n')));
+            }
+        },
+        [edit](Recipe& r) { r.extraArgs = parseExtraArgLines(edit->toPlainText(), r.extraArgs); },
+        Reason{}, tr("appended verbatim to the launch command (--flag value ...)"));
+    connect(edit, &QPlainTextEdit::textChanged, this, [this, &b] { commit(b); });
 }
 
 // The analysis section (docs/recipe.md "analysis"): what the Runs table, the plots and the

@@ -4,6 +4,7 @@
 // offscreen; recipes parsed and validated by the real planner.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDirIterator>
 #include <QDoubleSpinBox>
@@ -231,4 +232,43 @@ TEST(DesignEditors, MetricKindLinesReadAndWrite) {
     EXPECT_TRUE(errors[3].startsWith(QStringLiteral("line 7:")));
     EXPECT_EQ(metricKindLines(o), QStringLiteral("eval/a: time\nperf/*: rate higher"));
     EXPECT_EQ(parseMetricKindLines(metricKindLines(o)), o);
+}
+
+TEST(DesignEditors, RuleFieldsAndExtraArgsEditTheRecipe) {
+    RecipeForm form;
+    plan::Recipe r;
+    r.extraArgs = {plan::ExtraArg{"--vllm-eplb-config", {"{\"a\": 1}"}, "run.sh:42"}};
+    form.setRecipe(r);
+    std::vector<plan::Recipe> edits;
+    QObject::connect(&form, &RecipeForm::edited,
+                     [&](const plan::Recipe& next, const QString&) { edits.push_back(next); });
+    auto* args = qobject_cast<QPlainTextEdit*>(form.editor(QStringLiteral("extra_args")));
+    ASSERT_NE(args, nullptr);
+    EXPECT_EQ(args->toPlainText(), QStringLiteral("--vllm-eplb-config {\"a\": 1}"));
+    // Appending a line keeps the first argument as it was (its source, its value with a blank);
+    // a line that is not a flag is left out.
+    args->setPlainText(args->toPlainText() +
+                       QStringLiteral("\n--rollout-max-concurrency 8\nnot-a-flag\n"));
+    ASSERT_FALSE(edits.empty());
+    const auto& a = form.recipe().extraArgs;
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0], r.extraArgs[0]);
+    EXPECT_EQ(a[1].flag, "--rollout-max-concurrency");
+    EXPECT_EQ(a[1].values, std::vector<std::string>{"8"});
+
+    // Weight update: the disk directories are only for transport disk.
+    EXPECT_FALSE(form.disabledReason(QStringLiteral("weight_update.disk_dir")).isEmpty());
+    auto* transport =
+        qobject_cast<QComboBox*>(form.editor(QStringLiteral("weight_update.transport")));
+    ASSERT_NE(transport, nullptr);
+    transport->setCurrentIndex(transport->findText(QStringLiteral("disk")));
+    EXPECT_EQ(form.recipe().weightUpdate.transport, plan::WeightTransport::Disk);
+    EXPECT_TRUE(form.disabledReason(QStringLiteral("weight_update.disk_dir")).isEmpty());
+    // OPD type is only editable with OPD on.
+    EXPECT_FALSE(form.disabledReason(QStringLiteral("algorithm.opd_type")).isEmpty());
+    auto* opd = qobject_cast<QCheckBox*>(form.editor(QStringLiteral("algorithm.use_opd")));
+    ASSERT_NE(opd, nullptr);
+    opd->setChecked(true);
+    EXPECT_TRUE(form.recipe().algorithm.useOpd);
+    EXPECT_TRUE(form.disabledReason(QStringLiteral("algorithm.opd_type")).isEmpty());
 }
