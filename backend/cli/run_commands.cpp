@@ -270,18 +270,8 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
 struct RunsOptions {
     std::string history;
     bool json = false;
-    std::string output;  // "" (cells cut at kRunsCellWidth) or "wide" (whole cells)
+    std::string output;  // "" (cells cut at control::kTableCellWidth) or "wide" (whole cells)
 };
-
-// A table cell longer than this is cut with "..." unless -o wide (launcher argv, many peaks).
-constexpr std::size_t kRunsCellWidth = 40;
-
-std::string fitCell(const std::string& text, bool wide) {
-    if (wide || text.size() <= kRunsCellWidth) {
-        return text;
-    }
-    return text.substr(0, kRunsCellWidth - 3) + "...";
-}
 
 void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     std::error_code ec;
@@ -391,27 +381,12 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                         formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
                         peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText});
-        for (std::string& cell : rows.back()) {
-            cell = fitCell(cell, options.output == "wide");
-        }
     }
     if (options.json) {
         std::cout << out.dump(2) << "\n";
         return;
     }
-    std::vector<std::size_t> widths(rows.front().size(), 0);
-    for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            widths[i] = std::max(widths[i], row[i].size());
-        }
-    }
-    for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            std::cout << row[i]
-                      << (i + 1 < row.size() ? std::string(widths[i] - row[i].size() + 2, ' ')
-                                             : std::string("\n"));
-        }
-    }
+    std::cout << runplane::control::formatTable(rows, options.output == "wide");
 }
 
 const bool kRegistered =

@@ -75,6 +75,37 @@ std::string formatDuration(double seconds) {
     return text;
 }
 
+std::string fitCell(const std::string& text, bool wide) {
+    if (wide || text.size() <= kTableCellWidth) {
+        return text;
+    }
+    return text.substr(0, kTableCellWidth - 3) + "...";
+}
+
+std::string formatTable(const std::vector<std::vector<std::string>>& rows, bool wide) {
+    std::vector<std::vector<std::string>> cells;
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows) {
+        cells.emplace_back();
+        widths.resize(std::max(widths.size(), row.size()), 0);
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            cells.back().push_back(fitCell(row[i], wide));
+            widths[i] = std::max(widths[i], cells.back().back().size());
+        }
+    }
+    std::string out;
+    for (const auto& row : cells) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            out += row[i];
+            if (i + 1 < row.size()) {
+                out += std::string(widths[i] - row[i].size() + 2, ' ');
+            }
+        }
+        out += '\n';
+    }
+    return out;
+}
+
 std::string progressBar(double fraction, int width) {
     width = std::max(width, 1);
     const double f = std::isnan(fraction) ? 0.0 : std::clamp(fraction, 0.0, 1.0);

@@ -1,8 +1,10 @@
 #pragma once
 // Human formatting shared by runplanectl's tables and messages (plain strings, no locale).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace runplane::control {
 
@@ -17,6 +19,14 @@ std::string formatLocalTime(std::int64_t unixNs);
 std::string formatTimeOfDay(std::int64_t unixNs);
 /// Seconds -> "3h 05m", "4m 09s", "12s".
 std::string formatDuration(double seconds);
+
+/// The widest a table cell is printed unless `-o wide` (a launcher argv, many peaks, an error).
+inline constexpr std::size_t kTableCellWidth = 40;
+/// `text`, or its first kTableCellWidth - 3 characters and "..." when longer and not `wide`.
+std::string fitCell(const std::string& text, bool wide);
+/// The rows as aligned columns (two blanks apart, no trailing blanks, one line each), every cell
+/// through fitCell: `runplanectl runs` and `nodes`.
+std::string formatTable(const std::vector<std::vector<std::string>>& rows, bool wide);
 
 /// "[#######                       ]": `fraction` (clamped to 0..1) of `width` cells filled.
 std::string progressBar(double fraction, int width = 30);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "backend/control/text_format.h"
 
@@ -27,6 +28,23 @@ TEST(FormatBytes, DecimalUnitsAsTheSeedAndTheGui) {
     EXPECT_EQ(formatBytes(std::nan("")), "nan");
     // 24 GiB (25769803776 bytes) reads as 25.77 GB, never as "24.0 GiB".
     EXPECT_EQ(formatBytes(25769803776.0), "25.77 GB");
+}
+
+TEST(FormatTable, AlignsColumnsAndCutsLongCellsUnlessWide) {
+    const std::string longCell(50, 'x');
+    const std::vector<std::vector<std::string>> rows = {
+        {"ID", "ERROR"}, {"a", longCell}, {"bbbb", "-"}};
+    const std::string cut = formatTable(rows, false);
+    EXPECT_EQ(cut,
+              "ID    ERROR\n"
+              "a     " +
+                  std::string(37, 'x') +
+                  "...\n"
+                  "bbbb  -\n");
+    const std::string wide = formatTable(rows, true);
+    EXPECT_NE(wide.find(longCell + "\n"), std::string::npos) << wide;
+    EXPECT_EQ(fitCell(std::string(40, 'y'), false), std::string(40, 'y'));  // exactly the width
+    EXPECT_EQ(fitCell(std::string(41, 'y'), false).size(), kTableCellWidth);
 }
 
 TEST(ProgressBar, FillsItsFractionAndClamps) {
