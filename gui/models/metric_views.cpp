@@ -82,7 +82,9 @@ const MetricValue* primaryMetric(const std::vector<MetricValue>& values, const Q
 std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& series) {
     std::vector<const PointSeries*> out;
     for (const PointSeries& s : series) {
-        if (isEvalScore(s.name, s.unit)) {
+        // metricInfo: the recipe's override (PointSeries::info) when it has one.
+        if (s.name.startsWith(QLatin1String("eval/")) &&
+            metricInfo(s).kind == metrics::Kind::Score) {
             out.push_back(&s);
         }
     }

@@ -415,3 +415,32 @@ TEST(CliRuns, RecipeAnalysisDecidesThePrimaryMetric) {
     EXPECT_TRUE(evals.contains(QStringLiteral("gsm8k/time 15.000 / 9.250")))
         << evals.join(QStringLiteral(" | ")).toStdString();
 }
+
+// The recipe's overrides reach the run's series: the eval plot and the automatic panels.
+TEST(MetricKinds, OverridesReachTheEvalPlotAndThePanels) {
+    std::vector<PointSeries> series(3);
+    series[0].name = QStringLiteral("eval/gsm8k");
+    series[1].name = QStringLiteral("eval/gsm8k/time");
+    series[2].name = QStringLiteral("train/loss");
+    for (PointSeries& s : series) {
+        s.t = {0, 1};
+        s.value = {1, 2};
+        s.step = {0, 1};
+    }
+    ASSERT_EQ(evalScoreSeries(series).size(), 1u);  // the table: eval/gsm8k only
+    applyKindOverrides(series, {{"eval/gsm8k", Kind::Count, {}},
+                                {"eval/gsm8k/time", Kind::Score, Direction::Lower}});
+    EXPECT_TRUE(series[0].info.has_value());
+    EXPECT_FALSE(series[2].info.has_value());  // no override matches: the table decides
+    const auto scores = evalScoreSeries(series);
+    ASSERT_EQ(scores.size(), 1u);
+    EXPECT_EQ(scores[0]->name, QStringLiteral("eval/gsm8k/time"));
+    EXPECT_EQ(metricInfo(series[1]).direction, Direction::Lower);
+    bool countPanel = false;
+    for (const MetricPanel& p : metricPanels(series)) {
+        if (p.kind == Kind::Count) {
+            countPanel = p.names.contains(QStringLiteral("eval/gsm8k"));
+        }
+    }
+    EXPECT_TRUE(countPanel);
+}
