@@ -2,6 +2,7 @@
 // The recipe is turned into the per-node preflight specs here (the control library does not
 // depend on the planner): GPUs and model from hardware, host-memory peak per node from the
 // memory plan, NCCL requirement from environment.nccl_version, paths from checkpoints/eval.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_history.h"
 #include "backend/control/history_location.h"
+#include "backend/control/text_format.h"
 #include "backend/plan/catalog.h"
 #include "backend/plan/hf_config.h"
 #include "backend/plan/planner.h"
@@ -226,15 +228,17 @@ void printConfigFindings(const std::vector<runplane::plan::Finding>& findings,
     }
 }
 
+// The bar is redrawn in place on a terminal only; into a pipe or a file just the finished steps.
 void printEvent(const DispatchEvent& e) {
+    static const bool terminal = runplane::control::canRedraw(STDERR_FILENO);
     if (!e.done) {
-        const int width = 30;
-        const int filled = static_cast<int>(e.progress * width);
-        std::cerr << "\r[" << std::string(filled, '#') << std::string(width - filled, ' ') << "] "
-                  << toString(e.step) << " " << e.message << "   " << std::flush;
+        if (terminal) {
+            std::cerr << "\r" << runplane::control::progressBar(e.progress) << " "
+                      << toString(e.step) << " " << e.message << "   " << std::flush;
+        }
         return;
     }
-    std::cerr << "\r" << (e.ok ? "ok   " : "FAIL ") << toString(e.step)
+    std::cerr << (terminal ? "\r" : "") << (e.ok ? "ok   " : "FAIL ") << toString(e.step)
               << (e.node.empty() ? "" : " " + e.node) << ": " << e.message << "\n";
 }
 

@@ -31,6 +31,7 @@ using nlohmann::json;
 struct NodesOptions {
     std::vector<std::string> addresses;
     bool json = false;
+    std::string output;  // "" (cells cut at control::kTableCellWidth) or "wide"
     double timeoutSeconds = 5;
     runplane::cli::ConnectionFlags connection;
 };
@@ -100,26 +101,6 @@ json nodeJson(const NodeSummary& node) {
     return j;
 }
 
-void printTable(const std::vector<std::vector<std::string>>& rows) {
-    std::vector<std::size_t> widths;
-    for (const auto& row : rows) {
-        widths.resize(std::max(widths.size(), row.size()), 0);
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            widths[i] = std::max(widths[i], row[i].size());
-        }
-    }
-    for (const auto& row : rows) {
-        std::string line;
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            line += row[i];
-            if (i + 1 < row.size()) {
-                line += std::string(widths[i] - row[i].size() + 2, ' ');
-            }
-        }
-        std::cout << line << "\n";
-    }
-}
-
 void runNodes(const NodesOptions& options, runplane::cli::CliContext& context) {
     auto connection = runplane::cli::resolveConnection(options.connection);
     auto addresses =
@@ -168,7 +149,7 @@ void runNodes(const NodesOptions& options, runplane::cli::CliContext& context) {
     if (options.json) {
         std::cout << out.dump(2) << "\n";
     } else {
-        printTable(rows);
+        std::cout << formatTable(rows, options.output == "wide");
     }
     for (const auto& error : errors) {
         std::cerr << "runplanectl nodes: " << error << "\n";
@@ -393,6 +374,8 @@ const bool kRegistered =
                              "Daemon addresses HOST:PORT (default: the --cluster nodes)");
         runplane::cli::addConnectionFlags(nodesCmd, nodes->connection);
         nodesCmd->add_flag("--json", nodes->json, "Print JSON instead of a table");
+        nodesCmd->add_option("-o,--output", nodes->output, "wide: print long cells whole")
+            ->check(CLI::IsMember({"wide"}));
         nodesCmd->add_option("--timeout", nodes->timeoutSeconds, "Seconds to wait for each daemon")
             ->capture_default_str();
         nodesCmd->callback([nodes, &context] { runNodes(*nodes, context); });

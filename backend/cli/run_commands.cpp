@@ -270,18 +270,8 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
 struct RunsOptions {
     std::string history;
     bool json = false;
-    std::string output;  // "" (cells cut at kRunsCellWidth) or "wide" (whole cells)
+    std::string output;  // "" (cells cut at control::kTableCellWidth) or "wide" (whole cells)
 };
-
-// A table cell longer than this is cut with "..." unless -o wide (launcher argv, many peaks).
-constexpr std::size_t kRunsCellWidth = 40;
-
-std::string fitCell(const std::string& text, bool wide) {
-    if (wide || text.size() <= kRunsCellWidth) {
-        return text;
-    }
-    return text.substr(0, kRunsCellWidth - 3) + "...";
-}
 
 void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     std::error_code ec;
@@ -314,7 +304,10 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
     for (const auto& run : *runs) {
         auto peaks = (*history)->runPeaks(run.id);
-        auto metrics = runplane::metrics::runMetricsByKind(**history, run.id);
+        // The run's own analysis settings, from the recipe it was submitted with.
+        const runplane::plan::Analysis analysis = runplane::metrics::analysisOf(run.recipeYaml);
+        auto metrics =
+            runplane::metrics::runMetricsByKind(**history, run.id, "eval/", analysis.metricKinds);
         json j = {{"id", run.id},
                   {"name", run.name},
                   {"status", std::string(runplane::db::toString(run.state))},
@@ -332,8 +325,9 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                 peakText += (peakText.empty() ? "" : ", ") + formatBytes(p.peak);
             }
         }
-        // The run's primary eval metric (the first score-kind eval/* series), best by its
-        // direction; every eval/* series with its kind stays in the JSON.
+        // The run's primary eval metric (analysis.primary_metric, else the first score-kind
+        // eval/* series), best by its direction; every eval/* series with its kind stays in the
+        // JSON.
         std::string evalText;
         j["primary_eval"] = nullptr;
         if (metrics.ok()) {
@@ -349,12 +343,31 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                      {"best", m.bestStep >= 0 ? json(m.best) : json(nullptr)},
                      {"best_step", m.bestStep}});
             }
-            if (const auto* primary = runplane::metrics::primaryMetric(*metrics)) {
+            // A primary metric outside eval/ (e.g. train/reward) is read on its own.
+            const std::string& preferred = analysis.primaryMetric;
+            if (!preferred.empty() && preferred.rfind("eval/", 0) != 0) {
+                auto extra = runplane::metrics::runMetricsByKind(**history, run.id, preferred,
+                                                                 analysis.metricKinds);
+                if (extra.ok()) {
+                    for (auto& r : *extra) {
+                        if (r.summary.series == preferred) {
+                            metrics->push_back(std::move(r));
+                        }
+                    }
+                }
+            }
+            if (const auto* primary =
+                    runplane::metrics::primaryMetric(*metrics, preferred, analysis.metricKinds)) {
                 const auto& m = primary->summary;
                 j["primary_eval"] = m.series;
                 char text[160];
-                std::snprintf(text, sizeof text, "%s best %.3f@%lld last %.3f", m.series.c_str(),
-                              m.best, static_cast<long long>(m.bestStep), m.last);
+                if (m.bestStep >= 0) {
+                    std::snprintf(text, sizeof text, "%s best %.3f@%lld last %.3f",
+                                  m.series.c_str(), m.best, static_cast<long long>(m.bestStep),
+                                  m.last);
+                } else {  // a kind without a better direction has no best
+                    std::snprintf(text, sizeof text, "%s last %.3f", m.series.c_str(), m.last);
+                }
                 evalText = text;
             }
         }
@@ -368,27 +381,12 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                         formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
                         peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText});
-        for (std::string& cell : rows.back()) {
-            cell = fitCell(cell, options.output == "wide");
-        }
     }
     if (options.json) {
         std::cout << out.dump(2) << "\n";
         return;
     }
-    std::vector<std::size_t> widths(rows.front().size(), 0);
-    for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            widths[i] = std::max(widths[i], row[i].size());
-        }
-    }
-    for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            std::cout << row[i]
-                      << (i + 1 < row.size() ? std::string(widths[i] - row[i].size() + 2, ' ')
-                                             : std::string("\n"));
-        }
-    }
+    std::cout << runplane::control::formatTable(rows, options.output == "wide");
 }
 
 const bool kRegistered =

@@ -1,7 +1,12 @@
 #include "backend/control/text_format.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace runplane::control {
@@ -10,18 +15,18 @@ std::string formatBytes(double bytes) {
     if (std::isnan(bytes)) {
         return "nan";
     }
-    static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int unit = 0;
-    double value = bytes;
-    while (std::fabs(value) >= 1024.0 && unit < 5) {
-        value /= 1024.0;
-        ++unit;
-    }
-    char text[32];
-    if (unit == 0) {
-        std::snprintf(text, sizeof text, "%.0f B", value);
+    const double size = std::fabs(bytes);
+    char text[48];
+    if (size >= 100e9) {
+        std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+    } else if (size >= 1e9) {
+        std::snprintf(text, sizeof text, "%.2f GB", bytes / 1e9);
+    } else if (size >= 1e6) {
+        std::snprintf(text, sizeof text, "%.0f MB", bytes / 1e6);
+    } else if (size >= 1e3) {
+        std::snprintf(text, sizeof text, "%.0f kB", bytes / 1e3);
     } else {
-        std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+        std::snprintf(text, sizeof text, "%.0f B", bytes);
     }
     return text;
 }
@@ -68,6 +73,53 @@ std::string formatDuration(double seconds) {
         std::snprintf(text, sizeof text, "%llds", total);
     }
     return text;
+}
+
+std::string fitCell(const std::string& text, bool wide) {
+    if (wide || text.size() <= kTableCellWidth) {
+        return text;
+    }
+    return text.substr(0, kTableCellWidth - 3) + "...";
+}
+
+std::string formatTable(const std::vector<std::vector<std::string>>& rows, bool wide) {
+    std::vector<std::vector<std::string>> cells;
+    std::vector<std::size_t> widths;
+    for (const auto& row : rows) {
+        cells.emplace_back();
+        widths.resize(std::max(widths.size(), row.size()), 0);
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            cells.back().push_back(fitCell(row[i], wide));
+            widths[i] = std::max(widths[i], cells.back().back().size());
+        }
+    }
+    std::string out;
+    for (const auto& row : cells) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            out += row[i];
+            if (i + 1 < row.size()) {
+                out += std::string(widths[i] - row[i].size() + 2, ' ');
+            }
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+std::string progressBar(double fraction, int width) {
+    width = std::max(width, 1);
+    const double f = std::isnan(fraction) ? 0.0 : std::clamp(fraction, 0.0, 1.0);
+    const int filled = static_cast<int>(f * width);
+    return "[" + std::string(static_cast<std::size_t>(filled), '#') +
+           std::string(static_cast<std::size_t>(width - filled), ' ') + "]";
+}
+
+bool canRedraw(int fd) {
+    if (isatty(fd) != 1) {
+        return false;
+    }
+    const char* term = std::getenv("TERM");
+    return term == nullptr || std::strcmp(term, "dumb") != 0;
 }
 
 }  // namespace runplane::control

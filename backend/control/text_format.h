@@ -1,12 +1,17 @@
 #pragma once
 // Human formatting shared by runplanectl's tables and messages (plain strings, no locale).
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace runplane::control {
 
-/// 1536 -> "1.5 KiB", 25769803776 -> "24.0 GiB" (powers of 1024, one decimal).
+/// Bytes in decimal units, the one unit system of the seed, the recipes (host_ram_gb) and the
+/// GUI: GB (10^9) from 1 GB up with two decimals below 100 GB and one above ("12.50 GB",
+/// "956.0 GB"; no TB, RAM is written in GB everywhere), else whole MB, kB or B ("320 MB").
+/// runplanectl's tables and the GUI's labels (formatGB) both go through it.
 std::string formatBytes(double bytes);
 /// Unix ns -> "2025-01-31 13:05:09" in local time; 0 -> "-".
 std::string formatLocalTime(std::int64_t unixNs);
@@ -14,5 +19,20 @@ std::string formatLocalTime(std::int64_t unixNs);
 std::string formatTimeOfDay(std::int64_t unixNs);
 /// Seconds -> "3h 05m", "4m 09s", "12s".
 std::string formatDuration(double seconds);
+
+/// The widest a table cell is printed unless `-o wide` (a launcher argv, many peaks, an error).
+inline constexpr std::size_t kTableCellWidth = 40;
+/// `text`, or its first kTableCellWidth - 3 characters and "..." when longer and not `wide`.
+std::string fitCell(const std::string& text, bool wide);
+/// The rows as aligned columns (two blanks apart, no trailing blanks, one line each), every cell
+/// through fitCell: `runplanectl runs` and `nodes`.
+std::string formatTable(const std::vector<std::vector<std::string>>& rows, bool wide);
+
+/// "[#######                       ]": `fraction` (clamped to 0..1) of `width` cells filled.
+std::string progressBar(double fraction, int width = 30);
+/// True when fd is a terminal that can redraw a line in place: isatty(fd) and $TERM is not
+/// "dumb". runplanectl draws progress bars only then; into a pipe or a file it prints only the
+/// finished steps, one line each (docs/user-guide.md "Output conventions").
+bool canRedraw(int fd);
 
 }  // namespace runplane::control

@@ -201,7 +201,10 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
     const Layout& l = topology.layout;
     plan.cpuOnly = r.hardware.gpusPerNode <= 0;
     plan.hostRamBytes = r.hardware.hostRamGb * kGb;
-    plan.hostAlarmBytes = plan.hostRamBytes * kHostAlarmFraction;
+    // The recipe's own alarm line (analysis.memory_alarm_gb), else the source's 750 of 956 GB.
+    plan.hostAlarmBytes = r.analysis.memoryAlarmGb.has_value()
+                              ? *r.analysis.memoryAlarmGb * kGb
+                              : plan.hostRamBytes * kHostAlarmFraction;
     plan.gpuBytes = r.hardware.gpuMemoryGb * kGb;
 
     const ModelParams params = computeParams(s);

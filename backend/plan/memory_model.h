@@ -95,7 +95,7 @@ struct GpuMemory {
 
 struct MemoryPlan {
     double hostRamBytes = 0;
-    double hostAlarmBytes = 0;  // 750 / 956 of RAM: the source's "sustained = regression" line
+    double hostAlarmBytes = 0;  // analysis.memory_alarm_gb, else 750 / 956 of RAM (the source)
     double gpuBytes = 0;
     bool cpuOnly = false;
     std::vector<NodeMemory> nodes;

@@ -12,6 +12,7 @@
 
 #include "backend/common/result.h"
 #include "backend/plan/model_shape.h"
+#include "common/metrics/metric_kind.h"
 
 namespace runplane::plan {
 
@@ -275,6 +276,15 @@ struct Launcher {
     bool operator==(const Launcher&) const = default;
 };
 
+/// How the run is analysed (Runs table, plots, memory panel); nothing here reaches the launch.
+struct Analysis {
+    std::string primaryMetric;  // "" = the first score-kind eval/* series (metrics::primaryEval)
+    /// Series name, or prefix ending in '*', -> kind (and direction); overrides the naming table.
+    std::vector<metrics::KindOverride> metricKinds;
+    std::optional<double> memoryAlarmGb;  // decimal GB per node; default: the plan's alarm line
+    bool operator==(const Analysis&) const = default;
+};
+
 /// A flag the recipe does not model, kept verbatim (e.g. from an imported launch script).
 /// flag may instead be a splice: an expansion of a launch script the importer could not resolve,
 /// `${NAME[@]}`, `"${NAME[@]}"`, `${NAME}`, `$NAME` (see isSpliceWord), with no values; an
@@ -314,6 +324,7 @@ struct Recipe {
     Checkpoints checkpoints;
     Eval eval;
     Launcher launcher;
+    Analysis analysis;
     std::vector<ExtraArg> extraArgs;
     SourceMap sources;  // where each field was written; not part of ==
 

@@ -84,6 +84,7 @@ constexpr FieldBound kRecipeBounds[] = {
     {"eval.interval", 1, k2p30, kSteps, false},
     {"eval.n_samples_per_eval_prompt", 1, 1024, kBatch, false},
     {"eval.max_response_len", 1, k2p24, kSeq, false},
+    {"analysis.memory_alarm_gb", 0.01, 1048576, "at most hardware.host_ram_gb's bound", false},
 };
 
 constexpr const char* kDim = "a hidden dimension; keeps parameter counts in 64-bit arithmetic";
@@ -362,6 +363,7 @@ std::vector<LimitViolation> checkRecipeLimits(const Recipe& r, bool planOnly) {
     check(R("eval.interval"), r.eval.interval);
     check(R("eval.n_samples_per_eval_prompt"), r.eval.nSamplesPerEvalPrompt);
     check(R("eval.max_response_len"), r.eval.maxResponseLen);
+    check(R("analysis.memory_alarm_gb"), r.analysis.memoryAlarmGb);
 
     // Products the planner sizes its per-GPU tables by, and the one batch product the rules form
     // from two bounded fields that could still overflow (only when the factors are in bounds:

@@ -268,6 +268,55 @@ void readLauncher(MapReader& top, Launcher& l) {
     r.finish();
 }
 
+// analysis.metric_kinds: series name (or prefix ending in '*') -> kind, or -> {kind, direction}.
+void readAnalysis(MapReader& top, Analysis& a) {
+    MapReader r(top.context(), top.child("analysis"), "analysis");
+    r.get("primary_metric", a.primaryMetric);
+    const YAML::Node kinds = r.child("metric_kinds");
+    if (kinds.IsDefined()) {
+        const ParseContext& ctx = top.context();
+        MapReader entries(ctx, kinds, "analysis.metric_kinds");
+        if (entries.isMap()) {
+            for (auto it = kinds.begin(); it != kinds.end(); ++it) {
+                const std::string key = it->first.Scalar();
+                const std::string path = entries.pathOf(key);
+                metrics::KindOverride o;
+                o.pattern = key;
+                if (key.empty() || key == "*") {
+                    ctx.error(path, locOf(it->first.Mark()),
+                              "'analysis.metric_kinds' keys must name a series or a prefix "
+                              "ending in '*' (e.g. eval/arith/time, perf/*)");
+                    entries.present(key.c_str());
+                    continue;
+                }
+                if (it->second.IsMap()) {
+                    MapReader m(ctx, entries.child(key.c_str()), path);
+                    if (!m.present("kind")) {
+                        ctx.error(path, locOf(it->second.Mark()),
+                                  "'" + path +
+                                      "' needs a kind (score, loss, count, time, tokens, "
+                                      "bytes, rate, ratio, other)");
+                    }
+                    m.getEnum("kind", o.kind);
+                    m.getEnum("direction", o.direction);
+                    m.finish();
+                } else if (!it->second.IsScalar()) {
+                    ctx.error(path, locOf(it->second.Mark()),
+                              "'" + path + "' must be a kind or {kind, direction}");
+                    entries.present(key.c_str());
+                    continue;
+                } else {
+                    entries.getEnum(key.c_str(), o.kind);
+                }
+                a.metricKinds.push_back(std::move(o));
+            }
+        }
+        entries.finish();
+    }
+    r.get("memory_alarm_gb", a.memoryAlarmGb);
+    r.finish();
+}
+
 std::vector<std::string> splitWords(const std::string& text) {
     std::vector<std::string> words;
     std::istringstream stream(text);
@@ -376,6 +425,7 @@ ParseOutcome parseRecipeDetailed(std::string_view text, std::string_view fileNam
         readCheckpoints(top, recipe.checkpoints);
         readEval(top, recipe.eval);
         readLauncher(top, recipe.launcher);
+        readAnalysis(top, recipe.analysis);
         readExtraArgs(top, recipe.extraArgs);
         top.finish();
     } catch (const YAML::Exception& e) {

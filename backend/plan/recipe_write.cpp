@@ -232,6 +232,26 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("ray_stop", l.rayStop, d.launcher.rayStop);
         w.field("ray_stop_args", l.rayStopArgs);
     }
+    {
+        const Analysis& a = r.analysis;
+        SectionWriter w(top.emitter(), "analysis", &top);
+        w.field("primary_metric", a.primaryMetric);
+        if (!a.metricKinds.empty()) {
+            SectionWriter kinds(top.emitter(), "metric_kinds", &w);
+            YAML::Emitter& out = top.emitter();
+            for (const metrics::KindOverride& o : a.metricKinds) {
+                kinds.keyLine(o.pattern.c_str());
+                if (o.direction.has_value()) {
+                    out << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value
+                        << detail::enumName(o.kind) << YAML::Key << "direction" << YAML::Value
+                        << detail::enumName(*o.direction) << YAML::EndMap;
+                } else {
+                    out << detail::enumName(o.kind);
+                }
+            }
+        }
+        w.field("memory_alarm_gb", a.memoryAlarmGb);
+    }
 }
 
 bool plainWords(const ExtraArg& arg) {

@@ -93,7 +93,7 @@ constexpr RuleInfo kRules[] = {
     {"nccl.cross-node-engine", S::Error, "environment.nccl_version", "engines spanning nodes with CUDA graphs need NCCL >= 2.30.7 (2.28.x deadlocks)", "miles qwen3-8.md; domain.md seed 000"},
     {"nccl.multinode-colocate", S::Warning, "environment.nccl_version", "multi-node colocate with NCCL < 2.28 failed with 'Bad address' after the first pause/resume", "radixark/miles#806"},
     {"memory.host-over-ram", S::Error, "hardware.host_ram_gb", "every node's host peak fits its RAM", "docs/memory-model.md"},
-    {"memory.host-over-alarm", S::Warning, "hardware.host_ram_gb", "every node's host peak stays under the alarm line (750 of 956 GB)", "domain.md seed 000"},
+    {"memory.host-over-alarm", S::Warning, "hardware.host_ram_gb", "every node's host peak stays under the alarm line (analysis.memory_alarm_gb, else 750 of 956 GB of RAM)", "domain.md seed 000"},
     {"memory.one-host-backup", S::Warning, "memory.colocate_memory_peak_device", "exactly one side holds a host backup: with both a trainer backup and an engine mirror, the peak device must be gpu", "domain.md seed 000; miles PR #2488"},
     {"memory.clone-backup", S::Warning, "memory.backup_mode", "colocated weight sync reads backups zero-copy (clone retains ~75 GB/rank of malloc arena)", "domain.md seed 000"},
     {"memory.page-cache", S::Warning, "memory.drop_checkpoint_page_cache_after_load", "a large checkpoint read leaves page cache unless dropped after load", "domain.md seed 000"},

@@ -223,8 +223,11 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                      "apply the memory safeguards (drop page cache, peak device gpu, zero-copy "
                      "backups, no KL loss) or add nodes");
         } else {
-            ctx.emit("memory.host-over-alarm", "hardware.host_ram_gb",
-                     where + ", above the alarm line " + gb(m.hostAlarmBytes) + " (750 of 956 GB)",
+            const bool own = r.analysis.memoryAlarmGb.has_value();
+            ctx.emit("memory.host-over-alarm",
+                     own ? "analysis.memory_alarm_gb" : "hardware.host_ram_gb",
+                     where + ", above the alarm line " + gb(m.hostAlarmBytes) +
+                         (own ? " (analysis.memory_alarm_gb)" : " (750 of 956 GB)"),
                      "look for a second backup or page cache in the components");
         }
     }

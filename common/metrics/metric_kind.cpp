@@ -110,6 +110,69 @@ MetricInfo classify(std::string_view name, std::string_view unit) {
     return MetricInfo{};
 }
 
+const KindOverride* findOverride(std::string_view name,
+                                 const std::vector<KindOverride>& overrides) {
+    const KindOverride* best = nullptr;
+    std::size_t bestLength = 0;
+    for (const KindOverride& o : overrides) {
+        if (o.pattern == name) {
+            return &o;  // an exact name wins
+        }
+        if (!o.pattern.empty() && o.pattern.back() == '*') {
+            const std::string_view prefix(o.pattern.data(), o.pattern.size() - 1);
+            if (name.substr(0, prefix.size()) == prefix &&
+                (best == nullptr || prefix.size() > bestLength)) {
+                best = &o;
+                bestLength = prefix.size();
+            }
+        }
+    }
+    return best;
+}
+
+MetricInfo classify(std::string_view name, std::string_view unit,
+                    const std::vector<KindOverride>& overrides) {
+    if (const KindOverride* o = findOverride(name, overrides)) {
+        return MetricInfo{o->kind, o->direction.value_or(defaultDirection(o->kind))};
+    }
+    return classify(name, unit);
+}
+
+Direction defaultDirection(Kind kind) {
+    switch (kind) {
+        case Kind::Score:
+        case Kind::Rate:
+            return Direction::Higher;
+        case Kind::Loss:
+        case Kind::Time:
+        case Kind::Bytes:
+            return Direction::Lower;
+        default:
+            return Direction::None;
+    }
+}
+
+bool kindFromName(std::string_view name, Kind& out) {
+    for (Kind k : {Kind::Score, Kind::Loss, Kind::Count, Kind::Time, Kind::Tokens, Kind::Bytes,
+                   Kind::Rate, Kind::Ratio, Kind::Other}) {
+        if (kindName(k) == name) {
+            out = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool directionFromName(std::string_view name, Direction& out) {
+    for (Direction d : {Direction::Higher, Direction::Lower, Direction::None}) {
+        if (directionName(d) == name) {
+            out = d;
+            return true;
+        }
+    }
+    return false;
+}
+
 const std::vector<Rule>& rules() {
     static const std::vector<Rule> out = [] {
         std::vector<Rule> r;
@@ -190,10 +253,14 @@ std::string_view groupOf(std::string_view name) {
     return cut == std::string_view::npos ? name : name.substr(0, cut);
 }
 
-std::string primaryEval(std::vector<std::string> names) {
+std::string primaryEval(std::vector<std::string> names, const std::string& preferred,
+                        const std::vector<KindOverride>& overrides) {
+    if (!preferred.empty() && std::find(names.begin(), names.end(), preferred) != names.end()) {
+        return preferred;
+    }
     std::sort(names.begin(), names.end());
     for (const std::string& n : names) {
-        if (n.rfind("eval/", 0) == 0 && classify(n).kind == Kind::Score) {
+        if (n.rfind("eval/", 0) == 0 && classify(n, {}, overrides).kind == Kind::Score) {
             return n;
         }
     }

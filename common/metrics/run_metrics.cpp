@@ -6,8 +6,17 @@
 
 namespace runplane::metrics {
 
+plan::Analysis analysisOf(const std::string& recipeYaml) {
+    if (recipeYaml.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return {};
+    }
+    auto recipe = plan::parseRecipe(recipeYaml, "recipe snapshot");
+    return recipe ? recipe->analysis : plan::Analysis{};
+}
+
 Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std::string& runId,
-                                                const std::string& prefix) {
+                                                const std::string& prefix,
+                                                const std::vector<KindOverride>& overrides) {
     auto summaries = history.runMetrics(runId, prefix);
     if (!summaries) {
         return Error{summaries.error()};
@@ -28,7 +37,7 @@ Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std:
         RunMetric r;
         const auto it = byKey.find({m.nodeId, m.series});
         r.unit = it == byKey.end() ? std::string() : it->second->unit;
-        r.info = classify(m.series, r.unit);
+        r.info = classify(m.series, r.unit, overrides);
         m.best = std::numeric_limits<double>::quiet_NaN();
         m.bestStep = -1;
         m.bestNs = 0;
@@ -56,12 +65,13 @@ Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std:
     return out;
 }
 
-const RunMetric* primaryMetric(const std::vector<RunMetric>& metrics) {
+const RunMetric* primaryMetric(const std::vector<RunMetric>& metrics, const std::string& preferred,
+                               const std::vector<KindOverride>& overrides) {
     std::vector<std::string> names;
     for (const RunMetric& m : metrics) {
         names.push_back(m.summary.series);
     }
-    const std::string primary = primaryEval(std::move(names));
+    const std::string primary = primaryEval(std::move(names), preferred, overrides);
     for (const RunMetric& m : metrics) {
         if (!primary.empty() && m.summary.series == primary) {
             return &m;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/common/result.h"
+#include "backend/plan/recipe.h"
 #include "common/metrics/metric_kind.h"
 #include "db/history/history.h"
 
@@ -19,11 +20,20 @@ struct RunMetric {
     std::string unit;
 };
 
-/// Every series of the run whose name starts with `prefix` ("" = all), in name order.
-Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std::string& runId,
-                                                const std::string& prefix = "eval/");
+/// The analysis settings of a run's recipe snapshot (db::RunRecord::recipeYaml): its
+/// `analysis` section, or the defaults when the snapshot is empty or does not parse.
+plan::Analysis analysisOf(const std::string& recipeYaml);
 
-/// The primary eval metric of a run (primaryEval over the names), or nullptr.
-const RunMetric* primaryMetric(const std::vector<RunMetric>& metrics);
+/// Every series of the run whose name starts with `prefix` ("" = all), in name order, each
+/// classified with the recipe's overrides (analysis.metric_kinds).
+Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std::string& runId,
+                                                const std::string& prefix = "eval/",
+                                                const std::vector<KindOverride>& overrides = {});
+
+/// The primary eval metric of a run (primaryEval over the names: `preferred`, the recipe's
+/// analysis.primary_metric, when the run has it), or nullptr.
+const RunMetric* primaryMetric(const std::vector<RunMetric>& metrics,
+                               const std::string& preferred = {},
+                               const std::vector<KindOverride>& overrides = {});
 
 }  // namespace runplane::metrics

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "backend/plan/recipe.h"
+#include "common/metrics/run_metrics.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
@@ -109,7 +110,9 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
                     NodePeakRow{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), {}, 0});
             }
         }
-        if (auto metrics = loadMetricValues(history, r.id, "")) {
+        const plan::Analysis analysis = metrics::analysisOf(r.recipeYaml);
+        c.run.primaryMetric = qs(analysis.primaryMetric);
+        if (auto metrics = loadMetricValues(history, r.id, "", analysis.metricKinds)) {
             c.run.metrics = std::move(*metrics);
         }
         db::SeriesFilter f;
@@ -129,6 +132,7 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
             names.insert(s->name);
             c.metrics.push_back(std::move(*s));
         }
+        applyKindOverrides(c.metrics, analysis.metricKinds);
         data.runs.push_back(std::move(c));
     }
     data.metricNames = orderMetricNames(QStringList(names.begin(), names.end()));

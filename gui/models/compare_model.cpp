@@ -1,5 +1,7 @@
 #include "gui/models/compare_model.h"
 
+#include <algorithm>
+
 #include "common/metrics/metric_kind.h"
 
 #include <QBrush>
@@ -112,7 +114,16 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
         });
         // Best by the metric's direction (max of a score, min of a loss or a time, none for a
         // token length or a count).
-        const metrics::MetricInfo info = metrics::classify(metric.toStdString());
+        // The first run's classification (its recipe's analysis.metric_kinds), else the table.
+        metrics::MetricInfo info = metrics::classify(metric.toStdString());
+        for (const CompareRun& r : data.runs) {
+            const auto it = std::find_if(r.run.metrics.begin(), r.run.metrics.end(),
+                                         [&](const MetricValue& m) { return m.name == metric; });
+            if (it != r.run.metrics.end()) {
+                info = it->info;
+                break;
+            }
+        }
         summary(info.direction == metrics::Direction::None
                     ? tr("%1 best (no better direction)").arg(metric)
                     : tr("%1 best, %2 is better (step)")

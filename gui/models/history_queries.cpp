@@ -18,6 +18,7 @@
 #include "backend/plan/memory_model.h"
 #include "backend/plan/recipe.h"
 #include "backend/plan/topology.h"
+#include "common/metrics/run_metrics.h"
 #include "db/history/history.h"
 #include "gui/models/metric_views.h"
 
@@ -315,7 +316,10 @@ MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
         }
         source << QStringLiteral("planned peaks from the run's recipe");
     }
-    if (daemonAlarmBytes > 0) {
+    if (recipe && recipe->analysis.memoryAlarmGb.has_value()) {
+        lines.alarmBytes = *recipe->analysis.memoryAlarmGb * plan::kGb;
+        source << QStringLiteral("alarm from the recipe's analysis.memory_alarm_gb");
+    } else if (daemonAlarmBytes > 0) {
         lines.alarmBytes = daemonAlarmBytes;
         source << QStringLiteral("alarm from the daemon's --mem-alarm-bytes");
     } else if (memory && memory->hostAlarmBytes > 0) {
@@ -328,6 +332,24 @@ MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
     lines.source = source.join(QStringLiteral("; "));
     return lines;
 }
+
+namespace {
+// A primary metric outside eval/ (e.g. train/reward) is not among the eval/* values: read it.
+void appendPrimaryMetric(db::History& history, const std::string& runId,
+                         const plan::Analysis& analysis, std::vector<MetricValue>& values) {
+    const std::string& preferred = analysis.primaryMetric;
+    if (preferred.empty() || preferred.rfind("eval/", 0) == 0) {
+        return;
+    }
+    if (auto extra = loadMetricValues(history, runId, preferred, analysis.metricKinds)) {
+        for (MetricValue& m : *extra) {
+            if (m.name == qs(preferred)) {
+                values.push_back(std::move(m));
+            }
+        }
+    }
+}
+}  // namespace
 
 Result<std::vector<RunRow>> loadRunList(db::History& history) {
     auto runs = history.listRuns();
@@ -354,9 +376,12 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
                     NodePeakRow{qs(p.nodeId), p.peak, nsToSeconds(p.peakNs), QString(), 0});
             }
         }
-        if (auto metrics = loadMetricValues(history, r.id)) {
+        const plan::Analysis analysis = metrics::analysisOf(r.recipeYaml);
+        row.primaryMetric = qs(analysis.primaryMetric);
+        if (auto metrics = loadMetricValues(history, r.id, "eval/", analysis.metricKinds)) {
             row.metrics = std::move(*metrics);
         }
+        appendPrimaryMetric(history, r.id, analysis, row.metrics);
         rows.push_back(std::move(row));
     }
     return rows;
@@ -374,6 +399,8 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     const db::RunRecord& r = **record;
     RunSnapshot snap;
     snap.recipeYaml = qs(r.recipeYaml);
+    const plan::Analysis analysis = metrics::analysisOf(r.recipeYaml);
+    snap.run.primaryMetric = qs(analysis.primaryMetric);
     snap.run.id = qs(r.id);
     snap.run.name = qs(r.name);
     snap.run.state = qs(std::string(db::toString(r.state)));
@@ -471,6 +498,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         }
     }
     snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog, daemonAlarm);
+    applyKindOverrides(snap.metrics, analysis.metricKinds);
     for (const db::EventRecord& e : *events) {
         const double t = nsToSeconds(e.tNs);
         EventRow row = toEventRow(e);
@@ -507,8 +535,9 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     } else {
         snap.warnings << qs(peaks.error());
     }
-    if (auto metrics = loadMetricValues(history, r.id)) {
+    if (auto metrics = loadMetricValues(history, r.id, "eval/", analysis.metricKinds)) {
         snap.run.metrics = std::move(*metrics);
+        appendPrimaryMetric(history, r.id, analysis, snap.run.metrics);
     } else {
         snap.warnings << qs(metrics.error());
     }

@@ -17,9 +17,10 @@ QString kindText(metrics::Kind kind) {
 }
 }  // namespace
 
-Result<std::vector<MetricValue>> loadMetricValues(db::History& history, const std::string& runId,
-                                                  const std::string& prefix) {
-    auto rows = metrics::runMetricsByKind(history, runId, prefix);
+Result<std::vector<MetricValue>> loadMetricValues(
+    db::History& history, const std::string& runId, const std::string& prefix,
+    const std::vector<metrics::KindOverride>& overrides) {
+    auto rows = metrics::runMetricsByKind(history, runId, prefix, overrides);
     if (!rows) {
         return Error{rows.error()};
     }
@@ -32,7 +33,23 @@ Result<std::vector<MetricValue>> loadMetricValues(db::History& history, const st
     return out;
 }
 
+void applyKindOverrides(std::vector<PointSeries>& series,
+                        const std::vector<metrics::KindOverride>& overrides) {
+    if (overrides.empty()) {
+        return;
+    }
+    for (PointSeries& s : series) {
+        const std::string name = s.name.toStdString();
+        if (metrics::findOverride(name, overrides) != nullptr) {
+            s.info = metrics::classify(name, s.unit.toStdString(), overrides);
+        }
+    }
+}
+
 metrics::MetricInfo metricInfo(const PointSeries& series) {
+    if (series.info.has_value()) {
+        return *series.info;
+    }
     return metrics::classify(series.name.toStdString(), series.unit.toStdString());
 }
 
@@ -48,24 +65,26 @@ QString bestText(const MetricValue& m, int precision) {
     return QStringLiteral("%1 @ step %2").arg(m.best, 0, 'f', precision).arg(m.bestStep);
 }
 
-const MetricValue* primaryMetric(const std::vector<MetricValue>& values) {
-    std::vector<std::string> names;
+const MetricValue* primaryMetric(const std::vector<MetricValue>& values, const QString& preferred) {
+    const MetricValue* first = nullptr;
     for (const MetricValue& m : values) {
-        names.push_back(m.name.toStdString());
-    }
-    const QString primary = QString::fromStdString(metrics::primaryEval(std::move(names)));
-    for (const MetricValue& m : values) {
-        if (!primary.isEmpty() && m.name == primary) {
+        if (!preferred.isEmpty() && m.name == preferred) {
             return &m;
         }
+        if (m.name.startsWith(QLatin1String("eval/")) && m.info.kind == metrics::Kind::Score &&
+            (first == nullptr || m.name < first->name)) {
+            first = &m;
+        }
     }
-    return nullptr;
+    return first;
 }
 
 std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& series) {
     std::vector<const PointSeries*> out;
     for (const PointSeries& s : series) {
-        if (isEvalScore(s.name, s.unit)) {
+        // metricInfo: the recipe's override (PointSeries::info) when it has one.
+        if (s.name.startsWith(QLatin1String("eval/")) &&
+            metricInfo(s).kind == metrics::Kind::Score) {
             out.push_back(&s);
         }
     }

@@ -21,9 +21,15 @@ class History;
 
 namespace runplane::gui {
 
-/// Last and best (by direction) of every series of the run starting with `prefix` ("" = all).
-Result<std::vector<MetricValue>> loadMetricValues(db::History& history, const std::string& runId,
-                                                  const std::string& prefix = "eval/");
+/// Last and best (by direction) of every series of the run starting with `prefix` ("" = all),
+/// kinds after the recipe's overrides (analysis.metric_kinds).
+Result<std::vector<MetricValue>> loadMetricValues(
+    db::History& history, const std::string& runId, const std::string& prefix = "eval/",
+    const std::vector<metrics::KindOverride>& overrides = {});
+
+/// Sets PointSeries::info of every series an override matches.
+void applyKindOverrides(std::vector<PointSeries>& series,
+                        const std::vector<metrics::KindOverride>& overrides);
 
 metrics::MetricInfo metricInfo(const PointSeries& series);
 /// An eval/* series of score kind (what the eval plot shows).
@@ -33,8 +39,11 @@ bool isEvalScore(const QString& name, const QString& unit = {});
 /// Runs page, Compare and the headless reports' metric tables.
 QString bestText(const MetricValue& m, int precision = 4);
 
-/// The run's primary eval metric (first score-kind eval/* by name), or nullptr.
-const MetricValue* primaryMetric(const std::vector<MetricValue>& metrics);
+/// The run's primary eval metric: `preferred` (the recipe's analysis.primary_metric) when the run
+/// has it, else the first score-kind eval/* by name (kinds as classified in MetricValue::info),
+/// or nullptr.
+const MetricValue* primaryMetric(const std::vector<MetricValue>& metrics,
+                                 const QString& preferred = {});
 
 /// Score-kind eval/* series of a snapshot, in name order (the eval plot).
 std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& series);

@@ -38,8 +38,9 @@ struct RunRow {
     double startT = 0;  // seconds since the epoch
     double endT = 0;    // 0 while running
     QString message;
-    std::vector<NodePeakRow> peaks;  // peak host memory per node
-    std::vector<MetricValue> metrics;
+    std::vector<NodePeakRow> peaks;    // peak host memory per node
+    std::vector<MetricValue> metrics;  // classified with the recipe's analysis.metric_kinds
+    QString primaryMetric;             // the recipe's analysis.primary_metric ("" = default)
 
     double durationSeconds(double now) const { return (endT > 0 ? endT : now) - startT; }
     double maxPeakBytes() const {

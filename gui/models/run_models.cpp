@@ -1,5 +1,6 @@
 #include "gui/models/run_models.h"
 
+#include "backend/control/text_format.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/run_data.h"
 
@@ -49,14 +50,7 @@ QString stateText(const QString& state) {
 }  // namespace
 
 QString formatGB(double bytes) {
-    const double gb = bytes / 1e9;
-    if (std::fabs(gb) >= 100) {
-        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 1);
-    }
-    if (std::fabs(gb) >= 1) {
-        return QStringLiteral("%1 GB").arg(gb, 0, 'f', 2);
-    }
-    return QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 0);
+    return QString::fromStdString(control::formatBytes(bytes));  // the CLI's decimal units
 }
 
 QString formatSeconds(double seconds) {
@@ -114,14 +108,15 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
 }
 
 QString RunListModel::evalText(const RunRow& run) const {
-    // The primary eval metric only (first score-kind eval/*): token lengths and eval times are
-    // not accuracies. The tooltip lists every eval/* series.
-    const MetricValue* m = primaryMetric(run.metrics);
+    // The primary eval metric only (the recipe's analysis.primary_metric, else the first
+    // score-kind eval/*): token lengths and eval times are not accuracies. The tooltip lists
+    // every eval/* series.
+    const MetricValue* m = primaryMetric(run.metrics, run.primaryMetric);
     if (m == nullptr) {
         return {};
     }
     return QStringLiteral("%1 %2 / %3")
-        .arg(m->name.mid(5))
+        .arg(m->name.startsWith(QLatin1String("eval/")) ? m->name.mid(5) : m->name)
         .arg(m->last, 0, 'f', 3)
         .arg(m->hasBest() ? QString::number(m->best, 'f', 3) : QStringLiteral("–"));
 }
@@ -149,7 +144,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
                 case NodesColumn:
                     return static_cast<int>(r.nodes.size());
                 case EvalColumn:
-                    if (const MetricValue* m = primaryMetric(r.metrics); m && m->hasBest()) {
+                    if (const MetricValue* m = primaryMetric(r.metrics, r.primaryMetric);
+                        m && m->hasBest()) {
                         return m->best;
                     }
                     return -1.0;

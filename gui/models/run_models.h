@@ -91,7 +91,7 @@ class PeaksModel : public QAbstractTableModel {
     double m_runStartT = 0;
 };
 
-/// "612.4 GB" / "512 MB".
+/// "612.4 GB" / "12.50 GB" / "512 MB": control::formatBytes (decimal units, as the CLI).
 QString formatGB(double bytes);
 /// "1 h 05 min", "3 min 20 s", "12 s".
 QString formatSeconds(double seconds);

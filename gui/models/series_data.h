@@ -7,7 +7,10 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
+
+#include "common/metrics/metric_kind.h"
 
 namespace runplane::gui {
 
@@ -26,6 +29,8 @@ struct PointSeries {
     std::vector<double> step;  // metric step, -1 for sampled series
     bool decimated = false;
     std::int64_t sourceCount = 0;
+    /// Set when the run's recipe overrides this series' kind (analysis.metric_kinds).
+    std::optional<metrics::MetricInfo> info;
 
     bool empty() const { return t.empty(); }
     double lastT() const { return t.empty() ? 0 : t.back(); }

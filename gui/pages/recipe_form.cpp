@@ -777,6 +777,16 @@ template void RecipeForm::addEnum<plan::OffloadTarget>(QFormLayout*, const QStri
                                                        std::function<plan::OffloadTarget&(Recipe&)>,
                                                        std::initializer_list<plan::OffloadTarget>,
                                                        Reason, const QString&);
+template void RecipeForm::addEnum<plan::WeightUpdateMode>(
+    QFormLayout*, const QString&, const QString&, std::function<plan::WeightUpdateMode&(Recipe&)>,
+    std::initializer_list<plan::WeightUpdateMode>, Reason, const QString&);
+template void RecipeForm::addEnum<plan::WeightTransport>(
+    QFormLayout*, const QString&, const QString&, std::function<plan::WeightTransport&(Recipe&)>,
+    std::initializer_list<plan::WeightTransport>, Reason, const QString&);
+template void RecipeForm::addOptEnum<plan::OpdType>(
+    QFormLayout*, const QString&, const QString&,
+    std::function<std::optional<plan::OpdType>&(Recipe&)>, std::initializer_list<plan::OpdType>,
+    const QString&, Reason, const QString&);
 template void RecipeForm::addOptEnum<plan::LauncherKind>(
     QFormLayout*, const QString&, const QString&,
     std::function<std::optional<plan::LauncherKind>&(Recipe&)>,

@@ -42,6 +42,13 @@ const std::vector<HardwareProfile>& hardwareProfiles();
 /// The profile the hardware section matches exactly, or -1 (custom).
 int matchingProfile(const plan::Hardware& hardware);
 
+/// analysis.metric_kinds as the Design page edits it: one "PATTERN: KIND [DIRECTION]" per line
+/// ("eval/arith/time: time", "eval/judge/*: score lower"). Lines that do not read are left out
+/// and described in *errors ("line 2: unknown kind 'scroe'"); blank lines are skipped.
+std::vector<metrics::KindOverride> parseMetricKindLines(const QString& text,
+                                                        QStringList* errors = nullptr);
+QString metricKindLines(const std::vector<metrics::KindOverride>& overrides);
+
 class RecipeForm : public QWidget {
     Q_OBJECT
   public:
@@ -128,6 +135,9 @@ class RecipeForm : public QWidget {
                      const QString& tooltip = {});
     void addArgv(QFormLayout* f);
     void addEvalDatasets(QFormLayout* f);
+    void addAnalysisFields();
+    void addRuleFields();
+    void addExtraArgs(QFormLayout* f);
     void commit(const Binding& binding);
     void refreshEnabled();
     void refreshVariants();

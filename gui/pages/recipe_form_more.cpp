@@ -1,13 +1,15 @@
 // RecipeForm, second part (issue 19): editors for the fields the planner's findings point at that
-// the first form (recipe_form.cpp) had none for, the hardware-profile picker, and the
-// finding-path -> editor resolution the findings list uses. Split from recipe_form.cpp to keep
-// both files short; the enum editors' templates are instantiated there.
+// the first form (recipe_form.cpp) had none for, the analysis section, the hardware-profile
+// picker, and the finding-path -> editor resolution the findings list uses. Split from
+// recipe_form.cpp to keep both files short; the enum editors' templates are instantiated there.
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gui/pages/recipe_form.h"
 
@@ -51,6 +53,43 @@ constexpr Alias kAliases[] = {
     {"recipe", "name"},
 };
 
+QString extraArgLine(const plan::ExtraArg& arg) {
+    QString line = qs(arg.flag);
+    for (const std::string& v : arg.values) {
+        line += QLatin1Char(' ') + qs(v);
+    }
+    return line;
+}
+
+std::vector<plan::ExtraArg> parseExtraArgLines(const QString& text,
+                                               const std::vector<plan::ExtraArg>& previous) {
+    std::vector<plan::ExtraArg> out;
+    for (const QString& raw : text.split(QLatin1Char('\n'))) {
+        const QString line = raw.trimmed();
+        if (line.isEmpty()) {
+            continue;
+        }
+        // An unchanged line keeps its argument as it was (its source, values with blanks).
+        const auto same = std::find_if(previous.begin(), previous.end(),
+                                       [&](const auto& a) { return extraArgLine(a) == line; });
+        if (same != previous.end()) {
+            out.push_back(*same);
+            continue;
+        }
+        const QStringList words = line.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (!words.front().startsWith(QLatin1String("--"))) {
+            continue;  // not a flag (yet): the recipe format needs "--flag"
+        }
+        plan::ExtraArg arg;
+        arg.flag = words.front().toStdString();
+        for (qsizetype i = 1; i < words.size(); ++i) {
+            arg.values.push_back(words[i].toStdString());
+        }
+        out.push_back(std::move(arg));
+    }
+    return out;
+}
+
 }  // namespace
 
 const std::vector<HardwareProfile>& hardwareProfiles() {
@@ -81,6 +120,68 @@ int matchingProfile(const plan::Hardware& h) {
         }
     }
     return -1;
+}
+
+std::vector<metrics::KindOverride> parseMetricKindLines(const QString& text, QStringList* errors) {
+    std::vector<metrics::KindOverride> out;
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const QString line = lines[i].trimmed();
+        if (line.isEmpty()) {
+            continue;
+        }
+        auto fail = [&](const QString& why) {
+            if (errors != nullptr) {
+                *errors << QObject::tr("line %1: %2").arg(i + 1).arg(why);
+            }
+        };
+        // The pattern may hold ':' itself; the kind follows the last ": ".
+        const qsizetype colon = line.lastIndexOf(QLatin1Char(':'));
+        if (colon <= 0) {
+            fail(QObject::tr("expected 'PATTERN: KIND [DIRECTION]'"));
+            continue;
+        }
+        metrics::KindOverride o;
+        o.pattern = line.left(colon).trimmed().toStdString();
+        const QStringList words = line.mid(colon + 1).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (o.pattern.empty() || o.pattern == "*") {
+            fail(QObject::tr("name a series or a prefix ending in '*'"));
+            continue;
+        }
+        if (words.isEmpty() || words.size() > 2) {
+            fail(QObject::tr("expected a kind and at most a direction after ':'"));
+            continue;
+        }
+        if (!metrics::kindFromName(words[0].toStdString(), o.kind)) {
+            fail(QObject::tr("unknown kind '%1' (score, loss, count, time, tokens, bytes, rate, "
+                             "ratio, other)")
+                     .arg(words[0]));
+            continue;
+        }
+        if (words.size() == 2) {
+            metrics::Direction d{};
+            if (!metrics::directionFromName(words[1].toStdString(), d)) {
+                fail(QObject::tr("unknown direction '%1' (higher, lower, none)").arg(words[1]));
+                continue;
+            }
+            o.direction = d;
+        }
+        out.push_back(std::move(o));
+    }
+    return out;
+}
+
+QString metricKindLines(const std::vector<metrics::KindOverride>& overrides) {
+    QStringList lines;
+    for (const metrics::KindOverride& o : overrides) {
+        QString line =
+            qs(o.pattern) + QStringLiteral(": ") + qs(std::string(metrics::kindName(o.kind)));
+        if (o.direction.has_value()) {
+            line += QLatin1Char(' ') + qs(std::string(metrics::directionName(*o.direction)));
+        }
+        lines << line;
+    }
+    return lines.join(QLatin1Char('\n'));
 }
 
 QFormLayout* RecipeForm::sectionForm(const QString& prefix) {
@@ -273,6 +374,141 @@ void RecipeForm::addFindingFields() {
     addArgv(f);
     addText(f, QStringLiteral("launcher.workdir"), tr("Working directory"),
             [](Recipe& r) -> std::string& { return r.launcher.workdir; });
+
+    addRuleFields();
+    addAnalysisFields();
+}
+
+// Fields newer rules point at (OPD, advantages, weight updates, extra_args).
+void RecipeForm::addRuleFields() {
+    const Reason opdOff = [](const Recipe& r) {
+        return r.algorithm.useOpd ? QString() : tr("on-policy distillation is off");
+    };
+    QFormLayout* f = sectionForm(QStringLiteral("algorithm"));
+    addBool(
+        f, QStringLiteral("algorithm.normalize_advantages"), tr("Normalize advantages"),
+        [](Recipe& r) -> bool& { return r.algorithm.normalizeAdvantages; }, Reason{},
+        tr("--normalize-advantages (reinforce++ needs it)"));
+    addBool(
+        f, QStringLiteral("algorithm.use_rollout_logprobs"), tr("Use rollout logprobs"),
+        [](Recipe& r) -> bool& { return r.algorithm.useRolloutLogprobs; }, Reason{},
+        tr("--use-rollout-logprobs (exclusive with TIS)"));
+    addBool(
+        f, QStringLiteral("algorithm.use_opd"), tr("On-policy distillation"),
+        [](Recipe& r) -> bool& { return r.algorithm.useOpd; }, Reason{}, tr("--use-opd"));
+    addOptEnum<plan::OpdType>(
+        f, QStringLiteral("algorithm.opd_type"), tr("OPD teacher runs in"),
+        [](Recipe& r) -> std::optional<plan::OpdType>& { return r.algorithm.opdType; },
+        {plan::OpdType::Sglang, plan::OpdType::Megatron}, tr("unset (required with OPD)"), opdOff);
+
+    f = sectionForm(QStringLiteral("checkpoints"));
+    addText(
+        f, QStringLiteral("checkpoints.opd_teacher_load"), tr("OPD teacher checkpoint"),
+        [](Recipe& r) -> std::string& { return r.checkpoints.opdTeacherLoad; }, Reason{},
+        tr("--opd-teacher-load: the megatron OPD teacher"));
+
+    f = section(tr("Weight update"), QStringLiteral("weight_update"));
+    const Reason diskOnly = [](const Recipe& r) {
+        return r.weightUpdate.transport == plan::WeightTransport::Disk
+                   ? QString()
+                   : tr("only for transport disk");
+    };
+    addEnum<plan::WeightUpdateMode>(
+        f, QStringLiteral("weight_update.mode"), tr("Mode"),
+        [](Recipe& r) -> plan::WeightUpdateMode& { return r.weightUpdate.mode; },
+        {plan::WeightUpdateMode::Full, plan::WeightUpdateMode::Delta});
+    addEnum<plan::WeightTransport>(
+        f, QStringLiteral("weight_update.transport"), tr("Transport"),
+        [](Recipe& r) -> plan::WeightTransport& { return r.weightUpdate.transport; },
+        {plan::WeightTransport::Nccl, plan::WeightTransport::Disk});
+    addText(
+        f, QStringLiteral("weight_update.disk_dir"), tr("Shared disk directory"),
+        [](Recipe& r) -> std::string& { return r.weightUpdate.diskDir; }, diskOnly,
+        tr("--update-weight-disk-dir (shared by trainer and engines)"));
+    addText(
+        f, QStringLiteral("weight_update.local_checkpoint_dir"), tr("Local checkpoint directory"),
+        [](Recipe& r) -> std::string& { return r.weightUpdate.localCheckpointDir; }, diskOnly,
+        tr("--update-weight-local-checkpoint-dir (rollout-host NVMe)"));
+    addBool(
+        f, QStringLiteral("weight_update.release_train"), tr("Release trainer every step"),
+        [](Recipe& r) -> bool& { return r.weightUpdate.releaseTrain; }, Reason{},
+        tr("--release-train"));
+
+    addExtraArgs(section(tr("Extra arguments"), QStringLiteral("extra_args")));
+}
+
+void RecipeForm::addExtraArgs(QFormLayout* f) {
+    auto* edit = new QPlainTextEdit;
+    edit->setPlaceholderText(
+        tr("one flag and its values per line, e.g. --rollout-max-concurrency 8"));
+    edit->setMaximumHeight(110);
+    Binding& b = bind(
+        f, QStringLiteral("extra_args"), tr("Flags the recipe does not model"), edit,
+        [edit](const Recipe& r) {
+            if (parseExtraArgLines(edit->toPlainText(), r.extraArgs) != r.extraArgs) {
+                QStringList lines;
+                for (const plan::ExtraArg& a : r.extraArgs) {
+                    lines << extraArgLine(a);
+                }
+                edit->setPlainText(lines.join(QLatin1Char('\n')));
+            }
+        },
+        [edit](Recipe& r) { r.extraArgs = parseExtraArgLines(edit->toPlainText(), r.extraArgs); },
+        Reason{}, tr("appended verbatim to the launch command (--flag value ...)"));
+    connect(edit, &QPlainTextEdit::textChanged, this, [this, &b] { commit(b); });
+}
+
+// The analysis section (docs/recipe.md "analysis"): what the Runs table, the plots and the
+// memory panel read from the run's recipe.
+void RecipeForm::addAnalysisFields() {
+    QFormLayout* f = section(tr("Analysis"), QStringLiteral("analysis"));
+    addText(
+        f, QStringLiteral("analysis.primary_metric"), tr("Primary metric"),
+        [](Recipe& r) -> std::string& { return r.analysis.primaryMetric; }, Reason{},
+        tr("the series the Runs table shows, e.g. eval/gsm8k (empty: the first score-kind "
+           "eval/* series)"));
+
+    auto* kinds = new QPlainTextEdit;
+    kinds->setPlaceholderText(tr("eval/arith/time: time\neval/judge/*: score lower"));
+    kinds->setMaximumHeight(90);
+    const QString kindsTip =
+        tr("one 'PATTERN: KIND [DIRECTION]' per line; a pattern ending in "
+           "'*' is a prefix; overrides the naming table (docs/gui.md)");
+    Binding& kb = bind(
+        f, QStringLiteral("analysis.metric_kinds"), tr("Metric kinds"), kinds,
+        [kinds](const Recipe& r) {
+            // Keep what is being typed when it reads as the same overrides.
+            if (parseMetricKindLines(kinds->toPlainText()) != r.analysis.metricKinds) {
+                kinds->setPlainText(metricKindLines(r.analysis.metricKinds));
+            }
+        },
+        [kinds, kindsTip](Recipe& r) {
+            QStringList errors;
+            r.analysis.metricKinds = parseMetricKindLines(kinds->toPlainText(), &errors);
+            kinds->setToolTip(errors.isEmpty() ? kindsTip
+                                               : kindsTip + QStringLiteral("\n\n") +
+                                                     errors.join(QLatin1Char('\n')));
+        },
+        Reason{}, kindsTip);
+    connect(kinds, &QPlainTextEdit::textChanged, this, [this, &kb] { commit(kb); });
+
+    auto* alarm = new QDoubleSpinBox;
+    alarm->setRange(0, 1048576);
+    alarm->setDecimals(2);
+    alarm->setSuffix(tr(" GB"));
+    alarm->setSpecialValueText(tr("default (750/956 of RAM)"));
+    alarm->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+    Binding& ab = bind(
+        f, QStringLiteral("analysis.memory_alarm_gb"), tr("Memory alarm line"), alarm,
+        [alarm](const Recipe& r) { alarm->setValue(r.analysis.memoryAlarmGb.value_or(0)); },
+        [alarm](Recipe& r) {
+            r.analysis.memoryAlarmGb =
+                alarm->value() > 0 ? std::optional<double>(alarm->value()) : std::nullopt;
+        },
+        Reason{},
+        tr("host memory per node, decimal GB: the memory panel's alarm line and the "
+           "memory.host-over-alarm rule"));
+    connect(alarm, &QDoubleSpinBox::valueChanged, this, [this, &ab] { commit(ab); });
 }
 
 QString RecipeForm::editorPathFor(const QString& path) const {

@@ -4,9 +4,12 @@
 // offscreen; recipes parsed and validated by the real planner.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDirIterator>
+#include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QUndoStack>
 
@@ -170,4 +173,102 @@ TEST(DesignEditors, NoTopologyForAnInvalidLayout) {
     page.undoStack()->undo();
     EXPECT_EQ(page.topologyView()->data().cells.size(), 16u);
     EXPECT_TRUE(page.topologyView()->data().invalidReason.isEmpty());
+}
+
+TEST(DesignEditors, AnalysisFieldsEditTheRecipe) {
+    DesignPage page;
+    page.resize(1500, 950);
+    page.show();
+    openRecipe(page, src() + QStringLiteral("/recipes/smoke-local.yaml"));
+    RecipeForm* form = page.form();
+    auto* primary =
+        qobject_cast<QLineEdit*>(form->editor(QStringLiteral("analysis.primary_metric")));
+    ASSERT_NE(primary, nullptr);
+    primary->setText(QStringLiteral("eval/gsm8k"));
+    emit primary->textEdited(primary->text());
+    EXPECT_EQ(page.recipe().analysis.primaryMetric, "eval/gsm8k");
+
+    auto* alarm =
+        qobject_cast<QDoubleSpinBox*>(form->editor(QStringLiteral("analysis.memory_alarm_gb")));
+    ASSERT_NE(alarm, nullptr);
+    EXPECT_EQ(alarm->value(), 0);  // unset: the "default" special value
+    alarm->setValue(20);
+    ASSERT_TRUE(page.recipe().analysis.memoryAlarmGb.has_value());
+    EXPECT_DOUBLE_EQ(*page.recipe().analysis.memoryAlarmGb, 20);
+    alarm->setValue(0);
+    EXPECT_FALSE(page.recipe().analysis.memoryAlarmGb.has_value());
+
+    auto* kinds =
+        qobject_cast<QPlainTextEdit*>(form->editor(QStringLiteral("analysis.metric_kinds")));
+    ASSERT_NE(kinds, nullptr);
+    kinds->setPlainText(QStringLiteral("eval/arith/time: time\neval/judge/*: score lower\n"));
+    const auto& k = page.recipe().analysis.metricKinds;
+    ASSERT_EQ(k.size(), 2u);
+    EXPECT_EQ(k[1].pattern, "eval/judge/*");
+    EXPECT_EQ(k[1].kind, metrics::Kind::Score);
+    EXPECT_EQ(k[1].direction, metrics::Direction::Lower);
+    // The planner sees the recipe's alarm line: the finding rule points at the new editor.
+    EXPECT_EQ(form->editorPathFor(QStringLiteral("analysis.memory_alarm_gb")),
+              QStringLiteral("analysis.memory_alarm_gb"));
+}
+
+TEST(DesignEditors, MetricKindLinesReadAndWrite) {
+    QStringList errors;
+    const auto o = parseMetricKindLines(
+        QStringLiteral("eval/a: time\n\n  perf/*: rate higher \nx: scroe\ny: loss up\nnocolon\n"
+                       "*: score\n"),
+        &errors);
+    ASSERT_EQ(o.size(), 2u);
+    EXPECT_EQ(o[0].pattern, "eval/a");
+    EXPECT_EQ(o[0].kind, metrics::Kind::Time);
+    EXPECT_FALSE(o[0].direction.has_value());
+    EXPECT_EQ(o[1].pattern, "perf/*");
+    EXPECT_EQ(o[1].direction, metrics::Direction::Higher);
+    ASSERT_EQ(errors.size(), 4);
+    EXPECT_TRUE(errors[0].startsWith(QStringLiteral("line 4: unknown kind 'scroe'")))
+        << errors[0].toStdString();
+    EXPECT_TRUE(errors[1].startsWith(QStringLiteral("line 5: unknown direction 'up'")));
+    EXPECT_TRUE(errors[2].startsWith(QStringLiteral("line 6:")));
+    EXPECT_TRUE(errors[3].startsWith(QStringLiteral("line 7:")));
+    EXPECT_EQ(metricKindLines(o), QStringLiteral("eval/a: time\nperf/*: rate higher"));
+    EXPECT_EQ(parseMetricKindLines(metricKindLines(o)), o);
+}
+
+TEST(DesignEditors, RuleFieldsAndExtraArgsEditTheRecipe) {
+    RecipeForm form;
+    plan::Recipe r;
+    r.extraArgs = {plan::ExtraArg{"--vllm-eplb-config", {"{\"a\": 1}"}, "run.sh:42"}};
+    form.setRecipe(r);
+    std::vector<plan::Recipe> edits;
+    QObject::connect(&form, &RecipeForm::edited,
+                     [&](const plan::Recipe& next, const QString&) { edits.push_back(next); });
+    auto* args = qobject_cast<QPlainTextEdit*>(form.editor(QStringLiteral("extra_args")));
+    ASSERT_NE(args, nullptr);
+    EXPECT_EQ(args->toPlainText(), QStringLiteral("--vllm-eplb-config {\"a\": 1}"));
+    // Appending a line keeps the first argument as it was (its source, its value with a blank);
+    // a line that is not a flag is left out.
+    args->setPlainText(args->toPlainText() +
+                       QStringLiteral("\n--rollout-max-concurrency 8\nnot-a-flag\n"));
+    ASSERT_FALSE(edits.empty());
+    const auto& a = form.recipe().extraArgs;
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0], r.extraArgs[0]);
+    EXPECT_EQ(a[1].flag, "--rollout-max-concurrency");
+    EXPECT_EQ(a[1].values, std::vector<std::string>{"8"});
+
+    // Weight update: the disk directories are only for transport disk.
+    EXPECT_FALSE(form.disabledReason(QStringLiteral("weight_update.disk_dir")).isEmpty());
+    auto* transport =
+        qobject_cast<QComboBox*>(form.editor(QStringLiteral("weight_update.transport")));
+    ASSERT_NE(transport, nullptr);
+    transport->setCurrentIndex(transport->findText(QStringLiteral("disk")));
+    EXPECT_EQ(form.recipe().weightUpdate.transport, plan::WeightTransport::Disk);
+    EXPECT_TRUE(form.disabledReason(QStringLiteral("weight_update.disk_dir")).isEmpty());
+    // OPD type is only editable with OPD on.
+    EXPECT_FALSE(form.disabledReason(QStringLiteral("algorithm.opd_type")).isEmpty());
+    auto* opd = qobject_cast<QCheckBox*>(form.editor(QStringLiteral("algorithm.use_opd")));
+    ASSERT_NE(opd, nullptr);
+    opd->setChecked(true);
+    EXPECT_TRUE(form.recipe().algorithm.useOpd);
+    EXPECT_TRUE(form.disabledReason(QStringLiteral("algorithm.opd_type")).isEmpty());
 }

@@ -17,6 +17,7 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/plot_builders.h"
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
@@ -132,6 +133,49 @@ TEST(MemoryLines, LinesComeFromThePlanAndTheDaemonsAlarm) {
     EXPECT_DOUBLE_EQ(snap->lines.healthyLowBytes, low);
     EXPECT_DOUBLE_EQ(snap->lines.healthyHighBytes, high);
     EXPECT_DOUBLE_EQ(snap->lines.plannedPeakBytes, memory.peakBytes);
+}
+
+TEST(MemoryLines, TheRecipesAlarmLineWins) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath(QStringLiteral("h.sqlite")).toStdString();
+    auto h = db::History::open(path);
+    ASSERT_TRUE(h) << h.error();
+    test::SyntheticRunSpec spec;  // node-b regresses: the daemon raises its alarm at 750 GB
+    spec.seconds = 1800;
+    spec.gpusPerNode = 1;
+    spec.recipeYaml = test::sourceRecipe("qwen3.8-2.4T-A95B-full.yaml");
+    ASSERT_FALSE(spec.recipeYaml.empty());
+    ASSERT_EQ(spec.recipeYaml.find("analysis:"), std::string::npos);
+    spec.recipeYaml += "analysis:\n  memory_alarm_gb: 700\n";
+    ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
+    auto snap =
+        loadRunSnapshot(**h, QString::fromStdString(spec.runId), 0, 0, 500, defaultModelCatalog());
+    ASSERT_TRUE(snap) << snap.error();
+    // analysis.memory_alarm_gb (decimal GB), before the daemon's 750 GB and the plan's line.
+    EXPECT_DOUBLE_EQ(snap->lines.alarmBytes, 700e9);
+    EXPECT_TRUE(snap->lines.source.contains(QStringLiteral("analysis.memory_alarm_gb")))
+        << snap->lines.source.toStdString();
+    // The memory panel draws it, labelled in decimal GB.
+    const std::vector<AlarmLine> lines = alarmLinesGB(snap->lines);
+    const auto alarm = std::find_if(lines.begin(), lines.end(), [](const AlarmLine& a) {
+        return a.label.startsWith(QStringLiteral("sustained alarm"));
+    });
+    ASSERT_NE(alarm, lines.end());
+    EXPECT_EQ(alarm->label, QStringLiteral("sustained alarm 700.0 GB"));
+    EXPECT_DOUBLE_EQ(alarm->y, 700);
+    // Time above the alarm is measured against the recipe's line (node-b regresses past it).
+    double above = 0;
+    for (const NodePeakRow& p : snap->peaks) {
+        above = std::max(above, p.secondsAboveAlarm);
+    }
+    EXPECT_GT(above, 0);
+
+    RunView view;
+    view.resize(1400, 900);
+    view.show();
+    view.setSnapshot(std::make_shared<const RunSnapshot>(std::move(*snap)));
+    view.hostMemoryPlot()->flush();
+    EXPECT_EQ(view.hostMemoryPlot()->alarmLineCount(), static_cast<int>(lines.size()));
 }
 
 TEST(RunsPageEmptyStates, EmptyAndCorruptHistoriesSayWhatToDo) {

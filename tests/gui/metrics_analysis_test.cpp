@@ -352,3 +352,95 @@ TEST(CliRuns, LongCellsAreCutUnlessWide) {
     const QString err = QString::fromUtf8(bad.readAllStandardError() + bad.readAllStandardOutput());
     EXPECT_TRUE(err.contains(QStringLiteral("--output"))) << err.toStdString();  // names the flag
 }
+
+// The recipe snapshot's analysis section: a primary metric outside eval/, and kind overrides
+// that change which eval/* series is the score and which way is better.
+TEST(CliRuns, RecipeAnalysisDecidesThePrimaryMetric) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+    const std::string head = "schema_version: 1\nmodel: qwen3-4B\nbatch: {rollout_batch_size: 1}\n";
+    {
+        auto h = db::History::open(path.toStdString());
+        ASSERT_TRUE(h) << h.error();
+        test::SyntheticRunSpec p = kindRun("run-p", 0);
+        p.recipeYaml = head + "analysis:\n  primary_metric: train/ppo_kl\n";
+        ASSERT_TRUE(test::writeSyntheticRun(**h, p));
+        test::SyntheticRunSpec k = kindRun("run-k", 0);
+        k.startNs += kHour;
+        k.recipeYaml = head +
+                       "analysis:\n  metric_kinds:\n    eval/gsm8k: count\n"
+                       "    eval/gsm8k/time: {kind: score, direction: lower}\n";
+        ASSERT_TRUE(test::writeSyntheticRun(**h, k));
+    }
+    const QString ctl =
+        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
+    auto run = [&](const QStringList& extra) {
+        QProcess p;
+        p.start(ctl,
+                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
+        EXPECT_TRUE(p.waitForFinished(30000));
+        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
+        return QString::fromUtf8(p.readAllStandardOutput());
+    };
+    const QString table = run({QStringLiteral("-o"), QStringLiteral("wide")});
+    // run-p: train/ppo_kl is a KL term (lower is better): best 0.001 at step 10, last 0.05.
+    EXPECT_TRUE(table.contains(QStringLiteral("train/ppo_kl best 0.001@10 last 0.050")))
+        << table.toStdString();
+    // run-k: eval/gsm8k is a count now; the score is eval/gsm8k/time, lower is better.
+    EXPECT_TRUE(table.contains(QStringLiteral("eval/gsm8k/time best 9.250@20 last 15.000")))
+        << table.toStdString();
+    // Peaks in decimal GB, as the seed and the GUI (never GiB).
+    EXPECT_TRUE(table.contains(QStringLiteral(" GB"))) << table.toStdString();
+    EXPECT_FALSE(table.contains(QStringLiteral("GiB"))) << table.toStdString();
+    const QString json = run({QStringLiteral("--json")});
+    EXPECT_TRUE(json.contains(QStringLiteral("\"primary_eval\": \"train/ppo_kl\"")))
+        << json.toStdString();
+    EXPECT_TRUE(json.contains(QStringLiteral("\"primary_eval\": \"eval/gsm8k/time\"")))
+        << json.toStdString();
+    EXPECT_TRUE(json.contains(QStringLiteral("\"kind\": \"count\""))) << json.toStdString();
+
+    // The GUI's Runs table reads the same settings.
+    auto h = db::History::open(path.toStdString());
+    ASSERT_TRUE(h) << h.error();
+    auto rows = loadRunList(**h);
+    ASSERT_TRUE(rows) << rows.error();
+    RunListModel model;
+    model.setRuns(*rows);
+    QStringList evals;
+    for (int i = 0; i < model.rowCount(); ++i) {
+        evals << model.index(i, RunListModel::EvalColumn).data().toString();
+    }
+    EXPECT_TRUE(evals.contains(QStringLiteral("train/ppo_kl 0.050 / 0.001")))
+        << evals.join(QStringLiteral(" | ")).toStdString();
+    EXPECT_TRUE(evals.contains(QStringLiteral("gsm8k/time 15.000 / 9.250")))
+        << evals.join(QStringLiteral(" | ")).toStdString();
+}
+
+// The recipe's overrides reach the run's series: the eval plot and the automatic panels.
+TEST(MetricKinds, OverridesReachTheEvalPlotAndThePanels) {
+    std::vector<PointSeries> series(3);
+    series[0].name = QStringLiteral("eval/gsm8k");
+    series[1].name = QStringLiteral("eval/gsm8k/time");
+    series[2].name = QStringLiteral("train/loss");
+    for (PointSeries& s : series) {
+        s.t = {0, 1};
+        s.value = {1, 2};
+        s.step = {0, 1};
+    }
+    ASSERT_EQ(evalScoreSeries(series).size(), 1u);  // the table: eval/gsm8k only
+    applyKindOverrides(series, {{"eval/gsm8k", Kind::Count, {}},
+                                {"eval/gsm8k/time", Kind::Score, Direction::Lower}});
+    EXPECT_TRUE(series[0].info.has_value());
+    EXPECT_FALSE(series[2].info.has_value());  // no override matches: the table decides
+    const auto scores = evalScoreSeries(series);
+    ASSERT_EQ(scores.size(), 1u);
+    EXPECT_EQ(scores[0]->name, QStringLiteral("eval/gsm8k/time"));
+    EXPECT_EQ(metricInfo(series[1]).direction, Direction::Lower);
+    bool countPanel = false;
+    for (const MetricPanel& p : metricPanels(series)) {
+        if (p.kind == Kind::Count) {
+            countPanel = p.names.contains(QStringLiteral("eval/gsm8k"));
+        }
+    }
+    EXPECT_TRUE(countPanel);
+}

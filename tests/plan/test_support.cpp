@@ -111,6 +111,11 @@ Recipe everyFieldRecipe() {
                           {"--force"}};
     r.weightUpdate = WeightUpdate{WeightUpdateMode::Delta, WeightTransport::Disk, "/shared/wu",
                                   "/nvme/ckpt", true};
+    r.analysis.primaryMetric = "eval/gsm8k";
+    r.analysis.metricKinds = {
+        metrics::KindOverride{"eval/arith/time", metrics::Kind::Time, {}},
+        metrics::KindOverride{"custom/*", metrics::Kind::Score, metrics::Direction::Lower}};
+    r.analysis.memoryAlarmGb = 20.5;
     r.extraArgs = {ExtraArg{"--x", {"1", "two words"}, ""}, ExtraArg{"--y", {}, "s.sh:3"}};
     return r;
 }

@@ -51,6 +51,15 @@ RUNPLANE_ENUM_TABLE(AttentionKind, {AttentionKind::Gqa, "gqa"}, {AttentionKind::
 RUNPLANE_ENUM_TABLE(LinearAttentionKind, {LinearAttentionKind::None, "none"},
                     {LinearAttentionKind::Gdn, "gdn"}, {LinearAttentionKind::Kda, "kda"})
 
+// The same spellings as metrics::kindName / directionName (a test checks they agree).
+RUNPLANE_ENUM_TABLE(metrics::Kind, {metrics::Kind::Score, "score"}, {metrics::Kind::Loss, "loss"},
+                    {metrics::Kind::Count, "count"}, {metrics::Kind::Time, "time"},
+                    {metrics::Kind::Tokens, "tokens"}, {metrics::Kind::Bytes, "bytes"},
+                    {metrics::Kind::Rate, "rate"}, {metrics::Kind::Ratio, "ratio"},
+                    {metrics::Kind::Other, "other"})
+RUNPLANE_ENUM_TABLE(metrics::Direction, {metrics::Direction::Higher, "higher"},
+                    {metrics::Direction::Lower, "lower"}, {metrics::Direction::None, "none"})
+
 #undef RUNPLANE_ENUM_TABLE
 
 template <typename E>
