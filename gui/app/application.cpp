@@ -127,6 +127,14 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const Q
     window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
     window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
     cluster->setExtraClusters(settings.clusterFiles());
+    QObject::connect(cluster, &ClusterPage::clusterChanged, window.get(),
+                     [](const QString& nameOrFile) {
+                         AppSettings s;
+                         s.setCurrentCluster(nameOrFile);
+                         if (nameOrFile.contains(QLatin1Char('/'))) {
+                             s.addClusterFile(nameOrFile);
+                         }
+                     });
     // A cluster profile first (its TLS / token settings apply to every address added after).
     bool haveCluster = false;
     if (!clusterProfile.isEmpty()) {
@@ -143,14 +151,6 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const Q
     }
     QObject::connect(cluster, &ClusterPage::addressesChanged, window.get(),
                      [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
-    QObject::connect(cluster, &ClusterPage::clusterChanged, window.get(),
-                     [](const QString& nameOrFile) {
-                         AppSettings s;
-                         s.setCurrentCluster(nameOrFile);
-                         if (nameOrFile.contains(QLatin1Char('/'))) {
-                             s.addClusterFile(nameOrFile);
-                         }
-                     });
     window->setCurrentPage(QObject::tr("Design"));
     window->restoreWorkspace();
     if (!connect.isEmpty() || !clusterProfile.isEmpty()) {

@@ -87,6 +87,11 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
                 }
                 if (!r.error.isEmpty()) {
                     tip += QStringLiteral("\n") + r.error;  // whole, never elided
+                    if (r.security.startsWith(QLatin1String("plaintext")) && r.nodeId.isEmpty()) {
+                        tip += QStringLiteral("\n") +
+                               tr("(a daemon that requires TLS closes plaintext connections: "
+                                  "choose its cluster, or Add cluster… with its CA)");
+                    }
                 }
                 return tip;
             }
