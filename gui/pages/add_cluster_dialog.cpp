@@ -79,7 +79,8 @@ AddClusterDialog::AddClusterDialog(QWidget* parent) : QDialog(parent) {
         tr("one daemon per line: HOST:PORT [NAME [ROLE]]\n10.1.2.3:7070 gpu1 head\n"
            "10.1.2.4:7070 gpu2"));
     m_nodes->setTabChangesFocus(true);
-    m_nodes->setMinimumHeight(90);
+    m_nodes->setMinimumHeight(70);
+    m_nodes->setMaximumHeight(120);
     form->addRow(tr("Nodes:"), m_nodes);
     m_ca = fileRow(form, this, tr("CA bundle:"),
                    tr("PEM file of the CA that signed the daemons' certificates (TLS)"));
@@ -111,6 +112,8 @@ AddClusterDialog::AddClusterDialog(QWidget* parent) : QDialog(parent) {
     m_results->verticalHeader()->hide();
     m_results->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_results->setWordWrap(true);
+    m_results->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_results->setMinimumHeight(140);
     layout->addWidget(m_results, 1);
     m_message = new QLabel(this);
     m_message->setWordWrap(true);
@@ -246,6 +249,7 @@ void AddClusterDialog::testConnection() {
         m_results->setItem(r, 0, new QTableWidgetItem(label));
         m_results->setItem(r, 1, new QTableWidgetItem(tr("testing …")));
     }
+    m_results->resizeColumnToContents(0);
     m_testRunning = true;
     m_test->setEnabled(false);
     m_message->setStyleSheet(QString());
@@ -280,7 +284,6 @@ void AddClusterDialog::testConnection() {
                     item->setToolTip(text);
                     item->setForeground(ok ? QColor(0x2E, 0x7D, 0x32) : QColor(0xC6, 0x28, 0x28));
                     m_results->setItem(row, 1, item);
-                    m_results->resizeRowsToContents();
                 },
                 Qt::QueuedConnection);
         }

@@ -3,12 +3,15 @@
 // on loopback) with that profile's CA, token and client certificate; a wrong token shows the
 // daemon's whole refusal in the row's tooltip. Certificates come from control::initCluster (the
 // code behind `runplanectl cluster init`). Profiles go to a throw-away $XDG_CONFIG_HOME.
+// Saves docs/screenshots/add-cluster.png and cluster-tls.png.
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLineEdit>
+#include <QPixmap>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTableWidget>
@@ -17,6 +20,7 @@
 #include "backend/control/cluster_certs.h"
 #include "backend/control/cluster_profile.h"
 #include "gui/models/cluster_connection.h"
+#include "gui/models/log_tailer.h"
 #include "gui/models/node_table_model.h"
 #include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/cluster_page.h"
@@ -28,6 +32,18 @@ using namespace runplane::gui;
 using runplane::gui::test::waitUntil;
 
 namespace {
+
+void screenshot(QWidget& w, const QString& name) {
+    const QString source = test::envPath("RUNPLANE_SOURCE_DIR");
+    if (source.isEmpty()) {
+        return;
+    }
+    const QString shots = source + QStringLiteral("/docs/screenshots");
+    ASSERT_TRUE(QDir().mkpath(shots));
+    const QPixmap shot = w.grab();
+    ASSERT_FALSE(shot.isNull());
+    EXPECT_TRUE(shot.save(shots + QLatin1Char('/') + name));
+}
 
 class ClusterTls : public ::testing::Test {
   protected:
@@ -189,6 +205,8 @@ TEST_F(ClusterTls, TestConnectionAsksEveryNodeFromAWorkerAndShowsEachResult) {
     EXPECT_FALSE(gone.startsWith(QStringLiteral("ok"))) << gone.toStdString();
     EXPECT_TRUE(gone.contains(QStringLiteral("127.0.0.1:1"))) << gone.toStdString();
     EXPECT_EQ(d.results()->item(1, 1)->toolTip(), gone);
+    d.show();
+    screenshot(d, QStringLiteral("add-cluster.png"));
 
     // A wrong token: the daemon's refusal, whole.
     d.nodesEdit()->setPlainText(daemon.address());
@@ -236,6 +254,8 @@ TEST_F(ClusterTls, ClusterPageConnectsWithTheSavedProfileAndShowsTheTlsState) {
     // The Runs page's log tailer uses the same settings.
     EXPECT_EQ(activeClientOptions().tlsCertFile, f(QStringLiteral("client.pem")).toStdString());
     EXPECT_FALSE(activeClientOptions().bearerToken.empty());
+    test::pump(1500);
+    screenshot(page, QStringLiteral("cluster-tls.png"));
     delete dialog;
 }
 
@@ -281,4 +301,40 @@ TEST_F(ClusterTls, WrongTokenShowsTheWholeErrorInTheTooltip) {
     EXPECT_NE(bad.error().find("nodes[0].address"), std::string::npos) << bad.error();
     EXPECT_EQ(page.currentCluster(), profile);
     EXPECT_EQ(model->rowCount(), 1);
+}
+
+TEST_F(ClusterTls, TheLogTailerUsesTheActiveClusterOptions) {
+    test::DaemonProcess daemon(QStringLiteral("tls-node"), 10, serverFlags(false));
+    ASSERT_TRUE(daemon.ok()) << daemon.error().toStdString();
+    auto tail = [&] {
+        LogTailer tailer;
+        QString error;
+        bool ended = false;
+        QObject::connect(&tailer, &LogTailer::ended, [&](const QString& e) {
+            error = e;
+            ended = true;
+        });
+        tailer.start(daemon.address(), QStringLiteral("no-such-run"), false);
+        EXPECT_TRUE(waitUntil([&] { return ended; }, 20000));
+        return error;
+    };
+    // Plaintext: the TLS daemon closes the connection; no request is ever answered.
+    setActiveClientOptions({});
+    const QString plain = tail();
+    EXPECT_TRUE(plain.contains(QStringLiteral("cannot reach"))) << plain.toStdString();
+    // With the cluster's options the daemon answers the request itself: that run is unknown.
+    auto connection = [&] {
+        control::ClusterProfile p;
+        p.path = "test";
+        p.tlsCa = f(QStringLiteral("ca.pem")).toStdString();
+        p.tokenFile = f(QStringLiteral("token")).toStdString();
+        return clientOptionsFor(p);
+    }();
+    ASSERT_TRUE(connection.ok()) << connection.error();
+    setActiveClientOptions(*connection);
+    const QString secured = tail();
+    EXPECT_FALSE(secured.contains(QStringLiteral("cannot reach"))) << secured.toStdString();
+    EXPECT_FALSE(secured.contains(QString::fromLatin1(control::kAuthenticationFailed)))
+        << secured.toStdString();
+    EXPECT_TRUE(secured.contains(QStringLiteral("no-such-run"))) << secured.toStdString();
 }
