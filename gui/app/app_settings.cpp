@@ -14,6 +14,8 @@ std::unique_ptr<QSettings> settings() {
 }
 const QString kRecent = QStringLiteral("design/recentFiles");
 const QString kDaemons = QStringLiteral("cluster/daemonAddresses");
+const QString kCluster = QStringLiteral("cluster/current");
+const QString kClusterFiles = QStringLiteral("cluster/profileFiles");
 const QString kHistory = QStringLiteral("history/lastPath");
 const QString kGeometry = QStringLiteral("window/geometry");
 }  // namespace
@@ -55,6 +57,28 @@ QStringList AppSettings::daemonAddresses() const {
 
 void AppSettings::setDaemonAddresses(const QStringList& addresses) {
     settings()->setValue(kDaemons, addresses);
+}
+
+QString AppSettings::currentCluster() const {
+    return settings()->value(kCluster).toString();
+}
+
+void AppSettings::setCurrentCluster(const QString& nameOrFile) {
+    settings()->setValue(kCluster, nameOrFile);
+}
+
+QStringList AppSettings::clusterFiles() const {
+    return settings()->value(kClusterFiles).toStringList();
+}
+
+void AppSettings::addClusterFile(const QString& path) {
+    QStringList files = clusterFiles();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles) {
+        files.removeLast();
+    }
+    settings()->setValue(kClusterFiles, files);
 }
 
 QString AppSettings::lastHistoryPath() const {

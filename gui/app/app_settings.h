@@ -1,6 +1,7 @@
 #pragma once
 // AppSettings: what the GUI remembers between sessions (QSettings, "Runplane/runplane"):
-// recent recipe files, daemon addresses, the last history file, window geometry and the
+// recent recipe files, daemon addresses, the chosen cluster profile and profiles opened by path,
+// the last history file, window geometry and the
 // workspace (MainWindow::saveWorkspace: each page's splitters, tabs, table headers, selections).
 // Thread-safety: GUI thread only. Tests call QStandardPaths::setTestModeEnabled(true) first so
 // they never touch the user's real settings.
@@ -32,6 +33,13 @@ class AppSettings {
 
     QStringList daemonAddresses() const;
     void setDaemonAddresses(const QStringList& addresses);
+
+    /// The cluster profile in use (NAME or FILE; "" = none), restored at the next start.
+    QString currentCluster() const;
+    void setCurrentCluster(const QString& nameOrFile);
+    /// Profiles outside the clusters folder that were used (paths, newest first, at most 10).
+    QStringList clusterFiles() const;
+    void addClusterFile(const QString& path);
 
     QString lastHistoryPath() const;
     void setLastHistoryPath(const QString& path);

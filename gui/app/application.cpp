@@ -17,6 +17,7 @@
 #include "gui/app/compare_report.h"
 #include "gui/app/main_window.h"
 #include "gui/app/report.h"
+#include "gui/models/cluster_connection.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/compare_page.h"
 #include "gui/pages/design_page.h"
@@ -109,8 +110,8 @@ Status prepareHistoryLocation(const QString& historyPath,
     return {};
 }
 
-std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
-                                             const QStringList& connect) {
+std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const QStringList& connect,
+                                             const QString& clusterProfile) {
     AppSettings settings;
     auto window = std::make_unique<MainWindow>(historyPath);
     auto* design = new DesignPage;
@@ -125,8 +126,24 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
     window->addPage(cluster, QObject::tr("Cluster"));
     window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
     window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
+    cluster->setExtraClusters(settings.clusterFiles());
+    QObject::connect(cluster, &ClusterPage::clusterChanged, window.get(),
+                     [](const QString& nameOrFile) {
+                         AppSettings s;
+                         s.setCurrentCluster(nameOrFile);
+                         if (nameOrFile.contains(QLatin1Char('/'))) {
+                             s.addClusterFile(nameOrFile);
+                         }
+                     });
+    // A cluster profile first (its TLS / token settings apply to every address added after).
+    bool haveCluster = false;
+    if (!clusterProfile.isEmpty()) {
+        haveCluster = cluster->useCluster(clusterProfile).ok();
+    } else if (const QString saved = settings.currentCluster(); !saved.isEmpty()) {
+        haveCluster = cluster->useCluster(saved).ok();  // failure: a status message, no cluster
+    }
     QStringList addresses = connect;
-    if (addresses.isEmpty()) {
+    if (addresses.isEmpty() && !haveCluster) {
         addresses = settings.daemonAddresses();
     }
     for (const QString& address : addresses) {
@@ -136,7 +153,7 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
                      [](const QStringList& list) { AppSettings().setDaemonAddresses(list); });
     window->setCurrentPage(QObject::tr("Design"));
     window->restoreWorkspace();
-    if (!connect.isEmpty()) {
+    if (!connect.isEmpty() || !clusterProfile.isEmpty()) {
         window->setCurrentPage(QObject::tr("Cluster"));
     }
     return window;
@@ -199,8 +216,23 @@ int runApplication(int argc, char** argv) {
         return 1;
     }
 
+    QString clusterProfile = options.cluster;
+    if (!clusterProfile.isEmpty()) {
+        // A bad profile is a start-up error naming the file, line and field (or the token file).
+        auto loaded = loadClusterConnection(clusterProfile);
+        if (!loaded) {
+            printErr(QStringLiteral("runplane: --cluster: ") +
+                     QString::fromStdString(loaded.error()));
+            return 2;
+        }
+        if (clusterProfile.contains(QLatin1Char('/')) ||
+            clusterProfile.endsWith(QLatin1String(".yaml"))) {
+            clusterProfile = QString::fromStdString(loaded->profile.path);  // absolute
+        }
+    }
     AppSettings().setLastHistoryPath(historyPath);
-    std::unique_ptr<MainWindow> window = createMainWindow(historyPath, options.connect);
+    std::unique_ptr<MainWindow> window =
+        createMainWindow(historyPath, options.connect, clusterProfile);
     window->show();
     return QApplication::exec();
 }

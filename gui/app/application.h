@@ -20,9 +20,11 @@ Status prepareHistoryLocation(const QString& historyPath,
                               const std::function<bool(const QString& question)>& ask);
 
 /// The main window with its four pages as `runplane` opens it, its workspace restored from
-/// AppSettings (then the Cluster page when `connect` names daemons). Tests build the same.
-std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath,
-                                             const QStringList& connect);
+/// AppSettings (then the Cluster page when `connect` or `cluster` names daemons). `cluster`
+/// (NAME or FILE, "" = the one remembered in AppSettings) picks the profile whose TLS / token
+/// settings every daemon connection uses. Tests build the same.
+std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const QStringList& connect,
+                                             const QString& cluster = {});
 
 /// Parses the command line, then either renders the headless report (--report) or opens the
 /// main window. Returns the process exit code.

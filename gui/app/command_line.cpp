@@ -29,9 +29,12 @@ bool validAddress(const QString& addr) {
 
 QString usageText() {
     return QStringLiteral(
-               "usage: runplane [--history FILE] [--connect ADDR]... [--report OUT_DIR (--run "
-               "RUN_ID | --runs A,B,...)]\n"
+               "usage: runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... "
+               "[--report OUT_DIR (--run RUN_ID | --runs A,B,...)]\n"
                "  --history FILE     run history (SQLite); default %1\n"
+               "  --cluster NAME|FILE  connect to a cluster profile's nodes with its TLS / token\n"
+               "                     settings (~/.config/runplane/clusters/NAME.yaml or FILE;\n"
+               "                     the same profiles as `runplanectl --cluster`)\n"
                "  --connect ADDR     connect to the daemon at host:port at start (repeatable)\n"
                "  --report OUT_DIR   render a headless report for --run into OUT_DIR (no window):\n"
                "                     host memory per node, eval accuracy (PNG), report.md, "
@@ -65,6 +68,8 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
     const std::vector<Valued> valued = {
         {QCommandLineOption(QStringLiteral("history"), {}, QStringLiteral("FILE")),
          QStringLiteral("expects a file path")},
+        {QCommandLineOption(QStringLiteral("cluster"), {}, QStringLiteral("NAME|FILE")),
+         QStringLiteral("expects a cluster profile NAME or FILE")},
         {QCommandLineOption(QStringLiteral("connect"), {}, QStringLiteral("ADDR")),
          QStringLiteral("expects an address host:port")},
         {QCommandLineOption(QStringLiteral("report"), {}, QStringLiteral("OUT_DIR")),
@@ -122,6 +127,11 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
     };
     if (parser.isSet(QStringLiteral("history"))) {
         if (Status st = valueOf("history", &options.historyPath); !st) {
+            return Error{st.error()};
+        }
+    }
+    if (parser.isSet(QStringLiteral("cluster"))) {
+        if (Status st = valueOf("cluster", &options.cluster); !st) {
             return Error{st.error()};
         }
     }

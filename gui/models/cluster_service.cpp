@@ -3,6 +3,7 @@
 #include <QMetaObject>
 
 #include "backend/control/controller.h"
+#include "gui/models/cluster_connection.h"
 
 namespace runplane::gui {
 
@@ -14,14 +15,44 @@ QString qs(const std::string& s) {
 
 ClusterService::ClusterService(const QString& historyPath, QObject* parent)
     : QObject(parent), m_historyPath(historyPath) {
+    m_worker.post(QStringLiteral("init"), [this] { createController({}, 0, 0); });
+}
+
+void ClusterService::createController(const control::NodeClientOptions& client, double sampleHz,
+                                      std::uint64_t generation) {
+    if (m_controller) {
+        m_controller->stopAll();  // joins the old ingest threads: no callback of theirs after this
+        m_controller.reset();
+    }
     control::ControllerOptions options;
-    options.historyPath = historyPath.toStdString();
+    options.historyPath = m_historyPath.toStdString();
+    options.client = client;
+    options.sampleHz = sampleHz;
     control::ControllerCallbacks callbacks;
-    callbacks.onTelemetry = [this](const control::TelemetryUpdate& u) { onTelemetry(u); };
-    callbacks.onNodeStatus = [this](const control::NodeView& v) { onNodeStatus(v); };
-    m_worker.post(QStringLiteral("init"), [this, options, callbacks] {
-        m_controller = std::make_shared<control::Controller>(options, callbacks);
+    callbacks.onTelemetry = [this, generation](const control::TelemetryUpdate& u) {
+        onTelemetry(u, generation);
+    };
+    callbacks.onNodeStatus = [this, generation](const control::NodeView& v) {
+        onNodeStatus(v, generation);
+    };
+    m_controller = std::make_shared<control::Controller>(options, callbacks);
+    m_controllerGeneration = generation;
+}
+
+void ClusterService::setConnection(const control::NodeClientOptions& options, double sampleHz) {
+    m_options = options;
+    const std::uint64_t generation = ++m_generation;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        m_pendingRows.clear();
+    }
+    m_worker.post(QStringLiteral("connection"), [this, options, sampleHz, generation] {
+        createController(options, sampleHz, generation);
     });
+}
+
+QString ClusterService::securityOf(const QString& address) const {
+    return securityText(m_options, address);
 }
 
 ClusterService::~ClusterService() {
@@ -86,14 +117,20 @@ void ClusterService::addNode(const QString& address) {
         const Status status = m_controller->addNode(addr);
         if (!status) {
             const QString message = qs(status.error());
+            const std::uint64_t generation = m_controllerGeneration;
             QMetaObject::invokeMethod(
-                this, [this, address, message] { emit errorOccurred(address, message); },
+                this,
+                [this, address, message, generation] {
+                    if (generation == m_generation) {
+                        emit errorOccurred(address, message);
+                    }
+                },
                 Qt::QueuedConnection);
             return;
         }
         for (const control::NodeView& v : m_controller->nodes()) {
             if (v.address == addr) {
-                onNodeStatus(v);
+                onNodeStatus(v, m_controllerGeneration);
             }
         }
     });
@@ -111,6 +148,9 @@ void ClusterService::removeNode(const QString& address) {
         QMetaObject::invokeMethod(
             this,
             [this, address, message] {
+                if (!m_removed.contains(address)) {
+                    return;  // added again meanwhile: that row is not the one removed
+                }
                 if (!message.isEmpty()) {
                     emit errorOccurred(address, message);
                 }
@@ -120,7 +160,10 @@ void ClusterService::removeNode(const QString& address) {
     });
 }
 
-void ClusterService::onTelemetry(const control::TelemetryUpdate& update) {
+void ClusterService::onTelemetry(const control::TelemetryUpdate& update, std::uint64_t generation) {
+    if (generation != m_generation) {
+        return;  // a controller replaced by setConnection
+    }
     {
         std::lock_guard lock(m_pendingMutex);
         m_pendingTelemetry = true;
@@ -137,7 +180,10 @@ void ClusterService::onTelemetry(const control::TelemetryUpdate& update) {
     }
 }
 
-void ClusterService::onNodeStatus(const control::NodeView& view) {
+void ClusterService::onNodeStatus(const control::NodeView& view, std::uint64_t generation) {
+    if (generation != m_generation) {
+        return;
+    }
     {
         std::lock_guard lock(m_pendingMutex);
         m_pendingRows[qs(view.address)] = toRow(view);
@@ -162,7 +208,9 @@ void ClusterService::deliverPending() {
     }
     for (const auto& [address, row] : rows) {
         if (!m_removed.contains(address)) {
-            emit nodeChanged(row);
+            NodeRow r = row;
+            r.security = securityOf(address);
+            emit nodeChanged(r);
         }
     }
     for (const auto& [node, value] : memory) {

@@ -13,10 +13,12 @@
 #include <QStringList>
 
 #include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 
+#include "backend/control/node_client.h"
 #include "gui/models/node_table_model.h"
 #include "gui/models/serial_worker.h"
 
@@ -39,6 +41,13 @@ class ClusterService : public QObject {
     void addNode(const QString& address);
     /// Stops ingesting that daemon (the join happens on the worker). Result: nodeRemoved.
     void removeNode(const QString& address);
+    /// Drops every node and reconnects later addNode calls with these TLS / token settings and
+    /// telemetry rate (0: the daemon's default): the controller is rebuilt on the worker, and
+    /// late status updates of the old one are dropped (no nodeRemoved for the dropped nodes).
+    void setConnection(const control::NodeClientOptions& options, double sampleHz);
+    const control::NodeClientOptions& clientOptions() const { return m_options; }
+    /// securityText (cluster_connection.h) of an address under the current options.
+    QString securityOf(const QString& address) const;
 
     /// Converts a controller view into a table row (exposed for tests).
     static NodeRow toRow(const control::NodeView& view);
@@ -53,8 +62,10 @@ class ClusterService : public QObject {
     void errorOccurred(const QString& address, const QString& message);
 
   private:
-    void onTelemetry(const control::TelemetryUpdate& update);
-    void onNodeStatus(const control::NodeView& view);
+    void createController(const control::NodeClientOptions& options, double sampleHz,
+                          std::uint64_t generation);  // worker thread
+    void onTelemetry(const control::TelemetryUpdate& update, std::uint64_t generation);
+    void onNodeStatus(const control::NodeView& view, std::uint64_t generation);
     void deliverPending();
 
     QString m_historyPath;
@@ -65,8 +76,11 @@ class ClusterService : public QObject {
     bool m_pendingTelemetry = false;
     QStringList m_removed;  // GUI thread: late status updates for these addresses are dropped
     std::atomic<bool> m_deliveryQueued{false};
+    control::NodeClientOptions m_options;        // GUI thread copy of the controller's options
+    std::atomic<std::uint64_t> m_generation{0};  // bumped by setConnection
 
     std::shared_ptr<control::Controller> m_controller;  // used on the worker thread only
+    std::uint64_t m_controllerGeneration = 0;           // worker thread: m_controller's
     SerialWorker m_worker;                              // declared last: joined first
 };
 

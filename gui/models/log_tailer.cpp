@@ -3,6 +3,7 @@
 #include <QMetaObject>
 
 #include "backend/control/node_client.h"
+#include "gui/models/cluster_connection.h"
 
 namespace runplane::gui {
 
@@ -29,7 +30,10 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
     const std::uint64_t generation = ++*m_generation;
     auto current = m_generation;
     control::StreamCanceller* canceller = m_canceller.get();
-    m_thread = std::thread([this, address, runId, stderrStream, generation, current, canceller] {
+    // The active cluster's TLS and token settings (plaintext loopback when none is chosen).
+    const control::NodeClientOptions options = activeClientOptions();
+    m_thread = std::thread([this, address, runId, stderrStream, generation, current, canceller,
+                            options] {
         auto post = [&](auto fn) {
             QMetaObject::invokeMethod(
                 this,
@@ -40,7 +44,7 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
                 },
                 Qt::QueuedConnection);
         };
-        auto client = control::NodeClient::create(address.toStdString());
+        auto client = control::NodeClient::create(address.toStdString(), options);
         if (!client) {
             const QString error = QString::fromStdString(client.error());
             post([this, error] { emit ended(error); });

@@ -27,7 +27,8 @@ class LogTailer : public QObject {
     explicit LogTailer(QObject* parent = nullptr);
     ~LogTailer() override;
 
-    /// Streams runId's log from the daemon at address from the beginning, following it.
+    /// Streams runId's log from the daemon at address from the beginning, following it, with
+    /// activeClientOptions() (the chosen cluster's TLS and token; cluster_connection.h).
     void start(const QString& address, const QString& runId, bool stderrStream);
     void stop();
     bool isRunning() const { return m_thread.joinable(); }

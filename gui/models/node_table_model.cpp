@@ -42,6 +42,8 @@ QVariant NodeTableModel::headerData(int section, Qt::Orientation orientation, in
             return tr("Address");
         case StateColumn:
             return tr("State");
+        case SecurityColumn:
+            return tr("Connection");
         case HostColumn:
             return tr("Host");
         case CpuColumn:
@@ -77,8 +79,21 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
         case StateRole:
             return r.state;
         case Qt::ToolTipRole:
-            if (!r.error.isEmpty()) {
-                return r.error;
+            if (!r.error.isEmpty() || index.column() == StateColumn ||
+                index.column() == SecurityColumn) {
+                QString tip = r.address + QStringLiteral(" — ") + r.state;
+                if (!r.security.isEmpty()) {
+                    tip += QStringLiteral("\n") + tr("connection: %1").arg(r.security);
+                }
+                if (!r.error.isEmpty()) {
+                    tip += QStringLiteral("\n") + r.error;  // whole, never elided
+                    if (r.security.startsWith(QLatin1String("plaintext")) && r.nodeId.isEmpty()) {
+                        tip += QStringLiteral("\n") +
+                               tr("(a daemon that requires TLS closes plaintext connections: "
+                                  "choose its cluster, or Add cluster… with its CA)");
+                    }
+                }
+                return tip;
             }
             if (index.column() == GpuColumn || index.column() == NcclColumn) {
                 return data(index, Qt::DisplayRole);
@@ -112,6 +127,8 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
             return r.address;
         case StateColumn:
             return r.error.isEmpty() ? r.state : r.state + QStringLiteral(": ") + r.error;
+        case SecurityColumn:
+            return r.security;
         case HostColumn:
             return r.hostname;
         case CpuColumn:
@@ -157,6 +174,9 @@ void NodeTableModel::upsert(const NodeRow& row) {
     const double usedT = existing.lastSampleT;
     const NodeRow previous = existing;
     existing = row;
+    if (existing.security.isEmpty()) {
+        existing.security = previous.security;
+    }
     if (existing.usedBytes < 0) {
         existing.usedBytes = used;
         existing.lastSampleT = usedT;
@@ -168,20 +188,33 @@ void NodeTableModel::upsert(const NodeRow& row) {
         existing = previous;
         existing.state = state;
         existing.error = error;
+        if (!row.security.isEmpty()) {
+            existing.security = row.security;
+        }
         existing.recordsStored = row.recordsStored;
         existing.reconnects = row.reconnects;
     }
     emit dataChanged(index(i, 0), index(i, ColumnCount - 1));
 }
 
-void NodeTableModel::addPending(const QString& address) {
+void NodeTableModel::addPending(const QString& address, const QString& security) {
     if (indexOf(address) >= 0) {
         return;
     }
     NodeRow row;
     row.address = address;
     row.state = QStringLiteral("connecting");
+    row.security = security;
     upsert(row);
+}
+
+void NodeTableModel::clear() {
+    if (m_rows.empty()) {
+        return;
+    }
+    beginResetModel();
+    m_rows.clear();
+    endResetModel();
 }
 
 bool NodeTableModel::remove(const QString& address) {

@@ -1,6 +1,8 @@
 #pragma once
 // NodeTableModel: the Cluster page's table of daemons, one row per address, in the order they
-// were added. Fed with NodeRow values (from ClusterService); never does I/O itself.
+// were added. Fed with NodeRow values (from ClusterService); never does I/O itself. A row's
+// tooltip (every column) carries its full state, connection security and error text: the table
+// cell may elide a long error, the tooltip never does.
 // GUI thread only. Checked with QAbstractItemModelTester in tests/gui.
 
 #include <QAbstractTableModel>
@@ -17,6 +19,8 @@ struct NodeRow {
     QString address;
     QString state;  // "connecting", "streaming", "backoff", "stopped", "failed"
     QString error;  // last error in words; empty when healthy
+    /// Transport security: "plaintext (loopback)", "TLS", "mTLS", "... + token" (securityText).
+    QString security;
     QString nodeId;
     QString hostname;
     QString cpuArch;
@@ -39,6 +43,7 @@ class NodeTableModel : public QAbstractTableModel {
     enum Column {
         AddressColumn,
         StateColumn,
+        SecurityColumn,
         HostColumn,
         CpuColumn,
         RamColumn,
@@ -62,7 +67,9 @@ class NodeTableModel : public QAbstractTableModel {
     /// Inserts or updates the row with row.address. Keeps usedBytes when the update has none.
     void upsert(const NodeRow& row);
     /// Adds a row in state "connecting" for an address the user just entered.
-    void addPending(const QString& address);
+    void addPending(const QString& address, const QString& security = {});
+    /// Removes every row (a cluster switch).
+    void clear();
     bool remove(const QString& address);
     /// Latest host memory used of the node with this node id.
     void setMemoryUsed(const QString& nodeId, double bytes, double t);

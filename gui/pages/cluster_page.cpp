@@ -1,12 +1,16 @@
 #include "gui/pages/cluster_page.h"
 
+#include <QComboBox>
 #include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -15,10 +19,12 @@
 #include <algorithm>
 
 #include "db/history/history.h"
+#include "gui/models/cluster_connection.h"
 #include "gui/models/cluster_service.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/node_table_model.h"
+#include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -51,6 +57,20 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     m_model = new NodeTableModel(this);
 
     auto* layout = new QVBoxLayout(this);
+    auto* clusterBar = new QHBoxLayout;
+    clusterBar->addWidget(new QLabel(tr("Cluster:"), this));
+    m_clusterCombo = new QComboBox(this);
+    m_clusterCombo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_clusterCombo->setToolTip(
+        tr("Cluster profiles (%1/NAME.yaml, the same as `runplanectl --cluster NAME`)")
+            .arg(QString::fromStdString(control::clusterProfileDir())));
+    clusterBar->addWidget(m_clusterCombo);
+    m_addClusterButton = new QPushButton(tr("Add cluster…"), this);
+    clusterBar->addWidget(m_addClusterButton);
+    m_clusterInfo = new QLabel(this);
+    m_clusterInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    clusterBar->addWidget(m_clusterInfo, 1);
+    layout->addLayout(clusterBar);
     auto* bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Daemon address:"), this));
     m_addressEdit = new QLineEdit(this);
@@ -108,6 +128,7 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
                 row.address = address;
                 row.state = QStringLiteral("failed");
                 row.error = message;
+                row.security = m_service->securityOf(address);
                 if (m_model->indexOf(address) >= 0) {
                     m_model->upsert(row);
                 }
@@ -132,6 +153,98 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     m_refreshTimer->setInterval(kRefreshMs);
     connect(m_refreshTimer, &QTimer::timeout, this, &ClusterPage::requestPlotData);
     m_refreshTimer->start();
+
+    refreshClusterList();
+    connect(m_clusterCombo, &QComboBox::activated, this, [this](int index) {
+        const QString wanted = m_clusterCombo->itemData(index).toString();
+        if (wanted != m_cluster && !useCluster(wanted)) {
+            refreshClusterList();  // back to the cluster still in use
+        }
+    });
+    connect(m_addClusterButton, &QPushButton::clicked, this, [this] {
+        AddClusterDialog* dialog = openAddClusterDialog();
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
+}
+
+void ClusterPage::refreshClusterList() {
+    const QSignalBlocker block(m_clusterCombo);
+    m_clusterCombo->clear();
+    m_clusterCombo->addItem(tr("none (plaintext, loopback only)"), QString());
+    for (const QString& name : listClusterProfileNames()) {
+        m_clusterCombo->addItem(name, name);
+    }
+    for (const QString& path : m_extraClusters) {
+        if (m_clusterCombo->findData(path) < 0) {
+            m_clusterCombo->addItem(path, path);
+        }
+    }
+    if (!m_cluster.isEmpty() && m_clusterCombo->findData(m_cluster) < 0) {
+        m_clusterCombo->addItem(m_cluster, m_cluster);
+    }
+    m_clusterCombo->setCurrentIndex(std::max(0, m_clusterCombo->findData(m_cluster)));
+}
+
+void ClusterPage::setExtraClusters(const QStringList& paths) {
+    m_extraClusters = paths;
+    refreshClusterList();
+}
+
+Status ClusterPage::useCluster(const QString& nameOrFile) {
+    ClusterConnection connection;
+    if (!nameOrFile.isEmpty()) {
+        auto loaded = loadClusterConnection(nameOrFile);
+        if (!loaded) {
+            emit statusMessage(QString::fromStdString(loaded.error()));
+            return Error{loaded.error()};
+        }
+        connection = std::move(*loaded);
+    }
+    m_model->clear();
+    // Rebuilds the controller: the old daemons are dropped there, their late updates ignored.
+    m_service->setConnection(connection.options, connection.telemetryHz);
+    setActiveClientOptions(connection.options);  // the Runs page's log tailer uses them too
+    m_cluster = nameOrFile;
+    refreshClusterList();
+    if (nameOrFile.isEmpty()) {
+        m_clusterInfo->setText(tr("plaintext; only loopback daemons can be reached"));
+    } else {
+        m_clusterInfo->setText(
+            tr("%1 node(s), %2 · %3")
+                .arg(connection.profile.nodes.size())
+                .arg(
+                    securityText(connection.options,
+                                 connection.profile.nodes.empty()
+                                     ? QStringLiteral("x:1")
+                                     : QString::fromStdString(connection.profile.nodes[0].address)))
+                .arg(QString::fromStdString(connection.profile.path)));
+    }
+    for (const auto& node : connection.profile.nodes) {
+        addAddress(QString::fromStdString(node.address));
+    }
+    emit addressesChanged(m_model->addresses());
+    emit clusterChanged(nameOrFile);
+    emit statusMessage(nameOrFile.isEmpty() ? tr("no cluster profile: plaintext, loopback only")
+                                            : tr("cluster %1: connecting to %2 node(s) …")
+                                                  .arg(connection.displayName())
+                                                  .arg(connection.profile.nodes.size()));
+    requestPlotData();
+    return {};
+}
+
+AddClusterDialog* ClusterPage::openAddClusterDialog() {
+    auto* dialog = new AddClusterDialog(this);
+    connect(dialog, &AddClusterDialog::saved, this, [this](const QString& path) {
+        emit clusterSaved(path);
+        refreshClusterList();
+        const QFileInfo file(path);
+        const bool inDir = QDir::cleanPath(file.absolutePath()) ==
+                           QDir::cleanPath(QString::fromStdString(control::clusterProfileDir()));
+        // A failure is reported by useCluster as a status message.
+        (void)useCluster(inDir ? file.completeBaseName() : path);
+    });
+    return dialog;
 }
 
 ClusterPage::~ClusterPage() = default;
@@ -153,7 +266,7 @@ bool ClusterPage::addAddress(const QString& input) {
         emit statusMessage(tr("%1 is already in the list").arg(address));
         return false;
     }
-    m_model->addPending(address);
+    m_model->addPending(address, m_service->securityOf(address));
     m_service->addNode(address);
     emit statusMessage(tr("connecting to %1 …").arg(address));
     emit addressesChanged(m_model->addresses());

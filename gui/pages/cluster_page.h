@@ -3,14 +3,20 @@
 // memory per node read back from the history. Network work goes through ClusterService (worker
 // + controller threads), history reads through a HistoryReader (worker); the plot redraws on its
 // coalescing timer. GUI thread only; owns its service, reader, model and widgets.
+// Issue 18: a cluster picker (profiles from clusterProfileDir() and ones given by path) and
+// "Add cluster…" (AddClusterDialog); the chosen cluster's TLS / token settings are used for
+// every daemon connection of the GUI (ClusterService and, through setActiveClientOptions, the
+// Runs page's log tailer).
 
 #include <QString>
 #include <QStringList>
 
 #include <memory>
 
+#include "backend/common/result.h"
 #include "gui/pages/page.h"
 
+class QComboBox;
 class QLineEdit;
 class QPushButton;
 class QTableView;
@@ -19,6 +25,7 @@ class QLabel;
 
 namespace runplane::gui {
 
+class AddClusterDialog;
 class ClusterService;
 class HistoryReader;
 class NodeTableModel;
@@ -38,6 +45,21 @@ class ClusterPage : public Page {
     void removeAddress(const QString& address);
     QStringList addresses() const;
 
+    /// Switches to a cluster profile (NAME in clusterProfileDir() or a FILE; "" = none: plaintext,
+    /// loopback only): drops the current daemons and connects to the profile's nodes with its
+    /// TLS / token settings and telemetry rate. An error (naming the file, line and field, or
+    /// the token file) leaves everything as it was and is also sent as a status message.
+    Status useCluster(const QString& nameOrFile);
+    /// The active cluster as given to useCluster ("" when none).
+    const QString& currentCluster() const { return m_cluster; }
+    /// Profiles outside clusterProfileDir() to list in the picker too (paths).
+    void setExtraClusters(const QStringList& paths);
+    /// Re-reads clusterProfileDir() into the picker.
+    void refreshClusterList();
+    QComboBox* clusterPicker() const { return m_clusterCombo; }
+    /// Opens "Add cluster…" (non-modal); a saved cluster is listed and switched to.
+    AddClusterDialog* openAddClusterDialog();
+
     NodeTableModel* model() const { return m_model; }
     TimeSeriesPlot* memoryPlot() const { return m_plot; }
     /// Number of history queries whose answer was applied to the plot (tests).
@@ -48,6 +70,10 @@ class ClusterPage : public Page {
   signals:
     /// The set of addresses changed (the app saves it in the settings).
     void addressesChanged(const QStringList& addresses);
+    /// useCluster succeeded (the app remembers the choice).
+    void clusterChanged(const QString& nameOrFile);
+    /// The dialog saved a profile at this path.
+    void clusterSaved(const QString& path);
 
   private:
     void onNodeChanged(const NodeRow& row);
@@ -57,6 +83,11 @@ class ClusterPage : public Page {
     std::unique_ptr<ClusterService> m_service;
     std::unique_ptr<HistoryReader> m_reader;
     NodeTableModel* m_model = nullptr;
+    QComboBox* m_clusterCombo = nullptr;
+    QPushButton* m_addClusterButton = nullptr;
+    QLabel* m_clusterInfo = nullptr;
+    QString m_cluster;
+    QStringList m_extraClusters;
     QLineEdit* m_addressEdit = nullptr;
     QPushButton* m_addButton = nullptr;
     QPushButton* m_removeButton = nullptr;

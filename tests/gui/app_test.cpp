@@ -12,7 +12,11 @@
 #include "gui/app/app_settings.h"
 #include "gui/app/application.h"
 #include "gui/app/command_line.h"
+#include "gui/app/main_window.h"
 #include "gui/app/report.h"
+#include "gui/models/cluster_connection.h"
+#include "gui/models/node_table_model.h"
+#include "gui/pages/cluster_page.h"
 #include "gui/pages/plot_builders.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
@@ -85,6 +89,84 @@ TEST(CommandLine, BadInputNamesTheFlag) {
               std::string::npos);
     EXPECT_NE(bad({"stray"}).find("stray: unknown argument"), std::string::npos);
     EXPECT_NE(bad({"--connect="}).find("--connect: expects an address"), std::string::npos);
+    EXPECT_NE(bad({"--cluster"}).find("--cluster: expects a cluster profile NAME or FILE"),
+              std::string::npos);
+}
+
+TEST(CommandLine, ClusterTakesANameOrAFile) {
+    auto o = parseCommandLine(argv({"--cluster", "lab", "--connect", "127.0.0.1:7070"}));
+    ASSERT_TRUE(o) << o.error();
+    EXPECT_EQ(o->cluster, QStringLiteral("lab"));
+    EXPECT_EQ(o->connect.size(), 1);
+    EXPECT_TRUE(usageText().contains(QStringLiteral("--cluster NAME|FILE")));
+}
+
+TEST(ClusterProfileStartup, ABadProfileStopsTheStartNamingTheFile) {
+    QTemporaryDir dir;
+    const QString broken = dir.filePath(QStringLiteral("broken.yaml"));
+    {
+        QFile f(broken);
+        ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+        f.write("nodes:\n  - address: \"127.0.0.1:7070\"\ntls:\n  kee: x.pem\n");
+    }
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), dir.filePath(QStringLiteral("config")));
+    p.setProcessEnvironment(env);
+    p.start(runplaneBinary(),
+            {QStringLiteral("--history"), dir.filePath(QStringLiteral("h.sqlite")),
+             QStringLiteral("--cluster"), broken});
+    ASSERT_TRUE(p.waitForFinished(60000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    EXPECT_EQ(p.exitCode(), 2) << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("runplane: --cluster: ") + broken + ":4:3"))
+        << err.toStdString();
+    EXPECT_TRUE(err.contains(QStringLiteral("tls.kee"))) << err.toStdString();
+}
+
+TEST(ClusterProfileStartup, TheWindowUsesTheProfileAndRemembersIt) {
+    QTemporaryDir dir;
+    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
+    const QString profile = dir.filePath(QStringLiteral("local.yaml"));
+    control::ClusterProfile p;
+    p.nodes.push_back({"127.0.0.1:1", "a", "head"});
+    p.nodes.push_back({"127.0.0.1:2", "b", ""});
+    ASSERT_TRUE(writeClusterProfile(profile, p, false).ok());
+    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
+    auto clusterPage = [](MainWindow& w) -> ClusterPage* {
+        for (int i = 0; i < w.tabs()->count(); ++i) {
+            if (auto* c = qobject_cast<ClusterPage*>(w.tabs()->widget(i))) {
+                return c;
+            }
+        }
+        return nullptr;
+    };
+    {
+        auto w = createMainWindow(history, {}, profile);
+        ClusterPage* c = clusterPage(*w);
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(w->currentPage(), c);
+        EXPECT_EQ(c->currentCluster(), profile);
+        EXPECT_EQ(c->addresses(),
+                  (QStringList{QStringLiteral("127.0.0.1:1"), QStringLiteral("127.0.0.1:2")}));
+        EXPECT_EQ(c->model()->row(0).security, QStringLiteral("plaintext (loopback)"));
+    }
+    EXPECT_EQ(AppSettings().currentCluster(), profile);
+    EXPECT_EQ(AppSettings().clusterFiles(), QStringList{profile});
+    {
+        // No --cluster: the remembered one, listed in the picker.
+        auto w = createMainWindow(history, {});
+        ClusterPage* c = clusterPage(*w);
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(c->currentCluster(), profile);
+        EXPECT_EQ(c->addresses().size(), 2);
+        ASSERT_TRUE(c->useCluster(QString()).ok());
+        EXPECT_TRUE(c->addresses().isEmpty());
+    }
+    EXPECT_EQ(AppSettings().currentCluster(), QString());
+    setActiveClientOptions({});
+    AppSettings::setFileOverride(QString());
 }
 
 TEST(HistoryLocation, AMissingDirectoryIsCreatedOnlyWhenTheUserSaysSo) {

@@ -8,7 +8,7 @@
 
 namespace runplane::gui::test {
 
-DaemonProcess::DaemonProcess(const QString& nodeId, double sampleHz) {
+DaemonProcess::DaemonProcess(const QString& nodeId, double sampleHz, const QStringList& extraArgs) {
     const QString binary =
         envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/daemon/runplaned");
     if (!QFileInfo::exists(binary)) {
@@ -17,10 +17,11 @@ DaemonProcess::DaemonProcess(const QString& nodeId, double sampleHz) {
     }
     m_process = std::make_unique<QProcess>();
     m_process->setProcessChannelMode(QProcess::MergedChannels);
-    m_process->start(binary,
-                     {QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
-                      QStringLiteral("--state-dir"), m_state.path(), QStringLiteral("--sample-hz"),
-                      QString::number(sampleHz), QStringLiteral("--node-id"), nodeId});
+    m_process->start(binary, QStringList{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                         QStringLiteral("--state-dir"), m_state.path(),
+                                         QStringLiteral("--sample-hz"), QString::number(sampleHz),
+                                         QStringLiteral("--node-id"), nodeId} +
+                                 extraArgs);
     if (!m_process->waitForStarted(10000)) {
         m_error = binary + QStringLiteral(": ") + m_process->errorString();
         return;

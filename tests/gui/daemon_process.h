@@ -5,6 +5,7 @@
 
 #include <QProcess>
 #include <QString>
+#include <QStringList>
 #include <QTemporaryDir>
 
 #include <memory>
@@ -13,8 +14,10 @@ namespace runplane::gui::test {
 
 class DaemonProcess {
   public:
-    /// Starts $RUNPLANE_BINARY_DIR/backend/daemon/runplaned. On failure, error() says why.
-    explicit DaemonProcess(const QString& nodeId, double sampleHz = 10);
+    /// Starts $RUNPLANE_BINARY_DIR/backend/daemon/runplaned with `extraArgs` appended (e.g.
+    /// --require-tls --tls-cert ...). On failure, error() says why.
+    explicit DaemonProcess(const QString& nodeId, double sampleHz = 10,
+                           const QStringList& extraArgs = {});
     ~DaemonProcess();
     bool ok() const { return !m_address.isEmpty(); }
     const QString& address() const { return m_address; }
