@@ -1,3 +1,6 @@
+// One file on purpose (~650 lines): every RPC handler of runplane.v1.Agent, each a short
+// authenticate-validate-post-to-pool step over the same deps; the two streaming reactors are the
+// only long parts and share its helpers.
 #include "backend/agent/agent_service.h"
 
 #include <fcntl.h>

@@ -144,8 +144,8 @@ int daemonMain(int argc, char** argv) {
         }
         auto mp = parseHostPort(config.metricsListen, "--metrics-listen");
         if (!isLoopbackHost(mp->host) && (!web->tls() || !web->authenticates())) {
-            return fail("--metrics-listen " + config.metricsListen + " is not a loopback address: " +
-                        config.metricsWebConfig +
+            return fail("--metrics-listen " + config.metricsListen +
+                        " is not a loopback address: " + config.metricsWebConfig +
                         " must give tls_server_config and at least one of basic_auth_users, "
                         "bearer_token_file, tls_server_config.client_ca_file");
         }
@@ -160,8 +160,9 @@ int daemonMain(int argc, char** argv) {
                     std::to_string(privileges->uid) + ", gid " + std::to_string(privileges->gid) +
                     ")");
     } else if (::geteuid() == 0) {
-        logger.warn("running as root: no 'runplane' account and no --user given (install.sh "
-                    "creates the account; docs/security.md)");
+        logger.warn(
+            "running as root: no 'runplane' account and no --user given (install.sh "
+            "creates the account; docs/security.md)");
     }
 
     if (Status s = makeDirectories(config.stateDir, 0700); !s.ok()) {
@@ -302,8 +303,8 @@ int daemonMain(int argc, char** argv) {
             return fail(started.error());
         }
         metrics = std::move(*started);
-        std::printf("runplaned metrics on %s://%s:%d/metrics\n",
-                    metrics->tls() ? "https" : "http", mp->host.c_str(), metrics->port());
+        std::printf("runplaned metrics on %s://%s:%d/metrics\n", metrics->tls() ? "https" : "http",
+                    mp->host.c_str(), metrics->port());
         std::fflush(stdout);
     }
     logger.info("runplaned " + std::string(daemonVersion()) + " node " + config.nodeId +

@@ -28,8 +28,8 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
-#include "backend/plan/catalog.h"
 #include "backend/launch/launch.h"
+#include "backend/plan/catalog.h"
 #include "gui/models/findings_model.h"
 #include "gui/models/serial_worker.h"
 #include "gui/pages/plan_views.h"

@@ -57,6 +57,7 @@ void releaseTrain(Recipe& r) {
 }
 
 void dropOpdType(Recipe& r) {
+    r.algorithm.opdType.reset();
     std::erase_if(r.extraArgs, [](const ExtraArg& a) { return a.flag == "--opd-type"; });
 }
 
