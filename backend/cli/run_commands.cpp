@@ -235,10 +235,45 @@ struct LogsOptions {
     bool stderrStream = false;
     bool follow = false;
     std::uint64_t from = 0;
+    std::string history;
+    bool fromHistory = false;
     runplane::cli::ConnectionFlags connection;
 };
 
+// The output the controller stored in the history while the run streamed. True when printed.
+bool printStoredLog(const LogsOptions& options, const std::string& why) {
+    std::error_code ec;
+    if (options.history.empty() || !fs::exists(options.history, ec)) {
+        return false;
+    }
+    runplane::db::OpenOptions open;
+    open.readOnly = true;
+    auto history = runplane::db::History::open(options.history, open);
+    if (!history.ok()) {
+        return false;
+    }
+    const std::string stream = options.stderrStream ? "stderr" : "stdout";
+    auto stored = (*history)->readRunLog(options.runId, stream, options.from);
+    if (!stored.ok() || (stored->text.empty() && stored->endOffset == 0)) {
+        return false;
+    }
+    std::cerr << "runplanectl logs: " << why << "; showing the " << stream << " stored in "
+              << options.history << " (bytes " << stored->firstOffset << ".." << stored->endOffset
+              << (stored->truncated ? ", older bytes dropped by the bound" : "") << ")\n";
+    std::cout.write(stored->text.data(), static_cast<std::streamsize>(stored->text.size()));
+    std::cout.flush();
+    return true;
+}
+
 void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
+    if (options.fromHistory) {
+        if (!printStoredLog(options, "--from-history")) {
+            std::cerr << "runplanectl logs: no stored output of run " << options.runId << " in "
+                      << options.history << "\n";
+            context.exitCode = 1;
+        }
+        return;
+    }
     auto connection = runplane::cli::resolveConnection(options.connection);
     if (!connection.ok()) {
         std::cerr << "runplanectl logs: " << connection.error() << "\n";
@@ -260,6 +295,10 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
             return true;
         });
     if (!status.ok()) {
+        // A finished run's output outlives its daemon: fall back to what the history stored.
+        if (!options.follow && printStoredLog(options, status.error())) {
+            return;
+        }
         std::cerr << "runplanectl logs: " << status.error() << "\n";
         context.exitCode = 1;
     }
@@ -435,6 +474,14 @@ const bool kRegistered =
         logsCmd->add_flag("--stderr", logs->stderrStream, "The stderr log instead of stdout");
         logsCmd->add_flag("-f,--follow", logs->follow, "Keep following while the run lives");
         logsCmd->add_option("--from", logs->from, "Start at this byte offset");
+        logs->history = defaultHistoryPath();
+        logsCmd
+            ->add_option("--history", logs->history,
+                         "History whose stored output is shown when the daemon cannot answer "
+                         "($RUNPLANE_HISTORY)")
+            ->capture_default_str();
+        logsCmd->add_flag("--from-history", logs->fromHistory,
+                          "Read the stored output only (no daemon call)");
         logsCmd->callback([logs, &context] { runLogs(*logs, context); });
 
         auto runs = std::make_shared<RunsOptions>();

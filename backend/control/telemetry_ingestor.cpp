@@ -1,5 +1,7 @@
 #include "backend/control/telemetry_ingestor.h"
 
+#include "backend/control/run_log_recorder.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -67,6 +69,7 @@ struct TelemetryIngestor::Impl {
     IngestorCallbacks callbacks;
     std::shared_ptr<NodeClient> client;
     StreamCanceller canceller;
+    std::unique_ptr<RunLogRecorder> runLogs;  // set when options.recordRunLogs
 
     mutable std::mutex mutex;
     std::condition_variable wake;
@@ -299,6 +302,9 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     expected = stored->cursor + 1;
     // Run state changes reported by the daemon update the run records we know.
     for (const auto& record : batch.records) {
+        if (runLogs && !record.runId.empty()) {
+            runLogs->noticeRun(record.runId);  // once per run: its output goes to the history
+        }
         if (!record.isEvent || record.runId.empty() || record.seq <= previous) {
             continue;
         }
@@ -390,6 +396,9 @@ Status TelemetryIngestor::start() {
         return Error{client.error()};
     }
     m_impl->client = *client;
+    if (m_options.recordRunLogs) {
+        m_impl->runLogs = std::make_unique<RunLogRecorder>(*client, m_options.historyPath);
+    }
     m_impl->stopRequested = false;
     m_impl->canceller.reset();
     m_impl->status.state = IngestState::Connecting;
@@ -406,6 +415,9 @@ void TelemetryIngestor::stop() {
     m_impl->wake.notify_all();
     if (m_impl->thread.joinable()) {
         m_impl->thread.join();
+    }
+    if (m_impl->runLogs) {
+        m_impl->runLogs->stop();
     }
 }
 

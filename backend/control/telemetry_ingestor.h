@@ -30,6 +30,7 @@ struct IngestorOptions {
     double sampleHz = 0;       // requested host sampling rate (0 = daemon default)
     NodeClientOptions client;  // client.consumer empty: defaultConsumerName(consumerRole, ...)
     std::string consumerRole = "ingest";
+    bool recordRunLogs = true;  // keep each run's stdout/stderr in the history (run_log_recorder.h)
     std::chrono::milliseconds backoffInitial{200};
     std::chrono::milliseconds backoffMax{5000};
 };

@@ -24,7 +24,18 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
+
+/// Bound on a run's stored output per stream (the tail is kept), 16 MiB.
+inline constexpr std::uint64_t kRunLogMaxBytes = 16ull << 20;
+
+/// What the history holds of a run's stream.
+struct RunLogText {
+    std::string text;               // the bytes from firstOffset to endOffset
+    std::uint64_t firstOffset = 0;  // > the asked offset when older bytes were dropped by the bound
+    std::uint64_t endOffset = 0;
+    bool truncated = false;  // bytes before firstOffset existed but are no longer stored
+};
 
 /// Lifecycle of a run as the history records it. "DaemonLost" (the daemon could not tell what
 /// happened) and "Failed" (the run exited non-zero) are distinct on purpose.
@@ -341,6 +352,18 @@ class History {
     /// Peak host memory per node of a run, over the run's nodes and its time window.
     Result<std::vector<NodePeak>> runPeaks(const std::string& runId,
                                            const std::string& series = "host.mem.used_bytes");
+
+    /// A run's output as the controller recorded it while the run streamed (run_logs.cpp).
+    /// Appends the bytes the daemon sent at `offset` of `stream` ("stdout" or "stderr"); bytes
+    /// already stored are skipped, so a resumed tail may resend. Past `maxBytesPerStream` the
+    /// oldest chunks are deleted (the tail is what a user reads after a failure).
+    Status appendRunLog(const std::string& runId, const std::string& stream, std::uint64_t offset,
+                        std::string_view data, std::uint64_t maxBytesPerStream = kRunLogMaxBytes);
+    /// The offset just past the stored bytes of the stream (0 when nothing is stored).
+    Result<std::uint64_t> runLogEnd(const std::string& runId, const std::string& stream);
+    /// The stored bytes of the stream from `fromOffset` on.
+    Result<RunLogText> readRunLog(const std::string& runId, const std::string& stream,
+                                  std::uint64_t fromOffset = 0);
 
   private:
     History(std::unique_ptr<sqlite::Database> db, std::string path);

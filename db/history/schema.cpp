@@ -154,11 +154,26 @@ CREATE TABLE series_horizon (
 );
 )sql";
 
+// Version 5: finished runs keep their output (issue #18). Each row is one chunk of a run's stdout
+// or stderr as the daemon sent it, zlib-compressed, keyed by its byte offset in the stream; the
+// history keeps at most a bound per stream (the tail: the oldest chunks go first).
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE run_logs (
+    run_id    TEXT NOT NULL,
+    stream    TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr')),
+    offset    INTEGER NOT NULL,
+    raw_bytes INTEGER NOT NULL,
+    data      BLOB NOT NULL,
+    PRIMARY KEY (run_id, stream, offset)
+) WITHOUT ROWID;
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
     Migration{3, "spool incarnations: exactly-once by (node, incarnation, seq)", kSchemaV3},
     Migration{4, "retention: settings, pinned runs, per-series prune horizon", kSchemaV4},
+    Migration{5, "run_logs: finished runs keep their stdout/stderr", kSchemaV5},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

@@ -2,10 +2,34 @@
 
 #include <QMetaObject>
 
+#include <filesystem>
+
 #include "backend/control/node_client.h"
+#include "db/history/history.h"
 #include "gui/models/cluster_connection.h"
 
 namespace runplane::gui {
+namespace {
+
+QString storedLog(const std::string& historyPath, const std::string& runId, bool stderrStream) {
+    std::error_code ec;
+    if (historyPath.empty() || !std::filesystem::exists(historyPath, ec)) {
+        return {};
+    }
+    db::OpenOptions open;
+    open.readOnly = true;
+    auto history = db::History::open(historyPath, open);
+    if (!history) {
+        return {};
+    }
+    auto stored = (*history)->readRunLog(runId, stderrStream ? "stderr" : "stdout");
+    if (!stored) {
+        return {};
+    }
+    return QString::fromUtf8(stored->text.data(), static_cast<qsizetype>(stored->text.size()));
+}
+
+}  // namespace
 
 LogTailer::LogTailer(QObject* parent)
     : QObject(parent),
@@ -32,8 +56,9 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
     control::StreamCanceller* canceller = m_canceller.get();
     // The active cluster's TLS and token settings (plaintext loopback when none is chosen).
     const control::NodeClientOptions options = activeClientOptions();
+    const std::string historyPath = m_historyPath.toStdString();
     m_thread = std::thread([this, address, runId, stderrStream, generation, current, canceller,
-                            options] {
+                            options, historyPath] {
         auto post = [&](auto fn) {
             QMetaObject::invokeMethod(
                 this,
@@ -44,12 +69,27 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
                 },
                 Qt::QueuedConnection);
         };
-        auto client = control::NodeClient::create(address.toStdString(), options);
-        if (!client) {
-            const QString error = QString::fromStdString(client.error());
-            post([this, error] { emit ended(error); });
+        // The daemon could not give the log: show what the history stored, if anything.
+        auto fallBack = [&](const QString& why) {
+            const QString stored = storedLog(historyPath, runId.toStdString(), stderrStream);
+            if (stored.isEmpty()) {
+                post([this, why] { emit ended(why); });
+                return;
+            }
+            post([this, stored] { emit text(stored); });
+            const QString note = why + QStringLiteral("; shown: the output stored in the history");
+            post([this, note] { emit ended(note); });
+        };
+        if (address.isEmpty()) {
+            fallBack(QStringLiteral("no daemon address known for this node"));
             return;
         }
+        auto client = control::NodeClient::create(address.toStdString(), options);
+        if (!client) {
+            fallBack(QString::fromStdString(client.error()));
+            return;
+        }
+        bool got = false;
         const Status status = (*client)->tailLogs(
             runId.toStdString(),
             stderrStream ? control::LogStreamKind::Stderr : control::LogStreamKind::Stdout, 0, true,
@@ -58,10 +98,15 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
                     const QString t = QString::fromUtf8(chunk.data.data(),
                                                         static_cast<qsizetype>(chunk.data.size()));
                     post([this, t] { emit text(t); });
+                    got = true;
                 }
                 return *current == generation;
             },
             canceller);
+        if (!status && !got && *current == generation) {
+            fallBack(QString::fromStdString(status.error()));
+            return;
+        }
         const QString error = status ? QString() : QString::fromStdString(status.error());
         post([this, error] { emit ended(error); });
     });

@@ -4,6 +4,10 @@
 // (queued calls). start() of another run or stop() cancels the stream; chunks of an old stream
 // that are still queued are dropped by generation number.
 //
+// When the daemon cannot answer (gone, unreachable, or the node's address is unknown), the text
+// the controller stored in the history while the run streamed is shown instead, and ended() says
+// so (run_log_recorder.h).
+//
 // Ownership: owns its thread; the destructor cancels and joins (bounded by one RPC round trip).
 // Thread-safety: a QObject of the GUI thread; call start/stop from there.
 
@@ -29,8 +33,11 @@ class LogTailer : public QObject {
 
     /// Streams runId's log from the daemon at address from the beginning, following it, with
     /// activeClientOptions() (the chosen cluster's TLS and token; cluster_connection.h).
+    /// An empty address skips the daemon and reads the history only.
     void start(const QString& address, const QString& runId, bool stderrStream);
     void stop();
+    /// The history the fallback reads (empty: no fallback).
+    void setHistoryPath(const QString& path) { m_historyPath = path; }
     bool isRunning() const { return m_thread.joinable(); }
 
   signals:
@@ -39,6 +46,7 @@ class LogTailer : public QObject {
     void ended(const QString& error);
 
   private:
+    QString m_historyPath;
     std::thread m_thread;
     std::unique_ptr<control::StreamCanceller> m_canceller;
     std::shared_ptr<std::atomic<std::uint64_t>> m_generation;

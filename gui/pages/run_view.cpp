@@ -217,6 +217,10 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
 
 RunView::~RunView() = default;
 
+void RunView::setHistoryPath(const QString& path) {
+    m_tailer->setHistoryPath(path);
+}
+
 bool RunView::isFollowing() const {
     return m_hostPlot->isFollowing();
 }
@@ -447,11 +451,11 @@ void RunView::startLogTail() {
     m_partialLine.clear();
     m_log->clear();
     const QString address = m_logNode->currentData().toString();
-    if (m_runId.isEmpty() || address.isEmpty()) {
+    if (m_runId.isEmpty()) {
         m_tailer->stop();
-        m_log->setPlainText(tr("[no daemon address known for this node: no log]"));
         return;
     }
+    // An unknown address reads the output stored in the history only.
     m_tailer->start(address, m_runId, m_logStream->currentIndex() == 1);
 }
 

@@ -37,6 +37,8 @@ class RunView : public QWidget {
   public:
     explicit RunView(QWidget* parent = nullptr);
     ~RunView() override;
+    /// The history whose stored run output the Log tab shows when the daemon cannot answer.
+    void setHistoryPath(const QString& path);
 
     /// Shows a snapshot. A snapshot of another run resets zoom and follow mode.
     void setSnapshot(std::shared_ptr<const RunSnapshot> snapshot);

@@ -106,6 +106,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     leftLayout->addWidget(m_table, 1);
 
     m_view = new RunView(splitter);
+    m_view->setHistoryPath(historyPath);
     splitter->addWidget(left);
     splitter->addWidget(m_view);
     splitter->setStretchFactor(0, 2);

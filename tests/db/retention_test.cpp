@@ -379,7 +379,7 @@ TEST(Retention, MigrationFromVersion3KeepsEveryRow) {
     ASSERT_GT(before[4], 0);  // rollup cells exist
     auto opened = History::open(path);
     ASSERT_TRUE(opened.ok()) << opened.error();
-    EXPECT_EQ(*(*opened)->schemaVersion(), 4);
+    EXPECT_EQ(*(*opened)->schemaVersion(), kSchemaVersion);
     for (std::size_t i = 0; i < std::size(tables); ++i) {
         EXPECT_EQ(scalar(path, std::string("SELECT count(*) FROM ") + tables[i] + ";"), before[i])
             << tables[i];

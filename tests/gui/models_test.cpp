@@ -12,6 +12,7 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
+#include "gui/models/log_tailer.h"
 #include "gui/models/node_table_model.h"
 #include "gui/models/serial_worker.h"
 #include "tests/gui/gui_test_util.h"
@@ -261,4 +262,45 @@ TEST(NcclVersion, Codes) {
     EXPECT_EQ(ncclVersionCode(QStringLiteral("2.28.9")), 22809);
     EXPECT_EQ(ncclVersionCode(QStringLiteral("2.30.7")), 23007);
     EXPECT_EQ(ncclVersionCode(QStringLiteral("x")), 0);
+}
+
+// Issue 18: a finished run's output outlives its daemon. With no daemon (unknown address, or a
+// port nobody listens on) the Log tab shows what the history stored, and says so.
+TEST(LogTailer, FallsBackToTheOutputStoredInTheHistory) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+    {
+        auto h = runplane::db::History::open(path.toStdString());
+        ASSERT_TRUE(h.ok()) << h.error();
+        ASSERT_TRUE(
+            (*h)->appendRunLog("done-run", "stdout", 0, "stored line 1\nstored line 2\n").ok());
+    }
+    for (const QString& address : {QString(), QStringLiteral("127.0.0.1:1")}) {
+        runplane::gui::LogTailer tailer;
+        tailer.setHistoryPath(path);
+        QString text, note;
+        bool ended = false;
+        QObject::connect(&tailer, &runplane::gui::LogTailer::text,
+                         [&](const QString& t) { text += t; });
+        QObject::connect(&tailer, &runplane::gui::LogTailer::ended, [&](const QString& e) {
+            note = e;
+            ended = true;
+        });
+        tailer.start(address, QStringLiteral("done-run"), false);
+        ASSERT_TRUE(waitUntil([&] { return ended; }, 20000)) << address.toStdString();
+        EXPECT_EQ(text, QStringLiteral("stored line 1\nstored line 2\n")) << address.toStdString();
+        EXPECT_TRUE(note.contains(QStringLiteral("stored in the history"))) << note.toStdString();
+    }
+    // Nothing stored: the daemon's error alone.
+    runplane::gui::LogTailer tailer;
+    tailer.setHistoryPath(path);
+    QString note;
+    bool ended = false;
+    QObject::connect(&tailer, &runplane::gui::LogTailer::ended, [&](const QString& e) {
+        note = e;
+        ended = true;
+    });
+    tailer.start(QString(), QStringLiteral("other-run"), false);
+    ASSERT_TRUE(waitUntil([&] { return ended; }, 20000));
+    EXPECT_FALSE(note.contains(QStringLiteral("stored in the history"))) << note.toStdString();
 }
