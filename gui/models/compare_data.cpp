@@ -82,6 +82,8 @@ std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml, QStr
 Result<CompareData> loadCompare(db::History& history, const QStringList& runIds) {
     CompareData data;
     std::set<QString> names;
+    std::map<QString, bool> scoreKind;  // first run that has the series decides
+    QString primary;
     for (const QString& id : runIds) {
         auto record = history.run(id.toStdString());
         if (!record) {
@@ -133,9 +135,20 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
             c.metrics.push_back(std::move(*s));
         }
         applyKindOverrides(c.metrics, analysis.metricKinds);
+        // The picker follows the recipes' kinds too (an override may make an eval series a
+        // score, or not); the first run's primary metric leads.
+        for (const PointSeries& s : c.metrics) {
+            const bool score = s.name.startsWith(QLatin1String("eval/")) &&
+                               metricInfo(s).kind == metrics::Kind::Score;
+            scoreKind.emplace(s.name, score);
+        }
+        if (primary.isEmpty()) {
+            primary = c.run.primaryMetric;
+        }
         data.runs.push_back(std::move(c));
     }
-    data.metricNames = orderMetricNames(QStringList(names.begin(), names.end()));
+    data.metricNames =
+        orderMetricNames(QStringList(names.begin(), names.end()), scoreKind, primary);
     return data;
 }
 

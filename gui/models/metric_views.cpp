@@ -93,13 +93,22 @@ std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& 
     return out;
 }
 
-QStringList orderMetricNames(QStringList names) {
+QStringList orderMetricNames(QStringList names, const std::map<QString, bool>& scoreKind,
+                             const QString& primary) {
     names.removeDuplicates();
     std::sort(names.begin(), names.end());
     QStringList scores;
     QStringList rest;
     for (const QString& n : names) {
-        (isEvalScore(n) ? scores : rest) << n;
+        if (n == primary) {
+            continue;
+        }
+        const auto it = scoreKind.find(n);
+        const bool score = it != scoreKind.end() ? it->second : isEvalScore(n);
+        (score ? scores : rest) << n;
+    }
+    if (!primary.isEmpty() && names.contains(primary)) {
+        scores.prepend(primary);
     }
     return scores + rest;
 }

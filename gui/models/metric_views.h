@@ -7,6 +7,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,11 @@ const MetricValue* primaryMetric(const std::vector<MetricValue>& metrics,
 /// Score-kind eval/* series of a snapshot, in name order (the eval plot).
 std::vector<const PointSeries*> evalScoreSeries(const std::vector<PointSeries>& series);
 
-/// Names ordered for pickers: score-kind eval/* first (primary first), then the rest by name.
-QStringList orderMetricNames(QStringList names);
+/// Names ordered for pickers: score-kind eval/* first, then the rest by name. `scoreKind` says,
+/// per name, whether the series is an eval score after the recipes' overrides (names it does not
+/// list are judged by the naming table); `primary` (when among the names) goes first.
+QStringList orderMetricNames(QStringList names, const std::map<QString, bool>& scoreKind = {},
+                             const QString& primary = {});
 
 /// One automatic panel: the series of one prefix group with one kind.
 struct MetricPanel {

@@ -444,3 +444,24 @@ TEST(MetricKinds, OverridesReachTheEvalPlotAndThePanels) {
     }
     EXPECT_TRUE(countPanel);
 }
+
+// The pickers (Compare's metric combo) follow the recipes' kinds: an override that makes an
+// eval series a score moves it up, one that makes a score a count moves it down, and the
+// primary metric leads.
+TEST(MetricKinds, PickerOrderFollowsOverridesAndThePrimaryMetric) {
+    const QStringList names = {QStringLiteral("train/loss"), QStringLiteral("eval/arith"),
+                               QStringLiteral("eval/arith/time"), QStringLiteral("eval/gsm8k"),
+                               QStringLiteral("eval/custom_metric")};
+    const QStringList plain = runplane::gui::orderMetricNames(names);
+    EXPECT_EQ(plain.front(), QStringLiteral("eval/arith"));
+    EXPECT_LT(plain.indexOf(QStringLiteral("eval/gsm8k")),
+              plain.indexOf(QStringLiteral("eval/arith/time")));
+    const std::map<QString, bool> kinds = {{QStringLiteral("eval/custom_metric"), true},
+                                           {QStringLiteral("eval/arith"), false}};
+    const QStringList overridden =
+        runplane::gui::orderMetricNames(names, kinds, QStringLiteral("eval/gsm8k"));
+    EXPECT_EQ(overridden.at(0), QStringLiteral("eval/gsm8k")) << "the primary metric leads";
+    EXPECT_EQ(overridden.at(1), QStringLiteral("eval/custom_metric")) << "made a score";
+    EXPECT_GT(overridden.indexOf(QStringLiteral("eval/arith")), 1) << "no longer a score";
+    EXPECT_EQ(overridden.size(), names.size());
+}
