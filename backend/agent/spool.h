@@ -123,6 +123,7 @@ class Spool {
     Status dropCursorLocked(const SpoolCursor& cursor, const std::string& why,
                             std::vector<v1::TelemetryRecord>* notices);
     Status trimLocked(std::uint64_t through);
+    Status insertNoticesLocked(std::vector<v1::TelemetryRecord>& notices);
 
     std::mutex m_mutex;
     std::unique_ptr<sqlite::Database> m_db;

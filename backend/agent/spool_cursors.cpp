@@ -63,6 +63,18 @@ Status Spool::dropCursorLocked(const SpoolCursor& cursor, const std::string& why
     return {};
 }
 
+// Inside the caller's transaction: stores the cursor-drop notices and the seq counter with them.
+Status Spool::insertNoticesLocked(std::vector<v1::TelemetryRecord>& notices) {
+    if (notices.empty()) {
+        return {};
+    }
+    if (Status s = insertLocked(notices); !s.ok()) {
+        return s;
+    }
+    return m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', '" +
+                      std::to_string(m_stats.nextSeq) + "')");
+}
+
 Status Spool::openCursor(const std::string& consumer, std::uint64_t fromSeq) {
     const std::string name = nameOf(consumer);
     std::lock_guard lock(m_mutex);
@@ -115,15 +127,18 @@ Status Spool::openCursor(const std::string& consumer, std::uint64_t fromSeq) {
         return Error{up.error()};
     }
     up->bind(1, std::string_view(name)).bind(2, static_cast<std::int64_t>(before)).bind(3, now);
+    const SpoolStats saved = m_stats;  // insertLocked advances the counters
     Status s = up->run();
-    if (s.ok() && !notices.empty()) {
-        s = insertLocked(notices);
-        if (s.ok()) {
-            s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', '" +
-                           std::to_string(m_stats.nextSeq) + "')");
-        }
+    if (s.ok()) {
+        s = insertNoticesLocked(notices);
     }
-    return s.ok() ? tx.commit() : s;
+    if (s.ok()) {
+        s = tx.commit();
+    }
+    if (!s.ok()) {
+        m_stats = saved;
+    }
+    return s;
 }
 
 Status Spool::trimLocked(std::uint64_t seq) {
@@ -227,12 +242,8 @@ Result<std::uint64_t> Spool::acknowledge(const std::string& consumer, std::uint6
     if (target > m_stats.trimmedThrough) {
         s = trimLocked(target);
     }
-    if (s.ok() && !notices.empty()) {
-        s = insertLocked(notices);
-        if (s.ok()) {
-            s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', '" +
-                           std::to_string(m_stats.nextSeq) + "')");
-        }
+    if (s.ok()) {
+        s = insertNoticesLocked(notices);
     }
     if (s.ok()) {
         s = tx.commit();

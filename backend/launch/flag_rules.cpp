@@ -185,6 +185,36 @@ void push(Out& out, const char* flag, Values values = {}) {
             },                                                 \
             NOTE                                               \
     }
+// An enum flag: written when the field is not DEF; reads one of the listed values.
+#define RP_ENUM(FLAG, FIELD, GROUP, BITS, MEMBER, DEF, NOTE, ...) \
+    FlagRule {                                                    \
+        FLAG, FIELD, GROUP, BITS, false,                          \
+            [](const Recipe& r, bool, Out& out) {                 \
+                if (r.MEMBER != (DEF))                            \
+                    push(out, FLAG, {toString(r.MEMBER)});        \
+            },                                                    \
+            [](Recipe& r, const Values& v, std::string& why) {    \
+                return setEnum(v, r.MEMBER, {__VA_ARGS__}, why);  \
+            },                                                    \
+            NOTE                                                  \
+    }
+// A list of integers: written when the list is not empty.
+#define RP_INT_LIST(FLAG, FIELD, GROUP, BITS, MEMBER, NOTE)    \
+    FlagRule {                                                 \
+        FLAG, FIELD, GROUP, BITS, false,                       \
+            [](const Recipe& r, bool, Out& out) {              \
+                if (r.MEMBER.empty())                          \
+                    return;                                    \
+                Values v;                                      \
+                for (int s : r.MEMBER)                         \
+                    v.push_back(formatInt(s));                 \
+                push(out, FLAG, std::move(v));                 \
+            },                                                 \
+            [](Recipe& r, const Values& v, std::string& why) { \
+                return setIntList(v, r.MEMBER, why);           \
+            },                                                 \
+            NOTE                                               \
+    }
 // A store_true flag: written when the field equals ON.
 #define RP_SWITCH(FLAG, FIELD, GROUP, BITS, MEMBER, ON, NOTE)               \
     FlagRule {                                                              \
@@ -231,15 +261,9 @@ const FlagRule kRules[] = {
               ""),
     RP_OPT_INT("--rollout-num-gpus", "rollout.num_gpus", "CLUSTER_ARGS", kTrainBits,
                rollout.numGpus, ""),
-    {"--train-backend", "trainer.backend", "CLUSTER_ARGS", kSlimeBit | kMilesBit | kVimeBit, false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.trainer.backend != TrainBackend::Megatron)
-             push(out, "--train-backend", {toString(r.trainer.backend)});
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setEnum(v, r.trainer.backend, {TrainBackend::Megatron, TrainBackend::Fsdp}, why);
-     },
-     ""},
+    RP_ENUM("--train-backend", "trainer.backend", "CLUSTER_ARGS", kSlimeBit | kMilesBit | kVimeBit,
+            trainer.backend, TrainBackend::Megatron, "", TrainBackend::Megatron,
+            TrainBackend::Fsdp),
     // --- trainer parallelism -------------------------------------------------------------------
     RP_INT("--tensor-model-parallel-size", "trainer.tp", "PERF_ARGS", kTrainBits, false, trainer.tp,
            1, ""),
@@ -407,26 +431,12 @@ const FlagRule kRules[] = {
     RP_STRING("--opd-teacher-load", "checkpoints.opd_teacher_load", "CKPT_ARGS", kTrainBits,
               checkpoints.opdTeacherLoad, ""),
     // --- weight update -------------------------------------------------------------------------
-    {"--update-weight-mode", "weight_update.mode", "MISC_ARGS", kTrainBits, false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.weightUpdate.mode != WeightUpdateMode::Full)
-             push(out, "--update-weight-mode", {toString(r.weightUpdate.mode)});
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setEnum(v, r.weightUpdate.mode, {WeightUpdateMode::Full, WeightUpdateMode::Delta},
-                        why);
-     },
-     ""},
-    {"--update-weight-transport", "weight_update.transport", "MISC_ARGS", kTrainBits, false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.weightUpdate.transport != WeightTransport::Nccl)
-             push(out, "--update-weight-transport", {toString(r.weightUpdate.transport)});
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setEnum(v, r.weightUpdate.transport, {WeightTransport::Nccl, WeightTransport::Disk},
-                        why);
-     },
-     ""},
+    RP_ENUM("--update-weight-mode", "weight_update.mode", "MISC_ARGS", kTrainBits,
+            weightUpdate.mode, WeightUpdateMode::Full, "", WeightUpdateMode::Full,
+            WeightUpdateMode::Delta),
+    RP_ENUM("--update-weight-transport", "weight_update.transport", "MISC_ARGS", kTrainBits,
+            weightUpdate.transport, WeightTransport::Nccl, "", WeightTransport::Nccl,
+            WeightTransport::Disk),
     RP_STRING("--update-weight-disk-dir", "weight_update.disk_dir", "MISC_ARGS", kTrainBits,
               weightUpdate.diskDir, ""),
     RP_STRING("--update-weight-local-checkpoint-dir", "weight_update.local_checkpoint_dir",
@@ -472,19 +482,8 @@ const FlagRule kRules[] = {
            kSglangBits, false, rollout.eplb.redundantExperts, 0, ""),
     RP_SWITCH("--sglang-disable-cuda-graph", "rollout.cuda_graph", "ENGINE_ARGS", kSglangBits,
               rollout.cudaGraph, false, "written when cuda_graph is false"),
-    {"--sglang-cuda-graph-bs", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kSglangBits, false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.rollout.cudaGraphSizes.empty())
-             return;
-         Values v;
-         for (int s : r.rollout.cudaGraphSizes)
-             v.push_back(formatInt(s));
-         push(out, "--sglang-cuda-graph-bs", std::move(v));
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setIntList(v, r.rollout.cudaGraphSizes, why);
-     },
-     ""},
+    RP_INT_LIST("--sglang-cuda-graph-bs", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kSglangBits,
+                rollout.cudaGraphSizes, ""),
     RP_INT("--sglang-cuda-graph-max-bs", "rollout.cuda_graph_max_bs", "ENGINE_ARGS", kSglangBits,
            false, rollout.cudaGraphMaxBs, 0, ""),
     RP_STRING("--sglang-moe-runner-backend", "rollout.moe_backend", "ENGINE_ARGS", kSglangBits,
@@ -525,19 +524,8 @@ const FlagRule kRules[] = {
      "JSON {\"num_redundant_experts\": N}; any other config stays in extra_args"},
     RP_SWITCH("--vllm-enforce-eager", "rollout.cuda_graph", "ENGINE_ARGS", kVimeBit,
               rollout.cudaGraph, false, "written when cuda_graph is false"),
-    {"--vllm-cudagraph-capture-sizes", "rollout.cuda_graph_sizes", "ENGINE_ARGS", kVimeBit, false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.rollout.cudaGraphSizes.empty())
-             return;
-         Values v;
-         for (int s : r.rollout.cudaGraphSizes)
-             v.push_back(formatInt(s));
-         push(out, "--vllm-cudagraph-capture-sizes", std::move(v));
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setIntList(v, r.rollout.cudaGraphSizes, why);
-     },
-     ""},
+    RP_INT_LIST("--vllm-cudagraph-capture-sizes", "rollout.cuda_graph_sizes", "ENGINE_ARGS",
+                kVimeBit, rollout.cudaGraphSizes, ""),
     RP_STRING("--vllm-moe-backend", "rollout.moe_backend", "ENGINE_ARGS", kVimeBit,
               rollout.moeBackend, ""),
     // --- LoRA (miles) --------------------------------------------------------------------------
@@ -597,31 +585,15 @@ const FlagRule kRules[] = {
                 setSwitch(v, r.memory.offloadRollout, std::optional<bool>(true), why);
      },
      "read only: = --offload-train --offload-rollout"},
-    {"--offload-train-target", "memory.offload_train_target", "MISC_ARGS", kMilesBit, false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.memory.offloadTrainTarget != OffloadTarget::Cpu)
-             push(out, "--offload-train-target", {toString(r.memory.offloadTrainTarget)});
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setEnum(v, r.memory.offloadTrainTarget, {OffloadTarget::Cpu, OffloadTarget::Disk},
-                        why);
-     },
-     ""},
+    RP_ENUM("--offload-train-target", "memory.offload_train_target", "MISC_ARGS", kMilesBit,
+            memory.offloadTrainTarget, OffloadTarget::Cpu, "", OffloadTarget::Cpu,
+            OffloadTarget::Disk),
     RP_SWITCH("--drop-checkpoint-page-cache-after-load",
               "memory.drop_checkpoint_page_cache_after_load", "MISC_ARGS", kMilesBit,
               memory.dropCheckpointPageCacheAfterLoad, true, ""),
-    {"--colocate-memory-peak-device", "memory.colocate_memory_peak_device", "MISC_ARGS", kMilesBit,
-     false,
-     [](const Recipe& r, bool, Out& out) {
-         if (r.memory.colocateMemoryPeakDevice != PeakDevice::Cpu)
-             push(out, "--colocate-memory-peak-device",
-                  {toString(r.memory.colocateMemoryPeakDevice)});
-     },
-     [](Recipe& r, const Values& v, std::string& why) {
-         return setEnum(v, r.memory.colocateMemoryPeakDevice, {PeakDevice::Cpu, PeakDevice::Gpu},
-                        why);
-     },
-     ""},
+    RP_ENUM("--colocate-memory-peak-device", "memory.colocate_memory_peak_device", "MISC_ARGS",
+            kMilesBit, memory.colocateMemoryPeakDevice, PeakDevice::Cpu, "", PeakDevice::Cpu,
+            PeakDevice::Gpu),
     RP_SWITCH("--reload-rollout-weights-from-disk", "memory.reload_rollout_weights_from_disk",
               "MISC_ARGS", kMilesBit, memory.reloadRolloutWeightsFromDisk, true, ""),
     RP_SWITCH("--disable-weights-backuper", "memory.disable_weights_backuper", "MISC_ARGS",
@@ -666,6 +638,8 @@ const FlagRule kRules[] = {
 #undef RP_OPT_DOUBLE
 #undef RP_STRING
 #undef RP_SWITCH
+#undef RP_ENUM
+#undef RP_INT_LIST
 
 const ScriptOption kScriptOptions[] = {
     {"--model-variant", "--model-variant", false},

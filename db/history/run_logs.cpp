@@ -45,11 +45,10 @@ Status checkStream(const std::string& stream) {
     return {};
 }
 
-}  // namespace
-
-Result<std::uint64_t> History::runLogEnd(const std::string& runId, const std::string& stream) {
-    std::lock_guard lock(m_mutex);
-    auto q = m_impl->db->prepare(
+// The offset just past the stored bytes of a stream.
+Result<std::uint64_t> storedEnd(sqlite::Database& db, const std::string& runId,
+                                const std::string& stream) {
+    auto q = db.prepare(
         "SELECT coalesce(max(offset + raw_bytes), 0) FROM run_logs WHERE run_id = ?1 AND "
         "stream = ?2;");
     if (!q.ok()) {
@@ -63,13 +62,28 @@ Result<std::uint64_t> History::runLogEnd(const std::string& runId, const std::st
     return static_cast<std::uint64_t>(q->columnInt(0));
 }
 
+}  // namespace
+
+Result<std::uint64_t> History::runLogEnd(const std::string& runId, const std::string& stream) {
+    std::lock_guard lock(m_mutex);
+    return storedEnd(*m_impl->db, runId, stream);
+}
+
 Status History::appendRunLog(const std::string& runId, const std::string& stream,
                              std::uint64_t offset, std::string_view data,
                              std::uint64_t maxBytesPerStream) {
     if (Status s = checkStream(stream); !s.ok()) {
         return s;
     }
-    auto end = runLogEnd(runId, stream);
+    std::lock_guard lock(m_mutex);
+    sqlite::Database& db = *m_impl->db;
+    // The stored end is read inside the write transaction: two ingestors (the GUI and a CLI
+    // `watch`) may record the same run, and each must append after what the other stored.
+    sqlite::Transaction tx(db);
+    if (!tx.begun().ok()) {
+        return tx.begun();
+    }
+    auto end = storedEnd(db, runId, stream);
     if (!end.ok()) {
         return Error{end.error()};
     }
@@ -84,12 +98,6 @@ Status History::appendRunLog(const std::string& runId, const std::string& stream
     auto packed = deflateText(data);
     if (!packed.ok()) {
         return Error{packed.error()};
-    }
-    std::lock_guard lock(m_mutex);
-    sqlite::Database& db = *m_impl->db;
-    sqlite::Transaction tx(db);
-    if (!tx.begun().ok()) {
-        return tx.begun();
     }
     {
         auto ins = db.prepare(
