@@ -25,7 +25,8 @@ function(runplane_add_gtest name)
   # include file that CTest reads after the discovered list (${name}_TESTS) is defined.
   set(environment
     "RUNPLANE_SOURCE_DIR=${PROJECT_SOURCE_DIR}" "RUNPLANE_BINARY_DIR=${PROJECT_BINARY_DIR}"
-    "QT_QPA_PLATFORM=offscreen" "XDG_RUNTIME_DIR=/tmp")
+    "QT_QPA_PLATFORM=offscreen" "XDG_RUNTIME_DIR=/tmp"
+    "RUNPLANE_SCREENSHOT_DIR=${PROJECT_BINARY_DIR}/screenshots")
   set(properties_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_properties.cmake")
   file(WRITE "${properties_file}"
     "foreach(test_name IN LISTS ${name}_TESTS)\n"

@@ -300,13 +300,19 @@ void Collector::syncRuns(std::int64_t nowNs) {
         const std::string stateKey = "run." + view.runId + ".state";
         const std::string stateName = v1::RunState_Name(state);
         if (track.reportedState != stateName && state != v1::RUN_STATE_STARTING) {
+            // An ended run's events carry the supervisor's own exit time: this tick's clock
+            // was read before the run was looked at, and can precede even its start.
+            const std::int64_t eventNs =
+                isFinal(state) && state != v1::RUN_STATE_LOST && view.status.ended_unix_ns() > 0
+                    ? view.status.ended_unix_ns()
+                    : nowNs;
             if (isFinal(state)) {
                 // Drain the logs first so the exit follows the last metric lines.
                 followLog(track, track.out, nowNs, true);
                 followLog(track, track.err, nowNs, true);
                 if (state != v1::RUN_STATE_LOST) {
                     addEvent(
-                        nowNs, view.runId, v1::EVENT_PROCESS_EXIT,
+                        eventNs, view.runId, v1::EVENT_PROCESS_EXIT,
                         "run " + view.runId + " exited: " +
                             (view.status.message().empty() ? "exit code 0" : view.status.message()),
                         {{"exit_code", std::to_string(view.status.exit_code())},
@@ -314,7 +320,7 @@ void Collector::syncRuns(std::int64_t nowNs) {
                          {"pid", std::to_string(view.status.pid())}});
                 }
             }
-            addEvent(nowNs, view.runId, v1::EVENT_RUN_STATE,
+            addEvent(eventNs, view.runId, v1::EVENT_RUN_STATE,
                      "run " + view.runId + " " + stateName +
                          (view.status.message().empty() ? "" : ": " + view.status.message()),
                      {{"state", stateName},

@@ -1,6 +1,6 @@
 // issue 2: the Cluster page against a REAL runplaned on loopback: the node table fills from
 // GetNode, telemetry is ingested into a real SQLite history by the controller, and the live plot
-// gets its points back from that history. Saves docs/screenshots/cluster.png.
+// gets its points back from that history. Saves screenshot cluster.png.
 #include <gtest/gtest.h>
 
 #include <QDir>
@@ -87,12 +87,9 @@ TEST(ClusterPage, RealDaemonFillsTheTableAndTheLivePlot) {
 
     // Let a few more seconds of samples arrive, then take the screenshot.
     test::pump(2500);
-    const QString shots =
-        test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/docs/screenshots");
-    ASSERT_TRUE(QDir().mkpath(shots));
     const QPixmap shot = page.grab();
     ASSERT_FALSE(shot.isNull());
-    EXPECT_TRUE(shot.save(shots + QStringLiteral("/cluster.png")));
+    EXPECT_TRUE(shot.save(test::screenshotPath(QStringLiteral("cluster.png"))));
 
     // Removing an address removes its row; the other keeps streaming.
     page.removeAddress(QStringLiteral("127.0.0.1:1"));

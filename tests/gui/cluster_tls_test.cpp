@@ -3,7 +3,7 @@
 // on loopback) with that profile's CA, token and client certificate; a wrong token shows the
 // daemon's whole refusal in the row's tooltip. Certificates come from control::initCluster (the
 // code behind `runplanectl cluster init`). Profiles go to a throw-away $XDG_CONFIG_HOME.
-// Saves docs/screenshots/add-cluster.png and cluster-tls.png.
+// Saves screenshots add-cluster.png and cluster-tls.png.
 #include <gtest/gtest.h>
 
 #include <QComboBox>
@@ -34,15 +34,9 @@ using runplane::gui::test::waitUntil;
 namespace {
 
 void screenshot(QWidget& w, const QString& name) {
-    const QString source = test::envPath("RUNPLANE_SOURCE_DIR");
-    if (source.isEmpty()) {
-        return;
-    }
-    const QString shots = source + QStringLiteral("/docs/screenshots");
-    ASSERT_TRUE(QDir().mkpath(shots));
     const QPixmap shot = w.grab();
     ASSERT_FALSE(shot.isNull());
-    EXPECT_TRUE(shot.save(shots + QLatin1Char('/') + name));
+    EXPECT_TRUE(shot.save(test::screenshotPath(name)));
 }
 
 class ClusterTls : public ::testing::Test {

@@ -1,7 +1,7 @@
 // issue 9: the Design page driven under QT_QPA_PLATFORM=offscreen: open the real recipes, set a
 // field and expect a finding and a chart change, click a finding to focus its field, undo/redo,
 // save/reopen, unsaved-changes prompt, import a launch script, hover texts, disabled controls.
-// Saves docs/screenshots/design-*.png.
+// Saves screenshots design-*.png (test::screenshotPath).
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
@@ -35,12 +35,6 @@ namespace {
 QString recipePath(const char* name) {
     return test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/recipes/") +
            QString::fromLatin1(name);
-}
-
-QString screenshots() {
-    const QString dir = test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/docs/screenshots");
-    QDir().mkpath(dir);
-    return dir;
 }
 
 // Opens a recipe and waits for the catalog, the file and one planning pass.
@@ -135,8 +129,8 @@ TEST(DesignPage, Qwen3_30B_2x8_PlansChartsTopologyAndLaunch) {
     EXPECT_FALSE(page.planningOffThread())
         << "one planning pass took " << page.result().micros << " µs";
 
-    const QString shots = screenshots();
-    EXPECT_TRUE(page.grab().save(shots + QStringLiteral("/design-qwen3-30b-a3b-2x8.png")));
+    EXPECT_TRUE(
+        page.grab().save(test::screenshotPath(QStringLiteral("design-qwen3-30b-a3b-2x8.png"))));
     page.viewTabs()->setCurrentIndex(2);
     test::pump(100);
     const TopologyCell* cell = page.topologyView()->cellAt(page.topologyView()->cellCenter(1, 3));
@@ -144,7 +138,7 @@ TEST(DesignPage, Qwen3_30B_2x8_PlansChartsTopologyAndLaunch) {
     EXPECT_TRUE(cell->tooltip.contains(QStringLiteral("trainer rank 11")))
         << cell->tooltip.toStdString();
     EXPECT_TRUE(cell->tooltip.contains(QStringLiteral("rollout engine 0")));
-    EXPECT_TRUE(page.grab().save(shots + QStringLiteral("/design-topology.png")));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("design-topology.png"))));
 }
 
 TEST(DesignPage, AnEditGivesAFindingAChartChangeAndIsUndoable) {
@@ -221,7 +215,8 @@ TEST(DesignPage, Qwen3_8FullWithADeliberateError) {
     EXPECT_NEAR(page.hostChart()->data().lines[1].y, 750, 1);
     page.viewTabs()->setCurrentIndex(0);
     test::pump(150);
-    EXPECT_TRUE(page.grab().save(screenshots() + QStringLiteral("/design-qwen3.8-full-error.png")));
+    EXPECT_TRUE(
+        page.grab().save(test::screenshotPath(QStringLiteral("design-qwen3.8-full-error.png"))));
 }
 
 TEST(DesignPage, SaveReopenPromptAndImport) {

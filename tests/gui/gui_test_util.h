@@ -3,6 +3,7 @@
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QString>
 #include <QThread>
 
@@ -32,6 +33,18 @@ inline void pump(int ms) {
 inline QString envPath(const char* name) {
     const char* v = std::getenv(name);
     return v != nullptr ? QString::fromLocal8Bit(v) : QString();
+}
+
+/// Where a test saves its screenshot NAME: $RUNPLANE_SCREENSHOT_DIR (ctest sets it to the build
+/// tree's screenshots/, so a test run never edits the checkout); scripts/refresh-screenshots.sh
+/// points it at docs/screenshots to refresh the pictures the docs show.
+inline QString screenshotPath(const QString& name) {
+    QString dir = envPath("RUNPLANE_SCREENSHOT_DIR");
+    if (dir.isEmpty()) {
+        dir = QDir::tempPath() + QStringLiteral("/runplane-screenshots");
+    }
+    QDir().mkpath(dir);
+    return dir + QLatin1Char('/') + name;
 }
 
 }  // namespace runplane::gui::test

@@ -1,6 +1,6 @@
 // issue 10: the Runs and Compare pages on a history written through runplane_db's real API
 // (synthetic runs: layout, peaks, zoom, compare, export), models checked with
-// QAbstractItemModelTester. Saves docs/screenshots/runs.png and compare.png.
+// QAbstractItemModelTester. Saves screenshots runs.png and compare.png.
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
@@ -95,12 +95,6 @@ class RunsAndCompare : public ::testing::Test {
     static inline QString s_path;
 };
 
-QString screenshots() {
-    const QString dir = test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/docs/screenshots");
-    QDir().mkpath(dir);
-    return dir;
-}
-
 }  // namespace
 
 TEST_F(RunsAndCompare, RunListModelsPassTheTesterAndFilter) {
@@ -164,9 +158,8 @@ TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
     EXPECT_EQ(view->rssPlot()->seriesCount(), 2);
     EXPECT_EQ(view->ncclPlot()->eventCount(), 3);
 
-    const QString shots = screenshots();
     test::pump(300);
-    EXPECT_TRUE(page.grab().save(shots + QStringLiteral("/runs.png")));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("runs.png"))));
 
     // Zoom: the plots freeze, and the page asks the history for the zoomed range only, which
     // then comes back undecimated (61 raw samples around the spike).
@@ -183,7 +176,7 @@ TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
     // NCCL and metrics tabs.
     view->tabs()->setCurrentIndex(1);
     test::pump(200);
-    EXPECT_TRUE(page.grab().save(shots + QStringLiteral("/runs-nccl.png")));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("runs-nccl.png"))));
     view->tabs()->setCurrentIndex(2);
     view->showMetric(QStringLiteral("eval/*"));
     view->metricsPlot()->flush();
@@ -248,7 +241,7 @@ TEST_F(RunsAndCompare, ComparePageOverlaysDiffsAndExports) {
     EXPECT_TRUE(sawPeak);
 
     test::pump(300);
-    EXPECT_TRUE(page.grab().save(screenshots() + QStringLiteral("/compare.png")));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare.png"))));
 
     QTemporaryDir out;
     ASSERT_TRUE(page.exportPng(out.filePath(QStringLiteral("c.png"))));

@@ -1,7 +1,7 @@
 // issue 10: the Runs page following a REAL run: runplaned on loopback supervises the real
 // runplane-smoke workload (LibTorch GRPO + LoRA, a few steps on the CPU), the controller ingests
 // its telemetry into a real SQLite history, and the page shows host memory with phases, eval
-// points and the log tail while the run is live. Saves docs/screenshots/runs-live.png.
+// points and the log tail while the run is live. Saves screenshot runs-live.png.
 // Skipped (with the reason) where runplane-smoke was not built (no LibTorch).
 #include <gtest/gtest.h>
 
@@ -186,8 +186,7 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
     EXPECT_GE(view->hostMemoryPlot()->phaseCount(), 2);
     EXPECT_GE(view->peaksModel()->rowCount(), 1);
     test::pump(500);
-    EXPECT_TRUE(page.grab().save(test::envPath("RUNPLANE_SOURCE_DIR") +
-                                 QStringLiteral("/docs/screenshots/runs-live.png")));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("runs-live.png"))));
     // The log tail comes from the daemon over gRPC.
     for (int i = 0; i < view->tabs()->count(); ++i) {
         if (view->tabs()->tabText(i) == QStringLiteral("Log")) {
@@ -207,7 +206,7 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
 // The Compare page on two REAL finished runs of the workload (LoRA rank 8 vs 4, the demo's pair of
 // recipes, each the learning configuration cut to 30 rollouts) that went through a real daemon into
 // a real history: both eval curves are drawn, the recipe diff shows the LoRA fields, and the page
-// is saved as docs/screenshots/compare-real.png.
+// is saved as screenshot compare-real.png.
 TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
     const QString smoke = smokeBinary();
     if (smoke.isEmpty()) {
@@ -280,6 +279,5 @@ TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
     EXPECT_FALSE(diff.contains(QStringLiteral("batch.global_batch_size")))
         << "only differing fields are listed";
     test::pump(300);
-    EXPECT_TRUE(page.grab().save(test::envPath("RUNPLANE_SOURCE_DIR") +
-                                 QStringLiteral("/docs/screenshots/compare-real.png")));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare-real.png"))));
 }
