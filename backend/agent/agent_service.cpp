@@ -12,9 +12,7 @@
 
 #include "backend/agent/preflight.h"
 #include "backend/agent/ray_control.h"
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 #include "compute/gpu/nccl_probe.h"
-#endif
 
 namespace runplane::agent {
 namespace {
@@ -343,10 +341,8 @@ grpc::Status mapRunError(const std::string& message) {
     return {grpc::StatusCode::INTERNAL, message};
 }
 
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 std::mutex gLeaseMutex;
 std::unique_ptr<compute::NcclUniqueIdLease> gLease;
-#endif
 
 }  // namespace
 
@@ -529,7 +525,6 @@ grpc::ServerUnaryReactor* AgentService::GetNcclUniqueId(grpc::CallbackServerCont
                                                         const v1::GetNcclUniqueIdRequest*,
                                                         v1::NcclUniqueId* response) {
     return unary(ctx, "GetNcclUniqueId", [response] {
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
         // The lease keeps NCCL's bootstrap root alive for the probe that follows; one at a time.
         auto lease =
             compute::createNcclUniqueId(compute::NcclProbeConfig{}, std::chrono::seconds(900));
@@ -541,11 +536,6 @@ grpc::ServerUnaryReactor* AgentService::GetNcclUniqueId(grpc::CallbackServerCont
         std::lock_guard lock(gLeaseMutex);
         gLease = std::move(*lease);
         return grpc::Status::OK;
-#else
-        (void)response;
-        return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                            "runplaned was built without runplane_compute");
-#endif
     });
 }
 
@@ -553,7 +543,6 @@ grpc::ServerUnaryReactor* AgentService::ProbeNccl(grpc::CallbackServerContext* c
                                                   const v1::NcclProbeRequest* request,
                                                   v1::NcclProbeReport* response) {
     return unary(ctx, "ProbeNccl", [request, response] {
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
         compute::NcclProbeConfig cfg;
         if (request->collectives_size() > 0) {
             cfg.collectives.assign(request->collectives().begin(), request->collectives().end());
@@ -608,12 +597,6 @@ grpc::ServerUnaryReactor* AgentService::ProbeNccl(grpc::CallbackServerContext* c
             r->set_correct(row.correct);
         }
         return grpc::Status::OK;
-#else
-        (void)request;
-        response->set_error("runplaned was built without runplane_compute");
-        response->set_verdict("unavailable: runplaned was built without runplane_compute");
-        return grpc::Status::OK;
-#endif
     });
 }
 

@@ -9,9 +9,7 @@
 
 #include "backend/agent/log_metrics.h"
 #include "backend/agent/proc_tree.h"
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 #include "compute/gpu/gpu_inventory.h"
-#endif
 
 namespace runplane::agent {
 namespace {
@@ -362,7 +360,6 @@ void Collector::syncRuns(std::int64_t nowNs) {
     m_snapshot.runs = std::move(snapRuns);
 }
 
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 // NVML's error counters as series (gpu.N.ecc.uncorrected, gpu.N.nvlink.replay_errors), and each
 // change as one event: a new XID, more uncorrected ECC errors, more NVLink replays, or the GPU
 // becoming unreadable.
@@ -406,7 +403,6 @@ void Collector::reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& g)
     }
     last = GpuCounters{g.eccUncorrected, g.lastXid, g.nvlinkReplayErrors, g.error};
 }
-#endif
 
 void Collector::sampleGpus(std::int64_t nowNs) {
     if (!m_options.gpuTelemetry) {
@@ -417,7 +413,6 @@ void Collector::sampleGpus(std::int64_t nowNs) {
         }
         return;
     }
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
     const compute::GpuSnapshot gs = compute::queryGpus();
     if (!gs.unavailableReason.empty()) {
         if (!m_gpuReported) {
@@ -461,16 +456,6 @@ void Collector::sampleGpus(std::int64_t nowNs) {
     std::lock_guard lock(m_mutex);
     m_snapshot.gpus = std::move(snaps);
     m_snapshot.gpuUnavailableReason.clear();
-#else
-    if (!m_gpuReported) {
-        m_gpuReported = true;
-        addEvent(nowNs, "", v1::EVENT_INFO,
-                 "GPU telemetry unavailable: runplaned was built without runplane_compute",
-                 {{"component", "gpu"}, {"reason", "built without runplane_compute"}});
-        std::lock_guard lock(m_mutex);
-        m_snapshot.gpuUnavailableReason = "built without runplane_compute";
-    }
-#endif
 }
 
 void Collector::checkStalls(std::int64_t nowNs) {

@@ -8,10 +8,8 @@
 #include "backend/agent/host_memory.h"
 #include "backend/agent/proc_tree.h"
 #include "common/build_info.h"
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 #include "compute/gpu/gpu_inventory.h"
 #include "compute/gpu/nccl_resolve.h"
-#endif
 
 extern char** environ;
 
@@ -43,7 +41,6 @@ NodeInventory::NodeInventory(std::string nodeId, bool gpuTelemetry)
 std::vector<v1::NcclLibrary> NodeInventory::resolveNccl(
     const std::vector<std::pair<std::string, std::string>>& env, const std::string& python) {
     std::vector<v1::NcclLibrary> out;
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
     compute::NcclResolveConfig cfg;
     if (env.empty()) {
         for (char** p = environ; p != nullptr && *p != nullptr; ++p) {
@@ -88,10 +85,6 @@ std::vector<v1::NcclLibrary> NodeInventory::resolveNccl(
         l.set_selected(lib.selected);
         out.push_back(std::move(l));
     }
-#else
-    (void)env;
-    (void)python;
-#endif
     return out;
 }
 
@@ -116,7 +109,6 @@ v1::NodeInfo NodeInventory::collect() {
     info.set_protocol_version(kProtocolVersion);
     info.set_node_id(m_nodeId);
     info.set_boot_id_hash(bootIdHash());
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
     if (m_gpuTelemetry) {
         const compute::GpuSnapshot gs = compute::queryGpus();
         for (const auto& g : gs.gpus) {
@@ -150,9 +142,6 @@ v1::NodeInfo NodeInventory::collect() {
     for (auto& l : nccl) {
         *info.add_nccl_libraries() = std::move(l);
     }
-#else
-    info.set_gpus_unavailable_reason("runplaned was built without runplane_compute");
-#endif
     return info;
 }
 

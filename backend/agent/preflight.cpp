@@ -13,21 +13,17 @@
 #include "backend/agent/host_memory.h"
 #include "backend/agent/node_info.h"
 #include "backend/agent/proc_tree.h"
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
+#include "common/units/units.h"
 #include "compute/gpu/gpu_inventory.h"
 #include "compute/gpu/nccl_gate.h"
 #include "compute/gpu/nccl_resolve.h"
 #include "compute/gpu/subprocess.h"
-#endif
 
 namespace runplane::agent {
 namespace {
 
-std::string gib(std::uint64_t bytes) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.1f GiB",
-                  static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-    return buf;
+std::string bytesText(std::uint64_t bytes) {
+    return units::formatBytes(static_cast<double>(bytes));
 }
 
 void add(v1::PreflightReport& r, const std::string& id, v1::CheckStatus status,
@@ -141,7 +137,6 @@ PreflightEnvironment PreflightEnvironment::system() {
     char host[256] = {};
     ::gethostname(host, sizeof(host) - 1);
     env.hostname = host;
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
     env.gpus = [](std::vector<std::string>* names, std::vector<int>* pids, std::string* reason) {
         const auto snap = compute::queryGpus();
         for (const auto& g : snap.gpus) {
@@ -188,7 +183,6 @@ PreflightEnvironment PreflightEnvironment::system() {
         return std::make_pair(r.succeeded(),
                               r.succeeded() ? exe + ": " + out : exe + ": " + r.describeEnd());
     };
-#endif
     env.processes = [] {
         std::vector<std::pair<int, std::string>> out;
         for (pid_t pid : listPids()) {
@@ -259,9 +253,9 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
         add(r, "host.ram", v1::CHECK_SKIP, "no planned host-memory peak given");
     } else if (auto mem = readHostMemory(env.meminfoPath)) {
         const auto peak = req.planned_peak_host_bytes();
-        const std::string nums = "planned peak " + gib(peak) + ", host RAM " +
-                                 gib(mem->totalBytes) + ", available now " +
-                                 gib(mem->availableBytes);
+        const std::string nums = "planned peak " + bytesText(peak) + ", host RAM " +
+                                 bytesText(mem->totalBytes) + ", available now " +
+                                 bytesText(mem->availableBytes);
         if (peak > mem->totalBytes) {
             add(r, "host.ram", v1::CHECK_FAIL, nums + ": the plan does not fit in this node's RAM");
         } else if (peak > mem->availableBytes) {
@@ -281,7 +275,7 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
         add(r, "nccl.version", v1::CHECK_SKIP, "no minimum NCCL version required");
     } else if (!env.ncclGate) {
         add(r, "nccl.version", v1::CHECK_FAIL,
-            "cannot resolve NCCL: runplaned was built without runplane_compute");
+            "cannot resolve NCCL: this preflight environment has no NCCL resolver");
     } else {
         std::vector<std::pair<std::string, std::string>> vars(req.env().begin(), req.env().end());
         const auto [pass, message] = env.ncclGate(vars, req.min_nccl_version_code());
@@ -368,8 +362,8 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
             const std::uint64_t freeBytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
             add(r, "disk.free",
                 freeBytes >= req.min_free_disk_bytes() ? v1::CHECK_PASS : v1::CHECK_FAIL,
-                path + ": " + gib(freeBytes) + " free, " + gib(req.min_free_disk_bytes()) +
-                    " needed");
+                path + ": " + bytesText(freeBytes) + " free, " +
+                    bytesText(req.min_free_disk_bytes()) + " needed");
         }
     } else {
         add(r, "disk.free", v1::CHECK_SKIP, "no free-disk requirement");

@@ -5,9 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
 #include "compute/gpu/subprocess.h"
-#endif
 
 namespace runplane::agent {
 namespace {
@@ -25,7 +23,6 @@ v1::RayCommandResult runRay(const std::vector<std::string>& argv,
     for (const auto& a : argv) {
         out.add_argv(a);
     }
-#ifdef RUNPLANE_AGENT_HAVE_COMPUTE
     compute::ProcessSpec spec;
     spec.argv = argv;
     spec.timeout = std::chrono::seconds(timeoutSeconds);
@@ -55,12 +52,6 @@ v1::RayCommandResult runRay(const std::vector<std::string>& argv,
         text = text.substr(text.size() - (256u << 10));
     }
     out.set_output(text);
-#else
-    (void)env;
-    (void)timeoutSeconds;
-    out.set_exit_code(-1);
-    out.set_output("runplaned was built without runplane_compute (no subprocess runner)");
-#endif
     return out;
 }
 

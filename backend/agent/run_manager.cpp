@@ -20,17 +20,12 @@
 #include "backend/agent/proc_tree.h"
 #include "backend/agent/supervisor.h"
 #include "backend/agent/workdir.h"
+#include "common/clock.h"
 
 extern char** environ;
 
 namespace runplane::agent {
 namespace {
-
-std::int64_t nowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 bool fileExists(const std::string& path) {
     struct stat st {};
@@ -227,7 +222,7 @@ v1::RunStatus RunManager::refresh(Entry& e) {
         return st;
     }
     if (!haveSupervisor) {
-        if (nowNs() - e.createdNs <
+        if (clock::unixNowNs() - e.createdNs <
             static_cast<std::int64_t>(m_options.handshakeTimeoutSeconds * 1e9)) {
             st.set_state(v1::RUN_STATE_STARTING);
             return st;
@@ -306,7 +301,7 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
     e.argv.assign(request.argv().begin(), request.argv().end());
     e.role = request.role();
     e.sampleHz = request.sample_hz();
-    e.createdNs = nowNs();
+    e.createdNs = clock::unixNowNs();
     if (::mkdir(e.dir.c_str(), 0700) != 0) {
         return Error{e.dir + ": " + std::strerror(errno)};
     }
@@ -344,7 +339,7 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
         nlohmann::json ex;
         ex["exit_code"] = 127;
         ex["term_signal"] = 0;
-        ex["ended_unix_ns"] = nowNs();
+        ex["ended_unix_ns"] = clock::unixNowNs();
         ex["exec_error"] = spawned.error();
         (void)writeFileAtomic(it->second.dir + "/" + kExitFile, ex.dump() + "\n");
         m_logger.error("run " + it->first + ": " + spawned.error());
@@ -459,7 +454,8 @@ Result<v1::RunStatus> RunManager::stop(const std::string& runId, double graceSec
             return Error{"run_id '" + runId + "' is still starting; retry StopRun"};
         }
         if (!fileExists(it->second.dir + "/" + kStopFile)) {
-            (void)writeFileAtomic(it->second.dir + "/" + kStopFile, std::to_string(nowNs()) + "\n");
+            (void)writeFileAtomic(it->second.dir + "/" + kStopFile,
+                                  std::to_string(clock::unixNowNs()) + "\n");
         }
         snapshot = it->second;
     }

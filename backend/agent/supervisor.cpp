@@ -23,15 +23,10 @@
 
 #include "backend/agent/proc_tree.h"
 #include "backend/agent/workdir.h"
+#include "common/clock.h"
 
 namespace runplane::agent {
 namespace {
-
-std::int64_t nowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 void say(int fd, const std::string& text) {
     if (fd >= 0) {
@@ -158,7 +153,7 @@ void writeExit(const std::string& dir, int& reserveFd, int exitCode, int termSig
     nlohmann::json j;
     j["exit_code"] = exitCode;
     j["term_signal"] = termSignal;
-    j["ended_unix_ns"] = nowNs();
+    j["ended_unix_ns"] = clock::unixNowNs();
     if (!execError.empty()) {
         if (execError.size() > kMaxExecErrorBytes) {
             execError.resize(kMaxExecErrorBytes);
@@ -348,7 +343,7 @@ int supervisorMain(int argc, char** argv) {
     info["supervisor_start_ticks"] = selfStat ? selfStat->startTicks : 0;
     info["child_pid"] = child;
     info["child_start_ticks"] = childStat ? childStat->startTicks : 0;
-    info["started_unix_ns"] = nowNs();
+    info["started_unix_ns"] = clock::unixNowNs();
     if (!execError.empty()) {
         info["exec_error"] = execError;
     }

@@ -13,6 +13,8 @@ bool registerCommands(CommandAdder adder) {
     return true;
 }
 
-const std::vector<CommandAdder>& registeredCommands() { return registry(); }
+const std::vector<CommandAdder>& registeredCommands() {
+    return registry();
+}
 
 }  // namespace runplane::cli

@@ -11,14 +11,15 @@
 #include "backend/cli/command_registry.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
+#include "common/units/units.h"
 #include "db/history/history.h"
 
 namespace runplane::cli {
 namespace {
 
 using nlohmann::json;
-using runplane::control::formatBytes;
 using runplane::db::History;
+using runplane::units::formatBytes;
 
 struct RetentionOptions {
     std::string history;

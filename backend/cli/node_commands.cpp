@@ -20,11 +20,14 @@
 #include "backend/control/retention_pruner.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "backend/control/text_format.h"
+#include "common/units/units.h"
 
 namespace {
 
 using namespace runplane::control;
 using nlohmann::json;
+using runplane::units::formatBytes;
+using runplane::units::formatDuration;
 
 // ---------------------------------------------------------------- nodes
 

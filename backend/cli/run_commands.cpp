@@ -17,12 +17,15 @@
 #include "backend/plan/recipe.h"
 #include "common/build_info.h"
 #include "common/metrics/run_metrics.h"
+#include "common/units/units.h"
 #include "db/history/history.h"
 
 namespace {
 
 using namespace runplane::control;
 using nlohmann::json;
+using runplane::units::formatBytes;
+using runplane::units::formatDuration;
 namespace fs = std::filesystem;
 
 // ---------------------------------------------------------------- provenance helpers

@@ -1,7 +1,8 @@
 #include "backend/control/controller.h"
 
 #include "backend/control/ingest_batch.h"
-#include "backend/control/json_time.h"
+#include "common/clock.h"
+#include "common/json_text.h"
 
 #include <chrono>
 #include <ctime>
@@ -12,7 +13,7 @@ namespace runplane::control {
 
 namespace {
 
-using detail::unixNowNs;
+using clock::unixNowNs;
 
 std::string generateRunId() {
     const std::time_t now = std::time(nullptr);
@@ -192,7 +193,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
                             {"version", node->daemonVersion},
                             {"protocol_version", node->protocolVersion},
                             {"kernel", node->kernel}};
-    record.provenanceJson = detail::dumpJson(provenance);
+    record.provenanceJson = json_text::dump(provenance);
     record.state = toHistoryState(started->state);
     record.startedNs = started->startedNs ? started->startedNs : unixNowNs();
     record.endedNs = started->endedNs;

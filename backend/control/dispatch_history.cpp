@@ -6,14 +6,14 @@
 
 #include "backend/common/redact.h"
 #include "backend/control/controller.h"
-#include "backend/control/json_time.h"
+#include "common/clock.h"
+#include "common/json_text.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
 namespace {
 
-using detail::dumpJson;
-using detail::unixNowNs;
+using clock::unixNowNs;
 
 // Events share one timestamp base but stay in step order: a nanosecond apart.
 db::IngestBatch eventsBatch(const std::string& runId, const std::vector<DispatchEvent>& events) {
@@ -27,7 +27,7 @@ db::IngestBatch eventsBatch(const std::string& runId, const std::vector<Dispatch
         ev.runId = runId;
         ev.kind = std::string("dispatch.") + toString(e.step);
         ev.message = redact::redactText(e.message);  // docs/security.md
-        ev.attrsJson = dumpJson({{"node", e.node}, {"ok", e.ok}});
+        ev.attrsJson = json_text::dump({{"node", e.node}, {"ok", e.ok}});
         batch.events.push_back(std::move(ev));
     }
     return batch;
@@ -64,7 +64,7 @@ Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request
                                   {"env", result.runEnv},
                                   {"preflight_overridden", result.preflightOverridden},
                                   {"overridden_failures", result.overriddenFailures}};
-        record.provenanceJson = dumpJson(provenance);
+        record.provenanceJson = json_text::dump(provenance);
         record.state = toHistoryState(result.headRun.state);
         record.startedNs = result.headRun.startedNs != 0 ? result.headRun.startedNs : unixNowNs();
         record.endedNs = result.headRun.endedNs;

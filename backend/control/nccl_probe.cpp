@@ -5,14 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/control/json_time.h"
+#include "common/clock.h"
+#include "common/json_text.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
 namespace {
 
-using detail::dumpJson;
-using detail::unixNowNs;
+using clock::unixNowNs;
 
 void runOne(NodeProbe& node, const NcclProbeSpec& spec, const NodeClientOptions& options,
             std::chrono::seconds timeout) {
@@ -144,7 +144,7 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
             auto raw = nlohmann::json::parse(n.report.rawJson, nullptr, false);
             attrs["report"] = raw.is_discarded() ? nlohmann::json(n.report.rawJson) : raw;
         }
-        summary.attrsJson = dumpJson(attrs);
+        summary.attrsJson = json_text::dump(attrs);
         batch.events.push_back(std::move(summary));
         std::int64_t rowT = t + 1;
         for (const auto& r : n.report.rows) {
@@ -155,14 +155,14 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
             row.message = "nccl " + r.collective + " " + std::to_string(r.bytes) + " B: busbw " +
                           std::to_string(r.busbwGbps) + " GB/s";
             // Strings, as the daemon's event attrs are (the Runs page reads them so).
-            row.attrsJson = dumpJson({{"collective", r.collective},
-                                      {"bytes", std::to_string(r.bytes)},
-                                      {"busbw_gbps", std::to_string(r.busbwGbps)},
-                                      {"algbw_gbps", std::to_string(r.algbwGbps)},
-                                      {"time_us_p50", std::to_string(r.timeUsP50)},
-                                      {"time_us_p95", std::to_string(r.timeUsP95)},
-                                      {"correct", r.correct ? "true" : "false"},
-                                      {"nccl_version", n.report.ncclVersion}});
+            row.attrsJson = json_text::dump({{"collective", r.collective},
+                                             {"bytes", std::to_string(r.bytes)},
+                                             {"busbw_gbps", std::to_string(r.busbwGbps)},
+                                             {"algbw_gbps", std::to_string(r.algbwGbps)},
+                                             {"time_us_p50", std::to_string(r.timeUsP50)},
+                                             {"time_us_p95", std::to_string(r.timeUsP95)},
+                                             {"correct", r.correct ? "true" : "false"},
+                                             {"nccl_version", n.report.ncclVersion}});
             batch.events.push_back(std::move(row));
         }
         if (auto stored = (*history)->ingest(batch); !stored.ok()) {

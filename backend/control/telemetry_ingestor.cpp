@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "backend/control/ingest_batch.h"
-#include "backend/control/json_time.h"
+#include "common/clock.h"
+#include "common/json_text.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
@@ -32,7 +33,7 @@ const char* toString(IngestState state) {
 
 namespace {
 
-using detail::unixNowNs;
+using clock::unixNowNs;
 
 std::string nodeInfoJson(const NodeSummary& node) {
     nlohmann::json j;
@@ -59,7 +60,7 @@ std::string nodeInfoJson(const NodeSummary& node) {
                                        {"error", lib.error},
                                        {"selected", lib.selected}});
     }
-    return detail::dumpJson(j);
+    return json_text::dump(j);
 }
 
 }  // namespace

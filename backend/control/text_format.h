@@ -1,5 +1,6 @@
 #pragma once
 // Human formatting shared by runplanectl's tables and messages (plain strings, no locale).
+// Bytes and durations: common/units (one unit policy for every surface).
 
 #include <cstddef>
 #include <cstdint>
@@ -8,17 +9,10 @@
 
 namespace runplane::control {
 
-/// Bytes in decimal units, the one unit system of the seed, the recipes (host_ram_gb) and the
-/// GUI: GB (10^9) from 1 GB up with two decimals below 100 GB and one above ("12.50 GB",
-/// "956.0 GB"; no TB, RAM is written in GB everywhere), else whole MB, kB or B ("320 MB").
-/// runplanectl's tables and the GUI's labels (formatGB) both go through it.
-std::string formatBytes(double bytes);
 /// Unix ns -> "2025-01-31 13:05:09" in local time; 0 -> "-".
 std::string formatLocalTime(std::int64_t unixNs);
 /// Local time of day with milliseconds: "13:05:09.250".
 std::string formatTimeOfDay(std::int64_t unixNs);
-/// Seconds -> "3h 05m", "4m 09s", "12s".
-std::string formatDuration(double seconds);
 
 /// The widest a table cell is printed unless `-o wide` (a launcher argv, many peaks, an error).
 inline constexpr std::size_t kTableCellWidth = 40;

@@ -1,6 +1,6 @@
 #include "gui/models/run_models.h"
 
-#include "backend/control/text_format.h"
+#include "common/units/units.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/run_data.h"
 
@@ -50,23 +50,11 @@ QString stateText(const QString& state) {
 }  // namespace
 
 QString formatGB(double bytes) {
-    return QString::fromStdString(control::formatBytes(bytes));  // the CLI's decimal units
+    return QString::fromStdString(units::formatBytes(bytes));
 }
 
 QString formatSeconds(double seconds) {
-    if (!(seconds >= 0)) {
-        return QStringLiteral("–");
-    }
-    const auto s = static_cast<long long>(std::llround(seconds));
-    if (s >= 3600) {
-        return QStringLiteral("%1 h %2 min")
-            .arg(s / 3600)
-            .arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
-    }
-    if (s >= 60) {
-        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60);
-    }
-    return QStringLiteral("%1 s").arg(s);
+    return QString::fromStdString(units::formatDuration(seconds));
 }
 
 // ---------------------------------------------------------------- RunListModel

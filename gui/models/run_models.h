@@ -91,9 +91,9 @@ class PeaksModel : public QAbstractTableModel {
     double m_runStartT = 0;
 };
 
-/// "612.4 GB" / "12.50 GB" / "512 MB": control::formatBytes (decimal units, as the CLI).
+/// "612.4 GB" / "12.50 GB" / "512 MB": units::formatBytes (decimal units, as the CLI).
 QString formatGB(double bytes);
-/// "1 h 05 min", "3 min 20 s", "12 s".
+/// "1h 05m", "3m 20s", "12s": units::formatDuration, as the CLI.
 QString formatSeconds(double seconds);
 
 }  // namespace runplane::gui

@@ -8,17 +8,12 @@
 #include <thread>
 
 #include "backend/control/retention_pruner.h"
+#include "common/clock.h"
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
 
 namespace runplane::control {
 namespace {
-
-std::int64_t nowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
     runplane::testing::ScratchDir dir;
@@ -26,7 +21,7 @@ TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
     auto writer = db::History::open(path);
     ASSERT_TRUE(writer.ok()) << writer.error();
     constexpr std::int64_t kDay = 86'400'000'000'000;
-    const std::int64_t start = nowNs() - 30 * kDay;
+    const std::int64_t start = clock::unixNowNs() - 30 * kDay;
     std::uint64_t seq = 0;
     db::IngestBatch old;
     old.nodeId = "n1";
@@ -58,7 +53,7 @@ TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
         fresh.nodeId = "n1";
         db::IngestSample s;
         s.seq = ++seq;
-        s.tNs = nowNs();
+        s.tNs = clock::unixNowNs();
         s.series = "host.mem.used_bytes";
         fresh.samples.push_back(s);
         fresh.throughSeq = seq;

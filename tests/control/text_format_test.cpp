@@ -11,9 +11,21 @@
 #include <vector>
 
 #include "backend/control/text_format.h"
+#include "common/units/units.h"
 
 namespace runplane::control {
 namespace {
+
+using units::formatBytes;
+using units::formatDuration;
+
+TEST(FormatDuration, OneStyleForTheCliAndTheGui) {
+    EXPECT_EQ(formatDuration(12.4), "12s");
+    EXPECT_EQ(formatDuration(249), "4m 09s");
+    EXPECT_EQ(formatDuration(3 * 3600 + 5 * 60 + 59), "3h 05m");
+    EXPECT_EQ(formatDuration(-1), "-");
+    EXPECT_EQ(formatDuration(std::nan("")), "-");
+}
 
 TEST(FormatBytes, DecimalUnitsAsTheSeedAndTheGui) {
     EXPECT_EQ(formatBytes(956e9), "956.0 GB");    // the seed's GB300 tray
