@@ -6,7 +6,9 @@ of bench/daemon: one attached run printing a framework metric line (3 metrics) e
 `runplanectl watch` ingesting the stream into a scratch history as the controller does. Beside it
 starts prometheus-node-exporter on 127.0.0.1 with a free port (no systemd), scraped once a second
 as a 1 Hz Prometheus would. After a warm-up, both are sampled every second for WINDOW seconds:
-  RSS = VmRSS (/proc/PID/status), PSS = Pss (/proc/PID/smaps_rollup), in MB (10^6 bytes);
+  RSS = VmRSS (/proc/PID/status), PSS = Pss (/proc/PID/smaps_rollup), anon = RssAnon (heap,
+  stacks: the process's own memory; the rest of RSS is mapped library and program pages), in MB
+  (10^6 bytes);
   CPU % of one core per interval = 100 x delta(utime + stime) / (CLK_TCK x interval seconds);
   the window's CPU % = the same over the whole window. Medians and maxima are printed, and the
   ratios runplaned / node_exporter. Usage: bench/peers/footprint.py [--build build] [--window 60]
@@ -34,16 +36,17 @@ def proc_sample(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-    rss = pss = 0
+    pss = 0
     with open(f"/proc/{pid}/status") as f:
-        rss = next(int(l.split()[1]) for l in f if l.startswith("VmRSS:")) * 1024
+        status = dict(l.split(":", 1) for l in f if ":" in l)
+    rss, anon = (int(status[k].split()[0]) * 1024 for k in ("VmRSS", "RssAnon"))
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             pss = next(int(l.split()[1]) for l in f if l.startswith("Pss:")) * 1024
     except (OSError, StopIteration):
         pass
     threads = len(os.listdir(f"/proc/{pid}/task"))
-    return ticks, rss, pss, threads
+    return ticks, rss, pss, threads, anon
 
 
 def free_port():
@@ -81,7 +84,7 @@ def summary(samples, window_s):
             "pss_med": statistics.median(s[3] for s in samples) / 1e6,
             "cpu_window": 100.0 * ticks / TICK / window_s,
             "cpu_med": statistics.median(cpu), "cpu_max": max(cpu),
-            "threads": samples[-1][4]}
+            "threads": samples[-1][4], "anon_med": statistics.median(s[5] for s in samples) / 1e6}
 
 
 def main():
@@ -105,6 +108,7 @@ def main():
     env = dict(os.environ, RUNPLANE_HISTORY=os.path.join(work, "history.sqlite"))
     daemon_env = dict(env, **dict(kv.split("=", 1) for kv in args.daemon_env))
     procs = []
+    addr = None
     try:
         out = open(os.path.join(work, "runplaned.out"), "w+")
         d = subprocess.Popen([daemon, "--listen", "127.0.0.1:0", "--state-dir",
@@ -153,10 +157,10 @@ def main():
               f"node_exporter scraped at 1 Hz ({scrape_bytes} bytes a scrape, "
               f"{(version.stdout + version.stderr).split(chr(10))[0].strip()})")
         print(f"{'process':14s} {'RSS med MB':>10s} {'RSS max':>8s} {'PSS med':>8s} "
-              f"{'CPU % win':>9s} {'CPU % med':>9s} {'CPU % max':>9s} {'threads':>7s}")
+              f"{'anon med':>8s} {'CPU % win':>9s} {'CPU % med':>9s} {'CPU % max':>9s} {'threads':>7s}")
         for name, r in res.items():
             print(f"{name:14s} {r['rss_med']:10.1f} {r['rss_max']:8.1f} {r['pss_med']:8.1f} "
-                  f"{r['cpu_window']:9.2f} {r['cpu_med']:9.2f} {r['cpu_max']:9.2f} "
+                  f"{r['anon_med']:8.1f} {r['cpu_window']:9.2f} {r['cpu_med']:9.2f} {r['cpu_max']:9.2f} "
                   f"{r['threads']:7d}")
         a, b = res["runplaned"], res["node_exporter"]
         print(f"ratio runplaned / node_exporter: RSS {a['rss_med'] / b['rss_med']:.2f}, "
@@ -165,6 +169,9 @@ def main():
               f"{'met' if a['rss_max'] <= 15.0 else 'not met'}")
         return 0
     finally:
+        if addr:  # the run outlives its daemon by design; stop it through the daemon
+            subprocess.run([ctl, "stop", addr, "footprint", "--grace", "1"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         for p in reversed(procs):
             p.send_signal(signal.SIGTERM)
         for p in reversed(procs):
