@@ -1,4 +1,4 @@
-// The project's history on the peers' workload (issue 21, bench/peers/workload.md): SERIES run
+// The project's history on the peers' workload (issue 21, docs/performance.md, "Peers"): SERIES run
 // metrics x STEPS steps through History::ingest in batches of BATCH samples, then every series
 // read back whole through History::querySeries (a bucket count high enough that nothing is
 // decimated). Only the public History API is used, so the figure follows whatever storage

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MLflow and TensorBoard on the peers' workload (issue 21, bench/peers/README.md).
+"""MLflow and TensorBoard on the peers' workload (issue 21; docs/performance.md, "Peers").
 
 The stream is the one every peer gets: SERIES metrics x STEPS steps, step-major, BATCH samples a
 call. MLflow: MlflowClient.log_batch into a SQLite tracking store, read back with

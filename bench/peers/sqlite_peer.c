@@ -2,8 +2,8 @@
  * SQLite-row store can reach. The table is the history's samples table (schema v5: WITHOUT ROWID,
  * primary key (series_id, t_ns, seq), unique index (series_id, seq)), WAL, synchronous=NORMAL,
  * one prepared INSERT, BATCH rows per transaction. The stream is the one every peer gets
- * (bench/peers/workload.md): SERIES series x STEPS steps, step-major. Then every series is read
- * back in time order into memory. --no-index drops the unique index (the primary key stays).
+ * (docs/performance.md, "Peers"): SERIES series x STEPS steps, step-major. Then every series is
+ * read back in time order into memory. --no-index drops the unique index (the primary key stays).
  * Prints one "RESULT key=value ..." line for bench/peers/run.py. */
 #include <math.h>
 #include <sqlite3.h>
