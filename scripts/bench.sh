@@ -29,4 +29,9 @@ if [ -x "$BUILD/bench/peers/history_peer" ] && [ -x "$BUILD/bench/peers/sqlite_p
 else
   echo "bench: bench/peers not built, skipped"
 fi
+if [ -x "$BUILD/backend/daemon/runplaned" ] && [ -x "$BUILD/backend/cli/runplanectl" ]; then
+  echo "== runplaned beside node_exporter (60 s)"
+  python3 bench/peers/footprint.py --build "$BUILD" | tee "$out/footprint-peers.txt"
+  ran=$((ran + 1))
+fi
 echo "bench: $ran benchmarks ran; JSON under $out/"
