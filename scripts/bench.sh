@@ -19,4 +19,19 @@ for bench in bench/plan/plan_bench bench/db/history_bench bench/gui/gui_plot_ben
     "$exe" --benchmark_out="$out/$name.json" --benchmark_out_format=json | tee "$out/$name.txt"
   ran=$((ran + 1))
 done
+# Peers (issue 21): the history beside raw SQLite, MLflow and TensorBoard in one interleaved run.
+if [ -x "$BUILD/bench/peers/history_peer" ] && [ -x "$BUILD/bench/peers/sqlite_peer" ]; then
+  echo "== peers"
+  bench/peers/setup.sh || echo "bench: the peers' venv could not be created; MLflow and TensorBoard skipped"
+  python3 bench/peers/run.py --build "$BUILD" --rounds "${RUNPLANE_PEERS_ROUNDS:-3}" \
+    --steps "${RUNPLANE_PEERS_STEPS:-31250}" --json "$out/peers.json" | tee "$out/peers.txt"
+  ran=$((ran + 1))
+else
+  echo "bench: bench/peers not built, skipped"
+fi
+if [ -x "$BUILD/backend/daemon/runplaned" ] && [ -x "$BUILD/backend/cli/runplanectl" ]; then
+  echo "== runplaned beside node_exporter (60 s)"
+  python3 bench/peers/footprint.py --build "$BUILD" | tee "$out/footprint-peers.txt"
+  ran=$((ran + 1))
+fi
 echo "bench: $ran benchmarks ran; JSON under $out/"
