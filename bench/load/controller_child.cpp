@@ -5,6 +5,8 @@
 #include <QImage>
 #include <QTimer>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -57,8 +59,28 @@ int runLib(const ChildOptions& options) {
             return 2;
         }
     }
+    // Once a second: how many ingestors stream, and why the others do not (first error seen).
+    auto next = std::chrono::steady_clock::now();
     while (!g_terminate) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (std::chrono::steady_clock::now() < next) {
+            continue;
+        }
+        next += std::chrono::seconds(1);
+        int streaming = 0;
+        std::uint64_t reconnects = 0;
+        std::string error;
+        for (const auto& view : controller.nodes()) {
+            streaming += view.ingest.state == control::IngestState::Streaming ? 1 : 0;
+            reconnects += view.ingest.reconnects;
+            if (error.empty()) {
+                error = view.ingest.lastError;
+            }
+        }
+        nlohmann::json line = {
+            {"lib", {{"streaming", streaming}, {"reconnects", reconnects}, {"error", error}}}};
+        std::printf("%s\n", line.dump().c_str());
+        std::fflush(stdout);
     }
     controller.stopAll();
     return 0;

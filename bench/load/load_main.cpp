@@ -239,6 +239,20 @@ class ChildReader {
     std::thread m_thread;
 };
 
+// One line per second on stderr for whoever watches the run (the report is the JSON on stdout).
+void printProgress(const nlohmann::json& row) {
+    const auto gui = row.value("gui", nlohmann::json::object());
+    std::fprintf(stderr,
+                 "t=%4d s  lag p50 %7.1f p99 %7.1f ms  stored %6llu/s  backlog %8llu  rss %7.1f "
+                 "MiB  reader %6.1f ms  paint cluster %6.1f runs %6.1f ms  stall %6.1f ms\n",
+                 row.value("t", 0), row.value("lag_p50_ms", 0.0), row.value("lag_p99_ms", 0.0),
+                 static_cast<unsigned long long>(row.value("stored", 0ULL)),
+                 static_cast<unsigned long long>(row.value("backlog", 0ULL)),
+                 row.value("rss_mib", 0.0), row.value("reader_ms", 0.0),
+                 gui.value("cluster_paint_ms", 0.0), gui.value("runs_paint_ms", 0.0),
+                 gui.value("stall_max_ms", 0.0));
+}
+
 std::string writeProfile(const std::string& dir, const SimCluster& cluster, double hz) {
     const std::string path = dir + "/cluster.yaml";
     std::ofstream out(path);
@@ -303,6 +317,7 @@ int runParent(const Args& args) {
     for (int s = 1; s <= args.seconds; ++s) {
         std::this_thread::sleep_until(t0 + std::chrono::seconds(s));
         stats.addSecond(s, cluster.take(), rssKiB(child.pid), probe.take(), childOut.take());
+        printProgress(stats.lastSecond());
     }
     cluster.stopGenerator();
     // Drain: everything generated must be acknowledged (committed) before the counts are read.
@@ -325,13 +340,16 @@ int runParent(const Args& args) {
     const int childRc = stopChild(child.pid);
     std::vector<std::uint64_t> generated;
     std::vector<int> watchCalls;
+    std::vector<std::uint64_t> acked;
     for (int i = 0; i < args.nodes; ++i) {
         generated.push_back(cluster.generated(i));
         watchCalls.push_back(cluster.watchCalls(i));
+        acked.push_back(cluster.acked(i));
     }
     const auto nodeIds = cluster.nodeIds();
     cluster.shutdown();
-    Verification verified = verifyHistory(historyPath, nodeIds, generated, args.series, runId);
+    Verification verified =
+        verifyHistory(historyPath, nodeIds, generated, acked, args.series, runId);
     nlohmann::json report = stats.report(drained, drainS, rssEnd, childRc, verified, watchCalls,
                                          probe.failures(), probe.lastError());
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
@@ -345,6 +363,7 @@ int runParent(const Args& args) {
     }
     if (args.check) {
         const bool ok = drained && verified.error.empty() && verified.lost == 0 &&
+                        verified.missingBelowAck == 0 && verified.cursorsBehind == 0 &&
                         verified.duplicated == 0 && stats.guiLines() > 0 && probe.failures() == 0;
         if (!ok) {
             std::cerr << "bench_load --check: FAILED (drained " << drained << ", lost "

@@ -106,6 +106,9 @@ void LoadStats::addSecond(int second, LagWindow window, long rssKiB, std::vector
     if (!gui.empty() && gui.back().contains("gui")) {
         row["gui"] = gui.back()["gui"];
     }
+    if (!gui.empty() && gui.back().contains("lib")) {
+        row["lib"] = gui.back()["lib"];
+    }
     m_seconds.push_back(std::move(row));
     m_reader.insert(m_reader.end(), readerMs.begin(), readerMs.end());
     m_gui.insert(m_gui.end(), gui.begin(), gui.end());
@@ -157,6 +160,12 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     const auto plotRedraw = field(m_gui, "cluster_plot_redraw_ms");
     const auto runsPaint = field(m_gui, "runs_paint_ms");
     const auto stall = field(m_gui, "stall_max_ms");
+    nlohmann::json lastLib;
+    for (const auto& line : m_gui) {
+        if (line.contains("lib")) {
+            lastLib = line["lib"];
+        }
+    }
     const double secs = static_cast<double>(std::max<std::size_t>(1, m_seconds.size()));
     const double genRate = static_cast<double>(m_params.nodes) * m_params.hz * m_params.series;
     return {
@@ -197,6 +206,7 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},
+          {"controller_last_status", lastLib},
           {"controller_exit", childExit},
           {"verify",
            {{"expected", verified.expected},
@@ -204,6 +214,10 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"lost", verified.lost},
             {"duplicated", verified.duplicated},
             {"cursors_behind", verified.cursorsBehind},
+            {"missing_below_ack", verified.missingBelowAck},
+            {"not_stored_note",
+             "lost = generated - stored; with drained = false it includes the "
+             "backlog still in the spools when the controller was stopped"},
             {"seconds", verified.seconds},
             {"error", verified.error}}}}},
         {"per_minute", minutes},
@@ -211,7 +225,8 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
 }
 
 Verification verifyHistory(const std::string& historyPath, const std::vector<std::string>& nodeIds,
-                           const std::vector<std::uint64_t>& generated, int series,
+                           const std::vector<std::uint64_t>& generated,
+                           const std::vector<std::uint64_t>& acked, int series,
                            const std::string& runId) {
     const auto begin = std::chrono::steady_clock::now();
     Verification v;
@@ -230,6 +245,7 @@ Verification verifyHistory(const std::string& historyPath, const std::vector<std
         }
         v.cursorsBehind += *cursor != generated[n] ? 1 : 0;
         const std::uint64_t perSeries = generated[n] / static_cast<std::uint64_t>(series);
+        std::uint64_t storedHere = 0;
         for (int s = 0; s < series; ++s) {
             const bool inRun = !runId.empty() && s >= 1 && s <= 4;
             auto id = history.findSeries(nodeIds[n], inRun ? runId : "", SimCluster::seriesName(s));
@@ -258,8 +274,10 @@ Verification verifyHistory(const std::string& historyPath, const std::vector<std
                 distinct.insert(p.tNs);
             }
             v.stored += distinct.size();
+            storedHere += distinct.size();
             v.duplicated += points->points.size() - distinct.size();
         }
+        v.missingBelowAck += acked[n] > storedHere ? acked[n] - storedHere : 0;
     }
     v.lost = v.expected > v.stored ? v.expected - v.stored : 0;
     v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

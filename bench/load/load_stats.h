@@ -21,18 +21,20 @@ struct LoadParams {
 };
 
 struct Verification {
-    std::uint64_t expected = 0;       // samples generated
-    std::uint64_t stored = 0;         // distinct samples read back
-    std::uint64_t lost = 0;           // expected - distinct stored
-    std::uint64_t duplicated = 0;     // rows read back - distinct
-    std::uint64_t cursorsBehind = 0;  // nodes whose ingest cursor is not the last seq
+    std::uint64_t expected = 0;         // samples generated
+    std::uint64_t stored = 0;           // distinct samples read back
+    std::uint64_t lost = 0;             // expected - distinct stored
+    std::uint64_t duplicated = 0;       // rows read back - distinct
+    std::uint64_t cursorsBehind = 0;    // nodes whose ingest cursor is not the last seq
+    std::uint64_t missingBelowAck = 0;  // acknowledged (committed) but not read back: real loss
     double seconds = 0;
     std::string error;
 };
 
 /// Reads every series of every node back through the public History API.
 Verification verifyHistory(const std::string& historyPath, const std::vector<std::string>& nodeIds,
-                           const std::vector<std::uint64_t>& generated, int series,
+                           const std::vector<std::uint64_t>& generated,
+                           const std::vector<std::uint64_t>& acked, int series,
                            const std::string& runId);
 
 class LoadStats {
@@ -42,6 +44,10 @@ class LoadStats {
                    std::vector<nlohmann::json> gui);
     void addDrain(LagWindow window, std::vector<double> readerMs, std::vector<nlohmann::json> gui);
     int guiLines() const { return static_cast<int>(m_gui.size()); }
+    /// The latest per-second row (null before the first second).
+    nlohmann::json lastSecond() const {
+        return m_seconds.empty() ? nlohmann::json() : m_seconds.back();
+    }
     nlohmann::json report(bool drained, double drainSeconds, long rssEndKiB, int childExit,
                           const Verification& verified, const std::vector<int>& watchCalls,
                           std::uint64_t readerFailures, const std::string& readerError) const;
