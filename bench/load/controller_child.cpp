@@ -1,0 +1,160 @@
+#include "bench/load/controller_child.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QTimer>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "backend/control/cluster_profile.h"
+#include "backend/control/controller.h"
+#include "gui/pages/cluster_page.h"
+#include "gui/pages/runs_page.h"
+#include "gui/widgets/time_series_plot.h"
+
+namespace runplane::bench {
+
+namespace {
+
+std::atomic<bool> g_terminate{false};
+
+void onTerminate(int) {
+    g_terminate = true;
+}
+
+double msSince(const QElapsedTimer& timer) {
+    return static_cast<double>(timer.nsecsElapsed()) * 1e-6;
+}
+
+// Paint time of a whole page: every child widget's paintEvent into an image of its size.
+double paintMs(QWidget* page) {
+    QImage image(page->size(), QImage::Format_ARGB32_Premultiplied);
+    QElapsedTimer timer;
+    timer.start();
+    page->render(&image);
+    return msSince(timer);
+}
+
+int runLib(const ChildOptions& options) {
+    auto profile = control::loadClusterProfile(options.profile);
+    if (!profile) {
+        std::fprintf(stderr, "bench_load child: %s\n", profile.error().c_str());
+        return 2;
+    }
+    control::ControllerOptions copts;
+    copts.historyPath = options.historyPath;
+    copts.sampleHz = profile->telemetryHz;
+    control::Controller controller(copts);
+    for (const auto& address : profile->addresses()) {
+        if (Status s = controller.addNode(address); !s.ok()) {
+            std::fprintf(stderr, "bench_load child: %s\n", s.error().c_str());
+            return 2;
+        }
+    }
+    // Once a second: how many ingestors stream, and why the others do not (first error seen).
+    auto next = std::chrono::steady_clock::now();
+    while (!g_terminate) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (std::chrono::steady_clock::now() < next) {
+            continue;
+        }
+        next += std::chrono::seconds(1);
+        int streaming = 0;
+        std::uint64_t reconnects = 0;
+        std::string error;
+        for (const auto& view : controller.nodes()) {
+            streaming += view.ingest.state == control::IngestState::Streaming ? 1 : 0;
+            reconnects += view.ingest.reconnects;
+            if (error.empty()) {
+                error = view.ingest.lastError;
+            }
+        }
+        nlohmann::json line = {
+            {"lib", {{"streaming", streaming}, {"reconnects", reconnects}, {"error", error}}}};
+        std::printf("%s\n", line.dump().c_str());
+        std::fflush(stdout);
+    }
+    controller.stopAll();
+    return 0;
+}
+
+int runGui(const ChildOptions& options, int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("RunplaneLoadBench"));
+    QApplication::setApplicationName(QStringLiteral("bench_load"));
+    const QString history = QString::fromStdString(options.historyPath);
+    gui::ClusterPage cluster(history);
+    gui::RunsPage runs(history);
+    for (QWidget* page : {static_cast<QWidget*>(&cluster), static_cast<QWidget*>(&runs)}) {
+        page->resize(1400, 900);
+        page->show();
+    }
+    if (Status s = cluster.useCluster(QString::fromStdString(options.profile)); !s.ok()) {
+        std::fprintf(stderr, "bench_load child: %s\n", s.error().c_str());
+        return 2;
+    }
+    // Event-loop stall: how late a 5 ms timer fires (the replots and model updates the pages do
+    // on the GUI thread delay it).
+    QElapsedTimer clock;
+    clock.start();
+    double lastTick = 0;
+    double stallMax = 0;
+    QTimer tick;
+    tick.setTimerType(Qt::PreciseTimer);
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        const double now = msSince(clock);
+        stallMax = std::max(stallMax, now - lastTick - 5.0);
+        lastTick = now;
+        if (g_terminate) {
+            app.quit();
+        }
+    });
+    tick.start(5);
+    QTimer report;
+    QObject::connect(&report, &QTimer::timeout, [&] {
+        const bool selected = !options.runId.empty() &&
+                              (runs.selectedRunId() == QString::fromStdString(options.runId) ||
+                               runs.selectRun(QString::fromStdString(options.runId)));
+        // A full redraw of the Cluster page's memory plot (rebuild of its 256 lines + replot),
+        // then both pages painted.
+        QElapsedTimer timer;
+        timer.start();
+        cluster.memoryPlot()->flush();
+        const double plotMs = msSince(timer);
+        const double clusterMs = paintMs(&cluster);
+        const double runsMs = paintMs(&runs);
+        std::printf(
+            "{\"gui\":{\"cluster_paint_ms\":%.3f,\"cluster_plot_redraw_ms\":%.3f,"
+            "\"runs_paint_ms\":%.3f,\"stall_max_ms\":%.3f,\"nodes_listed\":%d,"
+            "\"plot_series\":%d,\"run_selected\":%s}}\n",
+            clusterMs, plotMs, runsMs, stallMax, static_cast<int>(cluster.addresses().size()),
+            cluster.memoryPlot()->seriesCount(), selected ? "true" : "false");
+        std::fflush(stdout);
+        stallMax = 0;
+        lastTick = msSince(clock);
+    });
+    report.start(1000);
+    return QApplication::exec();
+}
+
+}  // namespace
+
+int runControllerChild(const ChildOptions& options, int argc, char** argv) {
+    std::signal(SIGTERM, onTerminate);
+    std::signal(SIGINT, onTerminate);
+    if (options.mode == "lib") {
+        return runLib(options);
+    }
+    return runGui(options, argc, argv);
+}
+
+}  // namespace runplane::bench

@@ -1,0 +1,20 @@
+#pragma once
+// The controller under load (bench_load --child gui|lib), run as a child process so that its RSS
+// is its own. Prints one JSON object per line on stdout (a "gui" line per second in gui mode);
+// ends on SIGTERM.
+
+#include <string>
+
+namespace runplane::bench {
+
+struct ChildOptions {
+    std::string mode;  // "gui": ClusterPage + RunsPage offscreen (the GUI's controller); "lib":
+                       // control::Controller only
+    std::string profile;
+    std::string historyPath;
+    std::string runId;
+};
+
+int runControllerChild(const ChildOptions& options, int argc, char** argv);
+
+}  // namespace runplane::bench
