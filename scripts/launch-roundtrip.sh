@@ -24,7 +24,7 @@ script="${1:?usage: launch-roundtrip.sh [-e K=V]... SCRIPT [-- IMPORT-OPTIONS...
 shift
 [ "${1:-}" = "--" ] && shift
 work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
+[ -n "${KEEP:-}" ] || trap 'rm -rf "${work}"' EXIT; [ -n "${KEEP:-}" ] && echo "work: ${work}" >&2
 
 mkdir -p "${work}/stub" "${work}/a" "${work}/b"
 cat > "${work}/stub/rec" <<'SH'
