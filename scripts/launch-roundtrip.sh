@@ -10,7 +10,7 @@
 # Prints one line "FLAGS KEPT EQUAL ADDED SCRIPT" and the differing flags. The export sources
 # models/<name>.sh next to its job script: -m MODELS-DIR, the script's own models/ folder,
 # ../models and ../../scripts/models are copied there. RUNPLANECTL names the binary (default
-# build/backend/cli/runplanectl).
+# build/backend/cli/runplanectl); KEEP=1 keeps the work folder and prints its path.
 set -euo pipefail
 
 ctl="${RUNPLANECTL:-build/backend/cli/runplanectl}"
@@ -24,7 +24,7 @@ script="${1:?usage: launch-roundtrip.sh [-e K=V]... SCRIPT [-- IMPORT-OPTIONS...
 shift
 [ "${1:-}" = "--" ] && shift
 work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
+[ -n "${KEEP:-}" ] || trap 'rm -rf "${work}"' EXIT; [ -n "${KEEP:-}" ] && echo "work: ${work}" >&2
 
 mkdir -p "${work}/stub" "${work}/a" "${work}/b"
 cat > "${work}/stub/rec" <<'SH'

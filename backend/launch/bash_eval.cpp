@@ -200,6 +200,11 @@ void Evaluator::evalNode(const Node& node) {
                                                      std::to_string(node.endLine) + ")"
                                                : "") +
                      "; skipped");
+            std::set<std::string> names(node.assignedNames.begin(), node.assignedNames.end());
+            collectNames(node.inner, names);
+            if (m_depth == 0 && !names.empty()) {
+                recordDefinition(node, names);  // import decides whether an export needs it
+            }
             taint(node.inner, node.line, node.what);
             for (const auto& name : node.assignedNames) {
                 taintName(name, node.line, node.what);

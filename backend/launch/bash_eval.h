@@ -60,6 +60,11 @@ class Evaluator : public Expander {
     /// A node of the main script before the launch that is a pre-launch step: records it.
     bool capturePreLaunch(const Node& node);
     void addPreLaunch(const Node& node, const std::string& what);
+    /// The node's lines verbatim, with the script's own known scalars it reads bound in front.
+    ScriptReading::PreLaunchStep verbatimStep(const Node& node, bool bindOnce);
+    /// A skipped construct that may set `names`: its text, each known array it extends written
+    /// in front (`EVAL_ARGS=(...)` before `EVAL_ARGS+=(...)` in a loop), for a splice's export.
+    void recordDefinition(const Node& node, const std::set<std::string>& names);
     void setProbeVar(const std::string& name, int line);
     void recordRay(const std::vector<Field>& fields);
 };

@@ -65,7 +65,7 @@ void Evaluator::setProbeVar(const std::string& name, int line) {
     m_probeVars.insert(name);
 }
 
-void Evaluator::addPreLaunch(const Node& node, const std::string& what) {
+ScriptReading::PreLaunchStep Evaluator::verbatimStep(const Node& node, bool bindOnce) {
     std::string body;
     for (int l = node.line; l <= node.endLine && l >= 1 && l <= static_cast<int>(m_lines.size());
          ++l) {
@@ -77,14 +77,44 @@ void Evaluator::addPreLaunch(const Node& node, const std::string& what) {
         const auto it = m_vars.find(name);
         if (it == m_vars.end() || it->second.isArray || it->second.unknown ||
             it->second.values.empty() || !it->second.values[0].known ||
-            it->second.values[0].symbolic || m_bound.count(name) || name == "SCRIPT_DIR" ||
-            name == "BASH_SOURCE" || name == "0") {
+            it->second.values[0].symbolic || (bindOnce && m_bound.count(name)) ||
+            name == "SCRIPT_DIR" || name == "BASH_SOURCE" || name == "0") {
             continue;
         }
-        m_bound.insert(name);
+        if (bindOnce) {
+            m_bound.insert(name);
+        }
         binds += name + "=" + shellQuote(it->second.values[0].text) + "\n";
     }
-    m_out.preLaunch.push_back({m_file, node.line, node.endLine, binds + body});
+    return {m_file, node.line, node.endLine, binds + body};
+}
+
+void Evaluator::recordDefinition(const Node& node, const std::set<std::string>& names) {
+    ScriptReading::PreLaunchStep step = verbatimStep(node, false);
+    std::string arrays;
+    for (const auto& name : names) {
+        const auto it = m_vars.find(name);
+        if (it == m_vars.end() || !it->second.isArray || it->second.unknown) {
+            continue;
+        }
+        std::string words;
+        bool known = true;
+        for (const auto& v : it->second.values) {
+            known = known && v.known && !v.symbolic;
+            words += (words.empty() ? "" : " ") + shellQuote(v.text);
+        }
+        if (known) {
+            arrays += name + "=(" + words + ")\n";
+        }
+    }
+    step.text = arrays + step.text;
+    for (const auto& name : names) {
+        m_out.definitions[name] = step;
+    }
+}
+
+void Evaluator::addPreLaunch(const Node& node, const std::string& what) {
+    m_out.preLaunch.push_back(verbatimStep(node, true));
     note(NoteLevel::Info, node.line,
          what + " (lines " + std::to_string(node.line) + "-" + std::to_string(node.endLine) +
              "): kept verbatim as a pre-launch step (launcher.pre_launch)");

@@ -96,6 +96,9 @@ struct ScriptReading {
         std::string text;
     };
     std::vector<PreLaunchStep> preLaunch;
+    /// NAME -> the last construct of the script itself, not understood, that may set it (a `for`
+    /// loop building an array, ...): carried verbatim into an export that splices ${NAME[@]}.
+    std::map<std::string, PreLaunchStep> definitions;
 };
 
 class ReaderState {

@@ -156,14 +156,17 @@ std::string preLaunchBlock(const LaunchPlan& plan) {
     }
     std::string out =
         "# Pre-launch steps (launcher.pre_launch: auxiliary servers, the loops waiting for "
-        "them, run-time probes), verbatim.\n";
+        "them, run-time probes), verbatim.\n"
+        // the script's own text ran without nounset / pipefail: `$(nvidia-smi | grep -o NVLink
+        // | wc -l)` finding nothing must not end the job
+        "set +uo pipefail\n";
     for (const auto& step : plan.preLaunch) {
         out += step;
         if (!step.empty() && step.back() != '\n') {
             out += "\n";
         }
     }
-    return out + "\n";
+    return out + "set -uo pipefail\n\n";
 }
 
 std::string jobScript(const Recipe& r, const LaunchPlan& plan) {

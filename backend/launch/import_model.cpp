@@ -3,6 +3,7 @@
 // or, for a model the catalog lacks, read as an inline shape; the head's `ray start` / `ray stop`
 // words and the pre-launch steps.
 
+#include <map>
 #include <set>
 
 #include "backend/launch/import_parts.h"
@@ -178,6 +179,35 @@ void readBringUp(const ScriptReading& reading, Recipe& r, std::vector<LaunchNote
     r.launcher.preLaunch.clear();
     for (const auto& step : reading.preLaunch) {
         r.launcher.preLaunch.push_back(step.text);
+    }
+}
+
+void carrySpliceDefinitions(const ScriptReading& reading, const std::set<std::string>& spliced,
+                            Recipe& r, std::vector<LaunchNote>& notes) {
+    using Step = ScriptReading::PreLaunchStep;
+    std::map<int, const Step*> byLine;  // the script's own lines only, in order
+    for (const auto& step : reading.preLaunch) {
+        byLine.emplace(step.line, &step);
+    }
+    bool added = false;
+    for (const auto& name : spliced) {
+        const auto it = reading.definitions.find(name);
+        if (it == reading.definitions.end() || byLine.count(it->second.line) > 0) {
+            continue;
+        }
+        byLine.emplace(it->second.line, &it->second);
+        added = true;
+        notes.push_back({NoteLevel::Info, it->second.file, it->second.line, "launcher.pre_launch",
+                         "the splice ${" + name + "[@]} is defined by lines " +
+                             std::to_string(it->second.line) + "-" +
+                             std::to_string(it->second.endLine) +
+                             "; kept verbatim as a pre-launch step so the export defines it too"});
+    }
+    if (added && reading.preLaunch.size() + 1 <= byLine.size()) {
+        r.launcher.preLaunch.clear();
+        for (const auto& [line, step] : byLine) {
+            r.launcher.preLaunch.push_back(step->text);
+        }
     }
 }
 

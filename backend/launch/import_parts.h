@@ -3,6 +3,7 @@
 // (import_command.cpp) and the model / bring-up parts of a script (import_model.cpp).
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,10 @@ std::pair<std::string, std::string> resolveStem(const std::string& stem,
                                                 std::vector<LaunchNote>& notes,
                                                 const std::string& file);
 /// Warns where MODEL_ARGS disagree with the catalog's shape of the recipe's model.
+/// The constructs that define the spliced arrays (a `for` loop building one, ...), kept
+/// verbatim in launcher.pre_launch in script order, so that the export's splice has its words.
+void carrySpliceDefinitions(const ScriptReading& reading, const std::set<std::string>& spliced,
+                            Recipe& r, std::vector<LaunchNote>& notes);
 void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
                      const ModelCatalog& catalog, std::vector<LaunchNote>& notes);
 /// A model the catalog lacks: the shape its MODEL_ARGS give; nullopt without layers, hidden size

@@ -223,6 +223,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     std::map<std::string, std::pair<int, std::vector<std::string>>> firstSeen;
     std::vector<ScriptFlag> modelFlags;
     std::optional<std::size_t> loraSwitch;
+    std::set<std::string> splicedNames;
     std::vector<std::pair<std::size_t, const FlagRule*>> mapped;
     for (std::size_t i = 0; i < in.flags.size(); ++i) {
         const ScriptFlag& f = in.flags[i];
@@ -248,6 +249,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
                                      " is not resolved here; kept in place as a splice of its "
                                      "own (its neighbours keep their values)"});
                 keepVerbatim(i);
+                splicedNames.insert(spliceName(f.values[0]));
             } else {
                 notes.push_back({NoteLevel::Warning, f.file, f.line, "extra_args",
                                  "'" + f.values[0] +
@@ -446,6 +448,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     }
 
     readBringUp(reading, r, notes);
+    carrySpliceDefinitions(reading, splicedNames, r, notes);
 
     // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an
     // engine flag of another framework) is also kept verbatim, so that export repeats it.

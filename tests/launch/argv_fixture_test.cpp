@@ -436,7 +436,7 @@ TEST(ArgvFixtures, ModelMissingFromTheCatalogTakesItsShapeFromModelArgs) {
     RoundTrip rt = roundTrip("inline-shape.sh", tmp);
     const Recipe& r = rt.exported.imported.recipe;
     ASSERT_TRUE(r.model.shape.has_value());
-    EXPECT_EQ(r.model.shape->name, "moonlight-16B-A3B");
+    EXPECT_EQ(r.model.shape->name, "toy-moe-16B-A3B");
     EXPECT_EQ(r.model.shape->numLayers, 27);
     EXPECT_EQ(r.model.shape->hidden, 2048);
     EXPECT_EQ(r.model.shape->ffnHidden, 11264);

@@ -243,16 +243,23 @@ TEST(Import, GlmExpertGridIsReportedByValidate) {  // issue 4 (slime#1818 shape)
 #endif
 }
 
-TEST(Import, ModelArgsAreCrossCheckedAgainstTheCatalog) {
-    test::TempDir dir;
-    test::writeFile(dir.file("models/glm4.7-30B-A3B.sh"),
-                    "MODEL_ARGS=(\n   --num-layers 46\n   --num-experts 64\n)\n");
-    test::writeFile(dir.file("run.sh"),
-                    "source \"$(dirname \"$0\")/models/glm4.7-30B-A3B.sh\"\n"
-                    "python3 train.py \"${MODEL_ARGS[@]}\" --rollout-batch-size 8\n");
+// run.sh sourcing models/NAME.sh that holds MODEL_ARGS=(ARGS), imported with the catalog.
+Result<ImportResult> importWithModelFile(const test::TempDir& dir, const std::string& name,
+                                         const std::string& args) {
+    test::writeFile(dir.file("models/" + name + ".sh"), "MODEL_ARGS=(" + args + ")\n");
+    test::writeFile(dir.file("run.sh"), "source \"$(dirname \"$0\")/models/" + name +
+                                            ".sh\"\n"
+                                            "python3 train.py \"${MODEL_ARGS[@]}\" "
+                                            "--rollout-batch-size 8\n");
     ImportOptions options;
     options.catalog = &test::catalog();
-    auto res = importScript(dir.file("run.sh"), options);
+    return importScript(dir.file("run.sh"), options);
+}
+
+TEST(Import, ModelArgsAreCrossCheckedAgainstTheCatalog) {
+    test::TempDir dir;
+    auto res =
+        importWithModelFile(dir, "glm4.7-30B-A3B", "\n   --num-layers 46\n   --num-experts 64\n");
     ASSERT_TRUE(res.ok()) << res.error();
     std::vector<std::string> messages;
     for (const auto& n : res->notes) {
@@ -264,6 +271,45 @@ TEST(Import, ModelArgsAreCrossCheckedAgainstTheCatalog) {
     ASSERT_EQ(messages.size(), 1u);
     EXPECT_NE(messages[0].find("--num-layers 46"), std::string::npos);
     EXPECT_NE(messages[0].find("47"), std::string::npos);
+}
+
+// The frameworks' newer models are in the catalog under their model-file names: an import takes
+// the catalog model (no inline shape) and MODEL_ARGS with the public files' numbers agree with it.
+TEST(Import, NewerFrameworkModelsComeFromTheCatalog) {
+    const std::vector<std::pair<std::string, std::string>> models = {
+        {"minimax-m2",
+         "--num-layers 62 --hidden-size 3072 --num-experts 256 --moe-router-topk 8 "
+         "--moe-ffn-hidden-size 1536 --num-attention-heads 48 --num-query-groups 8 "
+         "--kv-channels 128 --vocab-size 200064"},
+        {"mimo-7B-rl",
+         "--num-layers 36 --hidden-size 4096 --ffn-hidden-size 11008 --num-attention-heads 32 "
+         "--num-query-groups 8 --vocab-size 151680"},
+        {"moonlight-16B-A3B",
+         "--num-layers 27 --hidden-size 2048 --ffn-hidden-size 11264 --moe-ffn-hidden-size 1408 "
+         "--num-experts 64 --moe-router-topk 6 --num-attention-heads 16 --vocab-size 163840"},
+        {"qwen3.5-9B",
+         "--num-layers 32 --hidden-size 4096 --ffn-hidden-size 12288 --num-attention-heads 16 "
+         "--num-query-groups 4 --kv-channels 256 --vocab-size 248320"},
+        {"gemma4-26B-A4B",
+         "--num-layers 30 --hidden-size 2816 --ffn-hidden-size 2112 --num-experts 128 "
+         "--moe-ffn-hidden-size 704 --moe-router-topk 8 --num-attention-heads 16 "
+         "--num-query-groups 8 --kv-channels 256 --vocab-size 262144"},
+        {"gpt-oss-20B",
+         "--num-layers 24 --hidden-size 2880 --num-experts 32 --moe-router-topk 4 "
+         "--num-attention-heads 64 --num-query-groups 8 --kv-channels 64"},
+    };
+    for (const auto& [name, args] : models) {
+        SCOPED_TRACE(name);
+        test::TempDir dir;
+        auto res = importWithModelFile(dir, name, args);
+        ASSERT_TRUE(res.ok()) << res.error();
+        EXPECT_EQ(res->recipe.model.name, name);
+        EXPECT_FALSE(res->recipe.model.shape.has_value());
+        ASSERT_NE(test::catalog().find(name), nullptr);
+        for (const auto& n : res->notes) {
+            EXPECT_NE(n.field, "model") << n.format();
+        }
+    }
 }
 
 TEST(Import, HardErrorsOnlyForUnreadableScriptsOrNoLaunchCommand) {
