@@ -210,6 +210,11 @@ class ClockFaultTest : public FaultTest {
                            "WHERE r.run_id = 'r1' AND r.name = 'train/loss' AND " +
                                shifted + ";"),
                   5);
+        // A stepped clock never makes a run end before it started.
+        const auto r = run("r1");
+        ASSERT_TRUE(r);
+        EXPECT_GE(r->endedNs, r->startedNs)
+            << "ended " << r->endedNs << " started " << r->startedNs;
         expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
         expectExactlyOnce();
     }
