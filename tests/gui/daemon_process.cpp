@@ -1,9 +1,10 @@
 #include "tests/gui/daemon_process.h"
 
+#include <QDeadlineTimer>
 #include <QFileInfo>
+#include <QRegularExpression>
 
 #include "tests/gui/gui_test_util.h"
-#include "tests/support/process.h"
 
 namespace runplane::gui::test {
 
@@ -14,24 +15,44 @@ DaemonProcess::DaemonProcess(const QString& nodeId, double sampleHz, const QStri
         m_error = binary + QStringLiteral(" does not exist (build the runplaned target)");
         return;
     }
-    // tests/support starts it (port 0, address from its first line, killed by pid).
-    m_daemon = std::make_unique<runplane::testing::Daemon>(m_state.path().toStdString(),
-                                                           nodeId.toStdString(), sampleHz);
-    std::vector<std::string> args;
-    for (const QString& a : extraArgs) {
-        args.push_back(a.toStdString());
+    m_process = std::make_unique<QProcess>();
+    m_process->setProcessChannelMode(QProcess::MergedChannels);
+    m_process->start(binary, QStringList{QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                                         QStringLiteral("--state-dir"), m_state.path(),
+                                         QStringLiteral("--sample-hz"), QString::number(sampleHz),
+                                         QStringLiteral("--node-id"), nodeId} +
+                                 extraArgs);
+    if (!m_process->waitForStarted(10000)) {
+        m_error = binary + QStringLiteral(": ") + m_process->errorString();
+        return;
     }
-    m_daemon->setBinary(binary.toStdString());
-    m_daemon->setExtraArgs(std::move(args));
-    m_address = QString::fromStdString(m_daemon->start());
-    if (m_address.isEmpty()) {
-        m_error = QString::fromStdString(m_daemon->error());
+    static const QRegularExpression listening(
+        QStringLiteral("listening on (127\\.0\\.0\\.1:\\d+)"));
+    QByteArray output;
+    QDeadlineTimer deadline(15000);
+    while (!deadline.hasExpired()) {
+        m_process->waitForReadyRead(100);
+        output += m_process->readAll();
+        const auto m = listening.match(QString::fromUtf8(output));
+        if (m.hasMatch()) {
+            m_address = m.captured(1);
+            return;
+        }
+        if (m_process->state() == QProcess::NotRunning) {
+            break;
+        }
     }
+    m_error = QStringLiteral("runplaned did not report its address; output: ") +
+              QString::fromUtf8(output);
 }
 
 DaemonProcess::~DaemonProcess() {
-    if (m_daemon) {
-        m_daemon->stop();
+    if (m_process && m_process->state() != QProcess::NotRunning) {
+        m_process->terminate();
+        if (!m_process->waitForFinished(5000)) {
+            m_process->kill();
+            m_process->waitForFinished(2000);
+        }
     }
 }
 

@@ -1,17 +1,14 @@
 #pragma once
-// A real runplaned child process on 127.0.0.1 with port 0, for GUI tests, in a temporary state
-// dir: tests/support's Daemon with a Qt-typed face. Stopped (SIGTERM, then SIGKILL) on
+// A real runplaned child process on 127.0.0.1 with port 0, for GUI tests. Reads the chosen
+// address from its first line ("runplaned listening on 127.0.0.1:NNNNN"); kills it on
 // destruction.
 
+#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <QTemporaryDir>
 
 #include <memory>
-
-namespace runplane::testing {
-class Daemon;
-}
 
 namespace runplane::gui::test {
 
@@ -28,7 +25,7 @@ class DaemonProcess {
 
   private:
     QTemporaryDir m_state;
-    std::unique_ptr<runplane::testing::Daemon> m_daemon;
+    std::unique_ptr<QProcess> m_process;
     QString m_address;
     QString m_error;
 };

@@ -181,13 +181,25 @@ TEST_F(FaultTest, RunHangsThenContinues) {
     expectExactlyOnce();
 }
 
-TEST_F(FaultTest, ConnectionCutAndResumed) {
-    startDaemon();
-    runplane::testing::TcpProxy link(m_address);
-    ASSERT_FALSE(link.address().empty());
-    auto& in = ingest(link.address());
-    submit("r1", stepsRun(30, 3));
-    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+// The ingest goes through a loopback relay (tests/support/tcp_proxy.h) that a test breaks.
+class RelayFaultTest : public FaultTest {
+  protected:
+    // Daemon, relay, an ingest through it and a run of `steps`; returns once 10 seqs are stored.
+    control::TelemetryIngestor& startRelayed(int steps) {
+        startDaemon();
+        m_link = std::make_unique<runplane::testing::TcpProxy>(m_address);
+        EXPECT_FALSE(m_link->address().empty());
+        auto& in = ingest(m_link->address());
+        submit("r1", stepsRun(steps, 3));
+        EXPECT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+        return in;
+    }
+    std::unique_ptr<runplane::testing::TcpProxy> m_link;
+};
+
+TEST_F(RelayFaultTest, ConnectionCutAndResumed) {
+    auto& in = startRelayed(30);
+    auto& link = *m_link;
     link.cut();
     ASSERT_TRUE(waitUntil([&] { return in.status().state == control::IngestState::Backoff; }));
     std::this_thread::sleep_for(4s);  // the run ends behind the cut
@@ -198,13 +210,9 @@ TEST_F(FaultTest, ConnectionCutAndResumed) {
     expectExactlyOnce();
 }
 
-TEST_F(FaultTest, ConnectionFlapping) {
-    startDaemon();
-    runplane::testing::TcpProxy link(m_address);
-    ASSERT_FALSE(link.address().empty());
-    auto& in = ingest(link.address());
-    submit("r1", stepsRun(40, 3));
-    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+TEST_F(RelayFaultTest, ConnectionFlapping) {
+    auto& in = startRelayed(40);
+    auto& link = *m_link;
     for (int i = 0; i < 12; ++i) {
         link.cut();
         std::this_thread::sleep_for(150ms);
@@ -213,6 +221,21 @@ TEST_F(FaultTest, ConnectionFlapping) {
     }
     ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
     EXPECT_GE(link.connectionsAccepted(), 3);
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// A silent partition (no FIN, no RST): the daemon's 5 s heartbeats stop arriving, and the
+// ingestor must notice instead of waiting on the stream forever.
+TEST_F(RelayFaultTest, SilentPartitionThenHeal) {
+    auto& in = startRelayed(40);
+    auto& link = *m_link;
+    link.partition();
+    // The stream's idle limit is 15 s (3 heartbeats).
+    EXPECT_TRUE(waitUntil([&] { return in.status().reconnects >= 1; }, 22s))
+        << "still " << control::toString(in.status().state) << " after 22 s of silence";
+    link.heal();
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
     expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
     expectExactlyOnce();
 }
