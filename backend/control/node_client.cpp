@@ -7,9 +7,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <condition_variable>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "backend/control/cluster_certs.h"
 #include "backend/control/node_convert.h"
@@ -415,6 +417,13 @@ Status NodeClient::tailLogs(const std::string& runId, LogStreamKind stream,
     return Error{describe(m_address, "TailLogs", status)};
 }
 
+namespace {
+// A telemetry stream that delivers nothing (no batch, no heartbeat: the daemon sends one every
+// 5 s) for this long is cancelled and reported, so a silent network partition ends in a
+// reconnect instead of a stream that waits forever (docs/reliability.md).
+constexpr std::chrono::milliseconds kStreamIdleTimeout{15000};
+}  // namespace
+
 Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
                                   const std::function<bool(TelemetryBatchInfo&&)>& onBatch,
                                   StreamCanceller* canceller, std::uint64_t spoolIncarnation,
@@ -434,18 +443,52 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
     request.set_spool_incarnation(spoolIncarnation);
     request.set_consumer(m_options.consumer);
     auto reader = m_channel->stub->WatchTelemetry(&context, request);
+    // Watchdog: the daemon sends a heartbeat every 5 s, so a stream silent for
+    // streamIdleTimeout is a dead link (a silent partition sends no FIN or RST).
+    std::mutex idleMutex;
+    std::condition_variable idleWake;
+    auto lastMessage = std::chrono::steady_clock::now();
+    bool done = false;
+    bool idle = false;
+    std::thread watchdog([&] {
+        std::unique_lock lock(idleMutex);
+        while (!done) {
+            const auto due = lastMessage + kStreamIdleTimeout;
+            if (std::chrono::steady_clock::now() >= due) {
+                idle = true;
+                context.TryCancel();
+                return;
+            }
+            idleWake.wait_until(lock, due);
+        }
+    });
     v1::TelemetryBatch batch;
     bool stoppedByCaller = false;
     while (reader->Read(&batch)) {
+        {
+            std::lock_guard lock(idleMutex);
+            lastMessage = std::chrono::steady_clock::now();
+        }
         if (!onBatch(fromProto(batch))) {
             stoppedByCaller = true;
             context.TryCancel();
             break;
         }
     }
+    {
+        std::lock_guard lock(idleMutex);
+        done = true;
+    }
+    idleWake.notify_all();
+    watchdog.join();
     const grpc::Status status = reader->Finish();
     if (stoppedByCaller || scope.cancelled()) {
         return {};
+    }
+    if (idle) {
+        return Error{"runplaned at " + m_address + " sent nothing (not even a heartbeat) for " +
+                     std::to_string(kStreamIdleTimeout.count() / 1000) +
+                     " s: the link is down or the daemon is frozen; reconnecting"};
     }
     if (status.ok()) {
         return Error{"runplaned at " + m_address + " ended the telemetry stream"};

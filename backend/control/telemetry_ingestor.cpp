@@ -313,8 +313,13 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
             record.event.kind == EventKindInfo::ProcessExit) {
             if (auto state = runStateFromAttrs(record.event.attrs)) {
                 const bool ended = *state != db::RunState::Running;
-                (void)history->updateRunState(record.runId, *state, ended ? record.tNs : 0,
-                                              record.event.message);
+                std::int64_t endedNs = ended ? record.tNs : 0;
+                // The node's wall clock may have stepped back since the run started (NTP, an
+                // operator): a run never ends before it started (docs/reliability.md).
+                if (auto known = history->run(record.runId); ended && known.ok() && *known) {
+                    endedNs = std::max(endedNs, (*known)->startedNs);
+                }
+                (void)history->updateRunState(record.runId, *state, endedNs, record.event.message);
             }
         }
     }

@@ -23,7 +23,7 @@
 #include "backend/control/dispatch_history.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "tests/dispatch/node_process.h"
-#include "tests/integration/history_check.h"
+#include "tests/support/history_check.h"
 
 using namespace runplane::control;
 using namespace runplane::dispatch_testing;

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "tests/db/test_util.h"
-#include "tests/integration/history_check.h"
-#include "tests/integration/process.h"
+#include "tests/support/history_check.h"
+#include "tests/support/process.h"
 
 namespace runplane::testing {
 namespace {

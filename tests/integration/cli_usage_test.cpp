@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/db/test_util.h"
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace runplane::testing {
 namespace {

@@ -9,9 +9,9 @@
 #include "backend/control/telemetry_ingestor.h"
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
-#include "tests/integration/history_check.h"
-#include "tests/integration/process.h"
-#include "tests/integration/tcp_proxy.h"
+#include "tests/support/history_check.h"
+#include "tests/support/process.h"
+#include "tests/support/tcp_proxy.h"
 
 namespace runplane::control {
 namespace {

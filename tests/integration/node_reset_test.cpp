@@ -12,8 +12,8 @@
 #include "db/history/schema.h"
 #include "db/sqlite/sqlite.h"
 #include "tests/db/test_util.h"
-#include "tests/integration/history_check.h"
-#include "tests/integration/process.h"
+#include "tests/support/history_check.h"
+#include "tests/support/process.h"
 
 namespace runplane::control {
 namespace {

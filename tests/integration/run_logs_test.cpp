@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "tests/db/test_util.h"
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace runplane::testing {
 namespace {

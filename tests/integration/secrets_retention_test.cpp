@@ -11,7 +11,7 @@
 #include "db/history/history.h"
 #include "db/sqlite/sqlite.h"
 #include "tests/db/test_util.h"
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace runplane::testing {
 namespace {

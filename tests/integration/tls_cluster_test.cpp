@@ -10,7 +10,7 @@
 #include "backend/control/cluster_certs.h"
 #include "backend/control/cluster_profile.h"
 #include "tests/agent/daemon_process.h"
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 namespace runplane {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/integration/tcp_proxy.h"
+#include "tests/support/tcp_proxy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 namespace runplane::testing {
 namespace {
@@ -98,6 +100,10 @@ void TcpProxy::relay(int client, int server) {
     pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
     bool open = true;
     while (open && !m_stop) {
+        if (m_partitioned) {  // bytes wait in the kernel's buffers, as on a lossy link
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            continue;
+        }
         if (::poll(fds, 2, 100) <= 0) {
             continue;
         }

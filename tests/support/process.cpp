@@ -1,4 +1,4 @@
-#include "tests/integration/process.h"
+#include "tests/support/process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -60,7 +60,7 @@ Child::~Child() {
 }
 
 Child Child::spawn(const std::vector<std::string>& argv, const std::string& stdoutFile,
-                   const std::string& stderrFile) {
+                   const std::string& stderrFile, const std::vector<std::string>& env) {
     std::vector<char*> args;
     for (const auto& a : argv) {
         args.push_back(const_cast<char*>(a.c_str()));
@@ -78,6 +78,10 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::string& stdo
         const int devnull = ::open("/dev/null", O_RDONLY);
         ::dup2(devnull, STDIN_FILENO);
         ::setpgid(0, 0);  // its own group: a test's kill never reaches the test runner
+        for (const auto& kv : env) {
+            const auto eq = kv.find('=');
+            ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+        }
         ::execv(args[0], args.data());
         ::_exit(127);
     }
@@ -134,11 +138,21 @@ std::string Daemon::start() {
     ++m_starts;
     std::filesystem::create_directories(m_stateDir);
     const std::string tag = m_stateDir + "/daemon-" + std::to_string(m_starts);
-    m_child = Child::spawn(
-        {builtBinary("backend/daemon/runplaned"), "--listen", "127.0.0.1:" + std::to_string(m_port),
-         "--state-dir", m_stateDir, "--run-root", m_stateDir + "/runs", "--sample-hz",
-         std::to_string(m_sampleHz), "--node-id", m_nodeId, "--no-gpu"},
-        tag + ".out", tag + ".err");
+    std::vector<std::string> argv{
+        m_binary.empty() ? builtBinary("backend/daemon/runplaned") : m_binary,
+        "--listen",
+        "127.0.0.1:" + std::to_string(m_port),
+        "--state-dir",
+        m_stateDir,
+        "--run-root",
+        m_stateDir + "/runs",
+        "--sample-hz",
+        std::to_string(m_sampleHz),
+        "--node-id",
+        m_nodeId,
+        "--no-gpu"};
+    argv.insert(argv.end(), m_extraArgs.begin(), m_extraArgs.end());
+    m_child = Child::spawn(argv, tag + ".out", tag + ".err", m_env);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     const std::string prefix = "runplaned listening on ";
     while (std::chrono::steady_clock::now() < deadline) {

@@ -1,6 +1,8 @@
 #pragma once
-// Child processes for the integration tests: real runplaned daemons on 127.0.0.1 (port 0) and
-// runplanectl invocations, started with fork/exec (no shell), killed by pid.
+// tests/support (runplane_test_support): child processes for the end-to-end suites (integration,
+// reliability, dispatch): real runplaned daemons on 127.0.0.1 (port 0, then the same port on a
+// restart over the same state dir) and runplanectl invocations, started with fork/exec (no
+// shell), each in its own process group, signalled by pid.
 
 #include <sys/types.h>
 
@@ -28,9 +30,10 @@ class Child {
     Child& operator=(const Child&) = delete;
     ~Child();
 
-    /// Starts argv[0] with the arguments; stdout/stderr to the given files.
+    /// Starts argv[0] with the arguments; stdout/stderr to the given files; `env` ("K=V") is
+    /// added to (or overrides) the inherited environment.
     static Child spawn(const std::vector<std::string>& argv, const std::string& stdoutFile,
-                       const std::string& stderrFile);
+                       const std::string& stderrFile, const std::vector<std::string>& env = {});
 
     pid_t pid() const { return m_pid; }
     bool running();
@@ -51,6 +54,13 @@ class Child {
 class Daemon {
   public:
     Daemon(std::string stateDir, std::string nodeId, double sampleHz = 10);
+    /// Flags added to every start (e.g. --stall-seconds), and environment ("K=V", e.g. an
+    /// LD_PRELOAD fault shim) for every start.
+    void setExtraArgs(std::vector<std::string> args) { m_extraArgs = std::move(args); }
+    void setEnv(std::vector<std::string> env) { m_env = std::move(env); }
+    /// The executable to start (default: the built runplaned), e.g. an upgraded copy.
+    void setBinary(std::string path) { m_binary = std::move(path); }
+    pid_t pid() const { return m_child.pid(); }
     /// Starts (port 0 the first time, then the same port); returns "127.0.0.1:PORT" or "" with
     /// the daemon's stderr in error().
     std::string start();
@@ -64,6 +74,9 @@ class Daemon {
     std::string m_stateDir;
     std::string m_nodeId;
     double m_sampleHz;
+    std::vector<std::string> m_extraArgs;
+    std::vector<std::string> m_env;
+    std::string m_binary;
     int m_port = 0;
     int m_starts = 0;
     std::string m_address;

@@ -1,4 +1,4 @@
-#include "tests/integration/history_check.h"
+#include "tests/support/history_check.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,233 @@
+// Issue #20, faults of storage and of the clock (docs/reliability.md): a full or failing history
+// (fault VFS in this process, or a real full tmpfs), a full spool disk (tmpfs), the history
+// locked by another process, a power cut of the controller's host, the node's clock stepping.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/agent/tmpfs.h"
+#include "tests/reliability/fault_harness.h"
+#include "tests/support/fault_vfs.h"
+
+namespace runplane::reliability {
+namespace {
+
+using namespace std::chrono_literals;
+using db::RunState;
+namespace faultvfs = runplane::testing::faultvfs;
+using runplane::agent::testing::Tmpfs;
+using runplane::testing::queryInt;
+
+// The history refuses writes (the fault armed for `fault`) while the run ends; the ingestor says
+// why, retries, and stores everything once writes succeed again.
+void historyOutage(control::TelemetryIngestor& in, faultvfs::Fault fault,
+                   const std::string& expectedError) {
+    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+    const auto injectedBefore = faultvfs::injected();
+    faultvfs::arm(fault, "history.sqlite");
+    EXPECT_TRUE(waitUntil([&] {
+        return in.status().lastError.find(expectedError) != std::string::npos;
+    })) << in.status().lastError;
+    std::this_thread::sleep_for(3s);  // the run ends during the outage
+    faultvfs::disarm();
+    EXPECT_GT(faultvfs::injected(), injectedBefore);
+}
+
+class HistoryFaultTest : public FaultTest {
+  protected:
+    void SetUp() override {
+        faultvfs::install();  // before any connection of this process opens the history
+        FaultTest::SetUp();
+    }
+};
+
+TEST_F(HistoryFaultTest, HistoryDiskFull) {
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(30, 3));
+    historyOutage(in, faultvfs::Fault::DiskFull, "database or disk is full");
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+TEST_F(HistoryFaultTest, HistoryWriteIoError) {
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(30, 3));
+    historyOutage(in, faultvfs::Fault::WriteError, "disk I/O error");
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// A real filesystem running out of space under the history (and its WAL).
+TEST_F(FaultTest, HistoryDiskFullOnARealFilesystem) {
+    Tmpfs disk(m_dir.file("hist-disk"), "4m");
+    if (!disk.ok()) {
+        GTEST_SKIP() << disk.error();
+    }
+    m_history = disk.path() + "/history.sqlite";
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(30, 3));
+    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+    disk.fill("filler");
+    EXPECT_TRUE(waitUntil([&] { return !in.status().lastError.empty(); }))
+        << "the ingestor never noticed the full disk";
+    std::this_thread::sleep_for(3s);
+    std::filesystem::remove(disk.path() + "/filler");
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// The spool's disk fills while the run ends: records wait in memory (well under the backlog
+// bound), then everything is stored and streamed, none lost.
+TEST_F(FaultTest, SpoolDiskFull) {
+    Tmpfs disk(m_dir.file("state-disk"), "8m");
+    if (!disk.ok()) {
+        GTEST_SKIP() << disk.error();
+    }
+    m_state = disk.path() + "/state";
+    m_daemon = std::make_unique<Daemon>(m_state, "node-f", 10);
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(30, 3));
+    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+    disk.fill("filler");
+    EXPECT_TRUE(waitUntil([&] {
+        return m_daemon->child().stderrText().find("spool append failed") != std::string::npos;
+    })) << m_daemon->child().stderrText();
+    std::this_thread::sleep_for(4s);
+    std::filesystem::remove(disk.path() + "/filler");
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    EXPECT_NE(m_daemon->child().stderrText().find("spool append recovered"), std::string::npos);
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// Another process (the sqlite3 shell) holds the history's write lock past the busy timeout.
+TEST_F(FaultTest, HistoryLockedByAnotherProcess) {
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(40, 3));
+    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+    Child locker = Child::spawn(
+        {"/bin/sh", "-c",
+         "(echo 'BEGIN EXCLUSIVE;'; sleep 8; echo 'COMMIT;') | sqlite3 '" + m_history + "'"},
+        m_dir.file("locker.out"), m_dir.file("locker.err"));
+    EXPECT_TRUE(
+        waitUntil([&] { return in.status().lastError.find("locked") != std::string::npos; }, 15s))
+        << in.status().lastError;
+    ASSERT_EQ(locker.wait(20s), 0) << locker.stderrText();
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// Power cut of the controller's host: its history and WAL as the disk held them at an instant
+// mid-write (the writer frozen between two writes, then killed). Every such copy opens intact
+// with whole batches only; the last one, put back in place, is resumed exactly once.
+TEST_F(FaultTest, ControllerPowerCutMidWrite) {
+    startDaemon();
+    submit("r1", stepsRun(50, 3));
+    Child w = watch("watch-1");
+    ASSERT_TRUE(waitUntil([&] { return storedCursor() >= 10; })) << w.stderrText();
+    auto snapshot = [&](const std::string& to) {
+        std::filesystem::copy_file(m_history, to);
+        if (std::filesystem::exists(m_history + "-wal")) {
+            std::filesystem::copy_file(m_history + "-wal", to + "-wal");
+        }
+    };
+    for (int i = 0; i < 8; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(37 * (i + 1)));
+        w.kill(SIGSTOP);
+        const std::string copy = m_dir.file("cut-" + std::to_string(i) + ".sqlite");
+        snapshot(copy);
+        w.kill(SIGCONT);
+        EXPECT_EQ(integrity(copy), "ok") << copy;
+        const auto c = runplane::testing::checkContinuity(copy, "node-f");
+        EXPECT_TRUE(c.error.empty()) << c.error;
+        EXPECT_TRUE(c.missing.empty()) << copy;
+        EXPECT_EQ(c.rows, c.distinctSeqs) << copy;
+        EXPECT_EQ(queryInt(copy, "SELECT count(*) FROM events WHERE node_id='node-f' AND seq > " +
+                                     std::to_string(c.cursor) + ";"),
+                  0)
+            << "rows beyond the stored cursor in " << copy;
+    }
+    w.kill(SIGSTOP);
+    const std::string last = m_dir.file("cut-last.sqlite");
+    snapshot(last);
+    w.kill(SIGKILL);
+    w.wait(5s);
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::filesystem::remove(m_history + suffix);
+    }
+    std::filesystem::copy_file(last, m_history);
+    if (std::filesystem::exists(last + "-wal")) {
+        std::filesystem::copy_file(last + "-wal", m_history + "-wal");
+    }
+    Child again = watch("watch-2");
+    ASSERT_TRUE(waitRunEnded("r1")) << again.stderrText();
+    again.kill(SIGTERM);
+    again.wait(10s);
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// The node's wall clock steps (runplaned, its supervisors and runs under the LD_PRELOAD clock
+// shim; the machine's clock is left alone). Seqs, not times, carry the exactly-once promise.
+class ClockFaultTest : public FaultTest {
+  protected:
+    void SetUp() override {
+        FaultTest::SetUp();
+        m_offsetFile = m_dir.file("clock-offset");
+        std::ofstream(m_offsetFile) << 0;
+        m_daemon->setEnv({"LD_PRELOAD=" + runplane::testing::builtBinary(
+                                              "tests/support/librunplane_fake_clock.so"),
+                          "RUNPLANE_FAKE_CLOCK_FILE=" + m_offsetFile});
+    }
+    void jump(std::int64_t offsetNs) {
+        startDaemon();
+        auto& in = ingest();
+        submit("r1", stepsRun(50, 3));
+        ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 20; })) << in.status().lastError;
+        std::ofstream(m_offsetFile) << offsetNs;
+        ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+        // Samples stamped after the step were stored, not dropped or merged by time.
+        const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
+        const std::string shifted = offsetNs < 0
+                                        ? "s.t_ns < " + std::to_string(nowNs + offsetNs / 2)
+                                        : "s.t_ns > " + std::to_string(nowNs + offsetNs / 2);
+        EXPECT_GE(queryInt(m_history,
+                           "SELECT count(*) FROM samples s JOIN series r ON r.id = s.series_id "
+                           "WHERE r.run_id = 'r1' AND r.name = 'train/loss' AND " +
+                               shifted + ";"),
+                  5);
+        // A stepped clock never makes a run end before it started.
+        const auto r = run("r1");
+        ASSERT_TRUE(r);
+        EXPECT_GE(r->endedNs, r->startedNs)
+            << "ended " << r->endedNs << " started " << r->startedNs;
+        expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+        expectExactlyOnce();
+    }
+    std::string m_offsetFile;
+};
+
+TEST_F(ClockFaultTest, NodeClockJumpsBackwardsOneHour) {
+    jump(-3600LL * 1'000'000'000LL);
+}
+
+TEST_F(ClockFaultTest, NodeClockJumpsForwardTwoDays) {
+    jump(2 * 86400LL * 1'000'000'000LL);
+}
+
+}  // namespace
+}  // namespace runplane::reliability

@@ -1,0 +1,187 @@
+#include "tests/support/fault_vfs.h"
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace runplane::testing::faultvfs {
+namespace {
+
+// A file of the shim: our header, then the wrapped VFS's own file object.
+struct ShimFile {
+    sqlite3_file base;
+    sqlite3_file* real;
+    const char* name;  // valid until xClose (SQLite keeps its file names)
+};
+
+sqlite3_vfs* g_real = nullptr;
+sqlite3_vfs g_vfs{};
+std::mutex g_mutex;
+std::string g_filter;
+std::atomic<int> g_fault{static_cast<int>(Fault::None)};
+std::atomic<std::uint64_t> g_injected{0};
+
+sqlite3_file* real(sqlite3_file* f) {
+    return reinterpret_cast<ShimFile*>(f)->real;
+}
+
+// The error for an operation when the armed fault applies to it, else SQLITE_OK.
+int injectedError(sqlite3_file* f, bool isSync) {
+    const auto fault = static_cast<Fault>(g_fault.load());
+    if (fault == Fault::None) {
+        return SQLITE_OK;
+    }
+    {
+        const char* name = reinterpret_cast<ShimFile*>(f)->name;
+        std::lock_guard lock(g_mutex);
+        if (name == nullptr || g_filter.empty() || std::strstr(name, g_filter.c_str()) == nullptr) {
+            return SQLITE_OK;
+        }
+    }
+    int rc = SQLITE_OK;
+    if (!isSync && fault == Fault::DiskFull) {
+        rc = SQLITE_FULL;
+    } else if (!isSync && fault == Fault::WriteError) {
+        rc = SQLITE_IOERR_WRITE;
+    } else if (isSync && fault == Fault::SyncError) {
+        rc = SQLITE_IOERR_FSYNC;
+    }
+    if (rc != SQLITE_OK) {
+        ++g_injected;
+    }
+    return rc;
+}
+
+int xClose(sqlite3_file* f) {
+    const int rc = real(f)->pMethods ? real(f)->pMethods->xClose(real(f)) : SQLITE_OK;
+    f->pMethods = nullptr;
+    return rc;
+}
+int xRead(sqlite3_file* f, void* p, int n, sqlite3_int64 off) {
+    return real(f)->pMethods->xRead(real(f), p, n, off);
+}
+int xWrite(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
+    if (int rc = injectedError(f, false); rc != SQLITE_OK) {
+        return rc;
+    }
+    return real(f)->pMethods->xWrite(real(f), p, n, off);
+}
+int xTruncate(sqlite3_file* f, sqlite3_int64 size) {
+    if (int rc = injectedError(f, false); rc != SQLITE_OK) {
+        return rc;
+    }
+    return real(f)->pMethods->xTruncate(real(f), size);
+}
+int xSync(sqlite3_file* f, int flags) {
+    if (int rc = injectedError(f, true); rc != SQLITE_OK) {
+        return rc;
+    }
+    return real(f)->pMethods->xSync(real(f), flags);
+}
+int xFileSize(sqlite3_file* f, sqlite3_int64* size) {
+    return real(f)->pMethods->xFileSize(real(f), size);
+}
+int xLock(sqlite3_file* f, int l) {
+    return real(f)->pMethods->xLock(real(f), l);
+}
+int xUnlock(sqlite3_file* f, int l) {
+    return real(f)->pMethods->xUnlock(real(f), l);
+}
+int xCheckReservedLock(sqlite3_file* f, int* out) {
+    return real(f)->pMethods->xCheckReservedLock(real(f), out);
+}
+int xFileControl(sqlite3_file* f, int op, void* arg) {
+    return real(f)->pMethods->xFileControl(real(f), op, arg);
+}
+int xSectorSize(sqlite3_file* f) {
+    return real(f)->pMethods->xSectorSize(real(f));
+}
+int xDeviceCharacteristics(sqlite3_file* f) {
+    return real(f)->pMethods->xDeviceCharacteristics(real(f));
+}
+int xShmMap(sqlite3_file* f, int region, int size, int extend, void volatile** out) {
+    return real(f)->pMethods->xShmMap(real(f), region, size, extend, out);
+}
+int xShmLock(sqlite3_file* f, int offset, int n, int flags) {
+    return real(f)->pMethods->xShmLock(real(f), offset, n, flags);
+}
+void xShmBarrier(sqlite3_file* f) {
+    real(f)->pMethods->xShmBarrier(real(f));
+}
+int xShmUnmap(sqlite3_file* f, int deleteFlag) {
+    return real(f)->pMethods->xShmUnmap(real(f), deleteFlag);
+}
+int xFetch(sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
+    return real(f)->pMethods->xFetch(real(f), off, n, out);
+}
+int xUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
+    return real(f)->pMethods->xUnfetch(real(f), off, p);
+}
+
+const sqlite3_io_methods kMethods = {3,
+                                     xClose,
+                                     xRead,
+                                     xWrite,
+                                     xTruncate,
+                                     xSync,
+                                     xFileSize,
+                                     xLock,
+                                     xUnlock,
+                                     xCheckReservedLock,
+                                     xFileControl,
+                                     xSectorSize,
+                                     xDeviceCharacteristics,
+                                     xShmMap,
+                                     xShmLock,
+                                     xShmBarrier,
+                                     xShmUnmap,
+                                     xFetch,
+                                     xUnfetch};
+
+int xOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* outFlags) {
+    auto* shim = reinterpret_cast<ShimFile*>(f);
+    shim->real = reinterpret_cast<sqlite3_file*>(shim + 1);
+    shim->base.pMethods = nullptr;
+    shim->name = name;
+    const int rc = g_real->xOpen(g_real, name, shim->real, flags, outFlags);
+    if (rc == SQLITE_OK && shim->real->pMethods != nullptr) {
+        shim->base.pMethods = &kMethods;
+    }
+    return rc;
+}
+
+}  // namespace
+
+void install() {
+    std::lock_guard lock(g_mutex);
+    if (g_real != nullptr) {
+        return;
+    }
+    g_real = sqlite3_vfs_find(nullptr);
+    g_vfs = *g_real;
+    g_vfs.zName = "runplane-fault";
+    g_vfs.szOsFile = static_cast<int>(sizeof(ShimFile)) + g_real->szOsFile;
+    g_vfs.xOpen = xOpen;
+    g_vfs.pNext = nullptr;
+    sqlite3_vfs_register(&g_vfs, 1);
+}
+
+void arm(Fault fault, const std::string& pathFilter) {
+    {
+        std::lock_guard lock(g_mutex);
+        g_filter = pathFilter;
+    }
+    g_fault = static_cast<int>(fault);
+}
+
+void disarm() {
+    g_fault = static_cast<int>(Fault::None);
+}
+
+std::uint64_t injected() {
+    return g_injected.load();
+}
+
+}  // namespace runplane::testing::faultvfs
