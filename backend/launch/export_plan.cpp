@@ -269,9 +269,7 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        // The miles launcher hard-codes its own engine memory fraction (0.7 in run_qwen3_8.py):
-        // the recipe's is always passed, or the engines run with a fraction the plan did not use.
-        emitFor(rule, r, true, std::string_view(rule.field) == "rollout.mem_fraction", out);
+        emitFor(rule, r, true, false, out);
         for (const auto& fv : out) {
             ArgLine line;
             std::vector<std::string> words{fv.flag};

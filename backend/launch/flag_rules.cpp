@@ -616,8 +616,6 @@ const FlagRule kRules[] = {
     // --- options of the miles Python launcher (python scripts/run_*.py) ------------------------
     RP_STRING("--model-variant", "model.variant", "SCRIPT_ARGS", kScriptBit, model.variant, ""),
     RP_INT("--num-nodes", "cluster.nodes", "SCRIPT_ARGS", kScriptBit, false, cluster.nodes, 1, ""),
-    RP_STRING("--hardware", "hardware.gpu", "SCRIPT_ARGS", kScriptBit, hardware.gpu,
-              "the launcher adds per-hardware flags (GB300: 4 GPUs per node)"),
     {"--lora", "lora.rank", "SCRIPT_ARGS", kScriptBit, false,
      [](const Recipe& r, bool, Out& out) {
          if (r.lora.rank > 0)
@@ -645,7 +643,6 @@ const FlagRule kRules[] = {
 
 const ScriptOption kScriptOptions[] = {
     {"--model-variant", "--model-variant", false},
-    {"--hardware", "--hardware", false},
     {"--num-nodes", "--num-nodes", true},
     {"--num-gpus-per-node", "--num-gpus-per-node", true},
     {"--tp", "--tensor-model-parallel-size", true},
