@@ -1,6 +1,7 @@
 #include "backend/agent/log_metrics.h"
 
 #include <array>
+#include <charconv>
 #include <cstdlib>
 
 #include "backend/agent/python_literal.h"
@@ -258,6 +259,72 @@ void parseMarkers(std::string_view line, ParsedLogLine& out) {
     }
 }
 
+/// The number right after `label` in `line` (spaces skipped), or false. `%` is accepted as a
+/// suffix by the caller.
+bool numberAfter(std::string_view line, std::string_view label, double& value,
+                 std::size_t* end = nullptr) {
+    const auto p = line.find(label);
+    if (p == std::string_view::npos) {
+        return false;
+    }
+    std::size_t i = p + label.size();
+    while (i < line.size() && line[i] == ' ') {
+        ++i;
+    }
+    const char* first = line.data() + i;
+    const char* last = line.data() + line.size();
+    const auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || ptr == first) {
+        return false;
+    }
+    if (end != nullptr) {
+        *end = std::size_t(ptr - line.data());
+    }
+    return true;
+}
+
+/// Engine-side scheduler lines (SGLang's `Decode batch. #running-req: 39, #token: 12345, token
+/// usage: 0.45, ... gen throughput (token/s): 1855.00, #queue-req: 0` and its `Prefill batch.`
+/// twin; vLLM's `Avg prompt throughput: 120.3 tokens/s, Avg generation throughput: 1855.2
+/// tokens/s, Running: 39 reqs, Waiting: 0 reqs, GPU KV cache usage: 45.2%`, `Pending:` in older
+/// versions). KV-cache usage is a fraction 0..1 for both engines.
+bool parseEngineLine(std::string_view line, ParsedLogLine& out) {
+    const bool sglang = line.find("Decode batch") != std::string_view::npos ||
+                        line.find("Prefill batch") != std::string_view::npos;
+    const bool vllm = line.find("Avg generation throughput:") != std::string_view::npos ||
+                      line.find("GPU KV cache usage:") != std::string_view::npos;
+    if (!sglang && !vllm) {
+        return false;
+    }
+    const std::size_t before = out.metrics.size();
+    auto add = [&](std::string_view label, const char* series, double scale = 1.0) {
+        double v = 0;
+        if (numberAfter(line, label, v)) {
+            out.metrics.push_back(LogMetric{series, v * scale, -1});
+        }
+    };
+    if (sglang) {
+        add("#running-req:", "engine/running_requests");
+        add("#queue-req:", "engine/queued_requests");
+        add("#token:", "engine/kv_tokens");
+        add("token usage:", "engine/kv_cache_usage");
+        add("gen throughput (token/s):", "engine/gen_throughput");
+        add("#new-token:", "engine/prefill_tokens");
+    } else {
+        add("Avg prompt throughput:", "engine/prompt_throughput");
+        add("Avg generation throughput:", "engine/gen_throughput");
+        add("Running:", "engine/running_requests");
+        add("Waiting:", "engine/queued_requests");
+        add("Pending:", "engine/queued_requests");
+        add("GPU KV cache usage:", "engine/kv_cache_usage", 0.01);
+    }
+    if (out.metrics.size() == before) {
+        return false;
+    }
+    out.progress = true;
+    return true;
+}
+
 }  // namespace
 
 std::string phaseForTimer(std::string_view timer) {
@@ -293,7 +360,7 @@ ParsedLogLine parseLogLine(std::string_view rawLine) {
         return out;
     }
     const std::string_view body = stripRayPrefix(line);
-    if (!parseMetricLine(line, out)) {
+    if (!parseMetricLine(line, out) && !parseEngineLine(body, out)) {
         parseJsonLine(body, out);
     }
     if (out.metrics.empty() && out.warning.empty()) {

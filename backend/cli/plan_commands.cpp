@@ -170,6 +170,8 @@ void printPlanText(const Plan& plan, const Recipe& recipe, const std::string& fi
     const MemoryPlan& m = plan.memory;
     std::cout << "\nhost memory per node (RAM " << formatGb(m.hostRamBytes) << ", alarm "
               << formatGb(m.hostAlarmBytes) << "):\n";
+    std::cout << "  fixed budgets (process runtime, Ray object store) on the peak node: "
+              << formatGb(m.fixedHostPerNodeMax) << " of " << formatGb(m.peakBytes) << "\n";
     // Consecutive nodes with the same totals are printed once.
     std::size_t i = 0;
     while (i < m.nodes.size()) {
@@ -187,7 +189,8 @@ void printPlanText(const Plan& plan, const Recipe& recipe, const std::string& fi
         const PhaseMemory& peak = n.phases[std::size_t(n.peakPhase)];
         for (const auto& item : peak.items()) {
             std::cout << "      " << toString(item.component) << ": " << describe(item) << "   ["
-                      << formulaOf(item.component) << "]\n";
+                      << formulaOf(item.component) << "]"
+                      << (isFixedBudget(item.component) ? " (fixed budget)" : "") << "\n";
         }
         i = j;
     }

@@ -161,14 +161,28 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
 
 /// Engine weights of one GPU: experts at the engine dtype, the rest at BF16 unless the dtype
 /// covers all linear weights; embeddings stay BF16.
-double engineWeightsPerGpu(const Recipe& r, const ModelParams& p, const Layout& l) {
+double engineWeightsPerGpu(const Recipe& r, const ModelShape& s, const ModelParams& p,
+                           const Layout& l) {
     const double dt = bytesPerWeight(r.rollout.weightDtype);
     const double vocab = double(p.embedding + p.outputLayer);
     const double body = double(p.totalDense) - vocab;
     const double denseBytes =
         body * (r.rollout.quantScope == QuantScope::All ? dt : kBf16) + vocab * kBf16;
     const double expertBytes = double(p.totalExperts) * dt;
-    return (denseBytes + expertBytes) / atLeast1(l.gpusPerEngine);
+    const double gpus = atLeast1(l.gpusPerEngine);
+    // What the engine does not shard over its TP ranks: the MoE router is a replicated linear
+    // on every rank, and with TP above the KV-head count each rank keeps a whole KV head
+    // (share 1/G instead of 1/TP). Both stay BF16 (the NVFP4 checkpoints are experts-only).
+    const double tp = atLeast1(l.engineTp);
+    const double router = double(s.numMoeLayers()) * s.hidden * s.numExperts;
+    double replicated = router * (1.0 - 1.0 / tp);
+    const int groups = s.queryGroups();
+    if (s.attention == AttentionKind::Gqa && groups > 0 && tp > groups) {
+        const double kv =
+            double(s.numFullAttentionLayers()) * 2.0 * s.hidden * groups * s.headDim();
+        replicated += kv * (1.0 / groups - 1.0 / tp);
+    }
+    return (denseBytes + expertBytes) / gpus + kBf16 * replicated;
 }
 
 Phase peakOf(const std::array<PhaseMemory, kPhaseCount>& phases, double& peak) {
@@ -230,7 +244,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
     const bool clone = r.memory.backupMode == BackupMode::Clone && colocate && offloadTrain;
     const bool ray = effectiveLauncher(r) != LauncherKind::Command;
     const bool dropCache = r.memory.dropCheckpointPageCacheAfterLoad;
-    const double engineGpuBytes = engineWeightsPerGpu(r, params, l);
+    const double engineGpuBytes = engineWeightsPerGpu(r, s, params, l);
     plan.engineWeightsPerGpu = engineGpuBytes;
     for (const auto& st : stages) {
         plan.trainerWeightsPerRankMax = std::max(plan.trainerWeightsPerRankMax, st.weights);
@@ -316,10 +330,10 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         const double engineMirror = mirror ? engineGpus * engineGpuBytes : 0.0;
         for (Phase phase : kPhases) {
             PhaseMemory& pm = at(node.phases, phase);
-            pm.add(Component::ProcessRuntime, processes, kProcessRuntimeBytes);
+            pm.add(Component::ProcessRuntime, processes, r.memory.processHostGb * kGb);
             if (ray) {
                 pm.addCapped(Component::RayObjectStore, r.cluster.rayObjectStoreFraction,
-                             plan.hostRamBytes, kRayObjectStoreCapBytes);
+                             plan.hostRamBytes, r.cluster.rayObjectStoreMaxGb * kGb);
             }
             if (phase == Phase::Load || !dropCache) {
                 pm.add(Component::PageCache, 1, pageCache);
@@ -388,19 +402,34 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
             plan.peakBytes = node.peakBytes;
             plan.peakNode = n;
             plan.peakPhase = node.peakPhase;
+            const PhaseMemory& peak = at(node.phases, node.peakPhase);
+            plan.fixedHostPerNodeMax =
+                peak.bytesOf(Component::ProcessRuntime) + peak.bytesOf(Component::RayObjectStore);
         }
     }
 
     // ---- device, per GPU class ----
+    const double gpuProcess = r.memory.processGpuGb * kGb;
+    const double fragmentation = std::max(0.0, r.memory.allocatorFragmentation);
+    const double trainerGpuProcesses = colocate && l.rolloutGpus > 0 ? 2.0 : 1.0;
     for (const auto& st : stages) {
-        plan.trainPeakPerGpuIfOptimizerOnGpu = std::max(
-            plan.trainPeakPerGpuIfOptimizerOnGpu,
-            st.weights + st.grads + st.optimizerFull + st.lora + st.activations + st.logits);
+        plan.trainPeakPerGpuIfOptimizerOnGpu =
+            std::max(plan.trainPeakPerGpuIfOptimizerOnGpu,
+                     st.weights + st.grads + st.optimizerFull + st.lora +
+                         (st.activations + st.logits) * (1.0 + fragmentation) +
+                         trainerGpuProcesses * gpuProcess);
     }
     if (plan.cpuOnly) {
         return plan;
     }
     const double kv = std::max(0.0, r.rollout.memFraction * plan.gpuBytes - engineGpuBytes);
+    // Every process on a GPU keeps its CUDA context and NCCL buffers in every phase, asleep or
+    // not; the allocator's slack rides on the activations that come and go each micro-batch.
+    auto addRuntime = [&](GpuMemory& g, double processes) {
+        for (Phase phase : kPhases) {
+            at(g.phases, phase).add(Component::GpuRuntime, processes, gpuProcess);
+        }
+    };
     auto fillTrainer = [&](GpuMemory& g, const StageRank& st) {
         PhaseMemory& load = at(g.phases, Phase::Load);
         load.add(Component::TrainerWeights, 1, st.weights);
@@ -414,6 +443,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         train.add(Component::LoraState, 1, st.lora);
         train.add(Component::Activations, 1, st.activations);
         train.add(Component::Logits, 1, st.logits);
+        train.add(Component::AllocatorSlack, fragmentation, st.activations + st.logits);
         if (!(colocate && offloadTrain)) {
             PhaseMemory& rollout = at(g.phases, Phase::Rollout);
             rollout.add(Component::TrainerWeights, 1, st.weights);
@@ -453,6 +483,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         if (g.engine) {
             fillEngine(g, true);
         }
+        addRuntime(g, g.engine ? 2.0 : 1.0);
         g.peakPhase = peakOf(g.phases, g.peakBytes);
         plan.gpus.push_back(g);
     }
@@ -463,6 +494,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         g.gpus = engineOnly;
         g.exampleGpu = colocate ? world : l.rolloutFirstGpu;
         fillEngine(g, false);
+        addRuntime(g, 1.0);
         g.peakPhase = peakOf(g.phases, g.peakBytes);
         plan.gpus.push_back(g);
     }
@@ -523,6 +555,10 @@ const char* toString(Component c) {
             return "engine weights";
         case Component::KvCache:
             return "KV cache pool";
+        case Component::GpuRuntime:
+            return "process runtime (GPU)";
+        case Component::AllocatorSlack:
+            return "allocator fragmentation";
     }
     return "?";
 }
@@ -530,9 +566,9 @@ const char* toString(Component c) {
 const char* formulaOf(Component c) {
     switch (c) {
         case Component::ProcessRuntime:
-            return "GPU processes on node x 4 GB";
+            return "GPU processes on node x memory.process_host_gb";
         case Component::RayObjectStore:
-            return "min(ray_object_store_fraction x host RAM, 200 GB)";
+            return "min(ray_object_store_fraction x host RAM, ray_object_store_max_gb)";
         case Component::PageCache:
             return "distinct checkpoint shards read by the node's ranks x 2 B/param";
         case Component::CpuAdamState:
@@ -568,8 +604,17 @@ const char* formulaOf(Component c) {
             return "(experts x dtype bytes + dense x bf16 or dtype) / GPUs per engine";
         case Component::KvCache:
             return "mem_fraction x HBM - engine weights";
+        case Component::GpuRuntime:
+            return "processes on the GPU (trainer, engine) x memory.process_gpu_gb";
+        case Component::AllocatorSlack:
+            return "memory.allocator_fragmentation x (activations + logits)";
     }
     return "?";
+}
+
+bool isFixedBudget(Component c) {
+    return c == Component::ProcessRuntime || c == Component::RayObjectStore ||
+           c == Component::GpuRuntime;
 }
 
 std::string formatGb(double bytes) {

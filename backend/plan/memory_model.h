@@ -42,8 +42,14 @@ enum class Component {
     Activations,
     Logits,
     EngineWeights,
-    KvCache,  // the engine's static pool left after weights: mem_fraction x HBM - weights
+    KvCache,         // the engine's static pool left after weights: mem_fraction x HBM - weights
+    GpuRuntime,      // CUDA context, cuBLAS workspace, NCCL buffers of every process on the GPU
+    AllocatorSlack,  // caching-allocator fragmentation over the transient (activation) peak
 };
+
+/// Components that are budgets rather than derived from the model (recipe fields with measured
+/// defaults: process runtimes, Ray's object store); the plan shows them apart.
+bool isFixedBudget(Component component);
 
 /// One line of a memory plan: bytes = count x unitBytes (count may be a fraction, e.g. Ray's
 /// 0.3 of RAM); `cap` notes a component that was capped (Ray: 200 GB).
@@ -109,6 +115,7 @@ struct MemoryPlan {
     double trainerWeightsPerRankMax = 0;
     double engineWeightsPerGpu = 0;
     double trainPeakPerGpuIfOptimizerOnGpu = 0;  // for the CPU-Adam rule
+    double fixedHostPerNodeMax = 0;              // fixed budgets on the peak node's peak phase
     int peakNode = 0;
     Phase peakPhase = Phase::Load;
     double peakBytes = 0;
@@ -134,8 +141,9 @@ inline constexpr double kGb = 1e9;
 /// Ray caps its default object store at 200 GB (ray_constants
 /// DEFAULT_OBJECT_STORE_MAX_MEMORY_BYTES).
 inline constexpr double kRayObjectStoreCapBytes = 200e9;
-/// Estimated host memory of one GPU process (CUDA context, PyTorch, NCCL buffers, Python heap).
-inline constexpr double kProcessRuntimeBytes = 4e9;
+/// Free HBM below this share of a GPU is a warning (memory.gpu-headroom): the allocator's
+/// retry-after-free and the engines' CUDA graphs need room the plan does not itemise.
+inline constexpr double kGpuHeadroomFraction = 0.05;
 /// The source's alarm line relative to its host RAM: 750 GB of 956 GB.
 inline constexpr double kHostAlarmFraction = 750.0 / 956.0;
 

@@ -30,10 +30,15 @@ json phaseJson(const PhaseMemory& pm) {
                          {"count", item.count},
                          {"unit_bytes", item.unitBytes},
                          {"capped", item.capped},
+                         {"fixed_budget", isFixedBudget(item.component)},
                          {"formula", formulaOf(item.component)},
                          {"value", describe(item)}});
     }
-    return {{"total_bytes", pm.total()}, {"components", items}};
+    double fixed = 0;
+    for (const auto& item : pm.items()) {
+        fixed += isFixedBudget(item.component) ? item.bytes : 0.0;
+    }
+    return {{"total_bytes", pm.total()}, {"fixed_budget_bytes", fixed}, {"components", items}};
 }
 
 json phasesJson(const std::array<PhaseMemory, kPhaseCount>& phases) {

@@ -93,6 +93,7 @@ struct Cluster {
     int nodes = 1;
     std::string masterAddr;               // "" = decided at launch (the head's LAN IP)
     double rayObjectStoreFraction = 0.3;  // Ray's default share of RAM, capped at 200 GB
+    double rayObjectStoreMaxGb = 200;     // Ray's DEFAULT_OBJECT_STORE_MAX_MEMORY_BYTES
     bool operator==(const Cluster&) const = default;
 };
 
@@ -206,6 +207,11 @@ struct MemoryFlags {
     bool reloadRolloutWeightsFromDisk = false;
     bool disableWeightsBackuper = false;
     double updateWeightBufferGb = 0.536870912;  // 512 MiB bucket per trainer rank
+    // Fixed budgets, measured (docs/memory-model.md section 5,
+    // scripts/measure-memory-overheads.py).
+    double processHostGb = 1.11;           // host RSS of one GPU process (torch, CUDA, NCCL)
+    double processGpuGb = 1.30;            // HBM outside the caching allocator per GPU process
+    double allocatorFragmentation = 0.10;  // allocator slack over the transient (activation) peak
     bool operator==(const MemoryFlags&) const = default;
 };
 

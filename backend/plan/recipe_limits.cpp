@@ -35,6 +35,7 @@ constexpr FieldBound kRecipeBounds[] = {
     {"hardware.host_ram_gb", 1, 1048576, "host RAM of one node in GB", false},
     {"cluster.nodes", 1, 4096, "largest cluster the planner sizes per-node tables for", true},
     {"cluster.ray_object_store_fraction", 0, 1, "a fraction of host RAM", false},
+    {"cluster.ray_object_store_max_gb", 0, 1048576, "at most a node's RAM bound, in GB", false},
     {"trainer.nodes", 1, 4096, "at most cluster.nodes' bound", true},
     {"trainer.gpus_per_node", 1, 64, "at most hardware.gpus_per_node's bound", true},
     {"trainer.tp", 1, 512, kParallel, true},
@@ -79,6 +80,9 @@ constexpr FieldBound kRecipeBounds[] = {
     {"lora.alpha", 0, 1000000, "a LoRA scale", false},
     {"lora.dropout", 0, 1, "a probability", false},
     {"memory.update_weight_buffer_gb", 0, 1024, "a bucket in host RAM, in GB", false},
+    {"memory.process_host_gb", 0, 1024, "host RAM of one GPU process, in GB", false},
+    {"memory.process_gpu_gb", 0, 1024, "HBM of one GPU process outside the allocator, in GB", false},
+    {"memory.allocator_fragmentation", 0, 10, "a multiple of the transient peak", false},
     {"checkpoints.save_interval", 1, k2p30, kSteps, false},
     {"checkpoints.converted_ep", 1, 4096, "at most trainer.ep's bound", false},
     {"eval.interval", 1, k2p30, kSteps, false},
@@ -307,6 +311,7 @@ std::vector<LimitViolation> checkRecipeLimits(const Recipe& r, bool planOnly) {
     check(R("hardware.host_ram_gb"), r.hardware.hostRamGb);
     check(R("cluster.nodes"), r.cluster.nodes);
     check(R("cluster.ray_object_store_fraction"), r.cluster.rayObjectStoreFraction);
+    check(R("cluster.ray_object_store_max_gb"), r.cluster.rayObjectStoreMaxGb);
     const Trainer& t = r.trainer;
     check(R("trainer.nodes"), t.nodes);
     check(R("trainer.gpus_per_node"), t.gpusPerNode);
@@ -358,6 +363,9 @@ std::vector<LimitViolation> checkRecipeLimits(const Recipe& r, bool planOnly) {
     check(R("lora.alpha"), r.lora.alpha);
     check(R("lora.dropout"), r.lora.dropout);
     check(R("memory.update_weight_buffer_gb"), r.memory.updateWeightBufferGb);
+    check(R("memory.process_host_gb"), r.memory.processHostGb);
+    check(R("memory.process_gpu_gb"), r.memory.processGpuGb);
+    check(R("memory.allocator_fragmentation"), r.memory.allocatorFragmentation);
     check(R("checkpoints.save_interval"), r.checkpoints.saveInterval);
     check(R("checkpoints.converted_ep"), r.checkpoints.convertedEp);
     check(R("eval.interval"), r.eval.interval);

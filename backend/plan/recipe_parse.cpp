@@ -54,6 +54,7 @@ void readCluster(MapReader& top, Cluster& c) {
     r.get("nodes", c.nodes);
     r.get("master_addr", c.masterAddr);
     r.get("ray_object_store_fraction", c.rayObjectStoreFraction);
+    r.get("ray_object_store_max_gb", c.rayObjectStoreMaxGb);
     r.finish();
 }
 
@@ -173,6 +174,9 @@ void readMemory(MapReader& top, MemoryFlags& m) {
     r.get("reload_rollout_weights_from_disk", m.reloadRolloutWeightsFromDisk);
     r.get("disable_weights_backuper", m.disableWeightsBackuper);
     r.get("update_weight_buffer_gb", m.updateWeightBufferGb);
+    r.get("process_host_gb", m.processHostGb);
+    r.get("process_gpu_gb", m.processGpuGb);
+    r.get("allocator_fragmentation", m.allocatorFragmentation);
     r.finish();
 }
 

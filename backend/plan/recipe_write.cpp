@@ -38,6 +38,8 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("master_addr", r.cluster.masterAddr, d.cluster.masterAddr);
         w.field("ray_object_store_fraction", r.cluster.rayObjectStoreFraction,
                 d.cluster.rayObjectStoreFraction);
+        w.field("ray_object_store_max_gb", r.cluster.rayObjectStoreMaxGb,
+                d.cluster.rayObjectStoreMaxGb);
     }
     top.enumField("placement", r.placement, d.placement);
     {
@@ -160,6 +162,9 @@ void writeSections(SectionWriter& top, const Recipe& r) {
                 md.reloadRolloutWeightsFromDisk);
         w.field("disable_weights_backuper", m.disableWeightsBackuper, md.disableWeightsBackuper);
         w.field("update_weight_buffer_gb", m.updateWeightBufferGb, md.updateWeightBufferGb);
+        w.field("process_host_gb", m.processHostGb, md.processHostGb);
+        w.field("process_gpu_gb", m.processGpuGb, md.processGpuGb);
+        w.field("allocator_fragmentation", m.allocatorFragmentation, md.allocatorFragmentation);
     }
     {
         const WeightUpdate& u = r.weightUpdate;

@@ -98,6 +98,7 @@ constexpr RuleInfo kRules[] = {
     {"memory.clone-backup", S::Warning, "memory.backup_mode", "colocated weight sync reads backups zero-copy (clone retains ~75 GB/rank of malloc arena)", "domain.md seed 000"},
     {"memory.page-cache", S::Warning, "memory.drop_checkpoint_page_cache_after_load", "a large checkpoint read leaves page cache unless dropped after load", "domain.md seed 000"},
     {"memory.gpu-over-capacity", S::Error, "hardware.gpu_memory_gb", "every GPU's phase peak fits its HBM", "docs/memory-model.md"},
+    {"memory.gpu-headroom", S::Warning, "hardware.gpu_memory_gb", "every GPU keeps 5 % of its HBM free at its phase peak", "docs/memory-model.md"},
     {"memory.engine-weights-fit", S::Error, "rollout.mem_fraction", "engine weights per GPU fit in mem_fraction x HBM, leaving a KV cache", "SGLang mem_fraction_static; miles qwen3-8.md"},
     // framework argument checks: slime arguments.py = THUDM/slime@002fa9d6 slime/utils/arguments.py
     // (slime_validate_args); inventory with every check in docs/rules.md

@@ -259,14 +259,33 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                 (matters ? std::string(" and lifts the node over the alarm line") : std::string()),
             "set memory.drop_checkpoint_page_cache_after_load: true (miles)");
     }
-    // Device memory per GPU class.
+    // Device memory per GPU class: over HBM is an error, less than the headroom left a warning.
+    // Both name what CPU Adam would take off the GPU when the optimizer state is on it.
+    auto cpuAdamNote = [&](const GpuMemory& g) {
+        const double adam = g.phases[std::size_t(g.peakPhase)].bytesOf(Component::TrainerOptimizer);
+        if (adam <= 0 || r.optimizer.cpuOffload) {
+            return std::string();
+        }
+        return "; CPU Adam (optimizer.cpu_offload) removes " + gb(adam) + " of optimizer state";
+    };
     for (const auto& g : m.gpus) {
         if (g.peakBytes > m.gpuBytes) {
             ctx.emit("memory.gpu-over-capacity", "hardware.gpu_memory_gb",
                      g.label() + " peaks at " + gb(g.peakBytes) + " in " + toString(g.peakPhase) +
-                         ", over " + gb(m.gpuBytes) + " of HBM",
+                         ", over " + gb(m.gpuBytes) + " of HBM" + cpuAdamNote(g),
                      "widen the parallelism (TP/PP/EP), enable CPU Adam, recompute or lower "
                      "max_tokens_per_gpu");
+            break;
+        }
+    }
+    for (const auto& g : m.gpus) {
+        if (g.peakBytes <= m.gpuBytes && g.peakBytes > (1.0 - kGpuHeadroomFraction) * m.gpuBytes) {
+            ctx.emit("memory.gpu-headroom", "hardware.gpu_memory_gb",
+                     g.label() + " peaks at " + gb(g.peakBytes) + " in " + toString(g.peakPhase) +
+                         ", leaving " + gb(m.gpuBytes - g.peakBytes) + " of " + gb(m.gpuBytes) +
+                         " HBM (under the " + num(kGpuHeadroomFraction * 100) + " % headroom)" +
+                         cpuAdamNote(g),
+                     "widen the parallelism, enable CPU Adam or lower max_tokens_per_gpu");
             break;
         }
     }

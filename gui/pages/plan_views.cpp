@@ -30,7 +30,10 @@ BudgetBar barOf(const plan::PhaseMemory& phase, plan::Phase p) {
             QString::fromLatin1(plan::toString(item.component)), item.bytes / plan::kGb,
             qs(plan::describe(item)) + QStringLiteral("\n= ") +
                 QString::fromLatin1(plan::formulaOf(item.component)) +
-                (item.capped ? QStringLiteral(" (capped)") : QString())});
+                (item.capped ? QStringLiteral(" (capped)") : QString()) +
+                (plan::isFixedBudget(item.component)
+                     ? QStringLiteral("\nfixed budget: a recipe field, not derived from the model")
+                     : QString())});
     }
     return bar;
 }

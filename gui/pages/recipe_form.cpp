@@ -331,6 +331,19 @@ RecipeForm::RecipeForm(QWidget* parent) : QWidget(parent) {
     addDouble(
         f, QStringLiteral("memory.update_weight_buffer_gb"), tr("Weight-update bucket (GB)"),
         [](Recipe& r) -> double& { return r.memory.updateWeightBufferGb; }, 0, 1000, 3);
+    // Fixed budgets (docs/memory-model.md section 5): measured defaults, editable per site.
+    addDouble(
+        f, QStringLiteral("memory.process_host_gb"), tr("Host RAM per GPU process (GB)"),
+        [](Recipe& r) -> double& { return r.memory.processHostGb; }, 0, 1024, 2);
+    addDouble(
+        f, QStringLiteral("memory.process_gpu_gb"), tr("HBM per GPU process (GB)"),
+        [](Recipe& r) -> double& { return r.memory.processGpuGb; }, 0, 1024, 2);
+    addDouble(
+        f, QStringLiteral("memory.allocator_fragmentation"), tr("Allocator fragmentation"),
+        [](Recipe& r) -> double& { return r.memory.allocatorFragmentation; }, 0, 10, 2);
+    addDouble(
+        f, QStringLiteral("cluster.ray_object_store_max_gb"), tr("Ray object store cap (GB)"),
+        [](Recipe& r) -> double& { return r.cluster.rayObjectStoreMaxGb; }, 0, 1048576, 0);
 
     f = section(tr("NCCL"), QStringLiteral("environment"));
     addText(

@@ -173,6 +173,79 @@ TEST(MemoryModel, CpuAdamStateLivesOnTheHost) {
     }
 }
 
+// Seed 002: Qwen3-30B-A3B on 1 x 8 H100 needs CPU Adam. Without it the rank holds 8.0 GB bf16
+// weights + 16.0 GB fp32 grads + 45.8 GB Adam state + activations and logits, plus two processes'
+// CUDA/NCCL runtime and the allocator's fragmentation: over 80 GB, an error naming what CPU Adam
+// removes. With CPU Adam the same rank fits with room to spare.
+const char* kVime30b = "vime-qwen3-30B-A3B-1x8.yaml";
+
+const Finding* findingOf(const Plan& plan, const char* id) {
+    for (const auto& f : plan.findings) {
+        if (f.ruleId == id) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+TEST(MemoryModel, Qwen3MoeOn8H100WithoutCpuAdamIsOverHbm) {
+    const Planned p = planOf(kVime30b, [](Recipe& r) { r.optimizer.cpuOffload = false; });
+    const Finding* f = findingOf(p.plan, "memory.gpu-over-capacity");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Error);
+    const GpuMemory& g = p.plan.memory.gpus.at(0);
+    const PhaseMemory& train = g.phases[std::size_t(Phase::Train)];
+    const double adam = train.bytesOf(Component::TrainerOptimizer);
+    // 12 B x (dense / (TP 4 x DP 2) + experts / EP 8): the per-rank shard of 30.5 B params.
+    EXPECT_NEAR(adam / GB, 45.8, 0.5);
+    EXPECT_NE(f->message.find("CPU Adam (optimizer.cpu_offload) removes " + formatGb(adam)),
+              std::string::npos)
+        << f->message;
+    EXPECT_GT(g.peakBytes, 80 * GB);
+    EXPECT_GT(train.bytesOf(Component::GpuRuntime), 0);
+    EXPECT_GT(train.bytesOf(Component::AllocatorSlack), 0);
+}
+
+TEST(MemoryModel, Qwen3MoeOn8H100WithCpuAdamFits) {
+    const Planned p = planOf(kVime30b);
+    EXPECT_FALSE(hasRule(p.plan, "memory.gpu-over-capacity"));
+    EXPECT_FALSE(hasRule(p.plan, "memory.gpu-headroom"));
+    for (const auto& g : p.plan.memory.gpus) {
+        EXPECT_LT(g.peakBytes, (1.0 - kGpuHeadroomFraction) * 80 * GB) << g.label();
+    }
+}
+
+TEST(MemoryModel, LittleHeadroomIsAWarning) {
+    // The same run with an engine pool of 0.94 x 80 GB: 75.2 GB + two processes' 1.3 GB runtime
+    // = 77.8 GB in rollout. It fits, but leaves under 5 % of HBM free.
+    const Planned tight = planOf(kVime30b, [](Recipe& r) { r.rollout.memFraction = 0.94; });
+    const Finding* f = findingOf(tight.plan, "memory.gpu-headroom");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::Warning);
+    EXPECT_NEAR(tight.plan.memory.gpus.at(0).peakBytes / GB, 0.94 * 80 + 2 * 1.3, 0.01);
+    EXPECT_FALSE(hasRule(tight.plan, "memory.gpu-over-capacity"));
+}
+
+TEST(MemoryModel, FixedBudgetsAreRecipeFields) {
+    const Planned healthy = planOf(kFull);
+    const Planned edited = planOf(kFull, [](Recipe& r) {
+        r.cluster.rayObjectStoreMaxGb = 50;
+        r.memory.processHostGb = 2;
+    });
+    const NodeMemory& a = healthy.plan.memory.nodes[0];
+    const NodeMemory& b = edited.plan.memory.nodes[0];
+    const auto& la = a.phases[std::size_t(Phase::Load)];
+    const auto& lb = b.phases[std::size_t(Phase::Load)];
+    EXPECT_NEAR(la.bytesOf(Component::RayObjectStore), 200 * GB, 1);
+    EXPECT_NEAR(lb.bytesOf(Component::RayObjectStore), 50 * GB, 1);
+    const double processes = a.trainerRanks + a.engineGpus;
+    EXPECT_NEAR(la.bytesOf(Component::ProcessRuntime), processes * 1.11 * GB, 1);
+    EXPECT_NEAR(lb.bytesOf(Component::ProcessRuntime), processes * 2 * GB, 1);
+    EXPECT_TRUE(isFixedBudget(Component::RayObjectStore));
+    EXPECT_FALSE(isFixedBudget(Component::TrainerBackup));
+    EXPECT_GT(healthy.plan.memory.fixedHostPerNodeMax, 200 * GB);
+}
+
 TEST(MemoryModel, CpuOnlySmokeRunFitsThisMachine) {
     const Planned p = planOf("smoke-local.yaml");
     EXPECT_TRUE(p.plan.memory.cpuOnly);

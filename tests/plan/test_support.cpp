@@ -51,7 +51,7 @@ Recipe everyFieldRecipe() {
     r.model.shape->variants.push_back(ModelVariant{"small", 2, 0, "t", "_s", "d"});
     r.model.variant = "small";
     r.hardware = Hardware{"B200", 180.5, 4, 1500, CpuArch::Aarch64, false};
-    r.cluster = Cluster{3, "10.0.0.1", 0.25};
+    r.cluster = Cluster{3, "10.0.0.1", 0.25, 150};
     r.placement = Placement::Colocate;
     r.trainer = Trainer{TrainBackend::Fsdp, 2, 4, 2, 2, 2, 4, 1, true, 3, 5, 2, true};
     r.rollout.engine = RolloutEngine::Vllm;
@@ -93,9 +93,18 @@ Recipe everyFieldRecipe() {
                             OpdType::Megatron};
     r.optimizer = Optimizer{"muon", false, true, true, true, 0.8};
     r.lora = Lora{16, 32, 0.05, {"all-linear"}, true};
-    r.memory = MemoryFlags{
-        false, true, OffloadTarget::Disk, true, PeakDevice::Gpu, BackupMode::Clone, true,
-        true,  1.0};
+    r.memory = MemoryFlags{false,
+                           true,
+                           OffloadTarget::Disk,
+                           true,
+                           PeakDevice::Gpu,
+                           BackupMode::Clone,
+                           true,
+                           true,
+                           1.0,
+                           2.5,
+                           0.9,
+                           0.2};
     r.environment = Environment{"2.30.7", "/x/libnccl.so.2", {{"A", "1"}, {"B", "true"}}};
     r.checkpoints =
         Checkpoints{"/m", "/hf", "/ref", "/load", "/save", 10, 8, true, true, "/teacher"};
