@@ -1,5 +1,6 @@
 #include "db/history/chunk_codec.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -227,7 +228,10 @@ Status decodeChunk(std::span<const std::uint8_t> bytes, std::int64_t count,
                      std::to_string(count) + " samples"};
     }
     BitReader in(bytes);
-    out.reserve(out.size() + static_cast<std::size_t>(count));
+    // Grow geometrically: callers append chunk after chunk (an exact reserve here is quadratic).
+    if (out.capacity() < out.size() + static_cast<std::size_t>(count)) {
+        out.reserve(std::max(out.size() + static_cast<std::size_t>(count), 2 * out.capacity()));
+    }
     std::int64_t t = 0, dt = 0, seq = 0, dseq = 0, step = 0, dstep = 0;
     std::uint64_t value = 0;
     XorReadState valueXor, minXor, maxXor;
