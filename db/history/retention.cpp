@@ -413,15 +413,26 @@ Result<PruneReport> History::prune(const PruneOptions& options) {
             }
             std::int64_t deleted = 0;
             for (Row& r : rows) {
-                const auto split =
-                    std::stable_partition(r.samples.begin(), r.samples.end(),
-                                          [&](const ChunkSample& p) { return survives(p.tNs); });
-                const auto gone = std::distance(split, r.samples.end());
+                // At most `batch` samples per transaction: past it, the oldest go first and the
+                // rest of the chunk is re-encoded (its new row is visited again).
+                std::sort(r.samples.begin(), r.samples.end(), sampleBefore);
+                std::vector<ChunkSample> keptSamples;
+                std::int64_t gone = 0;
+                for (const ChunkSample& p : r.samples) {
+                    if (!survives(p.tNs) && (options.dryRun || deleted + gone < batch)) {
+                        ++gone;
+                    } else {
+                        if (!survives(p.tNs)) {
+                            more = true;
+                        }
+                        keptSamples.push_back(p);
+                    }
+                }
                 deleted += gone;
                 if (gone == 0 || options.dryRun) {
                     continue;
                 }
-                r.samples.erase(split, r.samples.end());
+                r.samples = std::move(keptSamples);
                 auto del = db.prepare("DELETE FROM chunks WHERE id = ?1;");
                 if (!del.ok()) {
                     return Error{del.error()};
