@@ -1,4 +1,5 @@
 #include "db/history/history.h"
+#include "db/history/chunks.h"
 
 #include <sys/stat.h>
 
@@ -133,6 +134,7 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
     }
     // Open without switching the journal mode: nothing is written before the file has been
     // recognised as a (current or older) Runplane history.
+    registerSamplesView();  // `samples` in SQL reads the chunks (this and later connections)
     sqlite::Database::Options dbOptions;
     dbOptions.readOnly = options.readOnly;
     dbOptions.wal = false;

@@ -5,7 +5,10 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "db/history/chunk_codec.h"
+#include "db/history/chunks.h"
 #include "db/history/history.h"
 #include "db/sqlite/sqlite.h"
 
@@ -18,14 +21,36 @@ struct History::Impl {
     sqlite::Statement upsertCursor;
     sqlite::Statement selectSeries;
     sqlite::Statement insertSeries;
-    sqlite::Statement insertSample;
+    sqlite::Statement insertChunk;
+    sqlite::Statement updateChunk;
+    sqlite::Statement lastChunk;
     sqlite::Statement insertEvent;
     sqlite::Statement upsertRollup;
     bool ingestPrepared = false;
     // (node, run, name) -> series id; entries created in a rolled-back transaction are removed.
     std::unordered_map<std::string, std::int64_t> seriesIds;
 
+    /// The open chunk of a series this connection appends to (docs/history.md, "Chunks"). Its
+    /// row is rewritten at every batch commit; `pending` are the samples appended since.
+    struct Head {
+        std::int64_t rowId = 0;  // 0: not stored yet
+        std::int64_t incarnation = 0;
+        std::int64_t storedCount = 0;  // the row's count as this connection last wrote it
+        ChunkEncoder encoder;
+        ChunkMeta meta;
+        std::vector<ChunkSample> pending;
+        bool full() const {
+            return meta.count >= kChunkMaxSamples || encoder.bytes().size() >= kChunkMaxBytes;
+        }
+    };
+    /// Cleared when a batch rolls back (the rows they describe are gone); rebuilt on demand.
+    std::unordered_map<std::int64_t, Head> heads;
+
     Status prepareIngest();
+    /// The head of a series, resumed from its last stored chunk when that one is still open.
+    Result<Head*> head(std::int64_t seriesId, std::int64_t incarnation);
+    /// Writes the head's row (insert, or update if no other connection changed it meanwhile).
+    Status storeHead(std::int64_t seriesId, Head& head);
 };
 
 /// Key of Impl::seriesIds.

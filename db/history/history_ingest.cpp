@@ -1,10 +1,15 @@
 // History: batched, idempotent ingest of telemetry (one transaction per batch).
 #include <algorithm>
-#include <cmath>
+#include <limits>
+#include <set>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
+#include "db/history/retention.h"
 #include "db/history/rollup.h"
 
 namespace runplane::db {
@@ -27,9 +32,15 @@ Status History::Impl::prepareIngest() {
          "last_seq = max(last_seq, excluded.last_seq), updated_ns = excluded.updated_ns;"},
         {&selectSeries, "SELECT id FROM series WHERE node_id = ?1 AND run_id = ?2 AND name = ?3;"},
         {&insertSeries, "INSERT INTO series(node_id, run_id, name, unit) VALUES (?1, ?2, ?3, ?4);"},
-        {&insertSample,
-         "INSERT OR IGNORE INTO samples(series_id, t_ns, seq, value, min, max, step, "
-         "incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);"},
+        {&insertChunk,
+         "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, "
+         "data) VALUES (?2, ?1, ?3, ?4, ?5, ?6, ?7, ?8);"},  // ?1: incarnation
+        {&updateChunk,
+         "UPDATE chunks SET t_min = ?3, t_max = ?4, seq_min = ?5, seq_max = ?6, count = ?7, "
+         "data = ?8 WHERE id = ?1 AND series_id = ?2 AND count = ?9;"},
+        {&lastChunk,
+         "SELECT id, incarnation, count, data FROM chunks WHERE series_id = ?1 "
+         "ORDER BY id DESC LIMIT 1;"},
         {&insertEvent,
          "INSERT OR IGNORE INTO events(node_id, seq, t_ns, run_id, kind, message, attrs_json, "
          "incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);"},
@@ -72,16 +83,88 @@ Result<std::uint64_t> readCursor(sqlite::Statement& stmt, const std::string& nod
     return cursor;
 }
 
-// NaN is stored as NULL (SQLite has no NaN).
-void bindReal(sqlite::Statement& stmt, int index, double value) {
-    if (std::isnan(value)) {
-        stmt.bindNull(index);
-    } else {
-        stmt.bind(index, value);
+}  // namespace
+
+Result<History::Impl::Head*> History::Impl::head(std::int64_t seriesId, std::int64_t incarnation) {
+    auto [it, inserted] = heads.try_emplace(seriesId);
+    Head& h = it->second;
+    if (!inserted) {
+        return &h;
     }
+    // A new connection continues the series' last chunk while it is open (same incarnation,
+    // room left), so reconnecting ingestors do not leave a trail of short chunks.
+    lastChunk.bind(1, seriesId);
+    auto row = lastChunk.step();
+    Status status;
+    if (row.ok() && *row && lastChunk.columnInt(1) == incarnation &&
+        lastChunk.columnInt(2) < kChunkMaxSamples) {
+        std::vector<ChunkSample> stored;
+        status = decodeChunk(lastChunk.columnBlob(3), lastChunk.columnInt(2), stored);
+        if (status.ok()) {
+            for (const ChunkSample& s : stored) {
+                h.encoder.append(s);
+                h.meta.add(s);
+            }
+            h.rowId = lastChunk.columnInt(0);
+            h.incarnation = incarnation;
+            h.storedCount = h.meta.count;
+        }
+    }
+    lastChunk.reset();
+    if (!row.ok()) {
+        heads.erase(it);
+        return Error{row.error()};
+    }
+    if (!status.ok()) {
+        heads.erase(it);
+        return Error{db->path() + ": damaged chunk of series " + std::to_string(seriesId) + ": " +
+                     status.error()};
+    }
+    return &h;
 }
 
-}  // namespace
+Status History::Impl::storeHead(std::int64_t seriesId, Head& h) {
+    if (h.pending.empty()) {
+        return {};
+    }
+    auto bindRow = [&](sqlite::Statement& stmt) -> sqlite::Statement& {
+        return stmt.bind(2, seriesId)
+            .bind(3, h.meta.tMin)
+            .bind(4, h.meta.tMax)
+            .bind(5, h.meta.seqMin)
+            .bind(6, h.meta.seqMax)
+            .bind(7, h.meta.count)
+            .bindBlob(8, h.encoder.bytes().data(), static_cast<int>(h.encoder.bytes().size()));
+    };
+    if (h.rowId != 0) {
+        bindRow(updateChunk).bind(1, h.rowId).bind(9, h.storedCount);
+        if (Status s = updateChunk.run(); !s.ok()) {
+            return s;
+        }
+        if (db->changes() == 1) {
+            h.storedCount = h.meta.count;
+            h.pending.clear();
+            return {};
+        }
+        // Another connection pruned or rewrote the row: its samples are its own now; ours go
+        // into a new chunk.
+        h.encoder = ChunkEncoder{};
+        h.meta = ChunkMeta{};
+        for (const ChunkSample& s : h.pending) {
+            h.encoder.append(s);
+            h.meta.add(s);
+        }
+        h.rowId = 0;
+    }
+    bindRow(insertChunk).bind(1, h.incarnation);
+    if (Status s = insertChunk.run(); !s.ok()) {
+        return s;
+    }
+    h.rowId = db->lastInsertRowId();
+    h.storedCount = h.meta.count;
+    h.pending.clear();
+    return {};
+}
 
 Result<std::uint64_t> History::ingestCursor(const std::string& nodeId) {
     auto latest = latestCursor(nodeId);
@@ -150,45 +233,149 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         return id;
     };
 
+    // Group the new samples by series (arrival order kept within a series).
+    struct Group {
+        std::int64_t seriesId = 0;
+        std::vector<ChunkSample> samples;
+    };
+    std::vector<Group> groups;
+    std::unordered_map<std::int64_t, std::size_t> groupOf;
+    std::int64_t lastSeriesId = -1;
+    std::size_t lastGroup = 0;
+    // Exactly-once inside one batch too: a repeated (series, seq) is stored once. The set is only
+    // built when seqs stop increasing (never for a daemon's batch).
+    std::uint64_t previousSeq = 0;
+    std::set<std::pair<std::int64_t, std::int64_t>> seen;
+    bool checkSeen = false;
+    std::string key;
     for (const IngestSample& sample : batch.samples) {
         newCursor = std::max(newCursor, sample.seq);
         if (sample.seq <= *cursor) {
             ++result.duplicatesSkipped;
             continue;
         }
-        auto seriesId = seriesIdFor(sample);
-        if (!seriesId.ok()) {
-            forgetNewSeries();
-            return Error{seriesId.error()};
-        }
-        impl.insertSample.bind(1, *seriesId)
-            .bind(2, sample.tNs)
-            .bind(3, static_cast<std::int64_t>(sample.seq))
-            .bind(7, sample.step)
-            .bind(8, incarnationBits(batch.incarnation));
-        bindReal(impl.insertSample, 4, sample.value);
-        bindReal(impl.insertSample, 5, sample.min);
-        bindReal(impl.insertSample, 6, sample.max);
-        if (Status s = impl.insertSample.run(); !s.ok()) {
-            forgetNewSeries();
-            return Error{s.error()};
-        }
-        if (impl.db->changes() > 0) {
-            ++result.samplesInserted;
-            addToDelta(
-                rollups, *seriesId,
-                SeqPoint{SeriesPoint{sample.tNs, sample.value, sample.min, sample.max, sample.step},
-                         static_cast<std::int64_t>(sample.seq)});
+        key.assign(batch.nodeId).push_back('\0');
+        key.append(sample.runId).push_back('\0');
+        key.append(sample.series);
+        std::int64_t seriesId = 0;
+        if (auto it = impl.seriesIds.find(key); it != impl.seriesIds.end()) {
+            seriesId = it->second;
         } else {
+            auto id = seriesIdFor(sample);
+            if (!id.ok()) {
+                forgetNewSeries();
+                return Error{id.error()};
+            }
+            seriesId = *id;
+        }
+        if (seriesId != lastSeriesId) {
+            auto [it, added] = groupOf.try_emplace(seriesId, groups.size());
+            if (added) {
+                groups.push_back(Group{seriesId, {}});
+            }
+            lastSeriesId = seriesId;
+            lastGroup = it->second;
+        }
+        if (!checkSeen && sample.seq <= previousSeq) {
+            checkSeen = true;  // seqs went back: index what this batch stored so far
+            for (const Group& g : groups) {
+                for (const ChunkSample& s : g.samples) {
+                    seen.emplace(g.seriesId, s.seq);
+                }
+            }
+        }
+        previousSeq = sample.seq;
+        if (checkSeen && !seen.emplace(seriesId, static_cast<std::int64_t>(sample.seq)).second) {
             ++result.duplicatesSkipped;
+            continue;
+        }
+        groups[lastGroup].samples.push_back(
+            ChunkSample{sample.tNs, static_cast<std::int64_t>(sample.seq), sample.value, sample.min,
+                        sample.max, sample.step});
+    }
+    auto fail = [&](const std::string& error) -> Result<IngestResult> {
+        forgetNewSeries();
+        impl.heads.clear();  // their rows roll back with the transaction
+        return Error{error};
+    };
+    const std::int64_t incarnation = incarnationBits(batch.incarnation);
+    std::int64_t widths[kRollupLevels];
+    for (int level = 0; level < kRollupLevels; ++level) {
+        widths[level] = rollupWidth(level);
+    }
+    for (const Group& group : groups) {
+        result.samplesInserted += group.samples.size();
+        // Rollup cells. Cells nest (each level's width is a multiple of the one below, on one
+        // grid), so samples go into the open level-0 cell only; a cell that is left is merged
+        // into its parent's open cell and into the delta, level by level upwards.
+        std::int64_t openIndex[kRollupLevels] = {};
+        bool isOpen[kRollupLevels] = {};
+        RollupCell open[kRollupLevels];  // the open cell's samples not in an open child cell
+        std::int64_t cellLo = 0;
+        std::int64_t cellHi = 0;  // [cellLo, cellHi): the open level-0 cell's time span
+        auto close = [&](int level) {
+            if (open[level].count > 0) {
+                if (level + 1 < kRollupLevels) {
+                    mergeCell(open[level + 1], open[level]);
+                }
+                if (level >= kRetainedRollupLevel) {  // finer cells: the chunks answer those
+                    mergeCell(rollups[{group.seriesId, level, openIndex[level]}], open[level]);
+                }
+            }
+            open[level] = RollupCell{};
+        };
+        for (const ChunkSample& s : group.samples) {
+            if (!isOpen[0] || s.tNs < cellLo || s.tNs >= cellHi) {
+                for (int level = 0; level < kRollupLevels; ++level) {
+                    const std::int64_t cell = bucketIndex(s.tNs, widths[level]);
+                    if (isOpen[level] && cell == openIndex[level]) {
+                        break;  // this cell and every coarser one stay open
+                    }
+                    if (isOpen[level]) {
+                        close(level);
+                    }
+                    openIndex[level] = cell;
+                    isOpen[level] = true;
+                }
+                if (__builtin_mul_overflow(openIndex[0], widths[0], &cellLo)) {
+                    cellLo = std::numeric_limits<std::int64_t>::min();
+                }
+                cellHi = cellLo > std::numeric_limits<std::int64_t>::max() - widths[0]
+                             ? std::numeric_limits<std::int64_t>::max()
+                             : cellLo + widths[0];
+            }
+            addToCell(open[0], SeqPoint{SeriesPoint{s.tNs, s.value, s.min, s.max, s.step}, s.seq});
+        }
+        for (int level = 0; level < kRollupLevels; ++level) {
+            close(level);
+        }
+        // The samples into the series' open chunk; a full one is stored and a new one begun.
+        auto head = impl.head(group.seriesId, incarnation);
+        if (!head.ok()) {
+            return fail(head.error());
+        }
+        Impl::Head* h = *head;
+        for (const ChunkSample& s : group.samples) {
+            if (h->meta.count > 0 && (h->full() || h->incarnation != incarnation)) {
+                if (Status st = impl.storeHead(group.seriesId, *h); !st.ok()) {
+                    return fail(st.error());
+                }
+                *h = Impl::Head{};
+            }
+            h->incarnation = incarnation;
+            h->encoder.append(s);
+            h->meta.add(s);
+            h->pending.push_back(s);
+        }
+        if (Status st = impl.storeHead(group.seriesId, *h); !st.ok()) {
+            return fail(st.error());
         }
     }
     // The rollup cells these samples touched, merged in the same transaction.
-    for (const auto& [key, cell] : rollups) {
-        const auto& [seriesId, level, index] = key;
+    for (const auto& [cellKey, cell] : rollups) {
+        const auto& [seriesId, level, index] = cellKey;
         if (Status s = writeCell(impl.upsertRollup, seriesId, level, index, cell); !s.ok()) {
-            forgetNewSeries();
-            return Error{s.error()};
+            return fail(s.error());
         }
     }
     for (const IngestEvent& event : batch.events) {
@@ -210,8 +397,7 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
             .bind(7, event.attrsJson.empty() ? std::string("{}") : event.attrsJson)
             .bind(8, incarnationBits(batch.incarnation));
         if (Status s = impl.insertEvent.run(); !s.ok()) {
-            forgetNewSeries();
-            return Error{s.error()};
+            return fail(s.error());
         }
         if (impl.db->changes() > 0) {
             ++result.eventsInserted;
@@ -224,12 +410,10 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         .bind(3, nowNs())
         .bind(4, incarnationBits(batch.incarnation));
     if (Status s = impl.upsertCursor.run(); !s.ok()) {
-        forgetNewSeries();
-        return Error{s.error()};
+        return fail(s.error());
     }
     if (Status s = tx.commit(); !s.ok()) {
-        forgetNewSeries();
-        return Error{s.error()};
+        return fail(s.error());
     }
     result.cursor = newCursor;
     return result;

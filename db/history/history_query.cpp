@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "db/history/chunks.h"
 #include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
@@ -36,29 +37,6 @@ SeriesInfo readSeries(const sqlite::Statement& stmt) {
     info.name = stmt.columnText(3);
     info.unit = stmt.columnText(4);
     return info;
-}
-
-// Fills count/first/last of a series with index seeks (no scan): count is left to the caller.
-Status fillExtent(sqlite::Database& db, SeriesInfo& info) {
-    auto stmt = db.prepare(
-        "SELECT (SELECT t_ns FROM samples WHERE series_id = ?1 ORDER BY t_ns LIMIT 1), "
-        "(SELECT t_ns FROM samples WHERE series_id = ?1 ORDER BY t_ns DESC LIMIT 1);");
-    if (!stmt.ok()) {
-        return Error{stmt.error()};
-    }
-    stmt->bind(1, info.id);
-    auto row = stmt->step();
-    if (!row.ok()) {
-        return Error{row.error()};
-    }
-    info.firstNs = stmt->columnInt(0);
-    info.lastNs = stmt->columnInt(1);
-    return {};
-}
-
-double realOrNan(const sqlite::Statement& stmt, int column) {
-    return stmt.columnIsNull(column) ? std::numeric_limits<double>::quiet_NaN()
-                                     : stmt.columnDouble(column);
 }
 
 // A cell's representatives in time order (distinct samples), its count on the first.
@@ -141,20 +119,21 @@ Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) 
         !s.ok()) {
         return Error{s.error()};
     }
-    auto count = m_impl->db->prepare("SELECT count(*) FROM samples WHERE series_id = ?1;");
+    // Count and extent from the chunk rows alone (t_min/t_max are exact per chunk).
+    auto count = m_impl->db->prepare(
+        "SELECT coalesce(sum(count), 0), min(t_min), max(t_max) FROM chunks WHERE series_id = ?1;");
     if (!count.ok()) {
         return Error{count.error()};
     }
     for (SeriesInfo& info : series) {
-        if (Status s = fillExtent(*m_impl->db, info); !s.ok()) {
-            return Error{s.error()};
-        }
         count->bind(1, info.id);
         auto row = count->step();
         if (!row.ok()) {
             return Error{row.error()};
         }
         info.count = count->columnInt(0);
+        info.firstNs = count->columnInt(1);
+        info.lastNs = count->columnInt(2);
         count->reset();
     }
     return series;
@@ -192,24 +171,15 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     }
     // A range reaching into the pruned era of a series (retention) reads it from what is left.
     const bool pruned = *horizon && query.t0Ns < (*horizon)->rawBeforeNs;
-    // Tighten the window to the data actually present (two index seeks), so the buckets are
-    // spread over the samples and not over empty time.
-    auto extent = m_impl->db->prepare(
-        "SELECT (SELECT t_ns FROM samples WHERE series_id = ?1 AND t_ns >= ?2 AND t_ns <= ?3 "
-        "        ORDER BY t_ns LIMIT 1), "
-        "       (SELECT t_ns FROM samples WHERE series_id = ?1 AND t_ns >= ?2 AND t_ns <= ?3 "
-        "        ORDER BY t_ns DESC LIMIT 1);");
+    // Tighten the window to the data actually present, so the buckets are spread over the
+    // samples and not over empty time.
+    auto extent = sampleExtent(*m_impl->db, query.seriesId, query.t0Ns, query.t1Ns);
     if (!extent.ok()) {
         return Error{extent.error()};
     }
-    extent->bind(1, query.seriesId).bind(2, query.t0Ns).bind(3, query.t1Ns);
-    auto row = extent->step();
-    if (!row.ok()) {
-        return Error{row.error()};
-    }
-    bool any = !extent->columnIsNull(0);
-    std::int64_t lo = any ? extent->columnInt(0) : 0;
-    std::int64_t hi = any ? extent->columnInt(1) : 0;
+    bool any = extent->has_value();
+    std::int64_t lo = any ? (*extent)->first : 0;
+    std::int64_t hi = any ? (*extent)->second : 0;
     // The pruned era's cells: [rollupBefore, rawBefore) at the first retained level.
     std::int64_t oldFrom = 0;
     std::int64_t oldTo = 0;  // inclusive
@@ -247,23 +217,19 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         return out;  // no sample in range
     }
 
-    auto stmt = m_impl->db->prepare(
-        "SELECT t_ns, value, min, max, step FROM samples "
-        "WHERE series_id = ?1 AND t_ns >= ?2 AND t_ns <= ?3 ORDER BY t_ns, seq;");
-    if (!stmt.ok()) {
-        return Error{stmt.error()};
-    }
+    std::vector<ChunkSample> samples;
     auto scan = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
         if (from > to) {
             return {};
         }
-        stmt->bind(1, query.seriesId).bind(2, from).bind(3, to);
-        Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
-            decimator.add(SeriesPoint{r.columnInt(0), realOrNan(r, 1), realOrNan(r, 2),
-                                      realOrNan(r, 3), r.columnInt(4)});
-        });
-        stmt->reset();
-        return s;
+        samples.clear();
+        if (Status s = loadSamples(*m_impl->db, query.seriesId, from, to, samples); !s.ok()) {
+            return s;
+        }
+        for (const ChunkSample& p : samples) {
+            decimator.add(SeriesPoint{p.tNs, p.value, p.min, p.max, p.step});
+        }
+        return {};
     };
 
     // Wide ranges read the rollup pyramid: the coarsest level whose cells are no wider than a
@@ -272,6 +238,9 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     int level = -1;
     while (level + 1 < kRollupLevels && rollupWidth(level + 1) <= width) {
         ++level;
+    }
+    if (level < kRetainedRollupLevel) {
+        level = -1;  // 1 s / 8 s cells are not stored since v6: decoding chunks is faster
     }
     // [from, to] from raw edges and interior cells of `level` (raw only when too narrow).
     auto feed = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
@@ -431,46 +400,42 @@ Result<std::vector<MetricSummary>> History::runMetrics(const std::string& runId,
         !s.ok()) {
         return Error{s.error()};
     }
-    // SQLite returns the other columns of an aggregate query with a single min()/max() from
-    // the row that holds the extreme, which gives step and time of the best value.
-    auto last = m_impl->db->prepare(
-        "SELECT value, step, t_ns FROM samples WHERE series_id = ?1 "
-        "ORDER BY t_ns DESC, seq DESC LIMIT 1;");
-    auto bestMax =
-        m_impl->db->prepare("SELECT max(value), step, t_ns FROM samples WHERE series_id = ?1;");
-    auto bestMin =
-        m_impl->db->prepare("SELECT min(value), step, t_ns FROM samples WHERE series_id = ?1;");
-    if (!last.ok() || !bestMax.ok() || !bestMin.ok()) {
-        return Error{m_impl->db->lastError()};
-    }
     std::vector<MetricSummary> out;
+    std::vector<ChunkSample> samples;
     for (const Item& item : items) {
+        samples.clear();
+        if (Status s = loadSamples(*m_impl->db, item.id, std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max(), samples);
+            !s.ok()) {
+            return Error{s.error()};
+        }
+        if (samples.empty()) {
+            continue;
+        }
         MetricSummary summary;
         summary.nodeId = item.node;
         summary.series = item.name;
-        last->bind(1, item.id);
-        auto row = last->step();
-        if (!row.ok()) {
-            return Error{row.error()};
+        const ChunkSample& last = samples.back();
+        summary.last = last.value;
+        summary.lastStep = last.step;
+        summary.lastNs = last.tNs;
+        // Best: the earliest sample holding the extreme value; NaN never wins.
+        const bool lower = lowerIsBetter(item.name);
+        const ChunkSample* best = nullptr;
+        for (const ChunkSample& p : samples) {
+            if (std::isnan(p.value)) {
+                continue;
+            }
+            if (!best || (lower ? p.value < best->value : p.value > best->value)) {
+                best = &p;
+            }
         }
-        if (!*row) {
-            last->reset();
-            continue;
+        if (!best) {
+            best = &samples.front();
         }
-        summary.last = realOrNan(*last, 0);
-        summary.lastStep = last->columnInt(1);
-        summary.lastNs = last->columnInt(2);
-        last->reset();
-        sqlite::Statement& best = lowerIsBetter(item.name) ? *bestMin : *bestMax;
-        best.bind(1, item.id);
-        row = best.step();
-        if (!row.ok()) {
-            return Error{row.error()};
-        }
-        summary.best = realOrNan(best, 0);
-        summary.bestStep = best.columnInt(1);
-        summary.bestNs = best.columnInt(2);
-        best.reset();
+        summary.best = best->value;
+        summary.bestStep = best->step;
+        summary.bestNs = best->tNs;
         out.push_back(std::move(summary));
     }
     return out;
@@ -482,31 +447,48 @@ Result<std::vector<NodePeak>> peaksLocked(sqlite::Database& db, const std::strin
                                           std::int64_t t0Ns, std::int64_t t1Ns,
                                           const std::vector<std::string>* nodes) {
     auto stmt = db.prepare(
-        "SELECT s.node_id, (SELECT max(x.max) FROM samples x WHERE x.series_id = s.id "
-        "  AND x.t_ns >= ?2 AND x.t_ns <= ?3), "
-        "(SELECT x.t_ns FROM samples x WHERE x.series_id = s.id AND x.t_ns >= ?2 "
-        "  AND x.t_ns <= ?3 ORDER BY x.max DESC, x.t_ns LIMIT 1), "
-        "n.address FROM series s LEFT JOIN nodes n ON n.node_id = s.node_id "
-        "WHERE s.name = ?1 AND s.run_id = '' ORDER BY s.node_id;");
+        "SELECT s.id, s.node_id, n.address FROM series s LEFT JOIN nodes n "
+        "ON n.node_id = s.node_id WHERE s.name = ?1 AND s.run_id = '' ORDER BY s.node_id;");
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
-    stmt->bind(1, series).bind(2, t0Ns).bind(3, t1Ns);
-    std::vector<NodePeak> peaks;
-    Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
-        if (r.columnIsNull(1)) {
-            return;
-        }
-        const std::string node = r.columnText(0);
-        const std::string address = r.columnText(3);
-        if (nodes && std::find(nodes->begin(), nodes->end(), node) == nodes->end() &&
-            (address.empty() || std::find(nodes->begin(), nodes->end(), address) == nodes->end())) {
-            return;
-        }
-        peaks.push_back(NodePeak{node, series, r.columnDouble(1), r.columnInt(2)});
-    });
-    if (!s.ok()) {
+    stmt->bind(1, series);
+    struct Item {
+        std::int64_t id;
+        std::string node;
+        std::string address;
+    };
+    std::vector<Item> items;
+    if (Status s =
+            forEachRow(*stmt,
+                       [&](const sqlite::Statement& r) {
+                           items.push_back({r.columnInt(0), r.columnText(1), r.columnText(2)});
+                       });
+        !s.ok()) {
         return Error{s.error()};
+    }
+    std::vector<NodePeak> peaks;
+    std::vector<ChunkSample> samples;
+    for (const Item& item : items) {
+        if (nodes && std::find(nodes->begin(), nodes->end(), item.node) == nodes->end() &&
+            (item.address.empty() ||
+             std::find(nodes->begin(), nodes->end(), item.address) == nodes->end())) {
+            continue;
+        }
+        samples.clear();
+        if (Status s = loadSamples(db, item.id, t0Ns, t1Ns, samples); !s.ok()) {
+            return Error{s.error()};
+        }
+        // The highest max (NaN never wins), at its earliest time.
+        const ChunkSample* peak = nullptr;
+        for (const ChunkSample& p : samples) {
+            if (!std::isnan(p.max) && (!peak || p.max > peak->max)) {
+                peak = &p;
+            }
+        }
+        if (peak) {
+            peaks.push_back(NodePeak{item.node, series, peak->max, peak->tNs});
+        }
     }
     return peaks;
 }

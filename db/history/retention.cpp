@@ -3,12 +3,15 @@
 // docs/history.md, "Retention".
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "db/history/chunks.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
 #include "db/history/retention.h"
@@ -71,16 +74,6 @@ struct Window {
     std::int64_t t0 = 0;
     std::int64_t t1 = 0;
 };
-
-// " AND NOT (t_ns BETWEEN a AND b)" for each window (integers, so inlined).
-std::string excludeWindows(const std::vector<Window>& windows) {
-    std::string sql;
-    for (const Window& w : windows) {
-        sql +=
-            " AND NOT (t_ns BETWEEN " + std::to_string(w.t0) + " AND " + std::to_string(w.t1) + ")";
-    }
-    return sql;
-}
 
 struct Candidate {
     std::int64_t id = 0;
@@ -352,18 +345,132 @@ Result<PruneReport> History::prune(const PruneOptions& options) {
         }
     };
 
+    // Raw samples: chunks that begin before the cutoff are decoded; a chunk whose samples all go
+    // is deleted, one that keeps some (later ones, or a pinned run's window) is re-encoded with
+    // those. About `batch` samples per transaction; (t_min, id) is the resume point.
+    auto pruneChunks = [&](std::int64_t seriesId, std::int64_t cutoff,
+                           const std::vector<Window>* kept) -> Result<bool> {
+        const auto survives = [&](std::int64_t t) {
+            if (t >= cutoff) {
+                return true;
+            }
+            return kept && std::any_of(kept->begin(), kept->end(),
+                                       [&](const Window& w) { return t >= w.t0 && t <= w.t1; });
+        };
+        std::int64_t afterT = std::numeric_limits<std::int64_t>::min();
+        std::int64_t afterId = std::numeric_limits<std::int64_t>::min();
+        while (true) {
+            std::unique_lock lock(m_mutex);
+            sqlite::Database& db = *m_impl->db;
+            std::optional<sqlite::Transaction> tx;
+            if (!options.dryRun) {
+                tx.emplace(db);
+                if (!tx->begun().ok()) {
+                    return Error{tx->begun().error()};
+                }
+            }
+            struct Row {
+                std::int64_t id;
+                std::int64_t incarnation;
+                std::vector<ChunkSample> samples;
+            };
+            std::vector<Row> rows;
+            bool more = false;
+            std::int64_t inBatch = 0;
+            {
+                auto select = db.prepare(
+                    "SELECT id, t_min, count, data, incarnation FROM chunks WHERE series_id = ?1 "
+                    "AND t_min < ?2 AND (t_min > ?3 OR (t_min = ?3 AND id > ?4)) "
+                    "ORDER BY t_min, id;");
+                if (!select.ok()) {
+                    return Error{select.error()};
+                }
+                select->bind(1, seriesId).bind(2, cutoff).bind(3, afterT).bind(4, afterId);
+                while (true) {
+                    auto row = select->step();
+                    if (!row.ok()) {
+                        return Error{row.error()};
+                    }
+                    if (!*row) {
+                        break;
+                    }
+                    if (inBatch >= batch) {
+                        more = true;
+                        break;
+                    }
+                    Row r{select->columnInt(0), select->columnInt(4), {}};
+                    afterT = select->columnInt(1);
+                    afterId = r.id;
+                    if (Status st =
+                            decodeChunk(select->columnBlob(3), select->columnInt(2), r.samples);
+                        !st.ok()) {
+                        return Error{db.path() + ": damaged chunk " + std::to_string(r.id) + ": " +
+                                     st.error()};
+                    }
+                    inBatch += static_cast<std::int64_t>(r.samples.size());
+                    rows.push_back(std::move(r));
+                }
+            }
+            std::int64_t deleted = 0;
+            for (Row& r : rows) {
+                // At most `batch` samples per transaction: past it, the oldest go first and the
+                // rest of the chunk is re-encoded (its new row is visited again).
+                std::sort(r.samples.begin(), r.samples.end(), sampleBefore);
+                std::vector<ChunkSample> keptSamples;
+                std::int64_t gone = 0;
+                for (const ChunkSample& p : r.samples) {
+                    if (!survives(p.tNs) && (options.dryRun || deleted + gone < batch)) {
+                        ++gone;
+                    } else {
+                        if (!survives(p.tNs)) {
+                            more = true;
+                        }
+                        keptSamples.push_back(p);
+                    }
+                }
+                deleted += gone;
+                if (gone == 0 || options.dryRun) {
+                    continue;
+                }
+                r.samples = std::move(keptSamples);
+                auto del = db.prepare("DELETE FROM chunks WHERE id = ?1;");
+                if (!del.ok()) {
+                    return Error{del.error()};
+                }
+                del->bind(1, r.id);
+                if (Status st = del->run(); !st.ok()) {
+                    return Error{st.error()};
+                }
+                if (Status st = insertChunks(db, seriesId, r.incarnation, r.samples); !st.ok()) {
+                    return Error{st.error()};
+                }
+            }
+            if (tx) {
+                if (Status st = tx->commit(); !st.ok()) {
+                    return Error{st.error()};
+                }
+                ++report.transactions;
+            }
+            report.samplesDeleted += deleted;
+            lock.unlock();
+            if (!more) {
+                return true;
+            }
+            if (options.betweenBatches && !options.dryRun && !options.betweenBatches()) {
+                return false;
+            }
+        }
+    };
+
     for (const Candidate& c : candidates) {
         const std::int64_t before = report.rowsDeleted();
-        const std::string exclude =
-            c.nodeLevel && windows.count(c.nodeId) ? excludeWindows(windows[c.nodeId]) : "";
-        // ?2 is the time (cell) bound, ?3 the batch size, ?4 the level (cells only).
-        const std::string sampleWhere = "FROM samples WHERE series_id = ?1 AND t_ns < ?2" + exclude;
-        auto done = drain("SELECT t_ns " + sampleWhere + " ORDER BY t_ns LIMIT 1 OFFSET ?3;",
-                          sampleWhere + ";", "SELECT 1 " + sampleWhere, c.id, report.rawCutoffNs, 0,
-                          report.samplesDeleted);
+        const std::vector<Window>* keep =
+            c.nodeLevel && windows.count(c.nodeId) ? &windows[c.nodeId] : nullptr;
+        auto done = pruneChunks(c.id, report.rawCutoffNs, keep);
         if (!done.ok()) {
             return Error{done.error()};
         }
+        // ?2 is the cell bound, ?3 the batch size, ?4 the level.
         const std::string cellWhere =
             "FROM sample_rollup WHERE series_id = ?1 AND level = ?4 AND cell < ?2";
         for (int level = 0; level < kRollupLevels && *done; ++level) {

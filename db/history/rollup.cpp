@@ -135,6 +135,29 @@ void addToCell(RollupCell& cell, const SeqPoint& sample) {
     }
 }
 
+void mergeCell(RollupCell& into, const RollupCell& from) {
+    if (from.count == 0) {
+        return;
+    }
+    if (into.count == 0) {
+        into = from;
+        return;
+    }
+    into.count += from.count;
+    if (earlier(from.first, into.first)) {
+        into.first = from.first;
+    }
+    if (earlier(into.last, from.last)) {
+        into.last = from.last;
+    }
+    if (lowerMin(from.minSample, into.minSample)) {
+        into.minSample = from.minSample;
+    }
+    if (higherMax(from.maxSample, into.maxSample)) {
+        into.maxSample = from.maxSample;
+    }
+}
+
 void addToDelta(RollupDelta& delta, std::int64_t seriesId, const SeqPoint& sample) {
     for (int level = 0; level < kRollupLevels; ++level) {
         const std::int64_t cell = bucketIndex(sample.point.tNs, rollupWidth(level));

@@ -42,6 +42,9 @@ struct RollupCell {
 /// Folds one sample into a cell (count 0 = empty cell).
 void addToCell(RollupCell& cell, const SeqPoint& sample);
 
+/// Merges a cell's summary into another one (same rules as addToCell).
+void mergeCell(RollupCell& into, const RollupCell& from);
+
 /// Cells touched by a set of new samples: (series, level, cell index) -> summary.
 using RollupDelta = std::map<std::tuple<std::int64_t, int, std::int64_t>, RollupCell>;
 void addToDelta(RollupDelta& delta, std::int64_t seriesId, const SeqPoint& sample);

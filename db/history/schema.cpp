@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "db/history/chunks.h"
 #include "db/history/history.h"
 #include "db/history/rollup.h"
 
@@ -168,12 +169,35 @@ CREATE TABLE run_logs (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 6: samples as compressed chunks (issue #21). Each row holds up to 1024 samples of one
+// series and incarnation, encoded by chunk_codec.h (delta-of-delta integers, XOR values); the
+// backfill converts every row of `samples` and drops the table. `samples` stays readable in SQL
+// as a view over the chunks (chunks.h). Exactly-once stays with ingest_cursor. The 1 s and 8 s
+// rollup cells go: they cost ~20 bytes a sample, and reads that fine decode the chunks instead.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE chunks (
+    id          INTEGER PRIMARY KEY,
+    series_id   INTEGER NOT NULL,
+    incarnation INTEGER NOT NULL DEFAULT 0,
+    t_min       INTEGER NOT NULL,
+    t_max       INTEGER NOT NULL,
+    seq_min     INTEGER NOT NULL,
+    seq_max     INTEGER NOT NULL,
+    count       INTEGER NOT NULL,
+    data        BLOB NOT NULL
+);
+CREATE INDEX chunks_series_time ON chunks(series_id, t_max);
+DELETE FROM sample_rollup WHERE level < 2;
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
     Migration{3, "spool incarnations: exactly-once by (node, incarnation, seq)", kSchemaV3},
     Migration{4, "retention: settings, pinned runs, per-series prune horizon", kSchemaV4},
     Migration{5, "run_logs: finished runs keep their stdout/stderr", kSchemaV5},
+    Migration{6, "chunks: samples stored as compressed chunks per series", kSchemaV6,
+              &convertSamplesToChunks},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

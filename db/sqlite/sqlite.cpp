@@ -188,6 +188,15 @@ std::string Statement::columnText(int column) const {
     const auto* text = sqlite3_column_text(m_stmt, column);
     return text ? std::string(reinterpret_cast<const char*>(text)) : std::string();
 }
+std::span<const std::uint8_t> Statement::columnBlob(int column) const {
+    const void* data = sqlite3_column_blob(m_stmt, column);
+    const int size = sqlite3_column_bytes(m_stmt, column);
+    if (data == nullptr || size <= 0) {
+        return {};
+    }
+    return {static_cast<const std::uint8_t*>(data), static_cast<std::size_t>(size)};
+}
+
 bool Statement::columnIsNull(int column) const {
     return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,8 @@ class Statement {
     double columnDouble(int column) const;
     std::string columnText(int column) const;
     bool columnIsNull(int column) const;
+    /// The column's bytes; valid until the next step/reset (empty for NULL).
+    std::span<const std::uint8_t> columnBlob(int column) const;
 
   private:
     friend class Database;

@@ -201,12 +201,13 @@ TEST(History, FailedBatchLeavesNothingBehind) {
     auto history = openOrDie(path);
     ASSERT_TRUE(history->ingest(makeBatch("n1", 1, 5)).ok());
     {
-        // Fault injection: the 7th record of the next batch fails inside the transaction.
+        // Fault injection: writing the chunk that holds seq 8 fails inside the transaction.
         auto db = sqlite::Database::open(path);
         ASSERT_TRUE(db.ok());
         ASSERT_TRUE((*db)
-                        ->exec("CREATE TRIGGER fail_seq_8 BEFORE INSERT ON samples "
-                               "WHEN NEW.seq = 8 BEGIN SELECT RAISE(ABORT, 'injected'); END;")
+                        ->exec("CREATE TRIGGER fail_seq_8 BEFORE INSERT ON chunks WHEN "
+                               "NEW.seq_min <= 8 AND NEW.seq_max >= 8 BEGIN "
+                               "SELECT RAISE(ABORT, 'injected'); END;")
                         .ok());
     }
     IngestBatch batch = makeBatch("n1", 6, 10, "new.series");

@@ -1,0 +1,431 @@
+// Chunk storage: range reads, extents, bulk encoding (migration, prune) and the `samples` SQL
+// view over the chunks (docs/history.md, "Chunks").
+#include "db/history/chunks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <string>
+
+namespace runplane::db {
+
+void ChunkMeta::add(const ChunkSample& s) {
+    if (count == 0) {
+        tMin = tMax = s.tNs;
+        seqMin = seqMax = s.seq;
+    } else {
+        tMin = std::min(tMin, s.tNs);
+        tMax = std::max(tMax, s.tNs);
+        seqMin = std::min(seqMin, s.seq);
+        seqMax = std::max(seqMax, s.seq);
+    }
+    ++count;
+}
+
+bool sampleBefore(const ChunkSample& a, const ChunkSample& b) {
+    return a.tNs < b.tNs || (a.tNs == b.tNs && a.seq < b.seq);
+}
+
+namespace {
+
+Status decodeRow(const sqlite::Statement& row, int dataColumn, int countColumn,
+                 std::vector<ChunkSample>& out, const std::string& path) {
+    if (Status s = decodeChunk(row.columnBlob(dataColumn), row.columnInt(countColumn), out);
+        !s.ok()) {
+        return Error{path + ": damaged chunk: " + s.error()};
+    }
+    return {};
+}
+
+}  // namespace
+
+Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0, std::int64_t t1,
+                   std::vector<ChunkSample>& out) {
+    auto stmt = db.prepare(
+        "SELECT data, count, t_min, t_max FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
+        "AND t_min <= ?3 ORDER BY t_min, id;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, seriesId).bind(2, t0).bind(3, t1);
+    const std::size_t start = out.size();
+    std::vector<ChunkSample> edge;
+    bool sorted = true;
+    std::int64_t previousMax = std::numeric_limits<std::int64_t>::min();
+    while (true) {
+        auto row = stmt->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            break;
+        }
+        // Chunks that overlap an earlier one (out-of-order or interleaved incarnations) need the
+        // final sort; disjoint chunks in t_min order are already in order if each one is.
+        if (stmt->columnInt(2) <= previousMax && out.size() > start) {
+            sorted = false;
+        }
+        previousMax = std::max(previousMax, stmt->columnInt(3));
+        if (stmt->columnInt(2) >= t0 && stmt->columnInt(3) <= t1) {
+            const std::size_t before = out.size();
+            if (Status s = decodeRow(*stmt, 0, 1, out, db.path()); !s.ok()) {
+                return s;
+            }
+            sorted = sorted && std::is_sorted(out.begin() + static_cast<std::ptrdiff_t>(before),
+                                              out.end(), sampleBefore);
+            continue;
+        }
+        edge.clear();
+        if (Status s = decodeRow(*stmt, 0, 1, edge, db.path()); !s.ok()) {
+            return s;
+        }
+        const std::size_t before = out.size();
+        for (const ChunkSample& s : edge) {
+            if (s.tNs >= t0 && s.tNs <= t1) {
+                out.push_back(s);
+            }
+        }
+        sorted = sorted && std::is_sorted(out.begin() + static_cast<std::ptrdiff_t>(before),
+                                          out.end(), sampleBefore);
+    }
+    if (!sorted) {
+        std::sort(out.begin() + static_cast<std::ptrdiff_t>(start), out.end(), sampleBefore);
+    }
+    return {};
+}
+
+Result<std::optional<std::pair<std::int64_t, std::int64_t>>> sampleExtent(sqlite::Database& db,
+                                                                          std::int64_t seriesId,
+                                                                          std::int64_t t0,
+                                                                          std::int64_t t1) {
+    using Extent = std::optional<std::pair<std::int64_t, std::int64_t>>;
+    auto stmt = db.prepare(
+        "SELECT data, count, t_min, t_max FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
+        "AND t_min <= ?3;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, seriesId).bind(2, t0).bind(3, t1);
+    Extent extent;
+    std::vector<ChunkSample> edge;
+    auto take = [&](std::int64_t t) {
+        if (!extent) {
+            extent = std::make_pair(t, t);
+        } else {
+            extent->first = std::min(extent->first, t);
+            extent->second = std::max(extent->second, t);
+        }
+    };
+    while (true) {
+        auto row = stmt->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            return extent;
+        }
+        const std::int64_t lo = stmt->columnInt(2);
+        const std::int64_t hi = stmt->columnInt(3);
+        if (lo >= t0 && hi <= t1) {
+            take(lo);
+            take(hi);
+            continue;
+        }
+        edge.clear();
+        if (Status s = decodeRow(*stmt, 0, 1, edge, db.path()); !s.ok()) {
+            return Error{s.error()};
+        }
+        for (const ChunkSample& s : edge) {
+            if (s.tNs >= t0 && s.tNs <= t1) {
+                take(s.tNs);
+            }
+        }
+    }
+}
+
+Status insertChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t incarnation,
+                    std::span<const ChunkSample> samples) {
+    auto insert = db.prepare(
+        "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, data) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);");
+    if (!insert.ok()) {
+        return Error{insert.error()};
+    }
+    ChunkEncoder encoder;
+    ChunkMeta meta;
+    auto flush = [&]() -> Status {
+        if (meta.count == 0) {
+            return {};
+        }
+        insert->bind(1, seriesId)
+            .bind(2, incarnation)
+            .bind(3, meta.tMin)
+            .bind(4, meta.tMax)
+            .bind(5, meta.seqMin)
+            .bind(6, meta.seqMax)
+            .bind(7, meta.count)
+            .bindBlob(8, encoder.bytes().data(), static_cast<int>(encoder.bytes().size()));
+        Status s = insert->run();
+        encoder = ChunkEncoder{};
+        meta = ChunkMeta{};
+        return s;
+    };
+    for (const ChunkSample& s : samples) {
+        encoder.append(s);
+        meta.add(s);
+        if (meta.count >= kChunkMaxSamples || encoder.bytes().size() >= kChunkMaxBytes) {
+            if (Status st = flush(); !st.ok()) {
+                return st;
+            }
+        }
+    }
+    return flush();
+}
+
+Status convertSamplesToChunks(sqlite::Database& db) {
+    {
+        auto scan = db.prepare(
+            "SELECT series_id, incarnation, t_ns, seq, value, min, max, step FROM samples "
+            "ORDER BY series_id, incarnation, t_ns, seq;");
+        if (!scan.ok()) {
+            return Error{scan.error()};
+        }
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        auto real = [&](int column) {
+            return scan->columnIsNull(column) ? nan : scan->columnDouble(column);
+        };
+        std::int64_t series = 0;
+        std::int64_t incarnation = 0;
+        std::vector<ChunkSample> group;
+        while (true) {
+            auto row = scan->step();
+            if (!row.ok()) {
+                return Error{row.error()};
+            }
+            const bool done = !*row;
+            if (done || scan->columnInt(0) != series || scan->columnInt(1) != incarnation ||
+                static_cast<std::int64_t>(group.size()) >= kChunkMaxSamples) {
+                if (Status s = insertChunks(db, series, incarnation, group); !s.ok()) {
+                    return s;
+                }
+                group.clear();
+            }
+            if (done) {
+                break;
+            }
+            series = scan->columnInt(0);
+            incarnation = scan->columnInt(1);
+            group.push_back(ChunkSample{scan->columnInt(2), scan->columnInt(3), real(4), real(5),
+                                        real(6), scan->columnInt(7)});
+        }
+    }
+    return db.exec("DROP TABLE samples;");
+}
+
+// ---- the `samples` view: an eponymous, read-only virtual table decoding the chunks.
+namespace {
+
+struct ViewTable {
+    sqlite3_vtab base{};
+    sqlite3* db = nullptr;
+};
+
+struct ViewCursor {
+    sqlite3_vtab_cursor base{};
+    sqlite3_stmt* chunks = nullptr;
+    std::vector<ChunkSample> rows;
+    std::size_t index = 0;
+    std::int64_t series = 0;
+    std::int64_t incarnation = 0;
+    std::int64_t rowid = 0;
+    bool eof = true;
+};
+
+enum Column { kSeries, kTime, kSeq, kValue, kMin, kMax, kStep, kIncarnation };
+
+int viewConnect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+    const int rc = sqlite3_declare_vtab(
+        db,
+        "CREATE TABLE x(series_id INTEGER, t_ns INTEGER, seq INTEGER, value REAL, min REAL, "
+        "max REAL, step INTEGER, incarnation INTEGER)");
+    if (rc != SQLITE_OK) {
+        return rc;
+    }
+    auto* table = new ViewTable;
+    table->db = db;
+    *out = &table->base;
+    return SQLITE_OK;
+}
+
+int viewDisconnect(sqlite3_vtab* vtab) {
+    delete reinterpret_cast<ViewTable*>(vtab);
+    return SQLITE_OK;
+}
+
+// series_id = ? is answered by the chunks index; everything else SQLite filters itself.
+int viewBestIndex(sqlite3_vtab*, sqlite3_index_info* info) {
+    info->idxNum = 0;
+    info->estimatedCost = 1e6;
+    for (int i = 0; i < info->nConstraint; ++i) {
+        const auto& c = info->aConstraint[i];
+        if (c.usable && c.iColumn == kSeries && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+            info->aConstraintUsage[i].argvIndex = 1;
+            info->aConstraintUsage[i].omit = 1;
+            info->idxNum = 1;
+            info->estimatedCost = 1e3;
+            break;
+        }
+    }
+    return SQLITE_OK;
+}
+
+int viewOpen(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+    auto* cursor = new ViewCursor;
+    *out = &cursor->base;
+    return SQLITE_OK;
+}
+
+int viewClose(sqlite3_vtab_cursor* base) {
+    auto* cursor = reinterpret_cast<ViewCursor*>(base);
+    sqlite3_finalize(cursor->chunks);
+    delete cursor;
+    return SQLITE_OK;
+}
+
+// Moves to the next sample, decoding the next chunk when the current one is used up.
+int viewAdvance(ViewCursor* cursor) {
+    while (cursor->index >= cursor->rows.size()) {
+        const int rc = sqlite3_step(cursor->chunks);
+        if (rc == SQLITE_DONE) {
+            cursor->eof = true;
+            return SQLITE_OK;
+        }
+        if (rc != SQLITE_ROW) {
+            return rc;
+        }
+        cursor->series = sqlite3_column_int64(cursor->chunks, 0);
+        cursor->incarnation = sqlite3_column_int64(cursor->chunks, 1);
+        const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(cursor->chunks, 3));
+        const int size = sqlite3_column_bytes(cursor->chunks, 3);
+        cursor->rows.clear();
+        cursor->index = 0;
+        if (!decodeChunk({data, static_cast<std::size_t>(size)},
+                         sqlite3_column_int64(cursor->chunks, 2), cursor->rows)
+                 .ok()) {
+            return SQLITE_CORRUPT;
+        }
+    }
+    cursor->eof = false;
+    return SQLITE_OK;
+}
+
+int viewFilter(sqlite3_vtab_cursor* base, int idxNum, const char*, int argc, sqlite3_value** argv) {
+    auto* cursor = reinterpret_cast<ViewCursor*>(base);
+    auto* table = reinterpret_cast<ViewTable*>(base->pVtab);
+    sqlite3_finalize(cursor->chunks);
+    cursor->chunks = nullptr;
+    const char* sql = idxNum == 1 ? "SELECT series_id, incarnation, count, data FROM chunks "
+                                    "WHERE series_id = ?1 ORDER BY t_min, id;"
+                                  : "SELECT series_id, incarnation, count, data FROM chunks "
+                                    "ORDER BY series_id, t_min, id;";
+    int rc = sqlite3_prepare_v2(table->db, sql, -1, &cursor->chunks, nullptr);
+    if (rc != SQLITE_OK) {
+        return rc;
+    }
+    if (idxNum == 1 && argc > 0) {
+        sqlite3_bind_value(cursor->chunks, 1, argv[0]);
+    }
+    cursor->rows.clear();
+    cursor->index = 0;
+    cursor->rowid = 0;
+    return viewAdvance(cursor);
+}
+
+int viewNext(sqlite3_vtab_cursor* base) {
+    auto* cursor = reinterpret_cast<ViewCursor*>(base);
+    ++cursor->index;
+    ++cursor->rowid;
+    return viewAdvance(cursor);
+}
+
+int viewEof(sqlite3_vtab_cursor* base) {
+    return reinterpret_cast<ViewCursor*>(base)->eof ? 1 : 0;
+}
+
+void resultReal(sqlite3_context* ctx, double v) {
+    if (std::isnan(v)) {
+        sqlite3_result_null(ctx);  // as the samples table stored NaN
+    } else {
+        sqlite3_result_double(ctx, v);
+    }
+}
+
+int viewColumn(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
+    auto* cursor = reinterpret_cast<ViewCursor*>(base);
+    const ChunkSample& s = cursor->rows[cursor->index];
+    switch (column) {
+        case kSeries:
+            sqlite3_result_int64(ctx, cursor->series);
+            break;
+        case kTime:
+            sqlite3_result_int64(ctx, s.tNs);
+            break;
+        case kSeq:
+            sqlite3_result_int64(ctx, s.seq);
+            break;
+        case kValue:
+            resultReal(ctx, s.value);
+            break;
+        case kMin:
+            resultReal(ctx, s.min);
+            break;
+        case kMax:
+            resultReal(ctx, s.max);
+            break;
+        case kStep:
+            sqlite3_result_int64(ctx, s.step);
+            break;
+        default:
+            sqlite3_result_int64(ctx, cursor->incarnation);
+            break;
+    }
+    return SQLITE_OK;
+}
+
+int viewRowid(sqlite3_vtab_cursor* base, sqlite3_int64* out) {
+    *out = reinterpret_cast<ViewCursor*>(base)->rowid;
+    return SQLITE_OK;
+}
+
+sqlite3_module makeModule() {
+    sqlite3_module m{};
+    m.xCreate = nullptr;  // eponymous only: no CREATE VIRTUAL TABLE needed
+    m.xConnect = viewConnect;
+    m.xBestIndex = viewBestIndex;
+    m.xDisconnect = viewDisconnect;
+    m.xDestroy = viewDisconnect;
+    m.xOpen = viewOpen;
+    m.xClose = viewClose;
+    m.xFilter = viewFilter;
+    m.xNext = viewNext;
+    m.xEof = viewEof;
+    m.xColumn = viewColumn;
+    m.xRowid = viewRowid;
+    return m;
+}
+
+const sqlite3_module kModule = makeModule();
+
+int registerOn(sqlite3* db, char**, const sqlite3_api_routines*) {
+    return sqlite3_create_module(db, "samples", &kModule, nullptr);
+}
+
+}  // namespace
+
+void registerSamplesView() {
+    static std::once_flag once;
+    std::call_once(once, [] { sqlite3_auto_extension(reinterpret_cast<void (*)()>(&registerOn)); });
+}
+
+}  // namespace runplane::db
