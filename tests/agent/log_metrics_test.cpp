@@ -240,11 +240,11 @@ TEST(PythonLiteral, NumbersAndErrors) {
 }
 
 // Issue #20 (found by tests/fuzz/python_literal_fuzz.cpp): a signed name ("-inf(", "-x(") started
-// counting nesting at 0 again, so "-inf(" repeated 20,000 times overflowed the stack.
+// counting nesting at 0 again, so "-f((" repeated 20,000 times overflowed the stack.
 TEST(PythonLiteral, NestingThroughSignedCallsIsBounded) {
     std::string deep;
     for (int i = 0; i < 20000; ++i) {
-        deep += "-inf((";
+        deep += "-f((";
     }
     auto v = parsePythonLiteral(deep);
     ASSERT_FALSE(v.ok());
