@@ -1,11 +1,12 @@
 # The README's two commands. Both do all set-up themselves on a fresh Debian 12 machine.
 #   make demo   - the local demo: daemon on loopback + smoke workload + GUI (or a headless report)
 #   make test   - every test
+#   make fuzz   - every libFuzzer target for FUZZ_SECONDS each (docs/fuzzing.md)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: deps configure build demo test bench package format clean
+.PHONY: deps configure build demo test bench package format clean fuzz-build fuzz fuzz-smoke
 
 deps:
 	@./scripts/install-deps.sh
@@ -32,6 +33,26 @@ package: build
 
 bench: build
 	@./scripts/bench.sh $(BUILD)
+
+# The fuzz build (clang-14, ASan + UBSan + libFuzzer), only the libraries the targets need.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
+fuzz-build: deps
+	@cmake -S . -B $(FUZZ_BUILD) -DRUNPLANE_FUZZ=ON -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DRUNPLANE_BUILD_GUI=OFF \
+	  -DRUNPLANE_BUILD_TESTS=OFF -DRUNPLANE_BUILD_BENCH=OFF -DRUNPLANE_WITH_CUDA=OFF \
+	  -DRUNPLANE_WITH_TORCH=OFF -DRUNPLANE_WERROR=OFF \
+	  $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >$(FUZZ_BUILD).configure.log 2>&1 \
+	  || { cat $(FUZZ_BUILD).configure.log; exit 1; }
+	@cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
+
+fuzz: fuzz-build
+	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# CI's short run: each target over its committed corpus, then FUZZ_SMOKE_SECONDS of new inputs.
+FUZZ_SMOKE_SECONDS ?= 20
+fuzz-smoke: fuzz-build
+	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SMOKE_SECONDS)
 
 format:
 	@git ls-files '*.cpp' '*.h' '*.cu' | xargs clang-format -i

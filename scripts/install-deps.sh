@@ -11,6 +11,7 @@ PKGS=(
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcpp-httplib-dev
   xvfb xauth fonts-dejavu-core python3 python3-venv openssl patchelf curl
+  clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 
@@ -279,7 +280,14 @@ void Collector::syncRuns(std::int64_t nowNs) {
             track.err.metaKey = "log." + view.runId + ".stderr";
             for (LogFollow* lf : {&track.out, &track.err}) {
                 if (auto off = m_spool.meta(lf->metaKey)) {
-                    lf->committed = std::stoull(*off);
+                    // A damaged value must not throw out of the collector thread: read from 0.
+                    const auto [end, ec] =
+                        std::from_chars(off->data(), off->data() + off->size(), lf->committed);
+                    if (ec != std::errc() || end != off->data() + off->size()) {
+                        lf->committed = 0;
+                        m_logger.warn("spool meta " + lf->metaKey + " is not an offset; reading " +
+                                      lf->path + " from its start");
+                    }
                 }
             }
             track.reportedState = m_spool.meta("run." + view.runId + ".state").value_or("");

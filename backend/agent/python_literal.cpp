@@ -7,6 +7,8 @@
 #include <limits>
 
 namespace runplane::agent {
+
+PyValue::PyValue() = default;
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -37,7 +39,7 @@ class Parser {
             return string();
         }
         if (c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9')) {
-            return number();
+            return number(depth);
         }
         if (isIdentStart(c)) {
             return identifier(depth);
@@ -279,7 +281,7 @@ class Parser {
         }
     }
 
-    Result<PyValue> number() {
+    Result<PyValue> number(int depth) {
         const std::size_t start = m_pos;
         std::string digits;
         bool isFloat = false;
@@ -288,7 +290,7 @@ class Parser {
             skipSpace();
             if (!atEnd() && isIdentStart(m_text[m_pos])) {
                 // -inf, -nan, -np.float64(1.0)
-                auto v = identifier(0);
+                auto v = identifier(depth);
                 if (!v) {
                     return v;
                 }

@@ -20,6 +20,9 @@ namespace runplane::agent {
 /// A parsed Python literal. Plain value type; containers own their elements.
 struct PyValue {
     enum class Kind { None, Bool, Int, Float, String, List, Dict };
+    // Defined in the .cpp: clang with libstdc++ cannot check pair<PyValue, PyValue> for
+    // implicit default construction while PyValue is still incomplete (the fuzz build).
+    PyValue();
     Kind kind = Kind::None;
     bool boolean = false;
     std::int64_t integer = 0;

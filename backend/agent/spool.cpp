@@ -2,8 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <random>
 
 namespace runplane::agent {
@@ -49,6 +51,17 @@ class RawStatement {
   private:
     sqlite3_stmt* m_stmt = nullptr;
 };
+
+// A counter stored as decimal text (meta values, gap attrs); nullopt for anything else, so that a
+// damaged file gives an error instead of an exception out of std::stoull.
+std::optional<std::uint64_t> parseCounter(const std::string& text) {
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+        return std::nullopt;
+    }
+    return value;
+}
 
 }  // namespace
 
@@ -100,10 +113,24 @@ Status Spool::load() {
     if (!row) {
         return Error{row.error()};
     }
-    const std::uint64_t storedNext =
-        q->columnIsNull(0) ? 1 : std::stoull(q->columnText(0).empty() ? "1" : q->columnText(0));
-    m_stats.trimmedThrough = q->columnIsNull(1) ? 0 : std::stoull(q->columnText(1));
-    m_stats.droppedRecords = q->columnIsNull(2) ? 0 : std::stoull(q->columnText(2));
+    std::uint64_t counters[3] = {1, 0, 0};  // next_seq, trimmed_through, dropped_records
+    const char* names[3] = {"next_seq", "trimmed_through", "dropped_records"};
+    for (int i = 0; i < 3; ++i) {
+        if (q->columnIsNull(i) || (i == 0 && q->columnText(i).empty())) {
+            continue;
+        }
+        const std::string text = q->columnText(i);
+        const auto value = parseCounter(text);
+        if (!value) {
+            return Error{m_db->path() + ": damaged spool: meta " + names[i] + " is '" +
+                         text.substr(0, 40) +
+                         "', not a sequence number (move the file away to start a new spool)"};
+        }
+        counters[i] = *value;
+    }
+    const std::uint64_t storedNext = counters[0];
+    m_stats.trimmedThrough = counters[1];
+    m_stats.droppedRecords = counters[2];
     const std::uint64_t maxSeq =
         q->columnIsNull(4) ? 0 : static_cast<std::uint64_t>(q->columnInt(4));
     m_stats.oldestKeptSeq = q->columnIsNull(3) ? 0 : static_cast<std::uint64_t>(q->columnInt(3));
@@ -160,8 +187,8 @@ Status Spool::insertLocked(std::vector<v1::TelemetryRecord>& records) {
         if (r.has_event() && r.event().kind() == v1::EVENT_GAP) {
             const auto& attrs = r.event().attrs();
             const auto it = attrs.find("first_seq");
-            ins->bind(4,
-                      static_cast<std::int64_t>(it == attrs.end() ? 0 : std::stoull(it->second)));
+            const auto first = it == attrs.end() ? std::nullopt : parseCounter(it->second);
+            ins->bind(4, static_cast<std::int64_t>(first.value_or(0)));
         } else {
             ins->bindNull(4);
         }

@@ -180,8 +180,11 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
                     at = i;
                 }
             }
+            if (count != 1) {
+                continue;  // in.flags[at] does not exist when the command has no flags at all
+            }
             const auto& f = in.flags[at];
-            if (count == 1 && f.known && f.values == std::vector<std::string>{value}) {
+            if (f.known && f.values == std::vector<std::string>{value}) {
                 hits.push_back(at);
             }
         }

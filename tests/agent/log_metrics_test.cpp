@@ -239,6 +239,18 @@ TEST(PythonLiteral, NumbersAndErrors) {
     EXPECT_FALSE(parsePythonLiteral(deep).ok());
 }
 
+// Issue #20 (found by tests/fuzz/python_literal_fuzz.cpp): a signed name ("-inf(", "-x(") started
+// counting nesting at 0 again, so "-f((" repeated 20,000 times overflowed the stack.
+TEST(PythonLiteral, NestingThroughSignedCallsIsBounded) {
+    std::string deep;
+    for (int i = 0; i < 20000; ++i) {
+        deep += "-f((";
+    }
+    auto v = parsePythonLiteral(deep);
+    ASSERT_FALSE(v.ok());
+    EXPECT_NE(v.error().find("nesting deeper than 64 levels"), std::string::npos) << v.error();
+}
+
 TEST(PythonLiteral, EmptyContainersSetsAndTrailingCommas) {
     auto v = parsePythonLiteral("{'a': [], 'b': {}, 'c': (), 'd': {1, 2,}, 'e': [1,],}");
     ASSERT_TRUE(v.ok()) << v.error();

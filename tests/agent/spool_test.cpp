@@ -259,6 +259,38 @@ TEST(Spool, CorruptFileIsAClearError) {
     EXPECT_NE(spool.error().find(path), std::string::npos) << spool.error();
 }
 
+// Issue #20 (found by tests/fuzz/spool_fuzz.cpp): a counter in the meta table that is not a number
+// threw std::invalid_argument out of Spool::open (runplaned aborted at start); now an error names
+// the file and the key.
+TEST(Spool, DamagedMetaCounterIsAClearError) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/spool.sqlite";
+    for (const char* key : {"next_seq", "trimmed_through", "dropped_records"}) {
+        {
+            auto spool = Spool::open({path, 1 << 20});
+            ASSERT_TRUE(spool.ok()) << spool.error();
+            auto batch = samples(2);
+            ASSERT_TRUE((*spool)->append(batch).ok());
+        }
+        {
+            auto db = sqlite::Database::open(path);
+            ASSERT_TRUE(db.ok()) << db.error();
+            ASSERT_TRUE((*db)
+                            ->exec(std::string("INSERT OR REPLACE INTO meta VALUES('") + key +
+                                   "', '18446744073709551616')")
+                            .ok());
+        }
+        auto spool = Spool::open({path, 1 << 20});
+        ASSERT_FALSE(spool.ok()) << key;
+        EXPECT_NE(spool.error().find(path), std::string::npos) << spool.error();
+        EXPECT_NE(spool.error().find(std::string("meta ") + key), std::string::npos)
+            << spool.error();
+        std::remove(path.c_str());
+        std::remove((path + "-wal").c_str());
+        std::remove((path + "-shm").c_str());
+    }
+}
+
 }  // namespace
 }  // namespace runplane::agent
 

@@ -68,6 +68,16 @@ void expectLimitAt(const ScriptReading& r, int line, const std::string& words) {
         << n->format();
 }
 
+// Issue #20 (found by tests/fuzz/import_fuzz.cpp under UBSan): a launch command without a single
+// flag made the recompute check bind a reference to flags[0] of an empty list. It imports with
+// the usual "missing" findings and recompute off.
+TEST(HostileInput, LaunchCommandWithoutFlagsImports) {
+    auto r = importScriptText("#!/bin/bash\npython3 train.py\n", "/nonexistent/run.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_TRUE(r->flags.empty());
+    EXPECT_FALSE(r->recipe.trainer.recompute);
+}
+
 TEST(HostileInput, DeeplyNestedDefaultsEndInAFinding) {
     const std::string script = "\nLR=" + repeat("${X:-", 5000) + "1" + repeat("}", 5000) +
                                "\npython3 train.py --lr \"$LR\" --rollout-batch-size 8\n";

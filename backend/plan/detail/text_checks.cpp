@@ -239,6 +239,14 @@ Structure scanStructure(std::string_view text) {
             }
             blockHeader = q >= text.size() || text[q] == '\n' || text[q] == '#';
         }
+        if (c == ',' && flowDepth == 0 && prevSig == '\n' && col(i) == 1 && !inBlockScalar) {
+            // Issue #20: yaml-cpp 0.7 allocates without end on a comma that starts a top-level
+            // line outside any flow collection (", a" took the machine's memory).
+            out.error = at(SourceLoc{line, col(i)},
+                           "',' outside [...] or {...} at the start "
+                           "of a line (not YAML)");
+            return out;
+        }
         if ((c == '"' || c == '\'') && tokenStart &&
             (prevSig == '\n' || prevSig == ':' || prevSig == '[' || prevSig == '{' ||
              prevSig == ',' || ((prevSig == '-' || prevSig == '?') && prevSigFirst))) {

@@ -94,6 +94,10 @@ case("env-name-dash.yaml", append("environment:\n  env:\n    NCCL-DEBUG: INFO\n"
 # Still accepted.
 case("ok-utf8-bom.yaml", b"\xef\xbb\xbf" + K.encode(), 0, "-", "")
 case("ok-str-tag.yaml", replace(5, "name: !!str slime-qwen3-4B\n"), 0, "-", "")
+# Issue #20, found by tests/fuzz/recipe_fuzz.cpp: yaml-cpp 0.7 allocates without end on a comma
+# that starts a top-level line outside any flow collection.
+case("leading-comma.yaml", ", a\n", 1, "1:1", "',' outside [...] or {...}")
+case("comment-then-comma.yaml", "# shape\n, TP4 PP4\n" + K, 1, "2:1", "',' outside [...] or {...}")
 case("ok-env.yaml", append("environment:\n  env:\n    NCCL_DEBUG: INFO\n    _X1: y\n"), 0, "-", "")
 
 if __name__ == "__main__":

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a RUNPLANE_FUZZ build (docs/fuzzing.md) for SECONDS each:
+#   scripts/fuzz.sh [BUILD_DIR=build-fuzz] [SECONDS=600] [TARGET...]
+# Each target starts from its committed seeds (tests/fuzz/corpus/<target>, read only) plus the
+# inputs earlier runs found (BUILD_DIR/fuzz-corpus/<target>, where new ones are written); recipe
+# and import also start from recipes/ and tests/launch/data. A crash,
+# leak, sanitizer report, timeout (> 10 s) or out-of-memory (> 2 GiB) fails the run; the input
+# is left as BUILD_DIR/fuzz-artifacts/<target>/crash-* (replay: BUILD_DIR/tests/fuzz/fuzz_<target>
+# FILE). Prints one "target: N execs, M/s" line per target at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build-fuzz}"
+SECONDS_EACH="${2:-600}"
+shift $(( $# > 2 ? 2 : $# ))
+TARGETS=("$@")
+if [ ${#TARGETS[@]} -eq 0 ]; then
+  TARGETS=(recipe import python_literal log_line spool history_ingest agent_rpc)
+fi
+summary=()
+status=0
+for t in "${TARGETS[@]}"; do
+  exe="$BUILD/tests/fuzz/fuzz_$t"
+  [ -x "$exe" ] || { echo "fuzz: $exe missing (make fuzz-build)"; exit 2; }
+  work="$BUILD/fuzz-corpus/$t"
+  art="$BUILD/fuzz-artifacts/$t"
+  mkdir -p "$work" "$art"
+  log="$BUILD/fuzz-$t.log"
+  # The shipped recipes and the importer's test scripts are seeds too (read only).
+  extra=()
+  case "$t" in
+    recipe) extra=(recipes/known-good recipes) ;;
+    import) extra=(tests/launch/data) ;;
+  esac
+  echo "fuzz: $t for ${SECONDS_EACH}s (log $log)"
+  # Leak checking stays on (detect_leaks=1 is ASan's default on Linux).
+  if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     "$exe" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+       -print_final_stats=1 -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" "${extra[@]}" >"$log" 2>&1; then
+    result="ok"
+  else
+    result="FAILED"
+    status=1
+    tail -40 "$log"
+  fi
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  summary+=("$t: $result, ${execs:-0} execs, ${rate:-0}/s")
+done
+printf 'fuzz: %s\n' "${summary[@]}"
+exit $status

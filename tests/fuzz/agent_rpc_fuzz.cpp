@@ -1,0 +1,184 @@
+// runplaned's gRPC handlers (AgentService) on requests parsed from fuzzer bytes, served by a real
+// grpc::Server with the real spool, run manager, collector, pump, pool and authenticator, and
+// called through the server's in-process channel. Input: method byte, auth byte (0: the right
+// token, 1: none, else a fuzzed token string), then the request message's protobuf bytes.
+//
+// Fuzzed: StartRun, StopRun, ListRuns, TailLogs, WatchTelemetry, AckTelemetry, GetNode. StartRun
+// is checked in full (run id, argv, env, workdir confinement) but can never start anything: the
+// run-record folder is replaced by a plain file, so the mkdir of a run's record fails. Not fuzzed:
+// Preflight, ResolveNccl, the NCCL probes and the Ray calls, which run programs on the host.
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "backend/agent/agent_service.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using namespace runplane;
+using namespace runplane::agent;
+
+namespace {
+
+constexpr const char* kToken = "fuzz-token-0123456789";
+
+struct Daemon {
+    NullLogger logger;
+    std::unique_ptr<Spool> spool;
+    std::unique_ptr<RunManager> runs;
+    std::unique_ptr<Collector> collector;
+    StreamPump pump;
+    WorkPool pool{2};
+    NodeInventory inventory{"fuzz-node", false};
+    std::unique_ptr<Authenticator> auth;
+    std::unique_ptr<AgentService> service;
+    std::unique_ptr<grpc::Server> server;
+    std::unique_ptr<v1::Agent::Stub> stub;
+
+    Daemon() {
+        const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+        const std::string dir =
+            std::string(base) + "/runplane-fuzz-agent-" + std::to_string(::getpid());
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir + "/state");
+        std::filesystem::create_directories(dir + "/runs");
+        SpoolOptions so;
+        so.path = dir + "/state/spool.sqlite";
+        spool = require(Spool::open(so));
+        std::vector<v1::TelemetryRecord> seed(3);
+        for (auto& r : seed) {
+            r.mutable_sample()->set_series("host/mem_used_bytes");
+        }
+        (void)spool->append(seed);
+        RunManagerOptions ro;
+        ro.stateDir = dir + "/state";
+        ro.runRoot = dir + "/runs";
+        ro.supervisorPath = dir + "/no-supervisor";
+        runs = require(RunManager::open(ro, logger));
+        // No run can ever be created (see the file comment).
+        std::filesystem::remove_all(ro.stateDir + "/runs.d");
+        std::ofstream(ro.stateDir + "/runs.d") << "not a directory\n";
+        CollectorOptions co;
+        co.gpuTelemetry = false;
+        collector = std::make_unique<Collector>(co, *spool, *runs, logger);
+        AuthThrottleOptions throttle;
+        throttle.maxFailures = 0;  // the fuzzer's wrong tokens must not lock it out
+        auth = std::make_unique<Authenticator>(std::string(kToken), logger, throttle);
+        AgentServiceDeps deps;
+        deps.nodeId = "fuzz-node";
+        deps.spool = spool.get();
+        deps.runs = runs.get();
+        deps.collector = collector.get();
+        deps.inventory = &inventory;
+        deps.pump = &pump;
+        deps.pool = &pool;
+        deps.auth = auth.get();
+        deps.logger = &logger;
+        service = std::make_unique<AgentService>(deps);
+        grpc::ServerBuilder builder;
+        builder.RegisterService(service.get());
+        server = builder.BuildAndStart();
+        if (!server) {
+            std::abort();
+        }
+        stub = v1::Agent::NewStub(server->InProcessChannel(grpc::ChannelArguments()));
+    }
+    template <typename T>
+    static std::unique_ptr<T> require(Result<std::unique_ptr<T>> r) {
+        if (!r.ok()) {
+            std::abort();  // the fixture itself must come up
+        }
+        return std::move(*r);
+    }
+};
+
+Daemon& daemon() {
+    static Daemon* d = new Daemon();  // never destroyed: the server outlives every input
+    return *d;
+}
+
+void prepare(grpc::ClientContext& ctx, std::uint8_t auth, fuzz::ByteReader& in) {
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    if (auth == 0) {
+        ctx.AddMetadata("authorization", std::string("Bearer ") + kToken);
+    } else if (auth != 1) {
+        std::string token = in.shortString();
+        for (char& c : token) {
+            // gRPC refuses metadata values outside printable ASCII before any handler runs
+            c = static_cast<char>(0x20 + static_cast<unsigned char>(c) % 0x5f);
+        }
+        ctx.AddMetadata("authorization", token);
+    }
+}
+
+template <typename Request, typename Response, typename Call>
+void unary(std::uint8_t auth, fuzz::ByteReader& in, Call call) {
+    grpc::ClientContext ctx;
+    prepare(ctx, auth, in);
+    Request request;
+    if (!request.ParseFromString(in.rest())) {
+        return;
+    }
+    Response response;
+    (void)call(&ctx, request, &response);
+}
+
+template <typename Request, typename Message, typename Call>
+void stream(std::uint8_t auth, fuzz::ByteReader& in, Call call) {
+    grpc::ClientContext ctx;
+    prepare(ctx, auth, in);
+    Request request;
+    if (!request.ParseFromString(in.rest())) {
+        return;
+    }
+    auto reader = call(&ctx, request);
+    Message message;
+    for (int i = 0; i < 2 && reader->Read(&message); ++i) {
+    }
+    ctx.TryCancel();
+    (void)reader->Finish();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    Daemon& d = daemon();
+    auto* stub = d.stub.get();
+    fuzz::ByteReader in(data, size);
+    const std::uint8_t method = in.u8();
+    const std::uint8_t auth = in.u8();
+    switch (method % 7) {
+        case 0:
+            unary<v1::StartRunRequest, v1::RunStatus>(
+                auth, in, [&](auto* c, auto& q, auto* r) { return stub->StartRun(c, q, r); });
+            break;
+        case 1:
+            unary<v1::StopRunRequest, v1::RunStatus>(
+                auth, in, [&](auto* c, auto& q, auto* r) { return stub->StopRun(c, q, r); });
+            break;
+        case 2:
+            unary<v1::ListRunsRequest, v1::ListRunsResponse>(
+                auth, in, [&](auto* c, auto& q, auto* r) { return stub->ListRuns(c, q, r); });
+            break;
+        case 3:
+            stream<v1::TailLogsRequest, v1::LogChunk>(
+                auth, in, [&](auto* c, auto& q) { return stub->TailLogs(c, q); });
+            break;
+        case 4:
+            stream<v1::WatchTelemetryRequest, v1::TelemetryBatch>(
+                auth, in, [&](auto* c, auto& q) { return stub->WatchTelemetry(c, q); });
+            break;
+        case 5:
+            unary<v1::AckTelemetryRequest, v1::AckTelemetryResponse>(
+                auth, in, [&](auto* c, auto& q, auto* r) { return stub->AckTelemetry(c, q, r); });
+            break;
+        default:
+            unary<v1::GetNodeRequest, v1::NodeInfo>(
+                auth, in, [&](auto* c, auto& q, auto* r) { return stub->GetNode(c, q, r); });
+            break;
+    }
+    return 0;
+}

@@ -1,0 +1,48 @@
+#pragma once
+// Helpers shared by the fuzz targets: a reader that turns fuzzer bytes into structured values
+// (ints, short strings, the rest) without ever reading past the end.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace runplane::fuzz {
+
+class ByteReader {
+  public:
+    ByteReader(const std::uint8_t* data, std::size_t size) : m_data(data), m_size(size) {}
+    bool empty() const { return m_pos >= m_size; }
+    std::uint8_t u8() { return empty() ? 0 : m_data[m_pos++]; }
+    std::uint64_t u64() {
+        std::uint64_t v = 0;
+        for (int i = 0; i < 8; ++i) {
+            v = (v << 8) | u8();
+        }
+        return v;
+    }
+    /// A string of up to 255 bytes (its length is the first byte).
+    std::string shortString() { return bytes(u8()); }
+    /// A string of up to 65535 bytes (two length bytes).
+    std::string longString() {
+        const std::size_t n = (std::size_t{u8()} << 8) | u8();
+        return bytes(n);
+    }
+    std::string rest() { return bytes(m_size - m_pos); }
+
+  private:
+    std::string bytes(std::size_t n) {
+        const std::size_t left = m_pos < m_size ? m_size - m_pos : 0;
+        n = n < left ? n : left;
+        std::string out(reinterpret_cast<const char*>(m_data + m_pos), n);
+        m_pos += n;
+        return out;
+    }
+    const std::uint8_t* m_data;
+    std::size_t m_size;
+    std::size_t m_pos = 0;
+};
+
+}  // namespace runplane::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);

@@ -1,0 +1,42 @@
+// Recipe YAML -> parse -> validate -> plan (and the JSON the CLI prints), against the shipped
+// model catalog. A recipe that parses must also survive writeRecipe and parse again.
+#include <cstdlib>
+
+#include "backend/plan/planner.h"
+#include "backend/plan/recipe_limits.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using namespace runplane::plan;
+
+namespace {
+const ModelCatalog& catalog() {
+    static const ModelCatalog instance = [] {
+        auto loaded = ModelCatalog::loadDirectory(RUNPLANE_FUZZ_RECIPES_DIR "/models");
+        if (!loaded.ok()) {
+            std::abort();  // the shipped catalog must load
+        }
+        return std::move(loaded).value();
+    }();
+    return instance;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size > kMaxRecipeBytes) {
+        return -1;  // readRecipeText refuses larger files before parsing
+    }
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    ParseOutcome outcome = parseRecipeDetailed(text, "fuzz.yaml");
+    if (!outcome.recipe) {
+        for (const auto& d : outcome.diagnostics) {
+            (void)d.format("fuzz.yaml");
+        }
+        (void)parseErrorsToJson(outcome.diagnostics, "fuzz.yaml");
+        return 0;
+    }
+    const Recipe& recipe = *outcome.recipe;
+    (void)findingsToJson(validate(recipe, catalog()), "fuzz.yaml");
+    (void)planToJson(planRecipe(recipe, catalog()), "fuzz.yaml");
+    (void)writeRecipe(recipe);
+    return 0;
+}

@@ -1,0 +1,124 @@
+// The daemon's spool reading a file it did not write: meta values and record rows (seq, size,
+// protobuf body, gap_first) from the fuzzer are stored with plain SQLite, then Spool::open loads
+// the counters, read() decodes every body, and acknowledge/append run on what was loaded.
+//
+// Input: one flag byte (bit i: meta key i present), the four meta values (short strings), then
+// records: seq (8 bytes), flag byte (bit 0: gap_first set, bit 1: size column from the input),
+// [gap_first 8 bytes], [size 8 bytes], body (long string).
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "backend/agent/spool.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using namespace runplane::agent;
+
+namespace {
+
+// The spool's on-disk format (backend/agent/spool.cpp), as an older or damaged daemon left it.
+constexpr const char* kSchema =
+    "CREATE TABLE records (seq INTEGER PRIMARY KEY, size INTEGER NOT NULL, body BLOB NOT NULL,"
+    " gap_first INTEGER);"
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE cursors (consumer TEXT PRIMARY KEY, acked_through INTEGER NOT NULL,"
+    " updated_unix_ms INTEGER NOT NULL);";
+constexpr const char* kMetaKeys[] = {"next_seq", "trimmed_through", "dropped_records",
+                                     "incarnation"};
+
+const std::string& spoolPath() {
+    static const std::string path = [] {
+        const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+        std::string dir = std::string(base) + "/runplane-fuzz-spool-" + std::to_string(::getpid());
+        std::filesystem::create_directories(dir);
+        return dir + "/spool.sqlite";
+    }();
+    return path;
+}
+
+void removeSpool(const std::string& path) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::filesystem::remove(path + suffix);
+    }
+}
+
+bool writeRawSpool(const std::string& path, runplane::fuzz::ByteReader& in) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return false;
+    }
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; BEGIN;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr);
+    const std::uint8_t present = in.u8();
+    sqlite3_stmt* put = nullptr;
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES(?1, ?2)", -1, &put, nullptr);
+    for (int i = 0; i < 4; ++i) {
+        const std::string value = in.shortString();
+        if ((present & (1u << i)) != 0) {
+            sqlite3_bind_text(put, 1, kMetaKeys[i], -1, SQLITE_STATIC);
+            sqlite3_bind_text(put, 2, value.data(), static_cast<int>(value.size()),
+                              SQLITE_TRANSIENT);
+            sqlite3_step(put);
+            sqlite3_reset(put);
+        }
+    }
+    sqlite3_finalize(put);
+    sqlite3_stmt* ins = nullptr;
+    sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO records VALUES(?1, ?2, ?3, ?4)", -1, &ins,
+                       nullptr);
+    for (int n = 0; n < 64 && !in.empty(); ++n) {
+        const auto seq = static_cast<sqlite3_int64>(in.u64());
+        const std::uint8_t flags = in.u8();
+        const auto gapFirst = (flags & 1u) != 0 ? static_cast<sqlite3_int64>(in.u64()) : 0;
+        const auto size = (flags & 2u) != 0 ? static_cast<sqlite3_int64>(in.u64()) : -1;
+        const std::string body = in.longString();
+        sqlite3_bind_int64(ins, 1, seq);
+        sqlite3_bind_int64(ins, 2, size >= 0 ? size : static_cast<sqlite3_int64>(body.size()));
+        sqlite3_bind_blob(ins, 3, body.data(), static_cast<int>(body.size()), SQLITE_TRANSIENT);
+        if ((flags & 1u) != 0) {
+            sqlite3_bind_int64(ins, 4, gapFirst);
+        } else {
+            sqlite3_bind_null(ins, 4);
+        }
+        sqlite3_step(ins);
+        sqlite3_reset(ins);
+    }
+    sqlite3_finalize(ins);
+    sqlite3_exec(db, "COMMIT;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string& path = spoolPath();
+    removeSpool(path);
+    runplane::fuzz::ByteReader in(data, size);
+    if (!writeRawSpool(path, in)) {
+        return 0;
+    }
+    SpoolOptions options;
+    options.path = path;
+    options.maxBytes = 64 << 10;  // small, so that append may also trigger the size bound
+    auto spool = Spool::open(options);
+    if (!spool.ok()) {
+        return 0;
+    }
+    Spool& s = **spool;
+    const SpoolStats stats = s.stats();
+    auto records = s.read(0, 1000);
+    if (records.ok() && !records->empty()) {
+        (void)s.acknowledge(records->front().seq());
+    }
+    (void)s.read(stats.oldestKeptSeq, 10);
+    std::vector<runplane::v1::TelemetryRecord> fresh(1);
+    fresh[0].mutable_sample()->set_series("fuzz");
+    (void)s.append(fresh);
+    (void)s.acknowledge(s.lastSeq());
+    removeSpool(path);
+    return 0;
+}
