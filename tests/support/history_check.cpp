@@ -2,11 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/history/chunks.h"
 #include "db/sqlite/sqlite.h"
 
 namespace runplane::testing {
 
 std::int64_t queryInt(const std::string& historyPath, const std::string& sql) {
+    db::registerSamplesView();  // `samples` is a view over the chunks (db/history/chunks.h)
     auto db = sqlite::Database::open(historyPath);
     if (!db.ok()) {
         return -1;
@@ -24,6 +26,7 @@ std::int64_t queryInt(const std::string& historyPath, const std::string& sql) {
 
 Continuity checkContinuity(const std::string& historyPath, const std::string& nodeId) {
     Continuity c;
+    db::registerSamplesView();  // `samples` is a view over the chunks (db/history/chunks.h)
     auto db = sqlite::Database::open(historyPath);
     if (!db.ok()) {
         c.error = db.error();
@@ -86,8 +89,14 @@ Continuity checkContinuity(const std::string& historyPath, const std::string& no
     auto host = (*db)->prepare(
         "SELECT count(*) FROM samples s JOIN series r ON r.id = s.series_id WHERE r.node_id = ?1 "
         "AND r.name = 'host.mem.used_bytes' AND r.run_id = '';");
+    if (!host.ok()) {
+        c.error = host.error();
+        return c;
+    }
     host->bind(1, nodeId);
-    if (auto row = host->step(); row.ok() && *row) {
+    if (auto row = host->step(); !row.ok()) {
+        c.error = row.error();
+    } else if (*row) {
         c.hostSamples = host->columnInt(0);
     }
     return c;
