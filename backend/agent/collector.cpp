@@ -1,3 +1,5 @@
+// Over 600 lines: one sampling loop (host, GPUs, runs, logs, events) whose parts share the
+// collector's per-tick state; splitting it would pass that state through every call.
 #include "backend/agent/collector.h"
 
 #include <fcntl.h>

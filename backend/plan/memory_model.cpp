@@ -1,3 +1,5 @@
+// Over 600 lines: every memory component of docs/memory-model.md (host and GPU, each phase) in
+// one place, so each formula sits beside the ones it is summed with.
 #include "backend/plan/memory_model.h"
 
 #include <algorithm>
