@@ -186,7 +186,8 @@ CREATE TABLE chunks (
     count       INTEGER NOT NULL,
     data        BLOB NOT NULL
 );
-CREATE INDEX chunks_series_time ON chunks(series_id, t_max);
+-- t_min in the index too: a range query checks both ends without fetching a chunk row.
+CREATE INDEX chunks_series_time ON chunks(series_id, t_max, t_min);
 DELETE FROM sample_rollup WHERE level < 2;
 )sql";
 
