@@ -32,6 +32,12 @@ Continuity checkContinuity(const std::string& historyPath, const std::string& no
         c.error = db.error();
         return c;
     }
+    // One read snapshot for the seqs, the cursor and the gaps: an ingest still running may
+    // commit between two statements, which would read as seqs missing below the cursor.
+    if (Status s = (*db)->exec("BEGIN;"); !s.ok()) {
+        c.error = s.error();
+        return c;
+    }
     auto seqs = (*db)->prepare(
         "SELECT s.seq FROM samples s JOIN series r ON r.id = s.series_id WHERE r.node_id = ?1 "
         "UNION ALL SELECT seq FROM events WHERE node_id = ?1 AND seq IS NOT NULL;");
