@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 
@@ -283,10 +282,9 @@ void Collector::syncRuns(std::int64_t nowNs) {
             for (LogFollow* lf : {&track.out, &track.err}) {
                 if (auto off = m_spool.meta(lf->metaKey)) {
                     // A damaged value must not throw out of the collector thread: read from 0.
-                    const auto [end, ec] =
-                        std::from_chars(off->data(), off->data() + off->size(), lf->committed);
-                    if (ec != std::errc() || end != off->data() + off->size()) {
-                        lf->committed = 0;
+                    const auto offset = parseSpoolCounter(*off);
+                    lf->committed = offset.value_or(0);
+                    if (!offset) {
                         m_logger.warn("spool meta " + lf->metaKey + " is not an offset; reading " +
                                       lf->path + " from its start");
                     }

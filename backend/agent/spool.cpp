@@ -52,9 +52,9 @@ class RawStatement {
     sqlite3_stmt* m_stmt = nullptr;
 };
 
-// A counter stored as decimal text (meta values, gap attrs); nullopt for anything else, so that a
-// damaged file gives an error instead of an exception out of std::stoull.
-std::optional<std::uint64_t> parseCounter(const std::string& text) {
+}  // namespace
+
+std::optional<std::uint64_t> parseSpoolCounter(const std::string& text) {
     std::uint64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
@@ -62,8 +62,6 @@ std::optional<std::uint64_t> parseCounter(const std::string& text) {
     }
     return value;
 }
-
-}  // namespace
 
 Spool::Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options)
     : m_db(std::move(db)), m_options(std::move(options)) {}
@@ -120,7 +118,7 @@ Status Spool::load() {
             continue;
         }
         const std::string text = q->columnText(i);
-        const auto value = parseCounter(text);
+        const auto value = parseSpoolCounter(text);
         if (!value) {
             return Error{m_db->path() + ": damaged spool: meta " + names[i] + " is '" +
                          text.substr(0, 40) +
@@ -187,7 +185,7 @@ Status Spool::insertLocked(std::vector<v1::TelemetryRecord>& records) {
         if (r.has_event() && r.event().kind() == v1::EVENT_GAP) {
             const auto& attrs = r.event().attrs();
             const auto it = attrs.find("first_seq");
-            const auto first = it == attrs.end() ? std::nullopt : parseCounter(it->second);
+            const auto first = it == attrs.end() ? std::nullopt : parseSpoolCounter(it->second);
             ins->bind(4, static_cast<std::int64_t>(first.value_or(0)));
         } else {
             ins->bindNull(4);

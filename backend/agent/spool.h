@@ -31,6 +31,10 @@
 
 namespace runplane::agent {
 
+/// A counter the spool stores as decimal text (meta values, log offsets, gap attrs); nullopt for
+/// anything else, so a damaged file gives a clear error instead of an exception out of stoull.
+std::optional<std::uint64_t> parseSpoolCounter(const std::string& text);
+
 struct SpoolOptions {
     std::string path;                       // e.g. <state-dir>/spool.sqlite
     std::uint64_t maxBytes = 256ull << 20;  // bound on stored record payload bytes
