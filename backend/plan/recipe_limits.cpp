@@ -7,6 +7,7 @@
 #include "backend/plan/recipe_limits.h"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <unordered_map>
 
@@ -176,6 +177,13 @@ const FieldBound* lookup(const BoundIndex& index, std::string_view path) {
 
 std::string number(double v) {
     char buffer[32];
+    // Whole numbers print as integers: the shortest form of 1000000 is "1e+06", which reads
+    // badly next to the counts users typed.
+    constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+    if (std::abs(v) < kExactIntegers && v == std::trunc(v)) {
+        auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof(buffer), static_cast<long long>(v));
+        return ec == std::errc() ? std::string(buffer, ptr) : std::string("?");
+    }
     auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
     return ec == std::errc() ? std::string(buffer, ptr) : std::string("?");
 }

@@ -187,6 +187,18 @@ TEST(HostileRecipe, BoundMessageNamesRangeAndReason) {
               "tables for), got 2147483647");
 }
 
+TEST(HostileRecipe, LargeBoundsPrintAsWholeNumbers) {
+    std::string text = kText();
+    const auto at = text.find("batch:\n");
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + 7, "  num_epoch: 2000000\n");
+    const Timed t = timedParse(text);
+    const std::string all = joined(t.outcome);
+    EXPECT_NE(all.find("'batch.num_epoch' must be in 1..1000000 ("), std::string::npos) << all;
+    EXPECT_NE(all.find("got 2000000"), std::string::npos) << all;
+    EXPECT_EQ(all.find("e+0"), std::string::npos) << all;
+}
+
 // Item 1: a recipe built in code skips the parser; plan and validate must still refuse quickly.
 TEST(HostileRecipe, CodeBuiltHugeRecipesAreRefusedAtPlanEntry) {
     const Recipe base = test::loadShipped(kK);
