@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "backend/launch/flag_rules.h"
+#include "backend/launch/miles_launcher.h"
 #include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
@@ -269,7 +270,9 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        emitFor(rule, r, true, false, out);
+        // The launcher passes an engine memory fraction of its own (run_qwen3_8.py: 0.7) before
+        // --extra-args: the recipe's is always written, so the engines run with the plan's.
+        emitFor(rule, r, true, alwaysInExtraArgs(rule.field), out);
         for (const auto& fv : out) {
             ArgLine line;
             std::vector<std::string> words{fv.flag};
