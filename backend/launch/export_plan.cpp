@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -261,6 +262,19 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             fv.flag = opt.option;
             script.lines.push_back(lineOf(fv));
         }
+    }
+    if (const MilesLauncherFacts* facts = milesLauncherFacts(r.launcher.script);
+        facts != nullptr && !facts->hardware.empty() &&
+        std::find(facts->hardware.begin(), facts->hardware.end(), r.hardware.gpu) ==
+            facts->hardware.end()) {
+        std::string choices;
+        for (const auto& h : facts->hardware) {
+            choices += (choices.empty() ? "" : " or ") + std::string(h);
+        }
+        plan.notes.push_back(recipeNote(NoteLevel::Warning, "hardware.gpu",
+                                        std::string(facts->script) + " takes --hardware " +
+                                            choices + " only; hardware.gpu " + r.hardware.gpu +
+                                            " is written and its option parser will refuse it"));
     }
     ArgGroup extras{"EXTRA_ARGS", {}, false};
     ArgGroup train{"TRAIN_ARGS", {}, true};

@@ -319,6 +319,17 @@ TEST(Export, MilesLauncherGetsTheMemFractionAlwaysAndHardwareWhereItHasTheOption
     EXPECT_NE(std::find(qwen38.begin(), qwen38.end(), "GB300"), qwen38.end());
     EXPECT_NE(qwen38.back().find("--sglang-mem-fraction-static 0.8"), std::string::npos)
         << qwen38.back();
+    // a value the launcher does not take is written, with a warning naming its choices
+    r.hardware.gpu = "H100";
+    r.launcher.script = "scripts/run_qwen3_8.py";
+    const auto warned = detail::buildPlan(r, Flavour::Miles, {});
+    bool named = false;
+    for (const auto& n : warned.notes) {
+        named = named || (n.level == NoteLevel::Warning && n.field == "hardware.gpu" &&
+                          n.message.find("B300 or GB300") != std::string::npos);
+    }
+    EXPECT_TRUE(named);
+    r.hardware.gpu = "GB300";
     // another launcher has no --hardware option (its parser would reject it)
     const auto other = argvOf("scripts/run_qwen3_30b_a3b.py");
     EXPECT_EQ(std::find(other.begin(), other.end(), "--hardware"), other.end());
