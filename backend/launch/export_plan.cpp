@@ -5,10 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
 #include "backend/launch/flag_rules.h"
+#include "backend/launch/miles_launcher.h"
 #include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
@@ -261,6 +263,19 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             script.lines.push_back(lineOf(fv));
         }
     }
+    if (const MilesLauncherFacts* facts = milesLauncherFacts(r.launcher.script);
+        facts != nullptr && !facts->hardware.empty() &&
+        std::find(facts->hardware.begin(), facts->hardware.end(), r.hardware.gpu) ==
+            facts->hardware.end()) {
+        std::string choices;
+        for (const auto& h : facts->hardware) {
+            choices += (choices.empty() ? "" : " or ") + std::string(h);
+        }
+        plan.notes.push_back(recipeNote(NoteLevel::Warning, "hardware.gpu",
+                                        std::string(facts->script) + " takes --hardware " +
+                                            choices + " only; hardware.gpu " + r.hardware.gpu +
+                                            " is written and its option parser will refuse it"));
+    }
     ArgGroup extras{"EXTRA_ARGS", {}, false};
     ArgGroup train{"TRAIN_ARGS", {}, true};
     for (const auto& rule : flagRules()) {
@@ -269,7 +284,9 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        emitFor(rule, r, true, false, out);
+        // The launcher passes an engine memory fraction of its own (run_qwen3_8.py: 0.7) before
+        // --extra-args: the recipe's is always written, so the engines run with the plan's.
+        emitFor(rule, r, true, alwaysInExtraArgs(rule.field), out);
         for (const auto& fv : out) {
             ArgLine line;
             std::vector<std::string> words{fv.flag};

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cmath>
 
+#include "backend/launch/miles_launcher.h"
 #include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
@@ -616,6 +617,16 @@ const FlagRule kRules[] = {
     // --- options of the miles Python launcher (python scripts/run_*.py) ------------------------
     RP_STRING("--model-variant", "model.variant", "SCRIPT_ARGS", kScriptBit, model.variant, ""),
     RP_INT("--num-nodes", "cluster.nodes", "SCRIPT_ARGS", kScriptBit, false, cluster.nodes, 1, ""),
+    {"--hardware", "hardware.gpu", "SCRIPT_ARGS", kScriptBit, false,
+     [](const Recipe& r, bool, Out& out) {
+         // only launchers that have the option (run_qwen3_8.py): the others reject it
+         const MilesLauncherFacts* facts = milesLauncherFacts(r.launcher.script);
+         if (facts != nullptr && !facts->hardware.empty() && !r.hardware.gpu.empty())
+             push(out, "--hardware", {r.hardware.gpu});
+     },
+     [](Recipe& r, const Values& v, std::string& why) { return setString(v, r.hardware.gpu, why); },
+     "launchers that take it (run_qwen3_8.py: B300 or GB300; B300 adds the full engine CPU "
+     "backup)"},
     {"--lora", "lora.rank", "SCRIPT_ARGS", kScriptBit, false,
      [](const Recipe& r, bool, Out& out) {
          if (r.lora.rank > 0)
@@ -643,6 +654,7 @@ const FlagRule kRules[] = {
 
 const ScriptOption kScriptOptions[] = {
     {"--model-variant", "--model-variant", false},
+    {"--hardware", "--hardware", false},
     {"--num-nodes", "--num-nodes", true},
     {"--num-gpus-per-node", "--num-gpus-per-node", true},
     {"--tp", "--tensor-model-parallel-size", true},
@@ -786,11 +798,17 @@ const FieldSlot kSlots[] = {
 #undef SLOT
 
 const char* const kReconciled[] = {
-    "framework",      "model",
-    "launcher",       "hardware.gpus_per_node",
-    "cluster.nodes",  "cluster.master_addr",
-    "trainer.nodes",  "trainer.gpus_per_node",
-    "rollout.engine", "environment.nccl_so_path",
+    "framework",
+    "model",
+    "launcher",
+    "hardware.gpus_per_node",
+    "hardware.gpu",
+    "cluster.nodes",
+    "cluster.master_addr",
+    "trainer.nodes",
+    "trainer.gpus_per_node",
+    "rollout.engine",
+    "environment.nccl_so_path",
 };
 
 }  // namespace

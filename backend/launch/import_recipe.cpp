@@ -18,6 +18,7 @@
 #include "backend/launch/flag_rules.h"
 #include "backend/launch/import_parts.h"
 #include "backend/launch/launch.h"
+#include "backend/launch/miles_launcher.h"
 #include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch {
@@ -458,7 +459,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     for (const auto& [index, rule] : mapped) {
         const ScriptFlag& f = in.flags[index];
         const bool scriptLevel = in.milesScript && !f.inExtraArgs;
-        bool always = !in.milesScript && rule->alwaysInBash;
+        bool always = in.milesScript ? alwaysInExtraArgs(rule->field) : rule->alwaysInBash;
         if (scriptLevel) {
             for (const auto& opt : scriptOptions()) {
                 if (f.flag == opt.option) {
@@ -538,7 +539,10 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     } else if (options.catalog != nullptr && !modelFlags.empty()) {
         crossCheckModel(r, modelFlags, *options.catalog, notes);
     }
-    if (!meta && !touched.count("rollout.mem_fraction")) {
+    const MilesLauncherFacts* facts = in.milesScript ? milesLauncherFacts(in.program) : nullptr;
+    if (!meta && facts != nullptr) {
+        readLauncherDefaults(*facts, touched, path, reading.launch->line, r, notes);
+    } else if (!meta && !touched.count("rollout.mem_fraction")) {
         notes.push_back({NoteLevel::Info, path, reading.launch->line, "rollout.mem_fraction",
                          "no engine memory fraction in the script: the engine's own default "
                          "applied there; the recipe assumes 0.8 and an export writes it"});

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "backend/plan/model_params.h"
+#include "backend/plan/pinned_rounding.h"
 #include "backend/plan/recipe_limits.h"
 #include "backend/plan/topology.h"
 
@@ -64,13 +65,15 @@ namespace {
 constexpr double kBf16 = 2.0;
 constexpr double kFp32Grad = 4.0;       // Megatron accumulates bf16 grads in fp32 main_grad
 constexpr double kAdamState = 12.0;     // fp32 master + exp_avg + exp_avg_sq
-constexpr double kCpuAdamState = 16.0;  // the same plus the fp32 grad copy on the host
+constexpr double kCpuAdamPinned = 8.0;  // CPU Adam: pinned fp32 master + pinned fp32 grad copy
+constexpr double kCpuAdamPaged = 8.0;   // and the two fp32 moments (pageable)
 constexpr double kLoraBytes = 2.0 + 4.0 + 12.0;  // bf16 adapter + fp32 grad + Adam state
 constexpr double kActivationFactor = 34.0;  // bytes per token per hidden unit per layer (SP, flash)
 
 /// What one trainer rank of a pipeline stage holds.
 struct StageRank {
     double weights = 0;        // bf16 weights
+    double weightsPinned = 0;  // a pinned host copy of them, tensor by tensor (power-of-2 blocks)
     double expertWeights = 0;  // the routed-expert part of weights
     double grads = 0;
     double optimizerGpu = 0;
@@ -124,6 +127,9 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
         const double dense = double(st.dense) / tp;
         const double experts = double(st.experts) / expertShard;
         sr.weights = kBf16 * (dense + experts);
+        const PinnedRounding round =
+            pinnedRounding(s, st, i + 1 == stages.size(), l.tp, l.ep, l.etp);
+        sr.weightsPinned = kBf16 * (dense * round.dense + experts * round.experts);
         sr.expertWeights = kBf16 * experts;
         sr.checkpointShardDense = kBf16 * dense;
         sr.checkpointShardExpert = kBf16 * experts;
@@ -136,7 +142,12 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
             const double shard = distributed ? dense / dpCp + experts / edp : dense + experts;
             sr.optimizerFull = kAdamState * shard;
             sr.optimizerGpu = sr.optimizerFull * (1.0 - offloaded);
-            sr.cpuAdam = kCpuAdamState * shard * offloaded;
+            // Megatron's HybridDeviceOptimizer pins its fp32 master and grad copies (2 x 4 B)
+            // through PyTorch's power-of-2 host allocator; the moments are pageable
+            const double pinnedShard =
+                distributed ? dense * round.dense / dpCp + experts * round.experts / edp
+                            : dense * round.dense + experts * round.experts;
+            sr.cpuAdam = (kCpuAdamPaged * shard + kCpuAdamPinned * pinnedShard) * offloaded;
         }
         // Activations: with full recompute only each layer's input is kept (x in-flight
         // micro-batches of 1F1B on this stage) plus one layer's working set; without it every
@@ -269,7 +280,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         NodeMemory& node = plan.nodes[std::size_t(n)];
         node.node = n;
         double perRank[8] = {};  // per component sums, indexed below
-        enum { kWeights, kTms, kClone, kCpuAdam, kDeviceState, kCount_ };
+        enum { kPinnedWeights, kTms, kClone, kCpuAdam, kDeviceState, kCount_ };
         static_assert(kCount_ <= 8);
         int trainerRanks = 0;
         int engineGpus = 0;
@@ -296,7 +307,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
             ++trainerRanks;
             const int stage = stageOf(rank);
             const StageRank& st = stages[std::size_t(stage)];
-            perRank[kWeights] += st.weights;
+            perRank[kPinnedWeights] += st.weightsPinned;
             perRank[kTms] += tmsPerRank(st);
             perRank[kClone] += clonePerRank(st);
             perRank[kCpuAdam] += st.cpuAdam;
@@ -326,7 +337,9 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         }
         node.trainerRanks = trainerRanks;
         node.engineGpus = engineGpus;
-        const double avgWeights = trainerRanks > 0 ? perRank[kWeights] / trainerRanks : 0.0;
+        // the backuper's and the reference's copies are pinned tensor by tensor (TensorBackuper:
+        // torch.empty_like(..., pin_memory=True)), so they pay the power-of-2 rounding
+        const double avgWeights = trainerRanks > 0 ? perRank[kPinnedWeights] / trainerRanks : 0.0;
         const int processes = plan.cpuOnly ? 1 : trainerRanks + engineGpus;
         const double tms = tmsToHost ? perRank[kTms] : 0.0;
         const double engineMirror = mirror ? engineGpus * engineGpuBytes : 0.0;
@@ -394,7 +407,7 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
         plan.engineMirrorPerNodeMax = std::max(plan.engineMirrorPerNodeMax, engineMirror);
         plan.pageCachePerNodeMax = std::max(plan.pageCachePerNodeMax, pageCache);
         if (reference) {
-            plan.referencePerNodeMax = std::max(plan.referencePerNodeMax, perRank[kWeights]);
+            plan.referencePerNodeMax = std::max(plan.referencePerNodeMax, perRank[kPinnedWeights]);
         }
         if (clone && trainerRanks > 0) {
             plan.cloneArenaPerRank =
@@ -574,11 +587,12 @@ const char* formulaOf(Component c) {
         case Component::PageCache:
             return "distinct checkpoint shards read by the node's ranks x 2 B/param";
         case Component::CpuAdamState:
-            return "ranks x 16 B x optimizer shard params x offload_fraction";
+            return "ranks x (8 B x shard + 8 B x shard pinned, power-of-2 blocks) x "
+                   "offload_fraction";
         case Component::WeightsBackuper:
-            return "ranks x bf16 weights per rank";
+            return "ranks x bf16 weights per rank, pinned (power-of-2 blocks per tensor)";
         case Component::ReferenceCopy:
-            return "ranks x bf16 reference weights per rank";
+            return "ranks x bf16 reference weights per rank, pinned (power-of-2 blocks)";
         case Component::TrainerBackup:
             return "ranks x (bf16 weights unless a backuper holds them + GPU optimizer state + "
                    "LoRA)";

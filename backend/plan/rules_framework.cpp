@@ -3,6 +3,9 @@
 // rollout data transport. Each message keeps the framework's wording; docs/rules.md lists the
 // source line of each.
 
+#include <algorithm>
+#include <cmath>
+
 #include "backend/plan/detail/framework_args.h"
 #include "backend/plan/detail/rule_context.h"
 
@@ -217,6 +220,73 @@ void checkDataTransport(const RuleContext& ctx, const RecipeFlags& flags) {
     }
 }
 
+/// miles_validate_args additions (miles/utils/arguments.py), wording as the framework words it.
+void checkMilesAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    if (r.framework != Framework::Miles) {
+        return;
+    }
+    for (const char* flag : {"--save-trigger-sentinel", "--custom-megatron-post-save-hook-path"}) {
+        if (flags.has(flag) && r.checkpoints.save.empty() && !flags.value("--save")) {
+            const std::string name = std::string(flag).substr(2);
+            std::string attr = name;
+            std::replace(attr.begin(), attr.end(), '-', '_');
+            ctx.emitField("checkpoints.save-trigger-needs-save", flags.field(flag),
+                          "'--save' is required when " + attr + " is set.",
+                          "set checkpoints.save, or drop " + std::string(flag));
+        }
+    }
+    const auto evalGpus = flags.number("--eval-num-gpus");
+    const auto perEngine = flags.number("--eval-num-gpus-per-engine");
+    if (evalGpus && *evalGpus > 0 && perEngine && *perEngine > 0 &&
+        std::fmod(*evalGpus, *perEngine) != 0) {
+        ctx.emitField("eval.fleet-divisible", flags.field("--eval-num-gpus"),
+                      "eval_num_gpus (" + num(*evalGpus) +
+                          ") must be divisible by eval_num_gpus_per_engine (" + num(*perEngine) +
+                          ").",
+                      "make --eval-num-gpus a multiple of --eval-num-gpus-per-engine");
+    }
+    if (evalGpus.value_or(0) <= 0) {
+        for (std::size_t i = 0; i < r.extraArgs.size(); ++i) {
+            if (r.extraArgs[i].flag.rfind("--eval-sglang-", 0) == 0) {
+                ctx.emitField("eval.sglang-needs-fleet", "extra_args[" + std::to_string(i) + "]",
+                              "--eval-sglang-* configures the dedicated eval fleet, which needs "
+                              "--eval-num-gpus > 0. Got " +
+                                  r.extraArgs[i].flag + " with --eval-num-gpus 0.",
+                              "pass --eval-num-gpus N (the eval fleet), or drop the flag");
+                break;
+            }
+        }
+    }
+    if (flags.on("--indep-dp")) {
+        const BoolSetting dynamic =
+            boolSetting(flags, r.batch.dynamicBatchSize, "batch.dynamic_batch_size",
+                        "--use-dynamic-batch-size");
+        if (r.trainer.backend != TrainBackend::Megatron) {
+            ctx.emitField("trainer.indep-dp", flags.field("--indep-dp"),
+                          "indep_dp requires train_backend='megatron', got '" +
+                              std::string(toString(r.trainer.backend)) + "'",
+                          "set trainer.backend: megatron, or drop --indep-dp");
+        } else if (!dynamic.on) {
+            ctx.emitField("trainer.indep-dp", flags.field("--indep-dp"),
+                          "--indep-dp requires --use-dynamic-batch-size (with "
+                          "--max-tokens-per-gpu): the live cell count after a fault need not "
+                          "divide global_batch_size",
+                          "set batch.dynamic_batch_size: true with max_tokens_per_gpu");
+        } else if (flags.on("--use-dynamic-global-batch-size")) {
+            ctx.emitField("trainer.indep-dp", flags.field("--use-dynamic-global-batch-size"),
+                          "--indep-dp does not support --use-dynamic-global-batch-size: "
+                          "independent cells do not expose a DP size to the rollout side",
+                          "drop one of the two flags");
+        }
+    }
+    if (flags.on("--use-session-server") && flags.on("--partial-rollout")) {
+        ctx.emitField("rollout.session-server-partial", flags.field("--partial-rollout"),
+                      "--use-session-server does not support --partial-rollout",
+                      "drop one of the two flags");
+    }
+}
+
 }  // namespace
 
 void checkFrameworkArgs(const RuleContext& ctx) {
@@ -226,6 +296,7 @@ void checkFrameworkArgs(const RuleContext& ctx) {
     checkTrainingSwitches(ctx, flags);
     checkDebugModes(ctx, flags);
     checkDataTransport(ctx, flags);
+    checkMilesAdditions(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

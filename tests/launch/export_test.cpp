@@ -304,6 +304,38 @@ TEST(Export, FlagSpellingPerFlavour) {
     EXPECT_TRUE(has(miles, {"--no-offload-train"}));
 }
 
+TEST(Export, MilesLauncherGetsTheMemFractionAlwaysAndHardwareWhereItHasTheOption) {
+    Recipe r = kitchenSink(Framework::Miles);
+    r.cluster.nodes = 1;
+    r.rollout.memFraction = Rollout{}.memFraction;  // at the recipe default: still written
+    r.hardware.gpu = "GB300";
+    auto argvOf = [&](const std::string& script) {
+        r.launcher.script = script;
+        return detail::buildPlan(r, Flavour::Miles, {}).expectedArgv({});
+    };
+    const auto qwen38 = argvOf("scripts/run_qwen3_8.py");
+    ASSERT_FALSE(qwen38.empty());
+    EXPECT_NE(std::find(qwen38.begin(), qwen38.end(), "--hardware"), qwen38.end());
+    EXPECT_NE(std::find(qwen38.begin(), qwen38.end(), "GB300"), qwen38.end());
+    EXPECT_NE(qwen38.back().find("--sglang-mem-fraction-static 0.8"), std::string::npos)
+        << qwen38.back();
+    // a value the launcher does not take is written, with a warning naming its choices
+    r.hardware.gpu = "H100";
+    r.launcher.script = "scripts/run_qwen3_8.py";
+    const auto warned = detail::buildPlan(r, Flavour::Miles, {});
+    bool named = false;
+    for (const auto& n : warned.notes) {
+        named = named || (n.level == NoteLevel::Warning && n.field == "hardware.gpu" &&
+                          n.message.find("B300 or GB300") != std::string::npos);
+    }
+    EXPECT_TRUE(named);
+    r.hardware.gpu = "GB300";
+    // another launcher has no --hardware option (its parser would reject it)
+    const auto other = argvOf("scripts/run_qwen3_30b_a3b.py");
+    EXPECT_EQ(std::find(other.begin(), other.end(), "--hardware"), other.end());
+    EXPECT_NE(other.back().find("--sglang-mem-fraction-static 0.8"), std::string::npos);
+}
+
 TEST(Export, ShippedMilesRecipeMatchesTheDocumentedLauncherCommand) {
     // docs/domain.md, seed 000: the full launch of Qwen3.8-2.4T-A95B.
     const std::vector<std::string> documented = {"--mode",
@@ -371,6 +403,8 @@ TEST(Export, ShippedMilesRecipeMatchesTheDocumentedLauncherCommand) {
     const std::string extra = run.programArgv.back();
     EXPECT_NE(extra.find("--rollout-num-gpus-per-engine 16"), std::string::npos) << extra;
     EXPECT_NE(extra.find("--lr 1e-05"), std::string::npos) << extra;
+    // the engine memory fraction the plan uses (the launcher's own 0.7), passed explicitly
+    EXPECT_NE(extra.find("--sglang-mem-fraction-static 0.7"), std::string::npos) << extra;
     // the NCCL fix is in the job's environment
     const std::string job = test::readFile(dir.file(bundle.jobScript));
     EXPECT_NE(job.find("export SGLANG_NCCL_SO_PATH=/usr/local/lib/python3.12/dist-packages/nvidia/"

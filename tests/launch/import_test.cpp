@@ -203,8 +203,12 @@ TEST(Import, MilesLauncherCommand) {
     for (const auto& e : r.extraArgs) {
         extras.push_back(e.flag);
     }
-    EXPECT_EQ(extras, (std::vector<std::string>{"--mode", "--hardware", "--rollout-max-concurrency",
-                                                "--skip-prepare"}));
+    // --hardware is read into hardware.gpu; the launcher's fixed engine memory fraction (0.7,
+    // run_qwen3_8.py) is what runs, so the recipe takes it
+    EXPECT_EQ(extras,
+              (std::vector<std::string>{"--mode", "--rollout-max-concurrency", "--skip-prepare"}));
+    EXPECT_EQ(r.hardware.gpu, "GB300");
+    EXPECT_DOUBLE_EQ(r.rollout.memFraction, 0.7);
     // the miles launcher picks its model itself: an error note until --model names it
     EXPECT_EQ(linesAt(res.notes, NoteLevel::Error).size(), 1u);
     const ImportResult named =
@@ -323,6 +327,36 @@ TEST(Import, HardErrorsOnlyForUnreadableScriptsOrNoLaunchCommand) {
     EXPECT_EQ(linesAt(weak->notes, NoteLevel::Error).size(), 2u);
     ASSERT_EQ(weak->recipe.extraArgs.size(), 1u);
     EXPECT_EQ(weak->recipe.extraArgs[0].source, "x.sh:1");
+}
+
+TEST(Import, MilesLauncherDefaultsBecomeTheRecipesValues) {
+    // radixark/miles scripts/run_qwen3_8.py: --hardware defaults to B300 and the launcher passes
+    // --sglang-mem-fraction-static 0.7 itself; a value in --extra-args comes last and wins
+    auto bare = importScriptText("python scripts/run_qwen3_8.py --rollout-batch-size 4\n", "x.sh");
+    ASSERT_TRUE(bare.ok());
+    EXPECT_EQ(bare->recipe.hardware.gpu, "B300");
+    EXPECT_DOUBLE_EQ(bare->recipe.rollout.memFraction, 0.7);
+    int notes = 0;
+    for (const auto& n : bare->notes) {
+        notes += n.level == NoteLevel::Info &&
+                 (n.field == "hardware.gpu" || n.field == "rollout.mem_fraction") &&
+                 n.message.find("run_qwen3_8.py") != std::string::npos;
+    }
+    EXPECT_EQ(notes, 2);
+    auto given = importScriptText(
+        "python scripts/run_qwen3_8.py --hardware GB300 --rollout-batch-size 4 "
+        "--extra-args \"--sglang-mem-fraction-static 0.55\"\n",
+        "x.sh");
+    ASSERT_TRUE(given.ok());
+    EXPECT_EQ(given->recipe.hardware.gpu, "GB300");
+    EXPECT_DOUBLE_EQ(given->recipe.rollout.memFraction, 0.55);
+    EXPECT_TRUE(given->recipe.extraArgs.empty());
+    // a launcher without these facts keeps the recipe defaults
+    auto other =
+        importScriptText("python scripts/run_qwen3_30b_a3b.py --rollout-batch-size 4\n", "x.sh");
+    ASSERT_TRUE(other.ok());
+    EXPECT_EQ(other->recipe.hardware.gpu, Hardware{}.gpu);
+    EXPECT_DOUBLE_EQ(other->recipe.rollout.memFraction, Rollout{}.memFraction);
 }
 
 TEST(Import, FlagsGivenTwiceLastWinsWithANote) {

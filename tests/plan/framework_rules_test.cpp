@@ -188,6 +188,42 @@ std::vector<FrameworkCase> cases() {
              r.placement = Placement::Disaggregated;
          },
          S::Error},
+        {"checkpoints.save-trigger-needs-save", kMiles,
+         [](Recipe& r) { arg(r, "--save-trigger-sentinel /shared/save-now"); },
+         [](Recipe& r) {
+             arg(r, "--save-trigger-sentinel /shared/save-now");
+             r.checkpoints.save = "/shared/save";
+         },
+         S::Error},
+        {"eval.fleet-divisible", kMiles,
+         [](Recipe& r) {
+             arg(r, "--eval-num-gpus 6");
+             arg(r, "--eval-num-gpus-per-engine 4");
+         },
+         [](Recipe& r) {
+             arg(r, "--eval-num-gpus 8");
+             arg(r, "--eval-num-gpus-per-engine 4");
+         },
+         S::Error},
+        {"eval.sglang-needs-fleet", kMiles,
+         [](Recipe& r) { arg(r, "--eval-sglang-mem-fraction-static 0.5"); },
+         [](Recipe& r) {
+             arg(r, "--eval-sglang-mem-fraction-static 0.5");
+             arg(r, "--eval-num-gpus 8");
+         },
+         S::Error},
+        {"trainer.indep-dp", kMiles,
+         [](Recipe& r) {
+             arg(r, "--indep-dp");
+             r.batch.dynamicBatchSize = false;
+         },
+         [](Recipe& r) { arg(r, "--indep-dp"); }, S::Error},
+        {"rollout.session-server-partial", kMiles,
+         [](Recipe& r) {
+             arg(r, "--use-session-server");
+             arg(r, "--partial-rollout");
+         },
+         [](Recipe& r) { arg(r, "--use-session-server"); }, S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");

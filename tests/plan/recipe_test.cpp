@@ -67,9 +67,11 @@ TEST(RecipeParse, FullRecipeFieldsAndLocations) {
               (std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj"}));
     EXPECT_EQ(r.memory.colocateMemoryPeakDevice, PeakDevice::Gpu);
     EXPECT_EQ(r.environment.ncclVersion, "2.30.7");
-    ASSERT_EQ(r.extraArgs.size(), 4u);
-    EXPECT_EQ(r.extraArgs[2].flag, "--rollout-max-concurrency");
-    EXPECT_EQ(r.extraArgs[2].values, std::vector<std::string>{"8"});
+    EXPECT_EQ(r.hardware.gpu, "GB300");  // the launcher's --hardware (no longer in extra_args)
+    EXPECT_DOUBLE_EQ(r.rollout.memFraction, 0.7);  // what scripts/run_qwen3_8.py passes
+    ASSERT_EQ(r.extraArgs.size(), 3u);
+    EXPECT_EQ(r.extraArgs[1].flag, "--rollout-max-concurrency");
+    EXPECT_EQ(r.extraArgs[1].values, std::vector<std::string>{"8"});
     const SourceLoc ep = r.sources.find("trainer.ep");
     EXPECT_GT(ep.line, 20);
     EXPECT_EQ(ep.column, 3);
