@@ -11,9 +11,14 @@
 
 #include "backend/agent/log_metrics.h"
 #include "backend/agent/proc_tree.h"
+#include "common/telemetry/event_kind.h"
+#include "common/telemetry/series.h"
 #include "compute/gpu/gpu_inventory.h"
 
 namespace runplane::agent {
+
+namespace series = telemetry::series;
+
 namespace {
 
 constexpr double kMaxHz = 10.0;
@@ -198,12 +203,12 @@ void Collector::loop() {
 void Collector::sampleFast(std::int64_t nowNs) {
     auto mem = readHostMemory(m_options.meminfoPath);
     if (mem) {
-        m_host["host.mem.total_bytes"].add(static_cast<double>(mem->totalBytes));
-        m_host["host.mem.available_bytes"].add(static_cast<double>(mem->availableBytes));
-        m_host["host.mem.used_bytes"].add(static_cast<double>(mem->usedBytes));
-        m_host["host.mem.page_cache_bytes"].add(static_cast<double>(mem->pageCacheBytes));
-        m_host["host.mem.shmem_bytes"].add(static_cast<double>(mem->shmemBytes));
-        m_host["host.swap.used_bytes"].add(static_cast<double>(mem->swapUsedBytes));
+        m_host[series::kHostMemTotal].add(static_cast<double>(mem->totalBytes));
+        m_host[series::kHostMemAvailable].add(static_cast<double>(mem->availableBytes));
+        m_host[series::kHostMemUsed].add(static_cast<double>(mem->usedBytes));
+        m_host[series::kHostMemPageCache].add(static_cast<double>(mem->pageCacheBytes));
+        m_host[series::kHostMemShmem].add(static_cast<double>(mem->shmemBytes));
+        m_host[series::kHostSwapUsed].add(static_cast<double>(mem->swapUsedBytes));
         m_lastUsed = mem->usedBytes;
         {
             std::lock_guard lock(m_mutex);
@@ -223,19 +228,21 @@ void Collector::sampleFast(std::int64_t nowNs) {
                                  " bytes above the alarm line " +
                                  std::to_string(m_options.memAlarmBytes) + " for " +
                                  std::to_string(static_cast<long>(over)) + " s",
-                             {{"used_bytes", std::to_string(mem->usedBytes)},
-                              {"threshold_bytes", std::to_string(m_options.memAlarmBytes)},
+                             {{telemetry::attr::kUsedBytes, std::to_string(mem->usedBytes)},
+                              {telemetry::attr::kThresholdBytes,
+                               std::to_string(m_options.memAlarmBytes)},
                               {"sustained_seconds", std::to_string(over)},
-                              {"state", "raised"}});
+                              {telemetry::attr::kState, "raised"}});
                 }
             } else {
                 if (m_memAlarmed) {
                     addEvent(nowNs, "", v1::EVENT_MEMORY_ALARM,
                              "host memory back under the alarm line (" +
                                  std::to_string(mem->usedBytes) + " bytes)",
-                             {{"used_bytes", std::to_string(mem->usedBytes)},
-                              {"threshold_bytes", std::to_string(m_options.memAlarmBytes)},
-                              {"state", "cleared"}});
+                             {{telemetry::attr::kUsedBytes, std::to_string(mem->usedBytes)},
+                              {telemetry::attr::kThresholdBytes,
+                               std::to_string(m_options.memAlarmBytes)},
+                              {telemetry::attr::kState, "cleared"}});
                 }
                 m_memAlarmed = false;
                 m_memOverSinceNs = 0;
@@ -329,7 +336,7 @@ void Collector::syncRuns(std::int64_t nowNs) {
             addEvent(eventNs, view.runId, v1::EVENT_RUN_STATE,
                      "run " + view.runId + " " + stateName +
                          (view.status.message().empty() ? "" : ": " + view.status.message()),
-                     {{"state", stateName},
+                     {{telemetry::attr::kState, stateName},
                       {"previous", track.reportedState},
                       {"exit_code", std::to_string(view.status.exit_code())},
                       {"term_signal", std::to_string(view.status.term_signal())}});
@@ -351,14 +358,14 @@ void Collector::syncRuns(std::int64_t nowNs) {
                              view.childStartTicks);
         const TreeMemory tm = treeMemory(track.pids, true);
         track.rss.add(static_cast<double>(tm.rssBytes));
-        addSample(nowNs, view.runId, "run.tree.rss_bytes", track.rss.last, track.rss.min,
+        addSample(nowNs, view.runId, series::kRunTreeRss, track.rss.last, track.rss.min,
                   track.rss.max);
         track.rss.reset();
         if (tm.pssReadable > 0) {
-            addSample(nowNs, view.runId, "run.tree.pss_bytes", static_cast<double>(tm.pssBytes),
+            addSample(nowNs, view.runId, series::kRunTreePss, static_cast<double>(tm.pssBytes),
                       static_cast<double>(tm.pssBytes), static_cast<double>(tm.pssBytes));
         }
-        addSample(nowNs, view.runId, "run.tree.processes", static_cast<double>(tm.processes),
+        addSample(nowNs, view.runId, series::kRunTreeProcesses, static_cast<double>(tm.processes),
                   static_cast<double>(tm.processes), static_cast<double>(tm.processes));
         snap.rssBytes = tm.rssBytes;
         snap.pssBytes = tm.pssBytes;
@@ -372,12 +379,12 @@ void Collector::syncRuns(std::int64_t nowNs) {
 // change as one event: a new XID, more uncorrected ECC errors, more NVLink replays, or the GPU
 // becoming unreadable.
 void Collector::reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& g) {
-    const std::string base = "gpu." + std::to_string(g.index);
     const auto ecc = static_cast<double>(g.eccUncorrected);
-    addSample(nowNs, "", base + ".ecc.uncorrected", ecc, ecc, ecc);
+    addSample(nowNs, "", series::gpu(g.index, series::kGpuEccUncorrected), ecc, ecc, ecc);
     if (g.nvlinkReplayErrors >= 0) {
         const auto replay = static_cast<double>(g.nvlinkReplayErrors);
-        addSample(nowNs, "", base + ".nvlink.replay_errors", replay, replay, replay);
+        addSample(nowNs, "", series::gpu(g.index, series::kGpuNvlinkReplays), replay, replay,
+                  replay);
     }
     auto [it, first] = m_gpuCounters.try_emplace(g.index);
     GpuCounters& last = it->second;
@@ -436,13 +443,13 @@ void Collector::sampleGpus(std::int64_t nowNs) {
     }
     std::vector<CollectorSnapshot::Gpu> snaps;
     for (const auto& g : gs.gpus) {
-        const std::string base = "gpu." + std::to_string(g.index);
         const auto used = static_cast<double>(g.memoryUsedBytes);
-        addSample(nowNs, "", base + ".mem.used_bytes", used, used, used);
-        addSample(nowNs, "", base + ".mem.total_bytes", static_cast<double>(g.memoryTotalBytes),
-                  static_cast<double>(g.memoryTotalBytes), static_cast<double>(g.memoryTotalBytes));
-        addSample(nowNs, "", base + ".util_percent", g.utilizationPercent, g.utilizationPercent,
-                  g.utilizationPercent);
+        addSample(nowNs, "", series::gpu(g.index, series::kGpuMemUsed), used, used, used);
+        addSample(nowNs, "", series::gpu(g.index, series::kGpuMemTotal),
+                  static_cast<double>(g.memoryTotalBytes), static_cast<double>(g.memoryTotalBytes),
+                  static_cast<double>(g.memoryTotalBytes));
+        addSample(nowNs, "", series::gpu(g.index, series::kGpuUtil), g.utilizationPercent,
+                  g.utilizationPercent, g.utilizationPercent);
         reportGpuErrors(nowNs, g);
         snaps.push_back({g.index, g.name, g.uuid, g.memoryUsedBytes, g.memoryTotalBytes,
                          g.utilizationPercent, g.eccUncorrected, g.lastXid, g.nvlinkReplayErrors});
@@ -456,10 +463,7 @@ void Collector::sampleGpus(std::int64_t nowNs) {
             }
         }
         const auto used = static_cast<double>(p.usedBytes);
-        addSample(nowNs, runId,
-                  "gpu." + std::to_string(p.gpuIndex) + ".pid." + std::to_string(p.pid) +
-                      ".mem.used_bytes",
-                  used, used, used);
+        addSample(nowNs, runId, series::gpuProcessMemUsed(p.gpuIndex, p.pid), used, used, used);
     }
     std::lock_guard lock(m_mutex);
     m_snapshot.gpus = std::move(snaps);

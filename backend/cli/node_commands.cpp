@@ -20,12 +20,14 @@
 #include "backend/control/retention_pruner.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "backend/control/text_format.h"
+#include "common/telemetry/series.h"
 #include "common/units/units.h"
 
 namespace {
 
 using namespace runplane::control;
 using nlohmann::json;
+namespace series = runplane::telemetry::series;
 using runplane::units::formatBytes;
 using runplane::units::formatDuration;
 
@@ -180,7 +182,7 @@ class MemoryPrinter {
     void onUpdate(const TelemetryUpdate& update) {
         std::lock_guard lock(m_mutex);
         for (const auto& s : update.samples) {
-            if (!s.runId.empty() || s.sample.series.rfind("host.", 0) != 0) {
+            if (!s.runId.empty() || s.sample.series.rfind(series::kHostPrefix, 0) != 0) {
                 continue;
             }
             if (m_pendingT != 0 && s.tNs != m_pendingT) {
@@ -210,8 +212,8 @@ class MemoryPrinter {
     }
 
   private:
-    double value(const char* series, bool max = false) const {
-        auto it = m_values.find(series);
+    double value(const char* name, bool max = false) const {
+        auto it = m_values.find(name);
         if (it == m_values.end()) {
             return std::nan("");
         }
@@ -219,7 +221,7 @@ class MemoryPrinter {
     }
 
     void flush(const std::string& nodeId) {
-        if (m_pendingT == 0 || m_values.find("host.mem.used_bytes") == m_values.end()) {
+        if (m_pendingT == 0 || m_values.find(series::kHostMemUsed) == m_values.end()) {
             m_values.clear();
             m_pendingT = 0;
             return;
@@ -232,12 +234,12 @@ class MemoryPrinter {
             std::cout << j.dump() << std::endl;
         } else {
             std::cout << formatTimeOfDay(m_pendingT) << "  " << nodeId << "  used "
-                      << formatBytes(value("host.mem.used_bytes")) << " (max "
-                      << formatBytes(value("host.mem.used_bytes", true)) << ")"
-                      << "  available " << formatBytes(value("host.mem.available_bytes"))
-                      << "  page cache " << formatBytes(value("host.mem.page_cache_bytes"))
-                      << "  shmem " << formatBytes(value("host.mem.shmem_bytes")) << "  total "
-                      << formatBytes(value("host.mem.total_bytes")) << std::endl;
+                      << formatBytes(value(series::kHostMemUsed)) << " (max "
+                      << formatBytes(value(series::kHostMemUsed, true)) << ")"
+                      << "  available " << formatBytes(value(series::kHostMemAvailable))
+                      << "  page cache " << formatBytes(value(series::kHostMemPageCache))
+                      << "  shmem " << formatBytes(value(series::kHostMemShmem)) << "  total "
+                      << formatBytes(value(series::kHostMemTotal)) << std::endl;
         }
         ++m_lines;
         m_values.clear();

@@ -29,21 +29,6 @@ std::string generateRunId() {
 
 }  // namespace
 
-db::RunState toHistoryState(NodeRunState state) {
-    switch (state) {
-        case NodeRunState::Succeeded:
-            return db::RunState::Finished;
-        case NodeRunState::Failed:
-            return db::RunState::Failed;
-        case NodeRunState::Stopped:
-            return db::RunState::Stopped;
-        case NodeRunState::Lost:
-            return db::RunState::DaemonLost;
-        default:
-            return db::RunState::Running;
-    }
-}
-
 struct Controller::Node {
     std::shared_ptr<NodeClient> client;
     std::unique_ptr<TelemetryIngestor> ingestor;
@@ -194,7 +179,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
                             {"protocol_version", node->protocolVersion},
                             {"kernel", node->kernel}};
     record.provenanceJson = json_text::dump(provenance);
-    record.state = toHistoryState(started->state);
+    record.state = telemetry::historyState(started->state);
     record.startedNs = started->startedNs ? started->startedNs : unixNowNs();
     record.endedNs = started->endedNs;
     record.nodes = {node->nodeId};
@@ -207,13 +192,14 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     // existed: apply the latest such event now (later ones are applied by the ingest).
     db::EventFilter filter;
     filter.runId = run.runId;
-    filter.kind = "run_state";
+    filter.kind = toString(EventKindInfo::RunState);
     if (auto events = (*history)->listEvents(filter); events.ok() && !events->empty()) {
         const db::EventRecord& latest = events->back();
         auto attrs = nlohmann::json::parse(latest.attrsJson, nullptr, false);
         std::map<std::string, std::string> map;
-        if (attrs.is_object() && attrs.contains("state") && attrs["state"].is_string()) {
-            map["state"] = attrs["state"].get<std::string>();
+        const char* key = telemetry::attr::kState;
+        if (attrs.is_object() && attrs.contains(key) && attrs[key].is_string()) {
+            map[key] = attrs[key].get<std::string>();
         }
         if (auto state = runStateFromAttrs(map)) {
             const bool ended = *state != db::RunState::Running;
@@ -245,8 +231,8 @@ Result<RunStatusInfo> Controller::stopRun(const std::string& address, const std:
     }
     auto history = db::History::open(m_options.historyPath);
     if (history.ok()) {
-        (void)(*history)->updateRunState(runId, toHistoryState(stopped->state), stopped->endedNs,
-                                         stopped->message);
+        (void)(*history)->updateRunState(runId, telemetry::historyState(stopped->state),
+                                         stopped->endedNs, stopped->message);
     }
     return stopped;
 }
@@ -271,8 +257,8 @@ Result<std::vector<RunStatusInfo>> Controller::syncRuns(const std::string& addre
     for (const auto& run : *runs) {
         auto known = (*history)->run(run.runId);
         if (known.ok() && *known) {
-            (void)(*history)->updateRunState(run.runId, toHistoryState(run.state), run.endedNs,
-                                             run.message);
+            (void)(*history)->updateRunState(run.runId, telemetry::historyState(run.state),
+                                             run.endedNs, run.message);
         }
     }
     return runs;

@@ -94,7 +94,4 @@ class Controller {
     std::unique_ptr<RetentionPruner> m_pruner;
 };
 
-/// Maps the daemon's run state to the history's (succeeded -> finished, lost -> daemon_lost).
-db::RunState toHistoryState(NodeRunState state);
-
 }  // namespace runplane::control

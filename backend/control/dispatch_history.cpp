@@ -65,7 +65,7 @@ Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request
                                   {"preflight_overridden", result.preflightOverridden},
                                   {"overridden_failures", result.overriddenFailures}};
         record.provenanceJson = json_text::dump(provenance);
-        record.state = toHistoryState(result.headRun.state);
+        record.state = telemetry::historyState(result.headRun.state);
         record.startedNs = result.headRun.startedNs != 0 ? result.headRun.startedNs : unixNowNs();
         record.endedNs = result.headRun.endedNs;
         record.nodes.push_back(request.head);

@@ -1,18 +1,15 @@
 #include "backend/control/ingest_batch.h"
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <vector>
+
+#include "backend/control/node_convert.h"
+#include "common/telemetry/series.h"
 
 namespace runplane::control {
 
 namespace {
-
-bool endsWith(const std::string& text, const std::string& suffix) {
-    return text.size() >= suffix.size() &&
-           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 std::uint64_t parseSeq(const std::map<std::string, std::string>& attrs, const char* key) {
     auto it = attrs.find(key);
@@ -34,46 +31,16 @@ struct Range {
 }  // namespace
 
 std::string unitForSeries(const std::string& name) {
-    if (endsWith(name, "_bytes")) {
-        return "bytes";
-    }
-    if (endsWith(name, "_percent") || endsWith(name, "_pct")) {
-        return "%";
-    }
-    if (endsWith(name, "_seconds")) {
-        return "s";
-    }
-    if (endsWith(name, "_hz")) {
-        return "Hz";
-    }
-    return "";
+    return telemetry::unitOf(name);
 }
 
 std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs) {
-    auto it = attrs.find("state");
+    auto it = attrs.find(telemetry::attr::kState);
     if (it == attrs.end()) {
         return std::nullopt;
     }
-    std::string s = it->second;
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (s.rfind("run_state_", 0) == 0) {
-        s = s.substr(10);
-    }
-    if (s == "succeeded" || s == "finished") {
-        return db::RunState::Finished;
-    }
-    if (s == "failed") {
-        return db::RunState::Failed;
-    }
-    if (s == "stopped") {
-        return db::RunState::Stopped;
-    }
-    if (s == "lost" || s == "daemon_lost") {
-        return db::RunState::DaemonLost;
-    }
-    if (s == "running" || s == "starting") {
-        return db::RunState::Running;
+    if (auto reported = runStateFromName(it->second)) {
+        return telemetry::historyState(*reported);
     }
     return std::nullopt;
 }
@@ -102,8 +69,8 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
     std::vector<Range> declared;
     for (const auto* record : records) {
         if (record->isEvent && record->event.kind == EventKindInfo::Gap) {
-            const std::uint64_t first = parseSeq(record->event.attrs, "first_seq");
-            const std::uint64_t last = parseSeq(record->event.attrs, "last_seq");
+            const std::uint64_t first = parseSeq(record->event.attrs, telemetry::attr::kFirstSeq);
+            const std::uint64_t last = parseSeq(record->event.attrs, telemetry::attr::kLastSeq);
             if (first > 0 && last >= first) {
                 declared.push_back({first, last});
             }
@@ -133,13 +100,13 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
             db::IngestEvent event;
             event.seq = 0;
             event.tNs = tNs;
-            event.kind = "gap";
+            event.kind = toString(EventKindInfo::Gap);
             const std::uint64_t lost = r.last - r.first + 1;
             event.message = "telemetry records " + std::to_string(r.first) + ".." +
                             std::to_string(r.last) + " (" + std::to_string(lost) +
                             ") are missing: " + reason;
-            event.attrsJson = attrsToJson({{"first_seq", std::to_string(r.first)},
-                                           {"last_seq", std::to_string(r.last)},
+            event.attrsJson = attrsToJson({{telemetry::attr::kFirstSeq, std::to_string(r.first)},
+                                           {telemetry::attr::kLastSeq, std::to_string(r.last)},
                                            {"source", "controller"},
                                            {"reason", reason}});
             plan.batch.events.push_back(std::move(event));

@@ -26,12 +26,12 @@ struct BatchPlan {
 BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
                     std::uint64_t expected, std::int64_t nowNs);
 
-/// Unit of a series from its name's suffix: "_bytes" -> "bytes", "_percent" -> "%",
-/// "_seconds" -> "s", "_hz" -> "Hz", else "".
+/// Unit of a series from its name's suffix (telemetry::unitOf): "_bytes" -> "bytes",
+/// "_percent" -> "%", "_seconds" -> "s", "_hz" -> "Hz", else "".
 std::string unitForSeries(const std::string& name);
 
-/// The history state a run_state / process_exit event reports through attrs["state"]
-/// ("RUN_STATE_FAILED", "succeeded", ...), if any.
+/// The history state a run_state event reports through attrs["state"] (the protocol enum's name,
+/// "RUN_STATE_FAILED", read by runStateFromName), if any.
 std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs);
 
 /// Attributes as a JSON object.

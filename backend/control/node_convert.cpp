@@ -110,23 +110,13 @@ EventKindInfo fromProto(v1::EventKind kind) {
 
 }  // namespace
 
-const char* toString(NodeRunState state) {
-    switch (state) {
-        case NodeRunState::Starting:
-            return "starting";
-        case NodeRunState::Running:
-            return "running";
-        case NodeRunState::Succeeded:
-            return "succeeded";
-        case NodeRunState::Failed:
-            return "failed";
-        case NodeRunState::Stopped:
-            return "stopped";
-        case NodeRunState::Lost:
-            return "lost";
-        default:
-            return "unspecified";
+std::optional<NodeRunState> runStateFromName(const std::string& name) {
+    v1::RunState state{};
+    if (!v1::RunState_Parse(name, &state)) {
+        return std::nullopt;
     }
+    const NodeRunState out = fromProto(state);
+    return out == NodeRunState::Unspecified ? std::nullopt : std::optional<NodeRunState>(out);
 }
 
 const char* toString(CheckState state) {
@@ -139,31 +129,6 @@ const char* toString(CheckState state) {
             return "fail";
         case CheckState::Skip:
             return "skip";
-        default:
-            return "unspecified";
-    }
-}
-
-const char* toString(EventKindInfo kind) {
-    switch (kind) {
-        case EventKindInfo::Phase:
-            return "phase";
-        case EventKindInfo::NcclWarning:
-            return "nccl_warning";
-        case EventKindInfo::NcclError:
-            return "nccl_error";
-        case EventKindInfo::Stall:
-            return "stall";
-        case EventKindInfo::MemoryAlarm:
-            return "memory_alarm";
-        case EventKindInfo::ProcessExit:
-            return "process_exit";
-        case EventKindInfo::Gap:
-            return "gap";
-        case EventKindInfo::RunState:
-            return "run_state";
-        case EventKindInfo::Info:
-            return "info";
         default:
             return "unspecified";
     }

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "common/telemetry/event_kind.h"
+#include "common/telemetry/run_state.h"
+
 namespace runplane::control {
 
 /// The protocol version this controller speaks (NodeInfo.protocol_version).
@@ -90,11 +93,10 @@ struct NodeSummary {
 
 enum class RunRole { Unspecified, Standalone, Head, Worker };
 
-/// The daemon's view of one run's state.
-enum class NodeRunState { Unspecified, Starting, Running, Succeeded, Failed, Stopped, Lost };
-
-/// "starting", "running", "succeeded", "failed", "stopped", "lost", "unspecified".
-const char* toString(NodeRunState state);
+/// The daemon's view of one run's state; toString gives "starting", "running", "succeeded",
+/// "failed", "stopped", "lost", "unspecified" (common/telemetry/run_state.h).
+using telemetry::NodeRunState;
+using telemetry::toString;
 
 /// What StartRun needs: argv is executed without a shell; workdir is relative to the run root.
 struct StartRunSpec {
@@ -172,20 +174,9 @@ struct SampleInfo {
     std::int64_t step = -1;
 };
 
-enum class EventKindInfo {
-    Unspecified,
-    Phase,
-    NcclWarning,
-    NcclError,
-    Stall,
-    MemoryAlarm,
-    ProcessExit,
-    Gap,
-    RunState,
-    Info
-};
-/// The history's spelling: "phase", "nccl_warning", ..., "gap", "run_state", "info".
-const char* toString(EventKindInfo kind);
+/// What an event is; toString gives the history's spelling: "phase", "nccl_warning", ...,
+/// "gap", "run_state", "info" (common/telemetry/event_kind.h).
+using EventKindInfo = telemetry::EventKind;
 
 struct EventInfo {
     EventKindInfo kind = EventKindInfo::Unspecified;

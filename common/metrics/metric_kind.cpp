@@ -1,5 +1,7 @@
 #include "common/metrics/metric_kind.h"
 
+#include "common/telemetry/series.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -39,8 +41,8 @@ const std::vector<Row>& table() {
         {{"unit \"bytes\"; name ends in bytes or _gb; contains memory", Kind::Bytes,
           Direction::Lower},
          [](const Name& n) {
-             return n.unit == "bytes" || ends(n.full, "bytes") || ends(n.full, "_gb") ||
-                    has(n.full, "memory");
+             return n.unit == telemetry::unit::kBytes || ends(n.full, "bytes") ||
+                    ends(n.full, "_gb") || has(n.full, "memory");
          }},
         {{"contains ratio or frac (truncated_ratio, pg_clipfrac, wait_time_ratio)", Kind::Ratio,
           Direction::None},
@@ -55,8 +57,9 @@ const std::vector<Row>& table() {
           "eval/<name>/time)",
           Kind::Time, Direction::Lower},
          [](const Name& n) {
-             return n.unit == "s" || n.unit == "seconds" || n.last == "time" ||
-                    ends(n.last, "_time") || ends(n.last, "_seconds") || ends(n.last, "elapsed");
+             return n.unit == telemetry::unit::kSeconds || n.unit == "seconds" ||
+                    n.last == "time" || ends(n.last, "_time") || ends(n.last, "_seconds") ||
+                    ends(n.last, "elapsed");
          }},
         {{"contains response_len, prompt_len, seq_len or tokens (…/response_len/mean)",
           Kind::Tokens, Direction::None},

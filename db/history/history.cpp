@@ -20,9 +20,6 @@ namespace runplane::db {
 
 namespace {
 
-constexpr std::string_view kRunStateNames[] = {"running", "finished", "failed", "stopped",
-                                               "daemon_lost"};
-
 std::string nodesToJson(const std::vector<std::string>& nodes) {
     return nlohmann::json(nodes).dump();
 }
@@ -82,19 +79,6 @@ Status createPrivateDirectories(const std::string& file) {
 }
 
 }  // namespace
-
-std::string_view toString(RunState state) {
-    return kRunStateNames[static_cast<int>(state)];
-}
-
-std::optional<RunState> runStateFromString(std::string_view text) {
-    for (int i = 0; i < 5; ++i) {
-        if (kRunStateNames[i] == text) {
-            return static_cast<RunState>(i);
-        }
-    }
-    return std::nullopt;
-}
 
 std::string seriesKey(const std::string& nodeId, const std::string& runId,
                       const std::string& name) {

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "backend/common/result.h"
+#include "common/telemetry/run_state.h"
+#include "common/telemetry/series.h"
 
 namespace runplane::sqlite {
 class Database;
@@ -37,13 +39,12 @@ struct RunLogText {
     bool truncated = false;  // bytes before firstOffset existed but are no longer stored
 };
 
-/// Lifecycle of a run as the history records it. "DaemonLost" (the daemon could not tell what
-/// happened) and "Failed" (the run exited non-zero) are distinct on purpose.
-enum class RunState { Running, Finished, Failed, Stopped, DaemonLost };
-
-/// "running", "finished", "failed", "stopped", "daemon_lost" (the stored spelling).
-std::string_view toString(RunState state);
-std::optional<RunState> runStateFromString(std::string_view text);
+/// Lifecycle of a run as the history records it (common/telemetry/run_state.h). "DaemonLost"
+/// (the daemon could not tell what happened) and "Failed" (the run exited non-zero) are distinct
+/// on purpose. toString gives the stored spelling, runStateFromString reads it back.
+using telemetry::RunState;
+using telemetry::runStateFromString;
+using telemetry::toString;
 
 /// One run: what was launched (recipe snapshot, provenance), where, and how it ended.
 struct RunRecord {
@@ -350,8 +351,8 @@ class History {
     Result<std::vector<NodePeak>> nodePeaks(const std::string& series, std::int64_t t0Ns,
                                             std::int64_t t1Ns);
     /// Peak host memory per node of a run, over the run's nodes and its time window.
-    Result<std::vector<NodePeak>> runPeaks(const std::string& runId,
-                                           const std::string& series = "host.mem.used_bytes");
+    Result<std::vector<NodePeak>> runPeaks(
+        const std::string& runId, const std::string& series = telemetry::series::kHostMemUsed);
 
     /// A run's output as the controller recorded it while the run streamed (run_logs.cpp).
     /// Appends the bytes the daemon sent at `offset` of `stream` ("stdout" or "stderr"); bytes

@@ -130,7 +130,7 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
     for (const CompareRun& r : data.runs) {
         runs.rows.push_back(
-            {label(r), r.run.id, r.run.state,
+            {label(r), r.run.id, stateName(r.run.state),
              r.run.recipe.isEmpty() ? QStringLiteral("–") : r.run.recipe,
              r.run.nodes.join(QStringLiteral(", ")),
              QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(r.run.startT * 1000))

@@ -127,7 +127,7 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
     ReportTable runTable{{QStringLiteral("field"), QStringLiteral("value")}, {}};
     runTable.rows.push_back({QStringLiteral("run id"), snap.run.id});
     runTable.rows.push_back({QStringLiteral("name"), snap.run.name});
-    runTable.rows.push_back({QStringLiteral("state"), snap.run.state});
+    runTable.rows.push_back({QStringLiteral("state"), stateName(snap.run.state)});
     runTable.rows.push_back({QStringLiteral("recipe"),
                              snap.run.recipe.isEmpty() ? QStringLiteral("–") : snap.run.recipe});
     runTable.rows.push_back({QStringLiteral("nodes"), snap.run.nodes.join(QStringLiteral(", "))});

@@ -169,7 +169,7 @@ void ClusterService::onTelemetry(const control::TelemetryUpdate& update, std::ui
         m_pendingTelemetry = true;
         const QString node = qs(update.nodeId);
         for (const control::LiveSample& s : update.samples) {
-            if (s.runId.empty() && s.sample.series == "host.mem.used_bytes") {
+            if (s.runId.empty() && s.sample.series == telemetry::series::kHostMemUsed) {
                 m_pendingMemory[node] = {s.sample.value, static_cast<double>(s.tNs) * 1e-9};
             }
         }

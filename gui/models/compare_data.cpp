@@ -96,7 +96,7 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
         CompareRun c;
         c.run.id = id;
         c.run.name = qs(r.name);
-        c.run.state = qs(std::string(db::toString(r.state)));
+        c.run.state = r.state;
         c.run.recipe = recipeLabel(qs(r.recipeYaml));
         for (const std::string& n : r.nodes) {
             c.run.nodes << qs(n);

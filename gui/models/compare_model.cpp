@@ -88,7 +88,7 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
         }
         m_rows.push_back(std::move(row));
     };
-    summary(tr("status"), [](const CompareRun& r) -> QString { return r.run.state; });
+    summary(tr("status"), [](const CompareRun& r) -> QString { return stateName(r.run.state); });
     summary(tr("duration"), [](const CompareRun& r) -> QString {
         return formatSeconds(r.run.durationSeconds(r.run.endT > 0 ? r.run.endT : r.run.startT));
     });

@@ -26,6 +26,9 @@
 
 namespace runplane::gui {
 
+using telemetry::EventKind;
+namespace series = telemetry::series;
+
 namespace {
 
 QString qs(const std::string& s) {
@@ -166,7 +169,7 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
         db::SeriesFilter filter;
         filter.nodeId = node.toStdString();
         filter.runId = std::string();
-        filter.name = "host.mem.*";
+        filter.name = series::kHostMemPattern;
         auto series = history.listSeries(filter);
         if (!series) {
             result.error = qs(series.error());
@@ -175,9 +178,9 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
         const db::SeriesInfo* used = nullptr;
         const db::SeriesInfo* total = nullptr;
         for (const db::SeriesInfo& info : *series) {
-            if (info.name == kHostMemUsedSeries) {
+            if (info.name == series::kHostMemUsed) {
                 used = &info;
-            } else if (info.name == kHostMemTotalSeries) {
+            } else if (info.name == series::kHostMemTotal) {
                 total = &info;
             }
         }
@@ -210,7 +213,7 @@ std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& 
     std::vector<PhaseInterval> phases;
     std::string phaseNode;
     for (const db::EventRecord& e : events) {
-        if (e.kind != "phase") {
+        if (e.kind != toString(EventKind::Phase)) {
             continue;
         }
         if (phaseNode.empty()) {
@@ -223,7 +226,7 @@ std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& 
         if (!phases.empty() && phases.back().t1 <= phases.back().t0) {
             phases.back().t1 = t;
         }
-        QString name = attr(e.attrsJson, "phase");
+        QString name = attr(e.attrsJson, telemetry::attr::kPhase);
         if (name.isEmpty()) {
             name = qs(e.message);
         }
@@ -364,7 +367,7 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
         RunRow row;
         row.id = qs(r.id);
         row.name = qs(r.name);
-        row.state = qs(std::string(db::toString(r.state)));
+        row.state = r.state;
         row.recipe = recipeLabel(qs(r.recipeYaml));
         for (const std::string& n : r.nodes) {
             row.nodes.push_back(qs(n));
@@ -405,7 +408,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     snap.run.primaryMetric = qs(analysis.primaryMetric);
     snap.run.id = qs(r.id);
     snap.run.name = qs(r.name);
-    snap.run.state = qs(std::string(db::toString(r.state)));
+    snap.run.state = r.state;
     snap.run.recipe = recipeLabel(snap.recipeYaml);
     for (const std::string& n : r.nodes) {
         snap.run.nodes.push_back(qs(n));
@@ -438,7 +441,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     for (const QString& node : snap.run.nodes) {
         db::SeriesFilter f;
         f.nodeId = node.toStdString();
-        f.name = "gpu.*";
+        f.name = series::kGpuPattern;
         auto gpus = history.listSeries(f);
         if (!gpus) {
             snap.warnings << qs(gpus.error());
@@ -465,7 +468,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         return Error{runSeries.error()};
     }
     for (const db::SeriesInfo& info : *runSeries) {
-        if (info.name.rfind("gpu.", 0) == 0) {
+        if (info.name.rfind(series::kGpuPrefix, 0) == 0) {
             continue;  // taken above
         }
         const bool isRss = info.name.find("rss") != std::string::npos;
@@ -495,8 +498,9 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     // The daemon states its alarm threshold on every memory_alarm event it raises.
     double daemonAlarm = 0;
     for (const db::EventRecord& e : *events) {
-        if (e.kind == "memory_alarm") {
-            daemonAlarm = std::max(daemonAlarm, attr(e.attrsJson, "threshold_bytes").toDouble());
+        if (e.kind == toString(EventKind::MemoryAlarm)) {
+            daemonAlarm = std::max(daemonAlarm,
+                                   attr(e.attrsJson, telemetry::attr::kThresholdBytes).toDouble());
         }
     }
     snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog, daemonAlarm);
@@ -504,10 +508,11 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     for (const db::EventRecord& e : *events) {
         const double t = nsToSeconds(e.tNs);
         EventRow row = toEventRow(e);
-        if (e.kind == "nccl_warning" || e.kind == "nccl_error" || e.kind == "stall") {
+        if (e.kind == toString(EventKind::NcclWarning) ||
+            e.kind == toString(EventKind::NcclError) || e.kind == toString(EventKind::Stall)) {
             snap.nccl.events.push_back(row);
         }
-        if (e.kind == "info" && !attr(e.attrsJson, "busbw_gbps").isEmpty()) {
+        if (e.kind == toString(EventKind::Info) && !attr(e.attrsJson, "busbw_gbps").isEmpty()) {
             NcclHealth::Probe probe;
             probe.nodeId = qs(e.nodeId);
             probe.collective = attr(e.attrsJson, "collective");
@@ -516,7 +521,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             probe.expectedGbps = attr(e.attrsJson, "expected_busbw_gbps").toDouble();
             snap.nccl.probes.push_back(probe);
         }
-        if (t >= t0 && t <= t1 && e.kind != "phase") {
+        if (t >= t0 && t <= t1 && e.kind != toString(EventKind::Phase)) {
             snap.events.push_back(std::move(row));
         }
     }

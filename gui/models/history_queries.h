@@ -27,10 +27,6 @@ class ModelCatalog;
 
 namespace runplane::gui {
 
-/// Series names written by the daemon's samplers.
-inline constexpr const char* kHostMemUsedSeries = "host.mem.used_bytes";
-inline constexpr const char* kHostMemTotalSeries = "host.mem.total_bytes";
-
 inline double nsToSeconds(std::int64_t ns) {
     return static_cast<double>(ns) * 1e-9;
 }

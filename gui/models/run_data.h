@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/metrics/metric_kind.h"
+#include "common/telemetry/run_state.h"
 #include "gui/models/series_data.h"
 
 namespace runplane::gui {
@@ -28,11 +29,18 @@ struct MetricValue {
     bool hasBest() const { return bestStep >= 0 && !std::isnan(best); }
 };
 
+/// A run state's stored spelling ("daemon_lost") as a QString: the Runs filter's key (also kept
+/// in the settings) and the reports' text.
+inline QString stateName(telemetry::RunState state) {
+    const std::string_view s = telemetry::toString(state);
+    return QString::fromLatin1(s.data(), static_cast<qsizetype>(s.size()));
+}
+
 /// One run in the history list.
 struct RunRow {
     QString id;
     QString name;
-    QString state;   // "running", "finished", "failed", "stopped", "daemon_lost"
+    telemetry::RunState state = telemetry::RunState::Running;
     QString recipe;  // recipe label (name or model) from the snapshot
     QStringList nodes;
     double startT = 0;  // seconds since the epoch

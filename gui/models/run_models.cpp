@@ -27,24 +27,24 @@ QString timeText(double t) {
         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
-QColor stateColor(const QString& state) {
-    if (state == QLatin1String("running")) {
-        return QColor(0x00, 0x72, 0xB2);
-    }
-    if (state == QLatin1String("finished")) {
-        return QColor(0x2E, 0x7D, 0x32);
-    }
-    if (state == QLatin1String("failed") || state == QLatin1String("daemon_lost")) {
-        return QColor(0xC6, 0x28, 0x28);
+QColor stateColor(telemetry::RunState state) {
+    switch (state) {
+        case telemetry::RunState::Running:
+            return QColor(0x00, 0x72, 0xB2);
+        case telemetry::RunState::Finished:
+            return QColor(0x2E, 0x7D, 0x32);
+        case telemetry::RunState::Failed:
+        case telemetry::RunState::DaemonLost:
+            return QColor(0xC6, 0x28, 0x28);
+        case telemetry::RunState::Stopped:
+            break;
     }
     return QColor(0x70, 0x70, 0x70);
 }
 
-QString stateText(const QString& state) {
-    if (state == QLatin1String("daemon_lost")) {
-        return QStringLiteral("daemon lost");
-    }
-    return state;
+QString stateText(telemetry::RunState state) {
+    const std::string_view s = telemetry::label(state);
+    return QString::fromLatin1(s.data(), static_cast<qsizetype>(s.size()));
 }
 
 }  // namespace
@@ -120,7 +120,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         case RunIdRole:
             return r.id;
         case StateRole:
-            return r.state;
+            return stateName(r.state);
         case SortRole:
             switch (index.column()) {
                 case StartColumn:

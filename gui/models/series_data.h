@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/metrics/metric_kind.h"
+#include "common/telemetry/event_kind.h"
+#include "common/telemetry/series.h"
 
 namespace runplane::gui {
 
@@ -43,6 +45,11 @@ struct PhaseInterval {
     double t0 = 0;
     double t1 = 0;
 };
+
+/// True when `kind` (an event's stored spelling, as EventRow::kind holds it) is `expected`.
+inline bool isKind(const QString& kind, telemetry::EventKind expected) {
+    return kind == QLatin1String(telemetry::toString(expected));
+}
 
 /// One event as the GUI lists it.
 struct EventRow {

@@ -126,7 +126,7 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
     }
     std::vector<EventMarker> markers;
     for (const EventRow& e : events) {
-        if (e.kind == QLatin1String("memory_alarm")) {
+        if (isKind(e.kind, telemetry::EventKind::MemoryAlarm)) {
             markers.push_back(
                 EventMarker{e.t, e.nodeId + QStringLiteral(": ") + e.message, errorColor()});
         }
@@ -176,12 +176,12 @@ void showSeries(TimeSeriesPlot& plot, const std::vector<PointSeries>& input,
     std::vector<PlotSeries> series;
     bool allBytes = !input.empty();
     for (const PointSeries& s : input) {
-        allBytes = allBytes && s.unit == QLatin1String("bytes");
+        allBytes = allBytes && s.unit == QLatin1String(telemetry::unit::kBytes);
     }
     int i = 0;
     for (const PointSeries& s : input) {
         QString label = seriesLabel(s);
-        if (label.isEmpty() || !s.name.startsWith(QLatin1String("gpu."))) {
+        if (label.isEmpty() || !s.name.startsWith(QLatin1String(telemetry::series::kGpuPrefix))) {
             label = s.nodeId.isEmpty() ? s.name : s.nodeId + QStringLiteral(" ") + s.name;
         }
         series.push_back(scaled(s, allBytes ? kBytesPerGB : 1.0, label, seriesColor(i++)));

@@ -35,10 +35,10 @@ QString timeText(double t) {
 }
 
 QColor eventColor(const QString& kind) {
-    if (kind == QLatin1String("nccl_error")) {
+    if (isKind(kind, telemetry::EventKind::NcclError)) {
         return errorColor();
     }
-    if (kind == QLatin1String("nccl_warning")) {
+    if (isKind(kind, telemetry::EventKind::NcclWarning)) {
         return warningColor();
     }
     return QColor(0x7F, 0x3C, 0x8D);  // stall
@@ -257,7 +257,7 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
             "<b>%1</b> &nbsp;·&nbsp; %2 &nbsp;·&nbsp; recipe %3 &nbsp;·&nbsp; "
             "%4 node(s) &nbsp;·&nbsp; %5 &nbsp;·&nbsp; NCCL gate: %6")
             .arg((s.run.name.isEmpty() ? s.run.id : s.run.name).toHtmlEscaped(),
-                 s.run.state.toHtmlEscaped(),
+                 stateName(s.run.state).toHtmlEscaped(),
                  (s.run.recipe.isEmpty() ? QStringLiteral("–") : s.run.recipe).toHtmlEscaped())
             .arg(s.run.nodes.size())
             .arg(formatDuration(s.run.durationSeconds(now)), s.nccl.verdict.toHtmlEscaped());

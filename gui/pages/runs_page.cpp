@@ -55,9 +55,10 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_filter->setClearButtonEnabled(true);
     m_state = new QComboBox(left);
     m_state->addItem(tr("any status"), QString());
-    for (const char* s : {"running", "finished", "failed", "stopped", "daemon_lost"}) {
-        m_state->addItem(QString::fromLatin1(s).replace(QLatin1Char('_'), QLatin1Char(' ')),
-                         QString::fromLatin1(s));
+    for (telemetry::RunState s : telemetry::kRunStates) {
+        const std::string_view text = telemetry::label(s);
+        m_state->addItem(QString::fromLatin1(text.data(), static_cast<qsizetype>(text.size())),
+                         stateName(s));
     }
     auto* refresh = new QPushButton(tr("Refresh"), left);
     bar->addWidget(m_filter, 1);
@@ -135,7 +136,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_liveTimer->setInterval(kLiveRefreshMs);
     connect(m_liveTimer, &QTimer::timeout, this, [this] {
         const RunRow* run = m_runs->run(m_selected);
-        if (run != nullptr && run->state == QLatin1String("running") && m_view->isFollowing()) {
+        if (run != nullptr && run->state == telemetry::RunState::Running && m_view->isFollowing()) {
             requestSnapshot(0, 0, m_rangePixels);
         }
     });

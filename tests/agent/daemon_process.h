@@ -1,84 +1,48 @@
 #pragma once
-// Test helper: a real runplaned process on 127.0.0.1:0 (or another listen address), its bound
-// address read from the first stdout line, plus stub helpers. Kills the daemon (SIGTERM, then
-// SIGKILL) on destruction unless it was already stopped.
+// The agent suite's names for tests/support: a real runplaned per test (DaemonProcess, on
+// 127.0.0.1:0 or another listen address), scratch dirs, one-shot commands, plus the one thing
+// only this suite needs, a gRPC stub on a started daemon.
 
 #include <grpcpp/grpcpp.h>
-#include <sys/types.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "runplane/v1/agent.grpc.pb.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/wait.h"
 
 namespace runplane::agent::testing {
 
-/// A fresh temporary directory, removed (recursively) on destruction.
-class TempDir {
-  public:
-    TempDir();
-    ~TempDir();
-    const std::string& path() const { return m_path; }
+using runplane::testing::DaemonProcess;
+using runplane::testing::runCommand;
 
-  private:
-    std::string m_path;
+/// A scratch dir named runplane-agent-XXXXXX.
+class TempDir : public runplane::testing::TempDir {
+  public:
+    TempDir() : runplane::testing::TempDir("runplane-agent") {}
 };
 
-std::string daemonBinary();
-
-class DaemonProcess {
-  public:
-    /// Starts runplaned with --state-dir stateDir plus extraArgs; waits for the listening line.
-    /// On failure, error() says why (including the daemon's stderr) and ok() is false.
-    /// gpuTelemetry = false passes --no-gpu (the default: tests do not depend on this host's GPUs).
-    DaemonProcess(const std::string& stateDir, std::vector<std::string> extraArgs = {},
-                  std::string listen = "127.0.0.1:0", bool gpuTelemetry = false);
-    ~DaemonProcess();
-    bool ok() const { return m_port > 0; }
-    const std::string& error() const { return m_error; }
-    const std::string& address() const { return m_address; }
-    int port() const { return m_port; }
-    pid_t pid() const { return m_pid; }
-    /// All stdout lines seen so far after the first (e.g. the metrics address).
-    std::string stdoutRest();
-    std::string stderrText() const;
-
-    void kill9();
-    /// SIGTERM and wait; returns the exit status from waitpid.
-    int terminate();
-
-    std::unique_ptr<v1::Agent::Stub> stub() const;
-
-  private:
-    pid_t m_pid = -1;
-    int m_stdout = -1;
-    int m_port = 0;
-    std::string m_address;
-    std::string m_error;
-    std::string m_stderrPath;
-    std::string m_buffer;
-};
-
-/// Runs a process to completion and returns its exit code and stdout+stderr (for openssl).
-int runCommand(const std::vector<std::string>& argv, std::string* output);
+inline std::string daemonBinary() {
+    return runplane::testing::builtBinary("backend/daemon/runplaned");
+}
 
 /// Reads a whole file ("" when missing).
-std::string slurp(const std::string& path);
+inline std::string slurp(const std::string& path) {
+    return runplane::testing::readFile(path);
+}
+
+/// A plaintext stub on the daemon's address.
+inline std::unique_ptr<v1::Agent::Stub> agentStub(const DaemonProcess& daemon) {
+    return v1::Agent::NewStub(
+        grpc::CreateChannel(daemon.address(), grpc::InsecureChannelCredentials()));
+}
 
 /// Polls `predicate` every 20 ms until it holds or `timeout` passes.
 template <typename F>
 bool waitFor(F predicate, std::chrono::milliseconds timeout) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-        if (predicate()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return predicate();
+    return runplane::testing::waitUntil(predicate, timeout, std::chrono::milliseconds(20));
 }
 
 }  // namespace runplane::agent::testing

@@ -62,7 +62,7 @@ TEST(Daemon, GetNodeReportsThisHost) {
     DaemonProcess d(dir.path() + "/state", {"--node-id", "node-a"});
     ASSERT_TRUE(d.ok()) << d.error();
     EXPECT_EQ(d.address().rfind("127.0.0.1:", 0), 0u);
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     grpc::ClientContext ctx;
     v1::NodeInfo info;
     ASSERT_TRUE(stub->GetNode(&ctx, {}, &info).ok());
@@ -120,7 +120,7 @@ TEST(Daemon, WatchTelemetryStreamsHostMemoryWithMinMax) {
     TempDir dir;
     DaemonProcess d(dir.path() + "/state", {"--sample-hz", "10"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     const auto records =
         watch(*stub, 0, [](const auto& rs) { return countSeries(rs, "host.mem.used_bytes") >= 5; });
     ASSERT_GE(countSeries(records, "host.mem.used_bytes"), 5u);
@@ -154,7 +154,7 @@ TEST(Daemon, ResumeFromSeqIsExactAndAckTrims) {
     TempDir dir;
     DaemonProcess d(dir.path() + "/state", {"--sample-hz", "10"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     const auto first = watch(*stub, 0, [](const auto& rs) { return rs.size() >= 40; });
     ASSERT_GE(first.size(), 40u);
     const std::uint64_t from = first[17].seq();
@@ -194,14 +194,14 @@ TEST(Daemon, KillNineRestartKeepsSeqContinuity) {
     {
         DaemonProcess d(state, {"--sample-hz", "10"});
         ASSERT_TRUE(d.ok()) << d.error();
-        auto stub = d.stub();
+        auto stub = testing::agentStub(d);
         all = watch(*stub, 0, [](const auto& rs) { return rs.size() >= 30; });
         d.kill9();
     }
     ASSERT_GE(all.size(), 30u);
     DaemonProcess d2(state, {"--sample-hz", "10"});
     ASSERT_TRUE(d2.ok()) << d2.error();
-    auto stub = d2.stub();
+    auto stub = testing::agentStub(d2);
     const std::uint64_t resumeFrom = all.back().seq() + 1;
     const auto more = watch(*stub, resumeFrom, [](const auto& rs) { return rs.size() >= 30; });
     ASSERT_GE(more.size(), 30u);
@@ -223,7 +223,7 @@ TEST(Daemon, SpoolBoundProducesGapEvent) {
     ASSERT_TRUE(d.ok()) << d.error();
     // 1 MiB of records at 6 host series x 10 Hz takes too long; shrink the bound with a run
     // that prints many metric lines instead.
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     grpc::ClientContext ctx;
     v1::StartRunRequest req;
     req.set_run_id("flood");
@@ -342,7 +342,7 @@ TEST(Daemon, WatchTelemetryRefusesNonFiniteOrNegativeSampleHz) {
     TempDir dir;
     DaemonProcess d(dir.path() + "/state");
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     for (double hz : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -388,7 +388,7 @@ TEST(Daemon, SpoolIncarnationIsReportedKeptAndChecked) {
     {
         DaemonProcess d(state);
         ASSERT_TRUE(d.ok()) << d.error();
-        auto stub = d.stub();
+        auto stub = testing::agentStub(d);
         first = incarnationOf(*stub);
         EXPECT_NE(first, 0u);
         grpc::ClientContext ctx;
@@ -407,12 +407,12 @@ TEST(Daemon, SpoolIncarnationIsReportedKeptAndChecked) {
     {
         DaemonProcess d(state);
         ASSERT_TRUE(d.ok()) << d.error();
-        EXPECT_EQ(incarnationOf(*d.stub()), first) << "kept across a restart";
+        EXPECT_EQ(incarnationOf(*testing::agentStub(d)), first) << "kept across a restart";
     }
     std::filesystem::remove_all(state);
     DaemonProcess d(state);
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     EXPECT_NE(incarnationOf(*stub), first) << "a replaced state directory is a new incarnation";
     const grpc::Status other = refusal(*stub, 1, first);
     EXPECT_EQ(other.error_code(), grpc::StatusCode::FAILED_PRECONDITION);

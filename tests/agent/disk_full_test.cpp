@@ -104,7 +104,7 @@ TEST(DiskFull, RunExitStatusSurvivesAFullStateDisk) {
     }
     DaemonProcess d(fs.path(), {"--sample-hz", "10"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     const std::string fill = fs.path() + "/fill";
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
@@ -158,7 +158,7 @@ TEST(DiskFull, SpoolBacklogIsBoundedLoggedOnceAndRecoversWithAGap) {
     }
     DaemonProcess d(fs.path(), {"--sample-hz", "10", "--spool-backlog-records", "40"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     const auto before = watch(*stub, 0, [](const auto& v) { return v.size() >= 5; });
     ASSERT_GE(before.size(), 5u);
     {

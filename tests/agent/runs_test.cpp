@@ -120,7 +120,7 @@ class Runs : public ::testing::Test {
             dir.path() + "/state",
             std::vector<std::string>{"--sample-hz", "10", "--stall-seconds", "2"});
         ASSERT_TRUE(daemon->ok()) << daemon->error();
-        stub = daemon->stub();
+        stub = testing::agentStub(*daemon);
     }
     std::string runRoot() const { return dir.path() + "/state/runs"; }
     TempDir dir;
@@ -360,7 +360,7 @@ TEST(RunsOutliveDaemon, KillNineReattachWithTrueExitStatus) {
     {
         DaemonProcess d(state, {"--sample-hz", "10"});
         ASSERT_TRUE(d.ok()) << d.error();
-        auto stub = d.stub();
+        auto stub = testing::agentStub(d);
         v1::RunStatus st;
         // Runs until the marker exists, then exits 7.
         ASSERT_TRUE(startRun(*stub, "survivor",
@@ -380,7 +380,7 @@ TEST(RunsOutliveDaemon, KillNineReattachWithTrueExitStatus) {
     {
         DaemonProcess d(state, {"--sample-hz", "10"});
         ASSERT_TRUE(d.ok()) << d.error();
-        auto stub = d.stub();
+        auto stub = testing::agentStub(d);
         EXPECT_EQ(runStatus(*stub, "survivor").state(), v1::RUN_STATE_RUNNING);
         EXPECT_EQ(runStatus(*stub, "survivor").pid(), childPid);
         d.kill9();
@@ -390,7 +390,7 @@ TEST(RunsOutliveDaemon, KillNineReattachWithTrueExitStatus) {
     ASSERT_TRUE(waitFor([&] { return ::kill(childPid, 0) != 0; }, std::chrono::seconds(10)));
     DaemonProcess d(state, {"--sample-hz", "10"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     const auto st = runStatus(*stub, "survivor");
     EXPECT_EQ(st.state(), v1::RUN_STATE_FAILED);
     EXPECT_EQ(st.exit_code(), 7);
@@ -430,7 +430,7 @@ TEST(RunsOutliveDaemon, LostWhenSupervisorAndRunVanish) {
     const std::string state = dir.path() + "/state";
     DaemonProcess d(state);
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     v1::RunStatus st;
     ASSERT_TRUE(startRun(*stub, "doomed", {"/bin/sleep", "60"}, &st).ok());
     // Kill supervisor and child behind the daemon's back (as a reboot or the OOM killer would).
@@ -470,7 +470,7 @@ TEST(MemoryAlarm, RaisedWhenSustainedAboveTheLineAndClearedBelow) {
     DaemonProcess daemon(dir.path() + "/state", {"--sample-hz", "10", "--mem-alarm-bytes",
                                                  std::to_string(line), "--mem-alarm-seconds", "2"});
     ASSERT_TRUE(daemon.ok()) << daemon.error();
-    auto stub = daemon.stub();
+    auto stub = testing::agentStub(daemon);
     auto alarms = [](const std::vector<v1::TelemetryRecord>& rs, const char* state) {
         std::vector<v1::TelemetryRecord> out;
         for (const auto& r : rs) {
@@ -530,7 +530,7 @@ TEST(GpuTelemetry, ErrorCountersAreSeriesAndAnXidIsAnEvent) {
         ::unsetenv("LD_LIBRARY_PATH");
     }
     ASSERT_TRUE(daemon.ok()) << daemon.error();
-    auto stub = daemon.stub();
+    auto stub = testing::agentStub(daemon);
     auto value = [](const std::vector<v1::TelemetryRecord>& rs, const std::string& series) {
         double v = -1;
         for (const auto& r : rs) {

@@ -81,7 +81,7 @@ TEST(Security, BearerTokenOverTlsRefusesAndAccepts) {
         reader->Finish();
     }
     // A plaintext client cannot talk to the TLS port at all.
-    auto plain = d.stub();
+    auto plain = testing::agentStub(d);
     EXPECT_FALSE(getNode(*plain, std::string("Bearer ") + kToken).ok());
     // Refusals are logged with the method.
     EXPECT_NE(d.stderrText().find("refused GetNode"), std::string::npos) << d.stderrText();
@@ -121,7 +121,7 @@ TEST(Security, OversizedRequestIsRejected) {
     TempDir dir;
     DaemonProcess d(dir.path() + "/state", {"--max-request-bytes", "65536"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     grpc::ClientContext ctx;
     v1::StartRunRequest req;
     req.set_run_id("big");

@@ -229,7 +229,7 @@ TEST(StockTools, RepeatedWrongTokensLockTheHostOut) {
     DaemonProcess d(dir.path() + "/state",
                     {"--token-file", dir.path() + "/token", "--auth-max-failures", "3"});
     ASSERT_TRUE(d.ok()) << d.error();
-    auto stub = d.stub();
+    auto stub = testing::agentStub(d);
     const auto call = [&](const std::string& token) {
         grpc::ClientContext ctx;
         ctx.AddMetadata("authorization", "Bearer " + token);

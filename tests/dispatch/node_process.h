@@ -1,45 +1,39 @@
 #pragma once
-// Test helper for dispatch: a real runplaned process acting as one node, on a loopback address,
-// with extra environment variables (e.g. PATH pointing at a `ray`). Killed on destruction.
-
-#include <sys/types.h>
+// The dispatch suite's node: a real runplaned (tests/support DaemonProcess) with a node id, on a
+// loopback address, with extra environment variables (e.g. PATH pointing at a `ray`). Stopped on
+// destruction.
 
 #include <map>
 #include <string>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
 
 namespace runplane::dispatch_testing {
 
-/// A fresh temporary directory, removed recursively on destruction.
-class ScratchDir {
-  public:
-    ScratchDir();
-    ~ScratchDir();
-    const std::string& path() const { return m_path; }
+using runplane::testing::readFile;
 
-  private:
-    std::string m_path;
+/// A scratch dir named runplane-dispatch-XXXXXX.
+class ScratchDir : public runplane::testing::TempDir {
+  public:
+    ScratchDir() : runplane::testing::TempDir("runplane-dispatch") {}
 };
 
-class NodeProcess {
+class NodeProcess : public runplane::testing::DaemonProcess {
   public:
     NodeProcess(const std::string& stateDir, const std::string& nodeId, const std::string& listen,
-                const std::map<std::string, std::string>& env);
-    ~NodeProcess();
-    NodeProcess(const NodeProcess&) = delete;
-    NodeProcess& operator=(const NodeProcess&) = delete;
-    bool ok() const { return !m_address.empty(); }
-    const std::string& error() const { return m_error; }
-    const std::string& address() const { return m_address; }
-    /// SIGKILL and reap: the node's daemon is gone.
-    void kill9();
+                const std::map<std::string, std::string>& env)
+        : DaemonProcess(runplane::testing::DaemonSpec{
+              stateDir, {"--node-id", nodeId}, listen, false, envList(env)}) {}
 
   private:
-    pid_t m_pid = -1;
-    int m_stdout = -1;
-    std::string m_address;
-    std::string m_error;
+    static std::vector<std::string> envList(const std::map<std::string, std::string>& env) {
+        std::vector<std::string> out;
+        for (const auto& [k, v] : env) {
+            out.push_back(k + "=" + v);
+        }
+        return out;
+    }
 };
-
-std::string readFile(const std::string& path);
 
 }  // namespace runplane::dispatch_testing

@@ -1,33 +1,42 @@
 #pragma once
-// A real runplaned child process on 127.0.0.1 with port 0, for GUI tests. Reads the chosen
-// address from its first line ("runplaned listening on 127.0.0.1:NNNNN"); kills it on
+// The GUI suite's daemon: a real runplaned (tests/support DaemonProcess) on 127.0.0.1:0 with its
+// own scratch state dir, a node id and a sampling rate, spoken in QString. Stopped on
 // destruction.
 
-#include <QProcess>
 #include <QString>
 #include <QStringList>
-#include <QTemporaryDir>
 
-#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/daemon_process.h"
 
 namespace runplane::gui::test {
 
 class DaemonProcess {
   public:
-    /// Starts $RUNPLANE_BINARY_DIR/backend/daemon/runplaned with `extraArgs` appended (e.g.
-    /// --require-tls --tls-cert ...). On failure, error() says why.
+    /// Starts runplaned with `extraArgs` appended (e.g. --require-tls --tls-cert ...); GPU
+    /// telemetry stays on, as the GUI reads it. On failure, error() says why.
     explicit DaemonProcess(const QString& nodeId, double sampleHz = 10,
-                           const QStringList& extraArgs = {});
-    ~DaemonProcess();
-    bool ok() const { return !m_address.isEmpty(); }
-    const QString& address() const { return m_address; }
-    const QString& error() const { return m_error; }
+                           const QStringList& extraArgs = {})
+        : m_dir("runplane-gui"), m_daemon(spec(m_dir.file("state"), nodeId, sampleHz, extraArgs)) {}
+    bool ok() const { return m_daemon.ok(); }
+    QString address() const { return QString::fromStdString(m_daemon.address()); }
+    QString error() const { return QString::fromStdString(m_daemon.error()); }
 
   private:
-    QTemporaryDir m_state;
-    std::unique_ptr<QProcess> m_process;
-    QString m_address;
-    QString m_error;
+    static runplane::testing::DaemonSpec spec(const std::string& stateDir, const QString& nodeId,
+                                              double sampleHz, const QStringList& extraArgs) {
+        std::vector<std::string> args{"--sample-hz", QString::number(sampleHz).toStdString(),
+                                      "--node-id", nodeId.toStdString()};
+        for (const QString& a : extraArgs) {
+            args.push_back(a.toStdString());
+        }
+        return {stateDir, std::move(args), "127.0.0.1:0", /*gpuTelemetry=*/true, {}};
+    }
+
+    runplane::testing::TempDir m_dir;
+    runplane::testing::DaemonProcess m_daemon;
 };
 
 }  // namespace runplane::gui::test

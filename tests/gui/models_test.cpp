@@ -157,7 +157,7 @@ TEST_F(HistoryQueries, RunListHasPeaksAndEvalSummaries) {
     ASSERT_EQ(runs->size(), 1u);
     const RunRow& r = runs->front();
     EXPECT_EQ(r.id, QStringLiteral("run-synthetic-1"));
-    EXPECT_EQ(r.state, QStringLiteral("finished"));
+    EXPECT_EQ(r.state, telemetry::RunState::Finished);
     EXPECT_EQ(r.nodes.size(), 2);
     EXPECT_NEAR(r.durationSeconds(0), 3600, 1e-6);
     ASSERT_EQ(r.peaks.size(), 2u);

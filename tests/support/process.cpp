@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 #include <utility>
+
+extern char** environ;
 
 namespace runplane::testing {
 
@@ -71,6 +74,25 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::string& stdo
     if (out < 0 || err < 0) {
         throw std::runtime_error("cannot create " + stdoutFile + " / " + stderrFile);
     }
+    // The environment is made before the fork: between fork and exec a child of a threaded test
+    // may only make async-signal-safe calls (setenv could wait forever on a malloc lock).
+    std::vector<std::string> environment;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string kv = *e;
+        const std::string key = kv.substr(0, kv.find('=') + 1);
+        const bool overridden = std::any_of(env.begin(), env.end(), [&](const std::string& o) {
+            return o.compare(0, key.size(), key) == 0;
+        });
+        if (!overridden) {
+            environment.push_back(kv);
+        }
+    }
+    environment.insert(environment.end(), env.begin(), env.end());
+    std::vector<char*> envp;
+    for (const auto& kv : environment) {
+        envp.push_back(const_cast<char*>(kv.c_str()));
+    }
+    envp.push_back(nullptr);
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::dup2(out, STDOUT_FILENO);
@@ -78,11 +100,7 @@ Child Child::spawn(const std::vector<std::string>& argv, const std::string& stdo
         const int devnull = ::open("/dev/null", O_RDONLY);
         ::dup2(devnull, STDIN_FILENO);
         ::setpgid(0, 0);  // its own group: a test's kill never reaches the test runner
-        for (const auto& kv : env) {
-            const auto eq = kv.find('=');
-            ::setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-        }
-        ::execv(args[0], args.data());
+        ::execve(args[0], args.data(), envp.data());
         ::_exit(127);
     }
     ::close(out);
@@ -131,6 +149,29 @@ std::string Child::stderrText() const {
     return readFile(m_stderr);
 }
 
+std::string awaitListening(Child& child, std::chrono::milliseconds timeout, std::string* error) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const std::string prefix = "runplaned listening on ";
+    while (true) {
+        // Whether it runs is asked before its output is read, so that a daemon found exited
+        // has written all it will: its last words are in the error.
+        const bool alive = child.running();
+        const std::string out = child.stdoutText();
+        const auto at = out.find(prefix);
+        const auto eol = out.find('\n', at == std::string::npos ? 0 : at);
+        if (at != std::string::npos && eol != std::string::npos) {
+            return out.substr(at + prefix.size(), eol - at - prefix.size());
+        }
+        if (!alive || std::chrono::steady_clock::now() >= deadline) {
+            *error = std::string("runplaned did not report its address (") +
+                     (alive ? "timed out" : "exited") + "); stdout='" + out + "' stderr='" +
+                     child.stderrText() + "'";
+            return "";
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
+
 Daemon::Daemon(std::string stateDir, std::string nodeId, double sampleHz)
     : m_stateDir(std::move(stateDir)), m_nodeId(std::move(nodeId)), m_sampleHz(sampleHz) {}
 
@@ -153,24 +194,11 @@ std::string Daemon::start() {
         "--no-gpu"};
     argv.insert(argv.end(), m_extraArgs.begin(), m_extraArgs.end());
     m_child = Child::spawn(argv, tag + ".out", tag + ".err", m_env);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    const std::string prefix = "runplaned listening on ";
-    while (std::chrono::steady_clock::now() < deadline) {
-        const std::string out = m_child.stdoutText();
-        const auto at = out.find(prefix);
-        const auto eol = out.find('\n', at == std::string::npos ? 0 : at);
-        if (at != std::string::npos && eol != std::string::npos) {
-            m_address = out.substr(at + prefix.size(), eol - at - prefix.size());
-            m_port = std::stoi(m_address.substr(m_address.rfind(':') + 1));
-            return m_address;
-        }
-        if (!m_child.running()) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    m_address = awaitListening(m_child, std::chrono::seconds(20), &m_error);
+    if (!m_address.empty()) {
+        m_port = std::stoi(m_address.substr(m_address.rfind(':') + 1));
     }
-    m_error = "runplaned did not report its address: " + m_child.stderrText();
-    return "";
+    return m_address;
 }
 
 void Daemon::kill9() {

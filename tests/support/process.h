@@ -50,6 +50,11 @@ class Child {
     std::string m_stderr;
 };
 
+/// Waits until `child` (a runplaned) writes "runplaned listening on ADDRESS" to its stdout and
+/// returns ADDRESS; "" when it exits first or `timeout` passes, with why (its stdout and stderr)
+/// in *error.
+std::string awaitListening(Child& child, std::chrono::milliseconds timeout, std::string* error);
+
 /// A runplaned on 127.0.0.1 with its own state dir; restartable on the same port and state.
 class Daemon {
   public:
