@@ -129,7 +129,7 @@ TEST(ChunkMigration, Version5SamplesSurviveBitExact) {
 
     auto history = History::open(path);
     ASSERT_TRUE(history.ok()) << history.error();
-    EXPECT_EQ(*(*history)->schemaVersion(), 6);
+    EXPECT_EQ(*(*history)->schemaVersion(), kSchemaVersion);
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM sqlite_master WHERE name = 'samples';"), 0);
     EXPECT_EQ(scalar(path, "SELECT sum(count) FROM chunks;"), 5000);
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM sample_rollup;"), cells);
