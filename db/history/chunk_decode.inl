@@ -27,7 +27,7 @@ class BitReader {
   public:
     BitReader(const std::uint8_t* data, std::size_t bytes) : m_data(data), m_totalBits(bytes * 8) {}
     bool overrun() const { return m_pos > m_totalBits; }
-    std::uint64_t peek() const {
+    [[gnu::always_inline]] std::uint64_t peek() const {
         const std::size_t byte = m_pos >> 3;
         const int shift = static_cast<int>(m_pos & 7);
         std::uint64_t w = 0;
@@ -40,9 +40,9 @@ class BitReader {
         }
         return w;
     }
-    void skip(int n) { m_pos += static_cast<std::size_t>(n); }
+    [[gnu::always_inline]] void skip(int n) { m_pos += static_cast<std::size_t>(n); }
     /// n in 0..64.
-    std::uint64_t take(int n) {
+    [[gnu::always_inline]] std::uint64_t take(int n) {
         if (n <= 0) {
             return 0;
         }
@@ -51,7 +51,7 @@ class BitReader {
         return n >= 64 ? w : w >> (64 - n);
     }
 
-    std::int64_t dod() {
+    [[gnu::always_inline]] std::int64_t dod() {
         const std::uint64_t w = peek();
         if ((w >> 63) == 0) {
             m_pos += 1;
@@ -73,7 +73,7 @@ class BitReader {
         int leading = 0;
         int trailing = 0;
     };
-    std::uint64_t xorValue(XorWindow& state) {
+    [[gnu::always_inline]] std::uint64_t xorValue(XorWindow& state) {
         const std::uint64_t w = peek();
         if ((w >> 63) == 0) {
             m_pos += 1;

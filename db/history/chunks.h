@@ -117,24 +117,31 @@ Status streamSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t
         if (!*row) {
             return {};
         }
-        buffer.clear();
+        // Decoded into a buffer that stays in cache (count is checked against the blob size).
+        const std::int64_t count = stmt->columnInt(1);
+        const auto room = static_cast<std::size_t>(std::clamp<std::int64_t>(count, 0, 1 << 20));
+        if (buffer.size() < room) {
+            buffer.resize(room);
+        }
+        ChunkSample* out = buffer.data();
+        ChunkSample* const end = out + room;
         bool sorted = true;
         Status s = forEachChunkSample(
-            static_cast<int>(stmt->columnInt(2)), stmt->columnBlob(0), stmt->columnInt(1),
+            static_cast<int>(stmt->columnInt(2)), stmt->columnBlob(0), count,
             [&](const ChunkSample& p) {
-                if (p.tNs >= t0 && p.tNs <= t1) {
-                    sorted = sorted && (buffer.empty() || !sampleBefore(p, buffer.back()));
-                    buffer.push_back(p);
+                if (p.tNs >= t0 && p.tNs <= t1 && out != end) {
+                    sorted = sorted && (out == buffer.data() || !sampleBefore(p, out[-1]));
+                    *out++ = p;
                 }
             });
         if (!s.ok()) {
             return chunk_detail::damaged(db, s);
         }
         if (!sorted) {
-            std::sort(buffer.begin(), buffer.end(), sampleBefore);
+            std::sort(buffer.data(), out, sampleBefore);
         }
-        for (const ChunkSample& p : buffer) {
-            fn(p);
+        for (const ChunkSample* p = buffer.data(); p != out; ++p) {
+            fn(*p);
         }
     }
 }
