@@ -18,10 +18,12 @@ namespace runplane::db {
 
 struct RollupCell;
 
-/// A chunk is closed at this many samples or once its blob reaches kChunkMaxBytes (a row that
-/// fits one 4 KiB page: no overflow pages).
+/// A chunk is closed at this many samples or once its blob reaches kChunkMaxBytes: two rows
+/// (blob, ~45 bytes of columns and record header, and at most one more sample of <= 55 bytes)
+/// fit one 4 KiB page, so pages stay full whatever the bytes per sample (a 2.9 KiB row alone
+/// on its page wasted a quarter of the file).
 inline constexpr std::int64_t kChunkMaxSamples = 1024;
-inline constexpr std::size_t kChunkMaxBytes = 3800;
+inline constexpr std::size_t kChunkMaxBytes = 1900;
 
 /// Extent and counters of a chunk, kept in its row so range reads skip chunks without decoding.
 struct ChunkMeta {
