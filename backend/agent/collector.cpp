@@ -174,7 +174,10 @@ void Collector::loop() {
             }
         }
         const auto now = Clock::now();
-        const std::int64_t t = wallNs();
+        // Stamped at whole microseconds: the tick wakes 0.1-2 ms late anyway, so the digits
+        // below 1 us are noise, and the history stores a chunk's times in its coarsest exact
+        // unit (docs/history.md, "Time resolution").
+        const std::int64_t t = wallNs() / 1000 * 1000;
         if (now >= nextFast) {
             sampleFast(t);
             nextFast += fastPeriod;

@@ -35,9 +35,6 @@ bool fits(std::int64_t v, int bits) {
 std::int64_t wrapSub(std::int64_t a, std::int64_t b) {
     return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
 }
-std::int64_t wrapAdd(std::int64_t a, std::int64_t b) {
-    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-}
 
 }  // namespace
 
@@ -99,18 +96,54 @@ void ChunkEncoder::putXor(XorState& state, std::uint64_t x) {
     state.trailing = trailing;
 }
 
+namespace {
+
+// The largest k <= 9 with t a multiple of 10^k.
+int unitExponent(std::int64_t t) {
+    int k = 0;
+    while (k < 9 && t % static_cast<std::int64_t>(chunk_detail::pow10(k + 1)) == 0) {
+        ++k;
+    }
+    return k;
+}
+
+}  // namespace
+
 void ChunkEncoder::append(const ChunkSample& s) {
+    if (m_codec == kChunkCodec) {
+        if (m_count == 0) {
+            m_unitExp = unitExponent(s.tNs);
+            putBits(static_cast<std::uint64_t>(m_unitExp), 8);
+        } else if (s.tNs % static_cast<std::int64_t>(chunk_detail::pow10(m_unitExp)) != 0) {
+            // A finer time than the unit chosen so far: re-encode what is here with the finer
+            // unit (at most 9 times a chunk; the unit only ever shrinks).
+            std::vector<ChunkSample> stored;
+            (void)decodeChunk(m_codec, m_bytes, m_count, stored);
+            const int unitExp = std::min(m_unitExp, unitExponent(s.tNs));
+            *this = ChunkEncoder{m_codec};
+            m_unitExp = unitExp;
+            putBits(static_cast<std::uint64_t>(m_unitExp), 8);
+            for (const ChunkSample& old : stored) {
+                appendEncoded(old);
+            }
+        }
+    }
+    appendEncoded(s);
+}
+
+void ChunkEncoder::appendEncoded(const ChunkSample& s) {
     const std::uint64_t value = bitsOf(s.value);
+    const std::int64_t t = s.tNs / static_cast<std::int64_t>(chunk_detail::pow10(m_unitExp));
     if (m_count == 0) {
-        putBits(static_cast<std::uint64_t>(s.tNs), 64);
+        putBits(static_cast<std::uint64_t>(t), 64);
         putBits(static_cast<std::uint64_t>(s.seq), 64);
         putBits(static_cast<std::uint64_t>(s.step), 64);
         putBits(value, 64);
-        m_t = s.tNs;
+        m_t = t;
         m_seq = s.seq;
         m_step = s.step;
     } else {
-        putDod(m_t, m_dt, s.tNs);
+        putDod(m_t, m_dt, t);
         putDod(m_seq, m_dseq, s.seq);
         putDod(m_step, m_dstep, s.step);
         putXor(m_valueXor, value ^ m_value);
@@ -121,145 +154,34 @@ void ChunkEncoder::append(const ChunkSample& s) {
     ++m_count;
 }
 
-namespace {
+namespace chunk_detail {
 
-// Reads MSB-first from a copy padded with 16 zero bytes, so a 64-bit window load never leaves
-// the buffer; every read is checked against the real length.
-class BitReader {
-  public:
-    explicit BitReader(std::span<const std::uint8_t> bytes)
-        : m_buf(bytes.size() + 16, 0), m_totalBits(bytes.size() * 8) {
-        if (!bytes.empty()) {
-            std::memcpy(m_buf.data(), bytes.data(), bytes.size());
-        }
+const std::uint8_t* paddedCopy(std::span<const std::uint8_t> bytes) {
+    thread_local std::vector<std::uint8_t> scratch;
+    scratch.resize(bytes.size() + kPadBytes);
+    if (!bytes.empty()) {
+        std::memcpy(scratch.data(), bytes.data(), bytes.size());
     }
-    bool failed() const { return m_failed; }
-
-    std::uint64_t bits(int n) {
-        if (m_pos + static_cast<std::size_t>(n) > m_totalBits) {
-            m_failed = true;
-            m_pos = m_totalBits;
-            return 0;
-        }
-        const std::uint64_t w = window();
-        m_pos += static_cast<std::size_t>(n);
-        return n == 64 ? w : w >> (64 - n);
-    }
-    bool bit() { return bits(1) != 0; }
-
-  private:
-    std::uint64_t window() const {
-        const std::size_t byte = m_pos >> 3;
-        const int shift = static_cast<int>(m_pos & 7);
-        std::uint64_t w = 0;
-        std::memcpy(&w, m_buf.data() + byte, 8);
-        if constexpr (std::endian::native == std::endian::little) {
-            w = __builtin_bswap64(w);
-        }
-        if (shift != 0) {
-            w = (w << shift) | (m_buf[byte + 8] >> (8 - shift));
-        }
-        return w;
-    }
-
-    std::vector<std::uint8_t> m_buf;
-    std::size_t m_totalBits;
-    std::size_t m_pos = 0;
-    bool m_failed = false;
-};
-
-std::int64_t readDod(BitReader& in) {
-    if (!in.bit()) {
-        return 0;
-    }
-    int width = 0;
-    if (!in.bit()) {
-        width = 8;
-    } else if (!in.bit()) {
-        width = 16;
-    } else if (!in.bit()) {
-        width = 24;
-    } else {
-        width = in.bit() ? 64 : 32;
-    }
-    const std::uint64_t raw = in.bits(width);
-    if (width == 64) {
-        return static_cast<std::int64_t>(raw);
-    }
-    // Sign-extend the payload.
-    const int shift = 64 - width;
-    return static_cast<std::int64_t>(raw << shift) >> shift;
+    std::memset(scratch.data() + bytes.size(), 0, kPadBytes);
+    return scratch.data();
 }
 
-struct XorReadState {
-    int leading = 0;
-    int trailing = 0;
-};
-
-std::uint64_t readXor(BitReader& in, XorReadState& state) {
-    if (!in.bit()) {
-        return 0;
-    }
-    if (in.bit()) {
-        state.leading = static_cast<int>(in.bits(5));
-        const int significant = static_cast<int>(in.bits(6)) + 1;
-        state.trailing = 64 - state.leading - significant;
-        if (state.trailing < 0) {
-            state.trailing = 0;  // damaged: caught as an error by the caller's check
-        }
-    }
-    const int n = 64 - state.leading - state.trailing;
-    if (n <= 0) {
-        return 0;
-    }
-    return in.bits(n) << state.trailing;
+std::uint64_t pow10(int k) {
+    static constexpr std::uint64_t kPowers[] = {
+        1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
+    return kPowers[k];
 }
 
-}  // namespace
+}  // namespace chunk_detail
 
-Status decodeChunk(std::span<const std::uint8_t> bytes, std::int64_t count,
+Status decodeChunk(int codec, std::span<const std::uint8_t> bytes, std::int64_t count,
                    std::vector<ChunkSample>& out) {
-    if (count <= 0) {
-        return {};
-    }
-    // Every sample takes at least 6 bits after the 256-bit first one: bounds the reservation.
-    if (static_cast<std::uint64_t>(count) > bytes.size() * 8 / 6 + 1) {
-        return Error{"chunk of " + std::to_string(bytes.size()) + " bytes cannot hold " +
-                     std::to_string(count) + " samples"};
-    }
-    BitReader in(bytes);
-    // Grow geometrically: callers append chunk after chunk (an exact reserve here is quadratic).
-    if (out.capacity() < out.size() + static_cast<std::size_t>(count)) {
+    if (count > 0 && static_cast<std::uint64_t>(count) <= bytes.size() * 8 / 6 + 1 &&
+        out.capacity() < out.size() + static_cast<std::size_t>(count)) {
+        // Grow geometrically: callers append chunk after chunk (an exact reserve is quadratic).
         out.reserve(std::max(out.size() + static_cast<std::size_t>(count), 2 * out.capacity()));
     }
-    std::int64_t t = 0, dt = 0, seq = 0, dseq = 0, step = 0, dstep = 0;
-    std::uint64_t value = 0;
-    XorReadState valueXor, minXor, maxXor;
-    for (std::int64_t i = 0; i < count; ++i) {
-        if (i == 0) {
-            t = static_cast<std::int64_t>(in.bits(64));
-            seq = static_cast<std::int64_t>(in.bits(64));
-            step = static_cast<std::int64_t>(in.bits(64));
-            value = in.bits(64);
-        } else {
-            dt = wrapAdd(dt, readDod(in));
-            t = wrapAdd(t, dt);
-            dseq = wrapAdd(dseq, readDod(in));
-            seq = wrapAdd(seq, dseq);
-            dstep = wrapAdd(dstep, readDod(in));
-            step = wrapAdd(step, dstep);
-            value ^= readXor(in, valueXor);
-        }
-        const std::uint64_t mn = value ^ readXor(in, minXor);
-        const std::uint64_t mx = value ^ readXor(in, maxXor);
-        if (in.failed()) {
-            return Error{"chunk ends after " + std::to_string(i) + " of " + std::to_string(count) +
-                         " samples (" + std::to_string(bytes.size()) + " bytes)"};
-        }
-        out.push_back(ChunkSample{t, seq, std::bit_cast<double>(value), std::bit_cast<double>(mn),
-                                  std::bit_cast<double>(mx), step});
-    }
-    return {};
+    return forEachChunkSample(codec, bytes, count, [&](const ChunkSample& s) { out.push_back(s); });
 }
 
 }  // namespace runplane::db

@@ -2,9 +2,13 @@
 // view over the chunks (docs/history.md, "Chunks").
 #include "db/history/chunks.h"
 
+#include "db/history/decimate.h"
+#include "db/history/rollup.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -27,32 +31,38 @@ bool sampleBefore(const ChunkSample& a, const ChunkSample& b) {
     return a.tNs < b.tNs || (a.tNs == b.tNs && a.seq < b.seq);
 }
 
-namespace {
+namespace chunk_detail {
 
-Status decodeRow(const sqlite::Statement& row, int dataColumn, int countColumn,
-                 std::vector<ChunkSample>& out, const std::string& path) {
-    if (Status s = decodeChunk(row.columnBlob(dataColumn), row.columnInt(countColumn), out);
-        !s.ok()) {
-        return Error{path + ": damaged chunk: " + s.error()};
-    }
-    return {};
-}
-
-}  // namespace
-
-Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0, std::int64_t t1,
-                   std::vector<ChunkSample>& out) {
+Result<sqlite::Statement> rangeChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
+                                      std::int64_t t1) {
     auto stmt = db.prepare(
-        "SELECT data, count, t_min, t_max FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
+        "SELECT data, count, codec FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
         "AND t_min <= ?3 ORDER BY t_min, id;");
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
     stmt->bind(1, seriesId).bind(2, t0).bind(3, t1);
+    return stmt;
+}
+
+std::vector<ChunkSample>& chunkBuffer() {
+    thread_local std::vector<ChunkSample> buffer;
+    return buffer;
+}
+
+Error damaged(const sqlite::Database& db, const Status& status) {
+    return Error{db.path() + ": damaged chunk: " + status.error()};
+}
+
+}  // namespace chunk_detail
+
+Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0, std::int64_t t1,
+                   std::vector<ChunkSample>& out) {
+    auto stmt = chunk_detail::rangeChunks(db, seriesId, t0, t1);
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
     const std::size_t start = out.size();
-    std::vector<ChunkSample> edge;
-    bool sorted = true;
-    std::int64_t previousMax = std::numeric_limits<std::int64_t>::min();
     while (true) {
         auto row = stmt->step();
         if (!row.ok()) {
@@ -61,60 +71,42 @@ Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
         if (!*row) {
             break;
         }
-        // Chunks that overlap an earlier one (out-of-order or interleaved incarnations) need the
-        // final sort; disjoint chunks in t_min order are already in order if each one is.
-        if (stmt->columnInt(2) <= previousMax && out.size() > start) {
-            sorted = false;
+        Status s = forEachChunkSample(static_cast<int>(stmt->columnInt(2)), stmt->columnBlob(0),
+                                      stmt->columnInt(1), [&](const ChunkSample& p) {
+                                          if (p.tNs >= t0 && p.tNs <= t1) {
+                                              out.push_back(p);
+                                          }
+                                      });
+        if (!s.ok()) {
+            return chunk_detail::damaged(db, s);
         }
-        previousMax = std::max(previousMax, stmt->columnInt(3));
-        if (stmt->columnInt(2) >= t0 && stmt->columnInt(3) <= t1) {
-            const std::size_t before = out.size();
-            if (Status s = decodeRow(*stmt, 0, 1, out, db.path()); !s.ok()) {
-                return s;
-            }
-            sorted = sorted && std::is_sorted(out.begin() + static_cast<std::ptrdiff_t>(before),
-                                              out.end(), sampleBefore);
-            continue;
-        }
-        edge.clear();
-        if (Status s = decodeRow(*stmt, 0, 1, edge, db.path()); !s.ok()) {
-            return s;
-        }
-        const std::size_t before = out.size();
-        for (const ChunkSample& s : edge) {
-            if (s.tNs >= t0 && s.tNs <= t1) {
-                out.push_back(s);
-            }
-        }
-        sorted = sorted && std::is_sorted(out.begin() + static_cast<std::ptrdiff_t>(before),
-                                          out.end(), sampleBefore);
     }
-    if (!sorted) {
-        std::sort(out.begin() + static_cast<std::ptrdiff_t>(start), out.end(), sampleBefore);
+    // Chunks that overlap (out-of-order samples, interleaved incarnations) need the sort.
+    const auto begin = out.begin() + static_cast<std::ptrdiff_t>(start);
+    if (!std::is_sorted(begin, out.end(), sampleBefore)) {
+        std::sort(begin, out.end(), sampleBefore);
     }
     return {};
 }
 
-Result<std::optional<std::pair<std::int64_t, std::int64_t>>> sampleExtent(sqlite::Database& db,
-                                                                          std::int64_t seriesId,
-                                                                          std::int64_t t0,
-                                                                          std::int64_t t1) {
-    using Extent = std::optional<std::pair<std::int64_t, std::int64_t>>;
+Result<ChunkExtent> chunkExtent(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
+                                std::int64_t t1) {
     auto stmt = db.prepare(
-        "SELECT data, count, t_min, t_max FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
-        "AND t_min <= ?3;");
+        "SELECT t_min, t_max, count, data, codec FROM chunks WHERE series_id = ?1 "
+        "AND t_max >= ?2 AND t_min <= ?3;");
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
     stmt->bind(1, seriesId).bind(2, t0).bind(3, t1);
-    Extent extent;
-    std::vector<ChunkSample> edge;
+    ChunkExtent extent;
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans;
     auto take = [&](std::int64_t t) {
-        if (!extent) {
-            extent = std::make_pair(t, t);
+        if (!extent.any) {
+            extent.lo = extent.hi = t;
+            extent.any = true;
         } else {
-            extent->first = std::min(extent->first, t);
-            extent->second = std::max(extent->second, t);
+            extent.lo = std::min(extent.lo, t);
+            extent.hi = std::max(extent.hi, t);
         }
     };
     while (true) {
@@ -123,36 +115,104 @@ Result<std::optional<std::pair<std::int64_t, std::int64_t>>> sampleExtent(sqlite
             return Error{row.error()};
         }
         if (!*row) {
-            return extent;
+            break;
         }
-        const std::int64_t lo = stmt->columnInt(2);
-        const std::int64_t hi = stmt->columnInt(3);
+        const std::int64_t lo = stmt->columnInt(0);
+        const std::int64_t hi = stmt->columnInt(1);
+        spans.emplace_back(lo, hi);
+        extent.bound += stmt->columnInt(2);
         if (lo >= t0 && hi <= t1) {
             take(lo);
             take(hi);
             continue;
         }
-        edge.clear();
-        if (Status s = decodeRow(*stmt, 0, 1, edge, db.path()); !s.ok()) {
-            return Error{s.error()};
-        }
-        for (const ChunkSample& s : edge) {
-            if (s.tNs >= t0 && s.tNs <= t1) {
-                take(s.tNs);
-            }
+        Status s = forEachChunkSample(static_cast<int>(stmt->columnInt(4)), stmt->columnBlob(3),
+                                      stmt->columnInt(2), [&](const ChunkSample& p) {
+                                          if (p.tNs >= t0 && p.tNs <= t1) {
+                                              take(p.tNs);
+                                          }
+                                      });
+        if (!s.ok()) {
+            return chunk_detail::damaged(db, s);
         }
     }
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i) {
+        if (spans[i].first <= spans[i - 1].second) {
+            extent.disjoint = false;
+        }
+    }
+    return extent;
+}
+
+Status addUnrolledSamples(sqlite::Database& db, std::int64_t seriesId, int level,
+                          std::int64_t firstCell, std::int64_t lastCell,
+                          std::vector<std::pair<std::int64_t, RollupCell>>& cells) {
+    auto stmt = db.prepare(
+        "SELECT data, count, codec, unrolled FROM chunks WHERE series_id = ?1 AND unrolled > 0;");
+    if (!stmt.ok()) {
+        return Error{stmt.error()};
+    }
+    stmt->bind(1, seriesId);
+    const std::int64_t width = rollupWidth(level);
+    std::map<std::int64_t, RollupCell> added;
+    while (true) {
+        auto row = stmt->step();
+        if (!row.ok()) {
+            return Error{row.error()};
+        }
+        if (!*row) {
+            break;
+        }
+        // The chunk's last `unrolled` samples (in stored order) are not in the cells yet.
+        const std::int64_t count = stmt->columnInt(1);
+        const std::int64_t skip = count - std::clamp<std::int64_t>(stmt->columnInt(3), 0, count);
+        std::int64_t index = 0;
+        Status s = forEachChunkSample(
+            static_cast<int>(stmt->columnInt(2)), stmt->columnBlob(0), count,
+            [&](const ChunkSample& p) {
+                if (index++ < skip) {
+                    return;
+                }
+                const std::int64_t cell = bucketIndex(p.tNs, width);
+                if (cell >= firstCell && cell <= lastCell) {
+                    addToCell(added[cell],
+                              SeqPoint{SeriesPoint{p.tNs, p.value, p.min, p.max, p.step}, p.seq});
+                }
+            });
+        if (!s.ok()) {
+            return chunk_detail::damaged(db, s);
+        }
+    }
+    if (added.empty()) {
+        return {};
+    }
+    for (auto& [index, cell] : cells) {
+        if (auto it = added.find(index); it != added.end()) {
+            mergeCell(cell, it->second);
+            added.erase(it);
+        }
+    }
+    for (auto& [index, cell] : added) {
+        cells.emplace_back(index, cell);
+    }
+    std::sort(cells.begin(), cells.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return {};
 }
 
 Status insertChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t incarnation,
-                    std::span<const ChunkSample> samples) {
+                    std::span<const ChunkSample> samples, int codec) {
     auto insert = db.prepare(
-        "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, data) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);");
+        codec == kChunkCodecV6
+            ? "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, "
+              "data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);"
+            : "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, "
+              "data, codec) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9);");
     if (!insert.ok()) {
         return Error{insert.error()};
     }
-    ChunkEncoder encoder;
+    ChunkEncoder encoder{codec};
     ChunkMeta meta;
     auto flush = [&]() -> Status {
         if (meta.count == 0) {
@@ -166,8 +226,11 @@ Status insertChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t in
             .bind(6, meta.seqMax)
             .bind(7, meta.count)
             .bindBlob(8, encoder.bytes().data(), static_cast<int>(encoder.bytes().size()));
+        if (codec != kChunkCodecV6) {
+            insert->bind(9, static_cast<std::int64_t>(codec));
+        }
         Status s = insert->run();
-        encoder = ChunkEncoder{};
+        encoder = ChunkEncoder{codec};
         meta = ChunkMeta{};
         return s;
     };
@@ -206,7 +269,8 @@ Status convertSamplesToChunks(sqlite::Database& db) {
             const bool done = !*row;
             if (done || scan->columnInt(0) != series || scan->columnInt(1) != incarnation ||
                 static_cast<std::int64_t>(group.size()) >= kChunkMaxSamples) {
-                if (Status s = insertChunks(db, series, incarnation, group); !s.ok()) {
+                if (Status s = insertChunks(db, series, incarnation, group, kChunkCodecV6);
+                    !s.ok()) {
                     return s;
                 }
                 group.clear();
@@ -310,7 +374,8 @@ int viewAdvance(ViewCursor* cursor) {
         const int size = sqlite3_column_bytes(cursor->chunks, 3);
         cursor->rows.clear();
         cursor->index = 0;
-        if (!decodeChunk({data, static_cast<std::size_t>(size)},
+        if (!decodeChunk(sqlite3_column_int(cursor->chunks, 4),
+                         {data, static_cast<std::size_t>(size)},
                          sqlite3_column_int64(cursor->chunks, 2), cursor->rows)
                  .ok()) {
             return SQLITE_CORRUPT;
@@ -325,11 +390,17 @@ int viewFilter(sqlite3_vtab_cursor* base, int idxNum, const char*, int argc, sql
     auto* table = reinterpret_cast<ViewTable*>(base->pVtab);
     sqlite3_finalize(cursor->chunks);
     cursor->chunks = nullptr;
-    const char* sql = idxNum == 1 ? "SELECT series_id, incarnation, count, data FROM chunks "
-                                    "WHERE series_id = ?1 ORDER BY t_min, id;"
-                                  : "SELECT series_id, incarnation, count, data FROM chunks "
-                                    "ORDER BY series_id, t_min, id;";
-    int rc = sqlite3_prepare_v2(table->db, sql, -1, &cursor->chunks, nullptr);
+    std::string sql = "SELECT series_id, incarnation, count, data, codec FROM chunks";
+    sql += idxNum == 1 ? " WHERE series_id = ?1 ORDER BY t_min, id;"
+                       : " ORDER BY series_id, t_min, id;";
+    int rc = sqlite3_prepare_v2(table->db, sql.c_str(), -1, &cursor->chunks, nullptr);
+    if (rc != SQLITE_OK) {
+        // A v6 file (no codec column yet, e.g. read during its own migration): all codec 0.
+        sqlite3_finalize(cursor->chunks);
+        cursor->chunks = nullptr;
+        sql.replace(sql.find(", codec FROM"), 12, ", 0 FROM");
+        rc = sqlite3_prepare_v2(table->db, sql.c_str(), -1, &cursor->chunks, nullptr);
+    }
     if (rc != SQLITE_OK) {
         return rc;
     }

@@ -60,7 +60,10 @@ void Decimator::add(const SeriesPoint& point, std::int64_t weight) {
             m_raw.shrink_to_fit();
         }
     }
-    const std::int64_t index = bucketIndex(point.tNs, m_width);
+    // Inside the open bucket's span: no division (the hot case of a time-ordered scan).
+    const bool inOpen =
+        m_hasOpen && point.tNs >= m_open.bucket.t0Ns && point.tNs <= m_open.bucket.t1Ns;
+    const std::int64_t index = inOpen ? m_openIndex : bucketIndex(point.tNs, m_width);
     if (m_hasOpen && index == m_openIndex) {
         Open& o = m_open;
         SeriesBucket& b = o.bucket;

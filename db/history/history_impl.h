@@ -31,11 +31,14 @@ struct History::Impl {
     std::unordered_map<std::string, std::int64_t> seriesIds;
 
     /// The open chunk of a series this connection appends to (docs/history.md, "Chunks"). Its
-    /// row is rewritten at every batch commit; `pending` are the samples appended since.
+    /// row is rewritten at every batch commit; `pending` are the samples appended since. The
+    /// chunk's first `rolled` samples are in the rollup cells; the rest are merged when the
+    /// chunk is sealed (full, or left for another incarnation).
     struct Head {
         std::int64_t rowId = 0;  // 0: not stored yet
         std::int64_t incarnation = 0;
         std::int64_t storedCount = 0;  // the row's count as this connection last wrote it
+        std::int64_t rolled = 0;
         ChunkEncoder encoder;
         ChunkMeta meta;
         std::vector<ChunkSample> pending;
@@ -49,8 +52,17 @@ struct History::Impl {
     Status prepareIngest();
     /// The head of a series, resumed from its last stored chunk when that one is still open.
     Result<Head*> head(std::int64_t seriesId, std::int64_t incarnation);
-    /// Writes the head's row (insert, or update if no other connection changed it meanwhile).
-    Status storeHead(std::int64_t seriesId, Head& head);
+    /// Merges the head's samples not yet in the rollup cells into them (before sealing it).
+    Status rollHead(std::int64_t seriesId, Head& head);
+    /// Writes the head's row (insert, or update if no other connection changed it meanwhile);
+    /// seal: the chunk is closed, its unrolled samples are merged into the cells with it.
+    Status storeHead(std::int64_t seriesId, Head& head, bool seal = false);
+    /// One batch's body, inside a transaction the caller opened (and commits or rolls back):
+    /// samples into head chunks, events, the cursor. Series it creates are added to
+    /// seriesIds and their keys to newSeriesKeys (the caller forgets them on rollback, and must
+    /// then clear `heads`).
+    Result<IngestResult> ingestBatch(const IngestBatch& batch,
+                                     std::vector<std::string>& newSeriesKeys);
 };
 
 /// Key of Impl::seriesIds.

@@ -34,12 +34,14 @@ Status History::Impl::prepareIngest() {
         {&insertSeries, "INSERT INTO series(node_id, run_id, name, unit) VALUES (?1, ?2, ?3, ?4);"},
         {&insertChunk,
          "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, "
-         "data) VALUES (?2, ?1, ?3, ?4, ?5, ?6, ?7, ?8);"},  // ?1: incarnation
+         "data, codec, unrolled) VALUES (?2, ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11);"},
+        // ?1: incarnation
         {&updateChunk,
          "UPDATE chunks SET t_min = ?3, t_max = ?4, seq_min = ?5, seq_max = ?6, count = ?7, "
-         "data = ?8 WHERE id = ?1 AND series_id = ?2 AND count = ?9;"},
+         "data = ?8, codec = ?10, unrolled = ?11 WHERE id = ?1 AND series_id = ?2 AND "
+         "count = ?9;"},
         {&lastChunk,
-         "SELECT id, incarnation, count, data FROM chunks WHERE series_id = ?1 "
+         "SELECT id, incarnation, count, data, codec, unrolled FROM chunks WHERE series_id = ?1 "
          "ORDER BY id DESC LIMIT 1;"},
         {&insertEvent,
          "INSERT OR IGNORE INTO events(node_id, seq, t_ns, run_id, kind, message, attrs_json, "
@@ -98,16 +100,21 @@ Result<History::Impl::Head*> History::Impl::head(std::int64_t seriesId, std::int
     Status status;
     if (row.ok() && *row && lastChunk.columnInt(1) == incarnation &&
         lastChunk.columnInt(2) < kChunkMaxSamples) {
-        std::vector<ChunkSample> stored;
-        status = decodeChunk(lastChunk.columnBlob(3), lastChunk.columnInt(2), stored);
+        // A v6 chunk (codec 0) is re-encoded: the row is rewritten in the current codec.
+        status =
+            forEachChunkSample(static_cast<int>(lastChunk.columnInt(4)), lastChunk.columnBlob(3),
+                               lastChunk.columnInt(2), [&](const ChunkSample& s) {
+                                   h.encoder.append(s);
+                                   h.meta.add(s);
+                               });
         if (status.ok()) {
-            for (const ChunkSample& s : stored) {
-                h.encoder.append(s);
-                h.meta.add(s);
-            }
             h.rowId = lastChunk.columnInt(0);
             h.incarnation = incarnation;
             h.storedCount = h.meta.count;
+            h.rolled =
+                h.meta.count - std::clamp<std::int64_t>(lastChunk.columnInt(5), 0, h.meta.count);
+        } else {
+            h = Impl::Head{};
         }
     }
     lastChunk.reset();
@@ -123,31 +130,55 @@ Result<History::Impl::Head*> History::Impl::head(std::int64_t seriesId, std::int
     return &h;
 }
 
-Status History::Impl::storeHead(std::int64_t seriesId, Head& h) {
-    if (h.pending.empty()) {
+Status History::Impl::rollHead(std::int64_t seriesId, Head& h) {
+    if (h.rolled >= h.meta.count) {
         return {};
     }
-    auto bindRow = [&](sqlite::Statement& stmt) -> sqlite::Statement& {
+    std::vector<ChunkSample> samples;
+    if (Status s = decodeChunk(h.encoder.codec(), h.encoder.bytes(), h.meta.count, samples);
+        !s.ok()) {
+        return s;
+    }
+    if (Status s = rollSamples(upsertRollup, seriesId,
+                               std::span(samples).subspan(static_cast<std::size_t>(h.rolled)),
+                               kRetainedRollupLevel);
+        !s.ok()) {
+        return s;
+    }
+    h.rolled = h.meta.count;
+    return {};
+}
+
+Status History::Impl::storeHead(std::int64_t seriesId, Head& h, bool seal) {
+    if (h.pending.empty() && !seal) {
+        return {};
+    }
+    // Sealing writes unrolled = 0 and merges the samples into the cells only once the row is
+    // known to be ours (the guarded update matched), in the same transaction.
+    auto bindRow = [&](sqlite::Statement& stmt, bool sealed) -> sqlite::Statement& {
         return stmt.bind(2, seriesId)
             .bind(3, h.meta.tMin)
             .bind(4, h.meta.tMax)
             .bind(5, h.meta.seqMin)
             .bind(6, h.meta.seqMax)
             .bind(7, h.meta.count)
-            .bindBlob(8, h.encoder.bytes().data(), static_cast<int>(h.encoder.bytes().size()));
+            .bindBlob(8, h.encoder.bytes().data(), static_cast<int>(h.encoder.bytes().size()))
+            .bind(10, static_cast<std::int64_t>(h.encoder.codec()))
+            .bind(11, sealed ? 0 : h.meta.count - h.rolled);
     };
+    bool sealed = seal;
     if (h.rowId != 0) {
-        bindRow(updateChunk).bind(1, h.rowId).bind(9, h.storedCount);
+        bindRow(updateChunk, seal).bind(1, h.rowId).bind(9, h.storedCount);
         if (Status s = updateChunk.run(); !s.ok()) {
             return s;
         }
         if (db->changes() == 1) {
             h.storedCount = h.meta.count;
             h.pending.clear();
-            return {};
+            return seal ? rollHead(seriesId, h) : Status{};
         }
-        // Another connection pruned or rewrote the row: its samples are its own now; ours go
-        // into a new chunk.
+        // Another connection pruned or rewrote the row: its samples are its own now (and so is
+        // rolling them); ours go into a new chunk, not sealed yet.
         h.encoder = ChunkEncoder{};
         h.meta = ChunkMeta{};
         for (const ChunkSample& s : h.pending) {
@@ -155,15 +186,17 @@ Status History::Impl::storeHead(std::int64_t seriesId, Head& h) {
             h.meta.add(s);
         }
         h.rowId = 0;
+        h.rolled = 0;
+        sealed = false;
     }
-    bindRow(insertChunk).bind(1, h.incarnation);
+    bindRow(insertChunk, sealed).bind(1, h.incarnation);
     if (Status s = insertChunk.run(); !s.ok()) {
         return s;
     }
     h.rowId = db->lastInsertRowId();
     h.storedCount = h.meta.count;
     h.pending.clear();
-    return {};
+    return sealed ? rollHead(seriesId, h) : Status{};
 }
 
 Result<std::uint64_t> History::ingestCursor(const std::string& nodeId) {
@@ -184,22 +217,35 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         return Error{s.error()};
     }
     std::vector<std::string> newSeriesKeys;  // dropped from the cache if the batch rolls back
-    auto forgetNewSeries = [&] {
+    auto fail = [&](const std::string& error) -> Result<IngestResult> {
         for (const auto& key : newSeriesKeys) {
             impl.seriesIds.erase(key);
         }
+        impl.heads.clear();  // their rows roll back with the transaction
+        return Error{error};
     };
-
     sqlite::Transaction tx(*impl.db);
     if (!tx.begun().ok()) {
         return Error{tx.begun().error()};
     }
+    auto result = impl.ingestBatch(batch, newSeriesKeys);
+    if (!result.ok()) {
+        return fail(result.error());
+    }
+    if (Status s = tx.commit(); !s.ok()) {
+        return fail(s.error());
+    }
+    return result;
+}
+
+Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
+                                                std::vector<std::string>& newSeriesKeys) {
+    Impl& impl = *this;
     auto cursor = readCursor(impl.selectCursor, batch.nodeId, batch.incarnation);
     if (!cursor.ok()) {
         return Error{cursor.error()};
     }
     IngestResult result;
-    RollupDelta rollups;
     std::uint64_t newCursor = std::max(*cursor, batch.throughSeq);
 
     auto seriesIdFor = [&](const IngestSample& sample) -> Result<std::int64_t> {
@@ -263,7 +309,6 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         } else {
             auto id = seriesIdFor(sample);
             if (!id.ok()) {
-                forgetNewSeries();
                 return Error{id.error()};
             }
             seriesId = *id;
@@ -293,62 +338,10 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
             ChunkSample{sample.tNs, static_cast<std::int64_t>(sample.seq), sample.value, sample.min,
                         sample.max, sample.step});
     }
-    auto fail = [&](const std::string& error) -> Result<IngestResult> {
-        forgetNewSeries();
-        impl.heads.clear();  // their rows roll back with the transaction
-        return Error{error};
-    };
+    auto fail = [](const std::string& error) -> Result<IngestResult> { return Error{error}; };
     const std::int64_t incarnation = incarnationBits(batch.incarnation);
-    std::int64_t widths[kRollupLevels];
-    for (int level = 0; level < kRollupLevels; ++level) {
-        widths[level] = rollupWidth(level);
-    }
     for (const Group& group : groups) {
         result.samplesInserted += group.samples.size();
-        // Rollup cells. Cells nest (each level's width is a multiple of the one below, on one
-        // grid), so samples go into the open level-0 cell only; a cell that is left is merged
-        // into its parent's open cell and into the delta, level by level upwards.
-        std::int64_t openIndex[kRollupLevels] = {};
-        bool isOpen[kRollupLevels] = {};
-        RollupCell open[kRollupLevels];  // the open cell's samples not in an open child cell
-        std::int64_t cellLo = 0;
-        std::int64_t cellHi = 0;  // [cellLo, cellHi): the open level-0 cell's time span
-        auto close = [&](int level) {
-            if (open[level].count > 0) {
-                if (level + 1 < kRollupLevels) {
-                    mergeCell(open[level + 1], open[level]);
-                }
-                if (level >= kRetainedRollupLevel) {  // finer cells: the chunks answer those
-                    mergeCell(rollups[{group.seriesId, level, openIndex[level]}], open[level]);
-                }
-            }
-            open[level] = RollupCell{};
-        };
-        for (const ChunkSample& s : group.samples) {
-            if (!isOpen[0] || s.tNs < cellLo || s.tNs >= cellHi) {
-                for (int level = 0; level < kRollupLevels; ++level) {
-                    const std::int64_t cell = bucketIndex(s.tNs, widths[level]);
-                    if (isOpen[level] && cell == openIndex[level]) {
-                        break;  // this cell and every coarser one stay open
-                    }
-                    if (isOpen[level]) {
-                        close(level);
-                    }
-                    openIndex[level] = cell;
-                    isOpen[level] = true;
-                }
-                if (__builtin_mul_overflow(openIndex[0], widths[0], &cellLo)) {
-                    cellLo = std::numeric_limits<std::int64_t>::min();
-                }
-                cellHi = cellLo > std::numeric_limits<std::int64_t>::max() - widths[0]
-                             ? std::numeric_limits<std::int64_t>::max()
-                             : cellLo + widths[0];
-            }
-            addToCell(open[0], SeqPoint{SeriesPoint{s.tNs, s.value, s.min, s.max, s.step}, s.seq});
-        }
-        for (int level = 0; level < kRollupLevels; ++level) {
-            close(level);
-        }
         // The samples into the series' open chunk; a full one is stored and a new one begun.
         auto head = impl.head(group.seriesId, incarnation);
         if (!head.ok()) {
@@ -357,7 +350,7 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         Impl::Head* h = *head;
         for (const ChunkSample& s : group.samples) {
             if (h->meta.count > 0 && (h->full() || h->incarnation != incarnation)) {
-                if (Status st = impl.storeHead(group.seriesId, *h); !st.ok()) {
+                if (Status st = impl.storeHead(group.seriesId, *h, /*seal=*/true); !st.ok()) {
                     return fail(st.error());
                 }
                 *h = Impl::Head{};
@@ -367,15 +360,13 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
             h->meta.add(s);
             h->pending.push_back(s);
         }
-        if (Status st = impl.storeHead(group.seriesId, *h); !st.ok()) {
+        // A head filled by this batch is sealed now, not when the series' next sample comes.
+        const bool full = h->full();
+        if (Status st = impl.storeHead(group.seriesId, *h, full); !st.ok()) {
             return fail(st.error());
         }
-    }
-    // The rollup cells these samples touched, merged in the same transaction.
-    for (const auto& [cellKey, cell] : rollups) {
-        const auto& [seriesId, level, index] = cellKey;
-        if (Status s = writeCell(impl.upsertRollup, seriesId, level, index, cell); !s.ok()) {
-            return fail(s.error());
+        if (full) {
+            *h = Impl::Head{};
         }
     }
     for (const IngestEvent& event : batch.events) {
@@ -410,9 +401,6 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         .bind(3, nowNs())
         .bind(4, incarnationBits(batch.incarnation));
     if (Status s = impl.upsertCursor.run(); !s.ok()) {
-        return fail(s.error());
-    }
-    if (Status s = tx.commit(); !s.ok()) {
         return fail(s.error());
     }
     result.cursor = newCursor;

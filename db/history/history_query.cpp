@@ -173,13 +173,13 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     const bool pruned = *horizon && query.t0Ns < (*horizon)->rawBeforeNs;
     // Tighten the window to the data actually present, so the buckets are spread over the
     // samples and not over empty time.
-    auto extent = sampleExtent(*m_impl->db, query.seriesId, query.t0Ns, query.t1Ns);
+    auto extent = chunkExtent(*m_impl->db, query.seriesId, query.t0Ns, query.t1Ns);
     if (!extent.ok()) {
         return Error{extent.error()};
     }
-    bool any = extent->has_value();
-    std::int64_t lo = any ? (*extent)->first : 0;
-    std::int64_t hi = any ? (*extent)->second : 0;
+    bool any = extent->any;
+    std::int64_t lo = extent->lo;
+    std::int64_t hi = extent->hi;
     // The pruned era's cells: [rollupBefore, rawBefore) at the first retained level.
     std::int64_t oldFrom = 0;
     std::int64_t oldTo = 0;  // inclusive
@@ -217,19 +217,44 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         return out;  // no sample in range
     }
 
-    std::vector<ChunkSample> samples;
+    const std::int64_t rawLimit = 4 * static_cast<std::int64_t>(std::max(2, query.maxBuckets));
+    if (!pruned && extent->bound <= rawLimit) {
+        // Few enough to return them all: straight from the decoder into the result.
+        out.points.reserve(static_cast<std::size_t>(extent->bound));
+        if (Status s = streamSamples(
+                *m_impl->db, query.seriesId, lo, hi, extent->disjoint,
+                [&](const ChunkSample& p) {
+                    out.points.push_back(SeriesPoint{p.tNs, p.value, p.min, p.max, p.step});
+                });
+            !s.ok()) {
+            return Error{s.error()};
+        }
+        out.sourceCount = static_cast<std::int64_t>(out.points.size());
+        return out;
+    }
     auto scan = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
         if (from > to) {
             return {};
         }
-        samples.clear();
-        if (Status s = loadSamples(*m_impl->db, query.seriesId, from, to, samples); !s.ok()) {
-            return s;
+        return streamSamples(*m_impl->db, query.seriesId, from, to, extent->disjoint,
+                             [&](const ChunkSample& p) {
+                                 decimator.add(SeriesPoint{p.tNs, p.value, p.min, p.max, p.step});
+                             });
+    };
+    // One level's cells in [first, last], with the samples not merged into cells yet.
+    auto cellsOf =
+        [&](int cellLevel, std::int64_t first,
+            std::int64_t last) -> Result<std::vector<std::pair<std::int64_t, RollupCell>>> {
+        auto cells = readCells(*m_impl->db, query.seriesId, cellLevel, first, last);
+        if (!cells.ok()) {
+            return cells;
         }
-        for (const ChunkSample& p : samples) {
-            decimator.add(SeriesPoint{p.tNs, p.value, p.min, p.max, p.step});
+        if (Status s =
+                addUnrolledSamples(*m_impl->db, query.seriesId, cellLevel, first, last, *cells);
+            !s.ok()) {
+            return Error{s.error()};
         }
-        return {};
+        return cells;
     };
 
     // Wide ranges read the rollup pyramid: the coarsest level whose cells are no wider than a
@@ -252,8 +277,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
             const std::int64_t firstCell = bucketIndex(from, cellWidth);
             const std::int64_t lastCell = bucketIndex(to, cellWidth);
             if (lastCell - firstCell >= 2) {
-                auto cells =
-                    readCells(*m_impl->db, query.seriesId, level, firstCell + 1, lastCell - 1);
+                auto cells = cellsOf(level, firstCell + 1, lastCell - 1);
                 if (!cells.ok()) {
                     return Error{cells.error()};
                 }
@@ -280,8 +304,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         if (oldFrom <= oldTo) {
             const int oldLevel = std::max(level, kRetainedRollupLevel);
             const std::int64_t w = rollupWidth(oldLevel);
-            auto cells = readCells(*m_impl->db, query.seriesId, oldLevel, bucketIndex(oldFrom, w),
-                                   bucketIndex(oldTo, w));
+            auto cells = cellsOf(oldLevel, bucketIndex(oldFrom, w), bucketIndex(oldTo, w));
             if (!cells.ok()) {
                 return Error{cells.error()};
             }
@@ -300,7 +323,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         const std::int64_t firstCell = bucketIndex(lo, cellWidth);
         const std::int64_t lastCell = bucketIndex(hi, cellWidth);
         if (lastCell - firstCell >= 2) {
-            auto cells = readCells(*m_impl->db, query.seriesId, level, firstCell + 1, lastCell - 1);
+            auto cells = cellsOf(level, firstCell + 1, lastCell - 1);
             if (!cells.ok()) {
                 return Error{cells.error()};
             }
@@ -308,8 +331,6 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
             for (const auto& [index, cell] : *cells) {
                 interior += cell.count;
             }
-            const std::int64_t rawLimit =
-                4 * static_cast<std::int64_t>(std::max(2, query.maxBuckets));
             if (interior > rawLimit) {
                 Decimator decimator(lo, hi, query.maxBuckets, /*allowRaw=*/false);
                 if (Status s = feed(decimator, lo, hi); !s.ok()) {

@@ -373,13 +373,15 @@ Result<PruneReport> History::prune(const PruneOptions& options) {
                 std::int64_t id;
                 std::int64_t incarnation;
                 std::vector<ChunkSample> samples;
+                std::vector<ChunkSample> unrolled;  // not in the rollup cells yet
             };
             std::vector<Row> rows;
             bool more = false;
             std::int64_t inBatch = 0;
             {
                 auto select = db.prepare(
-                    "SELECT id, t_min, count, data, incarnation FROM chunks WHERE series_id = ?1 "
+                    "SELECT id, t_min, count, data, incarnation, codec, unrolled FROM chunks "
+                    "WHERE series_id = ?1 "
                     "AND t_min < ?2 AND (t_min > ?3 OR (t_min = ?3 AND id > ?4)) "
                     "ORDER BY t_min, id;");
                 if (!select.ok()) {
@@ -398,15 +400,20 @@ Result<PruneReport> History::prune(const PruneOptions& options) {
                         more = true;
                         break;
                     }
-                    Row r{select->columnInt(0), select->columnInt(4), {}};
+                    Row r{select->columnInt(0), select->columnInt(4), {}, {}};
                     afterT = select->columnInt(1);
                     afterId = r.id;
                     if (Status st =
-                            decodeChunk(select->columnBlob(3), select->columnInt(2), r.samples);
+                            decodeChunk(static_cast<int>(select->columnInt(5)),
+                                        select->columnBlob(3), select->columnInt(2), r.samples);
                         !st.ok()) {
                         return Error{db.path() + ": damaged chunk " + std::to_string(r.id) + ": " +
                                      st.error()};
                     }
+                    const auto unrolled = static_cast<std::size_t>(std::clamp<std::int64_t>(
+                        select->columnInt(6), 0, static_cast<std::int64_t>(r.samples.size())));
+                    r.unrolled.assign(r.samples.end() - static_cast<std::ptrdiff_t>(unrolled),
+                                      r.samples.end());
                     inBatch += static_cast<std::int64_t>(r.samples.size());
                     rows.push_back(std::move(r));
                 }
@@ -433,6 +440,18 @@ Result<PruneReport> History::prune(const PruneOptions& options) {
                     continue;
                 }
                 r.samples = std::move(keptSamples);
+                // Samples the cells do not hold yet go into them first: the cells outlive them.
+                if (!r.unrolled.empty()) {
+                    auto upsert = db.prepare(rollupUpsertSql());
+                    if (!upsert.ok()) {
+                        return Error{upsert.error()};
+                    }
+                    if (Status st =
+                            rollSamples(*upsert, seriesId, r.unrolled, kRetainedRollupLevel);
+                        !st.ok()) {
+                        return Error{st.error()};
+                    }
+                }
                 auto del = db.prepare("DELETE FROM chunks WHERE id = ?1;");
                 if (!del.ok()) {
                     return Error{del.error()};

@@ -1,6 +1,7 @@
 #include "db/history/rollup.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "db/history/decimate.h"
@@ -181,6 +182,66 @@ Status writeCell(sqlite::Statement& upsert, std::int64_t seriesId, int level, st
     bindPoint(upsert, 17, summary.minSample);
     bindPoint(upsert, 23, summary.maxSample);
     return upsert.run();
+}
+
+Status rollSamples(sqlite::Statement& upsert, std::int64_t seriesId,
+                   std::span<const ChunkSample> samples, int firstLevel) {
+    RollupDelta delta;
+    std::int64_t widths[kRollupLevels];
+    for (int level = 0; level < kRollupLevels; ++level) {
+        widths[level] = rollupWidth(level);
+    }
+    // Cells nest (each level's width is a multiple of the one below, on one grid), so samples go
+    // into the open level-0 cell only; a cell that is left is merged into its parent's open cell
+    // and into the delta, level by level upwards.
+    std::int64_t openIndex[kRollupLevels] = {};
+    bool isOpen[kRollupLevels] = {};
+    RollupCell open[kRollupLevels];  // the open cell's samples not in an open child cell
+    std::int64_t cellLo = 0;
+    std::int64_t cellHi = 0;  // [cellLo, cellHi): the open level-0 cell's time span
+    auto close = [&](int level) {
+        if (open[level].count > 0) {
+            if (level + 1 < kRollupLevels) {
+                mergeCell(open[level + 1], open[level]);
+            }
+            if (level >= firstLevel) {
+                mergeCell(delta[{seriesId, level, openIndex[level]}], open[level]);
+            }
+        }
+        open[level] = RollupCell{};
+    };
+    for (const ChunkSample& s : samples) {
+        if (!isOpen[0] || s.tNs < cellLo || s.tNs >= cellHi) {
+            for (int level = 0; level < kRollupLevels; ++level) {
+                const std::int64_t cell = bucketIndex(s.tNs, widths[level]);
+                if (isOpen[level] && cell == openIndex[level]) {
+                    break;  // this cell and every coarser one stay open
+                }
+                if (isOpen[level]) {
+                    close(level);
+                }
+                openIndex[level] = cell;
+                isOpen[level] = true;
+            }
+            if (__builtin_mul_overflow(openIndex[0], widths[0], &cellLo)) {
+                cellLo = std::numeric_limits<std::int64_t>::min();
+            }
+            cellHi = cellLo > std::numeric_limits<std::int64_t>::max() - widths[0]
+                         ? std::numeric_limits<std::int64_t>::max()
+                         : cellLo + widths[0];
+        }
+        addToCell(open[0], SeqPoint{SeriesPoint{s.tNs, s.value, s.min, s.max, s.step}, s.seq});
+    }
+    for (int level = 0; level < kRollupLevels; ++level) {
+        close(level);
+    }
+    for (const auto& [key, cell] : delta) {
+        const auto& [series, level, index] = key;
+        if (Status s = writeCell(upsert, series, level, index, cell); !s.ok()) {
+            return s;
+        }
+    }
+    return {};
 }
 
 Result<std::vector<std::pair<std::int64_t, RollupCell>>> readCells(sqlite::Database& db,

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <tuple>
 #include <vector>
 
 #include "backend/common/result.h"
+#include "db/history/chunk_codec.h"
 #include "db/history/history.h"
 #include "db/sqlite/sqlite.h"
 
@@ -54,6 +56,11 @@ const char* rollupUpsertSql();
 /// Binds a delta cell to the upsert statement and runs it.
 Status writeCell(sqlite::Statement& upsert, std::int64_t seriesId, int level, std::int64_t cell,
                  const RollupCell& summary);
+
+/// Merges samples (any order) into the cells of levels >= firstLevel of one series: one upsert
+/// per touched cell and level (the ingest rolls a chunk's samples when it seals it).
+Status rollSamples(sqlite::Statement& upsert, std::int64_t seriesId,
+                   std::span<const ChunkSample> samples, int firstLevel);
 
 /// Reads the cells of one level in [firstCell, lastCell], in order.
 Result<std::vector<std::pair<std::int64_t, RollupCell>>> readCells(sqlite::Database& db,

@@ -191,6 +191,16 @@ CREATE INDEX chunks_series_time ON chunks(series_id, t_max, t_min);
 DELETE FROM sample_rollup WHERE level < 2;
 )sql";
 
+// Version 7 (issue #21): `codec` says how a chunk is encoded (0: the v6 layout; 1: a header
+// with the chunk's time unit, chunk_codec.h); `unrolled` counts the chunk's last samples not yet
+// merged into the rollup cells (the ingest merges a head chunk's samples once, when it is sealed;
+// reads merge the unrolled ones themselves). Every v6 chunk is in the cells already: 0.
+constexpr const char* kSchemaV7 = R"sql(
+ALTER TABLE chunks ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE chunks ADD COLUMN unrolled INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX chunks_unrolled ON chunks(series_id) WHERE unrolled > 0;
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
@@ -199,6 +209,8 @@ const std::array kMigrations = {
     Migration{5, "run_logs: finished runs keep their stdout/stderr", kSchemaV5},
     Migration{6, "chunks: samples stored as compressed chunks per series", kSchemaV6,
               &convertSamplesToChunks},
+    Migration{7, "chunks: per-chunk time unit; rollup cells merged when a chunk is sealed",
+              kSchemaV7},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

@@ -194,9 +194,12 @@ TEST(Retention, PruneKeepsRollupsEvalEventsAndPinnedRuns) {
               0);
     EXPECT_EQ(report->fineRollupsDeleted, 0);  // since v6 no 1 s / 8 s cells are stored
     EXPECT_EQ(report->rollupsDeleted, 0);      // nothing is older than 365 days
-    // The space is given back (the file was created with incremental auto-vacuum).
+    // The space is given back (the file was created with incremental auto-vacuum): no free page
+    // is left inside. (The file need not shrink here: since v7 the prune first writes the rollup
+    // cells of the unsealed chunks it deletes, and this test's constant series compress to
+    // chunks smaller than those cells.)
     EXPECT_GT(report->bytesBefore, 0);
-    EXPECT_LT(report->bytesAfter, report->bytesBefore);
+    EXPECT_EQ(report->freeBytesAfter, 0);
 
     // The pruned era still reads, from the rollups: the day-3 spike survives.
     auto points = h.querySeries({mem, std::numeric_limits<std::int64_t>::min(),
