@@ -25,6 +25,13 @@ constexpr std::array<std::string_view, 9> kNcclErrorMarks = {
     "Watchdog caught collective operation timeout",
     "NCCL communicator was aborted"};
 
+/// A JSON line's step: its integer part, or -1 (unknown) when it is NaN or beyond int64_t
+/// (1e21 or a huge Python int: the plain cast is undefined behaviour; found by fuzz_log_line).
+std::int64_t stepOf(double value) {
+    constexpr double kTwoPow63 = 9223372036854775808.0;  // the first double past INT64_MAX
+    return value >= -kTwoPow63 && value < kTwoPow63 ? static_cast<std::int64_t>(value) : -1;
+}
+
 std::string stripAnsi(std::string_view line) {
     std::string out;
     out.reserve(line.size());
@@ -151,7 +158,7 @@ bool parseJsonLine(std::string_view line, ParsedLogLine& out) {
         if ((key == "step" || key == "_step" || key == "id" || key == "global_step" ||
              key == "iteration") &&
             (v.kind == PyValue::Kind::Int || v.kind == PyValue::Kind::Float)) {
-            step = static_cast<std::int64_t>(v.asDouble());
+            step = stepOf(v.asDouble());
         } else if ((key == "metric" || key == "name") && v.kind == PyValue::Kind::String) {
             metricName = &v;
         } else if (key == "value" && v.isNumeric()) {

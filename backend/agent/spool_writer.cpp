@@ -18,7 +18,8 @@ void SpoolWriter::add(std::vector<v1::TelemetryRecord>& records,
     records.clear();
     for (auto& [key, value] : meta) {
         auto it = std::find_if(m_meta.begin(), m_meta.end(),
-                               [&key](const auto& kv) { return kv.first == key; });
+                               // clang 14 cannot capture a structured binding itself
+                               [&k = key](const auto& kv) { return kv.first == k; });
         if (it != m_meta.end()) {
             it->second = std::move(value);
         } else {

@@ -148,6 +148,24 @@ TEST(LogMetrics, JsonLines) {
     EXPECT_EQ(c.count("x"), 0u);
 }
 
+// fuzz_log_line: a step beyond int64_t (1e21, a 60-digit int, inf, nan) was cast to int64_t,
+// undefined behaviour; it is now an unknown step (-1) and the metric is still read.
+TEST(LogMetrics, JsonLineStepOutOfRangeIsUnknown) {
+    for (const char* line :
+         {R"({"train/loss": 0.5, "_step": 1e21})", R"({"train/loss": 0.5, "step": -1e300})",
+          R"({"train/loss": 0.5, "step": 9223372036854775808})",
+          "{'train/loss': 0.5, 'step': 666666666666666666666666666666666666}",
+          "{'train/loss': 0.5, 'step': float('nan')}",
+          "{'train/loss': 0.5, 'step': float('inf')}"}) {
+        auto m = byName(parseLogLine(line));
+        ASSERT_EQ(m.count("train/loss"), 1u) << line;
+        EXPECT_DOUBLE_EQ(m["train/loss"].value, 0.5) << line;
+        EXPECT_EQ(m["train/loss"].step, -1) << line;
+    }
+    auto edge = byName(parseLogLine(R"({"train/loss": 0.5, "step": 9223372036854774784})"));
+    EXPECT_EQ(edge["train/loss"].step, 9223372036854774784);  // the largest double below 2^63
+}
+
 TEST(LogMetrics, PhaseMarkersAndTimers) {
     auto p = parseLogLine("[runplane-phase] weight_sync");
     ASSERT_EQ(p.events.size(), 1u);

@@ -1,25 +1,11 @@
 // Recipe YAML -> parse -> validate -> plan (and the JSON the CLI prints), against the shipped
 // model catalog. A recipe that parses must also survive writeRecipe and parse again.
-#include <cstdlib>
-
 #include "backend/plan/planner.h"
 #include "backend/plan/recipe_limits.h"
+#include "tests/fuzz/fuzz_catalog.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace runplane::plan;
-
-namespace {
-const ModelCatalog& catalog() {
-    static const ModelCatalog instance = [] {
-        auto loaded = ModelCatalog::loadDirectory(RUNPLANE_FUZZ_RECIPES_DIR "/models");
-        if (!loaded.ok()) {
-            std::abort();  // the shipped catalog must load
-        }
-        return std::move(loaded).value();
-    }();
-    return instance;
-}
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size > kMaxRecipeBytes) {
@@ -35,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     const Recipe& recipe = *outcome.recipe;
-    (void)findingsToJson(validate(recipe, catalog()), "fuzz.yaml");
-    (void)planToJson(planRecipe(recipe, catalog()), "fuzz.yaml");
+    (void)findingsToJson(validate(recipe, runplane::fuzz::catalog()), "fuzz.yaml");
+    (void)planToJson(planRecipe(recipe, runplane::fuzz::catalog()), "fuzz.yaml");
     (void)writeRecipe(recipe);
     return 0;
 }

@@ -1,8 +1,10 @@
 #include "backend/plan/detail/text_checks.h"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "backend/plan/detail/yaml_support.h"
@@ -333,6 +335,30 @@ void checkTree(const YAML::Node& root, std::vector<ParseDiagnostic>& diagnostics
     }
 }
 
+/// Where yaml-cpp's parser starts each document; nothing else is kept. yaml-cpp 0.7's LoadAll
+/// never ends on a token that starts no node at the top level (' ,a', '"x" ,a', '[a]\n ,b': a
+/// ',' outside any flow collection): each call returns an empty document without consuming it,
+/// so the document list grows until memory runs out (issue #20). Two starts at one offset show it.
+class DocumentStarts : public YAML::EventHandler {
+  public:
+    std::vector<YAML::Mark> starts;
+    bool stuck() const {
+        return starts.size() >= 2 && starts.back().pos == starts[starts.size() - 2].pos;
+    }
+    void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+
 }  // namespace
 
 bool isEnvName(std::string_view name) {
@@ -360,9 +386,19 @@ std::optional<YAML::Node> loadSingleDocument(std::string_view text,
         diagnostics.push_back(*structure.error);
         return std::nullopt;
     }
-    std::vector<YAML::Node> documents;
+    DocumentStarts documents;
+    YAML::Node document(YAML::NodeType::Null);
     try {
-        documents = YAML::LoadAll(std::string(text));
+        // At most three documents are parsed (events only): enough to tell a second document
+        // from a parser that no longer moves on. Then the one document is loaded into a tree.
+        std::istringstream in{std::string(text)};
+        YAML::Parser parser(in);
+        while (documents.starts.size() < 3 && !documents.stuck() &&
+               parser.HandleNextDocument(documents)) {
+        }
+        if (documents.starts.size() == 1) {
+            document = YAML::Load(std::string(text));
+        }
     } catch (const YAML::DeepRecursion& e) {
         diagnostics.push_back(at(locOf(e.mark), "nesting " + std::to_string(e.depth()) +
                                                     " levels deep; at most " +
@@ -373,25 +409,33 @@ std::optional<YAML::Node> loadSingleDocument(std::string_view text,
         diagnostics.push_back(at(locOf(e.mark), "YAML syntax error: " + e.msg));
         return std::nullopt;
     }
-    if (documents.size() > 1) {
+    if (documents.stuck()) {
+        const YAML::Mark& mark = documents.starts.back();
+        const char c = mark.pos >= 0 && std::size_t(mark.pos) < text.size() ? text[mark.pos] : ' ';
+        diagnostics.push_back(at(
+            locOf(mark), std::string("YAML syntax error: '") + c + "' cannot start a value here" +
+                             (c == ',' ? " (a ',' outside [...] or {...})" : "")));
+        return std::nullopt;
+    }
+    if (documents.starts.size() > 1) {
         SourceLoc loc = structure.secondDocument;
         if (!loc.known()) {
-            loc = locOf(documents[1].Mark());
+            loc = locOf(documents.starts[1]);
         }
         diagnostics.push_back(at(loc,
                                  "a second YAML document starts here; a recipe is one document "
                                  "(remove the '---' line and what follows, or split the file)"));
         return std::nullopt;
     }
-    if (documents.empty()) {
-        return YAML::Node(YAML::NodeType::Null);
+    if (documents.starts.empty()) {
+        return document;  // empty or only comments: a null document
     }
     const std::size_t before = diagnostics.size();
-    checkTree(documents.front(), diagnostics);
+    checkTree(document, diagnostics);
     if (diagnostics.size() != before) {
         return std::nullopt;
     }
-    return documents.front();
+    return document;
 }
 
 }  // namespace runplane::plan::detail

@@ -98,6 +98,11 @@ case("ok-str-tag.yaml", replace(5, "name: !!str slime-qwen3-4B\n"), 0, "-", "")
 # that starts a top-level line outside any flow collection.
 case("leading-comma.yaml", ", a\n", 1, "1:1", "',' outside [...] or {...}")
 case("comment-then-comma.yaml", "# shape\n, TP4 PP4\n" + K, 1, "2:1", "',' outside [...] or {...}")
+# The same yaml-cpp loop from any ',' that starts no node at the top level (fuzz_recipe's
+# ' ,a'): refused by the document count in loadSingleDocument.
+case("indented-comma.yaml", " ,a\n", 1, "1:2", "',' cannot start a value here")
+case("comma-after-value.yaml", '"x" ,a\n', 1, "1:5", "',' cannot start a value here")
+case("comma-after-flow.yaml", "[a]\n ,b\n", 1, "2:2", "',' cannot start a value here")
 case("ok-env.yaml", append("environment:\n  env:\n    NCCL_DEBUG: INFO\n    _X1: y\n"), 0, "-", "")
 
 if __name__ == "__main__":

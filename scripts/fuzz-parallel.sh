@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Many libFuzzer workers per target at once, for a machine with more cores (docs/fuzzing.md):
+#   scripts/fuzz-parallel.sh BIN_DIR SEED_ROOT WORK_DIR SECONDS TARGET:WORKERS...
+# BIN_DIR holds fuzz_<target>; SEED_ROOT/<target> its seeds (read only). The WORKERS processes of
+# one target share WORK_DIR/corpus/<target> (libFuzzer reloads it, so each sees what the others
+# found) and run SECONDS each with the limits of scripts/fuzz.sh (10 s per input, 2 GiB RSS, leak
+# checking on). Crashes, leaks and timeouts land in WORK_DIR/artifacts/<target>/, logs in
+# WORK_DIR/logs/<target>.<i>.log. Prints per target: executions summed over its workers (from
+# libFuzzer's final stats), workers that failed, artifacts. Exit 1 when any worker failed.
+set -uo pipefail
+BIN="$1" SEEDS="$2" WORK="$3" SECS="$4"
+shift 4
+mkdir -p "$WORK/logs"
+pids=()
+for spec in "$@"; do
+  t="${spec%%:*}" n="${spec##*:}"
+  mkdir -p "$WORK/corpus/$t" "$WORK/artifacts/$t"
+  for i in $(seq 1 "$n"); do
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$BIN/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -seed="$((i * 7919 + ${#t}))" -artifact_prefix="$WORK/artifacts/$t/" \
+        "$WORK/corpus/$t" "$SEEDS/$t" >"$WORK/logs/$t.$i.log" 2>&1 &
+    pids+=("$!")
+  done
+done
+failed=0
+for p in "${pids[@]}"; do
+  wait "$p" || failed=$((failed + 1))
+done
+for spec in "$@"; do
+  t="${spec%%:*}"
+  execs=$(cat "$WORK"/logs/"$t".*.log | grep -o 'stat::number_of_executed_units: *[0-9]*' |
+    grep -o '[0-9]*$' | awk '{s += $1} END {print s + 0}')
+  bad=$(grep -L 'stat::number_of_executed_units' "$WORK"/logs/"$t".*.log | wc -l)
+  errs=$(grep -l -E '==ERROR|runtime error|Timeout|out-of-memory|LeakSanitizer' \
+    "$WORK"/logs/"$t".*.log | wc -l)
+  arts=$(find "$WORK/artifacts/$t" -type f | wc -l)
+  echo "fuzz-parallel: $t: $execs execs in ${SECS}s, workers without final stats: $bad," \
+    "logs with a report: $errs, artifacts: $arts, corpus: $(find "$WORK/corpus/$t" -type f | wc -l)"
+done
+echo "fuzz-parallel: failed workers: $failed"
+[ "$failed" -eq 0 ]
