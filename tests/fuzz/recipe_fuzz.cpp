@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Recipe& recipe = *outcome.recipe;
     (void)findingsToJson(validate(recipe, runplane::fuzz::catalog()), "fuzz.yaml");
     (void)planToJson(planRecipe(recipe, runplane::fuzz::catalog()), "fuzz.yaml");
-    (void)writeRecipe(recipe);
+    const std::string written = writeRecipe(recipe);
+    (void)parseRecipeDetailed(written, "fuzz-written.yaml");
     return 0;
 }
