@@ -474,6 +474,9 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
             context.TryCancel();
             break;
         }
+        // Time spent in onBatch (waiting for the history writer) is not silence of the link.
+        std::lock_guard lock(idleMutex);
+        lastMessage = std::chrono::steady_clock::now();
     }
     {
         std::lock_guard lock(idleMutex);

@@ -63,6 +63,43 @@ std::string nodeInfoJson(const NodeSummary& node) {
     return json_text::dump(j);
 }
 
+// The samples and events of a planned batch past `previous`, for live views.
+TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& batch,
+                           const BatchPlan& plan, std::uint64_t previous) {
+    TelemetryUpdate out;
+    out.nodeId = nodeId;
+    for (const auto& sample : plan.batch.samples) {
+        if (sample.seq > previous) {
+            out.samples.push_back(LiveSample{
+                sample.seq, sample.tNs, sample.runId,
+                SampleInfo{sample.series, sample.value, sample.min, sample.max, sample.step}});
+        }
+    }
+    for (const auto& record : batch.records) {
+        if (record.isEvent && record.seq > previous) {
+            out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
+                                           toString(record.event.kind), record.event.message,
+                                           record.event.attrs});
+        }
+    }
+    for (const auto& event : plan.batch.events) {
+        if (event.seq == 0) {
+            auto attrs = nlohmann::json::parse(event.attrsJson, nullptr, false);
+            std::map<std::string, std::string> map;
+            if (attrs.is_object()) {
+                for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+                    if (it.value().is_string()) {
+                        map[it.key()] = it.value().get<std::string>();
+                    }
+                }
+            }
+            out.events.push_back(
+                LiveEvent{0, event.tNs, event.runId, event.kind, event.message, map});
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 struct TelemetryIngestor::Impl {
@@ -79,8 +116,9 @@ struct TelemetryIngestor::Impl {
     std::thread thread;
     std::chrono::steady_clock::time_point lastStatusPush{};
 
+    // The writer's lane, set by the ingest thread under `mutex` (stop() cancels its wait).
+    std::unique_ptr<HistoryWriter::Lane> lane;
     // Ingest-thread state.
-    std::unique_ptr<db::History> history;
     std::uint64_t incarnation = 0;  // the spool incarnation of this session
     bool adoptLegacy = false;       // a pre-incarnation cursor awaits the first batch
     bool fatal = false;             // the last session's error will not go away by retrying
@@ -118,25 +156,46 @@ struct TelemetryIngestor::Impl {
     }
 
     void run();
+    // The stream's work: open the writer's lane (and the writer itself without options.writer).
+    Status attach(std::shared_ptr<HistoryWriter>& own);
     // One connection attempt: GetNode, then stream until error or stop. Returns the error.
     Status session(std::chrono::milliseconds& backoff);
     // Which incarnation and seq to resume from; records a node reset when the spool is new.
-    Result<std::uint64_t> resumePoint(const NodeSummary& node);
+    Result<std::uint64_t> resumePoint(const NodeSummary& node, db::History& history, bool& reset);
     Status outOfRange(const NodeSummary& node, std::uint64_t cursor, const Status& error);
     bool handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch, std::uint64_t& expected,
                      Status& failure);
 };
 
+Status TelemetryIngestor::Impl::attach(std::shared_ptr<HistoryWriter>& own) {
+    std::shared_ptr<HistoryWriter> writer = options.writer;
+    if (!writer) {
+        HistoryWriterOptions w;
+        w.historyPath = options.historyPath;
+        auto opened = HistoryWriter::open(w);
+        if (!opened.ok()) {
+            return Error{opened.error()};
+        }
+        own = *opened;
+        writer = own;
+    }
+    std::lock_guard lock(mutex);
+    lane = writer->lane();
+    if (stopRequested) {
+        lane->cancel();
+    }
+    return {};
+}
+
 void TelemetryIngestor::Impl::run() {
-    auto opened = db::History::open(options.historyPath);
-    if (!opened.ok()) {
-        update([&](IngestorStatus& s) {
-            s.state = IngestState::Failed;
-            s.lastError = opened.error();
+    std::shared_ptr<HistoryWriter> own;
+    if (Status s = attach(own); !s.ok()) {
+        update([&](IngestorStatus& st) {
+            st.state = IngestState::Failed;
+            st.lastError = s.error();
         });
         return;
     }
-    history = std::move(*opened);
     std::chrono::milliseconds backoff = options.backoffInitial;
     while (!stopping()) {
         fatal = false;
@@ -160,7 +219,13 @@ void TelemetryIngestor::Impl::run() {
         wake.wait_for(lock, backoff, [&] { return stopRequested; });
         backoff = std::min(backoff * 2, options.backoffMax);
     }
-    history.reset();
+    {
+        std::lock_guard lock(mutex);
+        lane.reset();
+    }
+    if (own) {
+        own->stop();
+    }
     update([&](IngestorStatus& s) { s.state = IngestState::Stopped; });
 }
 
@@ -175,14 +240,20 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     }
     db::NodeRecord record{node->nodeId, options.address, node->hostname, nodeInfoJson(*node),
                           unixNowNs()};
-    if (Status s = history->upsertNode(record); !s.ok()) {
-        return s;
-    }
-    auto cursor = resumePoint(*node);
-    if (!cursor.ok()) {
-        return Error{cursor.error()};
+    Result<std::uint64_t> cursor = Error{"no cursor"};
+    bool reset = false;
+    Status prepared = lane->execute([&](db::History& history) -> Status {
+        if (Status s = history.upsertNode(record); !s.ok()) {
+            return s;
+        }
+        cursor = resumePoint(*node, history, reset);
+        return cursor.ok() ? Status{} : Status{Error{cursor.error()}};
+    });
+    if (!prepared.ok()) {
+        return prepared;
     }
     update([&](IngestorStatus& s) {
+        s.nodeResets += reset ? 1 : 0;
         s.node = *node;
         s.cursor = *cursor;
         s.spoolIncarnation = incarnation;
@@ -215,10 +286,11 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     return ended;
 }
 
-Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& node) {
+Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& node,
+                                                           db::History& history, bool& reset) {
     incarnation = node.spoolIncarnation;
     adoptLegacy = false;
-    auto latest = history->latestCursor(node.nodeId);
+    auto latest = history.latestCursor(node.nodeId);
     if (!latest.ok()) {
         return Error{latest.error()};
     }
@@ -240,10 +312,10 @@ Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& no
         std::to_string(stored.incarnation) + " -> " + std::to_string(incarnation) +
         ": its state directory was replaced); seq " + std::to_string(stored.lastSeq) +
         " of the old spool was the last stored, the new one is ingested from its first record";
-    if (Status s = history->recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
+    if (Status s = history.recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
         return Error{s.error()};
     }
-    update([&](IngestorStatus& s) { ++s.nodeResets; });
+    reset = true;
     return std::uint64_t{0};
 }
 
@@ -255,8 +327,10 @@ Status TelemetryIngestor::Impl::outOfRange(const NodeSummary& node, std::uint64_
                                     " has a new spool (its state directory was replaced; it "
                                     "ends before seq " +
                                     std::to_string(cursor + 1) + " stored earlier)";
-        if (Status s = history->recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
-                                                message);
+        if (Status s = lane->execute([&](db::History& history) {
+                return history.recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
+                                               message);
+            });
             !s.ok()) {
             return s;
         }
@@ -286,7 +360,10 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         return false;
     }
     if (adoptLegacy) {
-        if (Status s = history->adoptIncarnation(node.nodeId, incarnation); !s.ok()) {
+        if (Status s = lane->execute([&](db::History& history) {
+                return history.adoptIncarnation(node.nodeId, incarnation);
+            });
+            !s.ok()) {
             failure = s;
             return false;
         }
@@ -294,32 +371,39 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     }
     BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
     plan.batch.incarnation = incarnation;
-    auto stored = history->ingest(plan.batch);
-    if (!stored.ok()) {
-        failure = Error{stored.error()};
-        return false;
-    }
     const std::uint64_t previous = expected == 0 ? 0 : expected - 1;
-    expected = stored->cursor + 1;
-    // Run state changes reported by the daemon update the run records we know.
+    // Run state changes reported by the daemon update the run records we know (the writer
+    // applies them once the batch committed).
+    std::vector<RunStateChange> runs;
     for (const auto& record : batch.records) {
-        if (runLogs && !record.runId.empty()) {
-            runLogs->noticeRun(record.runId);  // once per run: its output goes to the history
-        }
         if (!record.isEvent || record.runId.empty() || record.seq <= previous) {
             continue;
         }
         if (record.event.kind == EventKindInfo::RunState ||
             record.event.kind == EventKindInfo::ProcessExit) {
             if (auto state = runStateFromAttrs(record.event.attrs)) {
-                const bool ended = *state != db::RunState::Running;
-                std::int64_t endedNs = ended ? record.tNs : 0;
-                // The node's wall clock may have stepped back since the run started (NTP, an
-                // operator): a run never ends before it started (docs/reliability.md).
-                if (auto known = history->run(record.runId); ended && known.ok() && *known) {
-                    endedNs = std::max(endedNs, (*known)->startedNs);
-                }
-                (void)history->updateRunState(record.runId, *state, endedNs, record.event.message);
+                runs.push_back(
+                    RunStateChange{record.runId, *state, record.tNs, record.event.message});
+            }
+        }
+    }
+    // What live views get once the batch committed (the batch itself moves to the writer).
+    TelemetryUpdate out;
+    if (callbacks.onTelemetry) {
+        out = liveUpdate(node.nodeId, batch, plan, previous);
+        out.address = options.address;
+    }
+    const std::size_t gaps = plan.gaps;
+    auto stored = lane->ingest(std::move(plan.batch), std::move(runs));
+    if (!stored.ok()) {
+        failure = Error{stored.error()};
+        return false;
+    }
+    expected = stored->cursor + 1;
+    if (runLogs) {
+        for (const auto& record : batch.records) {
+            if (!record.runId.empty()) {
+                runLogs->noticeRun(record.runId);  // once per run: its output goes to the history
             }
         }
     }
@@ -331,44 +415,12 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
             s.cursor = stored->cursor;
             s.recordsStored += fresh;
             s.duplicatesSkipped += stored->duplicatesSkipped;
-            s.gapsRecorded += plan.gaps;
+            s.gapsRecorded += gaps;
             s.lastError = acked.ok() ? std::string() : acked.error();
         },
         /*force=*/false);
-    if (callbacks.onTelemetry && (fresh > 0 || plan.gaps > 0)) {
-        TelemetryUpdate out;
-        out.address = options.address;
-        out.nodeId = node.nodeId;
+    if (callbacks.onTelemetry && (fresh > 0 || gaps > 0)) {
         out.cursor = stored->cursor;
-        for (const auto& sample : plan.batch.samples) {
-            if (sample.seq > previous) {
-                out.samples.push_back(LiveSample{
-                    sample.seq, sample.tNs, sample.runId,
-                    SampleInfo{sample.series, sample.value, sample.min, sample.max, sample.step}});
-            }
-        }
-        for (const auto& record : batch.records) {
-            if (record.isEvent && record.seq > previous) {
-                out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
-                                               toString(record.event.kind), record.event.message,
-                                               record.event.attrs});
-            }
-        }
-        for (const auto& event : plan.batch.events) {
-            if (event.seq == 0) {
-                auto attrs = nlohmann::json::parse(event.attrsJson, nullptr, false);
-                std::map<std::string, std::string> map;
-                if (attrs.is_object()) {
-                    for (auto it = attrs.begin(); it != attrs.end(); ++it) {
-                        if (it.value().is_string()) {
-                            map[it.key()] = it.value().get<std::string>();
-                        }
-                    }
-                }
-                out.events.push_back(
-                    LiveEvent{0, event.tNs, event.runId, event.kind, event.message, map});
-            }
-        }
         callbacks.onTelemetry(out);
     }
     return !stopping();
@@ -412,13 +464,20 @@ Status TelemetryIngestor::start() {
     return {};
 }
 
-void TelemetryIngestor::stop() {
+void TelemetryIngestor::requestStop() {
     {
         std::lock_guard lock(m_impl->mutex);
         m_impl->stopRequested = true;
+        if (m_impl->lane) {
+            m_impl->lane->cancel();  // a batch waiting for the writer gives up (unless taken)
+        }
     }
     m_impl->canceller.cancel();
     m_impl->wake.notify_all();
+}
+
+void TelemetryIngestor::stop() {
+    requestStop();
     if (m_impl->thread.joinable()) {
         m_impl->thread.join();
     }

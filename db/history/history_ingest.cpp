@@ -1,4 +1,5 @@
-// History: batched, idempotent ingest of telemetry (one transaction per batch).
+// History: batched, idempotent ingest of telemetry (one transaction per batch, or per group of
+// batches with ingestMany).
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -175,10 +176,46 @@ Result<std::uint64_t> History::ingestCursor(const std::string& nodeId) {
 }
 
 Result<IngestResult> History::ingest(const IngestBatch& batch) {
+    auto results = ingestMany(std::span<const IngestBatch>(&batch, 1));
+    if (!results.ok()) {
+        return Error{results.error()};
+    }
+    return results->front();
+}
+
+Result<std::vector<IngestResult>> History::ingestMany(std::span<const IngestBatch> batches) {
+    std::lock_guard lock(m_mutex);
+    Impl& impl = *m_impl;
+    sqlite::Transaction tx(*impl.db);
+    if (!tx.begun().ok()) {
+        return Error{tx.begun().error()};
+    }
+    // A failure rolls back every batch of the transaction: the cached series ids and chunk
+    // heads of all of them may describe rows that are gone, so both caches start afresh.
+    auto fail = [&](const std::string& error) -> Result<std::vector<IngestResult>> {
+        impl.seriesIds.clear();
+        impl.heads.clear();
+        return Error{error};
+    };
+    std::vector<IngestResult> results;
+    results.reserve(batches.size());
+    for (const IngestBatch& batch : batches) {
+        auto one = ingestLocked(batch);
+        if (!one.ok()) {
+            return fail(one.error());
+        }
+        results.push_back(*one);
+    }
+    if (Status s = tx.commit(); !s.ok()) {
+        return fail(s.error());
+    }
+    return results;
+}
+
+Result<IngestResult> History::ingestLocked(const IngestBatch& batch) {
     if (batch.nodeId.empty()) {
         return Error{m_path + ": ingest batch without a node id"};
     }
-    std::lock_guard lock(m_mutex);
     Impl& impl = *m_impl;
     if (Status s = impl.prepareIngest(); !s.ok()) {
         return Error{s.error()};
@@ -190,10 +227,6 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         }
     };
 
-    sqlite::Transaction tx(*impl.db);
-    if (!tx.begun().ok()) {
-        return Error{tx.begun().error()};
-    }
     auto cursor = readCursor(impl.selectCursor, batch.nodeId, batch.incarnation);
     if (!cursor.ok()) {
         return Error{cursor.error()};
@@ -410,9 +443,6 @@ Result<IngestResult> History::ingest(const IngestBatch& batch) {
         .bind(3, nowNs())
         .bind(4, incarnationBits(batch.incarnation));
     if (Status s = impl.upsertCursor.run(); !s.ok()) {
-        return fail(s.error());
-    }
-    if (Status s = tx.commit(); !s.ok()) {
         return fail(s.error());
     }
     result.cursor = newCursor;
