@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -137,8 +138,13 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
             });
     connect(m_service.get(), &ClusterService::memorySample, m_model,
             &NodeTableModel::setMemoryUsed);
-    connect(m_service.get(), &ClusterService::telemetryCommitted, this,
-            &ClusterPage::requestPlotData);
+    // Under load every few milliseconds some node commits: the plot is re-read at most once per
+    // refresh period for that (the timer below), not once per commit.
+    connect(m_service.get(), &ClusterService::telemetryCommitted, this, [this] {
+        if (!m_lastQuery.isValid() || m_lastQuery.elapsed() >= kRefreshMs) {
+            requestPlotData();
+        }
+    });
 
     connect(m_plot, &TimeSeriesPlot::visibleRangeChanged, this,
             [this](double lo, double hi, int pixels) {
@@ -347,6 +353,7 @@ void ClusterPage::requestPlotData() {
     }
     m_queryInFlight = true;
     m_queryWanted = false;
+    m_lastQuery.start();
     double t0 = 0;
     double t1 = 0;
     int buckets = std::max(200, m_plot->width());
