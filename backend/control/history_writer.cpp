@@ -1,7 +1,9 @@
 #include "backend/control/history_writer.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
+#include <unordered_map>
 
 namespace runplane::control {
 
@@ -23,18 +25,18 @@ constexpr const char* kCancelled = "ingest stopped; the batch was not stored";
 }  // namespace
 
 struct HistoryWriter::Job {
+    Lane* lane = nullptr;  // the lane outlives its jobs (~Lane cancels and flushes)
     // A batch, or (op set) an operation between transactions.
     db::IngestBatch batch;
     std::vector<RunStateChange> runs;
     std::size_t records = 0;
+    std::function<void(const LaneProgress&)> onCommitted;
     const std::function<Status(db::History&)>* op = nullptr;
     // Under the writer's mutex.
-    bool taken = false;  // the writer has it: the caller waits until done
+    bool taken = false;  // the writer has it: its lane waits until done
     bool done = false;
-    std::string refused;  // set (with done) when the writer stopped before taking it
-    // Written by the writer thread before done.
-    std::optional<Result<db::IngestResult>> result;
-    Status opStatus;
+    std::string refused;  // set (with done) when it was dropped instead of committed
+    Status opStatus;      // written by the writer thread before done
 };
 
 Result<std::shared_ptr<HistoryWriter>> HistoryWriter::open(HistoryWriterOptions options) {
@@ -60,6 +62,8 @@ HistoryWriter::~HistoryWriter() {
 }
 
 std::unique_ptr<HistoryWriter::Lane> HistoryWriter::lane() {
+    std::lock_guard lock(m_mutex);
+    ++m_lanes;
     return std::unique_ptr<Lane>(new Lane(shared_from_this()));
 }
 
@@ -79,68 +83,61 @@ void HistoryWriter::stop() {
 HistoryWriterStats HistoryWriter::stats() const {
     std::lock_guard lock(m_mutex);
     HistoryWriterStats out = m_stats;
-    out.queuedRecords = m_queuedRecords;
+    out.heldRecords = m_heldRecords;
     return out;
 }
 
-void HistoryWriter::cancel(Lane& lane) {
-    {
-        std::lock_guard lock(m_mutex);
-        lane.m_cancelled = true;
-    }
-    m_space.notify_all();
-    m_done.notify_all();
+std::size_t HistoryWriter::shareLocked() const {
+    return std::max<std::size_t>(1, m_options.queueRecords / std::max<std::size_t>(1, m_lanes));
 }
 
-bool HistoryWriter::submit(Lane& lane, const std::shared_ptr<Job>& job) {
-    std::unique_lock lock(m_mutex);
-    auto refused = [&] { return m_stopping || lane.m_cancelled; };
-    // Any batch fits an empty queue; otherwise it waits for room (its stream is not read).
-    m_space.wait(lock, [&] {
-        return refused() || m_queuedRecords == 0 ||
-               m_queuedRecords + job->records <= m_options.queueRecords;
-    });
-    if (refused()) {
-        job->refused = m_stopping ? kStopped : kCancelled;
-        return false;
+namespace {
+
+// Marks a batch job finished (committed, failed or dropped) in its lane's and the writer's
+// counts; under the writer's mutex.
+void finish(HistoryWriter::Job& job, std::size_t& heldRecords, std::size_t& laneHeld,
+            std::size_t& laneJobs, const std::string& refused) {
+    job.done = true;
+    job.refused = refused;
+    heldRecords -= job.records;
+    laneHeld -= job.records;
+    --laneJobs;
+}
+
+}  // namespace
+
+void HistoryWriter::failLane(Lane& lane, const std::string& error) {
+    if (!lane.m_failure) {
+        lane.m_failure = error;
     }
-    m_queue.push_back(job);
-    m_queuedRecords += job->records;
-    m_stats.maxQueuedRecords = std::max(m_stats.maxQueuedRecords, m_queuedRecords);
-    lane.m_current = job;
-    m_work.notify_one();
-    m_done.wait(lock, [&] { return job->done || (!job->taken && refused()); });
-    lane.m_current.reset();
-    if (job->done) {
-        return job->refused.empty();
+    // Its later batches must not be stored past the hole the failed one leaves.
+    for (auto it = m_queue.begin(); it != m_queue.end();) {
+        Job& job = **it;
+        if (job.lane == &lane && job.op == nullptr) {
+            finish(job, m_heldRecords, lane.m_held, lane.m_jobs, error);
+            it = m_queue.erase(it);
+        } else {
+            ++it;
+        }
     }
-    // Cancelled while still queued: it leaves the queue untouched by the writer.
-    if (auto it = std::find(m_queue.begin(), m_queue.end(), job); it != m_queue.end()) {
-        m_queue.erase(it);
-        m_queuedRecords -= job->records;
-    }
-    job->refused = m_stopping ? kStopped : kCancelled;
-    lock.unlock();
-    m_space.notify_all();
-    return false;
 }
 
 void HistoryWriter::loop() {
     std::unique_lock lock(m_mutex);
     auto lastCommit = SteadyClock::time_point{};
+    auto opQueued = [&] {
+        return std::any_of(m_queue.begin(), m_queue.end(),
+                           [](const auto& job) { return job->op != nullptr; });
+    };
     while (true) {
         m_work.wait(lock, [&] { return m_stopping || !m_queue.empty(); });
         if (m_stopping) {
             break;
         }
-        const bool opWaiting = std::any_of(m_queue.begin(), m_queue.end(),
-                                           [](const auto& job) { return job->op != nullptr; });
-        if (!opWaiting) {
+        if (!opQueued()) {
             // Let more batches arrive: they share the transaction.
-            m_work.wait_until(lock, lastCommit + m_options.commitInterval, [&] {
-                return m_stopping || std::any_of(m_queue.begin(), m_queue.end(),
-                                                 [](const auto& job) { return job->op; });
-            });
+            m_work.wait_until(lock, lastCommit + m_options.commitInterval,
+                              [&] { return m_stopping || opQueued(); });
             if (m_stopping) {
                 break;
             }
@@ -157,13 +154,11 @@ void HistoryWriter::loop() {
                 continue;
             }
             job.taken = true;
-            m_queuedRecords -= job.records;
             (job.op ? ops : batches).push_back(*it);
-            records += job.op ? 0 : job.records;
+            records += job.records;
             it = m_queue.erase(it);
         }
         lock.unlock();
-        m_space.notify_all();
         for (const auto& job : ops) {
             job->opStatus = (*job->op)(*m_history);
         }
@@ -174,21 +169,22 @@ void HistoryWriter::loop() {
         for (const auto& job : ops) {
             job->done = true;
         }
-        for (const auto& job : batches) {
-            job->done = true;
-        }
         if (!batches.empty()) {
             lastCommit = SteadyClock::now();
         }
         m_done.notify_all();
+        m_space.notify_all();
     }
     // Stopping: what is still queued is refused (its callers resend it next session).
     for (const auto& job : m_queue) {
-        job->done = true;
-        job->refused = kStopped;
+        if (job->op != nullptr) {
+            job->done = true;
+            job->refused = kStopped;
+        } else {
+            finish(*job, m_heldRecords, job->lane->m_held, job->lane->m_jobs, kStopped);
+        }
     }
     m_queue.clear();
-    m_queuedRecords = 0;
     lock.unlock();
     m_done.notify_all();
     m_space.notify_all();
@@ -209,108 +205,220 @@ Result<std::vector<db::IngestResult>> HistoryWriter::commit(std::vector<db::Inge
     }
 }
 
+void HistoryWriter::applyRuns(const std::vector<RunStateChange>& runs) {
+    for (const RunStateChange& change : runs) {
+        const bool ended = change.state != db::RunState::Running;
+        std::int64_t endedNs = ended ? change.tNs : 0;
+        // The node's wall clock may have stepped back since the run started (NTP, an
+        // operator): a run never ends before it started (docs/reliability.md).
+        if (auto known = m_history->run(change.runId); ended && known.ok() && *known) {
+            endedNs = std::max(endedNs, (*known)->startedNs);
+        }
+        (void)m_history->updateRunState(change.runId, change.state, endedNs, change.message);
+    }
+}
+
 void HistoryWriter::runBatches(std::vector<std::shared_ptr<Job>>& jobs) {
-    std::vector<db::IngestBatch> batches;
-    batches.reserve(jobs.size());
+    // A lane's batches (in the order pushed) merge into one: each series' open chunk is then
+    // rewritten once per transaction, not once per daemon message.
+    struct Group {
+        Lane* lane;
+        std::vector<Job*> jobs;
+    };
+    std::vector<Group> groups;
+    std::unordered_map<Lane*, std::size_t> groupOf;
     for (const auto& job : jobs) {
-        batches.push_back(std::move(job->batch));
+        auto [it, added] = groupOf.try_emplace(job->lane, groups.size());
+        if (added) {
+            groups.push_back(Group{job->lane, {}});
+        }
+        groups[it->second].jobs.push_back(job.get());
+    }
+    std::vector<db::IngestBatch> batches;
+    batches.reserve(groups.size());
+    for (const Group& group : groups) {
+        db::IngestBatch merged = std::move(group.jobs.front()->batch);
+        for (std::size_t i = 1; i < group.jobs.size(); ++i) {
+            db::IngestBatch& next = group.jobs[i]->batch;
+            std::move(next.samples.begin(), next.samples.end(), std::back_inserter(merged.samples));
+            std::move(next.events.begin(), next.events.end(), std::back_inserter(merged.events));
+            merged.throughSeq = std::max(merged.throughSeq, next.throughSeq);
+        }
+        batches.push_back(std::move(merged));
     }
     auto results = commit(batches);
-    std::vector<bool> committed(jobs.size(), results.ok());
+    std::vector<std::optional<db::IngestResult>> stored(groups.size());
+    std::vector<std::string> errors(groups.size(), results.ok() ? "" : results.error());
     if (results.ok()) {
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            jobs[i]->result = (*results)[i];
+        for (std::size_t i = 0; i < groups.size(); ++i) {
+            stored[i] = (*results)[i];
         }
-    } else if (jobs.size() > 1 && !isBusy(results.error())) {
-        // One batch may be the cause (a damaged chunk of its series): each alone, so the
+    } else if (groups.size() > 1 && !isBusy(results.error())) {
+        // One node's batch may be the cause (a damaged chunk of its series): each alone, so the
         // others are stored. Two failures in a row mean the history itself fails: the rest are
         // told at once instead of each waiting for its own failure.
         int failuresInARow = 0;
-        Status last = Error{results.error()};
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            if (failuresInARow >= 2) {
-                jobs[i]->result = Error{last.error()};
-                continue;
-            }
+        for (std::size_t i = 0; i < groups.size() && failuresInARow < 2; ++i) {
             std::vector<db::IngestBatch> alone;
             alone.push_back(std::move(batches[i]));
             auto one = commit(alone);
             if (one.ok()) {
-                jobs[i]->result = one->front();
-                committed[i] = true;
+                stored[i] = one->front();
                 failuresInARow = 0;
             } else {
-                jobs[i]->result = Error{one.error()};
-                last = Error{one.error()};
+                errors[i] = one.error();
                 ++failuresInARow;
             }
         }
-    } else {
-        for (const auto& job : jobs) {
-            job->result = Error{results.error()};
-        }
     }
-    std::size_t ok = 0;
-    std::uint64_t records = 0;
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-        if (!committed[i]) {
+    std::size_t committedJobs = 0;
+    std::uint64_t committedRecords = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        Group& group = groups[i];
+        if (!stored[i]) {
+            std::lock_guard lock(m_mutex);
+            failLane(*group.lane, errors[i]);
             continue;
         }
-        ++ok;
-        records += jobs[i]->records;
-        for (const RunStateChange& change : jobs[i]->runs) {
-            const bool ended = change.state != db::RunState::Running;
-            std::int64_t endedNs = ended ? change.tNs : 0;
-            // The node's wall clock may have stepped back since the run started (NTP, an
-            // operator): a run never ends before it started (docs/reliability.md).
-            if (auto known = m_history->run(change.runId); ended && known.ok() && *known) {
-                endedNs = std::max(endedNs, (*known)->startedNs);
-            }
-            (void)m_history->updateRunState(change.runId, change.state, endedNs, change.message);
+        for (Job* job : group.jobs) {
+            applyRuns(job->runs);
         }
+        LaneProgress progress;
+        {
+            std::lock_guard lock(m_mutex);
+            LaneProgress& p = group.lane->m_progress;
+            p.cursor = stored[i]->cursor;  // a new incarnation starts low again
+            p.inserted += stored[i]->samplesInserted + stored[i]->eventsInserted;
+            p.duplicatesSkipped += stored[i]->duplicatesSkipped;
+            ++p.commits;
+            progress = p;
+        }
+        for (Job* job : group.jobs) {
+            committedRecords += job->records;
+            if (job->onCommitted) {
+                job->onCommitted(progress);
+            }
+        }
+        committedJobs += group.jobs.size();
     }
     std::lock_guard lock(m_mutex);
+    for (const auto& job : jobs) {
+        if (!job->done) {
+            finish(*job, m_heldRecords, job->lane->m_held, job->lane->m_jobs,
+                   job->lane->m_failure ? *job->lane->m_failure : std::string());
+        }
+    }
     if (results.ok()) {
         ++m_stats.transactions;
     } else {
         ++m_stats.failedTransactions;
-        m_stats.transactions += ok;  // the batches stored one by one
     }
-    m_stats.batches += ok;
-    m_stats.records += records;
+    m_stats.batches += committedJobs;
+    m_stats.records += committedRecords;
     m_stats.maxTransactionBatches = std::max(m_stats.maxTransactionBatches, jobs.size());
 }
 
-HistoryWriter::Lane::~Lane() = default;
+HistoryWriter::Lane::~Lane() {
+    cancel();
+    (void)flush();
+    std::lock_guard lock(m_writer->m_mutex);
+    --m_writer->m_lanes;
+}
 
-Result<db::IngestResult> HistoryWriter::Lane::ingest(db::IngestBatch batch,
-                                                     std::vector<RunStateChange> runs) {
+Status HistoryWriter::Lane::push(db::IngestBatch batch, std::vector<RunStateChange> runs,
+                                 std::function<void(const LaneProgress&)> onCommitted) {
+    HistoryWriter& w = *m_writer;
     auto job = std::make_shared<Job>();
+    job->lane = this;
     job->records = batch.samples.size() + batch.events.size();
     job->batch = std::move(batch);
     job->runs = std::move(runs);
-    if (!m_writer->submit(*this, job)) {
-        return Error{job->refused};
+    job->onCommitted = std::move(onCommitted);
+    std::unique_lock lock(w.m_mutex);
+    auto refused = [&] { return w.m_stopping || m_cancelled || m_failure.has_value(); };
+    // One batch always fits an empty lane; otherwise it waits for room in the share.
+    w.m_space.wait(
+        lock, [&] { return refused() || m_held == 0 || m_held + job->records <= w.shareLocked(); });
+    if (m_failure) {
+        return Error{*m_failure};
     }
-    return std::move(*job->result);
+    if (w.m_stopping || m_cancelled) {
+        return Error{w.m_stopping ? kStopped : kCancelled};
+    }
+    w.m_queue.push_back(job);
+    m_held += job->records;
+    ++m_jobs;
+    w.m_heldRecords += job->records;
+    w.m_stats.maxHeldRecords = std::max(w.m_stats.maxHeldRecords, w.m_heldRecords);
+    w.m_work.notify_one();
+    return {};
+}
+
+Status HistoryWriter::Lane::flush() {
+    HistoryWriter& w = *m_writer;
+    std::unique_lock lock(w.m_mutex);
+    w.m_done.wait(lock, [&] { return m_jobs == 0; });
+    if (m_failure) {
+        return Error{*m_failure};
+    }
+    return {};
+}
+
+LaneProgress HistoryWriter::Lane::progress() const {
+    std::lock_guard lock(m_writer->m_mutex);
+    return m_progress;
 }
 
 Status HistoryWriter::Lane::execute(const std::function<Status(db::History&)>& op) {
+    HistoryWriter& w = *m_writer;
     auto job = std::make_shared<Job>();
+    job->lane = this;
     job->op = &op;
-    if (!m_writer->submit(*this, job)) {
+    std::unique_lock lock(w.m_mutex);
+    auto refused = [&] { return w.m_stopping || m_cancelled; };
+    if (refused()) {
+        return Error{w.m_stopping ? kStopped : kCancelled};
+    }
+    w.m_queue.push_back(job);
+    w.m_work.notify_one();
+    w.m_done.wait(lock, [&] { return job->done || (!job->taken && refused()); });
+    if (!job->done) {
+        // Cancelled while still queued: it leaves the queue untouched by the writer.
+        if (auto it = std::find(w.m_queue.begin(), w.m_queue.end(), job); it != w.m_queue.end()) {
+            w.m_queue.erase(it);
+        }
+        return Error{w.m_stopping ? kStopped : kCancelled};
+    }
+    if (!job->refused.empty()) {
         return Error{job->refused};
     }
     return job->opStatus;
 }
 
 void HistoryWriter::Lane::cancel() {
-    m_writer->cancel(*this);
+    HistoryWriter& w = *m_writer;
+    {
+        std::lock_guard lock(w.m_mutex);
+        m_cancelled = true;
+        // Queued batches are dropped; one being committed finishes (flush() waits for it).
+        for (auto it = w.m_queue.begin(); it != w.m_queue.end();) {
+            Job& job = **it;
+            if (job.lane == this && job.op == nullptr) {
+                finish(job, w.m_heldRecords, m_held, m_jobs, kCancelled);
+                it = w.m_queue.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    w.m_space.notify_all();
+    w.m_done.notify_all();
 }
 
 void HistoryWriter::Lane::reset() {
     std::lock_guard lock(m_writer->m_mutex);
     m_cancelled = false;
+    m_failure.reset();
 }
 
 }  // namespace runplane::control

@@ -1,16 +1,18 @@
 #pragma once
 // HistoryWriter: the one thread that writes node telemetry into a history file (issue #20,
 // docs/performance.md "Load"). Node streams decode and plan their batches on their own threads
-// and hand them over as values; the writer owns the only write connection and commits every
-// batch waiting at that moment in one transaction (History::ingestMany), each with its node's
-// cursor. A caller's batch counts as stored only once that transaction committed, so a node
-// acknowledges (its daemon trims) only then; a failed transaction leaves every node's cursor
-// where it was and each caller resends from there.
+// and hand them over as values (Lane::push returns at once); the writer owns the only write
+// connection and commits every batch waiting at that moment in one transaction
+// (History::ingestMany), a node's consecutive batches merged into one, each with its node's
+// cursor. A batch counts as stored only once that transaction committed: the lane's committed
+// cursor moves then, and only then may the node acknowledge it (its daemon trims). A failed
+// transaction leaves every node's cursor where it was; the lanes in it fail (their later
+// batches are dropped, not stored out of order) and their streams resume from the cursor.
 //
-// Backpressure: the queue holds at most options.queueRecords records (any one batch is admitted
-// into an empty queue, so a batch larger than the bound still gets through). A caller whose
-// batch does not fit waits, and while it waits its stream is not read: the records stay in the
-// daemon's spool instead of in this process.
+// Backpressure: a lane may hold (queued or in the transaction) at most its share of
+// options.queueRecords (the bound divided by the lanes open now), though one batch always fits
+// an empty lane. push() waits while the share is full, and while it waits the node's stream is
+// not read: the records stay in the daemon's spool instead of in this process.
 //
 // Thread-safety: every method may be called from any thread. A Lane is one caller's handle (one
 // node stream); its cancel() wakes that caller's wait from another thread.
@@ -22,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,7 +36,8 @@ namespace runplane::control {
 
 struct HistoryWriterOptions {
     std::string historyPath;
-    /// Records queued at most, all callers together.
+    /// Records held at most (queued or being committed), all lanes together; each lane's share
+    /// is this divided by the lanes open.
     std::size_t queueRecords = 131072;
     /// Records per transaction at most: bounds how long stop() waits for the one in flight.
     std::size_t transactionRecords = 65536;
@@ -41,7 +45,7 @@ struct HistoryWriterOptions {
     /// it (fewer, larger transactions; each batch waits at most this long more).
     std::chrono::milliseconds commitInterval{200};
     /// While another connection holds the write lock ("database is locked"), a transaction is
-    /// retried for this long before its callers are told; stop() interrupts the retrying.
+    /// retried for this long before its lanes fail; stop() interrupts the retrying.
     std::chrono::milliseconds busyRetry{5000};
     /// SQLite busy timeout of the writer's connection (one wait of the retry above).
     int busyTimeoutMs = 250;
@@ -56,14 +60,22 @@ struct RunStateChange {
     std::string message;
 };
 
+/// What a lane's committed batches did, cumulative since the lane was made.
+struct LaneProgress {
+    std::uint64_t cursor = 0;    // the node's stored cursor after the lane's last commit
+    std::uint64_t inserted = 0;  // samples + events stored
+    std::uint64_t duplicatesSkipped = 0;
+    std::uint64_t commits = 0;
+};
+
 struct HistoryWriterStats {
-    std::uint64_t transactions = 0;        // committed
-    std::uint64_t failedTransactions = 0;  // rolled back (every batch in it told)
-    std::uint64_t batches = 0;             // committed
-    std::uint64_t records = 0;             // samples + events handed in with committed batches
-    std::size_t queuedRecords = 0;         // now
-    std::size_t maxQueuedRecords = 0;      // the most ever queued at once
-    std::size_t maxTransactionBatches = 0;
+    std::uint64_t transactions = 0;         // committed
+    std::uint64_t failedTransactions = 0;   // rolled back (every lane in it failed)
+    std::uint64_t batches = 0;              // pushed batches committed
+    std::uint64_t records = 0;              // samples + events of the committed batches
+    std::size_t heldRecords = 0;            // queued or being committed, now
+    std::size_t maxHeldRecords = 0;         // the most ever held at once
+    std::size_t maxTransactionBatches = 0;  // pushed batches in one transaction
 };
 
 class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
@@ -89,52 +101,65 @@ class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
   private:
     explicit HistoryWriter(HistoryWriterOptions options);
     void loop();
-    // Waits for admission, queues the job and waits until the writer finished it. False when
-    // the lane was cancelled or the writer stopped before the job was taken.
-    bool submit(Lane& lane, const std::shared_ptr<Job>& job);
     void runBatches(std::vector<std::shared_ptr<Job>>& jobs);
     Result<std::vector<db::IngestResult>> commit(std::vector<db::IngestBatch>& batches);
-    void cancel(Lane& lane);
+    void applyRuns(const std::vector<RunStateChange>& runs);
+    void failLane(Lane& lane, const std::string& error);  // under m_mutex
+    std::size_t shareLocked() const;
 
     HistoryWriterOptions m_options;
     std::unique_ptr<db::History> m_history;  // used by the writer thread only
     mutable std::mutex m_mutex;
     std::condition_variable m_work;   // the writer waits for jobs
-    std::condition_variable m_space;  // callers wait for room in the queue
-    std::condition_variable m_done;   // callers wait for their job
+    std::condition_variable m_space;  // lanes wait for room in their share
+    std::condition_variable m_done;   // lanes wait for their jobs
     std::deque<std::shared_ptr<Job>> m_queue;
-    std::size_t m_queuedRecords = 0;
+    std::size_t m_heldRecords = 0;
+    std::size_t m_lanes = 0;
     bool m_stopping = false;
     HistoryWriterStats m_stats;
     std::thread m_thread;
 };
 
-/// One caller's handle (it keeps the writer alive). Not copyable.
+/// One caller's handle (it keeps the writer alive). Not copyable; one node stream at a time.
 class HistoryWriter::Lane {
   public:
     ~Lane();
     Lane(const Lane&) = delete;
     Lane& operator=(const Lane&) = delete;
 
-    /// Stores the batch in the next transaction; after the commit, applies `runs`. Blocks while
-    /// the queue is full, then until the transaction ended. Fails with the transaction's error,
-    /// or when cancel() / the writer's stop came first (nothing of the batch was stored then).
-    Result<db::IngestResult> ingest(db::IngestBatch batch, std::vector<RunStateChange> runs = {});
+    /// Queues the batch for the next transaction and returns; after it committed, `runs` are
+    /// applied and `onCommitted` runs on the writer thread (keep it short). Waits only while the
+    /// lane's share is full. Fails (nothing queued) once the lane failed, was cancelled, or the
+    /// writer stopped: the caller resumes from the stored cursor after reset().
+    Status push(db::IngestBatch batch, std::vector<RunStateChange> runs = {},
+                std::function<void(const LaneProgress&)> onCommitted = {});
+    /// Waits until none of this lane's batches is queued or being committed (after cancel():
+    /// the queued ones are dropped, one being committed is waited for). The lane's failure, if
+    /// it failed.
+    Status flush();
+    /// What the lane's commits did so far.
+    LaneProgress progress() const;
     /// Runs `op` on the writer's connection between two transactions and returns its status
     /// (session set-up: upsertNode, the cursor, node resets). `op` runs on the writer thread
     /// while the caller waits, so it may use the caller's locals.
     Status execute(const std::function<Status(db::History&)>& op);
-    /// Wakes a waiting call from another thread; it fails unless the writer already took its
-    /// job (then it returns once that job is done). Later calls fail until reset().
+    /// Wakes a waiting call from another thread and drops the lane's queued batches; later
+    /// calls fail until reset().
     void cancel();
+    /// Clears a failure or cancel for the next session (after flush()).
     void reset();
 
   private:
     friend class HistoryWriter;
     explicit Lane(std::shared_ptr<HistoryWriter> writer) : m_writer(std::move(writer)) {}
     std::shared_ptr<HistoryWriter> m_writer;
-    bool m_cancelled = false;        // under the writer's mutex
-    std::shared_ptr<Job> m_current;  // the job this lane waits for, under the writer's mutex
+    // Under the writer's mutex.
+    bool m_cancelled = false;
+    std::optional<std::string> m_failure;
+    std::size_t m_held = 0;  // records queued or being committed
+    std::size_t m_jobs = 0;  // jobs queued or being committed
+    LaneProgress m_progress;
 };
 
 }  // namespace runplane::control

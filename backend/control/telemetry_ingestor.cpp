@@ -122,6 +122,13 @@ struct TelemetryIngestor::Impl {
     std::uint64_t incarnation = 0;  // the spool incarnation of this session
     bool adoptLegacy = false;       // a pre-incarnation cursor awaits the first batch
     bool fatal = false;             // the last session's error will not go away by retrying
+    // The acknowledger: a thread that sends AckTelemetry for what the writer committed, so an
+    // ack never waits for the stream's next message. Under `mutex`.
+    std::thread acker;
+    std::condition_variable ackWake;
+    std::optional<std::uint64_t> ackWanted;  // committed, not yet acknowledged
+    bool ackBusy = false;
+    bool ackerStop = false;
 
     IngestorStatus snapshot() const {
         std::lock_guard lock(mutex);
@@ -165,6 +172,12 @@ struct TelemetryIngestor::Impl {
     Status outOfRange(const NodeSummary& node, std::uint64_t cursor, const Status& error);
     bool handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch, std::uint64_t& expected,
                      Status& failure);
+    // On the writer thread, once a batch committed: the status and live views.
+    void committed(const LaneProgress& progress, TelemetryUpdate* live, std::uint64_t gaps);
+    void ackLoop();
+    // At a session's end: every commit of it acknowledged (or, stopping, dropped) before the
+    // next session may talk to a daemon that could be a new spool.
+    void settleAcks();
 };
 
 Status TelemetryIngestor::Impl::attach(std::shared_ptr<HistoryWriter>& own) {
@@ -196,7 +209,14 @@ void TelemetryIngestor::Impl::run() {
         });
         return;
     }
+    {
+        std::lock_guard lock(mutex);
+        ackerStop = false;
+        ackWanted.reset();
+    }
+    acker = std::thread([this] { ackLoop(); });
     std::chrono::milliseconds backoff = options.backoffInitial;
+    std::optional<std::string> failedWith;
     while (!stopping()) {
         fatal = false;
         Status result = session(backoff);
@@ -204,11 +224,8 @@ void TelemetryIngestor::Impl::run() {
             break;
         }
         if (fatal) {
-            update([&](IngestorStatus& s) {
-                s.state = IngestState::Failed;
-                s.lastError = result.error();
-            });
-            return;
+            failedWith = result.error();
+            break;
         }
         update([&](IngestorStatus& s) {
             s.state = IngestState::Backoff;
@@ -221,12 +238,20 @@ void TelemetryIngestor::Impl::run() {
     }
     {
         std::lock_guard lock(mutex);
-        lane.reset();
+        lane.reset();  // flushed: no commit (and so no ack request) of this lane follows
+        ackerStop = true;
     }
+    ackWake.notify_all();
+    acker.join();
     if (own) {
         own->stop();
     }
-    update([&](IngestorStatus& s) { s.state = IngestState::Stopped; });
+    update([&](IngestorStatus& s) {
+        s.state = failedWith ? IngestState::Failed : IngestState::Stopped;
+        if (failedWith) {
+            s.lastError = *failedWith;
+        }
+    });
 }
 
 Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
@@ -277,8 +302,18 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
             return handleBatch(*node, std::move(batch), expected, failure);
         },
         &canceller, incarnation, &code);
+    // The batches still in the writer are committed (or fail) before the session ends: the
+    // next one resumes from the stored cursor. On stop, no last ack: the daemon may be gone.
+    Status flushed = lane->flush();
+    settleAcks();
+    if (!stopping()) {
+        lane->reset();
+    }
     if (!failure.ok()) {
         return failure;
+    }
+    if (!flushed.ok()) {
+        return flushed;
     }
     if (code == RpcCode::OutOfRange) {
         return outOfRange(*node, *cursor, ended);
@@ -388,18 +423,24 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         }
     }
     // What live views get once the batch committed (the batch itself moves to the writer).
-    TelemetryUpdate out;
+    std::shared_ptr<TelemetryUpdate> live;
     if (callbacks.onTelemetry) {
-        out = liveUpdate(node.nodeId, batch, plan, previous);
-        out.address = options.address;
+        live = std::make_shared<TelemetryUpdate>(liveUpdate(node.nodeId, batch, plan, previous));
+        live->address = options.address;
     }
-    const std::size_t gaps = plan.gaps;
-    auto stored = lane->ingest(std::move(plan.batch), std::move(runs));
-    if (!stored.ok()) {
-        failure = Error{stored.error()};
+    const std::uint64_t gaps = plan.gaps;
+    const std::uint64_t next = plan.nextExpected;
+    // Handed over; this returns at once unless the node's share of the writer's queue is full
+    // (then the stream waits, unread). A commit that failed shows here and ends the session.
+    Status pushed = lane->push(std::move(plan.batch), std::move(runs),
+                               [this, live, gaps](const LaneProgress& progress) {
+                                   committed(progress, live.get(), gaps);
+                               });
+    if (!pushed.ok()) {
+        failure = pushed;
         return false;
     }
-    expected = stored->cursor + 1;
+    expected = next;
     if (runLogs) {
         for (const auto& record : batch.records) {
             if (!record.runId.empty()) {
@@ -407,23 +448,57 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
             }
         }
     }
-    // Only now that the rows are committed may the daemon trim its spool.
-    auto acked = client->ackTelemetry(stored->cursor);
-    const std::size_t fresh = stored->samplesInserted + stored->eventsInserted;
+    return !stopping();
+}
+
+void TelemetryIngestor::Impl::committed(const LaneProgress& progress, TelemetryUpdate* live,
+                                        std::uint64_t gaps) {
+    {
+        std::lock_guard lock(mutex);
+        ackWanted = progress.cursor;
+    }
+    ackWake.notify_all();
     update(
         [&](IngestorStatus& s) {
-            s.cursor = stored->cursor;
-            s.recordsStored += fresh;
-            s.duplicatesSkipped += stored->duplicatesSkipped;
+            s.cursor = progress.cursor;
+            s.recordsStored = progress.inserted;
+            s.duplicatesSkipped = progress.duplicatesSkipped;
             s.gapsRecorded += gaps;
-            s.lastError = acked.ok() ? std::string() : acked.error();
         },
         /*force=*/false);
-    if (callbacks.onTelemetry && (fresh > 0 || gaps > 0)) {
-        out.cursor = stored->cursor;
-        callbacks.onTelemetry(out);
+    if (live != nullptr && (!live->samples.empty() || !live->events.empty())) {
+        live->cursor = progress.cursor;
+        callbacks.onTelemetry(*live);
     }
-    return !stopping();
+}
+
+void TelemetryIngestor::Impl::ackLoop() {
+    std::unique_lock lock(mutex);
+    while (true) {
+        ackWake.wait(lock, [&] { return ackerStop || ackWanted.has_value(); });
+        if (ackerStop) {
+            return;
+        }
+        const std::uint64_t cursor = *ackWanted;
+        ackWanted.reset();
+        ackBusy = true;
+        lock.unlock();
+        // Only now that the rows are committed may the daemon trim its spool.
+        auto acked = client->ackTelemetry(cursor);
+        update([&](IngestorStatus& s) { s.lastError = acked.ok() ? std::string() : acked.error(); },
+               /*force=*/false);
+        lock.lock();
+        ackBusy = false;
+        ackWake.notify_all();
+    }
+}
+
+void TelemetryIngestor::Impl::settleAcks() {
+    std::unique_lock lock(mutex);
+    if (stopRequested) {
+        ackWanted.reset();
+    }
+    ackWake.wait(lock, [&] { return (!ackWanted && !ackBusy) || ackerStop; });
 }
 
 TelemetryIngestor::TelemetryIngestor(IngestorOptions options, IngestorCallbacks callbacks)

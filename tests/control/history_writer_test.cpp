@@ -124,28 +124,41 @@ TEST(IngestWriter, SeveralNodesShareOneTransaction) {
     auto writer = HistoryWriter::open(HistoryWriterOptions{path});
     ASSERT_TRUE(writer.ok()) << writer.error();
     constexpr int kNodes = 6;
-    std::vector<std::thread> nodes;
-    std::atomic<int> stored{0};
+    std::vector<std::unique_ptr<HistoryWriter::Lane>> lanes;
+    std::atomic<int> callbacks{0};
     {
         WriterGate gate(**writer);
         for (int i = 0; i < kNodes; ++i) {
-            nodes.emplace_back([&, i] {
-                auto lane = (*writer)->lane();
-                auto result = lane->ingest(batchOf("node-" + std::to_string(i), 1, 20));
-                EXPECT_TRUE(result.ok()) << result.error();
-                stored += result.ok() ? static_cast<int>(result->samplesInserted) : 0;
-            });
+            lanes.push_back((*writer)->lane());
+            const std::string node = "node-" + std::to_string(i);
+            // Two daemon messages per node: merged into one batch of the transaction.
+            ASSERT_TRUE(lanes.back()->push(batchOf(node, 1, 10)).ok());
+            ASSERT_TRUE(lanes.back()
+                            ->push(batchOf(node, 11, 20), {},
+                                   [&](const LaneProgress& p) {
+                                       EXPECT_EQ(p.cursor, 20u);
+                                       ++callbacks;
+                                   })
+                            .ok());
         }
-        ASSERT_TRUE(waitUntil([&] { return (*writer)->stats().queuedRecords == kNodes * 20; }));
+        EXPECT_EQ((*writer)->stats().heldRecords, kNodes * 20u);
+        for (int i = 0; i < kNodes; ++i) {
+            EXPECT_EQ(lanes[static_cast<std::size_t>(i)]->progress().commits, 0u);
+        }
     }
-    for (auto& t : nodes) {
-        t.join();
+    for (auto& lane : lanes) {
+        ASSERT_TRUE(lane->flush().ok());
+        const LaneProgress p = lane->progress();
+        EXPECT_EQ(p.cursor, 20u);
+        EXPECT_EQ(p.inserted, 20u);
+        EXPECT_EQ(p.commits, 1u);
     }
     const HistoryWriterStats stats = (*writer)->stats();
     EXPECT_EQ(stats.transactions, 1u);
-    EXPECT_EQ(stats.batches, static_cast<std::uint64_t>(kNodes));
-    EXPECT_EQ(stats.maxTransactionBatches, static_cast<std::size_t>(kNodes));
-    EXPECT_EQ(stored.load(), kNodes * 20);
+    EXPECT_EQ(stats.batches, 2u * kNodes);
+    EXPECT_EQ(stats.maxTransactionBatches, 2u * kNodes);
+    EXPECT_EQ(stats.heldRecords, 0u);
+    EXPECT_EQ(callbacks.load(), kNodes);
     for (int i = 0; i < kNodes; ++i) {
         EXPECT_EQ(cursorOf(path, "node-" + std::to_string(i)), 20u);
     }
@@ -157,120 +170,109 @@ TEST(IngestWriter, FailedCommitLeavesEveryCursor) {
     const std::string path = dir.file("history.sqlite");
     auto writer = HistoryWriter::open(HistoryWriterOptions{path});
     ASSERT_TRUE(writer.ok()) << writer.error();
-    auto lane = (*writer)->lane();
-    for (const char* node : {"a", "b", "c"}) {
-        ASSERT_TRUE(lane->ingest(batchOf(node, 1, 10)).ok());
+    const std::vector<std::string> nodes = {"a", "b", "c"};
+    std::vector<std::unique_ptr<HistoryWriter::Lane>> lanes;
+    for (const auto& node : nodes) {
+        lanes.push_back((*writer)->lane());
+        ASSERT_TRUE(lanes.back()->push(batchOf(node, 1, 10)).ok());
+        ASSERT_TRUE(lanes.back()->flush().ok());
     }
-    std::vector<std::thread> nodes;
-    std::atomic<int> failures{0};
     {
         WriterGate gate(**writer);
-        faultvfs::arm(faultvfs::Fault::DiskFull, "history.sqlite");
-        for (const char* node : {"a", "b", "c"}) {
-            nodes.emplace_back([&, node] {
-                auto own = (*writer)->lane();
-                auto result = own->ingest(batchOf(node, 11, 30));
-                EXPECT_FALSE(result.ok());
-                if (!result.ok()) {
-                    EXPECT_NE(result.error().find("full"), std::string::npos) << result.error();
-                    ++failures;
-                }
-            });
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            ASSERT_TRUE(lanes[i]->push(batchOf(nodes[i], 11, 30)).ok());
         }
-        ASSERT_TRUE(waitUntil([&] { return (*writer)->stats().queuedRecords == 60; }));
+        faultvfs::arm(faultvfs::Fault::DiskFull, "history.sqlite");
     }
-    for (auto& t : nodes) {
-        t.join();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        Status flushed = lanes[i]->flush();
+        ASSERT_FALSE(flushed.ok()) << nodes[i];
+        EXPECT_NE(flushed.error().find("full"), std::string::npos) << flushed.error();
+        EXPECT_EQ(lanes[i]->progress().cursor, 10u);  // nothing to acknowledge
+        // A failed lane takes nothing more until its stream starts over.
+        EXPECT_FALSE(lanes[i]->push(batchOf(nodes[i], 31, 31)).ok());
     }
     faultvfs::disarm();
-    EXPECT_EQ(failures.load(), 3);
     EXPECT_GE((*writer)->stats().failedTransactions, 1u);
-    for (const char* node : {"a", "b", "c"}) {
+    for (const auto& node : nodes) {
         EXPECT_EQ(cursorOf(path, node), 10u) << node;
     }
     // Writes work again: the same batches (as their nodes resend them) are stored once.
-    for (const char* node : {"a", "b", "c"}) {
-        auto result = lane->ingest(batchOf(node, 11, 30));
-        ASSERT_TRUE(result.ok()) << result.error();
-        EXPECT_EQ(result->samplesInserted, 20u);
-        EXPECT_EQ(cursorOf(path, node), 30u);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        lanes[i]->reset();
+        ASSERT_TRUE(lanes[i]->push(batchOf(nodes[i], 5, 30)).ok());
+        ASSERT_TRUE(lanes[i]->flush().ok());
+        EXPECT_EQ(lanes[i]->progress().inserted, 30u);  // 10 before, 20 now; 5..10 skipped
+        EXPECT_EQ(cursorOf(path, nodes[i]), 30u);
     }
 }
 
-TEST(IngestWriter, BackpressureBoundsTheQueue) {
+TEST(IngestWriter, BackpressureBoundsMemory) {
     ScratchDir dir;
     HistoryWriterOptions options{dir.file("h.sqlite")};
-    options.queueRecords = 100;
+    options.queueRecords = 300;  // three lanes (with the gate's): 100 records each
     auto writer = HistoryWriter::open(options);
     ASSERT_TRUE(writer.ok()) << writer.error();
-    constexpr int kNodes = 8;
-    std::atomic<int> done{0};
-    std::vector<std::thread> nodes;
-    std::vector<std::unique_ptr<HistoryWriter::Lane>> lanes;
-    for (int i = 0; i < kNodes; ++i) {
-        lanes.push_back((*writer)->lane());
-    }
+    auto slow = (*writer)->lane();
+    auto other = (*writer)->lane();
+    std::atomic<int> pushed{0};
+    std::thread stream;
     {
         WriterGate gate(**writer);
-        for (int i = 0; i < kNodes; ++i) {
-            nodes.emplace_back([&, i] {
-                // Node 0 sends one batch larger than the whole queue: it waits for an empty one.
-                const std::uint64_t n = i == 0 ? 150 : 40;
-                auto result = lanes[static_cast<std::size_t>(i)]->ingest(
-                    batchOf("node-" + std::to_string(i), 1, n));
-                EXPECT_TRUE(result.ok()) << result.error();
-                ++done;
-            });
-        }
-        // While the writer is held, the queue fills to its bound and the other streams wait.
-        ASSERT_TRUE(waitUntil([&] { return (*writer)->stats().queuedRecords >= 80; }));
+        // One batch larger than the share fits an empty lane.
+        ASSERT_TRUE(other->push(batchOf("other", 1, 150)).ok());
+        // A stream that keeps reading: 40 records a message, 10 messages.
+        stream = std::thread([&] {
+            for (std::uint64_t m = 0; m < 10; ++m) {
+                EXPECT_TRUE(slow->push(batchOf("slow", m * 40 + 1, m * 40 + 40)).ok());
+                ++pushed;
+            }
+        });
+        // While the writer is held, the lane fills its share and the stream waits, unread.
+        ASSERT_TRUE(waitUntil([&] { return pushed.load() == 2; }));
         std::this_thread::sleep_for(200ms);
-        EXPECT_LE((*writer)->stats().queuedRecords, 150u);
-        EXPECT_EQ(done.load(), 0);
+        EXPECT_EQ(pushed.load(), 2);
+        EXPECT_EQ((*writer)->stats().heldRecords, 150u + 80u);
     }
-    for (auto& t : nodes) {
-        t.join();
-    }
+    stream.join();
+    ASSERT_TRUE(slow->flush().ok());
+    ASSERT_TRUE(other->flush().ok());
     const HistoryWriterStats stats = (*writer)->stats();
-    EXPECT_LE(stats.maxQueuedRecords, 150u);  // the bound, or the one batch larger than it
-    EXPECT_EQ(stats.queuedRecords, 0u);
-    EXPECT_EQ(done.load(), kNodes);
+    EXPECT_LE(stats.maxHeldRecords, 150u + 100u);  // each lane's share, or its one batch
+    EXPECT_EQ(stats.heldRecords, 0u);
+    EXPECT_EQ(slow->progress().cursor, 400u);
+    EXPECT_EQ(slow->progress().inserted, 400u);
 }
 
-TEST(IngestWriter, CancelledWhileWaitingStoresNothing) {
+TEST(IngestWriter, CancelDropsQueuedBatches) {
     ScratchDir dir;
     const std::string path = dir.file("h.sqlite");
     HistoryWriterOptions options{path};
     options.queueRecords = 10;
     auto writer = HistoryWriter::open(options);
     ASSERT_TRUE(writer.ok()) << writer.error();
-    auto first = (*writer)->lane();
-    auto second = (*writer)->lane();
-    std::optional<Result<db::IngestResult>> a;
-    std::optional<Result<db::IngestResult>> b;
-    std::thread ta;
-    std::thread tb;
+    auto lane = (*writer)->lane();
+    std::thread waiting;
+    Status second;
     {
         WriterGate gate(**writer);
-        ta = std::thread([&] { a = first->ingest(batchOf("a", 1, 10)); });
-        ASSERT_TRUE(waitUntil([&] { return (*writer)->stats().queuedRecords == 10; }));
-        tb = std::thread([&] { b = second->ingest(batchOf("b", 1, 10)); });  // waits for room
+        ASSERT_TRUE(lane->push(batchOf("a", 1, 10)).ok());
+        waiting = std::thread([&] { second = lane->push(batchOf("a", 11, 20)); });  // no room
         std::this_thread::sleep_for(100ms);
         const auto before = std::chrono::steady_clock::now();
-        second->cancel();
-        tb.join();
+        lane->cancel();
+        waiting.join();
         EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+        EXPECT_EQ((*writer)->stats().heldRecords, 0u);  // the queued batch was dropped too
     }
-    ta.join();
-    ASSERT_TRUE(a && a->ok()) << (a ? a->error() : "no result");
-    ASSERT_TRUE(b && !b->ok());
-    EXPECT_NE(b->error().find("not stored"), std::string::npos) << b->error();
-    EXPECT_EQ(cursorOf(path, "a"), 10u);
-    EXPECT_EQ(cursorOf(path, "b"), 0u);
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.error().find("not stored"), std::string::npos) << second.error();
+    (void)lane->flush();
+    EXPECT_EQ(cursorOf(path, "a"), 0u);
     // A stopped writer refuses at once.
     (*writer)->stop();
-    second->reset();
-    auto late = second->ingest(batchOf("b", 1, 10));
+    lane->reset();
+    Status late = lane->push(batchOf("a", 1, 10));
     ASSERT_FALSE(late.ok());
     EXPECT_NE(late.error().find("writer stopped"), std::string::npos) << late.error();
 }
