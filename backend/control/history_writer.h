@@ -38,9 +38,9 @@ struct HistoryWriterOptions {
     std::string historyPath;
     /// Records held at most (queued or being committed), all lanes together; each lane's share
     /// is this divided by the lanes open.
-    std::size_t queueRecords = 131072;
+    std::size_t queueRecords = 262144;
     /// Records per transaction at most: bounds how long stop() waits for the one in flight.
-    std::size_t transactionRecords = 65536;
+    std::size_t transactionRecords = 131072;
     /// Least time from one commit to the next transaction: batches that arrive meanwhile share
     /// it (fewer, larger transactions; each batch waits at most this long more).
     std::chrono::milliseconds commitInterval{200};

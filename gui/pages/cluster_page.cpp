@@ -34,6 +34,7 @@ namespace runplane::gui {
 namespace {
 
 constexpr int kRefreshMs = 1000;
+constexpr int kLayoutMs = 1000;
 
 double nowSeconds() {
     return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
@@ -154,6 +155,11 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
                 requestPlotData();
             });
     connect(m_plot, &TimeSeriesPlot::followingChanged, this, [this] { requestPlotData(); });
+
+    m_layoutTimer = new QTimer(this);
+    m_layoutTimer->setSingleShot(true);
+    m_layoutTimer->setInterval(kLayoutMs);
+    connect(m_layoutTimer, &QTimer::timeout, this, &ClusterPage::relayoutTable);
 
     m_refreshTimer = new QTimer(this);
     m_refreshTimer->setInterval(kRefreshMs);
@@ -307,7 +313,21 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
     if (m_model->indexOf(row.address) < 0) {
         return;  // removed meanwhile
     }
+    const qsizetype knownNodes = m_model->nodeIds().size();
     m_model->upsert(row);
+    // Column widths and the summary go over every row: with hundreds of nodes each reporting
+    // once a second, they are redone at most every kLayoutMs, not per update.
+    if (!m_layoutTimer->isActive()) {
+        m_layoutTimer->start();
+    }
+    // The plot's query changes only when a node's id becomes known (before that, what it shows
+    // is why none answers); otherwise its timer refreshes it.
+    if (knownNodes == 0 || m_model->nodeIds().size() != knownNodes) {
+        requestPlotData();
+    }
+}
+
+void ClusterPage::relayoutTable() {
     m_table->resizeColumnsToContents();
     for (int c = 0; c < m_model->columnCount(); ++c) {
         m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 420));
@@ -320,7 +340,6 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
                            .arg(m_model->rowCount())
                            .arg(streaming)
                            .arg(m_service->historyPath()));
-    requestPlotData();
 }
 
 void ClusterPage::requestPlotData() {

@@ -78,6 +78,7 @@ class ClusterPage : public Page {
 
   private:
     void onNodeChanged(const NodeRow& row);
+    void relayoutTable();
     void requestPlotData();
     void removeSelected();
 
@@ -96,6 +97,7 @@ class ClusterPage : public Page {
     QLabel* m_summary = nullptr;
     TimeSeriesPlot* m_plot = nullptr;
     QTimer* m_refreshTimer = nullptr;
+    QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;
     double m_frozenLo = 0;  // visible range while follow mode is off
     double m_frozenHi = 0;
