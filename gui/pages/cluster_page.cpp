@@ -310,10 +310,11 @@ void ClusterPage::removeSelected() {
 }
 
 void ClusterPage::onNodeChanged(const NodeRow& row) {
-    if (m_model->indexOf(row.address) < 0) {
+    const int index = m_model->indexOf(row.address);
+    if (index < 0) {
         return;  // removed meanwhile
     }
-    const qsizetype knownNodes = m_model->nodeIds().size();
+    const bool idLearned = !row.nodeId.isEmpty() && m_model->row(index).nodeId != row.nodeId;
     m_model->upsert(row);
     // Column widths and the summary go over every row: with hundreds of nodes each reporting
     // once a second, they are redone at most every kLayoutMs, not per update.
@@ -322,7 +323,7 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
     }
     // The plot's query changes only when a node's id becomes known (before that, what it shows
     // is why none answers); otherwise its timer refreshes it.
-    if (knownNodes == 0 || m_model->nodeIds().size() != knownNodes) {
+    if (idLearned || row.nodeId.isEmpty()) {
         requestPlotData();
     }
 }
