@@ -145,11 +145,17 @@ void HistoryWriter::loop() {
         std::vector<std::shared_ptr<Job>> ops;
         std::vector<std::shared_ptr<Job>> batches;
         std::size_t records = 0;
+        // A lane whose batch waits for the next transaction gives none of its later ones to
+        // this one: a later batch committed first would move the cursor past the waiting one,
+        // whose records would then be skipped as already stored.
+        std::vector<const Lane*> deferred;
         for (auto it = m_queue.begin(); it != m_queue.end();) {
             Job& job = **it;
             const bool fits =
                 batches.empty() || records + job.records <= m_options.transactionRecords;
-            if (job.op == nullptr && !fits) {
+            if (job.op == nullptr && (!fits || std::find(deferred.begin(), deferred.end(),
+                                                         job.lane) != deferred.end())) {
+                deferred.push_back(job.lane);
                 ++it;
                 continue;
             }

@@ -207,6 +207,32 @@ TEST(IngestWriter, FailedCommitLeavesEveryCursor) {
     }
 }
 
+// A node's batch that waits for the next transaction (this one is full) holds back its later,
+// smaller ones: committed first, they would move the cursor past it and its records would be
+// skipped as already stored (found by bench_load: 1,124 samples under the cursor, not stored).
+TEST(IngestWriter, ANodesBatchesCommitInOrderAcrossFullTransactions) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    HistoryWriterOptions options{path};
+    options.transactionRecords = 50;
+    auto writer = HistoryWriter::open(options);
+    ASSERT_TRUE(writer.ok()) << writer.error();
+    auto a = (*writer)->lane();
+    auto b = (*writer)->lane();
+    {
+        WriterGate gate(**writer);
+        ASSERT_TRUE(a->push(batchOf("a", 1, 40)).ok());
+        ASSERT_TRUE(b->push(batchOf("b", 1, 40)).ok());   // does not fit the first transaction
+        ASSERT_TRUE(b->push(batchOf("b", 41, 45)).ok());  // would fit, must wait with it
+    }
+    ASSERT_TRUE(a->flush().ok());
+    ASSERT_TRUE(b->flush().ok());
+    EXPECT_EQ(b->progress().inserted, 45u);
+    EXPECT_EQ(b->progress().duplicatesSkipped, 0u);
+    EXPECT_EQ(cursorOf(path, "b"), 45u);
+    EXPECT_GE((*writer)->stats().transactions, 2u);
+}
+
 TEST(IngestWriter, BackpressureBoundsMemory) {
     ScratchDir dir;
     HistoryWriterOptions options{dir.file("h.sqlite")};
