@@ -166,7 +166,7 @@ void HistoryWriter::loop() {
         }
         lock.unlock();
         for (const auto& job : ops) {
-            job->opStatus = (*job->op)(*m_history);
+            job->opStatus = runOp(*job->op);
         }
         if (!batches.empty()) {
             runBatches(batches);
@@ -207,6 +207,22 @@ Result<std::vector<db::IngestResult>> HistoryWriter::commit(std::vector<db::Inge
         std::unique_lock lock(m_mutex);
         if (m_work.wait_for(lock, std::chrono::milliseconds(20), [&] { return m_stopping; })) {
             return results;
+        }
+    }
+}
+
+Status HistoryWriter::runOp(const std::function<Status(db::History&)>& op) {
+    // As commit(): a busy lock is waited out in short steps (the op is idempotent).
+    const auto start = SteadyClock::now();
+    while (true) {
+        Status status = op(*m_history);
+        if (status.ok() || !isBusy(status.error()) ||
+            SteadyClock::now() - start >= m_options.busyRetry) {
+            return status;
+        }
+        std::unique_lock lock(m_mutex);
+        if (m_work.wait_for(lock, std::chrono::milliseconds(20), [&] { return m_stopping; })) {
+            return status;
         }
     }
 }

@@ -103,6 +103,7 @@ class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
     void loop();
     void runBatches(std::vector<std::shared_ptr<Job>>& jobs);
     Result<std::vector<db::IngestResult>> commit(std::vector<db::IngestBatch>& batches);
+    Status runOp(const std::function<Status(db::History&)>& op);
     void applyRuns(const std::vector<RunStateChange>& runs);
     void failLane(Lane& lane, const std::string& error);  // under m_mutex
     std::size_t shareLocked() const;
@@ -141,8 +142,9 @@ class HistoryWriter::Lane {
     /// What the lane's commits did so far.
     LaneProgress progress() const;
     /// Runs `op` on the writer's connection between two transactions and returns its status
-    /// (session set-up: upsertNode, the cursor, node resets). `op` runs on the writer thread
-    /// while the caller waits, so it may use the caller's locals.
+    /// (session set-up: upsertNode, the cursor, node resets); retried like a transaction while
+    /// the history is busy, so it must be idempotent. `op` runs on the writer thread while the
+    /// caller waits, so it may use the caller's locals.
     Status execute(const std::function<Status(db::History&)>& op);
     /// Wakes a waiting call from another thread and drops the lane's queued batches; later
     /// calls fail until reset().
