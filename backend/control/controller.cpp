@@ -44,10 +44,22 @@ Controller::Controller(ControllerOptions options, ControllerCallbacks callbacks)
         m_pruner = std::make_unique<RetentionPruner>(std::move(prune));
         m_pruner->start();
     }
+    if (m_options.ingestTelemetry && !m_options.historyPath.empty()) {
+        // One writer for every node (history_writer.h). Should it not open, each ingestor tries
+        // on its own and reports why it cannot.
+        HistoryWriterOptions writer;
+        writer.historyPath = m_options.historyPath;
+        if (auto opened = HistoryWriter::open(writer); opened.ok()) {
+            m_writer = *opened;
+        }
+    }
 }
 
 Controller::~Controller() {
     stopAll();
+    if (m_writer) {
+        m_writer->stop();
+    }
     if (m_pruner) {
         m_pruner->stop();
     }
@@ -70,6 +82,7 @@ Status Controller::addNode(const std::string& address) {
         IngestorOptions ingest;
         ingest.address = address;
         ingest.historyPath = m_options.historyPath;
+        ingest.writer = m_writer;
         ingest.sampleHz = m_options.sampleHz;
         ingest.client = m_options.client;
         ingest.consumerRole = "controller";
@@ -270,11 +283,21 @@ void Controller::stopAll() {
         std::lock_guard lock(m_mutex);
         nodes.swap(m_nodes);
     }
+    // Every ingestor is told first, then each joined: they end side by side, not one by one.
+    for (auto& [address, node] : nodes) {
+        if (node->ingestor) {
+            node->ingestor->requestStop();
+        }
+    }
     for (auto& [address, node] : nodes) {
         if (node->ingestor) {
             node->ingestor->stop();
         }
     }
+}
+
+HistoryWriterStats Controller::writerStats() const {
+    return m_writer ? m_writer->stats() : HistoryWriterStats{};
 }
 
 }  // namespace runplane::control

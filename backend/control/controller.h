@@ -1,6 +1,7 @@
 #pragma once
 // Controller: the client side of a Runplane cluster. Holds one NodeClient and one
-// TelemetryIngestor per daemon address, writes everything into one history file, and submits
+// TelemetryIngestor per daemon address, writes everything into one history file (telemetry
+// through one HistoryWriter shared by the ingestors), and submits
 // runs (StartRun on the node + a run record with recipe snapshot and provenance in the history).
 
 #include <chrono>
@@ -83,6 +84,8 @@ class Controller {
 
     /// Stops every ingestor (joins their threads).
     void stopAll();
+    /// What the shared history writer did so far (zeros without telemetry ingest).
+    HistoryWriterStats writerStats() const;
     const ControllerOptions& options() const { return m_options; }
 
   private:
@@ -92,6 +95,7 @@ class Controller {
     mutable std::mutex m_mutex;
     std::map<std::string, std::unique_ptr<Node>> m_nodes;
     std::unique_ptr<RetentionPruner> m_pruner;
+    std::shared_ptr<HistoryWriter> m_writer;  // shared by the ingestors (history_writer.h)
 };
 
 }  // namespace runplane::control

@@ -170,6 +170,10 @@ Result<std::shared_ptr<NodeClient>> NodeClient::create(const std::string& addres
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
+    // A telemetry stream that the controller does not read (its history writer is full) must
+    // not pile up in this process: without BDP probing the stream's flow-control window stays
+    // at gRPC's default (64 KiB), so the daemon's spool holds the rest (docs/performance.md).
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     if (!options.tlsServerName.empty()) {
         args.SetSslTargetNameOverride(options.tlsServerName);
     }
@@ -448,18 +452,21 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
     std::mutex idleMutex;
     std::condition_variable idleWake;
     auto lastMessage = std::chrono::steady_clock::now();
+    bool inCallback = false;  // waiting on ourselves (the history writer) is not silence
     bool done = false;
     bool idle = false;
     std::thread watchdog([&] {
         std::unique_lock lock(idleMutex);
         while (!done) {
             const auto due = lastMessage + kStreamIdleTimeout;
-            if (std::chrono::steady_clock::now() >= due) {
+            if (!inCallback && std::chrono::steady_clock::now() >= due) {
                 idle = true;
                 context.TryCancel();
                 return;
             }
-            idleWake.wait_until(lock, due);
+            // In the callback the clock restarts when it returns: look again a timeout later.
+            idleWake.wait_until(
+                lock, inCallback ? std::chrono::steady_clock::now() + kStreamIdleTimeout : due);
         }
     });
     v1::TelemetryBatch batch;
@@ -468,8 +475,15 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
         {
             std::lock_guard lock(idleMutex);
             lastMessage = std::chrono::steady_clock::now();
+            inCallback = true;
         }
-        if (!onBatch(fromProto(batch))) {
+        const bool more = onBatch(fromProto(batch));
+        {
+            std::lock_guard lock(idleMutex);
+            lastMessage = std::chrono::steady_clock::now();
+            inCallback = false;
+        }
+        if (!more) {
             stoppedByCaller = true;
             context.TryCancel();
             break;

@@ -63,6 +63,43 @@ std::string nodeInfoJson(const NodeSummary& node) {
     return json_text::dump(j);
 }
 
+// The samples and events of a planned batch past `previous`, for live views.
+TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& batch,
+                           const BatchPlan& plan, std::uint64_t previous) {
+    TelemetryUpdate out;
+    out.nodeId = nodeId;
+    for (const auto& sample : plan.batch.samples) {
+        if (sample.seq > previous) {
+            out.samples.push_back(LiveSample{
+                sample.seq, sample.tNs, sample.runId,
+                SampleInfo{sample.series, sample.value, sample.min, sample.max, sample.step}});
+        }
+    }
+    for (const auto& record : batch.records) {
+        if (record.isEvent && record.seq > previous) {
+            out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
+                                           toString(record.event.kind), record.event.message,
+                                           record.event.attrs});
+        }
+    }
+    for (const auto& event : plan.batch.events) {
+        if (event.seq == 0) {
+            auto attrs = nlohmann::json::parse(event.attrsJson, nullptr, false);
+            std::map<std::string, std::string> map;
+            if (attrs.is_object()) {
+                for (auto it = attrs.begin(); it != attrs.end(); ++it) {
+                    if (it.value().is_string()) {
+                        map[it.key()] = it.value().get<std::string>();
+                    }
+                }
+            }
+            out.events.push_back(
+                LiveEvent{0, event.tNs, event.runId, event.kind, event.message, map});
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 struct TelemetryIngestor::Impl {
@@ -79,11 +116,19 @@ struct TelemetryIngestor::Impl {
     std::thread thread;
     std::chrono::steady_clock::time_point lastStatusPush{};
 
+    // The writer's lane, set by the ingest thread under `mutex` (stop() cancels its wait).
+    std::unique_ptr<HistoryWriter::Lane> lane;
     // Ingest-thread state.
-    std::unique_ptr<db::History> history;
     std::uint64_t incarnation = 0;  // the spool incarnation of this session
     bool adoptLegacy = false;       // a pre-incarnation cursor awaits the first batch
     bool fatal = false;             // the last session's error will not go away by retrying
+    // The acknowledger: a thread that sends AckTelemetry for what the writer committed, so an
+    // ack never waits for the stream's next message. Under `mutex`.
+    std::thread acker;
+    std::condition_variable ackWake;
+    std::optional<std::uint64_t> ackWanted;  // committed, not yet acknowledged
+    bool ackBusy = false;
+    bool ackerStop = false;
 
     IngestorStatus snapshot() const {
         std::lock_guard lock(mutex);
@@ -118,26 +163,60 @@ struct TelemetryIngestor::Impl {
     }
 
     void run();
+    // The stream's work: open the writer's lane (and the writer itself without options.writer).
+    Status attach(std::shared_ptr<HistoryWriter>& own);
     // One connection attempt: GetNode, then stream until error or stop. Returns the error.
     Status session(std::chrono::milliseconds& backoff);
     // Which incarnation and seq to resume from; records a node reset when the spool is new.
-    Result<std::uint64_t> resumePoint(const NodeSummary& node);
+    Result<std::uint64_t> resumePoint(const NodeSummary& node, db::History& history, bool& reset);
     Status outOfRange(const NodeSummary& node, std::uint64_t cursor, const Status& error);
     bool handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch, std::uint64_t& expected,
                      Status& failure);
+    // On the writer thread, once a batch committed: the status and live views.
+    void committed(const LaneProgress& progress, TelemetryUpdate* live, std::uint64_t gaps);
+    void ackLoop();
+    // At a session's end: every commit of it acknowledged (or, stopping, dropped) before the
+    // next session may talk to a daemon that could be a new spool.
+    void settleAcks();
 };
 
+Status TelemetryIngestor::Impl::attach(std::shared_ptr<HistoryWriter>& own) {
+    std::shared_ptr<HistoryWriter> writer = options.writer;
+    if (!writer) {
+        HistoryWriterOptions w;
+        w.historyPath = options.historyPath;
+        auto opened = HistoryWriter::open(w);
+        if (!opened.ok()) {
+            return Error{opened.error()};
+        }
+        own = *opened;
+        writer = own;
+    }
+    std::lock_guard lock(mutex);
+    lane = writer->lane();
+    if (stopRequested) {
+        lane->cancel();
+    }
+    return {};
+}
+
 void TelemetryIngestor::Impl::run() {
-    auto opened = db::History::open(options.historyPath);
-    if (!opened.ok()) {
-        update([&](IngestorStatus& s) {
-            s.state = IngestState::Failed;
-            s.lastError = opened.error();
+    std::shared_ptr<HistoryWriter> own;
+    if (Status s = attach(own); !s.ok()) {
+        update([&](IngestorStatus& st) {
+            st.state = IngestState::Failed;
+            st.lastError = s.error();
         });
         return;
     }
-    history = std::move(*opened);
+    {
+        std::lock_guard lock(mutex);
+        ackerStop = false;
+        ackWanted.reset();
+    }
+    acker = std::thread([this] { ackLoop(); });
     std::chrono::milliseconds backoff = options.backoffInitial;
+    std::optional<std::string> failedWith;
     while (!stopping()) {
         fatal = false;
         Status result = session(backoff);
@@ -145,11 +224,8 @@ void TelemetryIngestor::Impl::run() {
             break;
         }
         if (fatal) {
-            update([&](IngestorStatus& s) {
-                s.state = IngestState::Failed;
-                s.lastError = result.error();
-            });
-            return;
+            failedWith = result.error();
+            break;
         }
         update([&](IngestorStatus& s) {
             s.state = IngestState::Backoff;
@@ -160,8 +236,22 @@ void TelemetryIngestor::Impl::run() {
         wake.wait_for(lock, backoff, [&] { return stopRequested; });
         backoff = std::min(backoff * 2, options.backoffMax);
     }
-    history.reset();
-    update([&](IngestorStatus& s) { s.state = IngestState::Stopped; });
+    {
+        std::lock_guard lock(mutex);
+        lane.reset();  // flushed: no commit (and so no ack request) of this lane follows
+        ackerStop = true;
+    }
+    ackWake.notify_all();
+    acker.join();
+    if (own) {
+        own->stop();
+    }
+    update([&](IngestorStatus& s) {
+        s.state = failedWith ? IngestState::Failed : IngestState::Stopped;
+        if (failedWith) {
+            s.lastError = *failedWith;
+        }
+    });
 }
 
 Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
@@ -175,14 +265,20 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     }
     db::NodeRecord record{node->nodeId, options.address, node->hostname, nodeInfoJson(*node),
                           unixNowNs()};
-    if (Status s = history->upsertNode(record); !s.ok()) {
-        return s;
-    }
-    auto cursor = resumePoint(*node);
-    if (!cursor.ok()) {
-        return Error{cursor.error()};
+    Result<std::uint64_t> cursor = Error{"no cursor"};
+    bool reset = false;
+    Status prepared = lane->execute([&](db::History& history) -> Status {
+        if (Status s = history.upsertNode(record); !s.ok()) {
+            return s;
+        }
+        cursor = resumePoint(*node, history, reset);
+        return cursor.ok() ? Status{} : Status{Error{cursor.error()}};
+    });
+    if (!prepared.ok()) {
+        return prepared;
     }
     update([&](IngestorStatus& s) {
+        s.nodeResets += reset ? 1 : 0;
         s.node = *node;
         s.cursor = *cursor;
         s.spoolIncarnation = incarnation;
@@ -206,8 +302,18 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
             return handleBatch(*node, std::move(batch), expected, failure);
         },
         &canceller, incarnation, &code);
+    // The batches still in the writer are committed (or fail) before the session ends: the
+    // next one resumes from the stored cursor. On stop, no last ack: the daemon may be gone.
+    Status flushed = lane->flush();
+    settleAcks();
+    if (!stopping()) {
+        lane->reset();
+    }
     if (!failure.ok()) {
         return failure;
+    }
+    if (!flushed.ok()) {
+        return flushed;
     }
     if (code == RpcCode::OutOfRange) {
         return outOfRange(*node, *cursor, ended);
@@ -215,10 +321,11 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     return ended;
 }
 
-Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& node) {
+Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& node,
+                                                           db::History& history, bool& reset) {
     incarnation = node.spoolIncarnation;
     adoptLegacy = false;
-    auto latest = history->latestCursor(node.nodeId);
+    auto latest = history.latestCursor(node.nodeId);
     if (!latest.ok()) {
         return Error{latest.error()};
     }
@@ -240,10 +347,10 @@ Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& no
         std::to_string(stored.incarnation) + " -> " + std::to_string(incarnation) +
         ": its state directory was replaced); seq " + std::to_string(stored.lastSeq) +
         " of the old spool was the last stored, the new one is ingested from its first record";
-    if (Status s = history->recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
+    if (Status s = history.recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
         return Error{s.error()};
     }
-    update([&](IngestorStatus& s) { ++s.nodeResets; });
+    reset = true;
     return std::uint64_t{0};
 }
 
@@ -255,8 +362,10 @@ Status TelemetryIngestor::Impl::outOfRange(const NodeSummary& node, std::uint64_
                                     " has a new spool (its state directory was replaced; it "
                                     "ends before seq " +
                                     std::to_string(cursor + 1) + " stored earlier)";
-        if (Status s = history->recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
-                                                message);
+        if (Status s = lane->execute([&](db::History& history) {
+                return history.recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
+                                               message);
+            });
             !s.ok()) {
             return s;
         }
@@ -286,7 +395,10 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         return false;
     }
     if (adoptLegacy) {
-        if (Status s = history->adoptIncarnation(node.nodeId, incarnation); !s.ok()) {
+        if (Status s = lane->execute([&](db::History& history) {
+                return history.adoptIncarnation(node.nodeId, incarnation);
+            });
+            !s.ok()) {
             failure = s;
             return false;
         }
@@ -294,84 +406,99 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     }
     BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
     plan.batch.incarnation = incarnation;
-    auto stored = history->ingest(plan.batch);
-    if (!stored.ok()) {
-        failure = Error{stored.error()};
-        return false;
-    }
     const std::uint64_t previous = expected == 0 ? 0 : expected - 1;
-    expected = stored->cursor + 1;
-    // Run state changes reported by the daemon update the run records we know.
+    // Run state changes reported by the daemon update the run records we know (the writer
+    // applies them once the batch committed).
+    std::vector<RunStateChange> runs;
     for (const auto& record : batch.records) {
-        if (runLogs && !record.runId.empty()) {
-            runLogs->noticeRun(record.runId);  // once per run: its output goes to the history
-        }
         if (!record.isEvent || record.runId.empty() || record.seq <= previous) {
             continue;
         }
         if (record.event.kind == EventKindInfo::RunState ||
             record.event.kind == EventKindInfo::ProcessExit) {
             if (auto state = runStateFromAttrs(record.event.attrs)) {
-                const bool ended = *state != db::RunState::Running;
-                std::int64_t endedNs = ended ? record.tNs : 0;
-                // The node's wall clock may have stepped back since the run started (NTP, an
-                // operator): a run never ends before it started (docs/reliability.md).
-                if (auto known = history->run(record.runId); ended && known.ok() && *known) {
-                    endedNs = std::max(endedNs, (*known)->startedNs);
-                }
-                (void)history->updateRunState(record.runId, *state, endedNs, record.event.message);
+                runs.push_back(
+                    RunStateChange{record.runId, *state, record.tNs, record.event.message});
             }
         }
     }
-    // Only now that the rows are committed may the daemon trim its spool.
-    auto acked = client->ackTelemetry(stored->cursor);
-    const std::size_t fresh = stored->samplesInserted + stored->eventsInserted;
-    update(
-        [&](IngestorStatus& s) {
-            s.cursor = stored->cursor;
-            s.recordsStored += fresh;
-            s.duplicatesSkipped += stored->duplicatesSkipped;
-            s.gapsRecorded += plan.gaps;
-            s.lastError = acked.ok() ? std::string() : acked.error();
-        },
-        /*force=*/false);
-    if (callbacks.onTelemetry && (fresh > 0 || plan.gaps > 0)) {
-        TelemetryUpdate out;
-        out.address = options.address;
-        out.nodeId = node.nodeId;
-        out.cursor = stored->cursor;
-        for (const auto& sample : plan.batch.samples) {
-            if (sample.seq > previous) {
-                out.samples.push_back(LiveSample{
-                    sample.seq, sample.tNs, sample.runId,
-                    SampleInfo{sample.series, sample.value, sample.min, sample.max, sample.step}});
-            }
-        }
+    // What live views get once the batch committed (the batch itself moves to the writer).
+    std::shared_ptr<TelemetryUpdate> live;
+    if (callbacks.onTelemetry) {
+        live = std::make_shared<TelemetryUpdate>(liveUpdate(node.nodeId, batch, plan, previous));
+        live->address = options.address;
+    }
+    const std::uint64_t gaps = plan.gaps;
+    const std::uint64_t next = plan.nextExpected;
+    // Handed over; this returns at once unless the node's share of the writer's queue is full
+    // (then the stream waits, unread). A commit that failed shows here and ends the session.
+    Status pushed = lane->push(std::move(plan.batch), std::move(runs),
+                               [this, live, gaps](const LaneProgress& progress) {
+                                   committed(progress, live.get(), gaps);
+                               });
+    if (!pushed.ok()) {
+        failure = pushed;
+        return false;
+    }
+    expected = next;
+    if (runLogs) {
         for (const auto& record : batch.records) {
-            if (record.isEvent && record.seq > previous) {
-                out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
-                                               toString(record.event.kind), record.event.message,
-                                               record.event.attrs});
+            if (!record.runId.empty()) {
+                runLogs->noticeRun(record.runId);  // once per run: its output goes to the history
             }
         }
-        for (const auto& event : plan.batch.events) {
-            if (event.seq == 0) {
-                auto attrs = nlohmann::json::parse(event.attrsJson, nullptr, false);
-                std::map<std::string, std::string> map;
-                if (attrs.is_object()) {
-                    for (auto it = attrs.begin(); it != attrs.end(); ++it) {
-                        if (it.value().is_string()) {
-                            map[it.key()] = it.value().get<std::string>();
-                        }
-                    }
-                }
-                out.events.push_back(
-                    LiveEvent{0, event.tNs, event.runId, event.kind, event.message, map});
-            }
-        }
-        callbacks.onTelemetry(out);
     }
     return !stopping();
+}
+
+void TelemetryIngestor::Impl::committed(const LaneProgress& progress, TelemetryUpdate* live,
+                                        std::uint64_t gaps) {
+    {
+        std::lock_guard lock(mutex);
+        ackWanted = progress.cursor;
+    }
+    ackWake.notify_all();
+    update(
+        [&](IngestorStatus& s) {
+            s.cursor = progress.cursor;
+            s.recordsStored = progress.inserted;
+            s.duplicatesSkipped = progress.duplicatesSkipped;
+            s.gapsRecorded += gaps;
+        },
+        /*force=*/false);
+    if (live != nullptr && (!live->samples.empty() || !live->events.empty())) {
+        live->cursor = progress.cursor;
+        callbacks.onTelemetry(*live);
+    }
+}
+
+void TelemetryIngestor::Impl::ackLoop() {
+    std::unique_lock lock(mutex);
+    while (true) {
+        ackWake.wait(lock, [&] { return ackerStop || ackWanted.has_value(); });
+        if (ackerStop) {
+            return;
+        }
+        const std::uint64_t cursor = *ackWanted;
+        ackWanted.reset();
+        ackBusy = true;
+        lock.unlock();
+        // Only now that the rows are committed may the daemon trim its spool.
+        auto acked = client->ackTelemetry(cursor);
+        update([&](IngestorStatus& s) { s.lastError = acked.ok() ? std::string() : acked.error(); },
+               /*force=*/false);
+        lock.lock();
+        ackBusy = false;
+        ackWake.notify_all();
+    }
+}
+
+void TelemetryIngestor::Impl::settleAcks() {
+    std::unique_lock lock(mutex);
+    if (stopRequested) {
+        ackWanted.reset();
+    }
+    ackWake.wait(lock, [&] { return (!ackWanted && !ackBusy) || ackerStop; });
 }
 
 TelemetryIngestor::TelemetryIngestor(IngestorOptions options, IngestorCallbacks callbacks)
@@ -412,13 +539,20 @@ Status TelemetryIngestor::start() {
     return {};
 }
 
-void TelemetryIngestor::stop() {
+void TelemetryIngestor::requestStop() {
     {
         std::lock_guard lock(m_impl->mutex);
         m_impl->stopRequested = true;
+        if (m_impl->lane) {
+            m_impl->lane->cancel();  // a batch waiting for the writer gives up (unless taken)
+        }
     }
     m_impl->canceller.cancel();
     m_impl->wake.notify_all();
+}
+
+void TelemetryIngestor::stop() {
+    requestStop();
     if (m_impl->thread.joinable()) {
         m_impl->thread.join();
     }

@@ -1,7 +1,10 @@
 #pragma once
 // TelemetryIngestor: one background thread per node that streams the daemon's telemetry into the
-// run history, exactly once. Each batch is committed in one SQLite transaction together with the
-// node's cursor, then acknowledged to the daemon (which may then trim its spool). After a
+// run history, exactly once. The thread decodes and plans each batch and hands it to the history
+// writer (history_writer.h: one thread and one write connection, shared by a controller's
+// ingestors), which commits it together with the node's cursor, in one SQLite transaction with
+// other nodes' batches; only then is it acknowledged to the daemon (which may then trim its
+// spool). While the batch waits, the stream is not read (backpressure). After a
 // disconnect or a daemon restart it reconnects with exponential backoff and resumes from
 // cursor + 1; records at or below the cursor are never stored twice. A hole in the sequence
 // (the daemon no longer holds what we asked for, or a record is missing) is stored as an explicit
@@ -19,14 +22,18 @@
 #include <vector>
 
 #include "backend/common/result.h"
+#include "backend/control/history_writer.h"
 #include "backend/control/node_client.h"
 #include "backend/control/node_types.h"
 
 namespace runplane::control {
 
 struct IngestorOptions {
-    std::string address;       // host:port of the daemon
-    std::string historyPath;   // the SQLite history file (opened by the ingest thread)
+    std::string address;      // host:port of the daemon
+    std::string historyPath;  // the SQLite history file
+    /// The writer that stores the batches (a controller's, shared by its ingestors); empty: the
+    /// ingestor opens one of its own on historyPath.
+    std::shared_ptr<HistoryWriter> writer;
     double sampleHz = 0;       // requested host sampling rate (0 = daemon default)
     NodeClientOptions client;  // client.consumer empty: defaultConsumerName(consumerRole, ...)
     std::string consumerRole = "ingest";
@@ -94,9 +101,10 @@ struct IngestorCallbacks {
     std::function<void(const IngestorStatus&)> onStatus;
 };
 
-/// Streams one daemon into the history on a thread of its own. Owns that thread and its history
-/// connection. Thread-safe: start/stop/status may be called from any thread; stop() (and the
-/// destructor) cancels the stream and joins, returning within about one RPC round trip.
+/// Streams one daemon into the history on a thread of its own. Owns that thread (and, without
+/// options.writer, a writer of its own). Thread-safe: start/stop/status may be called from any
+/// thread; stop() (and the destructor) cancels the stream and joins, returning within about one RPC
+/// round trip.
 class TelemetryIngestor {
   public:
     explicit TelemetryIngestor(IngestorOptions options, IngestorCallbacks callbacks = {});
@@ -109,6 +117,8 @@ class TelemetryIngestor {
     Status start();
     /// Cancels the stream and joins the thread. Idempotent.
     void stop();
+    /// stop() without the join: the thread ends soon (many ingestors stop side by side).
+    void requestStop();
     IngestorStatus status() const;
     const IngestorOptions& options() const { return m_options; }
 

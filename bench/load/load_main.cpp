@@ -42,6 +42,7 @@ struct Args {
     std::string report;
     bool check = false;
     int drainSeconds = 120;
+    bool sigtermUnderLoad = false;
 };
 
 long rssKiB(pid_t pid) {
@@ -309,15 +310,31 @@ int runParent(const Args& args) {
         std::cerr << "bench_load: cannot start the controller process\n";
         return 1;
     }
-    ChildReader childOut(child.out);
+    auto childOut = std::make_unique<ChildReader>(child.out);
     HistoryProbe probe(historyPath, cluster.nodeIds().front());
     LoadStats stats(LoadParams{args.nodes, args.hz, args.series, args.seconds, args.controller});
     cluster.startGenerator();
     const auto t0 = Clock::now();
     for (int s = 1; s <= args.seconds; ++s) {
         std::this_thread::sleep_until(t0 + std::chrono::seconds(s));
-        stats.addSecond(s, cluster.take(), rssKiB(child.pid), probe.take(), childOut.take());
+        stats.addSecond(s, cluster.take(), rssKiB(child.pid), probe.take(), childOut->take());
         printProgress(stats.lastSecond());
+    }
+    // SIGTERM while the nodes still stream: how long the controller takes to end, then a new
+    // one resumes every node from its committed cursor (nothing lost or doubled across it).
+    double stopUnderLoadS = -1;
+    int stopUnderLoadRc = 0;
+    if (args.sigtermUnderLoad) {
+        const auto t = Clock::now();
+        stopUnderLoadRc = stopChild(child.pid);
+        stopUnderLoadS = std::chrono::duration<double>(Clock::now() - t).count();
+        childOut.reset();
+        child = spawnChild(args, profile, historyPath, runId);
+        if (child.pid <= 0) {
+            std::cerr << "bench_load: cannot restart the controller process\n";
+            return 1;
+        }
+        childOut = std::make_unique<ChildReader>(child.out);
     }
     cluster.stopGenerator();
     // Drain: everything generated must be acknowledged (committed) before the counts are read.
@@ -328,7 +345,7 @@ int runParent(const Args& args) {
         for (int i = 0; i < args.nodes; ++i) {
             drained = drained && cluster.acked(i) == cluster.generated(i);
         }
-        stats.addDrain(cluster.take(), probe.take(), childOut.take());
+        stats.addDrain(cluster.take(), probe.take(), childOut->take());
         if (drained) {
             break;
         }
@@ -337,7 +354,10 @@ int runParent(const Args& args) {
     const double drainS = std::chrono::duration<double>(Clock::now() - drainStart).count();
     probe.stop();
     const long rssEnd = rssKiB(child.pid);
+    // How long the controller takes to end on SIGTERM with its streams still busy.
+    const auto stopStart = Clock::now();
     const int childRc = stopChild(child.pid);
+    const double stopS = std::chrono::duration<double>(Clock::now() - stopStart).count();
     std::vector<std::uint64_t> generated;
     std::vector<int> watchCalls;
     std::vector<std::uint64_t> acked;
@@ -352,6 +372,11 @@ int runParent(const Args& args) {
         verifyHistory(historyPath, nodeIds, generated, acked, args.series, runId);
     nlohmann::json report = stats.report(drained, drainS, rssEnd, childRc, verified, watchCalls,
                                          probe.failures(), probe.lastError());
+    report["summary"]["controller_stop_s"] = stopS;
+    if (args.sigtermUnderLoad) {
+        report["summary"]["controller_stop_under_load_s"] = stopUnderLoadS;
+        report["summary"]["controller_stop_under_load_exit"] = stopUnderLoadRc;
+    }
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -364,7 +389,8 @@ int runParent(const Args& args) {
     if (args.check) {
         const bool ok = drained && verified.error.empty() && verified.lost == 0 &&
                         verified.missingBelowAck == 0 && verified.cursorsBehind == 0 &&
-                        verified.duplicated == 0 && stats.guiLines() > 0 && probe.failures() == 0;
+                        verified.duplicated == 0 && stats.guiLines() > 0 && probe.failures() == 0 &&
+                        stopUnderLoadRc == 0 && childRc == 0;
         if (!ok) {
             std::cerr << "bench_load --check: FAILED (drained " << drained << ", lost "
                       << verified.lost << ", duplicated " << verified.duplicated << ", gui lines "
@@ -397,6 +423,9 @@ int main(int argc, char** argv) {
         app.add_option("--report", args.report, "also write the JSON report here");
         app.add_option("--drain-seconds", args.drainSeconds, "wait this long for the backlog")
             ->check(CLI::Range(1, 3600));
+        app.add_flag("--sigterm-under-load", args.sigtermUnderLoad,
+                     "at the end of the load, SIGTERM the controller while the nodes stream, "
+                     "time its exit, and drain with a new one");
         app.add_flag("--check", args.check,
                      "exit 1 unless every sample arrived once, the GUI reported and the "
                      "history stayed readable");

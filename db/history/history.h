@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -320,6 +321,10 @@ class History {
     /// (node, incarnation, seq): records at or below the stored cursor, or already present, are
     /// skipped.
     Result<IngestResult> ingest(const IngestBatch& batch);
+    /// Stores several batches (of one node or many) in one transaction: all of them with their
+    /// cursors, or, when any fails or the commit does, none (every cursor stays where it was).
+    /// One result per batch, in order.
+    Result<std::vector<IngestResult>> ingestMany(std::span<const IngestBatch> batches);
     /// The cursor of the node's most recent incarnation: the last seq accounted for (0 when
     /// nothing was ingested yet).
     Result<std::uint64_t> ingestCursor(const std::string& nodeId);

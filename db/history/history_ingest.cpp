@@ -1,7 +1,9 @@
-// History: batched, idempotent ingest of telemetry (one transaction per batch).
+// History: batched, idempotent ingest of telemetry (one transaction per batch, or per group of
+// batches with ingestMany).
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -208,34 +210,51 @@ Result<std::uint64_t> History::ingestCursor(const std::string& nodeId) {
 }
 
 Result<IngestResult> History::ingest(const IngestBatch& batch) {
-    if (batch.nodeId.empty()) {
-        return Error{m_path + ": ingest batch without a node id"};
+    auto results = ingestMany(std::span<const IngestBatch>(&batch, 1));
+    if (!results.ok()) {
+        return Error{results.error()};
+    }
+    return results->front();
+}
+
+Result<std::vector<IngestResult>> History::ingestMany(std::span<const IngestBatch> batches) {
+    for (const IngestBatch& batch : batches) {
+        if (batch.nodeId.empty()) {
+            return Error{m_path + ": ingest batch without a node id"};
+        }
     }
     std::lock_guard lock(m_mutex);
     Impl& impl = *m_impl;
     if (Status s = impl.prepareIngest(); !s.ok()) {
         return Error{s.error()};
     }
-    std::vector<std::string> newSeriesKeys;  // dropped from the cache if the batch rolls back
-    auto fail = [&](const std::string& error) -> Result<IngestResult> {
+    // A failure rolls back every batch of the transaction: series ids first cached by any of
+    // them and every chunk head may describe rows that are gone.
+    std::vector<std::string> newSeriesKeys;
+    auto fail = [&](const std::string& error) -> Result<std::vector<IngestResult>> {
         for (const auto& key : newSeriesKeys) {
             impl.seriesIds.erase(key);
         }
-        impl.heads.clear();  // their rows roll back with the transaction
+        impl.heads.clear();
         return Error{error};
     };
     sqlite::Transaction tx(*impl.db);
     if (!tx.begun().ok()) {
         return Error{tx.begun().error()};
     }
-    auto result = impl.ingestBatch(batch, newSeriesKeys);
-    if (!result.ok()) {
-        return fail(result.error());
+    std::vector<IngestResult> results;
+    results.reserve(batches.size());
+    for (const IngestBatch& batch : batches) {
+        auto one = impl.ingestBatch(batch, newSeriesKeys);
+        if (!one.ok()) {
+            return fail(one.error());
+        }
+        results.push_back(*one);
     }
     if (Status s = tx.commit(); !s.ok()) {
         return fail(s.error());
     }
-    return result;
+    return results;
 }
 
 Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,

@@ -165,6 +165,11 @@ Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info,
 NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
                                     double t1, int maxBuckets) {
     NodeMemoryResult result;
+    // Many nodes share one plot: a budget of points for all of them (a decimated series has at
+    // most 4 per bucket), so 256 nodes read and draw ~64 k points per refresh rather than
+    // 256 x 4 x the plot's width (docs/performance.md "Load").
+    const int perNode = kHostMemoryPointBudget / (4 * std::max<int>(1, nodeIds.size()));
+    maxBuckets = std::min(maxBuckets, std::max(kHostMemoryMinBuckets, perNode));
     for (const QString& node : nodeIds) {
         db::SeriesFilter filter;
         filter.nodeId = node.toStdString();

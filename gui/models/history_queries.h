@@ -46,6 +46,10 @@ struct NodeMemoryResult {
     std::vector<double> ramBytes;  // parallel to series
     QString error;
 };
+/// maxBuckets is per node, capped so that all nodes together come to at most about
+/// kHostMemoryPointBudget points (never fewer than kHostMemoryMinBuckets buckets each).
+inline constexpr int kHostMemoryPointBudget = 65536;
+inline constexpr int kHostMemoryMinBuckets = 32;
 NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
                                     double t1, int maxBuckets);
 

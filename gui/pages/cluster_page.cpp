@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -33,6 +34,7 @@ namespace runplane::gui {
 namespace {
 
 constexpr int kRefreshMs = 1000;
+constexpr int kLayoutMs = 1000;
 
 double nowSeconds() {
     return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
@@ -137,8 +139,13 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
             });
     connect(m_service.get(), &ClusterService::memorySample, m_model,
             &NodeTableModel::setMemoryUsed);
-    connect(m_service.get(), &ClusterService::telemetryCommitted, this,
-            &ClusterPage::requestPlotData);
+    // Under load every few milliseconds some node commits: the plot is re-read at most once per
+    // refresh period for that (the timer below), not once per commit.
+    connect(m_service.get(), &ClusterService::telemetryCommitted, this, [this] {
+        if (!m_lastQuery.isValid() || m_lastQuery.elapsed() >= kRefreshMs) {
+            requestPlotData();
+        }
+    });
 
     connect(m_plot, &TimeSeriesPlot::visibleRangeChanged, this,
             [this](double lo, double hi, int pixels) {
@@ -148,6 +155,11 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
                 requestPlotData();
             });
     connect(m_plot, &TimeSeriesPlot::followingChanged, this, [this] { requestPlotData(); });
+
+    m_layoutTimer = new QTimer(this);
+    m_layoutTimer->setSingleShot(true);
+    m_layoutTimer->setInterval(kLayoutMs);
+    connect(m_layoutTimer, &QTimer::timeout, this, &ClusterPage::relayoutTable);
 
     m_refreshTimer = new QTimer(this);
     m_refreshTimer->setInterval(kRefreshMs);
@@ -298,10 +310,25 @@ void ClusterPage::removeSelected() {
 }
 
 void ClusterPage::onNodeChanged(const NodeRow& row) {
-    if (m_model->indexOf(row.address) < 0) {
+    const int index = m_model->indexOf(row.address);
+    if (index < 0) {
         return;  // removed meanwhile
     }
+    const bool idLearned = !row.nodeId.isEmpty() && m_model->row(index).nodeId != row.nodeId;
     m_model->upsert(row);
+    // Column widths and the summary go over every row: with hundreds of nodes each reporting
+    // once a second, they are redone at most every kLayoutMs, not per update.
+    if (!m_layoutTimer->isActive()) {
+        m_layoutTimer->start();
+    }
+    // The plot's query changes only when a node's id becomes known (before that, what it shows
+    // is why none answers); otherwise its timer refreshes it.
+    if (idLearned || row.nodeId.isEmpty()) {
+        requestPlotData();
+    }
+}
+
+void ClusterPage::relayoutTable() {
     m_table->resizeColumnsToContents();
     for (int c = 0; c < m_model->columnCount(); ++c) {
         m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 420));
@@ -314,7 +341,6 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
                            .arg(m_model->rowCount())
                            .arg(streaming)
                            .arg(m_service->historyPath()));
-    requestPlotData();
 }
 
 void ClusterPage::requestPlotData() {
@@ -347,6 +373,7 @@ void ClusterPage::requestPlotData() {
     }
     m_queryInFlight = true;
     m_queryWanted = false;
+    m_lastQuery.start();
     double t0 = 0;
     double t1 = 0;
     int buckets = std::max(200, m_plot->width());

@@ -8,6 +8,7 @@
 // every daemon connection of the GUI (ClusterService and, through setActiveClientOptions, the
 // Runs page's log tailer).
 
+#include <QElapsedTimer>
 #include <QString>
 #include <QStringList>
 
@@ -77,6 +78,7 @@ class ClusterPage : public Page {
 
   private:
     void onNodeChanged(const NodeRow& row);
+    void relayoutTable();
     void requestPlotData();
     void removeSelected();
 
@@ -95,10 +97,12 @@ class ClusterPage : public Page {
     QLabel* m_summary = nullptr;
     TimeSeriesPlot* m_plot = nullptr;
     QTimer* m_refreshTimer = nullptr;
+    QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;
     double m_frozenLo = 0;  // visible range while follow mode is off
     double m_frozenHi = 0;
     int m_frozenPixels = 1000;
+    QElapsedTimer m_lastQuery;  // since the last plot query was sent
     bool m_queryInFlight = false;
     bool m_queryWanted = false;
     int m_appliedQueries = 0;

@@ -120,9 +120,18 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
                     const std::function<QString(const PointSeries&)>& label) {
     std::vector<PlotSeries> series;
     int i = 0;
+    // Past a few nodes the min-max bands of overlapping lines hide each other and triple what is
+    // drawn, and a legend entry per node crowds out the data: lines only, named by hover (and
+    // by the node table) instead.
+    const bool many = nodes.size() > kHostMemoryBandedNodes;
     for (const PointSeries& s : nodes) {
         series.push_back(
             scaled(s, kBytesPerGB, label ? label(s) : seriesLabel(s), seriesColor(i++)));
+        if (many) {
+            series.back().min.clear();
+            series.back().max.clear();
+            series.back().inLegend = false;
+        }
     }
     std::vector<EventMarker> markers;
     for (const EventRow& e : events) {

@@ -82,6 +82,9 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->addLayer(QStringLiteral("phases"), m_plot->layer(QStringLiteral("grid")),
                      QCustomPlot::limBelow);
     m_plot->legend->setVisible(true);
+    // Graphs join the legend only when asked (rebuild): adding every graph and removing most
+    // again re-lays the wrapped legend grid each time, quadratic in the graphs (256 nodes).
+    m_plot->setAutoAddPlottableToLegend(false);
     QFont legendFont = font();
     legendFont.setPointSizeF(std::max(6.0, legendFont.pointSizeF() - 1));
     m_plot->legend->setFont(legendFont);
@@ -418,8 +421,6 @@ void TimeSeriesPlot::rebuild() {
             lower->setPen(edge);
             upper->setBrush(withAlpha(s.color, s.faint ? 25 : 55));
             upper->setChannelFillGraph(lower);
-            upper->removeFromLegend();
-            lower->removeFromLegend();
             if (s.style == PlotSeries::Style::StepLine) {
                 upper->setLineStyle(QCPGraph::lsStepLeft);
                 lower->setLineStyle(QCPGraph::lsStepLeft);
@@ -444,8 +445,8 @@ void TimeSeriesPlot::rebuild() {
                     QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, s.faint ? 6 : 5));
                 break;
         }
-        if (!s.inLegend || s.name.isEmpty()) {
-            line->removeFromLegend();
+        if (s.inLegend && !s.name.isEmpty()) {
+            line->addToLegend();
         }
     }
 
@@ -473,6 +474,7 @@ void TimeSeriesPlot::rebuild() {
     }
     for (const QString& name : phaseNames) {
         QCPGraph* swatch = m_plot->addGraph();
+        swatch->addToLegend();
         swatch->setName(tr("phase: %1").arg(name));
         swatch->setPen(Qt::NoPen);
         QColor c = phaseColor(name);
