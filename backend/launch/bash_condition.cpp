@@ -65,6 +65,16 @@ void Evaluator::evalIf(const Node& node) {
                  "not understood: the condition of the if block (lines " +
                      std::to_string(node.line) + "-" + std::to_string(node.endLine) + "): " + why +
                      "; none of its branches is read");
+            // what the block assigns is set at run time: an export that splices one of those
+            // names carries the block verbatim (import decides, as for a skipped loop)
+            std::set<std::string> names;
+            for (std::size_t j = i; j < node.branches.size(); ++j) {
+                collectNames(node.branches[j].body, names);
+            }
+            collectNames(node.elseBody, names);
+            if (m_depth == 0 && !m_out.launch.has_value() && !names.empty()) {
+                recordDefinition(node, names);
+            }
             for (std::size_t j = i; j < node.branches.size(); ++j) {
                 taint(node.branches[j].body, node.line, "the if block");
             }

@@ -97,6 +97,8 @@ bool isLaunchProgram(const std::string& program) {
     return std::regex_match(baseName(program), kTrain) || std::regex_match(program, kRun);
 }
 
+}  // namespace
+
 void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) {
     for (const auto& n : nodes) {
         for (const auto& cmd : n.commands) {
@@ -136,8 +138,6 @@ void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) 
         names.insert(n.assignedNames.begin(), n.assignedNames.end());
     }
 }
-
-}  // namespace
 
 std::string commandText(const SimpleCommand& cmd) {
     std::string out;
@@ -215,6 +215,19 @@ void Evaluator::evalNode(const Node& node) {
             break;
     }
     if (node.commands.size() == 1) {
+        // printf -v / read / mapfile the reader does not follow: the line is carried verbatim
+        // when an export splices what it sets (import decides, as for a skipped loop)
+        const SimpleCommand& cmd = node.commands[0];
+        const std::string first = cmd.words.empty() ? std::string() : cmd.words[0].literal();
+        const bool readHere = first == "read" && cmd.redirects.size() == 1 &&
+                              cmd.redirects[0].rfind("<<<", 0) == 0;  // evalRead's own form
+        std::set<std::string> names;
+        collectNames({node}, names);
+        if (m_depth == 0 && !m_out.launch.has_value() && !names.empty() && cmd.assigns.empty() &&
+            (first == "printf" || first == "mapfile" || first == "readarray" ||
+             (first == "read" && !readHere))) {
+            recordDefinition(node, names);
+        }
         evalCommand(node.commands[0]);
         return;
     }

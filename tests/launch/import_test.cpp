@@ -353,5 +353,26 @@ TEST(Import, WrongValuesAreKeptVerbatimNotGuessed) {
     EXPECT_EQ(linesAt(res->notes, NoteLevel::Warning).size(), 3u);
 }
 
+TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qwen3-30B-A3B-int4.sh
+    auto res = importScriptText(
+        "python3 train.py --rollout-batch-size 4 --eval-interval 10 "
+        "--eval-prompt-data /root/aime-2024/aime-2024.jsonl\n",
+        "x.sh");
+    ASSERT_TRUE(res.ok());
+    EXPECT_TRUE(res->recipe.eval.datasets.empty());
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    res->recipe.model.name = "qwen3-4B";  // the batch rules run on a recipe with a model
+    for (const Finding& f : validate(res->recipe, test::catalog())) {
+        EXPECT_NE(f.ruleId, "eval.needs-data") << f.message;
+    }
+    Recipe without = res->recipe;
+    std::erase_if(without.extraArgs,
+                  [](const ExtraArg& e) { return e.flag == "--eval-prompt-data"; });
+    const auto findings = validate(without, test::catalog());
+    EXPECT_TRUE(std::any_of(findings.begin(), findings.end(),
+                            [](const Finding& f) { return f.ruleId == "eval.needs-data"; }));
+#endif
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch
