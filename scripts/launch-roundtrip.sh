@@ -40,7 +40,10 @@ case "${tool}" in
     fi ;;
   nvidia-smi) echo "GPU0 X NV18" ;;
   pip) [ "${1:-}" = list ] && echo "megatron-core 0.14.0 /root/Megatron-LM" ;;
-  python|python3) printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$" ;;
+  python|python3)
+    # `python3 -c CODE` probes (torch.version.hip, import megatron): an NVIDIA node without them
+    [ "${1:-}" = -c ] && exit 1
+    printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$" ;;
 esac
 exit 0
 SH

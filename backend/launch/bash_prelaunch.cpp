@@ -42,6 +42,36 @@ bool firstWordIs(const SimpleCommand& cmd, std::string_view word) {
     return !cmd.words.empty() && cmd.words[0].literal() == word;
 }
 
+// Every branch of the if block only assigns scalars or runs echo / printf / exit / `:`.
+bool onlyScalarsOrMessages(const Node& node) {
+    auto plain = [](const std::vector<Node>& body) {
+        for (const auto& n : body) {
+            if (n.kind != Node::Kind::Commands) {
+                return false;
+            }
+            for (const auto& cmd : n.commands) {
+                for (const auto& a : cmd.assigns) {
+                    if (a.isArray || !cmd.words.empty()) {
+                        return false;
+                    }
+                }
+                if (!cmd.words.empty() && !firstWordIs(cmd, "echo") &&
+                    !firstWordIs(cmd, "printf") && !firstWordIs(cmd, "exit") &&
+                    !firstWordIs(cmd, ":")) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
+    for (const auto& b : node.branches) {
+        if (!plain(b.body)) {
+            return false;
+        }
+    }
+    return plain(node.elseBody);
+}
+
 }  // namespace
 
 void Evaluator::recordRay(const std::vector<Field>& fields) {
@@ -168,6 +198,24 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         }
         return true;
     }
+    // an if block on the machine itself (a file test, `command -v nvidia-smi`, `python3 -c
+    // ...`) whose branches only set scalars, echo or exit: a run-time probe as well
+    if (node.kind == Node::Kind::If && !node.branches.empty() && onlyScalarsOrMessages(node)) {
+        std::string why;
+        const auto saved = m_conditionParams;
+        const Truth t = evalCondition(node.branches[0].cond, &why);
+        m_conditionParams = saved;
+        if (t == Truth::Unknown &&
+            (contains(why, "runs a command") || contains(why, "tests the file system"))) {
+            addPreLaunch(node, "an if block testing the machine");
+            std::set<std::string> names;
+            collectNames({node}, names);
+            for (const auto& name : names) {
+                setProbeVar(name, node.line);
+            }
+            return true;
+        }
+    }
     // if blocks that decide on probe variables only
     if (node.kind == Node::Kind::If && !m_probeVars.empty()) {
         std::set<std::string> read;
@@ -187,6 +235,19 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         for (const auto& name : read) {
             if (!m_probeVars.count(name)) {
                 return false;
+            }
+        }
+        // an array appended on a probe's verdict (`X+=(--flag)` on an AMD node) stays an array
+        // of the reader (evalIf keeps its values and says the append is left out)
+        for (const auto& b : node.branches) {
+            for (const auto& n : b.body) {
+                for (const auto& cmd : n.commands) {
+                    for (const auto& a : cmd.assigns) {
+                        if (a.isArray) {
+                            return false;
+                        }
+                    }
+                }
             }
         }
         addPreLaunch(node, "an if block deciding on a run-time probe");
