@@ -74,6 +74,46 @@ bool onlyScalarsOrMessages(const Node& node) {
 
 }  // namespace
 
+void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) {
+    for (const auto& n : nodes) {
+        for (const auto& cmd : n.commands) {
+            for (const auto& a : cmd.assigns) {
+                names.insert(a.name);
+            }
+            if (!cmd.words.empty() && cmd.words[0].literal() == "export") {
+                for (std::size_t i = 1; i < cmd.words.size(); ++i) {
+                    Assignment a;
+                    if (splitAssignment(cmd.words[i], a)) {
+                        names.insert(a.name);
+                    }
+                }
+            }
+            if (!cmd.words.empty() && cmd.words[0].literal() == "printf" && cmd.words.size() > 2 &&
+                cmd.words[1].literal() == "-v") {
+                names.insert(cmd.words[2].literal());
+            }
+            if (!cmd.words.empty() &&
+                (cmd.words[0].literal() == "read" || cmd.words[0].literal() == "declare" ||
+                 cmd.words[0].literal() == "local" || cmd.words[0].literal() == "mapfile" ||
+                 cmd.words[0].literal() == "readarray")) {
+                for (std::size_t i = 1; i < cmd.words.size(); ++i) {
+                    const std::string w = cmd.words[i].literal();
+                    if (!w.empty() && w[0] != '-') {
+                        names.insert(w);
+                    }
+                }
+            }
+        }
+        for (const auto& b : n.branches) {
+            collectNames(b.cond, names);
+            collectNames(b.body, names);
+        }
+        collectNames(n.elseBody, names);
+        collectNames(n.inner, names);
+        names.insert(n.assignedNames.begin(), n.assignedNames.end());
+    }
+}
+
 void Evaluator::recordRay(const std::vector<Field>& fields) {
     if (m_depth != 0 || m_out.launch.has_value() || fields.size() < 2 || fields[0].text != "ray") {
         return;
