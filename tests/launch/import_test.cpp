@@ -297,6 +297,17 @@ TEST(Import, NewerFrameworkModelsComeFromTheCatalog) {
         {"gpt-oss-20B",
          "--num-layers 24 --hidden-size 2880 --num-experts 32 --moe-router-topk 4 "
          "--num-attention-heads 64 --num-query-groups 8 --kv-channels 64"},
+        {"qwen3-0.6B",
+         "--num-layers 28 --hidden-size 1024 --ffn-hidden-size 3072 --num-attention-heads 16 "
+         "--num-query-groups 8 --kv-channels 128 --vocab-size 151936"},
+        {"qwen3.5-35B-A3B",
+         "--num-layers 40 --hidden-size 2048 --num-experts 256 --moe-router-topk 8 "
+         "--moe-ffn-hidden-size 512 --num-attention-heads 16 --num-query-groups 2 "
+         "--kv-channels 256 --vocab-size 248320"},
+        {"glm4.7-flash",
+         "--num-layers 47 --hidden-size 2048 --ffn-hidden-size 10240 --num-experts 64 "
+         "--moe-router-topk 4 --moe-ffn-hidden-size 1536 --num-attention-heads 20 "
+         "--vocab-size 154880"},
     };
     for (const auto& [name, args] : models) {
         SCOPED_TRACE(name);
@@ -310,6 +321,18 @@ TEST(Import, NewerFrameworkModelsComeFromTheCatalog) {
             EXPECT_NE(n.field, "model") << n.format();
         }
     }
+}
+
+// slime and miles both name Moonlight's model file models/moonlight.sh: a variant of the catalog's
+// moonlight-16B-A3B, so that an export sources the same file.
+TEST(Import, MoonlightModelFileIsTheCatalogModel) {
+    test::TempDir dir;
+    auto res = importWithModelFile(dir, "moonlight",
+                                   "--num-layers 27 --hidden-size 2048 --num-experts 64 "
+                                   "--moe-router-topk 6 --vocab-size 163840");
+    ASSERT_TRUE(res.ok()) << res.error();
+    EXPECT_EQ(res->recipe.model.name, "moonlight-16B-A3B");
+    EXPECT_FALSE(res->recipe.model.shape.has_value());
 }
 
 TEST(Import, HardErrorsOnlyForUnreadableScriptsOrNoLaunchCommand) {
