@@ -189,6 +189,17 @@ void Evaluator::evalNode(const Node& node) {
             recordDefinition(node, names);
         }
         evalCommand(node.commands[0]);
+        // read -a NAME <<< "$(cmd)" with a command the reader does not run (miles' model-args
+        // idiom aside): carried verbatim like the rest when an export splices NAME
+        if (readHere && m_depth == 0 && !m_out.launch.has_value()) {
+            for (const auto& name : names) {
+                const auto it = m_vars.find(name);
+                if (it != m_vars.end() && it->second.unknown &&
+                    !m_out.pythonModelArgArrays.count(name)) {
+                    recordDefinition(node, {name});
+                }
+            }
+        }
         return;
     }
     std::vector<CmdKind> kinds;

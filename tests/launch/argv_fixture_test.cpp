@@ -467,9 +467,10 @@ TEST(ArgvFixtures, FileTestAndPrintfDefinitionsTravelWithTheExport) {
     test::TempDir tmp;
     RoundTrip rt = roundTrip("file-test-default.sh", tmp);
     const Recipe& r = rt.exported.imported.recipe;
-    ASSERT_EQ(r.launcher.preLaunch.size(), 2u);
+    ASSERT_EQ(r.launcher.preLaunch.size(), 3u);
     EXPECT_NE(r.launcher.preLaunch[0].find("latest_checkpointed_iteration.txt"), std::string::npos);
     EXPECT_NE(r.launcher.preLaunch[1].find("printf -v BUFFER_BYTES"), std::string::npos);
+    EXPECT_NE(r.launcher.preLaunch[2].find("read -r -a SEED_ARGS"), std::string::npos);
 }
 
 }  // namespace
