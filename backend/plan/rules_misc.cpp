@@ -47,7 +47,9 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     const Layout& l = ctx.layout;
     const ModelShape& s = ctx.shape;
     const bool kl = a.useKlLoss || a.klCoef != 0.0;
-    if (kl && r.checkpoints.refLoad.empty()) {
+    // with LoRA the reference is the base model with the adapters off (slime's
+    // run-qwen3-30B-A3B-lora.sh drops --ref-load on purpose)
+    if (kl && r.checkpoints.refLoad.empty() && r.lora.rank == 0) {
         ctx.emit("algorithm.kl-needs-ref", "checkpoints.ref_load",
                  std::string(a.useKlLoss ? "use_kl_loss" : "kl_coef " + num(a.klCoef)) +
                      " needs the reference model, but checkpoints.ref_load is empty",
@@ -103,7 +105,11 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
                          toString(r.framework) + " has none",
                      "use framework: miles or lora.rank: 0");
         }
-        if (lo.targetModules.empty()) {
+        // a --lora-target-preset (kept verbatim in extra_args) names the modules too
+        const bool preset =
+            std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
+                        [](const ExtraArg& e) { return e.flag == "--lora-target-preset"; });
+        if (lo.targetModules.empty() && !preset) {
             ctx.emit("lora.target-modules", "lora.target_modules",
                      "lora.rank is " + str(lo.rank) + " but no target modules are given",
                      "e.g. target_modules: [q_proj, k_proj, v_proj, o_proj]");

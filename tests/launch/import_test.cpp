@@ -397,5 +397,28 @@ TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qw
 #endif
 }
 
+// slime's run-qwen3-30B-A3B-lora.sh: LoRA with a target preset and no --ref-load (the reference is
+// the base model with the adapters off) is valid.
+TEST(Import, LoraWithPresetAndNoRefLoadValidates) {
+    auto res = importScriptText(
+        "python3 train.py --rollout-batch-size 4 --use-kl-loss --use-lora --lora-rank 32 "
+        "--lora-alpha 64 --lora-target-preset moe_language_all --load /ckpt/base\n",
+        "x.sh");
+    ASSERT_TRUE(res.ok());
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    res->recipe.model.name = "qwen3-4B";
+    EXPECT_GT(res->recipe.lora.rank, 0);
+    for (const Finding& f : validate(res->recipe, test::catalog())) {
+        EXPECT_NE(f.ruleId, "algorithm.kl-needs-ref") << f.message;
+        EXPECT_NE(f.ruleId, "lora.target-modules") << f.message;
+    }
+    Recipe noLora = res->recipe;
+    noLora.lora.rank = 0;
+    const auto findings = validate(noLora, test::catalog());
+    EXPECT_TRUE(std::any_of(findings.begin(), findings.end(),
+                            [](const Finding& f) { return f.ruleId == "algorithm.kl-needs-ref"; }));
+#endif
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch
