@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
-# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip first
-# on PATH (they only record their argv; nothing real runs), imports it, exports the recipe, runs
+# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip
+# first on PATH (they only record their argv; nothing real runs; the node they fake is an NVIDIA
+# one: `python3 -c` probes fail, `pip list` shows megatron-core), imports it, exports the recipe, runs
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
 #
