@@ -109,6 +109,8 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
     const double edp = atLeast1(l.expertDp);
     const bool lora = r.lora.rank > 0;
     const bool distributed = r.optimizer.distributed;
+    const bool fsdp = r.trainer.backend == TrainBackend::Fsdp;
+    const double fsdpShard = fsdp ? dpCp : 1.0;
     const double offloaded =
         r.optimizer.cpuOffload ? std::clamp(r.optimizer.offloadFraction, 0.0, 1.0) : 0.0;
     const double loraTotal = double(loraParams(s, r.lora.rank, r.lora.targetModules));
@@ -123,8 +125,13 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
         StageRank& sr = out[i];
         const double dense = double(st.dense) / tp;
         const double experts = double(st.experts) / expertShard;
-        sr.weights = kBf16 * (dense + experts);
-        sr.expertWeights = kBf16 * experts;
+        // FSDP (ZeRO-3): a rank holds 1/DP of the weights plus the all-gathered units in flight
+        // (the running layer and the prefetched next one); grads and optimizer state are sharded
+        // the same way whatever optimizer.distributed says (docs/memory-model.md)
+        const double gathered =
+            fsdp && st.numLayers > 0 ? 2.0 * (dense + experts) / st.numLayers : 0.0;
+        sr.weights = kBf16 * ((dense + experts) / fsdpShard + gathered);
+        sr.expertWeights = kBf16 * experts / fsdpShard;
         sr.checkpointShardDense = kBf16 * dense;
         sr.checkpointShardExpert = kBf16 * experts;
         const double share = s.numLayers > 0 ? double(st.numLayers) / s.numLayers : 0.0;
@@ -132,8 +139,10 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
             const double adapters = loraTotal * share / tp;
             sr.lora = adapters * (kBf16 + kFp32Grad) + adapters * kAdamState / dpCp;
         } else {
-            sr.grads = kFp32Grad * (dense + experts);
-            const double shard = distributed ? dense / dpCp + experts / edp : dense + experts;
+            sr.grads = kFp32Grad * (dense + experts) / fsdpShard;
+            const double shard = fsdp          ? (dense + experts) / fsdpShard
+                                 : distributed ? dense / dpCp + experts / edp
+                                               : dense + experts;
             sr.optimizerFull = kAdamState * shard;
             sr.optimizerGpu = sr.optimizerFull * (1.0 - offloaded);
             sr.cpuAdam = kCpuAdamState * shard * offloaded;

@@ -435,5 +435,60 @@ TEST(Import, LoraWithPresetAndNoRefLoadValidates) {
 #endif
 }
 
+// Issue 15: what a public script says of its checkpoint precision reaches rollout.weight_dtype
+// (slime low_precision/run-qwen3-30B-A3B-int4.sh), and a script naming no GPU marks its hardware
+// as assumed.
+TEST(Import, CheckpointPrecisionFromTheScriptAndAssumedHardware) {
+    auto dtypeOf = [](const std::string& flags) {
+        auto res =
+            importScriptText("python3 train.py --rollout-batch-size 4 " + flags + "\n", "x.sh");
+        EXPECT_TRUE(res.ok());
+        EXPECT_TRUE(res.ok() && res->recipe.hardware.assumed);
+        return res.ok() ? res->recipe.rollout.weightDtype : WeightDtype::Fp16;
+    };
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-30B-A3B-INT4/"), WeightDtype::Int4);
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-4B-FP8"), WeightDtype::Fp8);
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-30B-A3B-NVFP4"), WeightDtype::Nvfp4);
+    // near misses: no quantization word (a word inside another word does not count)
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-30B-A3B"), WeightDtype::Bf16);
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/MINT4X-FP8X"), WeightDtype::Bf16);
+    // slime's INT4 QAT switch in the job's environment
+    auto qat = importScriptText(
+        "ray job submit --address=http://127.0.0.1:8265 "
+        "--runtime-env-json='{\"env_vars\": {\"OPEN_TRAINING_INT4_FAKE_QAT_FLAG\": \"1\"}}' "
+        "-- python3 train.py --rollout-batch-size 4 --hf-checkpoint /root/Qwen3-30B-A3B\n",
+        "x.sh");
+    ASSERT_TRUE(qat.ok()) << qat.error();
+    EXPECT_EQ(qat->recipe.rollout.weightDtype, WeightDtype::Int4);
+}
+
+// slime's run-qwen3-30B-A3B-lora.sh is a slime script: --lora-rank / --lora-alpha are slime flags
+// too; a miles-only flag (--lora-base-cpu-backup) still reads the script as miles'.
+TEST(Import, LoraFlagsAreSlimeFlagsMilesOnlyFlagStillReadsAsMiles) {
+    auto frameworkOf = [](const std::string& flags) {
+        auto res =
+            importScriptText("python3 train.py --rollout-batch-size 4 " + flags + "\n", "x.sh");
+        EXPECT_TRUE(res.ok());
+        return res.ok() ? res->recipe.framework : Framework::Vime;
+    };
+    EXPECT_EQ(frameworkOf("--use-lora --lora-rank 32 --lora-alpha 64"), Framework::Slime);
+    EXPECT_EQ(frameworkOf("--lora-rank 32 --lora-base-cpu-backup"), Framework::Miles);
+}
+
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+// A miles bash script (scripts/run-*.sh: ray job submit ... train.py) is launcher kind slime_bash,
+// which launches miles: no launcher.kind-framework warning; miles_script on a slime recipe warns.
+TEST(Import, MilesBashScriptLauncherKindValidates) {
+    const auto [as, mismatched] = ruleIds("--lora-rank 8 --lora-base-cpu-backup", [](Recipe& r) {
+        EXPECT_EQ(r.framework, Framework::Miles);
+        EXPECT_EQ(r.launcher.kind, LauncherKind::SlimeBash);
+        r.framework = Framework::Slime;
+        r.launcher.kind = LauncherKind::MilesScript;
+    });
+    EXPECT_FALSE(as.count("launcher.kind-framework"));
+    EXPECT_TRUE(mismatched.count("launcher.kind-framework"));
+}
+#endif
+
 }  // namespace
 }  // namespace runplane::plan::launch
