@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
-# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill first
-# on PATH (they only record their argv; nothing real runs), imports it, exports the recipe, runs
+# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip
+# first on PATH (they only record their argv; nothing real runs; the node they fake is an NVIDIA
+# one: `python3 -c` probes fail, `pip list` shows megatron-core), imports it, exports the recipe, runs
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
 #
@@ -39,12 +40,16 @@ case "${tool}" in
       exec "$@"
     fi ;;
   nvidia-smi) echo "GPU0 X NV18" ;;
-  python|python3) printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$" ;;
+  pip) [ "${1:-}" = list ] && echo "megatron-core 0.14.0 /root/Megatron-LM" ;;
+  python|python3)
+    # `python3 -c CODE` probes (torch.version.hip, import megatron): an NVIDIA node without them
+    [ "${1:-}" = -c ] && exit 1
+    printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$" ;;
 esac
 exit 0
 SH
 chmod +x "${work}/stub/rec"
-for t in ray python python3 ssh nvidia-smi curl pkill; do
+for t in ray python python3 ssh nvidia-smi curl pkill pip; do
     ln -s rec "${work}/stub/${t}"
 done
 

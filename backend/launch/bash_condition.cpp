@@ -34,7 +34,13 @@ void Evaluator::evalIf(const Node& node) {
     for (std::size_t i = 0; i < node.branches.size(); ++i) {
         std::string why;
         m_conditionParams.clear();
-        const Truth t = evalCondition(node.branches[i].cond, &why);
+        Truth t = evalCondition(node.branches[i].cond, &why);
+        for (const auto& name : m_conditionParams) {
+            if (t != Truth::Unknown && m_probeVars.count(name)) {
+                t = Truth::Unknown;  // a run-time probe's verdict, not an unset parameter
+                why = "it decides on " + name + ", which a run-time probe sets";
+            }
+        }
         if (t == Truth::True && !m_conditionParams.empty() && isGuardBody(node.branches[i].body)) {
             // `if [ -z "${X}" ]; then echo ...; exit 1; fi` with X a parameter: the guard asks
             // for X, and the run it protects is the one the recipe describes.
@@ -65,10 +71,55 @@ void Evaluator::evalIf(const Node& node) {
                  "not understood: the condition of the if block (lines " +
                      std::to_string(node.line) + "-" + std::to_string(node.endLine) + "): " + why +
                      "; none of its branches is read");
+            // what the block assigns is set at run time: an export that splices one of those
+            // names carries the block verbatim (import decides, as for a skipped loop)
+            std::set<std::string> names;
             for (std::size_t j = i; j < node.branches.size(); ++j) {
-                taint(node.branches[j].body, node.line, "the if block");
+                collectNames(node.branches[j].body, names);
             }
-            taint(node.elseBody, node.line, "the if block");
+            collectNames(node.elseBody, names);
+            if (m_depth == 0 && !m_out.launch.has_value() && !names.empty()) {
+                recordDefinition(node, names);
+            }
+            // NAME+=(...) onto a known array, and nothing else in the block sets NAME: the
+            // array keeps what it holds (the flags before the block are certain); only the
+            // append is left out, with a warning. Everything else the block sets is unknown.
+            std::set<std::string> appended;
+            std::set<std::string> other;
+            auto sortAssigns = [&](const std::vector<Node>& body) {
+                for (const auto& n : body) {
+                    for (const auto& cmd : n.commands) {
+                        for (const auto& a : cmd.assigns) {
+                            const auto it = m_vars.find(a.name);
+                            const bool knownArray =
+                                it != m_vars.end() && it->second.isArray && !it->second.unknown;
+                            (a.append && a.isArray && knownArray && cmd.words.empty() ? appended
+                                                                                      : other)
+                                .insert(a.name);
+                        }
+                    }
+                    if (n.kind != Node::Kind::Commands) {
+                        std::set<std::string> nested;
+                        collectNames({n}, nested);
+                        other.insert(nested.begin(), nested.end());
+                    }
+                }
+            };
+            for (std::size_t j = i; j < node.branches.size(); ++j) {
+                sortAssigns(node.branches[j].body);
+            }
+            sortAssigns(node.elseBody);
+            for (const auto& name : names) {
+                if (appended.count(name) && !other.count(name)) {
+                    note(NoteLevel::Warning, node.line,
+                         "the if block (lines " + std::to_string(node.line) + "-" +
+                             std::to_string(node.endLine) + ") may append to " + name +
+                             " at run time; " + name +
+                             " keeps the values it had before it, without that append");
+                    continue;
+                }
+                taintName(name, node.line, "the if block");
+            }
             return;
         }
         if (t == Truth::True) {

@@ -97,46 +97,6 @@ bool isLaunchProgram(const std::string& program) {
     return std::regex_match(baseName(program), kTrain) || std::regex_match(program, kRun);
 }
 
-void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) {
-    for (const auto& n : nodes) {
-        for (const auto& cmd : n.commands) {
-            for (const auto& a : cmd.assigns) {
-                names.insert(a.name);
-            }
-            if (!cmd.words.empty() && cmd.words[0].literal() == "export") {
-                for (std::size_t i = 1; i < cmd.words.size(); ++i) {
-                    Assignment a;
-                    if (splitAssignment(cmd.words[i], a)) {
-                        names.insert(a.name);
-                    }
-                }
-            }
-            if (!cmd.words.empty() && cmd.words[0].literal() == "printf" && cmd.words.size() > 2 &&
-                cmd.words[1].literal() == "-v") {
-                names.insert(cmd.words[2].literal());
-            }
-            if (!cmd.words.empty() &&
-                (cmd.words[0].literal() == "read" || cmd.words[0].literal() == "declare" ||
-                 cmd.words[0].literal() == "local" || cmd.words[0].literal() == "mapfile" ||
-                 cmd.words[0].literal() == "readarray")) {
-                for (std::size_t i = 1; i < cmd.words.size(); ++i) {
-                    const std::string w = cmd.words[i].literal();
-                    if (!w.empty() && w[0] != '-') {
-                        names.insert(w);
-                    }
-                }
-            }
-        }
-        for (const auto& b : n.branches) {
-            collectNames(b.cond, names);
-            collectNames(b.body, names);
-        }
-        collectNames(n.elseBody, names);
-        collectNames(n.inner, names);
-        names.insert(n.assignedNames.begin(), n.assignedNames.end());
-    }
-}
-
 }  // namespace
 
 std::string commandText(const SimpleCommand& cmd) {
@@ -215,7 +175,31 @@ void Evaluator::evalNode(const Node& node) {
             break;
     }
     if (node.commands.size() == 1) {
+        // printf -v / read / mapfile the reader does not follow: the line is carried verbatim
+        // when an export splices what it sets (import decides, as for a skipped loop)
+        const SimpleCommand& cmd = node.commands[0];
+        const std::string first = cmd.words.empty() ? std::string() : cmd.words[0].literal();
+        const bool readHere = first == "read" && cmd.redirects.size() == 1 &&
+                              cmd.redirects[0].rfind("<<<", 0) == 0;  // evalRead's own form
+        std::set<std::string> names;
+        collectNames({node}, names);
+        if (m_depth == 0 && !m_out.launch.has_value() && !names.empty() && cmd.assigns.empty() &&
+            (first == "printf" || first == "mapfile" || first == "readarray" ||
+             (first == "read" && !readHere))) {
+            recordDefinition(node, names);
+        }
         evalCommand(node.commands[0]);
+        // read -a NAME <<< "$(cmd)" with a command the reader does not run (miles' model-args
+        // idiom aside): carried verbatim like the rest when an export splices NAME
+        if (readHere && m_depth == 0 && !m_out.launch.has_value()) {
+            for (const auto& name : names) {
+                const auto it = m_vars.find(name);
+                if (it != m_vars.end() && it->second.unknown &&
+                    !m_out.pythonModelArgArrays.count(name)) {
+                    recordDefinition(node, {name});
+                }
+            }
+        }
         return;
     }
     std::vector<CmdKind> kinds;

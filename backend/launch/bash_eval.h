@@ -69,6 +69,9 @@ class Evaluator : public Expander {
     void recordRay(const std::vector<Field>& fields);
 };
 
+/// Every name the nodes may assign (assignments, export, printf -v, read, declare, loops).
+void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names);
+
 /// The command as written (assignments and words), clipped to 90 characters, for messages.
 std::string commandText(const SimpleCommand& cmd);
 

@@ -42,7 +42,77 @@ bool firstWordIs(const SimpleCommand& cmd, std::string_view word) {
     return !cmd.words.empty() && cmd.words[0].literal() == word;
 }
 
+// Every branch of the if block only assigns scalars or runs echo / printf / exit / `:`.
+bool onlyScalarsOrMessages(const Node& node) {
+    auto plain = [](const std::vector<Node>& body) {
+        for (const auto& n : body) {
+            if (n.kind != Node::Kind::Commands) {
+                return false;
+            }
+            for (const auto& cmd : n.commands) {
+                for (const auto& a : cmd.assigns) {
+                    if (a.isArray || !cmd.words.empty()) {
+                        return false;
+                    }
+                }
+                if (!cmd.words.empty() && !firstWordIs(cmd, "echo") &&
+                    !firstWordIs(cmd, "printf") && !firstWordIs(cmd, "exit") &&
+                    !firstWordIs(cmd, ":")) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
+    for (const auto& b : node.branches) {
+        if (!plain(b.body)) {
+            return false;
+        }
+    }
+    return plain(node.elseBody);
+}
+
 }  // namespace
+
+void collectNames(const std::vector<Node>& nodes, std::set<std::string>& names) {
+    for (const auto& n : nodes) {
+        for (const auto& cmd : n.commands) {
+            for (const auto& a : cmd.assigns) {
+                names.insert(a.name);
+            }
+            if (!cmd.words.empty() && cmd.words[0].literal() == "export") {
+                for (std::size_t i = 1; i < cmd.words.size(); ++i) {
+                    Assignment a;
+                    if (splitAssignment(cmd.words[i], a)) {
+                        names.insert(a.name);
+                    }
+                }
+            }
+            if (!cmd.words.empty() && cmd.words[0].literal() == "printf" && cmd.words.size() > 2 &&
+                cmd.words[1].literal() == "-v") {
+                names.insert(cmd.words[2].literal());
+            }
+            if (!cmd.words.empty() &&
+                (cmd.words[0].literal() == "read" || cmd.words[0].literal() == "declare" ||
+                 cmd.words[0].literal() == "local" || cmd.words[0].literal() == "mapfile" ||
+                 cmd.words[0].literal() == "readarray")) {
+                for (std::size_t i = 1; i < cmd.words.size(); ++i) {
+                    const std::string w = cmd.words[i].literal();
+                    if (!w.empty() && w[0] != '-') {
+                        names.insert(w);
+                    }
+                }
+            }
+        }
+        for (const auto& b : n.branches) {
+            collectNames(b.cond, names);
+            collectNames(b.body, names);
+        }
+        collectNames(n.elseBody, names);
+        collectNames(n.inner, names);
+        names.insert(n.assignedNames.begin(), n.assignedNames.end());
+    }
+}
 
 void Evaluator::recordRay(const std::vector<Field>& fields) {
     if (m_depth != 0 || m_out.launch.has_value() || fields.size() < 2 || fields[0].text != "ray") {
@@ -168,6 +238,24 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         }
         return true;
     }
+    // an if block on the machine itself (a file test, `command -v nvidia-smi`, `python3 -c
+    // ...`) whose branches only set scalars, echo or exit: a run-time probe as well
+    if (node.kind == Node::Kind::If && !node.branches.empty() && onlyScalarsOrMessages(node)) {
+        std::string why;
+        const auto saved = m_conditionParams;
+        const Truth t = evalCondition(node.branches[0].cond, &why);
+        m_conditionParams = saved;
+        if (t == Truth::Unknown &&
+            (contains(why, "runs a command") || contains(why, "tests the file system"))) {
+            addPreLaunch(node, "an if block testing the machine");
+            std::set<std::string> names;
+            collectNames({node}, names);
+            for (const auto& name : names) {
+                setProbeVar(name, node.line);
+            }
+            return true;
+        }
+    }
     // if blocks that decide on probe variables only
     if (node.kind == Node::Kind::If && !m_probeVars.empty()) {
         std::set<std::string> read;
@@ -187,6 +275,19 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         for (const auto& name : read) {
             if (!m_probeVars.count(name)) {
                 return false;
+            }
+        }
+        // an array appended on a probe's verdict (`X+=(--flag)` on an AMD node) stays an array
+        // of the reader (evalIf keeps its values and says the append is left out)
+        for (const auto& b : node.branches) {
+            for (const auto& n : b.body) {
+                for (const auto& cmd : n.commands) {
+                    for (const auto& a : cmd.assigns) {
+                        if (a.isArray) {
+                            return false;
+                        }
+                    }
+                }
             }
         }
         addPreLaunch(node, "an if block deciding on a run-time probe");

@@ -387,14 +387,20 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
                                                                      : r.launcher.entryPoint);
     const unsigned bits = flavourBit(flavour) | (plan.milesScript ? kScriptBit : 0U);
     if (!plan.milesScript) {
-        plan.modelFile = modelFileStem(r, options.catalog);
-        if (r.model.shape.has_value()) {
+        // FSDP builds the model from the --hf-checkpoint config: no MODEL_ARGS (as slime's
+        // run-qwen3-30B-A3B-fsdp.sh, which sources the model file but never splices it)
+        const bool fsdp = r.trainer.backend == TrainBackend::Fsdp;
+        plan.modelFile = fsdp ? std::string() : modelFileStem(r, options.catalog);
+        if (!fsdp && r.model.shape.has_value()) {
             plan.notes.push_back(
                 recipeNote(NoteLevel::Warning, "model.shape",
                            "the recipe's model is an inline shape; the script sources models/" +
                                plan.modelFile + ".sh, which must hold its MODEL_ARGS"));
         }
         buildBashGroups(r, bits, plan);
+        if (fsdp) {
+            std::erase_if(plan.groups, [](const ArgGroup& g) { return g.name == "MODEL_ARGS"; });
+        }
     } else {
         buildScriptGroups(r, bits, plan);
     }

@@ -40,7 +40,7 @@ struct LaunchPlan {
     bool multiNode = false;
     std::string python;            // "python3" (train.py) or "python" (miles launcher)
     std::string program;           // "train.py" or the miles launcher path
-    std::string modelFile;         // stem of models/<stem>.sh; "" in miles-script mode
+    std::string modelFile;         // stem of models/<stem>.sh; "" in miles-script mode and for FSDP
     std::vector<ArgGroup> groups;  // command order; MODEL_ARGS is an empty placeholder
     std::vector<EnvLine> env;
     std::vector<std::pair<std::string, std::string>> runtimeEnv;  // key -> JSON-ready shell text

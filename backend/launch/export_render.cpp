@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include <sstream>
+
 #include "backend/launch/export_plan.h"
 #include "backend/launch/launch.h"
 #include "backend/launch/shell_text.h"
@@ -122,6 +124,25 @@ std::string parameterChecks(const LaunchPlan& plan) {
             i = j;
         }
     }
+    // set by a pre-launch `printf -v NAME` / `read [-r] [-a] NAME...` / `mapfile NAME` line
+    for (const auto& step : plan.preLaunch) {
+        std::istringstream lines(step);
+        std::string line;
+        while (std::getline(lines, line)) {
+            std::istringstream in(line);
+            std::vector<std::string> w;
+            for (std::string t; in >> t && t[0] != '<' && t[0] != '#';) {
+                w.push_back(t);
+            }
+            const bool reads = !w.empty() && (w[0] == "read" || w[0] == "mapfile" ||
+                                              w[0] == "readarray" || w[0] == "printf");
+            for (std::size_t i = 1; reads && i < w.size(); ++i) {
+                if (w[0] == "printf" ? w[i - 1] == "-v" : w[i][0] != '-') {
+                    names.erase(w[i]);
+                }
+            }
+        }
+    }
     names.erase("SCRIPT_DIR");
     if (names.empty()) {
         return "";
@@ -194,7 +215,7 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
     out += plan.milesScript ? ".\n" : " (also handed to every Ray worker via RUNTIME_ENV_JSON).\n";
     out += envBlock(plan);
     out += "\n";
-    if (!plan.milesScript) {
+    if (!plan.milesScript && !plan.modelFile.empty()) {
         out +=
             "# MODEL_ARGS: the framework's model file (keep this script in its scripts/ "
             "folder).\n";

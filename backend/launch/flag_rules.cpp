@@ -530,8 +530,8 @@ const FlagRule kRules[] = {
     RP_STRING("--vllm-moe-backend", "rollout.moe_backend", "ENGINE_ARGS", kVimeBit,
               rollout.moeBackend, ""),
     // --- LoRA (miles) --------------------------------------------------------------------------
-    RP_INT("--lora-rank", "lora.rank", "LORA_ARGS", kMilesBit, false, lora.rank, 0, ""),
-    {"--lora-alpha", "lora.alpha", "LORA_ARGS", kMilesBit, false,
+    RP_INT("--lora-rank", "lora.rank", "LORA_ARGS", kSlimeBit | kMilesBit, false, lora.rank, 0, ""),
+    {"--lora-alpha", "lora.alpha", "LORA_ARGS", kSlimeBit | kMilesBit, false,
      [](const Recipe& r, bool, Out& out) {
          if (r.lora.rank > 0 || r.lora.alpha != 16)
              push(out, "--lora-alpha", {formatDouble(r.lora.alpha)});
@@ -540,7 +540,7 @@ const FlagRule kRules[] = {
      "written with any rank > 0"},
     RP_DOUBLE("--lora-dropout", "lora.dropout", "LORA_ARGS", kMilesBit, false, lora.dropout, 0.0,
               ""),
-    {"--target-modules", "lora.target_modules", "LORA_ARGS", kMilesBit, false,
+    {"--target-modules", "lora.target_modules", "LORA_ARGS", kSlimeBit | kMilesBit, false,
      [](const Recipe& r, bool, Out& out) {
          if (r.lora.targetModules.empty())
              return;
@@ -690,6 +690,7 @@ const FieldSlot kSlots[] = {
     SLOT("hardware.host_ram_gb", hardware.hostRamGb),
     SLOT("hardware.cpu_arch", hardware.cpuArch),
     SLOT("hardware.nvlink", hardware.nvlink),
+    SLOT("hardware.assumed", hardware.assumed),
     SLOT("cluster.nodes", cluster.nodes),
     SLOT("cluster.master_addr", cluster.masterAddr),
     SLOT("cluster.ray_object_store_fraction", cluster.rayObjectStoreFraction),

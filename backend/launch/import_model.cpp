@@ -3,6 +3,8 @@
 // or, for a model the catalog lacks, read as an inline shape; the head's `ray start` / `ray stop`
 // words and the pre-launch steps.
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -108,6 +110,53 @@ std::optional<ModelShape> shapeFromModelArgs(const std::string& name,
 }
 
 // The GPUs the head's `ray start --head --num-gpus N` offers.
+void readCheckpointDtype(Recipe& r, std::vector<LaunchNote>& notes, const std::string& file) {
+    std::string dir = r.checkpoints.hfCheckpoint;
+    while (!dir.empty() && dir.back() == '/') {
+        dir.pop_back();
+    }
+    std::string name = baseName(dir);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return char(std::toupper(c)); });
+    // a word of the name: delimited by '-', '_', '.' or an end (Qwen3-30B-A3B-INT4, ...-FP8)
+    auto hasWord = [&](std::string_view w) {
+        for (std::size_t at = name.find(w); at != std::string::npos; at = name.find(w, at + 1)) {
+            auto delim = [](char c) { return c == '-' || c == '_' || c == '.'; };
+            const std::size_t end = at + w.size();
+            if ((at == 0 || delim(name[at - 1])) && (end == name.size() || delim(name[end]))) {
+                return true;
+            }
+        }
+        return false;
+    };
+    const std::pair<const char*, WeightDtype> words[] = {{"INT4", WeightDtype::Int4},
+                                                         {"W4A16", WeightDtype::Int4},
+                                                         {"FP8", WeightDtype::Fp8},
+                                                         {"NVFP4", WeightDtype::Nvfp4},
+                                                         {"MXFP4", WeightDtype::Mxfp4}};
+    std::string why;
+    for (const auto& [word, dtype] : words) {
+        if (hasWord(word)) {
+            r.rollout.weightDtype = dtype;
+            why = "the --hf-checkpoint directory " + baseName(dir) + " names " + word;
+            break;
+        }
+    }
+    if (why.empty()) {
+        for (const auto& [k, v] : r.environment.env) {
+            if (k == "OPEN_TRAINING_INT4_FAKE_QAT_FLAG" && v == "1") {
+                r.rollout.weightDtype = WeightDtype::Int4;
+                why = "OPEN_TRAINING_INT4_FAKE_QAT_FLAG=1 (slime's INT4 QAT) is set";
+            }
+        }
+    }
+    if (!why.empty()) {
+        notes.push_back(
+            {NoteLevel::Info, file, 0, "rollout.weight_dtype",
+             why + ": the engines' weights are counted as " + toString(r.rollout.weightDtype)});
+    }
+}
+
 std::optional<int> rayHeadGpus(const ScriptReading& reading) {
     for (const auto& cmd : reading.rayCommands) {
         bool head = false;

@@ -48,6 +48,10 @@ std::optional<ModelShape> shapeFromModelArgs(const std::string& name,
                                              const std::vector<ScriptFlag>& flags);
 /// The GPUs the head's `ray start --head --num-gpus N` offers.
 std::optional<int> rayHeadGpus(const ScriptReading& reading);
+/// rollout.weight_dtype from what the script says of the engines' checkpoint: a quantization
+/// word in the --hf-checkpoint directory name (INT4, W4A16, FP8, NVFP4, MXFP4) or slime's INT4
+/// QAT switch OPEN_TRAINING_INT4_FAKE_QAT_FLAG=1 in the job's environment. Leaves bf16 otherwise.
+void readCheckpointDtype(Recipe& r, std::vector<LaunchNote>& notes, const std::string& file);
 /// The script's own Ray words and pre-launch steps (launcher.ray_*, launcher.pre_launch).
 void readBringUp(const ScriptReading& reading, Recipe& r, std::vector<LaunchNote>& notes);
 

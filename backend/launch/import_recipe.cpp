@@ -390,6 +390,13 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         }
         r.rollout.engine = flagEngine;
     }
+    if (!meta) {
+        // no flag names the GPU or the host: H100 / 80 GB / host RAM are stand-ins
+        r.hardware.assumed = true;
+        if (!touched.count("rollout.weight_dtype")) {
+            readCheckpointDtype(r, notes, path);
+        }
+    }
     if (!meta && !touched.count("hardware.gpus_per_node")) {
         // the head's `ray start --num-gpus N` says what a node has; else the trainer's share
         const std::optional<int> headGpus = rayHeadGpus(reading);

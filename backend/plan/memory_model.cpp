@@ -112,6 +112,8 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
     const double edp = atLeast1(l.expertDp);
     const bool lora = r.lora.rank > 0;
     const bool distributed = r.optimizer.distributed;
+    const bool fsdp = r.trainer.backend == TrainBackend::Fsdp;
+    const double fsdpShard = fsdp ? dpCp : 1.0;
     const double offloaded =
         r.optimizer.cpuOffload ? std::clamp(r.optimizer.offloadFraction, 0.0, 1.0) : 0.0;
     const double loraTotal = double(loraParams(s, r.lora.rank, r.lora.targetModules));
@@ -126,11 +128,16 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
         StageRank& sr = out[i];
         const double dense = double(st.dense) / tp;
         const double experts = double(st.experts) / expertShard;
-        sr.weights = kBf16 * (dense + experts);
+        // FSDP (ZeRO-3): a rank holds 1/DP of the weights plus the all-gathered units in flight
+        // (the running layer and the prefetched next one); grads and optimizer state are sharded
+        // the same way whatever optimizer.distributed says (docs/memory-model.md)
+        const double gathered =
+            fsdp && st.numLayers > 0 ? 2.0 * (dense + experts) / st.numLayers : 0.0;
+        sr.weights = kBf16 * ((dense + experts) / fsdpShard + gathered);
         const PinnedRounding round =
             pinnedRounding(s, st, i + 1 == stages.size(), l.tp, l.ep, l.etp);
         sr.weightsPinned = kBf16 * (dense * round.dense + experts * round.experts);
-        sr.expertWeights = kBf16 * experts;
+        sr.expertWeights = kBf16 * experts / fsdpShard;
         sr.checkpointShardDense = kBf16 * dense;
         sr.checkpointShardExpert = kBf16 * experts;
         const double share = s.numLayers > 0 ? double(st.numLayers) / s.numLayers : 0.0;
@@ -138,15 +145,19 @@ std::vector<StageRank> stageRanks(const Recipe& r, const ModelShape& s, const Mo
             const double adapters = loraTotal * share / tp;
             sr.lora = adapters * (kBf16 + kFp32Grad) + adapters * kAdamState / dpCp;
         } else {
-            sr.grads = kFp32Grad * (dense + experts);
-            const double shard = distributed ? dense / dpCp + experts / edp : dense + experts;
+            sr.grads = kFp32Grad * (dense + experts) / fsdpShard;
+            const double shard = fsdp          ? (dense + experts) / fsdpShard
+                                 : distributed ? dense / dpCp + experts / edp
+                                               : dense + experts;
             sr.optimizerFull = kAdamState * shard;
             sr.optimizerGpu = sr.optimizerFull * (1.0 - offloaded);
             // Megatron's HybridDeviceOptimizer pins its fp32 master and grad copies (2 x 4 B)
             // through PyTorch's power-of-2 host allocator; the moments are pageable
+            const double pinned = dense * round.dense + experts * round.experts;
             const double pinnedShard =
-                distributed ? dense * round.dense / dpCp + experts * round.experts / edp
-                            : dense * round.dense + experts * round.experts;
+                fsdp          ? pinned / fsdpShard
+                : distributed ? dense * round.dense / dpCp + experts * round.experts / edp
+                              : pinned;
             sr.cpuAdam = (kCpuAdamPaged * shard + kCpuAdamPinned * pinnedShard) * offloaded;
         }
         // Activations: with full recompute only each layer's input is kept (x in-flight

@@ -86,6 +86,9 @@ struct Hardware {
     double hostRamGb = 2048;  // decimal GB of host RAM per node
     CpuArch cpuArch = CpuArch::X86_64;
     bool nvlink = true;
+    // true: gpu, gpu_memory_gb and host_ram_gb are the importer's defaults (the script names no
+    // hardware), so memory findings over them are warnings, not errors
+    bool assumed = false;
     bool operator==(const Hardware&) const = default;
 };
 

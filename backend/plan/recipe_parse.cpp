@@ -46,6 +46,7 @@ void readHardware(MapReader& top, Hardware& h) {
     r.get("host_ram_gb", h.hostRamGb);
     r.getEnum("cpu_arch", h.cpuArch);
     r.get("nvlink", h.nvlink);
+    r.get("assumed", h.assumed);
     r.finish();
 }
 

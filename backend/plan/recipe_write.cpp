@@ -31,6 +31,7 @@ void writeSections(SectionWriter& top, const Recipe& r) {
         w.field("host_ram_gb", r.hardware.hostRamGb, d.hardware.hostRamGb);
         w.enumField("cpu_arch", r.hardware.cpuArch, d.hardware.cpuArch);
         w.field("nvlink", r.hardware.nvlink, d.hardware.nvlink);
+        w.field("assumed", r.hardware.assumed, d.hardware.assumed);
     }
     {
         SectionWriter w(top.emitter(), "cluster", &top);

@@ -35,6 +35,30 @@ bool parseVersion(const std::string& text, std::array<int, 3>& out) {
     return p == end;
 }
 
+// Memory findings over hardware the importer assumed (hardware.assumed: the script named no GPU
+// or host) are warnings that name the assumption; a recipe that states its hardware keeps errors.
+Severity overSeverity(const Recipe& r) {
+    return r.hardware.assumed ? Severity::Warning : Severity::Error;
+}
+
+std::string assumedNote(const Recipe& r) {
+    if (!r.hardware.assumed) {
+        return std::string();
+    }
+    return " (on assumed hardware: the script names no GPU; " + r.hardware.gpu + " with " +
+           num(r.hardware.gpuMemoryGb) + " GB HBM and " + num(r.hardware.hostRamGb) +
+           " GB host RAM stand in)";
+}
+
+std::string assumedHint(const Recipe& r, std::string hint) {
+    if (!r.hardware.assumed) {
+        return hint;
+    }
+    return "set hardware.gpu, hardware.gpu_memory_gb and hardware.host_ram_gb to the machine and "
+           "drop hardware.assumed; else " +
+           hint;
+}
+
 bool versionBelow(const std::array<int, 3>& v, std::array<int, 3> than) {
     return v < than;
 }
@@ -47,7 +71,9 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     const Layout& l = ctx.layout;
     const ModelShape& s = ctx.shape;
     const bool kl = a.useKlLoss || a.klCoef != 0.0;
-    if (kl && r.checkpoints.refLoad.empty()) {
+    // with LoRA the reference is the base model with the adapters off (slime's
+    // run-qwen3-30B-A3B-lora.sh drops --ref-load on purpose)
+    if (kl && r.checkpoints.refLoad.empty() && r.lora.rank == 0) {
         ctx.emit("algorithm.kl-needs-ref", "checkpoints.ref_load",
                  std::string(a.useKlLoss ? "use_kl_loss" : "kl_coef " + num(a.klCoef)) +
                      " needs the reference model, but checkpoints.ref_load is empty",
@@ -97,13 +123,17 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     }
     const Lora& lo = r.lora;
     if (lo.rank > 0) {
-        if (r.framework != Framework::Miles) {
+        if (r.framework == Framework::Vime) {
             ctx.emit("lora.framework", "lora.rank",
-                     "LoRA (rank " + str(lo.rank) + ") is a miles feature; " +
+                     "LoRA (rank " + str(lo.rank) + ") is a slime / miles feature; " +
                          toString(r.framework) + " has none",
-                     "use framework: miles or lora.rank: 0");
+                     "use framework: slime or miles, or lora.rank: 0");
         }
-        if (lo.targetModules.empty()) {
+        // a --lora-target-preset (kept verbatim in extra_args) names the modules too
+        const bool preset =
+            std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
+                        [](const ExtraArg& e) { return e.flag == "--lora-target-preset"; });
+        if (lo.targetModules.empty() && !preset) {
             ctx.emit("lora.target-modules", "lora.target_modules",
                      "lora.rank is " + str(lo.rank) + " but no target modules are given",
                      "e.g. target_modules: [q_proj, k_proj, v_proj, o_proj]");
@@ -119,8 +149,12 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
                          "all-linear");
             }
         }
-        if (r.trainer.backend != TrainBackend::Megatron) {
-            ctx.emit("lora.backend", "trainer.backend", "LoRA needs the Megatron backend",
+        // slime's FSDP backend has LoRA too (fsdp_utils/lora_utils.py)
+        if (r.trainer.backend != TrainBackend::Megatron &&
+            !(r.trainer.backend == TrainBackend::Fsdp && r.framework == Framework::Slime)) {
+            ctx.emit("lora.backend", "trainer.backend",
+                     std::string("LoRA on ") + toString(r.framework) +
+                         " needs the Megatron backend (only slime's FSDP has LoRA too)",
                      "set trainer.backend: megatron");
         }
         if (s.attention == AttentionKind::Gqa && l.tp > s.queryGroups()) {
@@ -218,10 +252,11 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
         const std::string where = "node " + str(m.peakNode) + " peaks at " + gb(m.peakBytes) +
                                   " of host memory in " + toString(m.peakPhase) + " (" + top + ")";
         if (m.peakBytes > m.hostRamBytes) {
-            ctx.emit("memory.host-over-ram", "hardware.host_ram_gb",
-                     where + ", over its " + gb(m.hostRamBytes) + " of RAM",
-                     "apply the memory safeguards (drop page cache, peak device gpu, zero-copy "
-                     "backups, no KL loss) or add nodes");
+            ctx.emit("memory.host-over-ram", overSeverity(r), "hardware.host_ram_gb",
+                     where + ", over its " + gb(m.hostRamBytes) + " of RAM" + assumedNote(r),
+                     assumedHint(r,
+                                 "apply the memory safeguards (drop page cache, peak device "
+                                 "gpu, zero-copy backups, no KL loss) or add nodes"));
         } else {
             const bool own = r.analysis.memoryAlarmGb.has_value();
             ctx.emit("memory.host-over-alarm",
@@ -270,11 +305,12 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     };
     for (const auto& g : m.gpus) {
         if (g.peakBytes > m.gpuBytes) {
-            ctx.emit("memory.gpu-over-capacity", "hardware.gpu_memory_gb",
+            ctx.emit("memory.gpu-over-capacity", overSeverity(r), "hardware.gpu_memory_gb",
                      g.label() + " peaks at " + gb(g.peakBytes) + " in " + toString(g.peakPhase) +
-                         ", over " + gb(m.gpuBytes) + " of HBM" + cpuAdamNote(g),
-                     "widen the parallelism (TP/PP/EP), enable CPU Adam, recompute or lower "
-                     "max_tokens_per_gpu");
+                         ", over " + gb(m.gpuBytes) + " of HBM" + cpuAdamNote(g) + assumedNote(r),
+                     assumedHint(r,
+                                 "widen the parallelism (TP/PP/EP), enable CPU Adam, "
+                                 "recompute or lower max_tokens_per_gpu"));
             break;
         }
     }
@@ -291,12 +327,15 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     }
     if (!m.cpuOnly && l.rolloutGpus > 0 && r.rollout.memFraction > 0 &&
         m.engineWeightsPerGpu >= r.rollout.memFraction * m.gpuBytes) {
-        ctx.emit("memory.engine-weights-fit", "rollout.mem_fraction",
-                 "engine weights take " + gb(m.engineWeightsPerGpu) +
-                     " per GPU, more than mem_fraction " + num(r.rollout.memFraction) + " x " +
-                     gb(m.gpuBytes) + " = " + gb(r.rollout.memFraction * m.gpuBytes) +
-                     ": no room for the KV cache",
-                 "raise gpus_per_engine or mem_fraction, or use a smaller weight dtype");
+        ctx.emit("memory.engine-weights-fit", overSeverity(r), "rollout.mem_fraction",
+                 "engine weights take " + gb(m.engineWeightsPerGpu) + " per GPU (" +
+                     toString(r.rollout.weightDtype) + "), more than mem_fraction " +
+                     num(r.rollout.memFraction) + " x " + gb(m.gpuBytes) + " = " +
+                     gb(r.rollout.memFraction * m.gpuBytes) + ": no room for the KV cache" +
+                     assumedNote(r),
+                 assumedHint(r,
+                             "raise gpus_per_engine or mem_fraction, or set "
+                             "rollout.weight_dtype to the checkpoint's precision"));
     }
 }
 
@@ -312,12 +351,13 @@ void checkLauncher(const RuleContext& ctx) {
                  "launcher kind command needs launcher.argv (the program and its arguments)",
                  "e.g. argv: [runplane-smoke, --device, cpu]");
     }
-    if ((kind == LauncherKind::MilesScript && r.framework != Framework::Miles) ||
-        (kind == LauncherKind::SlimeBash && r.framework == Framework::Miles)) {
+    // a bash script with `ray job submit ... train.py` (slime_bash) launches miles as well: miles
+    // ships such scripts (scripts/run-*.sh); only miles' Python launcher is framework-bound
+    if (kind == LauncherKind::MilesScript && r.framework != Framework::Miles) {
         ctx.emit("launcher.kind-framework", "launcher.kind",
                  std::string("launcher kind ") + toString(kind) + " does not launch " +
                      toString(r.framework),
-                 r.framework == Framework::Miles ? "use miles_script" : "use slime_bash");
+                 "use slime_bash");
     }
     if (kind != LauncherKind::Command) {
         return;

@@ -275,10 +275,14 @@ void checkTrainer(const RuleContext& ctx) {
                      "remove num_layers_per_virtual_stage or pick a divisor of " + str(perStage));
         }
     }
-    if (t.backend == TrainBackend::Fsdp && (r.framework != Framework::Miles || l.tp > 1 ||
-                                            l.pp > 1 || l.cp > 1 || l.ep > 1 || r.lora.rank > 0)) {
+    // slime and miles both have the FSDP backend (slime/backends/fsdp_utils); slime's FSDP
+    // actor applies LoRA through PEFT (fsdp_utils/lora_utils.py), miles' has none
+    if (t.backend == TrainBackend::Fsdp &&
+        (r.framework == Framework::Vime || l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1 ||
+         (r.lora.rank > 0 && r.framework == Framework::Miles))) {
         ctx.emit("trainer.fsdp", "trainer.backend",
-                 "the FSDP backend is miles-only and has no TP/PP/CP/EP and no LoRA (framework " +
+                 "the FSDP backend (slime, miles; not vime) has no TP/PP/CP/EP, and miles' has no "
+                 "LoRA (framework " +
                      std::string(toString(r.framework)) + ", TP " + str(l.tp) + ", PP " +
                      str(l.pp) + ", CP " + str(l.cp) + ", EP " + str(l.ep) + ", LoRA rank " +
                      str(r.lora.rank) + ")",

@@ -448,5 +448,30 @@ TEST(ArgvFixtures, ModelMissingFromTheCatalogTakesItsShapeFromModelArgs) {
     EXPECT_EQ(r.model.shape->vocabSize, 163840);
 }
 
+TEST(ArgvFixtures, PlatformProbeKeepsTheArrayItMayAppendTo) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("platform-probe.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.rollout.gpusPerEngine, 2);
+    EXPECT_DOUBLE_EQ(r.rollout.memFraction, 0.6);
+    ASSERT_EQ(r.launcher.preLaunch.size(), 2u);  // the platform test and the GPU count
+    bool warned = false;
+    for (const auto& n : rt.exported.imported.notes) {
+        warned = warned || (n.level == NoteLevel::Warning && n.line == 31 &&
+                            n.message.find("may append to ENGINE") != std::string::npos);
+    }
+    EXPECT_TRUE(warned);
+}
+
+TEST(ArgvFixtures, FileTestAndPrintfDefinitionsTravelWithTheExport) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("file-test-default.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    ASSERT_EQ(r.launcher.preLaunch.size(), 3u);
+    EXPECT_NE(r.launcher.preLaunch[0].find("latest_checkpointed_iteration.txt"), std::string::npos);
+    EXPECT_NE(r.launcher.preLaunch[1].find("printf -v BUFFER_BYTES"), std::string::npos);
+    EXPECT_NE(r.launcher.preLaunch[2].find("read -r -a SEED_ARGS"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch

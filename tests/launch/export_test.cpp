@@ -291,7 +291,9 @@ TEST(Export, FlagSpellingPerFlavour) {
     EXPECT_TRUE(has(
         slime, {"--eval-prompt-data", "aime", "/data/aime.jsonl", "gsm 8k", "/data/gsm 8k.jsonl"}));
     EXPECT_TRUE(has(slime, {"--update-weight-buffer-size", "1073741824"}));
-    EXPECT_FALSE(has(slime, {"--lora-rank"}));  // slime has no LoRA: kept in runplane-meta
+    // slime has LoRA (run-qwen3-30B-A3B-lora.sh); --lora-base-cpu-backup is miles' only
+    EXPECT_TRUE(has(slime, {"--lora-rank", "8"}));
+    EXPECT_FALSE(has(slime, {"--lora-base-cpu-backup"}));
     const auto vime = argvOf(Flavour::Vime);
     EXPECT_TRUE(has(vime, {"--vllm-gpu-memory-utilization", "0.65"}));
     EXPECT_TRUE(has(vime, {"--vllm-eplb-config", "{\"num_redundant_experts\": 16}"}));
@@ -461,7 +463,8 @@ TEST(Export, NotesNameFieldsTheFlavourCannotCarry) {
         return std::any_of(bundle->notes.begin(), bundle->notes.end(),
                            [&](const LaunchNote& n) { return n.field == field; });
     };
-    EXPECT_TRUE(noted("lora.rank"));
+    EXPECT_TRUE(noted("lora.base_cpu_backup"));  // miles-only; slime carries lora.rank
+    EXPECT_FALSE(noted("lora.rank"));
     EXPECT_TRUE(noted("rollout.expert_parallel"));
     EXPECT_FALSE(noted("trainer.tp"));
 }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <set>
 
 #include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
@@ -301,6 +303,17 @@ TEST(Import, NewerFrameworkModelsComeFromTheCatalog) {
         {"gpt-oss-20B",
          "--num-layers 24 --hidden-size 2880 --num-experts 32 --moe-router-topk 4 "
          "--num-attention-heads 64 --num-query-groups 8 --kv-channels 64"},
+        {"qwen3-0.6B",
+         "--num-layers 28 --hidden-size 1024 --ffn-hidden-size 3072 --num-attention-heads 16 "
+         "--num-query-groups 8 --kv-channels 128 --vocab-size 151936"},
+        {"qwen3.5-35B-A3B",
+         "--num-layers 40 --hidden-size 2048 --num-experts 256 --moe-router-topk 8 "
+         "--moe-ffn-hidden-size 512 --num-attention-heads 16 --num-query-groups 2 "
+         "--kv-channels 256 --vocab-size 248320"},
+        {"glm4.7-flash",
+         "--num-layers 47 --hidden-size 2048 --ffn-hidden-size 10240 --num-experts 64 "
+         "--moe-router-topk 4 --moe-ffn-hidden-size 1536 --num-attention-heads 20 "
+         "--vocab-size 154880"},
     };
     for (const auto& [name, args] : models) {
         SCOPED_TRACE(name);
@@ -314,6 +327,18 @@ TEST(Import, NewerFrameworkModelsComeFromTheCatalog) {
             EXPECT_NE(n.field, "model") << n.format();
         }
     }
+}
+
+// slime and miles both name Moonlight's model file models/moonlight.sh: a variant of the catalog's
+// moonlight-16B-A3B, so that an export sources the same file.
+TEST(Import, MoonlightModelFileIsTheCatalogModel) {
+    test::TempDir dir;
+    auto res = importWithModelFile(dir, "moonlight",
+                                   "--num-layers 27 --hidden-size 2048 --num-experts 64 "
+                                   "--moe-router-topk 6 --vocab-size 163840");
+    ASSERT_TRUE(res.ok()) << res.error();
+    EXPECT_EQ(res->recipe.model.name, "moonlight-16B-A3B");
+    EXPECT_FALSE(res->recipe.model.shape.has_value());
 }
 
 TEST(Import, HardErrorsOnlyForUnreadableScriptsOrNoLaunchCommand) {
@@ -386,6 +411,118 @@ TEST(Import, WrongValuesAreKeptVerbatimNotGuessed) {
                                               "--advantage-estimator", "--eval-prompt-data"}));
     EXPECT_EQ(linesAt(res->notes, NoteLevel::Warning).size(), 3u);
 }
+
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+// The rule ids validate reports for a one-line script's import, and for the same recipe after
+// `change` (so that a test shows the rule does fire without what made it quiet).
+std::pair<std::set<std::string>, std::set<std::string>> ruleIds(
+    const std::string& line, const std::function<void(Recipe&)>& change) {
+    auto res = importScriptText("python3 train.py --rollout-batch-size 4 " + line + "\n", "x.sh");
+    EXPECT_TRUE(res.ok());
+    if (!res.ok()) {
+        return {};
+    }
+    res->recipe.model.name = "qwen3-4B";  // the batch rules run on a recipe with a model
+    std::pair<std::set<std::string>, std::set<std::string>> out;
+    for (const Finding& f : validate(res->recipe, test::catalog())) {
+        out.first.insert(f.ruleId);
+    }
+    change(res->recipe);
+    for (const Finding& f : validate(res->recipe, test::catalog())) {
+        out.second.insert(f.ruleId);
+    }
+    return out;
+}
+#endif
+
+TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qwen3-30B-A3B-int4.sh
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    const auto [as, without] = ruleIds(
+        "--eval-interval 10 --eval-prompt-data /root/aime-2024/aime-2024.jsonl", [](Recipe& r) {
+            EXPECT_TRUE(r.eval.datasets.empty());
+            std::erase_if(r.extraArgs,
+                          [](const ExtraArg& e) { return e.flag == "--eval-prompt-data"; });
+        });
+    EXPECT_FALSE(as.count("eval.needs-data"));
+    EXPECT_TRUE(without.count("eval.needs-data"));
+#else
+    GTEST_SKIP() << "validate() is not built into runplane_plan";
+#endif
+}
+
+// slime's run-qwen3-30B-A3B-lora.sh: LoRA with a target preset and no --ref-load (the reference is
+// the base model with the adapters off) is valid.
+TEST(Import, LoraWithPresetAndNoRefLoadValidates) {
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    const auto [as, noLora] = ruleIds(
+        "--use-kl-loss --use-lora --lora-rank 32 --lora-alpha 64 "
+        "--lora-target-preset moe_language_all --load /ckpt/base",
+        [](Recipe& r) {
+            EXPECT_EQ(r.lora.rank, 32);
+            r.lora.rank = 0;
+        });
+    EXPECT_FALSE(as.count("algorithm.kl-needs-ref"));
+    EXPECT_FALSE(as.count("lora.target-modules"));
+    EXPECT_TRUE(noLora.count("algorithm.kl-needs-ref"));
+#else
+    GTEST_SKIP() << "validate() is not built into runplane_plan";
+#endif
+}
+
+// Issue 15: what a public script says of its checkpoint precision reaches rollout.weight_dtype
+// (slime low_precision/run-qwen3-30B-A3B-int4.sh), and a script naming no GPU marks its hardware
+// as assumed.
+TEST(Import, CheckpointPrecisionFromTheScriptAndAssumedHardware) {
+    auto dtypeOf = [](const std::string& flags) {
+        auto res =
+            importScriptText("python3 train.py --rollout-batch-size 4 " + flags + "\n", "x.sh");
+        EXPECT_TRUE(res.ok());
+        EXPECT_TRUE(res.ok() && res->recipe.hardware.assumed);
+        return res.ok() ? res->recipe.rollout.weightDtype : WeightDtype::Fp16;
+    };
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-30B-A3B-INT4/"), WeightDtype::Int4);
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-4B-FP8"), WeightDtype::Fp8);
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-30B-A3B-NVFP4"), WeightDtype::Nvfp4);
+    // near misses: no quantization word (a word inside another word does not count)
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/Qwen3-30B-A3B"), WeightDtype::Bf16);
+    EXPECT_EQ(dtypeOf("--hf-checkpoint /root/MINT4X-FP8X"), WeightDtype::Bf16);
+    // slime's INT4 QAT switch in the job's environment
+    auto qat = importScriptText(
+        "ray job submit --address=http://127.0.0.1:8265 "
+        "--runtime-env-json='{\"env_vars\": {\"OPEN_TRAINING_INT4_FAKE_QAT_FLAG\": \"1\"}}' "
+        "-- python3 train.py --rollout-batch-size 4 --hf-checkpoint /root/Qwen3-30B-A3B\n",
+        "x.sh");
+    ASSERT_TRUE(qat.ok()) << qat.error();
+    EXPECT_EQ(qat->recipe.rollout.weightDtype, WeightDtype::Int4);
+}
+
+// slime's run-qwen3-30B-A3B-lora.sh is a slime script: --lora-rank / --lora-alpha are slime flags
+// too; a miles-only flag (--lora-base-cpu-backup) still reads the script as miles'.
+TEST(Import, LoraFlagsAreSlimeFlagsMilesOnlyFlagStillReadsAsMiles) {
+    auto frameworkOf = [](const std::string& flags) {
+        auto res =
+            importScriptText("python3 train.py --rollout-batch-size 4 " + flags + "\n", "x.sh");
+        EXPECT_TRUE(res.ok());
+        return res.ok() ? res->recipe.framework : Framework::Vime;
+    };
+    EXPECT_EQ(frameworkOf("--use-lora --lora-rank 32 --lora-alpha 64"), Framework::Slime);
+    EXPECT_EQ(frameworkOf("--lora-rank 32 --lora-base-cpu-backup"), Framework::Miles);
+}
+
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+// A miles bash script (scripts/run-*.sh: ray job submit ... train.py) is launcher kind slime_bash,
+// which launches miles: no launcher.kind-framework warning; miles_script on a slime recipe warns.
+TEST(Import, MilesBashScriptLauncherKindValidates) {
+    const auto [as, mismatched] = ruleIds("--lora-rank 8 --lora-base-cpu-backup", [](Recipe& r) {
+        EXPECT_EQ(r.framework, Framework::Miles);
+        EXPECT_EQ(r.launcher.kind, LauncherKind::SlimeBash);
+        r.framework = Framework::Slime;
+        r.launcher.kind = LauncherKind::MilesScript;
+    });
+    EXPECT_FALSE(as.count("launcher.kind-framework"));
+    EXPECT_TRUE(mismatched.count("launcher.kind-framework"));
+}
+#endif
 
 }  // namespace
 }  // namespace runplane::plan::launch

@@ -174,7 +174,9 @@ exit 0
 )SH";
 
 // miles' model_args_utils.py NAME prints the model's flags: here from model_args/NAME.txt.
+// `python3 -c CODE` probes (torch.version.hip, import megatron) fail: an NVIDIA node without them.
 const char* kPython = R"SH(
+[ "${1:-}" = -c ] && exit 1
 prev=""
 for a in "$@"; do
   case "$prev" in

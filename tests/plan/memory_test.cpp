@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 
+#include "backend/plan/catalog.h"
 #include "backend/plan/model_params.h"
 #include "backend/plan/pinned_rounding.h"
 #include "backend/plan/planner.h"
@@ -403,6 +404,51 @@ TEST(Catalog, LocateRecipesDirHonoursTheEnvironment) {
     ::unsetenv("RUNPLANE_RECIPES");
     ASSERT_TRUE(dir.ok()) << dir.error();
     EXPECT_TRUE(std::filesystem::is_directory(*dir + "/models"));
+}
+
+// FSDP shards weights, grads and Adam state over DP (ZeRO-3, docs/memory-model.md): slime's
+// run-qwen3-30B-A3B-fsdp.sh layout (8 GPUs, no TP/PP/EP) holds 1/8 of the weights plus two
+// gathered layers per rank; the same layout on Megatron (no sharding of weights) holds them all.
+TEST(MemoryModel, FsdpShardsWeightsOverDataParallel) {
+    auto layout = [](TrainBackend backend) {
+        return [backend](Recipe& r) {
+            r.trainer.backend = backend;
+            r.trainer.tp = 1;
+            r.trainer.ep = 1;
+            r.trainer.etp = 1;
+            r.trainer.sequenceParallel = false;
+        };
+    };
+    const Planned fsdp = planOf("known-good/slime-qwen3-30B-A3B.yaml", layout(TrainBackend::Fsdp));
+    const Planned megatron =
+        planOf("known-good/slime-qwen3-30B-A3B.yaml", layout(TrainBackend::Megatron));
+    auto shape = resolveModel(fsdp.recipe, test::catalog());
+    ASSERT_TRUE(shape.ok()) << shape.error();
+    const double total = double(computeParams(*shape).total);
+    const double layers = shape->numLayers;
+    EXPECT_NEAR(fsdp.plan.memory.trainerWeightsPerRankMax, 2.0 * (total / 8 + 2.0 * total / layers),
+                1e-6 * total);
+    EXPECT_NEAR(megatron.plan.memory.trainerWeightsPerRankMax, 2.0 * total, 1e-6 * total);
+    EXPECT_FALSE(hasRule(fsdp.plan, "memory.gpu-over-capacity"));
+    EXPECT_TRUE(hasRule(megatron.plan, "memory.gpu-over-capacity"));
+}
+
+// Engine weights count at rollout.weight_dtype: slime's Qwen3-30B-A3B-INT4 checkpoint on one GPU
+// per engine fits mem_fraction 0.7 of 80 GB; the bf16 checkpoint (61 GB) does not.
+TEST(MemoryModel, EngineWeightsCountTheCheckpointPrecision) {
+    auto oneGpuEngines = [](WeightDtype dtype) {
+        return [dtype](Recipe& r) {
+            r.rollout.gpusPerEngine = 1;
+            r.rollout.weightDtype = dtype;
+        };
+    };
+    const Planned int4 =
+        planOf("known-good/slime-qwen3-30B-A3B.yaml", oneGpuEngines(WeightDtype::Int4));
+    const Planned bf16 =
+        planOf("known-good/slime-qwen3-30B-A3B.yaml", oneGpuEngines(WeightDtype::Bf16));
+    EXPECT_LT(int4.plan.memory.engineWeightsPerGpu, 0.3 * bf16.plan.memory.engineWeightsPerGpu);
+    EXPECT_FALSE(hasRule(int4.plan, "memory.engine-weights-fit"));
+    EXPECT_TRUE(hasRule(bf16.plan, "memory.engine-weights-fit"));
 }
 
 }  // namespace

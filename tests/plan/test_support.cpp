@@ -50,7 +50,7 @@ Recipe everyFieldRecipe() {
     r.model.shape->linear.extraFullAttentionLayers = {8};
     r.model.shape->variants.push_back(ModelVariant{"small", 2, 0, "t", "_s", "d"});
     r.model.variant = "small";
-    r.hardware = Hardware{"B200", 180.5, 4, 1500, CpuArch::Aarch64, false};
+    r.hardware = Hardware{"B200", 180.5, 4, 1500, CpuArch::Aarch64, false, true};
     r.cluster = Cluster{3, "10.0.0.1", 0.25, 150};
     r.placement = Placement::Colocate;
     r.trainer = Trainer{TrainBackend::Fsdp, 2, 4, 2, 2, 2, 4, 1, true, 3, 5, 2, true};
