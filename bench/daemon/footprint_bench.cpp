@@ -94,7 +94,7 @@ void BM_DaemonFootprint(benchmark::State& state) {
             state.SkipWithError(daemon.error().c_str());
             return;
         }
-        auto stub = daemon.stub();
+        auto stub = runplane::agent::testing::agentStub(daemon);
         // The attached run: a metric line every 100 ms, like a fast trainer.
         if (withRun) {
             grpc::ClientContext ctx;
