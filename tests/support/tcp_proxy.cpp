@@ -117,7 +117,10 @@ void TcpProxy::relay(int client, int server) {
                 break;
             }
             for (ssize_t sent = 0; sent < n;) {
-                const ssize_t w = ::write(fds[1 - k].fd, buffer + sent, std::size_t(n - sent));
+                // MSG_NOSIGNAL: a side the test cut is closed, and a write to it must end this
+                // relay, not raise SIGPIPE in the whole test process.
+                const ssize_t w =
+                    ::send(fds[1 - k].fd, buffer + sent, std::size_t(n - sent), MSG_NOSIGNAL);
                 if (w <= 0) {
                     open = false;
                     break;
