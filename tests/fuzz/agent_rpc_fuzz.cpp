@@ -39,10 +39,7 @@ struct Daemon {
     std::unique_ptr<v1::Agent::Stub> stub;
 
     Daemon() {
-        const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-        const std::string dir =
-            std::string(base) + "/runplane-fuzz-agent-" + std::to_string(::getpid());
-        std::filesystem::remove_all(dir);
+        const std::string dir = runplane::fuzz::scratchDir("agent");
         std::filesystem::create_directories(dir + "/state");
         std::filesystem::create_directories(dir + "/runs");
         SpoolOptions so;

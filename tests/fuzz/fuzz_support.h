@@ -2,10 +2,16 @@
 // Helpers shared by the fuzz targets: a reader that turns fuzzer bytes into structured values
 // (ints, short strings, the rest) without ever reading past the end.
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace runplane::fuzz {
 
@@ -42,6 +48,36 @@ class ByteReader {
     std::size_t m_size;
     std::size_t m_pos = 0;
 };
+
+/// A fresh scratch folder for this process, `/dev/shm/runplane-fuzz-<name>-<pid>` (tmpfs: the
+/// targets write SQLite files per input), after removing those of processes that are gone: a
+/// fuzzer or replay that exits never cleans up behind itself, so each run removes its
+/// predecessors' folders instead.
+inline std::string scratchDir(std::string_view name) {
+    namespace fs = std::filesystem;
+    const fs::path base = fs::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    const std::string prefix = "runplane-fuzz-" + std::string(name) + "-";
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+        const std::string leaf = entry.path().filename().string();
+        if (!leaf.starts_with(prefix)) {
+            continue;
+        }
+        const std::string pidText = leaf.substr(prefix.size());
+        if (pidText.empty() || pidText.find_first_not_of("0123456789") != std::string::npos ||
+            pidText.size() > 9) {
+            continue;
+        }
+        const pid_t pid = static_cast<pid_t>(std::stol(pidText));
+        if (pid != ::getpid() && ::kill(pid, 0) == -1 && errno == ESRCH) {
+            fs::remove_all(entry.path(), ec);
+        }
+    }
+    const fs::path dir = base / (prefix + std::to_string(::getpid()));
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir);
+    return dir.string();
+}
 
 }  // namespace runplane::fuzz
 

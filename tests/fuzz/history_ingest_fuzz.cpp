@@ -26,11 +26,7 @@ struct State {
 State& state() {
     static State s = [] {
         State st;
-        const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-        const std::string dir =
-            std::string(base) + "/runplane-fuzz-history-" + std::to_string(::getpid());
-        std::filesystem::create_directories(dir);
-        st.path = dir + "/history.sqlite";
+        st.path = runplane::fuzz::scratchDir("history") + "/history.sqlite";
         return st;
     }();
     return s;

@@ -30,10 +30,7 @@ constexpr const char* kMetaKeys[] = {"next_seq", "trimmed_through", "dropped_rec
 
 const std::string& spoolPath() {
     static const std::string path = [] {
-        const char* base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-        std::string dir = std::string(base) + "/runplane-fuzz-spool-" + std::to_string(::getpid());
-        std::filesystem::create_directories(dir);
-        return dir + "/spool.sqlite";
+        return runplane::fuzz::scratchDir("spool") + "/spool.sqlite";
     }();
     return path;
 }
