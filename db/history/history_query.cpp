@@ -39,6 +39,12 @@ SeriesInfo readSeries(const sqlite::Statement& stmt) {
     return info;
 }
 
+// Decimated results are small (<= 4 points a bucket): no capacity worth keeping.
+Status finishInto(Decimator&& decimator, SeriesPoints& out) {
+    out = std::move(decimator).finish();
+    return {};
+}
+
 // A cell's representatives in time order (distinct samples), its count on the first.
 void addCell(Decimator& decimator, const RollupCell& cell) {
     std::array<const SeqPoint*, 4> picks = {&cell.first, &cell.minSample, &cell.maxSample,
@@ -160,10 +166,21 @@ Result<std::optional<std::int64_t>> History::findSeries(const std::string& nodeI
 }
 
 Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
-    std::lock_guard lock(m_mutex);
     SeriesPoints out;
+    if (Status s = querySeries(query, out); !s.ok()) {
+        return Error{s.error()};
+    }
+    return out;
+}
+
+Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
+    std::lock_guard lock(m_mutex);
+    std::vector<SeriesPoint> reuse = std::move(out.points);
+    reuse.clear();
+    out = SeriesPoints{};
+    out.points = std::move(reuse);
     if (query.t1Ns < query.t0Ns) {
-        return out;
+        return {};
     }
     auto horizon = readHorizon(*m_impl->db, query.seriesId);
     if (!horizon.ok()) {
@@ -214,7 +231,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         }
     }
     if (!any) {
-        return out;  // no sample in range
+        return {};  // no sample in range
     }
 
     const std::int64_t rawLimit = 4 * static_cast<std::int64_t>(std::max(2, query.maxBuckets));
@@ -230,7 +247,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
             return Error{s.error()};
         }
         out.sourceCount = static_cast<std::int64_t>(out.points.size());
-        return out;
+        return {};
     }
     auto scan = [&](Decimator& decimator, std::int64_t from, std::int64_t to) -> Status {
         if (from > to) {
@@ -315,7 +332,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
         if (Status s = feed(decimator, std::max(lo, (*horizon)->rawBeforeNs), hi); !s.ok()) {
             return Error{s.error()};
         }
-        return std::move(decimator).finish();
+        return finishInto(std::move(decimator), out);
     }
 
     if (level >= 0) {
@@ -336,7 +353,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
                 if (Status s = feed(decimator, lo, hi); !s.ok()) {
                     return Error{s.error()};
                 }
-                return std::move(decimator).finish();
+                return finishInto(std::move(decimator), out);
             }
         }
     }
@@ -344,7 +361,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
     if (Status s = scan(decimator, lo, hi); !s.ok()) {
         return Error{s.error()};
     }
-    return std::move(decimator).finish();
+    return finishInto(std::move(decimator), out);
 }
 
 Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) {
