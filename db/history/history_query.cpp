@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+
+#include <sys/mman.h>
 
 #include "db/history/chunks.h"
 #include "db/history/decimate.h"
@@ -37,6 +40,21 @@ SeriesInfo readSeries(const sqlite::Statement& stmt) {
     info.name = stmt.columnText(3);
     info.unit = stmt.columnText(4);
     return info;
+}
+
+// A fresh multi-MB result is faulted in 4 KiB page by page (~10,000 faults per 1 M points,
+// ~20 ms); asking for transparent huge pages on its 2 MiB-aligned interior makes that ~20
+// faults. Only a hint: no effect where THP is off, and none on reused capacity already faulted.
+void adviseHugePages(void* data, std::size_t bytes) {
+    constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+    if (bytes < 2 * kHuge) {
+        return;
+    }
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
+    if (end > begin) {
+        (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    }
 }
 
 // Decimated results are small (<= 4 points a bucket): no capacity worth keeping.
@@ -238,6 +256,7 @@ Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
     if (!pruned && extent->bound <= rawLimit) {
         // Few enough to return them all: straight from the decoder into the result.
         out.points.reserve(static_cast<std::size_t>(extent->bound));
+        adviseHugePages(out.points.data(), out.points.capacity() * sizeof(SeriesPoint));
         if (Status s = streamSamples(
                 *m_impl->db, query.seriesId, lo, hi, extent->disjoint,
                 [&](const ChunkSample& p) {
