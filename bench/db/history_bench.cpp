@@ -437,6 +437,31 @@ void BM_ReadAll1M(benchmark::State& state) {
 }
 BENCHMARK(BM_ReadAll1M)->Unit(benchmark::kMillisecond);
 
+// The same into one SeriesPoints reused across reads (the overload a redrawing plot uses).
+void BM_ReadAll1MReused(benchmark::State& state) {
+    auto& f = million();
+    auto history = History::open(f.path);
+    if (!f.error.empty() || !history.ok()) {
+        state.SkipWithError("fixture failed");
+        return;
+    }
+    SeriesPoints result;
+    for (auto _ : state) {
+        if (!(*history)
+                 ->querySeries(SeriesQuery{f.seriesId, std::numeric_limits<std::int64_t>::min(),
+                                           std::numeric_limits<std::int64_t>::max(), 300'000},
+                               result)
+                 .ok()) {
+            state.SkipWithError("query failed");
+            return;
+        }
+        benchmark::DoNotOptimize(result.points.data());
+    }
+    state.counters["points_out"] = static_cast<double>(result.points.size());
+    state.SetItemsProcessed(state.iterations() * 1'000'000);
+}
+BENCHMARK(BM_ReadAll1MReused)->Unit(benchmark::kMillisecond);
+
 // Reference: the same 1,000,000 samples as rows of the v5 table, read with a prepared SELECT.
 void BM_RawSqliteReadAll1M(benchmark::State& state) {
     const std::string path = scratch("raw-million.sqlite").string();

@@ -35,10 +35,8 @@ class BitReader {
         if constexpr (std::endian::native == std::endian::little) {
             w = __builtin_bswap64(w);
         }
-        if (shift != 0) {
-            w = (w << shift) | (m_data[byte + 8] >> (8 - shift));
-        }
-        return w;
+        // Branch-free: for shift 0 the byte's contribution is shifted out (>> 8 of a byte is 0).
+        return (w << shift) | static_cast<std::uint64_t>(m_data[byte + 8] >> (8 - shift));
     }
     [[gnu::always_inline]] void skip(int n) { m_pos += static_cast<std::size_t>(n); }
     /// n in 0..64.
@@ -141,6 +139,13 @@ Status forEachChunkSample(int codec, std::span<const std::uint8_t> bytes, std::i
             seq = static_cast<std::int64_t>(in.take(64));
             step = static_cast<std::int64_t>(in.take(64));
             value = in.take(64);
+        } else if ((in.peek() >> 61) == 0) {
+            // Regular stream: three zero delta-of-deltas (one 0 bit each) read as one.
+            in.skip(3);
+            t = wrapAdd(t, dt);
+            seq = wrapAdd(seq, dseq);
+            step = wrapAdd(step, dstep);
+            value ^= in.xorValue(valueXor);
         } else {
             dt = wrapAdd(dt, in.dod());
             t = wrapAdd(t, dt);
@@ -150,8 +155,14 @@ Status forEachChunkSample(int codec, std::span<const std::uint8_t> bytes, std::i
             step = wrapAdd(step, dstep);
             value ^= in.xorValue(valueXor);
         }
-        const std::uint64_t mn = value ^ in.xorValue(minXor);
-        const std::uint64_t mx = value ^ in.xorValue(maxXor);
+        std::uint64_t mn = value;
+        std::uint64_t mx = value;
+        if ((in.peek() >> 62) == 0) {
+            in.skip(2);  // raw points: min = max = value (two 0 bits), read as one
+        } else {
+            mn ^= in.xorValue(minXor);
+            mx ^= in.xorValue(maxXor);
+        }
         if (in.overrun()) {
             return Error{"chunk ends after " + std::to_string(i) + " of " + std::to_string(count) +
                          " samples (" + std::to_string(bytes.size()) + " bytes)"};

@@ -27,10 +27,6 @@ void ChunkMeta::add(const ChunkSample& s) {
     ++count;
 }
 
-bool sampleBefore(const ChunkSample& a, const ChunkSample& b) {
-    return a.tNs < b.tNs || (a.tNs == b.tNs && a.seq < b.seq);
-}
-
 namespace chunk_detail {
 
 Result<sqlite::Statement> rangeChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,

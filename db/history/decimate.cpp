@@ -6,23 +6,6 @@
 
 namespace runplane::db {
 
-namespace {
-// a < b where NaN (a NULL value) ranks after every number, so it never hides a real extreme.
-bool below(double a, double b) {
-    if (std::isnan(a)) {
-        return false;
-    }
-    return std::isnan(b) || a < b;
-}
-// a > b with the same NaN rule.
-bool above(double a, double b) {
-    if (std::isnan(a)) {
-        return false;
-    }
-    return std::isnan(b) || a > b;
-}
-}  // namespace
-
 std::int64_t bucketWidth(std::int64_t lo, std::int64_t hi, int maxBuckets) {
     const std::int64_t n = std::max(2, maxBuckets);
     if (hi < lo) {
@@ -47,55 +30,6 @@ Decimator::Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets, bool allo
     : m_width(bucketWidth(lo, hi, maxBuckets)),
       m_rawLimit(static_cast<std::size_t>(std::max(2, maxBuckets)) * 4),
       m_keepRaw(allowRaw) {}
-
-void Decimator::add(const SeriesPoint& point, std::int64_t weight) {
-    const std::int64_t ordinal = m_ordinal++;
-    m_count += weight;
-    if (m_keepRaw) {
-        if (m_raw.size() < m_rawLimit) {
-            m_raw.push_back(point);
-        } else {
-            m_keepRaw = false;
-            m_raw.clear();
-            m_raw.shrink_to_fit();
-        }
-    }
-    // Inside the open bucket's span: no division (the hot case of a time-ordered scan).
-    const bool inOpen =
-        m_hasOpen && point.tNs >= m_open.bucket.t0Ns && point.tNs <= m_open.bucket.t1Ns;
-    const std::int64_t index = inOpen ? m_openIndex : bucketIndex(point.tNs, m_width);
-    if (m_hasOpen && index == m_openIndex) {
-        Open& o = m_open;
-        SeriesBucket& b = o.bucket;
-        b.count += weight;
-        b.last = point;
-        o.lastOrdinal = ordinal;
-        if (below(point.min, b.min)) {
-            b.min = point.min;
-            b.minTNs = point.tNs;
-            o.minPoint = point;
-            o.minOrdinal = ordinal;
-        }
-        if (above(point.max, b.max)) {
-            b.max = point.max;
-            b.maxTNs = point.tNs;
-            o.maxPoint = point;
-            o.maxOrdinal = ordinal;
-        }
-        return;
-    }
-    close();
-    m_hasOpen = true;
-    m_openIndex = index;
-    Open& o = m_open;
-    o.bucket = SeriesBucket{index * m_width, index * m_width + (m_width - 1),
-                            point,           point,
-                            point.min,       point.tNs,
-                            point.max,       point.tNs,
-                            weight};
-    o.minPoint = o.maxPoint = point;
-    o.firstOrdinal = o.minOrdinal = o.maxOrdinal = o.lastOrdinal = ordinal;
-}
 
 void Decimator::close() {
     if (!m_hasOpen) {

@@ -3,6 +3,7 @@
 // buckets on a fixed time grid (formula in docs/history.md). History::querySeries uses it over
 // an index range; it is public so that live in-memory views can decimate the same way.
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -54,5 +55,75 @@ class Decimator {
     bool m_keepRaw = true;
     SeriesPoints m_out;
 };
+
+namespace decimate_detail {
+// a < b where NaN (a NULL value) ranks after every number, so it never hides a real extreme.
+inline bool below(double a, double b) {
+    if (std::isnan(a)) {
+        return false;
+    }
+    return std::isnan(b) || a < b;
+}
+// a > b with the same NaN rule.
+inline bool above(double a, double b) {
+    if (std::isnan(a)) {
+        return false;
+    }
+    return std::isnan(b) || a > b;
+}
+}  // namespace decimate_detail
+
+// Inline: called per decoded sample, and an out-of-line call made the caller's sample go
+// through the stack into wider loads here (a store-forwarding stall, half of add's time).
+inline void Decimator::add(const SeriesPoint& point, std::int64_t weight) {
+    using decimate_detail::above;
+    using decimate_detail::below;
+    const std::int64_t ordinal = m_ordinal++;
+    m_count += weight;
+    if (m_keepRaw) {
+        if (m_raw.size() < m_rawLimit) {
+            m_raw.push_back(point);
+        } else {
+            m_keepRaw = false;
+            m_raw.clear();
+            m_raw.shrink_to_fit();
+        }
+    }
+    // Inside the open bucket's span: no division (the hot case of a time-ordered scan).
+    const bool inOpen =
+        m_hasOpen && point.tNs >= m_open.bucket.t0Ns && point.tNs <= m_open.bucket.t1Ns;
+    const std::int64_t index = inOpen ? m_openIndex : bucketIndex(point.tNs, m_width);
+    if (m_hasOpen && index == m_openIndex) {
+        Open& o = m_open;
+        SeriesBucket& b = o.bucket;
+        b.count += weight;
+        b.last = point;
+        o.lastOrdinal = ordinal;
+        if (below(point.min, b.min)) {
+            b.min = point.min;
+            b.minTNs = point.tNs;
+            o.minPoint = point;
+            o.minOrdinal = ordinal;
+        }
+        if (above(point.max, b.max)) {
+            b.max = point.max;
+            b.maxTNs = point.tNs;
+            o.maxPoint = point;
+            o.maxOrdinal = ordinal;
+        }
+        return;
+    }
+    close();
+    m_hasOpen = true;
+    m_openIndex = index;
+    Open& o = m_open;
+    o.bucket = SeriesBucket{index * m_width, index * m_width + (m_width - 1),
+                            point,           point,
+                            point.min,       point.tNs,
+                            point.max,       point.tNs,
+                            weight};
+    o.minPoint = o.maxPoint = point;
+    o.firstOrdinal = o.minOrdinal = o.maxOrdinal = o.lastOrdinal = ordinal;
+}
 
 }  // namespace runplane::db

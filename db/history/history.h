@@ -348,6 +348,9 @@ class History {
     /// Samples of one series in [t0Ns, t1Ns], decimated min/max-preservingly when there are
     /// more than 4 x maxBuckets of them (see SeriesPoints).
     Result<SeriesPoints> querySeries(const SeriesQuery& query);
+    /// The same into `out`, keeping the capacity of out.points: a caller that re-reads (a plot
+    /// redrawing, a bench) skips the kernel's zero-fill of a fresh ~40 MB vector per 1 M points.
+    Status querySeries(const SeriesQuery& query, SeriesPoints& out);
     Result<std::vector<EventRecord>> listEvents(const EventFilter& filter);
     /// Last and best value of every "eval/*" series (or the given prefix) of a run.
     Result<std::vector<MetricSummary>> runMetrics(const std::string& runId,
