@@ -156,16 +156,6 @@ void ChunkEncoder::appendEncoded(const ChunkSample& s) {
 
 namespace chunk_detail {
 
-const std::uint8_t* paddedCopy(std::span<const std::uint8_t> bytes) {
-    thread_local std::vector<std::uint8_t> scratch;
-    scratch.resize(bytes.size() + kPadBytes);
-    if (!bytes.empty()) {
-        std::memcpy(scratch.data(), bytes.data(), bytes.size());
-    }
-    std::memset(scratch.data() + bytes.size(), 0, kPadBytes);
-    return scratch.data();
-}
-
 std::uint64_t pow10(int k) {
     static constexpr std::uint64_t kPowers[] = {
         1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};

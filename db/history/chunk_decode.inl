@@ -3,9 +3,11 @@
 // docs/history.md, "Chunk encoding".
 #pragma once
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace runplane::db::chunk_detail {
 
@@ -14,9 +16,33 @@ inline constexpr std::size_t kMaxSampleBits = 438;
 /// Zero bytes after a chunk's copy: a sample that starts inside the chunk never reads past them.
 inline constexpr std::size_t kPadBytes = kMaxSampleBits / 8 + 24;
 
-/// The chunk copied into this thread's scratch buffer followed by kPadBytes zero bytes (reused,
-/// so decoding allocates nothing; not reentrant).
-const std::uint8_t* paddedCopy(std::span<const std::uint8_t> bytes);
+/// A chunk copied with kPadBytes zero bytes after it, owned by one decode (on the stack for
+/// chunks up to a page). Not a shared scratch buffer: decodes nest — an encoder fed from a
+/// decode's callback re-encodes by decoding its own bytes — and a shared buffer was overwritten
+/// under the outer reader (samples resumed from a stored chunk read back with wrong seqs).
+class PaddedChunk {
+  public:
+    explicit PaddedChunk(std::span<const std::uint8_t> bytes) {
+        std::uint8_t* out = m_inline.data();
+        if (bytes.size() + kPadBytes > m_inline.size()) {
+            m_heap.resize(bytes.size() + kPadBytes);
+            out = m_heap.data();
+        }
+        if (!bytes.empty()) {
+            std::memcpy(out, bytes.data(), bytes.size());
+        }
+        std::memset(out + bytes.size(), 0, kPadBytes);
+        m_data = out;
+    }
+    PaddedChunk(const PaddedChunk&) = delete;
+    PaddedChunk& operator=(const PaddedChunk&) = delete;
+    const std::uint8_t* data() const { return m_data; }
+
+  private:
+    std::array<std::uint8_t, 4096> m_inline;
+    std::vector<std::uint8_t> m_heap;
+    const std::uint8_t* m_data = nullptr;
+};
 
 /// 10^k for k in 0..9.
 std::uint64_t pow10(int k);
@@ -121,7 +147,8 @@ Status forEachChunkSample(int codec, std::span<const std::uint8_t> bytes, std::i
         return Error{"chunk of " + std::to_string(bytes.size()) + " bytes cannot hold " +
                      std::to_string(count) + " samples"};
     }
-    BitReader in(paddedCopy(bytes), bytes.size());
+    const PaddedChunk padded(bytes);
+    BitReader in(padded.data(), bytes.size());
     std::uint64_t unit = 1;
     if (codec == kChunkCodec) {
         const auto header = static_cast<int>(in.take(8));
