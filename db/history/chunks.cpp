@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace runplane::db {
@@ -31,9 +32,7 @@ namespace chunk_detail {
 
 Result<sqlite::Statement> rangeChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
                                       std::int64_t t1) {
-    auto stmt = db.prepare(
-        "SELECT data, count, codec FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
-        "AND t_min <= ?3 ORDER BY t_min, id;");
+    auto stmt = db.prepare(kRangeChunksSql);
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
@@ -87,13 +86,16 @@ Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
 
 Result<ChunkExtent> chunkExtent(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
                                 std::int64_t t1) {
+    // The blob is fetched (by id) only for the edge chunks that reach outside [t0, t1]: selecting
+    // it for every row made SQLite copy each chunk's bytes once more per read.
     auto stmt = db.prepare(
-        "SELECT t_min, t_max, count, data, codec FROM chunks WHERE series_id = ?1 "
+        "SELECT t_min, t_max, count, id FROM chunks WHERE series_id = ?1 "
         "AND t_max >= ?2 AND t_min <= ?3;");
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
     stmt->bind(1, seriesId).bind(2, t0).bind(3, t1);
+    std::optional<sqlite::Statement> edge;
     ChunkExtent extent;
     std::vector<std::pair<std::int64_t, std::int64_t>> spans;
     auto take = [&](std::int64_t t) {
@@ -122,7 +124,23 @@ Result<ChunkExtent> chunkExtent(sqlite::Database& db, std::int64_t seriesId, std
             take(hi);
             continue;
         }
-        Status s = forEachChunkSample(static_cast<int>(stmt->columnInt(4)), stmt->columnBlob(3),
+        if (!edge) {
+            auto prepared = db.prepare("SELECT data, codec FROM chunks WHERE id = ?1;");
+            if (!prepared.ok()) {
+                return Error{prepared.error()};
+            }
+            edge.emplace(std::move(*prepared));
+        }
+        edge->reset();
+        edge->bind(1, stmt->columnInt(3));
+        auto edgeRow = edge->step();
+        if (!edgeRow.ok()) {
+            return Error{edgeRow.error()};
+        }
+        if (!*edgeRow) {
+            continue;  // not reachable inside the read's transaction
+        }
+        Status s = forEachChunkSample(static_cast<int>(edge->columnInt(1)), edge->columnBlob(0),
                                       stmt->columnInt(2), [&](const ChunkSample& p) {
                                           if (p.tNs >= t0 && p.tNs <= t1) {
                                               take(p.tNs);

@@ -89,7 +89,11 @@ void registerSamplesView();
 // ---- template implementation
 
 namespace chunk_detail {
-/// A range query's chunk rows (data, count, codec), ordered by t_min.
+/// A range query's chunk rows (data, count, codec) in index order: by t_max, then t_min and id
+/// (no sorter copying every blob; for disjoint chunks this is their time order).
+inline constexpr const char* kRangeChunksSql =
+    "SELECT data, count, codec FROM chunks WHERE series_id = ?1 AND t_max >= ?2 "
+    "AND t_min <= ?3 ORDER BY t_max, t_min, id;";
 Result<sqlite::Statement> rangeChunks(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
                                       std::int64_t t1);
 /// This thread's reusable buffer for one decoded chunk.

@@ -306,5 +306,57 @@ TEST(ChunkIngest, CellsHoldEverySampleOnceWhetherSealedOrNot) {
                             [](const SeriesPoint& p) { return p.value == 1e9; }));
 }
 
+// Range reads take the chunks in index order: no temporary B-tree copying every chunk's blob
+// (that sort was ~10 % of a 1 M-point read), and a range cutting through chunks returns exactly
+// the samples inside it, in time order.
+TEST(ChunkRead, RangeReadsNeedNoSorterAndCutEdgeChunksExactly) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    const int total = 5 * kChunkMaxSamples + 123;
+    {
+        auto history = History::open(path);
+        ASSERT_TRUE(history.ok()) << history.error();
+        IngestBatch batch;
+        batch.nodeId = "n1";
+        for (int i = 1; i <= total; ++i) {
+            batch.samples.push_back(sample(static_cast<std::uint64_t>(i),
+                                           static_cast<std::int64_t>(i) * 100'000'000, i * 0.5));
+        }
+        batch.throughSeq = static_cast<std::uint64_t>(total);
+        ASSERT_TRUE((*history)->ingest(batch).ok());
+    }
+    EXPECT_GE(scalar(path, "SELECT count(*) FROM chunks;"), 5);
+    auto db = sqlite::Database::open(path);
+    ASSERT_TRUE(db.ok());
+    auto plan = (*db)->prepare(std::string("EXPLAIN QUERY PLAN ") + chunk_detail::kRangeChunksSql);
+    ASSERT_TRUE(plan.ok()) << plan.error();
+    std::string details;
+    while (true) {
+        auto row = plan->step();
+        ASSERT_TRUE(row.ok());
+        if (!*row) {
+            break;
+        }
+        details += plan->columnText(3) + "\n";
+    }
+    EXPECT_NE(details.find("chunks_series_time"), std::string::npos) << details;
+    EXPECT_EQ(details.find("TEMP B-TREE"), std::string::npos) << details;
+
+    auto history = History::open(path);
+    auto id = (*history)->findSeries("n1", "", "m");
+    ASSERT_TRUE(id.ok() && id->has_value());
+    // From the middle of the first chunk to the middle of the last one.
+    const std::int64_t from = 500, to = total - 40;
+    auto points =
+        (*history)->querySeries(SeriesQuery{**id, from * 100'000'000, to * 100'000'000, 1'000'000});
+    ASSERT_TRUE(points.ok()) << points.error();
+    ASSERT_EQ(points->points.size(), static_cast<std::size_t>(to - from + 1));
+    for (std::int64_t i = from; i <= to; ++i) {
+        const SeriesPoint& p = points->points[static_cast<std::size_t>(i - from)];
+        ASSERT_EQ(p.tNs, i * 100'000'000) << i;
+        ASSERT_EQ(p.value, static_cast<double>(i) * 0.5) << i;
+    }
+}
+
 }  // namespace
 }  // namespace runplane::db
