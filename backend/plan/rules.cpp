@@ -110,6 +110,7 @@ constexpr RuleInfo kRules[] = {
     {"algorithm.rollout-logprobs-tis", S::Error, "algorithm.use_rollout_logprobs", "not both --use-rollout-logprobs and --use-tis", "slime arguments.py:2032"},
     {"algorithm.mismatch-metrics-tis", S::Info, "extra_args", "--get-mismatch-metrics without --custom-tis-function-path measures with vanilla TIS", "slime arguments.py:2036 (a warning)"},
     {"algorithm.cispo-eps-clip", S::Warning, "algorithm.eps_clip", "CISPO with eps_clip < 1 keeps the lower clip bound active", "slime arguments.py:2058 (a warning)"},
+    {"algorithm.score-centering", S::Error, "extra_args", "--use-score-centering needs the Megatron backend, the policy loss, a REINFORCE objective, untruncated stochastic sampling and the sampler's own log-probs", "slime score_centering.py (validate_score_centering_args)"},
     {"algorithm.ppo-miles", S::Error, "trainer.backend", "miles PPO (shared actor/critic) needs the Megatron backend and kl_coef == 0", "miles arguments.py (miles_validate_args)"},
     {"batch.balance-by-flops", S::Error, "extra_args", "--balance-by-flops needs --use-dynamic-batch-size", "slime arguments.py:2052"},
     {"trainer.mtp-needs-layers", S::Error, "extra_args", "--enable-mtp-training needs --mtp-num-layers (or a model with MTP layers)", "slime arguments.py:2182"},

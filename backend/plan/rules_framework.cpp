@@ -297,6 +297,7 @@ void checkFrameworkArgs(const RuleContext& ctx) {
     checkDebugModes(ctx, flags);
     checkDataTransport(ctx, flags);
     checkMilesAdditions(ctx, flags);
+    checkScoreCentering(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

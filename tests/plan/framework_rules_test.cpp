@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -121,6 +122,81 @@ std::vector<FrameworkCase> cases() {
              r.algorithm.epsClip = 1.0;
          },
          S::Warning},
+        // slime's validate_score_centering_args: one case per kind of check.
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.trainer.backend = TrainBackend::Fsdp;
+         },
+         [](Recipe& r) { r.trainer.backend = TrainBackend::Fsdp; }, S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             arg(r, "--rollout-top-p 0.9");
+         },
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             arg(r, "--rollout-top-p 1.0");
+         },
+         S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.algorithm.advantageEstimator = AdvantageEstimator::Gspo;
+         },
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.algorithm.advantageEstimator = AdvantageEstimator::ReinforcePlusPlus;
+             r.algorithm.normalizeAdvantages = true;
+         },
+         S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.algorithm.useTis = true;
+             arg(r, "--custom-tis-function-path my_pkg.my_tis");
+         },
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.algorithm.useTis = true;
+             arg(r,
+                 "--custom-tis-function-path slime.backends.megatron_utils.loss.icepop_function");
+         },
+         S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.algorithm.useTis = true;
+             arg(r, "--tis-clip-low 3");
+         },
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.algorithm.useTis = true;
+             arg(r, "--tis-clip-low 2");
+         },
+         S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             arg(r, "--use-unbiased-kl");
+         },
+         [](Recipe& r) { arg(r, "--use-unbiased-kl"); }, S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             arg(r, "--score-centering-top-k 0");
+         },
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             arg(r, "--score-centering-top-k 1");
+         },
+         S::Error},
+        {"algorithm.score-centering", kB30,
+         [](Recipe& r) {
+             arg(r, "--use-score-centering");
+             r.rollout.temperature = 0.0;
+         },
+         [](Recipe& r) { r.rollout.temperature = 0.0; }, S::Error},
         {"algorithm.ppo-miles", kMiles,
          [](Recipe& r) {
              r.algorithm.advantageEstimator = AdvantageEstimator::Ppo;
@@ -360,6 +436,33 @@ TEST(FrameworkRules, EachFiresOnItsCaseAndNotOnTheNearMiss) {
         const Finding* miss = findRule(findingsOf(near), c.rule);
         EXPECT_EQ(miss, nullptr) << "fires on the near miss: " << (miss ? miss->message : "");
     }
+}
+
+TEST(FrameworkRules, ScoreCenteringKeepsSlimesWordingAndPointsAtTheFlag) {
+    Recipe r = test::loadShipped(kB30);
+    arg(r, "--use-score-centering");
+    arg(r, "--loss-type sft_loss");
+    arg(r, "--rollout-logprob-server-url http://127.0.0.1:30010");
+    arg(r,
+        "--custom-generate-function-path "
+        "slime.rollout.sglang_streaming_rollout.generate_streaming");
+    std::vector<std::string> messages;
+    for (const Finding& f : findingsOf(r)) {
+        if (f.ruleId == "algorithm.score-centering") {
+            messages.push_back(f.message);
+            EXPECT_EQ(f.fieldPath.rfind("extra_args[", 0), 0u) << f.fieldPath;
+        }
+    }
+    ASSERT_EQ(messages.size(), 3u);
+    auto has = [&](const std::string& text) {
+        return std::any_of(messages.begin(), messages.end(),
+                           [&](const std::string& m) { return m.find(text) != std::string::npos; });
+    };
+    EXPECT_TRUE(has("--use-score-centering requires --loss-type policy_loss (got sft_loss)"));
+    EXPECT_TRUE(
+        has("Score centering requires original sampler probabilities, not a rollout "
+            "logprob server's recomputation."));
+    EXPECT_TRUE(has("Score centering does not support streaming rollout."));
 }
 
 TEST(FrameworkRules, FlagsFromExtraArgsCountAsTheTypedFields) {

@@ -43,6 +43,9 @@ void checkLauncher(const RuleContext& ctx);
 // rules_weight_update.cpp; inventory in docs/rules.md).
 void checkFrameworkArgs(const RuleContext& ctx);
 void checkPlacementAndWeightUpdate(const RuleContext& ctx);
+class RecipeFlags;
+// slime's validate_score_centering_args (rules_score_centering.cpp), called by checkFrameworkArgs.
+void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags);
 
 std::string num(double value);  // "0.8", "16", "1e-05"
 std::string gb(double bytes);   // "375.3 GB"
