@@ -117,6 +117,7 @@ constexpr RuleInfo kRules[] = {
     {"trainer.param-name-lists", S::Error, "extra_args", "only one of --only-train-params-name-list / --freeze-params-name-list", "slime arguments.py:2213"},
     {"trainer.routing-replay-prefetch", S::Error, "extra_args", "--routing-replay-prefetch-microbatches >= 0 with rollout routing replay", "slime arguments.py:2186"},
     {"debug.save-paths", S::Error, "extra_args", "--save-debug-train-data differs from --save-debug-rollout-data", "slime arguments.py:2073"},
+    {"debug.recovery-rollout-path", S::Error, "extra_args", "trainer fault tolerance needs a --save-debug-rollout-data path containing {rollout_id}", "slime arguments.py:2269 (with training_recovery.py's training_recovery_enabled)"},
     {"debug.rollout-xor-train", S::Error, "extra_args", "not both --debug-rollout-only and --debug-train-only (or --load-debug-rollout-data)", "slime arguments.py:2112"},
     {"rollout.positive-knobs", S::Error, "extra_args", "--rollout-cleanup-timeout, --rollout-queue-lease-seconds, --rollout-queue-segment-mib, --rollout-io-concurrency > 0", "slime arguments.py:1892, 2008"},
     {"rollout.straw-transport", S::Error, "extra_args", "QueueDataSource and --rollout-queue-online-gc need --rollout-data-transport straw; straw has no --buffer-filter-path", "slime arguments.py:1996, 1998, 2014"},

@@ -298,6 +298,7 @@ void checkFrameworkArgs(const RuleContext& ctx) {
     checkDataTransport(ctx, flags);
     checkMilesAdditions(ctx, flags);
     checkScoreCentering(ctx, flags);
+    checkTrainerRecovery(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

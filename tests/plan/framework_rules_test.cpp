@@ -122,6 +122,24 @@ std::vector<FrameworkCase> cases() {
              r.algorithm.epsClip = 1.0;
          },
          S::Warning},
+        {"debug.recovery-rollout-path", kB30,
+         [](Recipe& r) { arg(r, "--save-debug-rollout-data /data/debug/rollout.pt"); },
+         [](Recipe& r) {
+             arg(r, "--save-debug-rollout-data /data/debug/rollout.pt");
+             arg(r, "--debug-rollout-only");  // no trainer: recovery is off
+         },
+         S::Error},
+        {"debug.recovery-rollout-path", kB30,
+         [](Recipe& r) { arg(r, "--save-debug-rollout-data /data/debug/rollout.pt"); },
+         [](Recipe& r) { arg(r, "--save-debug-rollout-data /data/debug/rollout_{rollout_id}.pt"); },
+         S::Error},
+        {"debug.recovery-rollout-path", kB30,
+         [](Recipe& r) { arg(r, "--save-debug-rollout-data /data/debug/rollout.pt"); },
+         [](Recipe& r) {
+             arg(r, "--save-debug-rollout-data /data/debug/rollout.pt");
+             r.framework = Framework::Miles;  // miles has no trainer-recovery path check
+         },
+         S::Error},
         // slime's validate_score_centering_args: one case per kind of check.
         {"algorithm.score-centering", kB30,
          [](Recipe& r) {

@@ -44,8 +44,10 @@ void checkLauncher(const RuleContext& ctx);
 void checkFrameworkArgs(const RuleContext& ctx);
 void checkPlacementAndWeightUpdate(const RuleContext& ctx);
 class RecipeFlags;
-// slime's validate_score_centering_args (rules_score_centering.cpp), called by checkFrameworkArgs.
+// slime's validate_score_centering_args and its trainer fault-tolerance path check
+// (rules_framework_more.cpp), called by checkFrameworkArgs.
 void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags);
+void checkTrainerRecovery(const RuleContext& ctx, const RecipeFlags& flags);
 
 std::string num(double value);  // "0.8", "16", "1e-05"
 std::string gb(double bytes);   // "375.3 GB"

@@ -1,8 +1,12 @@
-// slime's validate_score_centering_args (slime/utils/score_centering.py, read at THUDM/slime
-// commit 2e5cd7cd): score centering (--use-score-centering) runs only on the Megatron backend,
-// with the policy loss, a REINFORCE-family objective, untruncated stochastic sampling and no
-// feature that replaces the sampler's own log-probs. Every message keeps slime's wording
-// (docs/rules.md, check 3); the settings come from typed fields or extra_args alike.
+// Two checks of slime whose conditions live outside slime_validate_args:
+// - validate_score_centering_args (slime/utils/score_centering.py, read at THUDM/slime commit
+//   2e5cd7cd): score centering (--use-score-centering) runs only on the Megatron backend, with
+//   the policy loss, a REINFORCE-family objective, untruncated stochastic sampling and no
+//   feature that replaces the sampler's own log-probs (docs/rules.md, check 3);
+// - trainer fault tolerance (arguments.py check 49, enabled as training_recovery_enabled in
+//   slime/ray/training_recovery.py decides, read at commit 0b0c277d): its replay journal needs a
+//   --save-debug-rollout-data path that differs per rollout.
+// Every message keeps slime's wording; the settings come from typed fields or extra_args alike.
 
 #include <cmath>
 #include <string>
@@ -76,6 +80,30 @@ void checkSampling(const RuleContext& ctx, const RecipeFlags& flags) {
 }
 
 }  // namespace
+
+void checkTrainerRecovery(const RuleContext& ctx, const RecipeFlags& flags) {
+    // training_recovery_enabled: durable replay storage (straw transport or saved debug rollout
+    // data) on the Megatron backend, rollouts not external, not a debug-only mode.
+    // slime's own trainer recovery (training_recovery.py); not applied to miles, whose checks were
+    // not read for it and whose public scripts pass --save-debug-rollout-data data.pt.
+    if (ctx.recipe.framework != Framework::Slime) {
+        return;
+    }
+    const auto path = flags.value("--save-debug-rollout-data");
+    const auto transport = flags.value("--rollout-data-transport");
+    const bool replayStorage = path.has_value() || (transport && *transport == "straw");
+    const bool enabled = replayStorage && ctx.recipe.trainer.backend == TrainBackend::Megatron &&
+                         !flags.on("--rollout-external") && !flags.on("--debug-train-only") &&
+                         !flags.on("--debug-rollout-only") &&
+                         !flags.has("--load-debug-rollout-data");
+    if (enabled && path && path->find("{rollout_id}") == std::string::npos) {
+        ctx.emitField("debug.recovery-rollout-path", flags.field("--save-debug-rollout-data"),
+                      "Trainer fault tolerance requires a unique --save-debug-rollout-data path "
+                      "containing {rollout_id} (got " +
+                          *path + ")",
+                      "put {rollout_id} in the path, e.g. /data/debug/rollout_{rollout_id}.pt");
+    }
+}
 
 void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags) {
     if (!flags.on("--use-score-centering")) {
