@@ -105,12 +105,13 @@ class RecipeForm : public QWidget {
     /// GUI alone knows (the catalog's model).
     void addField(QFormLayout* f, const plan::RecipeField& field, Reason extra = {});
     void addModelFields(QFormLayout* f);
-    // recipe_form_more.cpp
+    void addEvalDatasets(QFormLayout* f);
+    /// The section of a first path component, made (titled, in order of arrival) if new.
     QFormLayout* sectionForm(const QString& prefix);
+    // recipe_form_more.cpp
     void addHardwareProfile(QFormLayout* f);
     /// A list field edited one item per line (launcher.argv, launcher.pre_launch).
     void addLines(QFormLayout* f, const plan::RecipeField& field);
-    void addEvalDatasets(QFormLayout* f);
     void addMetricKinds(QFormLayout* f);
     void addMemoryAlarm(QFormLayout* f, const plan::RecipeField& field);
     void addExtraArgs(QFormLayout* f);
