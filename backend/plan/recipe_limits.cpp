@@ -11,6 +11,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include "backend/plan/recipe_fields.h"
+
 namespace runplane::plan {
 namespace {
 
@@ -127,15 +129,6 @@ constexpr FieldBound kShapeBounds[] = {
     {"variants[].mtp_num_layers", -1, 64, "multi-token-prediction depth (-1 = the base shape's)", true},
 };
 // clang-format on
-
-consteval const FieldBound* R(std::string_view path) {
-    for (const auto& b : kRecipeBounds) {
-        if (std::string_view(b.path) == path) {
-            return &b;
-        }
-    }
-    throw "no such recipe bound";  // a compile error: the path is not in kRecipeBounds
-}
 
 consteval const FieldBound* S(std::string_view path) {
     for (const auto& b : kShapeBounds) {
@@ -314,72 +307,23 @@ std::vector<LimitViolation> checkShapeLimits(const ModelShape& s, std::string_vi
 std::vector<LimitViolation> checkRecipeLimits(const Recipe& r, bool planOnly) {
     std::vector<LimitViolation> out;
     const Checker check("", planOnly, out);
-    check(R("hardware.gpus_per_node"), r.hardware.gpusPerNode);
-    check(R("hardware.gpu_memory_gb"), r.hardware.gpuMemoryGb);
-    check(R("hardware.host_ram_gb"), r.hardware.hostRamGb);
-    check(R("cluster.nodes"), r.cluster.nodes);
-    check(R("cluster.ray_object_store_fraction"), r.cluster.rayObjectStoreFraction);
-    check(R("cluster.ray_object_store_max_gb"), r.cluster.rayObjectStoreMaxGb);
-    const Trainer& t = r.trainer;
-    check(R("trainer.nodes"), t.nodes);
-    check(R("trainer.gpus_per_node"), t.gpusPerNode);
-    check(R("trainer.tp"), t.tp);
-    check(R("trainer.pp"), t.pp);
-    check(R("trainer.cp"), t.cp);
-    check(R("trainer.ep"), t.ep);
-    check(R("trainer.etp"), t.etp);
-    check(R("trainer.decoder_first_pipeline_num_layers"), t.decoderFirstPipelineNumLayers);
-    check(R("trainer.decoder_last_pipeline_num_layers"), t.decoderLastPipelineNumLayers);
-    check(R("trainer.num_layers_per_virtual_stage"), t.numLayersPerVirtualStage);
-    const Rollout& o = r.rollout;
-    check(R("rollout.num_gpus"), o.numGpus);
-    check(R("rollout.gpus_per_engine"), o.gpusPerEngine);
-    check(R("rollout.engines"), o.engines);
-    check(R("rollout.pp_size"), o.ppSize);
-    check(R("rollout.dp_size"), o.dpSize);
-    check(R("rollout.ep_size"), o.epSize);
-    check(R("rollout.eplb.redundant_experts"), o.eplb.redundantExperts);
-    check(R("rollout.mem_fraction"), o.memFraction);
-    for (std::size_t i = 0; i < o.cudaGraphSizes.size(); ++i) {
-        check(R("rollout.cuda_graph_sizes[]"), o.cudaGraphSizes[i],
-              "rollout.cuda_graph_sizes[" + std::to_string(i) + "]");
+    // Every bounded field of the table (recipe_fields.h), in its order.
+    for (const RecipeField& f : recipeFields()) {
+        if (f.bound == nullptr) {
+            continue;
+        }
+        const FieldValue value = f.get(r);
+        if (const int* n = std::get_if<int>(&value)) {
+            check(f.bound, *n);
+        } else if (const double* d = std::get_if<double>(&value)) {
+            check(f.bound, *d);
+        } else if (const auto* items = std::get_if<std::vector<int>>(&value)) {
+            for (std::size_t i = 0; i < items->size(); ++i) {
+                check(f.bound, (*items)[i], std::string(f.path) + "[" + std::to_string(i) + "]");
+            }
+        }
     }
-    check(R("rollout.cuda_graph_max_bs"), o.cudaGraphMaxBs);
-    check(R("rollout.max_response_len"), o.maxResponseLen);
-    check(R("rollout.max_context_len"), o.maxContextLen);
-    check(R("rollout.max_prompt_len"), o.maxPromptLen);
-    check(R("rollout.temperature"), o.temperature);
     const Batch& b = r.batch;
-    check(R("batch.rollout_batch_size"), b.rolloutBatchSize);
-    check(R("batch.n_samples_per_prompt"), b.nSamplesPerPrompt);
-    check(R("batch.global_batch_size"), b.globalBatchSize);
-    check(R("batch.num_steps_per_rollout"), b.numStepsPerRollout);
-    check(R("batch.micro_batch_size"), b.microBatchSize);
-    check(R("batch.max_tokens_per_gpu"), b.maxTokensPerGpu);
-    check(R("batch.over_sampling_batch_size"), b.overSamplingBatchSize);
-    check(R("batch.num_rollout"), b.numRollout);
-    check(R("batch.num_epoch"), b.numEpoch);
-    const Algorithm& a = r.algorithm;
-    check(R("algorithm.kl_loss_coef"), a.klLossCoef);
-    check(R("algorithm.kl_coef"), a.klCoef);
-    check(R("algorithm.eps_clip"), a.epsClip);
-    check(R("algorithm.eps_clip_high"), a.epsClipHigh);
-    check(R("algorithm.entropy_coef"), a.entropyCoef);
-    check(R("algorithm.lr"), a.lr);
-    check(R("optimizer.offload_fraction"), r.optimizer.offloadFraction);
-    check(R("lora.rank"), r.lora.rank);
-    check(R("lora.alpha"), r.lora.alpha);
-    check(R("lora.dropout"), r.lora.dropout);
-    check(R("memory.update_weight_buffer_gb"), r.memory.updateWeightBufferGb);
-    check(R("memory.process_host_gb"), r.memory.processHostGb);
-    check(R("memory.process_gpu_gb"), r.memory.processGpuGb);
-    check(R("memory.allocator_fragmentation"), r.memory.allocatorFragmentation);
-    check(R("checkpoints.save_interval"), r.checkpoints.saveInterval);
-    check(R("checkpoints.converted_ep"), r.checkpoints.convertedEp);
-    check(R("eval.interval"), r.eval.interval);
-    check(R("eval.n_samples_per_eval_prompt"), r.eval.nSamplesPerEvalPrompt);
-    check(R("eval.max_response_len"), r.eval.maxResponseLen);
-    check(R("analysis.memory_alarm_gb"), r.analysis.memoryAlarmGb);
 
     // Products the planner sizes its per-GPU tables by, and the one batch product the rules form
     // from two bounded fields that could still overflow (only when the factors are in bounds:

@@ -1,14 +1,20 @@
-// YAML -> Recipe. Every section is read by a MapReader, so unknown keys, wrong types and
-// duplicate keys become diagnostics with line:column, and every field's location is recorded.
+// YAML -> Recipe. The scalar fields are read by walking the field table (recipe_fields.h); the
+// structured parts (model, environment.env, eval.datasets, analysis.metric_kinds, extra_args)
+// by the code below, at their place in the walk. Every section is read by a MapReader, so
+// unknown keys, wrong types and duplicate keys become diagnostics with line:column, and every
+// field's location is recorded.
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <type_traits>
 
 #include "backend/plan/detail/model_shape_yaml.h"
 #include "backend/plan/detail/text_checks.h"
 #include "backend/plan/detail/yaml_support.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_fields.h"
 #include "backend/plan/recipe_limits.h"
 
 namespace runplane::plan {
@@ -38,248 +44,62 @@ void readModel(MapReader& top, ModelRef& m) {
     r.finish();
 }
 
-void readHardware(MapReader& top, Hardware& h) {
-    MapReader r(top.context(), top.child("hardware"), "hardware");
-    r.get("gpu", h.gpu);
-    r.get("gpu_memory_gb", h.gpuMemoryGb);
-    r.get("gpus_per_node", h.gpusPerNode);
-    r.get("host_ram_gb", h.hostRamGb);
-    r.getEnum("cpu_arch", h.cpuArch);
-    r.get("nvlink", h.nvlink);
-    r.get("assumed", h.assumed);
-    r.finish();
-}
-
-void readCluster(MapReader& top, Cluster& c) {
-    MapReader r(top.context(), top.child("cluster"), "cluster");
-    r.get("nodes", c.nodes);
-    r.get("master_addr", c.masterAddr);
-    r.get("ray_object_store_fraction", c.rayObjectStoreFraction);
-    r.get("ray_object_store_max_gb", c.rayObjectStoreMaxGb);
-    r.finish();
-}
-
-void readTrainer(MapReader& top, Trainer& t) {
-    MapReader r(top.context(), top.child("trainer"), "trainer");
-    r.getEnum("backend", t.backend);
-    r.get("nodes", t.nodes);
-    r.get("gpus_per_node", t.gpusPerNode);
-    r.get("tp", t.tp);
-    r.get("pp", t.pp);
-    r.get("cp", t.cp);
-    r.get("ep", t.ep);
-    r.get("etp", t.etp);
-    r.get("sequence_parallel", t.sequenceParallel);
-    r.get("decoder_first_pipeline_num_layers", t.decoderFirstPipelineNumLayers);
-    r.get("decoder_last_pipeline_num_layers", t.decoderLastPipelineNumLayers);
-    r.get("num_layers_per_virtual_stage", t.numLayersPerVirtualStage);
-    r.get("recompute", t.recompute);
-    r.finish();
-}
-
-void readRollout(MapReader& top, Rollout& o) {
-    MapReader r(top.context(), top.child("rollout"), "rollout");
-    r.getEnum("engine", o.engine);
-    r.get("num_gpus", o.numGpus);
-    r.get("gpus_per_engine", o.gpusPerEngine);
-    r.get("engines", o.engines);
-    r.get("pp_size", o.ppSize);
-    r.get("dp_size", o.dpSize);
-    r.get("ep_size", o.epSize);
-    r.get("dp_attention", o.dpAttention);
-    r.get("expert_parallel", o.expertParallel);
-    {
-        MapReader e(top.context(), r.child("eplb"), "rollout.eplb");
-        e.get("enabled", o.eplb.enabled);
-        e.get("redundant_experts", o.eplb.redundantExperts);
-        e.finish();
+// environment.env, after environment.nccl_so_path.
+void readEnv(MapReader& section, Recipe& recipe) {
+    const YAML::Node env = section.child("env");
+    if (!env.IsDefined()) {
+        return;
     }
-    r.get("mem_fraction", o.memFraction);
-    r.get("cuda_graph", o.cudaGraph);
-    r.get("cuda_graph_sizes", o.cudaGraphSizes);
-    r.get("cuda_graph_max_bs", o.cudaGraphMaxBs);
-    r.getEnum("weight_dtype", o.weightDtype);
-    r.getEnum("quant_scope", o.quantScope);
-    r.get("max_response_len", o.maxResponseLen);
-    r.get("max_context_len", o.maxContextLen);
-    r.get("max_prompt_len", o.maxPromptLen);
-    r.get("temperature", o.temperature);
-    r.get("moe_backend", o.moeBackend);
-    r.get("lora_backend", o.loraBackend);
-    r.finish();
-}
-
-void readBatch(MapReader& top, Batch& b) {
-    MapReader r(top.context(), top.child("batch"), "batch");
-    r.get("rollout_batch_size", b.rolloutBatchSize);
-    r.get("n_samples_per_prompt", b.nSamplesPerPrompt);
-    r.get("global_batch_size", b.globalBatchSize);
-    r.get("num_steps_per_rollout", b.numStepsPerRollout);
-    r.get("micro_batch_size", b.microBatchSize);
-    r.get("dynamic_batch_size", b.dynamicBatchSize);
-    r.get("max_tokens_per_gpu", b.maxTokensPerGpu);
-    r.get("over_sampling_batch_size", b.overSamplingBatchSize);
-    r.get("num_rollout", b.numRollout);
-    r.get("num_epoch", b.numEpoch);
-    r.finish();
-}
-
-void readAlgorithm(MapReader& top, Algorithm& a) {
-    MapReader r(top.context(), top.child("algorithm"), "algorithm");
-    r.getEnum("advantage_estimator", a.advantageEstimator);
-    r.get("use_kl_loss", a.useKlLoss);
-    r.get("kl_loss_coef", a.klLossCoef);
-    r.get("kl_loss_type", a.klLossType);
-    r.get("kl_coef", a.klCoef);
-    r.get("eps_clip", a.epsClip);
-    r.get("eps_clip_high", a.epsClipHigh);
-    r.get("entropy_coef", a.entropyCoef);
-    r.get("use_tis", a.useTis);
-    r.get("lr", a.lr);
-    r.get("normalize_advantages", a.normalizeAdvantages);
-    r.get("use_rollout_logprobs", a.useRolloutLogprobs);
-    r.get("use_opd", a.useOpd);
-    r.getEnum("opd_type", a.opdType);
-    r.finish();
-}
-
-void readOptimizer(MapReader& top, Optimizer& o) {
-    MapReader r(top.context(), top.child("optimizer"), "optimizer");
-    r.get("kind", o.kind);
-    r.get("distributed", o.distributed);
-    r.get("cpu_offload", o.cpuOffload);
-    r.get("overlap_cpu_optimizer_d2h_h2d", o.overlapCpuOptimizerD2hH2d);
-    r.get("precision_aware", o.precisionAware);
-    r.get("offload_fraction", o.offloadFraction);
-    r.finish();
-}
-
-void readLora(MapReader& top, Lora& l) {
-    MapReader r(top.context(), top.child("lora"), "lora");
-    r.get("rank", l.rank);
-    r.get("alpha", l.alpha);
-    r.get("dropout", l.dropout);
-    r.get("target_modules", l.targetModules);
-    r.get("base_cpu_backup", l.baseCpuBackup);
-    r.finish();
-}
-
-void readMemory(MapReader& top, MemoryFlags& m) {
-    MapReader r(top.context(), top.child("memory"), "memory");
-    r.get("offload_train", m.offloadTrain);
-    r.get("offload_rollout", m.offloadRollout);
-    r.getEnum("offload_train_target", m.offloadTrainTarget);
-    r.get("drop_checkpoint_page_cache_after_load", m.dropCheckpointPageCacheAfterLoad);
-    r.getEnum("colocate_memory_peak_device", m.colocateMemoryPeakDevice);
-    r.getEnum("backup_mode", m.backupMode);
-    r.get("reload_rollout_weights_from_disk", m.reloadRolloutWeightsFromDisk);
-    r.get("disable_weights_backuper", m.disableWeightsBackuper);
-    r.get("update_weight_buffer_gb", m.updateWeightBufferGb);
-    r.get("process_host_gb", m.processHostGb);
-    r.get("process_gpu_gb", m.processGpuGb);
-    r.get("allocator_fragmentation", m.allocatorFragmentation);
-    r.finish();
-}
-
-void readWeightUpdate(MapReader& top, WeightUpdate& w) {
-    MapReader r(top.context(), top.child("weight_update"), "weight_update");
-    r.getEnum("mode", w.mode);
-    r.getEnum("transport", w.transport);
-    r.get("disk_dir", w.diskDir);
-    r.get("local_checkpoint_dir", w.localCheckpointDir);
-    r.get("release_train", w.releaseTrain);
-    r.finish();
-}
-
-void readEnvironment(MapReader& top, Environment& e) {
-    MapReader r(top.context(), top.child("environment"), "environment");
-    r.get("nccl_version", e.ncclVersion);
-    r.get("nccl_so_path", e.ncclSoPath);
-    const YAML::Node env = r.child("env");
-    if (env.IsDefined()) {
-        MapReader vars(top.context(), env, "environment.env");
-        if (vars.isMap()) {
-            for (auto it = env.begin(); it != env.end(); ++it) {
-                const std::string key = it->first.Scalar();
-                if (!detail::isEnvName(key)) {
-                    top.context().error("environment.env", locOf(it->first.Mark()),
-                                        "environment variable name '" + key +
-                                            "' must match [A-Za-z_][A-Za-z0-9_]*");
-                    vars.present(key.c_str());  // reported here, not again as an unknown key
-                    continue;
-                }
-                std::string value;
-                vars.get(key.c_str(), value);
-                e.env.emplace_back(key, value);
+    const ParseContext& ctx = section.context();
+    MapReader vars(ctx, env, "environment.env");
+    if (vars.isMap()) {
+        for (auto it = env.begin(); it != env.end(); ++it) {
+            const std::string key = it->first.Scalar();
+            if (!detail::isEnvName(key)) {
+                ctx.error(
+                    "environment.env", locOf(it->first.Mark()),
+                    "environment variable name '" + key + "' must match [A-Za-z_][A-Za-z0-9_]*");
+                vars.present(key.c_str());  // reported here, not again as an unknown key
+                continue;
             }
-        }
-        vars.finish();
-    }
-    r.finish();
-}
-
-void readCheckpoints(MapReader& top, Checkpoints& c) {
-    MapReader r(top.context(), top.child("checkpoints"), "checkpoints");
-    r.get("model_dir", c.modelDir);
-    r.get("hf_checkpoint", c.hfCheckpoint);
-    r.get("ref_load", c.refLoad);
-    r.get("load", c.load);
-    r.get("save", c.save);
-    r.get("save_interval", c.saveInterval);
-    r.get("converted_ep", c.convertedEp);
-    r.get("no_save_optim", c.noSaveOptim);
-    r.get("no_load_optim", c.noLoadOptim);
-    r.get("opd_teacher_load", c.opdTeacherLoad);
-    r.finish();
-}
-
-void readEval(MapReader& top, Eval& e) {
-    MapReader r(top.context(), top.child("eval"), "eval");
-    r.get("interval", e.interval);
-    const YAML::Node datasets = r.child("datasets");
-    if (datasets.IsDefined()) {
-        if (!datasets.IsSequence()) {
-            top.context().error("eval.datasets", locOf(datasets.Mark()),
-                                "'eval.datasets' must be a list of {name, path}");
-        } else {
-            for (std::size_t i = 0; i < datasets.size(); ++i) {
-                const std::string path = "eval.datasets[" + std::to_string(i) + "]";
-                MapReader d(top.context(), datasets[i], path);
-                EvalDataset dataset;
-                d.get("name", dataset.name);
-                d.get("path", dataset.path);
-                d.finish();
-                e.datasets.push_back(std::move(dataset));
-            }
+            std::string value;
+            vars.get(key.c_str(), value);
+            recipe.environment.env.emplace_back(key, value);
         }
     }
-    r.get("n_samples_per_eval_prompt", e.nSamplesPerEvalPrompt);
-    r.get("max_response_len", e.maxResponseLen);
-    r.get("skip_eval_before_train", e.skipEvalBeforeTrain);
-    r.finish();
+    vars.finish();
 }
 
-void readLauncher(MapReader& top, Launcher& l) {
-    MapReader r(top.context(), top.child("launcher"), "launcher");
-    r.getEnum("kind", l.kind);
-    r.get("script", l.script);
-    r.get("entry_point", l.entryPoint);
-    r.get("argv", l.argv);
-    r.get("workdir", l.workdir);
-    r.get("pre_launch", l.preLaunch);
-    r.get("ray_start_args", l.rayStartArgs);
-    r.get("ray_stop", l.rayStop);
-    r.get("ray_stop_args", l.rayStopArgs);
-    r.finish();
+// eval.datasets, after eval.interval.
+void readEvalDatasets(MapReader& section, Recipe& recipe) {
+    const YAML::Node datasets = section.child("datasets");
+    if (!datasets.IsDefined()) {
+        return;
+    }
+    const ParseContext& ctx = section.context();
+    if (!datasets.IsSequence()) {
+        ctx.error("eval.datasets", locOf(datasets.Mark()),
+                  "'eval.datasets' must be a list of {name, path}");
+        return;
+    }
+    for (std::size_t i = 0; i < datasets.size(); ++i) {
+        const std::string path = "eval.datasets[" + std::to_string(i) + "]";
+        MapReader d(ctx, datasets[i], path);
+        EvalDataset dataset;
+        d.get("name", dataset.name);
+        d.get("path", dataset.path);
+        d.finish();
+        recipe.eval.datasets.push_back(std::move(dataset));
+    }
 }
 
-// analysis.metric_kinds: series name (or prefix ending in '*') -> kind, or -> {kind, direction}.
-void readAnalysis(MapReader& top, Analysis& a) {
-    MapReader r(top.context(), top.child("analysis"), "analysis");
-    r.get("primary_metric", a.primaryMetric);
-    const YAML::Node kinds = r.child("metric_kinds");
+// analysis.metric_kinds, after analysis.primary_metric: series name (or prefix ending in '*') ->
+// kind, or -> {kind, direction}.
+void readMetricKinds(MapReader& section, Recipe& recipe) {
+    Analysis& a = recipe.analysis;
+    const YAML::Node kinds = section.child("metric_kinds");
     if (kinds.IsDefined()) {
-        const ParseContext& ctx = top.context();
+        const ParseContext& ctx = section.context();
         MapReader entries(ctx, kinds, "analysis.metric_kinds");
         if (entries.isMap()) {
             for (auto it = kinds.begin(); it != kinds.end(); ++it) {
@@ -318,8 +138,6 @@ void readAnalysis(MapReader& top, Analysis& a) {
         }
         entries.finish();
     }
-    r.get("memory_alarm_gb", a.memoryAlarmGb);
-    r.finish();
 }
 
 std::vector<std::string> splitWords(const std::string& text) {
@@ -373,6 +191,143 @@ void readExtraArgs(MapReader& top, std::vector<ExtraArg>& out) {
     }
 }
 
+// The readers of the sections the table walk is in, outermost first. Sections are contiguous
+// in the table, so each is opened (and finished, reporting its unknown keys) once.
+class SectionReaders {
+  public:
+    explicit SectionReaders(MapReader& top) : m_top(top) {}
+    SectionReaders(const SectionReaders&) = delete;
+    SectionReaders& operator=(const SectionReaders&) = delete;
+
+    MapReader& enter(std::string_view section) {
+        while (!m_open.empty() && section != m_open.back().path &&
+               !(section.starts_with(m_open.back().path) &&
+                 section.size() > m_open.back().path.size() &&
+                 section[m_open.back().path.size()] == '.')) {
+            m_open.back().reader->finish();
+            m_open.pop_back();
+        }
+        while (current() != section) {
+            const std::string& at = current();
+            const std::size_t from = at.empty() ? 0 : at.size() + 1;
+            const std::size_t dot = section.find('.', from);
+            const std::string key(section.substr(
+                from, dot == std::string_view::npos ? std::string_view::npos : dot - from));
+            MapReader& parent = m_open.empty() ? m_top : *m_open.back().reader;
+            std::string path = at.empty() ? key : at + "." + key;
+            auto reader =
+                std::make_unique<MapReader>(m_top.context(), parent.child(key.c_str()), path);
+            m_open.push_back({std::move(path), std::move(reader)});
+        }
+        return m_open.empty() ? m_top : *m_open.back().reader;
+    }
+    void leaveAll() {
+        while (!m_open.empty()) {
+            m_open.back().reader->finish();
+            m_open.pop_back();
+        }
+    }
+
+  private:
+    struct Open {
+        std::string path;
+        std::unique_ptr<MapReader> reader;
+    };
+    const std::string& current() const {
+        static const std::string kTop;
+        return m_open.empty() ? kTop : m_open.back().path;
+    }
+    MapReader& m_top;
+    std::vector<Open> m_open;
+};
+
+template <typename T>
+void readAs(MapReader& m, const RecipeField& f, Recipe& r) {
+    constexpr bool kList = std::is_same_v<T, std::vector<int>> ||
+                           std::is_same_v<T, std::vector<std::string>>;  // never optional
+    if constexpr (!kList) {
+        if (f.optional) {
+            std::optional<T> value;
+            m.get(f.key, value);
+            if (value.has_value()) {
+                f.set(r, FieldValue{std::move(*value)});
+            }
+            return;
+        }
+    }
+    const FieldValue current = f.get(r);
+    T value{};
+    if (const T* p = std::get_if<T>(&current)) {
+        value = *p;
+    }
+    m.get(f.key, value);
+    f.set(r, FieldValue{std::move(value)});
+}
+
+void readField(MapReader& m, const RecipeField& f, Recipe& r) {
+    switch (f.kind) {
+        case FieldKind::Bool:
+            readAs<bool>(m, f, r);
+            break;
+        case FieldKind::Int:
+            readAs<int>(m, f, r);
+            break;
+        case FieldKind::Double:
+            readAs<double>(m, f, r);
+            break;
+        case FieldKind::String:
+            readAs<std::string>(m, f, r);
+            break;
+        case FieldKind::Enum: {
+            std::string name;
+            if (m.getChoice(f.key, f.choices, name)) {
+                f.set(r, FieldValue{std::move(name)});
+            }
+            break;
+        }
+        case FieldKind::IntList:
+            readAs<std::vector<int>>(m, f, r);
+            break;
+        case FieldKind::StringList:
+            readAs<std::vector<std::string>>(m, f, r);
+            break;
+    }
+}
+
+void readModelHook(MapReader& top, Recipe& r) {
+    readModel(top, r.model);
+}
+
+// The structured parts, each read right after the table field it follows in the YAML.
+struct ReadHook {
+    std::string_view after;
+    void (*read)(MapReader& section, Recipe& r);
+};
+constexpr ReadHook kReadHooks[] = {
+    {"framework", readModelHook},
+    {"environment.nccl_so_path", readEnv},
+    {"eval.interval", readEvalDatasets},
+    {"analysis.primary_metric", readMetricKinds},
+};
+
+/// Every table field, in order, with the structured parts where they sit.
+void readFields(MapReader& top, Recipe& r) {
+    SectionReaders readers(top);
+    for (const RecipeField& f : recipeFields()) {
+        if (f.bespokeYaml) {
+            continue;
+        }
+        MapReader& section = readers.enter(f.section);
+        readField(section, f, r);
+        for (const ReadHook& hook : kReadHooks) {
+            if (hook.after == f.path) {
+                hook.read(section, r);
+            }
+        }
+    }
+    readers.leaveAll();  // not on an exception: the document is reported broken instead
+}
+
 void requireField(const ParseContext& ctx, bool present, const std::string& path, SourceLoc loc,
                   const std::string& what) {
     if (!present) {
@@ -411,26 +366,7 @@ ParseOutcome parseRecipeDetailed(std::string_view text, std::string_view fileNam
                       "unsupported schema_version " + std::to_string(recipe.schemaVersion) +
                           " (this build reads schema_version: 1)");
         }
-        top.get("name", recipe.name);
-        top.get("description", recipe.description);
-        top.getEnum("framework", recipe.framework);
-        readModel(top, recipe.model);
-        readHardware(top, recipe.hardware);
-        readCluster(top, recipe.cluster);
-        top.getEnum("placement", recipe.placement);
-        readTrainer(top, recipe.trainer);
-        readRollout(top, recipe.rollout);
-        readBatch(top, recipe.batch);
-        readAlgorithm(top, recipe.algorithm);
-        readOptimizer(top, recipe.optimizer);
-        readLora(top, recipe.lora);
-        readMemory(top, recipe.memory);
-        readWeightUpdate(top, recipe.weightUpdate);
-        readEnvironment(top, recipe.environment);
-        readCheckpoints(top, recipe.checkpoints);
-        readEval(top, recipe.eval);
-        readLauncher(top, recipe.launcher);
-        readAnalysis(top, recipe.analysis);
+        readFields(top, recipe);
         readExtraArgs(top, recipe.extraArgs);
         top.finish();
     } catch (const YAML::Exception& e) {

@@ -1,5 +1,5 @@
-// Over 600 lines on purpose: one declarative row per recipe field (the form reads top to bottom as
-// the recipe does); the editors issue 19 added live in recipe_form_more.cpp.
+// The Design form's editors come from the recipe field table (backend/plan/recipe_fields.h): one
+// loop builds every scalar field's editor; the structured parts are added where they sit.
 #include "gui/pages/recipe_form.h"
 
 #include <QCheckBox>
@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <climits>
 
 #include "backend/plan/catalog.h"
 
@@ -21,28 +22,125 @@ namespace runplane::gui {
 
 namespace {
 
+using plan::FieldKind;
+using plan::FieldValue;
 using plan::Recipe;
+using plan::RecipeField;
 
 QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
-QString qs(const char* s) {
-    return QString::fromLatin1(s);
+QString qs(std::string_view s) {
+    return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }
 
 const char* kHighlightStyle = "border: 2px solid #1565c0; background: #e3f2fd;";
 
-bool colocate(const Recipe& r) {
-    return r.placement == plan::Placement::Colocate;
+// The form's sections, in order: the first path component of the fields they hold, and title.
+struct SectionTitle {
+    const char* prefix;
+    const char* title;
+};
+constexpr SectionTitle kSectionTitles[] = {
+    {"name", QT_TRANSLATE_NOOP("RecipeForm", "Run")},
+    {"model", QT_TRANSLATE_NOOP("RecipeForm", "Model")},
+    {"hardware", QT_TRANSLATE_NOOP("RecipeForm", "Hardware")},
+    {"cluster", QT_TRANSLATE_NOOP("RecipeForm", "Cluster and placement")},
+    {"trainer", QT_TRANSLATE_NOOP("RecipeForm", "Trainer parallelism")},
+    {"rollout", QT_TRANSLATE_NOOP("RecipeForm", "Rollout engines")},
+    {"batch", QT_TRANSLATE_NOOP("RecipeForm", "Batch")},
+    {"algorithm", QT_TRANSLATE_NOOP("RecipeForm", "Algorithm")},
+    {"optimizer", QT_TRANSLATE_NOOP("RecipeForm", "Optimizer")},
+    {"lora", QT_TRANSLATE_NOOP("RecipeForm", "LoRA")},
+    {"memory", QT_TRANSLATE_NOOP("RecipeForm", "Memory safeguards")},
+    {"weight_update", QT_TRANSLATE_NOOP("RecipeForm", "Weight update")},
+    {"environment", QT_TRANSLATE_NOOP("RecipeForm", "NCCL")},
+    {"checkpoints", QT_TRANSLATE_NOOP("RecipeForm", "Checkpoints")},
+    {"eval", QT_TRANSLATE_NOOP("RecipeForm", "Eval")},
+    {"launcher", QT_TRANSLATE_NOOP("RecipeForm", "Launcher")},
+    {"analysis", QT_TRANSLATE_NOOP("RecipeForm", "Analysis")},
+};
+
+/// The form section of a field: its YAML section, the top-level fields under "Run" except
+/// placement, which sits with the cluster.
+QString sectionOf(const RecipeField& f) {
+    if (f.section.empty()) {
+        return f.path == "placement" ? QStringLiteral("cluster") : QStringLiteral("name");
+    }
+    return qs(f.section.substr(0, f.section.find('.')));
 }
-bool vllm(const Recipe& r) {
-    return plan::effectiveEngine(r) == plan::RolloutEngine::Vllm;
+
+QString titleOf(const QString& prefix) {
+    for (const SectionTitle& t : kSectionTitles) {
+        if (prefix == QLatin1String(t.prefix)) {
+            return RecipeForm::tr(t.title);
+        }
+    }
+    return prefix;
 }
-bool loraOff(const Recipe& r) {
-    return r.lora.rank <= 0;
+
+/// The spin box range of a numeric field: its bound, widened to its default (rollout_batch_size
+/// is 0 until set) and kept in int range for QSpinBox.
+std::pair<double, double> rangeOf(const RecipeField& f) {
+    double lo = f.bound->min;
+    double hi = f.bound->max;
+    const FieldValue def = f.defaultValue();
+    if (const int* i = std::get_if<int>(&def)) {
+        lo = std::min(lo, double(*i));
+    } else if (const double* d = std::get_if<double>(&def)) {
+        lo = std::min(lo, *d);
+    }
+    if (f.kind == FieldKind::Int) {
+        lo = std::max(lo, double(INT_MIN + 1));
+        hi = std::min(hi, double(INT_MAX));
+    }
+    return {lo, hi};
 }
-bool fsdp(const Recipe& r) {
-    return r.trainer.backend == plan::TrainBackend::Fsdp;
+
+QString unsetText(const RecipeField& f) {
+    return *f.unsetText != '\0' ? RecipeForm::tr(f.unsetText) : RecipeForm::tr("default");
+}
+
+QString joinList(const FieldValue& v) {
+    QStringList parts;
+    if (const auto* ints = std::get_if<std::vector<int>>(&v)) {
+        for (int i : *ints) {
+            parts << QString::number(i);
+        }
+    } else if (const auto* words = std::get_if<std::vector<std::string>>(&v)) {
+        for (const auto& w : *words) {
+            parts << qs(w);
+        }
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+FieldValue splitList(const RecipeField& f, const QString& text) {
+    std::vector<int> ints;
+    std::vector<std::string> words;
+    for (const QString& part : text.split(QLatin1Char(','))) {
+        const QString item = part.trimmed();
+        if (item.isEmpty()) {
+            continue;
+        }
+        if (f.kind == FieldKind::IntList) {
+            bool ok = false;
+            const int n = item.toInt(&ok);
+            if (ok) {
+                ints.push_back(n);  // a word that is not a number is left out until it is one
+            }
+        } else {
+            words.push_back(item.toStdString());
+        }
+    }
+    return f.kind == FieldKind::IntList ? FieldValue{std::move(ints)}
+                                        : FieldValue{std::move(words)};
+}
+
+// Editors whose field the table has but whose widget is the form's own.
+bool ownEditor(std::string_view path) {
+    return path == "model.name" || path == "model.variant" || path == "launcher.argv" ||
+           path == "launcher.pre_launch" || path == "analysis.memory_alarm_gb";
 }
 
 }  // namespace
@@ -57,334 +155,52 @@ RecipeForm::RecipeForm(QWidget* parent) : QWidget(parent) {
     m_scroll->setWidget(content);
     outer->addWidget(m_scroll);
 
-    const Reason never;
-
-    QFormLayout* f = section(tr("Run"), QStringLiteral("name"));
-    addText(f, QStringLiteral("name"), tr("Name"),
-            [](Recipe& r) -> std::string& { return r.name; });
-    addEnum<plan::Framework>(
-        f, QStringLiteral("framework"), tr("Framework"),
-        [](Recipe& r) -> plan::Framework& { return r.framework; },
-        {plan::Framework::Miles, plan::Framework::Slime, plan::Framework::Vime}, never,
-        tr("miles, slime, or the vLLM-based variant (vime)"));
-
-    f = section(tr("Model"), QStringLiteral("model"));
-    addModelFields(f);
-
-    f = section(tr("Hardware"), QStringLiteral("hardware"));
-    addText(f, QStringLiteral("hardware.gpu"), tr("GPU"),
-            [](Recipe& r) -> std::string& { return r.hardware.gpu; });
-    addDouble(
-        f, QStringLiteral("hardware.gpu_memory_gb"), tr("HBM per GPU (GB)"),
-        [](Recipe& r) -> double& { return r.hardware.gpuMemoryGb; }, 1, 1000, 1);
-    addInt(
-        f, QStringLiteral("hardware.gpus_per_node"), tr("GPUs per node"),
-        [](Recipe& r) -> int& { return r.hardware.gpusPerNode; }, 0, 64);
-    addDouble(
-        f, QStringLiteral("hardware.host_ram_gb"), tr("Host RAM per node (GB)"),
-        [](Recipe& r) -> double& { return r.hardware.hostRamGb; }, 1, 100000, 0);
-    addEnum<plan::CpuArch>(f, QStringLiteral("hardware.cpu_arch"), tr("CPU"),
-                           [](Recipe& r) -> plan::CpuArch& { return r.hardware.cpuArch; },
-                           {plan::CpuArch::X86_64, plan::CpuArch::Aarch64});
-    addBool(f, QStringLiteral("hardware.nvlink"), tr("NVLink"),
-            [](Recipe& r) -> bool& { return r.hardware.nvlink; });
-
-    f = section(tr("Cluster and placement"), QStringLiteral("cluster"));
-    addInt(
-        f, QStringLiteral("cluster.nodes"), tr("Nodes"),
-        [](Recipe& r) -> int& { return r.cluster.nodes; }, 1, 4096);
-    addText(
-        f, QStringLiteral("cluster.master_addr"), tr("Master address"),
-        [](Recipe& r) -> std::string& { return r.cluster.masterAddr; }, never,
-        tr("the head's LAN IP (never 127.0.0.1 for multi-node); empty = decided at launch"));
-    addEnum<plan::Placement>(
-        f, QStringLiteral("placement"), tr("Placement"),
-        [](Recipe& r) -> plan::Placement& { return r.placement; },
-        {plan::Placement::Disaggregated, plan::Placement::Colocate}, never,
-        tr("colocate: trainer and engines share GPUs and take turns"));
-
-    f = section(tr("Trainer parallelism"), QStringLiteral("trainer"));
-    addEnum<plan::TrainBackend>(f, QStringLiteral("trainer.backend"), tr("Backend"),
-                                [](Recipe& r) -> plan::TrainBackend& { return r.trainer.backend; },
-                                {plan::TrainBackend::Megatron, plan::TrainBackend::Fsdp});
-    addOptInt(
-        f, QStringLiteral("trainer.nodes"), tr("Trainer nodes"),
-        [](Recipe& r) -> std::optional<int>& { return r.trainer.nodes; }, 1, 4096,
-        [](const Recipe& r) {
-            return colocate(r) ? tr("under colocate the trainer uses every node") : QString();
-        });
-    addOptInt(
-        f, QStringLiteral("trainer.gpus_per_node"), tr("Trainer GPUs per node"),
-        [](Recipe& r) -> std::optional<int>& { return r.trainer.gpusPerNode; }, 1, 64);
-    const Reason megatronOnly = [](const Recipe& r) {
-        return fsdp(r)
-                   ? tr("FSDP shards by data parallelism only: Megatron parallelism does not apply")
-                   : QString();
-    };
-    addInt(
-        f, QStringLiteral("trainer.tp"), tr("TP"), [](Recipe& r) -> int& { return r.trainer.tp; },
-        1, 64, megatronOnly);
-    addInt(
-        f, QStringLiteral("trainer.pp"), tr("PP"), [](Recipe& r) -> int& { return r.trainer.pp; },
-        1, 256, megatronOnly);
-    addInt(
-        f, QStringLiteral("trainer.cp"), tr("CP"), [](Recipe& r) -> int& { return r.trainer.cp; },
-        1, 64, megatronOnly);
-    const Reason moeOnly = [this, megatronOnly](const Recipe& r) {
-        const QString m = megatronOnly(r);
-        if (!m.isEmpty()) {
-            return m;
-        }
+    // The catalog's model is the one thing the table cannot know: a dense model has no experts.
+    const Reason denseModel = [this](const Recipe&) {
         const plan::ModelShape* model = currentModel();
         return model != nullptr && !model->isMoe()
                    ? tr("%1 is dense: it has no experts to shard").arg(qs(model->name))
                    : QString();
     };
-    addInt(
-        f, QStringLiteral("trainer.ep"), tr("EP"), [](Recipe& r) -> int& { return r.trainer.ep; },
-        1, 1024, moeOnly);
-    addOptInt(
-        f, QStringLiteral("trainer.etp"), tr("ETP"),
-        [](Recipe& r) -> std::optional<int>& { return r.trainer.etp; }, 1, 64, moeOnly,
-        tr("default: = TP"));
-    addBool(
-        f, QStringLiteral("trainer.sequence_parallel"), tr("Sequence parallel"),
-        [](Recipe& r) -> bool& { return r.trainer.sequenceParallel; },
-        [](const Recipe& r) {
-            return r.trainer.tp <= 1 ? tr("sequence parallelism needs TP > 1") : QString();
-        });
-    addBool(f, QStringLiteral("trainer.recompute"), tr("Activation recompute"),
-            [](Recipe& r) -> bool& { return r.trainer.recompute; });
-
-    f = section(tr("Rollout engines"), QStringLiteral("rollout"));
-    addOptEnum<plan::RolloutEngine>(
-        f, QStringLiteral("rollout.engine"), tr("Engine"),
-        [](Recipe& r) -> std::optional<plan::RolloutEngine>& { return r.rollout.engine; },
-        {plan::RolloutEngine::Sglang, plan::RolloutEngine::Vllm},
-        tr("default (vllm for vime, sglang otherwise)"));
-    addOptInt(
-        f, QStringLiteral("rollout.num_gpus"), tr("Rollout GPUs"),
-        [](Recipe& r) -> std::optional<int>& { return r.rollout.numGpus; }, 1, 65536,
-        [](const Recipe& r) {
-            return colocate(r) ? tr("under colocate the engines use the trainer's GPUs")
-                               : QString();
-        });
-    addInt(
-        f, QStringLiteral("rollout.gpus_per_engine"), tr("GPUs per engine"),
-        [](Recipe& r) -> int& { return r.rollout.gpusPerEngine; }, 1, 1024);
-    addInt(
-        f, QStringLiteral("rollout.dp_size"), tr("Engine DP"),
-        [](Recipe& r) -> int& { return r.rollout.dpSize; }, 1, 256);
-    addInt(
-        f, QStringLiteral("rollout.ep_size"), tr("Engine EP (SGLang)"),
-        [](Recipe& r) -> int& { return r.rollout.epSize; }, 1, 1024,
-        [](const Recipe& r) {
-            return vllm(r) ? tr("vLLM derives EP = TP × DP from expert parallel") : QString();
-        });
-    addBool(
-        f, QStringLiteral("rollout.dp_attention"), tr("DP attention (SGLang)"),
-        [](Recipe& r) -> bool& { return r.rollout.dpAttention; },
-        [](const Recipe& r) {
-            return vllm(r) ? tr("an SGLang option; vLLM uses DP with expert parallel") : QString();
-        });
-    addBool(
-        f, QStringLiteral("rollout.expert_parallel"), tr("Expert parallel (vLLM)"),
-        [](Recipe& r) -> bool& { return r.rollout.expertParallel; },
-        [](const Recipe& r) {
-            return vllm(r) ? QString() : tr("a vLLM option; SGLang sets EP with ep_size");
-        });
-    const Reason eplbWhy = [](const Recipe& r) {
-        if (!vllm(r)) {
-            return tr("EPLB here is vLLM's expert-parallel load balancer");
+    QString last;
+    for (const RecipeField& field : plan::recipeFields()) {
+        const QString prefix = sectionOf(field);
+        if (!last.isEmpty() && last != prefix && last == QLatin1String("hardware")) {
+            addHardwareProfile(sectionForm(last));
         }
-        return r.rollout.expertParallel ? QString() : tr("needs expert parallel");
-    };
-    addBool(
-        f, QStringLiteral("rollout.eplb.enabled"), tr("EPLB"),
-        [](Recipe& r) -> bool& { return r.rollout.eplb.enabled; }, eplbWhy);
-    addInt(
-        f, QStringLiteral("rollout.eplb.redundant_experts"), tr("Redundant experts"),
-        [](Recipe& r) -> int& { return r.rollout.eplb.redundantExperts; }, 0, 4096,
-        [eplbWhy](const Recipe& r) {
-            const QString w = eplbWhy(r);
-            return !w.isEmpty() ? w : (r.rollout.eplb.enabled ? QString() : tr("EPLB is off"));
-        });
-    addDouble(
-        f, QStringLiteral("rollout.mem_fraction"), tr("Memory fraction"),
-        [](Recipe& r) -> double& { return r.rollout.memFraction; }, 0.05, 0.99, 2);
-    addBool(f, QStringLiteral("rollout.cuda_graph"), tr("CUDA graphs"),
-            [](Recipe& r) -> bool& { return r.rollout.cudaGraph; });
-    addEnum<plan::WeightDtype>(
-        f, QStringLiteral("rollout.weight_dtype"), tr("Engine weights"),
-        [](Recipe& r) -> plan::WeightDtype& { return r.rollout.weightDtype; },
-        {plan::WeightDtype::Bf16, plan::WeightDtype::Fp16, plan::WeightDtype::Fp8,
-         plan::WeightDtype::Nvfp4, plan::WeightDtype::Mxfp4, plan::WeightDtype::Int4});
-    addEnum<plan::QuantScope>(
-        f, QStringLiteral("rollout.quant_scope"), tr("Quantised weights"),
-        [](Recipe& r) -> plan::QuantScope& { return r.rollout.quantScope; },
-        {plan::QuantScope::All, plan::QuantScope::Experts},
-        [](const Recipe& r) {
-            return r.rollout.weightDtype == plan::WeightDtype::Bf16
-                       ? tr("weights are BF16: nothing is quantised")
-                       : QString();
-        });
-    addOptInt(
-        f, QStringLiteral("rollout.max_response_len"), tr("Max response length"),
-        [](Recipe& r) -> std::optional<int>& { return r.rollout.maxResponseLen; }, 1, 1 << 22);
-
-    f = section(tr("Batch"), QStringLiteral("batch"));
-    addInt(
-        f, QStringLiteral("batch.rollout_batch_size"), tr("Rollout batch size"),
-        [](Recipe& r) -> int& { return r.batch.rolloutBatchSize; }, 0, 1 << 20);
-    addInt(
-        f, QStringLiteral("batch.n_samples_per_prompt"), tr("Samples per prompt"),
-        [](Recipe& r) -> int& { return r.batch.nSamplesPerPrompt; }, 1, 4096);
-    addOptInt(
-        f, QStringLiteral("batch.global_batch_size"), tr("Global batch size"),
-        [](Recipe& r) -> std::optional<int>& { return r.batch.globalBatchSize; }, 1, 1 << 24,
-        Reason{}, tr("must equal rollout batch size × samples per prompt"));
-    addInt(
-        f, QStringLiteral("batch.micro_batch_size"), tr("Micro batch size"),
-        [](Recipe& r) -> int& { return r.batch.microBatchSize; }, 1, 4096);
-    addOptInt(
-        f, QStringLiteral("batch.num_rollout"), tr("Rollouts"),
-        [](Recipe& r) -> std::optional<int>& { return r.batch.numRollout; }, 1, 1 << 24);
-
-    f = section(tr("Algorithm"), QStringLiteral("algorithm"));
-    addEnum<plan::AdvantageEstimator>(
-        f, QStringLiteral("algorithm.advantage_estimator"), tr("Advantage"),
-        [](Recipe& r) -> plan::AdvantageEstimator& { return r.algorithm.advantageEstimator; },
-        {plan::AdvantageEstimator::Grpo, plan::AdvantageEstimator::Gspo,
-         plan::AdvantageEstimator::Cispo, plan::AdvantageEstimator::ReinforcePlusPlus,
-         plan::AdvantageEstimator::ReinforcePlusPlusBaseline, plan::AdvantageEstimator::Ppo});
-    addDouble(
-        f, QStringLiteral("algorithm.lr"), tr("Learning rate"),
-        [](Recipe& r) -> double& { return r.algorithm.lr; }, 0, 1, 8);
-    addDouble(
-        f, QStringLiteral("algorithm.eps_clip"), tr("Clip ε"),
-        [](Recipe& r) -> double& { return r.algorithm.epsClip; }, 0, 10, 3);
-    addBool(
-        f, QStringLiteral("algorithm.use_kl_loss"), tr("KL loss"),
-        [](Recipe& r) -> bool& { return r.algorithm.useKlLoss; }, Reason{},
-        tr("loads the full reference model even with a zero coefficient"));
-    addDouble(
-        f, QStringLiteral("algorithm.kl_loss_coef"), tr("KL loss coefficient"),
-        [](Recipe& r) -> double& { return r.algorithm.klLossCoef; }, 0, 100, 4,
-        [](const Recipe& r) { return r.algorithm.useKlLoss ? QString() : tr("KL loss is off"); });
-
-    f = section(tr("Optimizer"), QStringLiteral("optimizer"));
-    addBool(f, QStringLiteral("optimizer.distributed"), tr("Distributed optimizer"),
-            [](Recipe& r) -> bool& { return r.optimizer.distributed; });
-    addBool(f, QStringLiteral("optimizer.cpu_offload"), tr("CPU Adam (offload)"),
-            [](Recipe& r) -> bool& { return r.optimizer.cpuOffload; });
-    const Reason offloadOnly = [](const Recipe& r) {
-        return r.optimizer.cpuOffload ? QString() : tr("CPU offload is off");
-    };
-    addBool(
-        f, QStringLiteral("optimizer.overlap_cpu_optimizer_d2h_h2d"), tr("Overlap D2H/H2D"),
-        [](Recipe& r) -> bool& { return r.optimizer.overlapCpuOptimizerD2hH2d; }, offloadOnly);
-    addBool(f, QStringLiteral("optimizer.precision_aware"), tr("Precision-aware optimizer"),
-            [](Recipe& r) -> bool& { return r.optimizer.precisionAware; });
-    addDouble(
-        f, QStringLiteral("optimizer.offload_fraction"), tr("Offload fraction"),
-        [](Recipe& r) -> double& { return r.optimizer.offloadFraction; }, 0, 1, 2, offloadOnly);
-
-    f = section(tr("LoRA"), QStringLiteral("lora"));
-    addInt(
-        f, QStringLiteral("lora.rank"), tr("Rank (0 = off)"),
-        [](Recipe& r) -> int& { return r.lora.rank; }, 0, 4096);
-    const Reason loraWhy = [](const Recipe& r) {
-        return loraOff(r) ? tr("LoRA is off (rank 0)") : QString();
-    };
-    addDouble(
-        f, QStringLiteral("lora.alpha"), tr("Alpha"),
-        [](Recipe& r) -> double& { return r.lora.alpha; }, 0, 100000, 1, loraWhy);
-    addDouble(
-        f, QStringLiteral("lora.dropout"), tr("Dropout"),
-        [](Recipe& r) -> double& { return r.lora.dropout; }, 0, 1, 2, loraWhy);
-    addBool(
-        f, QStringLiteral("lora.base_cpu_backup"), tr("Base weights CPU backup"),
-        [](Recipe& r) -> bool& { return r.lora.baseCpuBackup; }, loraWhy,
-        tr("--lora-base-cpu-backup: engines keep a host mirror; weight sync sends LoRA deltas "
-           "only"));
-
-    f = section(tr("Memory safeguards"), QStringLiteral("memory"));
-    addOptBool(f, QStringLiteral("memory.offload_train"), tr("Offload trainer while rolling out"),
-               [](Recipe& r) -> std::optional<bool>& { return r.memory.offloadTrain; });
-    addOptBool(f, QStringLiteral("memory.offload_rollout"), tr("Offload engines while training"),
-               [](Recipe& r) -> std::optional<bool>& { return r.memory.offloadRollout; });
-    addBool(
-        f, QStringLiteral("memory.drop_checkpoint_page_cache_after_load"),
-        tr("Drop checkpoint page cache"),
-        [](Recipe& r) -> bool& { return r.memory.dropCheckpointPageCacheAfterLoad; }, Reason{},
-        tr("the multi-TB checkpoint read leaves page cache competing with the pinned peak"));
-    addEnum<plan::PeakDevice>(
-        f, QStringLiteral("memory.colocate_memory_peak_device"), tr("Colocate peak device"),
-        [](Recipe& r) -> plan::PeakDevice& { return r.memory.colocateMemoryPeakDevice; },
-        {plan::PeakDevice::Cpu, plan::PeakDevice::Gpu},
-        [](const Recipe& r) { return colocate(r) ? QString() : tr("only used under colocate"); });
-    addEnum<plan::BackupMode>(
-        f, QStringLiteral("memory.backup_mode"), tr("Weight-sync backup"),
-        [](Recipe& r) -> plan::BackupMode& { return r.memory.backupMode; },
-        {plan::BackupMode::ZeroCopy, plan::BackupMode::Clone}, Reason{},
-        tr("clone leaves ~75 GB per rank of malloc arena behind after every update"));
-    addDouble(
-        f, QStringLiteral("memory.update_weight_buffer_gb"), tr("Weight-update bucket (GB)"),
-        [](Recipe& r) -> double& { return r.memory.updateWeightBufferGb; }, 0, 1000, 3);
-    // Fixed budgets (docs/memory-model.md section 5): measured defaults, editable per site.
-    addDouble(
-        f, QStringLiteral("memory.process_host_gb"), tr("Host RAM per GPU process (GB)"),
-        [](Recipe& r) -> double& { return r.memory.processHostGb; }, 0, 1024, 2);
-    addDouble(
-        f, QStringLiteral("memory.process_gpu_gb"), tr("HBM per GPU process (GB)"),
-        [](Recipe& r) -> double& { return r.memory.processGpuGb; }, 0, 1024, 2);
-    addDouble(
-        f, QStringLiteral("memory.allocator_fragmentation"), tr("Allocator fragmentation"),
-        [](Recipe& r) -> double& { return r.memory.allocatorFragmentation; }, 0, 10, 2);
-    addDouble(
-        f, QStringLiteral("cluster.ray_object_store_max_gb"), tr("Ray object store cap (GB)"),
-        [](Recipe& r) -> double& { return r.cluster.rayObjectStoreMaxGb; }, 0, 1048576, 0);
-
-    f = section(tr("NCCL"), QStringLiteral("environment"));
-    addText(
-        f, QStringLiteral("environment.nccl_version"), tr("NCCL version"),
-        [](Recipe& r) -> std::string& { return r.environment.ncclVersion; }, Reason{},
-        tr("the NCCL the run loads, e.g. 2.30.7 (cross-node CUDA-graph rollout needs >= 2.30.7)"));
-    addText(f, QStringLiteral("environment.nccl_so_path"), tr("libnccl path"),
-            [](Recipe& r) -> std::string& { return r.environment.ncclSoPath; });
-
-    f = section(tr("Checkpoints"), QStringLiteral("checkpoints"));
-    addText(f, QStringLiteral("checkpoints.model_dir"), tr("Model dir"),
-            [](Recipe& r) -> std::string& { return r.checkpoints.modelDir; });
-    addText(f, QStringLiteral("checkpoints.hf_checkpoint"), tr("HF checkpoint"),
-            [](Recipe& r) -> std::string& { return r.checkpoints.hfCheckpoint; });
-    addText(f, QStringLiteral("checkpoints.ref_load"), tr("Reference (torch_dist)"),
-            [](Recipe& r) -> std::string& { return r.checkpoints.refLoad; });
-    addText(f, QStringLiteral("checkpoints.load"), tr("Load"),
-            [](Recipe& r) -> std::string& { return r.checkpoints.load; });
-    addText(f, QStringLiteral("checkpoints.save"), tr("Save"),
-            [](Recipe& r) -> std::string& { return r.checkpoints.save; });
-    addOptInt(
-        f, QStringLiteral("checkpoints.save_interval"), tr("Save interval"),
-        [](Recipe& r) -> std::optional<int>& { return r.checkpoints.saveInterval; }, 1, 1 << 24);
-    addOptInt(
-        f, QStringLiteral("checkpoints.converted_ep"), tr("Checkpoint converted with EP"),
-        [](Recipe& r) -> std::optional<int>& { return r.checkpoints.convertedEp; }, 1, 1024,
-        Reason{}, tr("must equal the trainer's EP, else loading may hang"));
-
-    f = section(tr("Eval"), QStringLiteral("eval"));
-    addOptInt(
-        f, QStringLiteral("eval.interval"), tr("Interval (rollouts)"),
-        [](Recipe& r) -> std::optional<int>& { return r.eval.interval; }, 1, 1 << 20);
-    addEvalDatasets(f);
-    addInt(
-        f, QStringLiteral("eval.n_samples_per_eval_prompt"), tr("Samples per eval prompt"),
-        [](Recipe& r) -> int& { return r.eval.nSamplesPerEvalPrompt; }, 1, 4096);
-    addFindingFields();  // recipe_form_more.cpp
+        last = prefix;
+        QFormLayout* f = sectionForm(prefix);
+        if (field.path == "model.name") {
+            addModelFields(f);
+        } else if (field.path == "launcher.argv" || field.path == "launcher.pre_launch") {
+            addLines(f, field);
+        } else if (field.path == "analysis.memory_alarm_gb") {
+            addMemoryAlarm(f, field);
+        } else if (!ownEditor(field.path)) {
+            const bool experts = field.path == "trainer.ep" || field.path == "trainer.etp";
+            addField(f, field, experts ? denseModel : Reason{});
+        }
+        // The structured parts, after the field the YAML writes them after.
+        if (field.path == "eval.interval") {
+            addEvalDatasets(f);
+        } else if (field.path == "analysis.primary_metric") {
+            addMetricKinds(f);
+        }
+    }
+    addExtraArgs(section(tr("Extra arguments"), QStringLiteral("extra_args")));
     m_sections->addStretch(1);
 }
 
 RecipeForm::~RecipeForm() = default;
+
+QFormLayout* RecipeForm::sectionForm(const QString& prefix) {
+    for (const auto& [p, box] : m_sectionBoxes) {
+        if (p == prefix) {
+            return qobject_cast<QFormLayout*>(box->layout());
+        }
+    }
+    return section(titleOf(prefix), prefix);
+}
 
 QFormLayout* RecipeForm::section(const QString& title, const QString& prefix) {
     auto* box = new QGroupBox(title);
@@ -434,150 +250,169 @@ void RecipeForm::commit(const Binding& binding) {
     emit edited(m_recipe, binding.path);
 }
 
-void RecipeForm::addInt(QFormLayout* f, const QString& path, const QString& label,
-                        std::function<int&(Recipe&)> ref, int min, int max, Reason why,
-                        const QString& tooltip) {
-    auto* spin = new QSpinBox;
-    spin->setRange(min, max);
-    spin->setKeyboardTracking(true);
-    Binding& b = bind(
-        f, path, label, spin,
-        [spin, ref](const Recipe& r) { spin->setValue(ref(const_cast<Recipe&>(r))); },
-        [spin, ref](Recipe& r) { ref(r) = spin->value(); }, std::move(why), tooltip);
-    connect(spin, &QSpinBox::valueChanged, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addOptInt(QFormLayout* f, const QString& path, const QString& label,
-                           std::function<std::optional<int>&(Recipe&)> ref, int min, int max,
-                           Reason why, const QString& tooltip) {
-    auto* spin = new QSpinBox;
-    spin->setRange(min - 1, max);
-    spin->setSpecialValueText(tr("default"));
-    Binding& b = bind(
-        f, path, label, spin,
-        [spin, ref, min](const Recipe& r) {
-            const auto& v = ref(const_cast<Recipe&>(r));
-            spin->setValue(v ? *v : min - 1);
-        },
-        [spin, ref, min](Recipe& r) {
-            ref(r) = spin->value() < min ? std::nullopt : std::optional<int>(spin->value());
-        },
-        std::move(why), tooltip);
-    connect(spin, &QSpinBox::valueChanged, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addDouble(QFormLayout* f, const QString& path, const QString& label,
-                           std::function<double&(Recipe&)> ref, double min, double max,
-                           int decimals, Reason why, const QString& tooltip) {
-    auto* spin = new QDoubleSpinBox;
-    spin->setRange(min, max);
-    spin->setDecimals(decimals);
-    spin->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-    Binding& b = bind(
-        f, path, label, spin,
-        [spin, ref](const Recipe& r) { spin->setValue(ref(const_cast<Recipe&>(r))); },
-        [spin, ref](Recipe& r) { ref(r) = spin->value(); }, std::move(why), tooltip);
-    connect(spin, &QDoubleSpinBox::valueChanged, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addBool(QFormLayout* f, const QString& path, const QString& label,
-                         std::function<bool&(Recipe&)> ref, Reason why, const QString& tooltip) {
-    auto* check = new QCheckBox;
-    Binding& b = bind(
-        f, path, label, check,
-        [check, ref](const Recipe& r) { check->setChecked(ref(const_cast<Recipe&>(r))); },
-        [check, ref](Recipe& r) { ref(r) = check->isChecked(); }, std::move(why), tooltip);
-    connect(check, &QCheckBox::toggled, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addOptBool(QFormLayout* f, const QString& path, const QString& label,
-                            std::function<std::optional<bool>&(Recipe&)> ref, Reason why,
-                            const QString& tooltip) {
-    auto* combo = new QComboBox;
-    combo->addItem(tr("default"));
-    combo->addItem(tr("on"));
-    combo->addItem(tr("off"));
-    Binding& b = bind(
-        f, path, label, combo,
-        [combo, ref](const Recipe& r) {
-            const auto& v = ref(const_cast<Recipe&>(r));
-            combo->setCurrentIndex(!v ? 0 : (*v ? 1 : 2));
-        },
-        [combo, ref](Recipe& r) {
-            const int i = combo->currentIndex();
-            ref(r) = i == 0 ? std::nullopt : std::optional<bool>(i == 1);
-        },
-        std::move(why), tooltip);
-    connect(combo, &QComboBox::currentIndexChanged, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addText(QFormLayout* f, const QString& path, const QString& label,
-                         std::function<std::string&(Recipe&)> ref, Reason why,
-                         const QString& tooltip) {
-    auto* edit = new QLineEdit;
-    Binding& b = bind(
-        f, path, label, edit,
-        [edit, ref](const Recipe& r) {
-            const QString v = qs(ref(const_cast<Recipe&>(r)));
-            if (edit->text() != v) {
-                edit->setText(v);
+void RecipeForm::addField(QFormLayout* f, const RecipeField& field, Reason extra) {
+    const RecipeField* fp = &field;  // the table lives as long as the program
+    Reason why = [fp, extra](const Recipe& r) {
+        const char* own = fp->disabledWhy != nullptr ? fp->disabledWhy(r) : nullptr;
+        if (own != nullptr) {
+            return tr(own);
+        }
+        return extra ? extra(r) : QString();
+    };
+    const QString path = qs(field.path);
+    const QString label = tr(field.label);
+    const QString tooltip = tr(field.tooltip);
+    switch (field.kind) {
+        case FieldKind::Bool: {
+            if (field.optional) {
+                auto* combo = new QComboBox;
+                combo->addItem(unsetText(field));
+                combo->addItem(tr("on"));
+                combo->addItem(tr("off"));
+                Binding& b = bind(
+                    f, path, label, combo,
+                    [combo, fp](const Recipe& r) {
+                        const FieldValue v = fp->get(r);
+                        const bool* on = std::get_if<bool>(&v);
+                        combo->setCurrentIndex(on == nullptr ? 0 : (*on ? 1 : 2));
+                    },
+                    [combo, fp](Recipe& r) {
+                        const int i = combo->currentIndex();
+                        fp->set(r, i <= 0 ? FieldValue{} : FieldValue{i == 1});
+                    },
+                    std::move(why), tooltip);
+                connect(combo, &QComboBox::currentIndexChanged, this, [this, &b] { commit(b); });
+                return;
             }
-        },
-        [edit, ref](Recipe& r) { ref(r) = edit->text().toStdString(); }, std::move(why), tooltip);
-    connect(edit, &QLineEdit::textEdited, this, [this, &b] { commit(b); });
-}
-
-template <typename E>
-void RecipeForm::addEnum(QFormLayout* f, const QString& path, const QString& label,
-                         std::function<E&(Recipe&)> ref, std::initializer_list<E> values,
-                         Reason why, const QString& tooltip) {
-    auto* combo = new QComboBox;
-    std::vector<E> list(values);
-    for (E v : list) {
-        combo->addItem(qs(plan::toString(v)));
-    }
-    Binding& b = bind(
-        f, path, label, combo,
-        [combo, ref, list](const Recipe& r) {
-            const E v = ref(const_cast<Recipe&>(r));
-            combo->setCurrentIndex(
-                static_cast<int>(std::find(list.begin(), list.end(), v) - list.begin()));
-        },
-        [combo, ref, list](Recipe& r) {
-            const int i = combo->currentIndex();
-            if (i >= 0 && static_cast<size_t>(i) < list.size()) {
-                ref(r) = list[static_cast<size_t>(i)];
+            auto* check = new QCheckBox;
+            Binding& b = bind(
+                f, path, label, check,
+                [check, fp](const Recipe& r) {
+                    const FieldValue v = fp->get(r);
+                    check->setChecked(std::get_if<bool>(&v) != nullptr && std::get<bool>(v));
+                },
+                [check, fp](Recipe& r) { fp->set(r, FieldValue{check->isChecked()}); },
+                std::move(why), tooltip);
+            connect(check, &QCheckBox::toggled, this, [this, &b] { commit(b); });
+            return;
+        }
+        case FieldKind::Int: {
+            const auto [lo, hi] = rangeOf(field);
+            const int min = static_cast<int>(lo);
+            auto* spin = new QSpinBox;
+            spin->setRange(field.optional ? min - 1 : min, static_cast<int>(hi));
+            if (field.optional) {
+                spin->setSpecialValueText(unsetText(field));
             }
-        },
-        std::move(why), tooltip);
-    connect(combo, &QComboBox::currentIndexChanged, this, [this, &b] { commit(b); });
-}
-
-template <typename E>
-void RecipeForm::addOptEnum(QFormLayout* f, const QString& path, const QString& label,
-                            std::function<std::optional<E>&(Recipe&)> ref,
-                            std::initializer_list<E> values, const QString& defaultText, Reason why,
-                            const QString& tooltip) {
-    auto* combo = new QComboBox;
-    std::vector<E> list(values);
-    combo->addItem(defaultText);
-    for (E v : list) {
-        combo->addItem(qs(plan::toString(v)));
+            Binding& b = bind(
+                f, path, label, spin,
+                [spin, fp, min](const Recipe& r) {
+                    const FieldValue v = fp->get(r);
+                    const int* n = std::get_if<int>(&v);
+                    spin->setValue(n != nullptr ? *n : min - 1);
+                },
+                [spin, fp, min](Recipe& r) {
+                    const bool unset = fp->optional && spin->value() < min;
+                    fp->set(r, unset ? FieldValue{} : FieldValue{spin->value()});
+                },
+                std::move(why), tooltip);
+            connect(spin, &QSpinBox::valueChanged, this, [this, &b] { commit(b); });
+            return;
+        }
+        case FieldKind::Double: {
+            const auto [lo, hi] = rangeOf(field);
+            auto* spin = new QDoubleSpinBox;
+            spin->setDecimals(field.decimals);
+            spin->setRange(field.optional ? lo - 1 : lo, hi);
+            spin->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+            if (field.optional) {
+                spin->setSpecialValueText(unsetText(field));
+            }
+            const double min = lo;
+            Binding& b = bind(
+                f, path, label, spin,
+                [spin, fp, min](const Recipe& r) {
+                    const FieldValue v = fp->get(r);
+                    const double* d = std::get_if<double>(&v);
+                    spin->setValue(d != nullptr ? *d : min - 1);
+                },
+                [spin, fp, min](Recipe& r) {
+                    const bool unset = fp->optional && spin->value() < min;
+                    fp->set(r, unset ? FieldValue{} : FieldValue{spin->value()});
+                },
+                std::move(why), tooltip);
+            connect(spin, &QDoubleSpinBox::valueChanged, this, [this, &b] { commit(b); });
+            return;
+        }
+        case FieldKind::String: {
+            auto* edit = new QLineEdit;
+            Binding& b = bind(
+                f, path, label, edit,
+                [edit, fp](const Recipe& r) {
+                    const FieldValue v = fp->get(r);
+                    const auto* text = std::get_if<std::string>(&v);
+                    const QString shown = text != nullptr ? qs(*text) : QString();
+                    if (edit->text() != shown) {
+                        edit->setText(shown);
+                    }
+                },
+                [edit, fp](Recipe& r) { fp->set(r, FieldValue{edit->text().toStdString()}); },
+                std::move(why), tooltip);
+            connect(edit, &QLineEdit::textEdited, this, [this, &b] { commit(b); });
+            return;
+        }
+        case FieldKind::Enum: {
+            auto* combo = new QComboBox;
+            const int first = field.optional ? 1 : 0;
+            if (field.optional) {
+                combo->addItem(unsetText(field));
+            }
+            for (std::string_view choice : field.choices) {
+                combo->addItem(qs(choice));
+            }
+            Binding& b = bind(
+                f, path, label, combo,
+                [combo, fp, first](const Recipe& r) {
+                    const FieldValue v = fp->get(r);
+                    const auto* name = std::get_if<std::string>(&v);
+                    int at = 0;
+                    if (name != nullptr) {
+                        const auto it = std::find(fp->choices.begin(), fp->choices.end(), *name);
+                        at = first + static_cast<int>(it - fp->choices.begin());
+                    }
+                    combo->setCurrentIndex(at);
+                },
+                [combo, fp, first](Recipe& r) {
+                    const int i = combo->currentIndex() - first;
+                    if (i < 0) {
+                        fp->set(r, FieldValue{});
+                    } else if (static_cast<size_t>(i) < fp->choices.size()) {
+                        fp->set(r, FieldValue{std::string(fp->choices[static_cast<size_t>(i)])});
+                    }
+                },
+                std::move(why), tooltip);
+            connect(combo, &QComboBox::currentIndexChanged, this, [this, &b] { commit(b); });
+            return;
+        }
+        case FieldKind::IntList:
+        case FieldKind::StringList: {
+            auto* edit = new QLineEdit;
+            edit->setPlaceholderText(tr("comma-separated"));
+            Binding& b = bind(
+                f, path, label, edit,
+                [edit, fp](const Recipe& r) {
+                    // Keep what is being typed when it reads as the same list.
+                    const FieldValue v = fp->get(r);
+                    if (splitList(*fp, edit->text()) != v) {
+                        edit->setText(joinList(v));
+                    }
+                },
+                [edit, fp](Recipe& r) { fp->set(r, splitList(*fp, edit->text())); }, std::move(why),
+                tooltip);
+            connect(edit, &QLineEdit::textEdited, this, [this, &b] { commit(b); });
+            return;
+        }
     }
-    Binding& b = bind(
-        f, path, label, combo,
-        [combo, ref, list](const Recipe& r) {
-            const auto& v = ref(const_cast<Recipe&>(r));
-            combo->setCurrentIndex(
-                !v ? 0
-                   : 1 + static_cast<int>(std::find(list.begin(), list.end(), *v) - list.begin()));
-        },
-        [combo, ref, list](Recipe& r) {
-            const int i = combo->currentIndex();
-            ref(r) = i <= 0 ? std::nullopt : std::optional<E>(list[static_cast<size_t>(i - 1)]);
-        },
-        std::move(why), tooltip);
-    connect(combo, &QComboBox::currentIndexChanged, this, [this, &b] { commit(b); });
 }
 
 void RecipeForm::addModelFields(QFormLayout* f) {
@@ -585,14 +420,15 @@ void RecipeForm::addModelFields(QFormLayout* f) {
     m_modelCombo->setEditable(true);
     m_modelCombo->setInsertPolicy(QComboBox::NoInsert);
     Binding& name = bind(
-        f, QStringLiteral("model.name"), tr("Model"), m_modelCombo,
+        f, QStringLiteral("model.name"), tr(plan::recipeField("model.name").label), m_modelCombo,
         [this](const Recipe& r) { m_modelCombo->setCurrentText(qs(r.model.name)); },
         [this](Recipe& r) { r.model.name = m_modelCombo->currentText().trimmed().toStdString(); },
-        Reason{}, tr("a model of the catalog (recipes/models)"));
+        Reason{}, tr(plan::recipeField("model.name").tooltip));
     connect(m_modelCombo, &QComboBox::currentTextChanged, this, [this, &name] { commit(name); });
     m_variantCombo = new QComboBox;
     Binding& variant = bind(
-        f, QStringLiteral("model.variant"), tr("Variant"), m_variantCombo,
+        f, QStringLiteral("model.variant"), tr(plan::recipeField("model.variant").label),
+        m_variantCombo,
         [this](const Recipe& r) {
             const int at = m_variantCombo->findData(qs(r.model.variant));
             if (at < 0 && !r.model.variant.empty()) {
@@ -784,25 +620,5 @@ bool RecipeForm::focusField(const QString& path) {
     target->setFocus(Qt::OtherFocusReason);
     return true;
 }
-
-// Used by recipe_form_more.cpp.
-template void RecipeForm::addEnum<plan::OffloadTarget>(QFormLayout*, const QString&, const QString&,
-                                                       std::function<plan::OffloadTarget&(Recipe&)>,
-                                                       std::initializer_list<plan::OffloadTarget>,
-                                                       Reason, const QString&);
-template void RecipeForm::addEnum<plan::WeightUpdateMode>(
-    QFormLayout*, const QString&, const QString&, std::function<plan::WeightUpdateMode&(Recipe&)>,
-    std::initializer_list<plan::WeightUpdateMode>, Reason, const QString&);
-template void RecipeForm::addEnum<plan::WeightTransport>(
-    QFormLayout*, const QString&, const QString&, std::function<plan::WeightTransport&(Recipe&)>,
-    std::initializer_list<plan::WeightTransport>, Reason, const QString&);
-template void RecipeForm::addOptEnum<plan::OpdType>(
-    QFormLayout*, const QString&, const QString&,
-    std::function<std::optional<plan::OpdType>&(Recipe&)>, std::initializer_list<plan::OpdType>,
-    const QString&, Reason, const QString&);
-template void RecipeForm::addOptEnum<plan::LauncherKind>(
-    QFormLayout*, const QString&, const QString&,
-    std::function<std::optional<plan::LauncherKind>&(Recipe&)>,
-    std::initializer_list<plan::LauncherKind>, const QString&, Reason, const QString&);
 
 }  // namespace runplane::gui

@@ -1,9 +1,11 @@
 #pragma once
-// RecipeForm: a form with one editor per recipe field, section by section (framework, model,
-// hardware, cluster, placement, trainer, rollout, batch, algorithm, optimizer, LoRA, memory
-// safeguards, NCCL, checkpoints, eval). Each editor is a binding: load from the recipe, store
-// into a copy of it, and a rule that disables it (with the reason as tooltip) when it makes no
-// sense for the current choice. Every edit emits edited(newRecipe, fieldPath).
+// RecipeForm: a form with one editor per recipe field, section by section in the recipe's order.
+// The editors of the scalar fields are built from the recipe field table (plan::recipeFields():
+// label, tooltip, range, when the field applies), so every field has one; the structured parts
+// (model picker, hardware profile, eval datasets, metric kinds, extra_args) have editors of
+// their own. Each editor is a binding: load from the recipe, store into a copy of it, and a rule
+// that disables it (with the reason as tooltip) when it makes no sense for the current choice.
+// Every edit emits edited(newRecipe, fieldPath).
 // GUI thread only; owns its widgets; holds a copy of the recipe it shows.
 
 #include <QString>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_fields.h"
 #include "backend/plan/rules.h"
 
 class QFormLayout;
@@ -97,46 +100,20 @@ class RecipeForm : public QWidget {
                   std::function<void(const plan::Recipe&)> load,
                   std::function<void(plan::Recipe&)> store, Reason why,
                   const QString& tooltip = {});
-    void addInt(QFormLayout* f, const QString& path, const QString& label,
-                std::function<int&(plan::Recipe&)> ref, int min, int max, Reason why = {},
-                const QString& tooltip = {});
-    /// An optional int: the special value below `min` reads "default".
-    void addOptInt(QFormLayout* f, const QString& path, const QString& label,
-                   std::function<std::optional<int>&(plan::Recipe&)> ref, int min, int max,
-                   Reason why = {}, const QString& tooltip = {});
-    void addDouble(QFormLayout* f, const QString& path, const QString& label,
-                   std::function<double&(plan::Recipe&)> ref, double min, double max, int decimals,
-                   Reason why = {}, const QString& tooltip = {});
-    void addBool(QFormLayout* f, const QString& path, const QString& label,
-                 std::function<bool&(plan::Recipe&)> ref, Reason why = {},
-                 const QString& tooltip = {});
-    void addOptBool(QFormLayout* f, const QString& path, const QString& label,
-                    std::function<std::optional<bool>&(plan::Recipe&)> ref, Reason why = {},
-                    const QString& tooltip = {});
-    void addText(QFormLayout* f, const QString& path, const QString& label,
-                 std::function<std::string&(plan::Recipe&)> ref, Reason why = {},
-                 const QString& tooltip = {});
-    template <typename E>
-    void addEnum(QFormLayout* f, const QString& path, const QString& label,
-                 std::function<E&(plan::Recipe&)> ref, std::initializer_list<E> values,
-                 Reason why = {}, const QString& tooltip = {});
-    template <typename E>
-    void addOptEnum(QFormLayout* f, const QString& path, const QString& label,
-                    std::function<std::optional<E>&(plan::Recipe&)> ref,
-                    std::initializer_list<E> values, const QString& defaultText, Reason why = {},
-                    const QString& tooltip = {});
+    /// The editor of one field of the table (plan::recipeFields()): its kind picks the widget,
+    /// the table gives the label, tooltip, range and when it applies; `extra` adds a reason the
+    /// GUI alone knows (the catalog's model).
+    void addField(QFormLayout* f, const plan::RecipeField& field, Reason extra = {});
     void addModelFields(QFormLayout* f);
-    // recipe_form_more.cpp
-    QFormLayout* sectionForm(const QString& prefix);
-    void addFindingFields();
-    void addHardwareProfile(QFormLayout* f);
-    void addListText(QFormLayout* f, const QString& path, const QString& label,
-                     std::function<std::vector<std::string>&(plan::Recipe&)> ref, Reason why = {},
-                     const QString& tooltip = {});
-    void addArgv(QFormLayout* f);
     void addEvalDatasets(QFormLayout* f);
-    void addAnalysisFields();
-    void addRuleFields();
+    /// The section of a first path component, made (titled, in order of arrival) if new.
+    QFormLayout* sectionForm(const QString& prefix);
+    // recipe_form_more.cpp
+    void addHardwareProfile(QFormLayout* f);
+    /// A list field edited one item per line (launcher.argv, launcher.pre_launch).
+    void addLines(QFormLayout* f, const plan::RecipeField& field);
+    void addMetricKinds(QFormLayout* f);
+    void addMemoryAlarm(QFormLayout* f, const plan::RecipeField& field);
     void addExtraArgs(QFormLayout* f);
     void commit(const Binding& binding);
     void refreshEnabled();

@@ -1,7 +1,7 @@
-// RecipeForm, second part (issue 19): editors for the fields the planner's findings point at that
-// the first form (recipe_form.cpp) had none for, the analysis section, the hardware-profile
-// picker, and the finding-path -> editor resolution the findings list uses. Split from
-// recipe_form.cpp to keep both files short; the enum editors' templates are instantiated there.
+// RecipeForm, second part: the editors of the structured parts (hardware-profile picker, list
+// fields edited one item per line, eval datasets, metric kinds, the memory alarm line,
+// extra_args) and the finding-path -> editor resolution the findings list uses. The scalar
+// fields' editors come from the field table in recipe_form.cpp.
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -184,15 +184,6 @@ QString metricKindLines(const std::vector<metrics::KindOverride>& overrides) {
     return lines.join(QLatin1Char('\n'));
 }
 
-QFormLayout* RecipeForm::sectionForm(const QString& prefix) {
-    for (const auto& [p, box] : m_sectionBoxes) {
-        if (p == prefix) {
-            return qobject_cast<QFormLayout*>(box->layout());
-        }
-    }
-    return section(prefix, prefix);
-}
-
 void RecipeForm::addHardwareProfile(QFormLayout* f) {
     auto* combo = new QComboBox;
     combo->addItem(tr("custom (the fields below)"));
@@ -219,222 +210,32 @@ void RecipeForm::addHardwareProfile(QFormLayout* f) {
     connect(combo, &QComboBox::activated, this, [this, &b] { commit(b); });
 }
 
-void RecipeForm::addListText(QFormLayout* f, const QString& path, const QString& label,
-                             std::function<std::vector<std::string>&(Recipe&)> ref, Reason why,
-                             const QString& tooltip) {
-    auto* edit = new QLineEdit;
-    edit->setPlaceholderText(tr("comma-separated"));
-    Binding& b = bind(
-        f, path, label, edit,
-        [edit, ref](const Recipe& r) {
-            const QString v = toList(ref(const_cast<Recipe&>(r))).join(QStringLiteral(", "));
-            if (edit->text() != v) {
-                edit->setText(v);
-            }
-        },
-        [edit, ref](Recipe& r) { ref(r) = fromList(edit->text().split(QLatin1Char(','))); },
-        std::move(why), tooltip);
-    connect(edit, &QLineEdit::textEdited, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addArgv(QFormLayout* f) {
+void RecipeForm::addLines(QFormLayout* f, const plan::RecipeField& field) {
+    const plan::RecipeField* fp = &field;
     auto* edit = new QPlainTextEdit;
-    edit->setPlaceholderText(tr("one argument per line"));
+    edit->setPlaceholderText(tr("one per line"));
     edit->setMaximumHeight(110);
     Binding& b = bind(
-        f, QStringLiteral("launcher.argv"), tr("Command (argv)"), edit,
-        [edit](const Recipe& r) {
-            const QString v = toList(r.launcher.argv).join(QLatin1Char('\n'));
-            if (edit->toPlainText() != v) {
-                edit->setPlainText(v);
+        f, QString::fromUtf8(field.path.data(), static_cast<qsizetype>(field.path.size())),
+        tr(field.label), edit,
+        [edit, fp](const Recipe& r) {
+            const plan::FieldValue v = fp->get(r);
+            const auto* items = std::get_if<std::vector<std::string>>(&v);
+            const QString shown =
+                items != nullptr ? toList(*items).join(QLatin1Char('\n')) : QString();
+            if (edit->toPlainText() != shown) {
+                edit->setPlainText(shown);
             }
         },
-        [edit](Recipe& r) {
-            r.launcher.argv = fromList(edit->toPlainText().split(QLatin1Char('\n')));
+        [edit, fp](Recipe& r) {
+            fp->set(r, plan::FieldValue{fromList(edit->toPlainText().split(QLatin1Char('\n')))});
         },
-        [](const Recipe& r) {
-            return r.launcher.kind == plan::LauncherKind::Command
-                       ? QString()
-                       : tr("only for launcher kind command");
-        });
+        [fp](const Recipe& r) {
+            const char* why = fp->disabledWhy != nullptr ? fp->disabledWhy(r) : nullptr;
+            return why != nullptr ? tr(why) : QString();
+        },
+        tr(field.tooltip));
     connect(edit, &QPlainTextEdit::textChanged, this, [this, &b] { commit(b); });
-}
-
-void RecipeForm::addFindingFields() {
-    const Reason loraOff = [](const Recipe& r) {
-        return r.lora.rank <= 0 ? tr("LoRA is off (rank 0)") : QString();
-    };
-    const Reason ppOnly = [](const Recipe& r) {
-        return r.trainer.pp <= 1 ? tr("needs PP > 1") : QString();
-    };
-    QFormLayout* f = sectionForm(QStringLiteral("hardware"));
-    addHardwareProfile(f);
-
-    f = sectionForm(QStringLiteral("trainer"));
-    addOptInt(
-        f, QStringLiteral("trainer.decoder_first_pipeline_num_layers"), tr("First PP stage layers"),
-        [](Recipe& r) -> std::optional<int>& { return r.trainer.decoderFirstPipelineNumLayers; }, 1,
-        4096, ppOnly);
-    addOptInt(
-        f, QStringLiteral("trainer.decoder_last_pipeline_num_layers"), tr("Last PP stage layers"),
-        [](Recipe& r) -> std::optional<int>& { return r.trainer.decoderLastPipelineNumLayers; }, 1,
-        4096, ppOnly);
-    addOptInt(
-        f, QStringLiteral("trainer.num_layers_per_virtual_stage"), tr("Layers per virtual stage"),
-        [](Recipe& r) -> std::optional<int>& { return r.trainer.numLayersPerVirtualStage; }, 1,
-        4096, ppOnly);
-
-    f = sectionForm(QStringLiteral("rollout"));
-    addOptInt(
-        f, QStringLiteral("rollout.engines"), tr("Engines (cross-check)"),
-        [](Recipe& r) -> std::optional<int>& { return r.rollout.engines; }, 1, 65536, Reason{},
-        tr("= rollout GPUs / GPUs per engine"));
-    addInt(
-        f, QStringLiteral("rollout.pp_size"), tr("Engine PP"),
-        [](Recipe& r) -> int& { return r.rollout.ppSize; }, 1, 64);
-    addDouble(
-        f, QStringLiteral("rollout.temperature"), tr("Sampling temperature"),
-        [](Recipe& r) -> double& { return r.rollout.temperature; }, 0, 10, 2, Reason{},
-        tr("--rollout-temperature (default 1.0)"));
-    addOptInt(
-        f, QStringLiteral("rollout.max_prompt_len"), tr("Max prompt length"),
-        [](Recipe& r) -> std::optional<int>& { return r.rollout.maxPromptLen; }, 1, 1 << 22);
-    addOptInt(
-        f, QStringLiteral("rollout.max_context_len"), tr("Max context length"),
-        [](Recipe& r) -> std::optional<int>& { return r.rollout.maxContextLen; }, 1, 1 << 22);
-    addText(f, QStringLiteral("rollout.moe_backend"), tr("MoE backend"),
-            [](Recipe& r) -> std::string& { return r.rollout.moeBackend; });
-    addText(
-        f, QStringLiteral("rollout.lora_backend"), tr("LoRA backend"),
-        [](Recipe& r) -> std::string& { return r.rollout.loraBackend; }, loraOff,
-        tr("MoE LoRA on SGLang needs triton"));
-
-    f = sectionForm(QStringLiteral("batch"));
-    addOptInt(
-        f, QStringLiteral("batch.num_steps_per_rollout"), tr("Optimizer steps per rollout"),
-        [](Recipe& r) -> std::optional<int>& { return r.batch.numStepsPerRollout; }, 1, 1 << 20);
-    addBool(f, QStringLiteral("batch.dynamic_batch_size"), tr("Dynamic batch size"),
-            [](Recipe& r) -> bool& { return r.batch.dynamicBatchSize; });
-    addOptInt(
-        f, QStringLiteral("batch.max_tokens_per_gpu"), tr("Max tokens per GPU"),
-        [](Recipe& r) -> std::optional<int>& { return r.batch.maxTokensPerGpu; }, 1, 1 << 24,
-        Reason{}, tr("token budget per GPU per micro-batch (× CP with context parallelism)"));
-    addOptInt(
-        f, QStringLiteral("batch.over_sampling_batch_size"), tr("Over-sampling batch size"),
-        [](Recipe& r) -> std::optional<int>& { return r.batch.overSamplingBatchSize; }, 1, 1 << 20);
-    addOptInt(
-        f, QStringLiteral("batch.num_epoch"), tr("Epochs"),
-        [](Recipe& r) -> std::optional<int>& { return r.batch.numEpoch; }, 1, 1 << 20);
-
-    f = sectionForm(QStringLiteral("algorithm"));
-    addText(f, QStringLiteral("algorithm.kl_loss_type"), tr("KL loss type"),
-            [](Recipe& r) -> std::string& { return r.algorithm.klLossType; });
-    addDouble(
-        f, QStringLiteral("algorithm.kl_coef"), tr("KL reward coefficient"),
-        [](Recipe& r) -> double& { return r.algorithm.klCoef; }, 0, 100, 4, Reason{},
-        tr("reward-shaping KL (--kl-coef): loads the reference model when > 0"));
-    addDouble(
-        f, QStringLiteral("algorithm.entropy_coef"), tr("Entropy coefficient"),
-        [](Recipe& r) -> double& { return r.algorithm.entropyCoef; }, 0, 100, 4);
-    addBool(f, QStringLiteral("algorithm.use_tis"), tr("TIS"),
-            [](Recipe& r) -> bool& { return r.algorithm.useTis; });
-
-    f = sectionForm(QStringLiteral("lora"));
-    addListText(
-        f, QStringLiteral("lora.target_modules"), tr("Target modules"),
-        [](Recipe& r) -> std::vector<std::string>& { return r.lora.targetModules; }, loraOff,
-        tr("all-linear, or q_proj, k_proj, v_proj, o_proj ..."));
-
-    f = sectionForm(QStringLiteral("memory"));
-    addEnum<plan::OffloadTarget>(
-        f, QStringLiteral("memory.offload_train_target"), tr("Offload trainer to"),
-        [](Recipe& r) -> plan::OffloadTarget& { return r.memory.offloadTrainTarget; },
-        {plan::OffloadTarget::Cpu, plan::OffloadTarget::Disk});
-
-    f = sectionForm(QStringLiteral("eval"));
-    addOptInt(
-        f, QStringLiteral("eval.max_response_len"), tr("Eval max response length"),
-        [](Recipe& r) -> std::optional<int>& { return r.eval.maxResponseLen; }, 1, 1 << 22);
-    addBool(f, QStringLiteral("eval.skip_eval_before_train"), tr("Skip eval before training"),
-            [](Recipe& r) -> bool& { return r.eval.skipEvalBeforeTrain; });
-
-    f = section(tr("Launcher"), QStringLiteral("launcher"));
-    addOptEnum<plan::LauncherKind>(
-        f, QStringLiteral("launcher.kind"), tr("Kind"),
-        [](Recipe& r) -> std::optional<plan::LauncherKind>& { return r.launcher.kind; },
-        {plan::LauncherKind::MilesScript, plan::LauncherKind::SlimeBash,
-         plan::LauncherKind::Command},
-        tr("default (miles_script for miles, slime_bash otherwise)"));
-    addText(
-        f, QStringLiteral("launcher.entry_point"), tr("Entry point"),
-        [](Recipe& r) -> std::string& { return r.launcher.entryPoint; }, Reason{},
-        tr("train.py (synchronous) or train_async.py (cannot colocate)"));
-    addText(f, QStringLiteral("launcher.script"), tr("Script"),
-            [](Recipe& r) -> std::string& { return r.launcher.script; });
-    addArgv(f);
-    addText(f, QStringLiteral("launcher.workdir"), tr("Working directory"),
-            [](Recipe& r) -> std::string& { return r.launcher.workdir; });
-
-    addRuleFields();
-    addAnalysisFields();
-}
-
-// Fields newer rules point at (OPD, advantages, weight updates, extra_args).
-void RecipeForm::addRuleFields() {
-    const Reason opdOff = [](const Recipe& r) {
-        return r.algorithm.useOpd ? QString() : tr("on-policy distillation is off");
-    };
-    QFormLayout* f = sectionForm(QStringLiteral("algorithm"));
-    addBool(
-        f, QStringLiteral("algorithm.normalize_advantages"), tr("Normalize advantages"),
-        [](Recipe& r) -> bool& { return r.algorithm.normalizeAdvantages; }, Reason{},
-        tr("--normalize-advantages (reinforce++ needs it)"));
-    addBool(
-        f, QStringLiteral("algorithm.use_rollout_logprobs"), tr("Use rollout logprobs"),
-        [](Recipe& r) -> bool& { return r.algorithm.useRolloutLogprobs; }, Reason{},
-        tr("--use-rollout-logprobs (exclusive with TIS)"));
-    addBool(
-        f, QStringLiteral("algorithm.use_opd"), tr("On-policy distillation"),
-        [](Recipe& r) -> bool& { return r.algorithm.useOpd; }, Reason{}, tr("--use-opd"));
-    addOptEnum<plan::OpdType>(
-        f, QStringLiteral("algorithm.opd_type"), tr("OPD teacher runs in"),
-        [](Recipe& r) -> std::optional<plan::OpdType>& { return r.algorithm.opdType; },
-        {plan::OpdType::Sglang, plan::OpdType::Megatron}, tr("unset (required with OPD)"), opdOff);
-
-    f = sectionForm(QStringLiteral("checkpoints"));
-    addText(
-        f, QStringLiteral("checkpoints.opd_teacher_load"), tr("OPD teacher checkpoint"),
-        [](Recipe& r) -> std::string& { return r.checkpoints.opdTeacherLoad; }, Reason{},
-        tr("--opd-teacher-load: the megatron OPD teacher"));
-
-    f = section(tr("Weight update"), QStringLiteral("weight_update"));
-    const Reason diskOnly = [](const Recipe& r) {
-        return r.weightUpdate.transport == plan::WeightTransport::Disk
-                   ? QString()
-                   : tr("only for transport disk");
-    };
-    addEnum<plan::WeightUpdateMode>(
-        f, QStringLiteral("weight_update.mode"), tr("Mode"),
-        [](Recipe& r) -> plan::WeightUpdateMode& { return r.weightUpdate.mode; },
-        {plan::WeightUpdateMode::Full, plan::WeightUpdateMode::Delta});
-    addEnum<plan::WeightTransport>(
-        f, QStringLiteral("weight_update.transport"), tr("Transport"),
-        [](Recipe& r) -> plan::WeightTransport& { return r.weightUpdate.transport; },
-        {plan::WeightTransport::Nccl, plan::WeightTransport::Disk});
-    addText(
-        f, QStringLiteral("weight_update.disk_dir"), tr("Shared disk directory"),
-        [](Recipe& r) -> std::string& { return r.weightUpdate.diskDir; }, diskOnly,
-        tr("--update-weight-disk-dir (shared by trainer and engines)"));
-    addText(
-        f, QStringLiteral("weight_update.local_checkpoint_dir"), tr("Local checkpoint directory"),
-        [](Recipe& r) -> std::string& { return r.weightUpdate.localCheckpointDir; }, diskOnly,
-        tr("--update-weight-local-checkpoint-dir (rollout-host NVMe)"));
-    addBool(
-        f, QStringLiteral("weight_update.release_train"), tr("Release trainer every step"),
-        [](Recipe& r) -> bool& { return r.weightUpdate.releaseTrain; }, Reason{},
-        tr("--release-train"));
-
-    addExtraArgs(section(tr("Extra arguments"), QStringLiteral("extra_args")));
 }
 
 void RecipeForm::addExtraArgs(QFormLayout* f) {
@@ -458,16 +259,9 @@ void RecipeForm::addExtraArgs(QFormLayout* f) {
     connect(edit, &QPlainTextEdit::textChanged, this, [this, &b] { commit(b); });
 }
 
-// The analysis section (docs/recipe.md "analysis"): what the Runs table, the plots and the
-// memory panel read from the run's recipe.
-void RecipeForm::addAnalysisFields() {
-    QFormLayout* f = section(tr("Analysis"), QStringLiteral("analysis"));
-    addText(
-        f, QStringLiteral("analysis.primary_metric"), tr("Primary metric"),
-        [](Recipe& r) -> std::string& { return r.analysis.primaryMetric; }, Reason{},
-        tr("the series the Runs table shows, e.g. eval/gsm8k (empty: the first score-kind "
-           "eval/* series)"));
-
+// analysis.metric_kinds (docs/recipe.md "analysis"): series kinds the Runs table, the plots and
+// the memory panel read from the run's recipe.
+void RecipeForm::addMetricKinds(QFormLayout* f) {
     auto* kinds = new QPlainTextEdit;
     kinds->setPlaceholderText(tr("eval/arith/time: time\neval/judge/*: score lower"));
     kinds->setMaximumHeight(90);
@@ -491,23 +285,24 @@ void RecipeForm::addAnalysisFields() {
         },
         Reason{}, kindsTip);
     connect(kinds, &QPlainTextEdit::textChanged, this, [this, &kb] { commit(kb); });
+}
 
+// analysis.memory_alarm_gb: 0 reads "default" (the plan's alarm line), a GB suffix.
+void RecipeForm::addMemoryAlarm(QFormLayout* f, const plan::RecipeField& field) {
     auto* alarm = new QDoubleSpinBox;
-    alarm->setRange(0, 1048576);
+    alarm->setRange(0, field.bound->max);
     alarm->setDecimals(2);
     alarm->setSuffix(tr(" GB"));
-    alarm->setSpecialValueText(tr("default (750/956 of RAM)"));
+    alarm->setSpecialValueText(tr(field.unsetText));
     alarm->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
     Binding& ab = bind(
-        f, QStringLiteral("analysis.memory_alarm_gb"), tr("Memory alarm line"), alarm,
+        f, QStringLiteral("analysis.memory_alarm_gb"), tr(field.label), alarm,
         [alarm](const Recipe& r) { alarm->setValue(r.analysis.memoryAlarmGb.value_or(0)); },
         [alarm](Recipe& r) {
             r.analysis.memoryAlarmGb =
                 alarm->value() > 0 ? std::optional<double>(alarm->value()) : std::nullopt;
         },
-        Reason{},
-        tr("host memory per node, decimal GB: the memory panel's alarm line and the "
-           "memory.host-over-alarm rule"));
+        Reason{}, tr(field.tooltip));
     connect(alarm, &QDoubleSpinBox::valueChanged, this, [this, &ab] { commit(ab); });
 }
 

@@ -17,6 +17,7 @@
 
 #include "backend/plan/catalog.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_fields.h"
 #include "backend/plan/rules.h"
 #include "gui/models/findings_model.h"
 #include "gui/pages/design_page.h"
@@ -92,6 +93,58 @@ TEST(DesignEditors, EveryFindingPathHasAnEditor) {
         EXPECT_NE(form.editor(QString::fromLatin1(p)), nullptr) << p;
         EXPECT_EQ(form.editorPathFor(QString::fromLatin1(p)), QString::fromLatin1(p));
     }
+}
+
+// Issue 22: the form is built from the recipe field table, so every field has an editor of its
+// own, labelled as the table says, disabled exactly when the table's rule says so.
+TEST(DesignEditors, EveryTableFieldHasAnEditor) {
+    RecipeForm form;
+    for (const plan::RecipeField& f : plan::recipeFields()) {
+        const QString path =
+            QString::fromUtf8(f.path.data(), static_cast<qsizetype>(f.path.size()));
+        EXPECT_NE(form.editor(path), nullptr) << f.path << " has no editor";
+        EXPECT_EQ(form.editorPathFor(path), path) << f.path;
+    }
+    // Two recipes that between them switch every rule of the table both ways.
+    plan::Recipe a;
+    a.placement = plan::Placement::Colocate;
+    a.trainer.backend = plan::TrainBackend::Fsdp;
+    a.framework = plan::Framework::Vime;
+    a.rollout.cudaGraph = false;
+    plan::Recipe b;
+    b.trainer.tp = 2;
+    b.trainer.pp = 2;
+    b.rollout.engine = plan::RolloutEngine::Vllm;
+    b.rollout.expertParallel = true;
+    b.rollout.eplb.enabled = true;
+    b.rollout.weightDtype = plan::WeightDtype::Fp8;
+    b.algorithm.useKlLoss = true;
+    b.algorithm.useOpd = true;
+    b.optimizer.cpuOffload = true;
+    b.lora.rank = 8;
+    b.weightUpdate.transport = plan::WeightTransport::Disk;
+    b.launcher.kind = plan::LauncherKind::Command;
+    b.launcher.rayStop = true;
+    int disabled = 0;
+    int enabled = 0;
+    for (const plan::Recipe& r : {a, b}) {
+        form.setRecipe(r);
+        for (const plan::RecipeField& f : plan::recipeFields()) {
+            if (f.disabledWhy == nullptr) {
+                continue;
+            }
+            const QString path =
+                QString::fromUtf8(f.path.data(), static_cast<qsizetype>(f.path.size()));
+            const char* why = f.disabledWhy(r);
+            EXPECT_EQ(form.disabledReason(path),
+                      why != nullptr ? QString::fromUtf8(why) : QString())
+                << f.path;
+            EXPECT_EQ(form.editor(path)->isEnabled(), why == nullptr) << f.path;
+            ++(why != nullptr ? disabled : enabled);
+        }
+    }
+    EXPECT_GT(disabled, 10);
+    EXPECT_GT(enabled, 10);
 }
 
 TEST(DesignEditors, NewEditorsEditTheRecipe) {

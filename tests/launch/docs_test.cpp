@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/launch/flag_rules.h"
+#include "backend/plan/recipe_fields.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {
@@ -21,6 +22,29 @@ TEST(LaunchDocs, EveryFlagOptionAndFieldIsDocumented) {
     }
     for (const auto& slot : detail::fieldSlots()) {
         EXPECT_NE(doc.find(slot.path), std::string::npos) << slot.path;
+    }
+}
+
+// Issue 22: a scalar slot copies through the recipe field table; a path the table lacks would
+// throw on the first copy.
+TEST(LaunchDocs, EverySlotCopies) {
+    for (const auto& slot : detail::fieldSlots()) {
+        Recipe to;
+        EXPECT_NO_THROW(slot.copy(Recipe{}, to)) << slot.path;
+    }
+}
+
+// Every flag row names a field of the recipe field table, or one of the structured parts the
+// table leaves to code of its own.
+TEST(LaunchDocs, EveryRuleFieldIsATableField) {
+    for (const auto& rule : detail::flagRules()) {
+        const std::string field = rule.field;
+        const bool structured = field == "model" || field.rfind("model.", 0) == 0 ||
+                                field == "weight_update" || field == "eval.datasets" ||
+                                field == "extra_args" || field == "environment.env" ||
+                                field.rfind("environment.env.", 0) == 0;
+        EXPECT_TRUE(structured || findRecipeField(field) != nullptr)
+            << rule.flag << " -> " << rule.field;
     }
 }
 

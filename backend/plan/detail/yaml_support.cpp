@@ -264,6 +264,33 @@ bool MapReader::read(const char* key, std::string& out) {
     return entry != nullptr && scalarOf(key, entry->value, out);
 }
 
+bool MapReader::readChoice(const char* key, const YAML::Node& node,
+                           const std::vector<std::string_view>& names, std::size_t& index) {
+    std::string text;
+    if (!scalarOf(key, node, text)) {
+        return false;
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (names[i] == text) {
+            index = i;
+            return true;
+        }
+    }
+    std::string list;
+    for (std::string_view name : names) {
+        list += list.empty() ? "" : ", ";
+        list += name;
+    }
+    std::string message =
+        "unknown value '" + text + "' for '" + pathOf(key) + "' (expected one of: " + list + ")";
+    const std::string hint = closestMatch(text, names);
+    if (!hint.empty()) {
+        message += "; did you mean '" + hint + "'?";
+    }
+    m_context.error(pathOf(key), locOf(node.Mark()), std::move(message));
+    return false;
+}
+
 void MapReader::get(const char* key, int& out) {
     if (present(key)) {
         read(key, out);

@@ -83,6 +83,17 @@ class MapReader {
             out = value;
         }
     }
+    /// An enum given by its names (the recipe field table): *out = the name read; false when
+    /// absent or not one of names (reported as getEnum does).
+    bool getChoice(const char* key, const std::vector<std::string_view>& names, std::string& out) {
+        const YAML::Node* node = find(key);
+        std::size_t index = 0;
+        if (node == nullptr || !readChoice(key, *node, names, index)) {
+            return false;
+        }
+        out = std::string(names[index]);
+        return true;
+    }
     /// Reports unknown keys (with a suggestion) and must be called once, after all accessors.
     void finish();
 
@@ -100,30 +111,23 @@ class MapReader {
     bool read(const char* key, bool& out);
     bool read(const char* key, std::string& out);
     bool scalarOf(const char* key, const YAML::Node& node, std::string& out);
+    /// The index in names of the scalar at node, else an error listing the names (with a "did
+    /// you mean" suggestion) and false.
+    bool readChoice(const char* key, const YAML::Node& node,
+                    const std::vector<std::string_view>& names, std::size_t& index);
     template <typename E>
     bool readEnum(const char* key, const YAML::Node& node, E& out) {
-        std::string text;
-        if (!scalarOf(key, node, text)) {
+        const auto table = enumTable(static_cast<const E*>(nullptr));
+        std::vector<std::string_view> names;
+        for (const auto& entry : table) {
+            names.emplace_back(entry.name);
+        }
+        std::size_t index = 0;
+        if (!readChoice(key, node, names, index)) {
             return false;
         }
-        if (enumFromName(text, out)) {
-            return true;
-        }
-        std::vector<std::string_view> names;
-        std::string list;
-        for (const auto& entry : enumTable(static_cast<const E*>(nullptr))) {
-            names.emplace_back(entry.name);
-            list += list.empty() ? "" : ", ";
-            list += entry.name;
-        }
-        std::string message = "unknown value '" + text + "' for '" + pathOf(key) +
-                              "' (expected one of: " + list + ")";
-        const std::string hint = closestMatch(text, names);
-        if (!hint.empty()) {
-            message += "; did you mean '" + hint + "'?";
-        }
-        m_context.error(pathOf(key), locOf(node.Mark()), std::move(message));
-        return false;
+        out = table[index].value;
+        return true;
     }
 
     const ParseContext& m_context;
