@@ -5,7 +5,7 @@
 # Inside: bin/fuzz_* (debug info stripped, symbols kept, RUNPATH $ORIGIN/../lib), lib/ (every
 # shared library they load except glibc's own), seeds/<target> (the committed corpus, plus
 # recipes/ and tests/launch/data for recipe and import), recipes/models (the catalog; run with
-# RUNPLANE_FUZZ_RECIPES_DIR=DIR/recipes) and fuzz-parallel.sh.
+# RUNPLANE_FUZZ_RECIPES_DIR=DIR/recipes), fuzz-parallel.sh and bin/lsan-canary (a 4242-byte leak).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build-fuzz}"
@@ -23,11 +23,17 @@ for exe in "$BUILD"/tests/fuzz/fuzz_*; do
     xargs -r cp -L -n -t "$stage/lib/"
   name="${t#fuzz_}"
   cp -r "tests/fuzz/corpus/$name" "$stage/seeds/$name"
+  if [ -d "tests/fuzz/corpus-grown/$name" ]; then
+    cp -r "tests/fuzz/corpus-grown/$name" "$stage/seeds/$name/grown"
+  fi
 done
 # libFuzzer reads seed folders recursively.
 [ -d "$stage/seeds/recipe" ] && cp -r recipes "$stage/seeds/recipe/shipped"
 [ -d "$stage/seeds/import" ] && cp -r tests/launch/data "$stage/seeds/import/launch-data"
 cp -r recipes/models "$stage/recipes/models"
+# A leak LeakSanitizer must report (fuzz-parallel.sh runs it first; see there).
+printf '#include <stdlib.h>\nint main(void) { char* volatile p = malloc(4242); p = 0; return 0; }\n' |
+  clang-14 -x c -fsanitize=address -o "$stage/bin/lsan-canary" -
 cp scripts/fuzz-parallel.sh "$stage/"
 tar -C "$stage" -czf "$OUT" .
 echo "fuzz-bundle: $OUT ($(du -h "$OUT" | cut -f1))"

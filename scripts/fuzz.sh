@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of a RUNPLANE_FUZZ build (docs/fuzzing.md) for SECONDS each:
 #   scripts/fuzz.sh [BUILD_DIR=build-fuzz] [SECONDS=600] [TARGET...]
-# Each target starts from its committed seeds (tests/fuzz/corpus/<target>, read only) plus the
-# inputs earlier runs found (BUILD_DIR/fuzz-corpus/<target>, where new ones are written); recipe
-# and import also start from recipes/ and tests/launch/data. A crash,
+# Each target starts from its committed seeds (tests/fuzz/corpus/<target> and, where there is
+# one, tests/fuzz/corpus-grown/<target>; read only) plus the inputs earlier runs found
+# (BUILD_DIR/fuzz-corpus/<target>, where new ones are written); recipe and import also start from
+# recipes/ and tests/launch/data. A crash,
 # leak, sanitizer report, timeout (> 10 s) or out-of-memory (> 2 GiB) fails the run; the input
 # is left as BUILD_DIR/fuzz-artifacts/<target>/crash-* (replay: BUILD_DIR/tests/fuzz/fuzz_<target>
-# FILE). Prints one "target: N execs, M/s" line per target at the end.
+# FILE). Prints one "target: N execs, M/s" line per target at the end. FUZZ_TIMEOUT (seconds,
+# default 10) is the per-input limit; `make fuzz-smoke` (CI) passes a wider one, so that a slow
+# or loaded machine cannot fail it on an input that merely runs long under ASan there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build-fuzz}"
 SECONDS_EACH="${2:-600}"
+PER_INPUT="${FUZZ_TIMEOUT:-10}"
 shift $(( $# > 2 ? 2 : $# ))
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
@@ -31,12 +35,15 @@ for t in "${TARGETS[@]}"; do
     recipe) extra=(recipes/known-good recipes) ;;
     import) extra=(tests/launch/data) ;;
   esac
+  # What earlier long runs found (tests/fuzz/corpus-grown, read only), where the target has one.
+  grown=()
+  [ -d "tests/fuzz/corpus-grown/$t" ] && grown=("tests/fuzz/corpus-grown/$t")
   echo "fuzz: $t for ${SECONDS_EACH}s (log $log)"
   # Leak checking stays on (detect_leaks=1 is ASan's default on Linux).
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     "$exe" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-       -print_final_stats=1 -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" "${extra[@]}" >"$log" 2>&1; then
+     "$exe" -max_total_time="$SECONDS_EACH" -timeout="$PER_INPUT" -rss_limit_mb=2048 -max_len=65536 \
+       -print_final_stats=1 -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" "${grown[@]}" "${extra[@]}" >"$log" 2>&1; then
     result="ok"
   else
     result="FAILED"

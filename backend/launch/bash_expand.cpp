@@ -455,7 +455,15 @@ std::vector<Field> Expander::expandWord(const Word& word, bool split) {
                                 " MiB; the value is unknown");
         return asWritten("the value is longer than the reader's limit");
     }
-    if (!charge(b.bytes() + kWordCost * (fields.size() + word.parts.size()), word.line)) {
+    // Each field keeps a copy of the word as written (or of its array element): 100k fields
+    // of one long word ($(seq 1 99999) unquoted) were gigabytes that the budget never saw
+    // (fuzz_import, out of memory).
+    std::uint64_t rawCopies = 0;
+    for (const auto& f : fields) {
+        rawCopies += f.raw.empty() ? word.raw.size() : f.raw.size();
+    }
+    if (!charge(b.bytes() + rawCopies + kWordCost * (fields.size() + word.parts.size()),
+                word.line)) {
         return asWritten("not read (the expansion limit was hit)");
     }
     for (auto& f : fields) {

@@ -138,8 +138,19 @@ class Parser : public Lexer {
                 w.parts.push_back({WordPart::Kind::Literal, op, false});
                 w.raw = op;
             } else {
+                // A lone ';', '&' or '|' starts no word: stop there, as bash does ("syntax error
+                // in conditional expression"). Going on read an empty word at the same place for
+                // ever, until memory ran out ("[[ a ; ]]"; found by fuzz_import).
+                const std::size_t before = m_pos;
                 bool arr = false;
                 w = readWord(arr);
+                if (m_pos == before) {
+                    const char c = peek();
+                    issue(c > ' ' && c < 0x7f
+                              ? std::string("unexpected '") + c + "' inside [[ ... ]]"
+                              : std::string("unexpected character inside [[ ... ]]"));
+                    return;
+                }
             }
             cmd.words.push_back(w);
             if (w.isLiteral() && w.literal() == "]]") {

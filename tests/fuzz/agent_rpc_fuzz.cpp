@@ -39,6 +39,7 @@ struct Daemon {
     std::unique_ptr<v1::Agent::Stub> stub;
 
     Daemon() {
+        fuzz::quietProtobuf();
         const std::string dir = runplane::fuzz::scratchDir("agent");
         std::filesystem::create_directories(dir + "/state");
         std::filesystem::create_directories(dir + "/runs");
@@ -132,9 +133,11 @@ void stream(std::uint8_t auth, fuzz::ByteReader& in, Call call) {
         return;
     }
     auto reader = call(&ctx, request);
+    // One message, then cancel: a watcher with nothing new gets its next batch only after the
+    // 5 s heartbeat, so waiting for a second one ran every such input into the 2 s deadline
+    // (18-38 inputs/s per worker). Cancelling mid-stream is a path worth fuzzing too.
     Message message;
-    for (int i = 0; i < 2 && reader->Read(&message); ++i) {
-    }
+    (void)reader->Read(&message);
     ctx.TryCancel();
     (void)reader->Finish();
 }

@@ -2,6 +2,7 @@
 // Helpers shared by the fuzz targets: a reader that turns fuzzer bytes into structured values
 // (ints, short strings, the rest) without ever reading past the end.
 
+#include <google/protobuf/stubs/logging.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -48,6 +49,17 @@ class ByteReader {
     std::size_t m_size;
     std::size_t m_pos = 0;
 };
+
+/// Drops protobuf's log lines for the rest of the process. Parsing fuzzed bytes writes "String
+/// field ... contains invalid UTF-8" to stderr for many inputs; the lines carry nothing the
+/// target checks, and writing them slows every worker and fills its log.
+inline void quietProtobuf() {
+    static const bool done = [] {
+        google::protobuf::SetLogHandler(nullptr);
+        return true;
+    }();
+    (void)done;
+}
 
 /// A fresh scratch folder for this process, `/dev/shm/runplane-fuzz-<name>-<pid>` (tmpfs: the
 /// targets write SQLite files per input), after removing those of processes that are gone: a

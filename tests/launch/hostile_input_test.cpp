@@ -300,6 +300,30 @@ TEST(HostileInput, UnquotedSeqSplitsInLinearTime) {
     (void)r;
 }
 
+// fuzz_import (out of memory at 2 GiB): every field of an unquoted expansion kept its own copy of
+// the word as written, and the expansion budget did not count those copies, so 100k fields of a
+// 2 KB word took 200 MB and more (gigabytes for longer words). The copies are charged now: the
+// word ends in the budget's finding, quickly.
+TEST(HostileInput, CopiesOfALongWordPerFieldCountAgainstTheBudget) {
+    const std::string script =
+        "X=$(seq 1 99999)\npython3 train.py --a=$X\"" + std::string(2000, 'w') + "\"\n";
+    const ScriptReading r = readTimed(script);
+    expectLimitAt(r, 2, "exceed the reader's budget");
+}
+
+// fuzz_import (malloc of 2 GiB): a lone ';', '&' or '|' inside [[ ... ]] starts no word, and the
+// reader added an empty word at the same place until memory ran out. It is a finding now, and the
+// rest of the script is read.
+TEST(HostileInput, LoneSeparatorInsideDoubleBracketsEndsInAFinding) {
+    for (const std::string sep : {";", "&", "|"}) {
+        const ScriptReading r = readTimed("if [[ -z \"$A\" " + sep +
+                                          " ]]; then\n  echo\nfi\npython3 train.py --lr 1e-6\n");
+        EXPECT_NE(allNotes(r).find("unexpected '" + sep + "' inside [[ ... ]]"), std::string::npos)
+            << allNotes(r);
+        ASSERT_TRUE(r.launch.has_value()) << allNotes(r);
+    }
+}
+
 // Every file of the fuzz seed corpus imports without a crash, in bounded time.
 TEST(HostileInput, FuzzCorpusImportsInBoundedTime) {
     const std::string corpus = test::sourceDir() + "/tests/fuzz/corpus/import";
