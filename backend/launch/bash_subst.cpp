@@ -304,7 +304,7 @@ class Arith {
 
 Value Expander::evalCommandSubst(const std::string& text, int line) {
     static const std::regex kScriptDir(
-        R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
+        R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)((/\.\.)*)/?"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
     static const std::regex kDirname(
         R"re(^dirname (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?$)re");
     if (!charge(text.size(), line)) {
@@ -315,10 +315,17 @@ Value Expander::evalCommandSubst(const std::string& text, int line) {
     v.file = m_file;
     v.line = line;
     // (std::regex recurses per character: only short texts can be the idiom anyway)
+    std::smatch m;
     if (norm.size() < 512 &&
-        (std::regex_match(norm, kScriptDir) || std::regex_match(norm, kDirname))) {
+        (std::regex_match(norm, m, kScriptDir) || std::regex_match(norm, kDirname))) {
         std::error_code ec;
         auto dir = std::filesystem::absolute(std::filesystem::path(m_file), ec).parent_path();
+        // `$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)`: the folder above, per `/..`
+        const std::string ups = m.size() > 5 ? m[5].str() : std::string();
+        for (std::size_t at = ups.find("/.."); at != std::string::npos;
+             at = ups.find("/..", at + 3)) {
+            dir = dir.parent_path();
+        }
         v.text = dir.lexically_normal().string();
         return v;
     }

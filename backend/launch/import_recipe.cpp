@@ -239,11 +239,17 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             continue;
         }
         if (f.splice && reading.pythonModelArgArrays.count(spliceName(f.values[0])) > 0) {
+            const bool carried = reading.definitions.count(spliceName(f.values[0])) > 0;
             notes.push_back({NoteLevel::Info, f.file, f.line, "model",
                              f.values[0] +
                                  " holds the model arguments miles computes from the model's "
-                                 "name; the model is taken from that name and an export "
-                                 "sources its models/<name>.sh"});
+                                 "name; the model is taken from that name and an export " +
+                                 (carried ? std::string("computes them the same way (the two "
+                                                        "lines are a pre-launch step)")
+                                          : std::string("sources its models/<name>.sh"))});
+            if (carried) {
+                splicedNames.insert(spliceName(f.values[0]));
+            }
             continue;
         }
         if (f.splice) {
@@ -516,12 +522,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             r.model.name = name;
             r.model.variant = variant;
         } else {
-            notes.push_back({NoteLevel::Error, path, 0, "model.name",
-                             in.milesScript
-                                 ? "the miles launcher chooses its model itself; name it with "
-                                   "--model NAME"
-                                 : "the script sources no models/<name>.sh; name the model "
-                                   "with --model NAME"});
+            modelWithoutModelFile(in, options.catalog, path, r, notes);
         }
     } else if (!in.milesScript && !lastStem.empty() &&
                lastStem != modelFileStem(r, options.catalog)) {

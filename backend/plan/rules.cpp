@@ -23,7 +23,7 @@ constexpr RuleInfo kRules[] = {
     {"model.shape", S::Error, "model.shape", "the shape is consistent: layers, hidden, heads, groups divide heads, top-k <= experts, hybrid head counts", "Megatron transformer_config.py"},
     {"cluster.size", S::Error, "cluster.nodes", "at least one node; GPUs per node >= 0", "-"},
     {"cluster.trainer-placement", S::Error, "trainer.nodes", "the trainer fits the cluster: trainer nodes <= nodes, trainer GPUs per node <= GPUs per node", "slime placement_group.py"},
-    {"cluster.gpu-budget", S::Error, "rollout.num_gpus", "GPUs needed (colocate: max(actor, rollout); disaggregated: actor + rollout) <= cluster GPUs; miles forces rollout = actor under colocate", "frameworks.md §8.14; slime placement_group.py; miles arguments.py"},
+    {"cluster.gpu-budget", S::Error, "rollout.num_gpus", "GPUs needed (colocate: max(actor, rollout); disaggregated: actor + rollout; --debug-train-only: actor) <= cluster GPUs; miles forces rollout = actor under colocate", "frameworks.md §8.14; slime placement_group.py; miles arguments.py"},
     {"cluster.num-gpus-per-node", S::Info, "hardware.gpus_per_node", "fewer than 8 GPUs per node: the launch must pass --num-gpus-per-node", "frameworks.md §1.1, §8.14"},
     {"cluster.cpu-only", S::Error, "hardware.gpus_per_node", "a node without GPUs only runs a local command launcher (the smoke workload)", "-"},
     {"cluster.master-addr", S::Error, "cluster.master_addr", "multi-node runs never use a loopback MASTER_ADDR", "domain.md seed 002"},

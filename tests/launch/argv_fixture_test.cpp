@@ -15,6 +15,7 @@
 
 #include "backend/launch/flag_rules.h"
 #include "backend/launch/launch.h"
+#include "backend/plan/rules.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {
@@ -471,6 +472,87 @@ TEST(ArgvFixtures, FileTestAndPrintfDefinitionsTravelWithTheExport) {
     EXPECT_NE(r.launcher.preLaunch[0].find("latest_checkpointed_iteration.txt"), std::string::npos);
     EXPECT_NE(r.launcher.preLaunch[1].find("printf -v BUFFER_BYTES"), std::string::npos);
     EXPECT_NE(r.launcher.preLaunch[2].find("read -r -a SEED_ARGS"), std::string::npos);
+}
+
+// Issue 15 (miles run-gpt-oss-20b-bf16.sh, run-kimi-k25.sh, run-gpt-oss-20b.sh): a variable
+// the script only hands to the environment, read unset without `set -u`, is empty there; the
+// export (which runs under `set -u`) gives it that value instead of stopping.
+TEST(ArgvFixtures, EnvironmentReadUnsetStaysEmptyUnderSetU) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("env-read-unset.sh", tmp);
+    auto a = nlohmann::json::parse(rt.original.runtimeEnv, nullptr, false);
+    auto b = nlohmann::json::parse(rt.exported.run.runtimeEnv, nullptr, false);
+    ASSERT_TRUE(a.is_object() && b.is_object()) << rt.original.runtimeEnv << "\n"
+                                                << rt.exported.run.runtimeEnv;
+    EXPECT_EQ(a["env_vars"]["NCCL_NVLS_ENABLE"], b["env_vars"]["NCCL_NVLS_ENABLE"]);
+    test::TempDir bare;
+    ASSERT_TRUE(writeBundle(rt.exported.bundle, bare.path()).ok());
+    const std::string job = test::readFile(bare.file(rt.exported.bundle.jobScript));
+    EXPECT_NE(job.find(": \"${HAS_NVLINK=}\""), std::string::npos) << job;
+    EXPECT_NE(job.find(": \"${PYTHONPATH=}\""), std::string::npos) << job;
+    EXPECT_EQ(job.find("${HAS_NVLINK:?"), std::string::npos) << job;
+}
+
+// Issue 15 (miles run-kimi-k25.sh, run-nemotron-3-nano-4b.sh): model_args_utils.py knows models
+// miles has no models/NAME.sh for; the export runs the same two lines rather than sourcing a
+// file that does not exist.
+TEST(ArgvFixtures, MilesModelArgsWithoutAModelFileAreComputedTheSameWay) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("miles-python-model-args-unknown.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.framework, Framework::Miles);
+    EXPECT_EQ(r.model.name, "toy-next-1T");
+    ASSERT_FALSE(r.launcher.preLaunch.empty());
+    EXPECT_NE(r.launcher.preLaunch.back().find("model_args_utils.py"), std::string::npos);
+    EXPECT_NE(r.launcher.preLaunch.back().find("read -ra MODEL_ARGS"), std::string::npos);
+    test::TempDir bare;
+    ASSERT_TRUE(writeBundle(rt.exported.bundle, bare.path()).ok());
+    const std::string job = test::readFile(bare.file(rt.exported.bundle.jobScript));
+    EXPECT_EQ(job.find("/models/toy-next-1T.sh"), std::string::npos) << job;
+    // the model's flags reached the framework in both runs
+    EXPECT_NE(rt.figure.flags, 0);
+    EXPECT_EQ(rt.figure.diff, "");
+}
+
+// Issue 15 (slime run-qwen3-vl-8B-fsdp.sh, run-qwen3-next-80B-A3B-fsdp.sh): an FSDP script
+// sourcing no model file is named by its checkpoint directory, with a warning, not an error.
+TEST(ArgvFixtures, FsdpScriptWithoutModelFileIsNamedByItsCheckpoint) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("fsdp-model-from-checkpoint.sh", tmp);
+    const ImportResult& im = rt.exported.imported;
+    EXPECT_EQ(im.recipe.model.name, "qwen3-4B");
+    EXPECT_EQ(im.recipe.trainer.backend, TrainBackend::Fsdp);
+    bool warned = false;
+    for (const auto& n : im.notes) {
+        warned = warned || (n.level == NoteLevel::Warning && n.field == "model.name" &&
+                            n.message.find("--hf-checkpoint") != std::string::npos);
+    }
+    EXPECT_TRUE(warned);
+}
+
+// Issue 15 (slime run-qwen3-4B-base-sft.sh, run-glm5-744B-A40B-sft.sh, ...): an SFT script
+// trains only; it neither colocates nor gives the rollout GPUs, and that is valid.
+TEST(ArgvFixtures, TrainOnlySftScriptNeedsNoRolloutGpus) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("sft-train-only.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.launcher.entryPoint, "train_async.py");
+    EXPECT_EQ(r.placement, Placement::Disaggregated);
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    for (const auto& f : validate(r, test::catalog())) {
+        EXPECT_NE(f.ruleId, "cluster.gpu-budget") << f.message;
+    }
+    // without --debug-train-only the same layout has no GPUs for its engines
+    Recipe withEngines = r;
+    withEngines.extraArgs.erase(
+        std::remove_if(withEngines.extraArgs.begin(), withEngines.extraArgs.end(),
+                       [](const ExtraArg& e) { return e.flag == "--debug-train-only"; }),
+        withEngines.extraArgs.end());
+    const auto findings = validate(withEngines, test::catalog());
+    EXPECT_TRUE(std::any_of(findings.begin(), findings.end(), [](const Finding& f) {
+        return f.ruleId == "cluster.gpu-budget" && f.severity == Severity::Error;
+    }));
+#endif
 }
 
 }  // namespace

@@ -176,6 +176,26 @@ TEST(BashReader, SourceRelativeToTheScriptAndModelFiles) {
     EXPECT_EQ(missing.modelStems, std::vector<std::string>{"nope"});
 }
 
+// Issue 15 (miles scripts/amd/run-qwen3-4B-amd.sh): the script-directory idiom with `/..`
+// names the folder above the script's, from which it sources models/NAME.sh.
+TEST(BashReader, ScriptDirectoryIdiomWithParentFolders) {
+    test::TempDir dir;
+    test::writeFile(dir.file("scripts/models/m1.sh"), "MODEL_ARGS=(\n  --num-layers 4\n)\n");
+    const std::string script =
+        "SCRIPT_DIR=\"$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")/..\" &>/dev/null && pwd)\"\n"
+        "ROOT=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/../..\" && pwd)\"\n"
+        "source \"${SCRIPT_DIR}/models/m1.sh\"\n"
+        "python3 train.py \"${MODEL_ARGS[@]}\" --data \"${ROOT}/d\"\n";
+    const std::string path = dir.file("scripts/amd/run.sh");
+    test::writeFile(path, script);
+    // scripts/models is outside the script's folder: a source root allows it
+    auto r = readScript(script, path, {}, {dir.file("scripts")});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--num-layers", "4",
+                                                   "--data", dir.file("d")}));
+    EXPECT_EQ(r.modelStems, std::vector<std::string>{"m1"});
+    EXPECT_TRUE(warningLines(r.notes).empty());
+}
+
 TEST(BashReader, IfElseDecidedFromTheEnvironment) {
     const char* script =
         "if [ \"${NODES:-1}\" -gt 1 ]; then\n"
