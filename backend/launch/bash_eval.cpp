@@ -270,6 +270,12 @@ Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Fie
     if (fields->empty()) {
         return CmdKind::Assign;
     }
+    // `exec CMD` runs CMD in place of the shell: the same command (issue 15: miles
+    // examples/nccl_m2n/run-qwen3-0.6b.sh ends in `exec ray job submit ...`)
+    if (fields->size() > 1 && (*fields)[0].known && (*fields)[0].text == "exec" &&
+        (*fields)[1].known && (*fields)[1].text.rfind('-', 0) != 0) {
+        fields->erase(fields->begin());
+    }
     const Field& f0 = (*fields)[0];
     if (!f0.known) {
         *what = "the command name is not known (" + f0.why + ")";

@@ -38,6 +38,16 @@ std::set<std::string> namesRead(const std::string& text) {
     return out;
 }
 
+// X=(...$(cmd)...) builds an array: not a scalar probe
+bool assignsArray(const Node& node) {
+    for (const auto& a : node.commands[0].assigns) {
+        if (a.isArray) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool firstWordIs(const SimpleCommand& cmd, std::string_view word) {
     return !cmd.words.empty() && cmd.words[0].literal() == word;
 }
@@ -219,20 +229,32 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         taint(node.inner, node.line, node.what);
         return true;
     }
-    // X=$(nvidia-smi ...): a value only the machine knows
+    // X=$(nvidia-smi ...): a value only the machine knows; so is any other X=$(cmd) the reader
+    // does not evaluate (`$(date +%Y%m%d)`, `$(echo "$DEVICES" | tr ',' '\n' | wc -l)`,
+    // `$(basename "$DATASET")`): the export computes it the same way, X stays ${X}
     if (node.kind == Node::Kind::Commands && node.commands.size() == 1 &&
         node.commands[0].words.empty() && !node.commands[0].assigns.empty()) {
         bool probe = false;
+        bool gpus = false;
         for (const auto& a : node.commands[0].assigns) {
             for (const auto& part : a.value.parts) {
-                probe = probe || (part.kind == WordPart::Kind::CommandSubst &&
-                                  part.text.rfind("nvidia-smi", 0) == 0);
+                if (part.kind != WordPart::Kind::CommandSubst) {
+                    continue;
+                }
+                const std::string& t = part.text;
+                const bool read = t.rfind("seq ", 0) == 0 || t.rfind("cd ", 0) == 0 ||
+                                  t.rfind("dirname ", 0) == 0 || t.rfind("realpath ", 0) == 0 ||
+                                  t.rfind("readlink ", 0) == 0 ||
+                                  contains(t, "model_args_utils.py");
+                probe = probe || !read;
+                gpus = gpus || t.rfind("nvidia-smi", 0) == 0;
             }
         }
-        if (!probe) {
+        if (!probe || assignsArray(node)) {
             return false;
         }
-        addPreLaunch(node, "a run-time probe of the GPUs");
+        addPreLaunch(
+            node, gpus ? "a run-time probe of the GPUs" : "a value computed when the script runs");
         for (const auto& a : node.commands[0].assigns) {
             setProbeVar(a.name, node.line);
         }

@@ -329,6 +329,21 @@ Value Expander::evalCommandSubst(const std::string& text, int line) {
         v.text = dir.lexically_normal().string();
         return v;
     }
+    // $(cd -- "${KNOWN}/../.." &>/dev/null && pwd): the idiom on a folder the reader knows
+    static const std::regex kCdKnown(
+        R"re(^cd (-- )?([^ ;&|<>`]+)( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
+    if (std::smatch cd; norm.size() < 512 && std::regex_match(norm, cd, kCdKnown)) {
+        Word target = parseWordText(cd[2].str(), false, line);
+        target.column = 0;
+        const Value dir = scalarOf(target);
+        if (dir.known && !dir.symbolic && !dir.text.empty() && dir.text[0] == '/') {
+            v.text = std::filesystem::path(dir.text).lexically_normal().string();
+            while (v.text.size() > 1 && v.text.back() == '/') {
+                v.text.pop_back();
+            }
+            return v;
+        }
+    }
     // $(seq LAST) / $(seq FIRST LAST) / $(seq FIRST INCREMENT LAST)
     ParsedScript parsed = parseBash(text);
     if (parsed.issues.empty() && parsed.nodes.size() == 1 &&

@@ -555,5 +555,19 @@ TEST(ArgvFixtures, TrainOnlySftScriptNeedsNoRolloutGpus) {
 #endif
 }
 
+// Issue 15 (slime examples/strands-agents, miles lora/run-gpt-oss-20B-megatron-moe-lora.sh,
+// run-diffusion-grpo-ocr.sh): a value computed when the script runs travels as a pre-launch step;
+// the flag keeps its word (`..._${STAMP}`) and the name is no recipe parameter.
+TEST(ArgvFixtures, ValuesComputedAtRunTimeTravelAsPreLaunchSteps) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("runtime-values.sh", tmp);
+    const ImportResult& im = rt.exported.imported;
+    EXPECT_EQ(im.recipe.checkpoints.save, "/ckpt/qwen3-4b_grpo_${STAMP}");
+    EXPECT_TRUE(im.parameters.empty());
+    ASSERT_EQ(im.recipe.launcher.preLaunch.size(), 2u);
+    EXPECT_NE(im.recipe.launcher.preLaunch[0].find("GPUS=$(echo"), std::string::npos);
+    EXPECT_NE(im.recipe.launcher.preLaunch[1].find("STAMP=$(date"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch

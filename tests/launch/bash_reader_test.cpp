@@ -194,6 +194,16 @@ TEST(BashReader, ScriptDirectoryIdiomWithParentFolders) {
                                                    "--data", dir.file("d")}));
     EXPECT_EQ(r.modelStems, std::vector<std::string>{"m1"});
     EXPECT_TRUE(warningLines(r.notes).empty());
+
+    // the idiom applied to a folder the reader knows (slime / miles examples: REPO_ROOT)
+    const std::string known =
+        "SCRIPT_DIR=\"$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")\" &>/dev/null && pwd)\"\n"
+        "REPO_ROOT=\"$(cd -- \"${SCRIPT_DIR}/../..\" &>/dev/null && pwd)\"\n"
+        "exec python3 train.py --save \"${REPO_ROOT}/out\"\n";
+    auto k = readScript(known, path, {});
+    EXPECT_EQ(argvOf(k),
+              (std::vector<std::string>{"python3", "train.py", "--save", dir.file("out")}));
+    EXPECT_TRUE(warningLines(k.notes).empty());
 }
 
 TEST(BashReader, IfElseDecidedFromTheEnvironment) {
@@ -233,9 +243,19 @@ TEST(BashReader, UndecidableConditionTaintsWhatItAssigns) {
     EXPECT_EQ(r.launch->argv[3].text, "${TP}");
     EXPECT_TRUE(r.launch->argv[5].known);
     EXPECT_TRUE(r.parameters.empty());  // set by the script itself
+    // any other value computed when the script runs is such a probe too (issue 15: `$(date ...)`,
+    // `$(echo "$DEVICES" | tr ',' '\n' | wc -l)` in the public scripts)
+    auto host = readScript(
+        "X=$(hostname -f)\nif [ \"$X\" = a ]; then TP=8; fi\n"
+        "python3 train.py --tp $TP\n",
+        "/tmp/x.sh", {});
+    EXPECT_TRUE(warningLines(host.notes).empty());
+    ASSERT_EQ(host.preLaunch.size(), 2u);
+    ASSERT_TRUE(host.launch.has_value());
+    EXPECT_EQ(host.launch->argv[3].text, "${TP}");
     // a condition on something else not understood still taints what it assigns
     auto other = readScript(
-        "X=$(hostname -f)\nif [ \"$X\" = a ]; then TP=8; fi\n"
+        "for i in 1; do X=a; done\nif [ \"$X\" = a ]; then TP=8; fi\n"
         "python3 train.py --tp $TP\n",
         "/tmp/x.sh", {});
     EXPECT_EQ(warningLines(other.notes), (std::vector<int>{1, 2}));
