@@ -6,6 +6,8 @@
 // variables a probe sets stay symbolic (${NAME}) so that what depends on them is written back as
 // a reference, not as a guess. Also the script's own `ray start` / `ray stop` words.
 
+#include <algorithm>
+
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/shell_text.h"
 
@@ -259,6 +261,36 @@ bool Evaluator::capturePreLaunch(const Node& node) {
             setProbeVar(a.name, node.line);
         }
         return true;
+    }
+    // `[ "$NVLINK_COUNT" -gt 0 ] && HAS_NVLINK=1 || HAS_NVLINK=0`: the if block below written
+    // as a command list, on probe variables only
+    if (node.kind == Node::Kind::Commands && node.commands.size() >= 2 && !m_probeVars.empty()) {
+        const SimpleCommand& test = node.commands[0];
+        bool ok = !test.words.empty() && test.assigns.empty() &&
+                  (firstWordIs(test, "[") || firstWordIs(test, "[[") || firstWordIs(test, "test"));
+        std::set<std::string> read;
+        for (std::size_t i = 1; ok && i < test.words.size(); ++i) {
+            const auto names = namesRead(test.words[i].raw);
+            read.insert(names.begin(), names.end());
+        }
+        for (const auto& name : read) {
+            ok = ok && m_probeVars.count(name) > 0;
+        }
+        for (std::size_t i = 1; ok && i < node.commands.size(); ++i) {
+            const SimpleCommand& c = node.commands[i];
+            ok = c.words.empty() && !c.assigns.empty() &&
+                 std::none_of(c.assigns.begin(), c.assigns.end(),
+                              [](const auto& a) { return a.isArray; });
+        }
+        if (ok && !read.empty()) {
+            addPreLaunch(node, "a command list deciding on a run-time probe");
+            for (std::size_t i = 1; i < node.commands.size(); ++i) {
+                for (const auto& a : node.commands[i].assigns) {
+                    setProbeVar(a.name, node.line);
+                }
+            }
+            return true;
+        }
     }
     // an if block on the machine itself (a file test, `command -v nvidia-smi`, `python3 -c
     // ...`) whose branches only set scalars, echo or exit: a run-time probe as well

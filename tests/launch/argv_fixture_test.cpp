@@ -569,5 +569,25 @@ TEST(ArgvFixtures, ValuesComputedAtRunTimeTravelAsPreLaunchSteps) {
     EXPECT_NE(im.recipe.launcher.preLaunch[1].find("STAMP=$(date"), std::string::npos);
 }
 
+// Issue 15 (slime examples/tau-bench/tau2/run_grpo.sh, miles minimax_m3_vl): the set -u safe
+// splice keeps its four flags (a value with a space stays one word), the probe written as a
+// command list is a pre-launch step like its if-block form.
+TEST(ArgvFixtures, SafeSpliceAndProbeCommandList) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("safe-splice-probe-list.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    const auto project =
+        std::find_if(r.extraArgs.begin(), r.extraArgs.end(),
+                     [](const ExtraArg& e) { return e.flag == "--wandb-project"; });
+    ASSERT_NE(project, r.extraArgs.end());
+    EXPECT_EQ(project->values, std::vector<std::string>{"grpo demo"});
+    ASSERT_EQ(r.launcher.preLaunch.size(), 2u);
+    EXPECT_NE(r.launcher.preLaunch[1].find("&& HAS_NVLINK=1 || HAS_NVLINK=0"), std::string::npos);
+    EXPECT_TRUE(rt.exported.imported.parameters.empty());
+    for (const auto& n : rt.exported.imported.notes) {
+        EXPECT_NE(n.level, NoteLevel::Warning) << n.format();
+    }
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch
