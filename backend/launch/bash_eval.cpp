@@ -154,6 +154,9 @@ void Evaluator::evalNode(const Node& node) {
             evalIf(node);
             return;
         case Node::Kind::Unsupported: {
+            if (argumentLoopRunsZeroTimes(node)) {
+                return;
+            }
             note(NoteLevel::Warning, node.line,
                  "not understood: " + node.what +
                      (node.endLine > node.line ? " (lines " + std::to_string(node.line) + "-" +
@@ -358,18 +361,7 @@ bool Evaluator::evalRead(const SimpleCommand& cmd) {
         var.why = v.why;
         var.values = {unknownValue(cmd.line, v.why)};
         m_out.pythonModelArgArrays.insert(name);
-        // the two lines (`X="$(python3 .../model_args_utils.py NAME)"`, this read), carried
-        // verbatim so that an export builds MODEL_ARGS the same way (miles has no models/NAME.sh
-        // for every name it knows)
-        if (m_depth == 0 && m_file == m_mainPath && cmd.line >= 2 &&
-            cmd.line <= static_cast<int>(m_lines.size()) &&
-            m_lines[static_cast<std::size_t>(cmd.line - 2)].find("model_args_utils.py") !=
-                std::string::npos) {
-            Node lines;
-            lines.line = cmd.line - 1;
-            lines.endLine = cmd.line;
-            m_out.definitions[name] = verbatimStep(lines, false);
-        }
+        carryPythonModelArgs(cmd.line, name);
         return true;
     }
     if (!v.known) {

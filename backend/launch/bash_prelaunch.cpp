@@ -370,4 +370,20 @@ bool Evaluator::capturePreLaunch(const Node& node) {
     return false;
 }
 
+void Evaluator::carryPythonModelArgs(int readLine, const std::string& name) {
+    // the two lines (`X="$(python3 .../model_args_utils.py NAME)"`, the read), carried verbatim
+    // so that an export builds MODEL_ARGS the same way (miles has no models/NAME.sh for every
+    // name model_args_utils.py knows)
+    if (m_depth != 0 || m_file != m_mainPath || readLine < 2 ||
+        readLine > static_cast<int>(m_lines.size()) ||
+        m_lines[static_cast<std::size_t>(readLine - 2)].find("model_args_utils.py") ==
+            std::string::npos) {
+        return;
+    }
+    Node lines;
+    lines.line = readLine - 1;
+    lines.endLine = readLine;
+    m_out.definitions[name] = verbatimStep(lines, false);
+}
+
 }  // namespace runplane::plan::launch::detail

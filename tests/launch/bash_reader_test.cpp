@@ -206,6 +206,29 @@ TEST(BashReader, ScriptDirectoryIdiomWithParentFolders) {
     EXPECT_TRUE(warningLines(k.notes).empty());
 }
 
+// Issue 15 (miles examples/experimental/swe-agent-v2/run.sh): a loop over the script's
+// arguments runs zero times (the script is read as run without any); the defaults stand.
+TEST(BashReader, ArgumentLoopRunsZeroTimes) {
+    const char* script =
+        "TP=2\n"
+        "while [[ $# -gt 0 ]]; do\n"
+        "  case \"$1\" in\n"
+        "    --tp) TP=\"$2\"; shift 2 ;;\n"
+        "    *) shift ;;\n"
+        "  esac\n"
+        "done\n"
+        "python3 train.py --tp \"$TP\"\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--tp", "2"}));
+    EXPECT_TRUE(warningLines(r.notes).empty());
+    // any other while loop is still not understood and taints what it sets
+    auto other = readScript(
+        "TP=2\nwhile read -r x; do TP=$x; done < f\npython3 train.py --tp $TP\n", "/tmp/x.sh", {});
+    EXPECT_EQ(warningLines(other.notes), std::vector<int>{2});
+    ASSERT_TRUE(other.launch.has_value());
+    EXPECT_FALSE(other.launch->argv[3].known);
+}
+
 TEST(BashReader, IfElseDecidedFromTheEnvironment) {
     const char* script =
         "if [ \"${NODES:-1}\" -gt 1 ]; then\n"
