@@ -7,6 +7,7 @@
 // a reference, not as a guess. Also the script's own `ray start` / `ray stop` words.
 
 #include <algorithm>
+#include <set>
 
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/shell_text.h"
@@ -248,7 +249,18 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                                   t.rfind("dirname ", 0) == 0 || t.rfind("realpath ", 0) == 0 ||
                                   t.rfind("readlink ", 0) == 0 ||
                                   contains(t, "model_args_utils.py");
-                probe = probe || !read;
+                // a command of the machine, not a function of the script (which the export
+                // would not have): `$(start_teacher ...)` stays not understood
+                static const std::set<std::string, std::less<>> kCommands = {
+                    "date",    "echo",       "printf", "hostname", "basename", "ps",    "python",
+                    "python3", "nvidia-smi", "awk",    "grep",     "cat",      "ls",    "tr",
+                    "wc",      "head",       "tail",   "sed",      "cut",      "ip",    "uname",
+                    "nproc",   "whoami",     "id",     "git",      "pip",      "pip3",  "hostname",
+                    "expr",    "sort",       "find",   "jq",       "free",     "lscpu", "rocm-smi"};
+                const std::string first = t.substr(0, t.find_first_of(" \t\n|;&)"));
+                const bool command =
+                    kCommands.count(first) > 0 || first.find('/') != std::string::npos;
+                probe = probe || (!read && command);
                 gpus = gpus || t.rfind("nvidia-smi", 0) == 0;
             }
         }

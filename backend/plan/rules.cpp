@@ -52,7 +52,7 @@ constexpr RuleInfo kRules[] = {
     {"batch.over-sampling", S::Error, "batch.over_sampling_batch_size", "over_sampling_batch_size >= rollout_batch_size", "slime/miles arguments.py; miles PR #853; frameworks.md §8.11"},
     {"batch.group-size-one", S::Info, "batch.n_samples_per_prompt", "n_samples_per_prompt == 1 disables GRPO std normalization", "slime arguments.py; frameworks.md §8.11"},
     {"batch.num-rollout", S::Error, "batch.num_rollout", "one of num_rollout / num_epoch is given", "slime arguments.py; frameworks.md §8.12"},
-    {"eval.needs-data", S::Error, "eval.interval", "eval.interval needs eval datasets", "slime arguments.py; frameworks.md §8.12"},
+    {"eval.needs-data", S::Error, "eval.interval", "eval.interval needs eval datasets (eval.datasets, --eval-prompt-data or --eval-config)", "slime arguments.py; frameworks.md §8.12"},
     {"checkpoints.save-needs-path", S::Error, "checkpoints.save_interval", "save_interval needs checkpoints.save", "slime arguments.py; frameworks.md §8.12"},
     {"rollout.temperature", S::Error, "rollout.temperature", "rollout temperature > 0 (0 = greedy is rejected)", "slime arguments.py"},
     {"rollout.prompt-len", S::Error, "rollout.max_prompt_len", "max_prompt_len <= max_context_len - 1", "slime arguments.py"},

@@ -450,6 +450,21 @@ TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qw
 #endif
 }
 
+// slime examples/eval_multi_task/multi_task.sh, miles examples/eval: --eval-config names the eval
+// datasets in a YAML file.
+TEST(Import, EvalConfigIsEvalDataForValidate) {
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    const auto [as, without] =
+        ruleIds("--eval-interval 20 --eval-config /root/multi_task.yaml", [](Recipe& r) {
+            std::erase_if(r.extraArgs, [](const ExtraArg& e) { return e.flag == "--eval-config"; });
+        });
+    EXPECT_FALSE(as.count("eval.needs-data"));
+    EXPECT_TRUE(without.count("eval.needs-data"));
+#else
+    GTEST_SKIP() << "validate() is not built into runplane_plan";
+#endif
+}
+
 // slime's run-qwen3-30B-A3B-lora.sh: LoRA with a target preset and no --ref-load (the reference is
 // the base model with the adapters off) is valid.
 TEST(Import, LoraWithPresetAndNoRefLoadValidates) {
