@@ -461,7 +461,11 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     }
 
     if (!in.milesScript) {
-        r.launcher.entryPoint = baseName(in.program);
+        // train.py / train_async.py by name (the framework's folder is the job's); an entry
+        // point of the script's own (an example's `examples/x/topkopd_train.py`) keeps its path
+        const std::string entry = baseName(in.program);
+        r.launcher.entryPoint =
+            entry == "train.py" || entry == "train_async.py" ? entry : in.program;
     }
 
     readBringUp(reading, r, notes);

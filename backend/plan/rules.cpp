@@ -119,7 +119,7 @@ constexpr RuleInfo kRules[] = {
     {"debug.rollout-xor-train", S::Error, "extra_args", "not both --debug-rollout-only and --debug-train-only (or --load-debug-rollout-data)", "slime arguments.py:2112"},
     {"rollout.positive-knobs", S::Error, "extra_args", "--rollout-cleanup-timeout, --rollout-queue-lease-seconds, --rollout-queue-segment-mib, --rollout-io-concurrency > 0", "slime arguments.py:1892, 2008"},
     {"rollout.straw-transport", S::Error, "extra_args", "QueueDataSource and --rollout-queue-online-gc need --rollout-data-transport straw; straw has no --buffer-filter-path", "slime arguments.py:1996, 1998, 2014"},
-    {"launcher.entry-point", S::Error, "launcher.entry_point", "entry_point is train.py or train_async.py", "slime/miles train.py, train_async.py"},
+    {"launcher.entry-point", S::Error, "launcher.entry_point", "entry_point is train.py or train_async.py (a path to a program of the script's own: a warning)", "slime/miles train.py, train_async.py"},
     {"placement.async-colocate", S::Error, "placement", "train_async.py cannot colocate", "slime/miles train_async.py:9"},
     {"placement.fully-async-colocate", S::Error, "extra_args", "miles --fully-async --colocate needs the Megatron backend", "miles arguments.py (_resolve_rollout_functions)"},
     {"checkpoints.save-trigger-needs-save", S::Error, "extra_args", "miles: --save-trigger-sentinel and --custom-megatron-post-save-hook-path need --save", "miles arguments.py (miles_validate_args)"},

@@ -450,6 +450,32 @@ TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qw
 #endif
 }
 
+// slime examples/on_policy_distillation/run-qwen3-8B-topk-opd-megatron.sh runs its own
+// `examples/on_policy_distillation/topkopd_train.py`: the path is kept, validate only warns.
+TEST(Import, OwnEntryPointKeepsItsPathAndOnlyWarns) {
+    auto res = importScriptText(
+        "ray job submit --address=http://127.0.0.1:8265 -- python3 "
+        "examples/opd/topk_train.py --rollout-batch-size 4\n",
+        "x.sh");
+    ASSERT_TRUE(res.ok()) << res.error();
+    EXPECT_EQ(res->recipe.launcher.entryPoint, "examples/opd/topk_train.py");
+    auto plain = importScriptText("python3 /root/slime/train.py --rollout-batch-size 4\n", "x.sh");
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    EXPECT_EQ(plain->recipe.launcher.entryPoint, "train.py");
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    Recipe r = res->recipe;
+    r.model.name = "qwen3-4B";
+    bool warned = false;
+    for (const Finding& f : validate(r, test::catalog())) {
+        if (f.ruleId == "launcher.entry-point") {
+            EXPECT_EQ(f.severity, Severity::Warning) << f.message;
+            warned = true;
+        }
+    }
+    EXPECT_TRUE(warned);
+#endif
+}
+
 // slime examples/eval_multi_task/multi_task.sh, miles examples/eval: --eval-config names the eval
 // datasets in a YAML file.
 TEST(Import, EvalConfigIsEvalDataForValidate) {
