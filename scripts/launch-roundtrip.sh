@@ -70,17 +70,17 @@ run() {  # run CALLS-DIR SCRIPT [ARG...]
         NODE_IP=10.0.0.2 bash "${file}" "$@" > "${calls}.log" 2>&1 || true
 }
 
-# the framework's argv: one "flag<TAB>values" line per flag, after the entry point
+# the framework's argv: one "flag<TAB>values" line per flag, after the entry point (*train*.py, run_*.py)
 flags() {
     local call
-    call="$(grep -l -E '(^|/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1 || true)"
+    call="$(grep -l -E '(^|/)([A-Za-z0-9_]*train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1 || true)"
     if [ -z "${call}" ]; then
         echo "$1: the framework was never started; the run's output:" >&2
         tail -n 20 "$1.log" >&2
         return 0
     fi
     awk '
-        started == 0 { if ($0 ~ /(^|\/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
+        started == 0 { if ($0 ~ /(^|\/)([A-Za-z0-9_]*train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
         /^--/ { if (flag != "") v[flag] = vals; flag = $0; vals = ""; next }
         { vals = vals (vals == "" ? "" : " ") $0 }
         END { if (flag != "") v[flag] = vals; for (f in v) printf "%s\t%s\n", f, v[f] }
