@@ -417,6 +417,7 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
             return;
         case CmdKind::Exit:
             note(NoteLevel::Info, cmd.line, "the script exits here; the rest is not read");
+            m_out.exitAt = {m_file, cmd.line};
             m_stopped = true;
             return;
         case CmdKind::Launch: {

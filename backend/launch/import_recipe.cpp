@@ -57,6 +57,13 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         std::string message = path +
                               ": no launch command found (ray job submit ... -- python3 train.py, "
                               "python3 train.py, or python scripts/run_*.py)";
+        if (reading.exitAt.second > 0) {
+            // e.g. a guard on `$1`: the script is read as run without arguments
+            message += "\n  " + reading.exitAt.first + ":" + std::to_string(reading.exitAt.second) +
+                       ": the reading stopped at this exit, before any launch command (the "
+                       "script is read as run without arguments; --env NAME=VALUE sets what "
+                       "its condition reads)";
+        }
         for (const auto& n : res.notes) {
             if (n.level != NoteLevel::Info) {
                 message += "\n  " + n.format();

@@ -450,6 +450,18 @@ TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qw
 #endif
 }
 
+// miles examples/lora/run-qwen2.5-3B-megatron-lora-disaggregated-multi-node.sh: a guard on `$1`
+// ends the reading before the launch; the error names the exit's line.
+TEST(Import, NoLaunchCommandNamesTheExitThatEndedTheReading) {
+    auto res = importScriptText(
+        "MODE=\"$1\"\nif [ \"$MODE\" != a ]; then\n  echo usage\n  exit 1\nfi\n"
+        "python3 train.py --rollout-batch-size 4\n",
+        "run.sh");
+    ASSERT_FALSE(res.ok());
+    EXPECT_NE(res.error().find("run.sh:4: the reading stopped at this exit"), std::string::npos)
+        << res.error();
+}
+
 // slime examples/on_policy_distillation/run-qwen3-8B-topk-opd-megatron.sh runs its own
 // `examples/on_policy_distillation/topkopd_train.py`: the path is kept, validate only warns.
 TEST(Import, OwnEntryPointKeepsItsPathAndOnlyWarns) {
