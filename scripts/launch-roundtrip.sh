@@ -6,7 +6,11 @@
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
 #
-#   scripts/launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] SCRIPT [-- IMPORT-OPTIONS...]
+#   scripts/launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] [-a ARG]... SCRIPT [-- IMPORT-OPTIONS...]
+#
+# -a ARG: a positional argument of the original script (`bash run-x.sh head 10.0.0.1` for a script
+# that reads ROLE=${1:?...}); the import reads the script as run without arguments, the export
+# takes none.
 #
 # Prints one line "FLAGS KEPT EQUAL ADDED SCRIPT" and the differing flags. The export sources
 # models/<name>.sh next to its job script: -m MODELS-DIR, the script's own models/ folder,
@@ -17,11 +21,16 @@ set -euo pipefail
 ctl="${RUNPLANECTL:-build/backend/cli/runplanectl}"
 envs=()
 models=""
-while [ $# -gt 0 ] && { [ "$1" = "-e" ] || [ "$1" = "-m" ]; }; do
-    if [ "$1" = "-e" ]; then envs+=("$2"); else models="$2"; fi
+args=()
+while [ $# -gt 0 ] && { [ "$1" = "-e" ] || [ "$1" = "-m" ] || [ "$1" = "-a" ]; }; do
+    case "$1" in
+        -e) envs+=("$2") ;;
+        -m) models="$2" ;;
+        -a) args+=("$2") ;;
+    esac
     shift 2
 done
-script="${1:?usage: launch-roundtrip.sh [-e K=V]... SCRIPT [-- IMPORT-OPTIONS...]}"
+script="${1:?usage: launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] [-a ARG]... SCRIPT [-- IMPORT-OPTIONS...]}"
 shift
 [ "${1:-}" = "--" ] && shift
 work="$(mktemp -d)"
@@ -53,30 +62,32 @@ for t in ray python python3 ssh nvidia-smi curl pkill pip; do
     ln -s rec "${work}/stub/${t}"
 done
 
-run() {  # run CALLS-DIR SCRIPT
-    env "${envs[@]}" CALLS="$1" PATH="${work}/stub:${PATH}" RUNPLANE_RAY_WAIT_TIMEOUT_S=0 \
+run() {  # run CALLS-DIR SCRIPT [ARG...]
+    local calls="$1" file="$2"
+    shift 2
+    env "${envs[@]}" CALLS="${calls}" PATH="${work}/stub:${PATH}" RUNPLANE_RAY_WAIT_TIMEOUT_S=0 \
         MASTER_ADDR="${MASTER_ADDR:-10.0.0.1}" NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-eth0}" \
-        NODE_IP=10.0.0.2 bash "$2" > "$1.log" 2>&1 || true
+        NODE_IP=10.0.0.2 bash "${file}" "$@" > "${calls}.log" 2>&1 || true
 }
 
-# the framework's argv: one "flag<TAB>values" line per flag, after the entry point
+# the framework's argv: one "flag<TAB>values" line per flag, after the entry point (*train*.py, run_*.py)
 flags() {
     local call
-    call="$(grep -l -E '(^|/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1 || true)"
+    call="$(grep -l -E '(^|/)([A-Za-z0-9_]*train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$' "$1"/* 2>/dev/null | tail -n 1 || true)"
     if [ -z "${call}" ]; then
         echo "$1: the framework was never started; the run's output:" >&2
         tail -n 20 "$1.log" >&2
         return 0
     fi
     awk '
-        started == 0 { if ($0 ~ /(^|\/)(train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
+        started == 0 { if ($0 ~ /(^|\/)([A-Za-z0-9_]*train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
         /^--/ { if (flag != "") v[flag] = vals; flag = $0; vals = ""; next }
         { vals = vals (vals == "" ? "" : " ") $0 }
         END { if (flag != "") v[flag] = vals; for (f in v) printf "%s\t%s\n", f, v[f] }
     ' "${call}" | sort
 }
 
-run "${work}/a" "${script}"
+run "${work}/a" "${script}" ${args[@]+"${args[@]}"}
 "${ctl}" import "${script}" "${envs[@]/#/--env=}" "$@" -o "${work}/recipe.yaml" --force \
     > "${work}/import.log" 2>&1 || true
 framework="$(sed -n 's/^framework: //p' "${work}/recipe.yaml")"

@@ -3,6 +3,8 @@
 
 #include <set>
 
+#include <regex>
+
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/bash_limits.h"
 #include "backend/launch/shell_text.h"
@@ -366,6 +368,26 @@ Evaluator::Truth Evaluator::evalTestCommand(const SimpleCommand& cmd, std::strin
         return Truth::Unknown;
     }
     return ((r == 1) != negate) ? Truth::True : Truth::False;
+}
+
+bool Evaluator::argumentLoopRunsZeroTimes(const Node& node) {
+    // `while [[ $# -gt 0 ]]; do case "$1" in ...` parses the script's arguments: read as run
+    // without any, the loop runs zero times and the defaults before it stand
+    static const std::regex kArgsLoop(
+        R"re(^\s*while\s+(\[\[?\s*"?\$#"?\s+-(gt|ne)\s+0\s*\]\]?|\(\(\s*\$#\s*(>\s*0\s*)?\)\))\s*(;\s*do\b.*)?$)re");
+    if (node.what != "while loop" || m_file != m_mainPath || node.line < 1 ||
+        node.line > static_cast<int>(m_lines.size())) {
+        return false;
+    }
+    const std::string& first = m_lines[static_cast<std::size_t>(node.line - 1)];
+    if (first.size() >= 256 || !std::regex_match(first, kArgsLoop)) {
+        return false;
+    }
+    note(NoteLevel::Info, node.line,
+         "a loop over the script's arguments (lines " + std::to_string(node.line) + "-" +
+             std::to_string(node.endLine) +
+             "): runs zero times, the script is read as run without arguments");
+    return true;
 }
 
 }  // namespace runplane::plan::launch::detail

@@ -154,6 +154,9 @@ void Evaluator::evalNode(const Node& node) {
             evalIf(node);
             return;
         case Node::Kind::Unsupported: {
+            if (argumentLoopRunsZeroTimes(node)) {
+                return;
+            }
             note(NoteLevel::Warning, node.line,
                  "not understood: " + node.what +
                      (node.endLine > node.line ? " (lines " + std::to_string(node.line) + "-" +
@@ -270,6 +273,12 @@ Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Fie
     if (fields->empty()) {
         return CmdKind::Assign;
     }
+    // `exec CMD` runs CMD in place of the shell: the same command (issue 15: miles
+    // examples/nccl_m2n/run-qwen3-0.6b.sh ends in `exec ray job submit ...`)
+    if (fields->size() > 1 && (*fields)[0].known && (*fields)[0].text == "exec" &&
+        (*fields)[1].known && (*fields)[1].text.rfind('-', 0) != 0) {
+        fields->erase(fields->begin());
+    }
     const Field& f0 = (*fields)[0];
     if (!f0.known) {
         *what = "the command name is not known (" + f0.why + ")";
@@ -352,6 +361,7 @@ bool Evaluator::evalRead(const SimpleCommand& cmd) {
         var.why = v.why;
         var.values = {unknownValue(cmd.line, v.why)};
         m_out.pythonModelArgArrays.insert(name);
+        carryPythonModelArgs(cmd.line, name);
         return true;
     }
     if (!v.known) {
@@ -407,6 +417,7 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
             return;
         case CmdKind::Exit:
             note(NoteLevel::Info, cmd.line, "the script exits here; the rest is not read");
+            m_out.exitAt = {m_file, cmd.line};
             m_stopped = true;
             return;
         case CmdKind::Launch: {

@@ -51,6 +51,10 @@ class Evaluator : public Expander {
     Truth evalTestCommand(const SimpleCommand& cmd, std::string* why);
     /// Only echo / printf and an exit: the body of a guard clause.
     static bool isGuardBody(const std::vector<Node>& body);
+    /// A `while [[ $# -gt 0 ]]` loop over the script's arguments: it runs zero times (info note).
+    bool argumentLoopRunsZeroTimes(const Node& node);
+    /// miles' model-args lines ending at the `read` on readLine: a definition of NAME to carry.
+    void carryPythonModelArgs(int readLine, const std::string& name);
     std::set<std::string> m_conditionParams;  // parameters the last condition read
 
     // pre-launch steps (bash_prelaunch.cpp)

@@ -225,6 +225,12 @@ Expander::ParamResult Expander::evalParam(const std::string& expr, bool quoted, 
         return res;
     }
     if (subscript == "@" || subscript == "*") {
+        // ${A[@]+"${A[@]}"}: the set -u safe splice of A, i.e. A's items (nothing when unset)
+        if (rest == "+\"${" + name + "[@]}\"" || rest == "+${" + name + "[@]}") {
+            res.quotedItems = rest[1] == '"';
+            rest.clear();
+            subscript = "@";
+        }
         if (!rest.empty()) {
             res.scalar = unknownValue(
                 line, "line " + std::to_string(line) + ": ${" + expr + "} is not understood");
@@ -408,7 +414,7 @@ std::vector<Field> Expander::expandWord(const Word& word, bool split) {
                     if (i > 0) {
                         b.finish();
                     }
-                    if (part.quoted) {
+                    if (part.quoted || r.quotedItems) {
                         b.append(r.items[i], true);
                         b.force();
                     } else {

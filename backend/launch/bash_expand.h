@@ -21,8 +21,9 @@ class Expander : public ReaderState {
 
   protected:
     struct ParamResult {
-        bool list = false;  // ${A[@]} / ${A[*]} / $@
-        bool star = false;  // ${A[*]}
+        bool list = false;         // ${A[@]} / ${A[*]} / $@
+        bool star = false;         // ${A[*]}
+        bool quotedItems = false;  // ${A[@]+"${A[@]}"}: the items as "${A[@]}" gives them
         std::vector<Value> items;
         Value scalar;
     };

@@ -6,6 +6,9 @@
 // variables a probe sets stay symbolic (${NAME}) so that what depends on them is written back as
 // a reference, not as a guess. Also the script's own `ray start` / `ray stop` words.
 
+#include <algorithm>
+#include <set>
+
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/shell_text.h"
 
@@ -36,6 +39,16 @@ std::set<std::string> namesRead(const std::string& text) {
         }
     }
     return out;
+}
+
+// X=(...$(cmd)...) builds an array: not a scalar probe
+bool assignsArray(const Node& node) {
+    for (const auto& a : node.commands[0].assigns) {
+        if (a.isArray) {
+            return true;
+        }
+    }
+    return false;
 }
 
 bool firstWordIs(const SimpleCommand& cmd, std::string_view word) {
@@ -219,24 +232,77 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         taint(node.inner, node.line, node.what);
         return true;
     }
-    // X=$(nvidia-smi ...): a value only the machine knows
+    // X=$(nvidia-smi ...): a value only the machine knows; so is any other X=$(cmd) the reader
+    // does not evaluate (`$(date +%Y%m%d)`, `$(echo "$DEVICES" | tr ',' '\n' | wc -l)`,
+    // `$(basename "$DATASET")`): the export computes it the same way, X stays ${X}
     if (node.kind == Node::Kind::Commands && node.commands.size() == 1 &&
         node.commands[0].words.empty() && !node.commands[0].assigns.empty()) {
         bool probe = false;
+        bool gpus = false;
         for (const auto& a : node.commands[0].assigns) {
             for (const auto& part : a.value.parts) {
-                probe = probe || (part.kind == WordPart::Kind::CommandSubst &&
-                                  part.text.rfind("nvidia-smi", 0) == 0);
+                if (part.kind != WordPart::Kind::CommandSubst) {
+                    continue;
+                }
+                const std::string& t = part.text;
+                const bool read = t.rfind("seq ", 0) == 0 || t.rfind("cd ", 0) == 0 ||
+                                  t.rfind("dirname ", 0) == 0 || t.rfind("realpath ", 0) == 0 ||
+                                  t.rfind("readlink ", 0) == 0 ||
+                                  contains(t, "model_args_utils.py");
+                // a command of the machine, not a function of the script (which the export
+                // would not have): `$(start_teacher ...)` stays not understood
+                static const std::set<std::string, std::less<>> kCommands = {
+                    "date",    "echo",       "printf", "hostname", "basename", "ps",    "python",
+                    "python3", "nvidia-smi", "awk",    "grep",     "cat",      "ls",    "tr",
+                    "wc",      "head",       "tail",   "sed",      "cut",      "ip",    "uname",
+                    "nproc",   "whoami",     "id",     "git",      "pip",      "pip3",  "hostname",
+                    "expr",    "sort",       "find",   "jq",       "free",     "lscpu", "rocm-smi"};
+                const std::string first = t.substr(0, t.find_first_of(" \t\n|;&)"));
+                const bool command =
+                    kCommands.count(first) > 0 || first.find('/') != std::string::npos;
+                probe = probe || (!read && command);
+                gpus = gpus || t.rfind("nvidia-smi", 0) == 0;
             }
         }
-        if (!probe) {
+        if (!probe || assignsArray(node)) {
             return false;
         }
-        addPreLaunch(node, "a run-time probe of the GPUs");
+        addPreLaunch(
+            node, gpus ? "a run-time probe of the GPUs" : "a value computed when the script runs");
         for (const auto& a : node.commands[0].assigns) {
             setProbeVar(a.name, node.line);
         }
         return true;
+    }
+    // `[ "$NVLINK_COUNT" -gt 0 ] && HAS_NVLINK=1 || HAS_NVLINK=0`: the if block below written
+    // as a command list, on probe variables only
+    if (node.kind == Node::Kind::Commands && node.commands.size() >= 2 && !m_probeVars.empty()) {
+        const SimpleCommand& test = node.commands[0];
+        bool ok = !test.words.empty() && test.assigns.empty() &&
+                  (firstWordIs(test, "[") || firstWordIs(test, "[[") || firstWordIs(test, "test"));
+        std::set<std::string> read;
+        for (std::size_t i = 1; ok && i < test.words.size(); ++i) {
+            const auto names = namesRead(test.words[i].raw);
+            read.insert(names.begin(), names.end());
+        }
+        for (const auto& name : read) {
+            ok = ok && m_probeVars.count(name) > 0;
+        }
+        for (std::size_t i = 1; ok && i < node.commands.size(); ++i) {
+            const SimpleCommand& c = node.commands[i];
+            ok = c.words.empty() && !c.assigns.empty() &&
+                 std::none_of(c.assigns.begin(), c.assigns.end(),
+                              [](const auto& a) { return a.isArray; });
+        }
+        if (ok && !read.empty()) {
+            addPreLaunch(node, "a command list deciding on a run-time probe");
+            for (std::size_t i = 1; i < node.commands.size(); ++i) {
+                for (const auto& a : node.commands[i].assigns) {
+                    setProbeVar(a.name, node.line);
+                }
+            }
+            return true;
+        }
     }
     // an if block on the machine itself (a file test, `command -v nvidia-smi`, `python3 -c
     // ...`) whose branches only set scalars, echo or exit: a run-time probe as well
@@ -314,6 +380,22 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         return true;
     }
     return false;
+}
+
+void Evaluator::carryPythonModelArgs(int readLine, const std::string& name) {
+    // the two lines (`X="$(python3 .../model_args_utils.py NAME)"`, the read), carried verbatim
+    // so that an export builds MODEL_ARGS the same way (miles has no models/NAME.sh for every
+    // name model_args_utils.py knows)
+    if (m_depth != 0 || m_file != m_mainPath || readLine < 2 ||
+        readLine > static_cast<int>(m_lines.size()) ||
+        m_lines[static_cast<std::size_t>(readLine - 2)].find("model_args_utils.py") ==
+            std::string::npos) {
+        return;
+    }
+    Node lines;
+    lines.line = readLine - 1;
+    lines.endLine = readLine;
+    m_out.definitions[name] = verbatimStep(lines, false);
 }
 
 }  // namespace runplane::plan::launch::detail

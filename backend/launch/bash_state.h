@@ -71,6 +71,8 @@ struct LaunchRead {
 
 struct ScriptReading {
     std::optional<LaunchRead> launch;
+    /// The `exit` that ended the reading (file, line); line 0 when none did.
+    std::pair<std::string, int> exitAt{"", 0};
     std::vector<ExportRecord> exports;  // in order of first export
     std::vector<LaunchNote> notes;
     std::vector<std::string> metaLines;  // YAML of the runplane-meta block

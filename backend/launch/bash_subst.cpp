@@ -304,7 +304,7 @@ class Arith {
 
 Value Expander::evalCommandSubst(const std::string& text, int line) {
     static const std::regex kScriptDir(
-        R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
+        R"re(^cd (-- )?"?\$\((dirname|realpath|readlink -f) (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?\)((/\.\.)*)/?"?( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
     static const std::regex kDirname(
         R"re(^dirname (-- )?"?(\$0|\$\{0\}|\$\{BASH_SOURCE\[0\]\}|\$\{BASH_SOURCE\}|\$BASH_SOURCE)"?$)re");
     if (!charge(text.size(), line)) {
@@ -315,12 +315,34 @@ Value Expander::evalCommandSubst(const std::string& text, int line) {
     v.file = m_file;
     v.line = line;
     // (std::regex recurses per character: only short texts can be the idiom anyway)
+    std::smatch m;
     if (norm.size() < 512 &&
-        (std::regex_match(norm, kScriptDir) || std::regex_match(norm, kDirname))) {
+        (std::regex_match(norm, m, kScriptDir) || std::regex_match(norm, kDirname))) {
         std::error_code ec;
         auto dir = std::filesystem::absolute(std::filesystem::path(m_file), ec).parent_path();
+        // `$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)`: the folder above, per `/..`
+        const std::string ups = m.size() > 5 ? m[5].str() : std::string();
+        for (std::size_t at = ups.find("/.."); at != std::string::npos;
+             at = ups.find("/..", at + 3)) {
+            dir = dir.parent_path();
+        }
         v.text = dir.lexically_normal().string();
         return v;
+    }
+    // $(cd -- "${KNOWN}/../.." &>/dev/null && pwd): the idiom on a folder the reader knows
+    static const std::regex kCdKnown(
+        R"re(^cd (-- )?([^ ;&|<>`]+)( ?(&>|>|1>) ?/dev/null( 2>&1)?)? && pwd( -P)?$)re");
+    if (std::smatch cd; norm.size() < 512 && std::regex_match(norm, cd, kCdKnown)) {
+        Word target = parseWordText(cd[2].str(), false, line);
+        target.column = 0;
+        const Value dir = scalarOf(target);
+        if (dir.known && !dir.symbolic && !dir.text.empty() && dir.text[0] == '/') {
+            v.text = std::filesystem::path(dir.text).lexically_normal().string();
+            while (v.text.size() > 1 && v.text.back() == '/') {
+                v.text.pop_back();
+            }
+            return v;
+        }
     }
     // $(seq LAST) / $(seq FIRST LAST) / $(seq FIRST INCREMENT LAST)
     ParsedScript parsed = parseBash(text);

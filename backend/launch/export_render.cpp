@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -84,9 +85,12 @@ std::string arrayBlock(const detail::ArgGroup& g) {
     return out;
 }
 
-// `: "${NAME:?...}"` for every ${NAME} parameter the flags and the environment read that the
-// script does not set itself: the job stops with the variable's name instead of running with an
-// empty value.
+// `: "${NAME:?...}"` for every ${NAME} parameter the flags read that the script does not set
+// itself: the job stops with the variable's name instead of running with an empty value. A
+// parameter only the environment reads (`"no_proxy": "${no_proxy}"`, `PYTHONPATH=...:$PYTHONPATH`,
+// `"NCCL_NVLS_ENABLE": "${HAS_NVLINK}"` without the probe) was read unset by a script that ran
+// without `set -u`, i.e. as empty: `: "${NAME=}"` gives it that value, so the job (which runs
+// under `set -u`) hands on what the original did.
 std::string parameterChecks(const LaunchPlan& plan) {
     std::set<std::string> names;
     for (const auto& g : plan.groups) {
@@ -98,13 +102,25 @@ std::string parameterChecks(const LaunchPlan& plan) {
             }
         }
     }
+    std::set<std::string> envNames;
     for (const auto& e : plan.env) {
         if (e.pinned) {
-            detail::collectParameterNames(e.literal, names);
+            std::set<std::string> read;
+            detail::collectParameterNames(e.literal, read);
+            for (const auto& n : read) {
+                // an entry reading its own name passes the caller's value on: read unset
+                if (n == e.name || std::none_of(plan.env.begin(), plan.env.end(),
+                                                [&](const auto& o) { return o.name == n; })) {
+                    envNames.insert(n);
+                }
+            }
         }
     }
     for (const auto& e : plan.env) {
         names.erase(e.name);
+    }
+    for (const auto& n : names) {
+        envNames.erase(n);
     }
     // set by a pre-launch step (NAME=... at the start of a line or after ; & |)
     for (const auto& step : plan.preLaunch) {
@@ -120,6 +136,7 @@ std::string parameterChecks(const LaunchPlan& plan) {
             }
             if (j < step.size() && step[j] == '=') {
                 names.erase(step.substr(i, j - i));
+                envNames.erase(step.substr(i, j - i));
             }
             i = j;
         }
@@ -139,19 +156,27 @@ std::string parameterChecks(const LaunchPlan& plan) {
             for (std::size_t i = 1; reads && i < w.size(); ++i) {
                 if (w[0] == "printf" ? w[i - 1] == "-v" : w[i][0] != '-') {
                     names.erase(w[i]);
+                    envNames.erase(w[i]);
                 }
             }
         }
     }
     names.erase("SCRIPT_DIR");
-    if (names.empty()) {
-        return "";
+    envNames.erase("SCRIPT_DIR");
+    std::string out;
+    if (!names.empty()) {
+        out += "# Parameters of the recipe (variables the original script read unset).\n";
+        for (const auto& n : names) {
+            out += ": \"${" + n + ":?set " + n + " (a parameter of this recipe)}\"\n";
+        }
     }
-    std::string out = "# Parameters of the recipe (variables the original script read unset).\n";
-    for (const auto& n : names) {
-        out += ": \"${" + n + ":?set " + n + " (a parameter of this recipe)}\"\n";
+    if (!envNames.empty()) {
+        out += "# Read unset by the environment of the original script (without set -u: empty).\n";
+        for (const auto& n : envNames) {
+            out += ": \"${" + n + "=}\"\n";
+        }
     }
-    return out + "\n";
+    return out.empty() ? out : out + "\n";
 }
 
 std::string headStart(const LaunchPlan& plan) {
@@ -215,7 +240,25 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
     out += plan.milesScript ? ".\n" : " (also handed to every Ray worker via RUNTIME_ENV_JSON).\n";
     out += envBlock(plan);
     out += "\n";
-    if (!plan.milesScript && !plan.modelFile.empty()) {
+    // a pre-launch step building MODEL_ARGS (miles' `read -ra MODEL_ARGS <<< "$(python3
+    // .../model_args_utils.py NAME)"`) stands for the model file
+    const bool stepsBuildModelArgs =
+        std::any_of(plan.preLaunch.begin(), plan.preLaunch.end(), [](const std::string& step) {
+            std::istringstream lines(step);
+            for (std::string line; std::getline(lines, line);) {
+                std::istringstream in(line);
+                std::vector<std::string> w;
+                for (std::string t; in >> t;) {
+                    w.push_back(t);
+                }
+                if (!w.empty() && w[0] == "read" &&
+                    std::find(w.begin(), w.end(), "MODEL_ARGS") != w.end()) {
+                    return true;
+                }
+            }
+            return false;
+        });
+    if (!plan.milesScript && !plan.modelFile.empty() && !stepsBuildModelArgs) {
         out +=
             "# MODEL_ARGS: the framework's model file (keep this script in its scripts/ "
             "folder).\n";

@@ -32,6 +32,81 @@ std::pair<std::string, std::string> resolveStem(const std::string& stem,
     return {stem, ""};
 }
 
+std::string catalogModelNamed(std::string name, const ModelCatalog* catalog) {
+    while (!name.empty() && name.back() == '/') {
+        name.pop_back();
+    }
+    name = baseName(name);
+    if (catalog == nullptr || name.empty()) {
+        return "";
+    }
+    auto lower = [](std::string t) {
+        for (char& c : t) {
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        return t;
+    };
+    static const char* const kSuffixes[] = {"-instruct", "-thinking", "-bf16", "-fp8",  "-int4",
+                                            "-nvfp4",    "-base",     "-it",   "-2507", "-hf"};
+    std::string want = lower(name);
+    for (bool stripped = true; stripped;) {
+        for (const auto& m : catalog->models()) {
+            if (lower(m.name) == want) {
+                return m.name;
+            }
+        }
+        stripped = false;
+        for (const char* suffix : kSuffixes) {
+            const std::string sfx = suffix;
+            if (want.size() > sfx.size() &&
+                want.compare(want.size() - sfx.size(), sfx.size(), sfx) == 0) {
+                want.resize(want.size() - sfx.size());
+                stripped = true;
+                break;
+            }
+        }
+    }
+    return "";
+}
+
+void modelWithoutModelFile(const Interpreted& in, const ModelCatalog* catalog,
+                           const std::string& path, Recipe& r, std::vector<LaunchNote>& notes) {
+    // the miles launcher's --model-name, else the checkpoint directory
+    std::string named;
+    for (const auto& f : in.flags) {
+        if (f.flag == "--model-name" && f.values.size() == 1 && f.known) {
+            named = f.values[0];
+        }
+    }
+    const bool fromName = in.milesScript && !named.empty();
+    const std::string source = fromName ? named : r.checkpoints.hfCheckpoint;
+    const std::string what = (fromName ? "--model-name " : "--hf-checkpoint ") + source;
+    std::string base = source;
+    while (base.size() > 1 && base.back() == '/') {
+        base.pop_back();
+    }
+    base = baseName(base);
+    if (const std::string catalogName = catalogModelNamed(source, catalog); !catalogName.empty()) {
+        r.model.name = catalogName;
+        notes.push_back({NoteLevel::Warning, path, 0, "model.name",
+                         "the script sources no models/<name>.sh: model '" + catalogName +
+                             "' is taken from " + what + "; name another with --model NAME"});
+    } else if (!base.empty() && base.find('$') == std::string::npos) {
+        r.model.name = base;
+        notes.push_back({NoteLevel::Warning, path, 0, "model.name",
+                         "the script sources no models/<name>.sh and " + what +
+                             " names no model of the catalog: model.name is '" + base +
+                             "', which validate cannot size; name a catalog model with "
+                             "--model NAME"});
+    } else {
+        notes.push_back({NoteLevel::Error, path, 0, "model.name",
+                         in.milesScript ? "the miles launcher chooses its model itself; name it "
+                                          "with --model NAME"
+                                        : "the script sources no models/<name>.sh; name the "
+                                          "model with --model NAME"});
+    }
+}
+
 void crossCheckModel(const Recipe& r, const std::vector<ScriptFlag>& modelFlags,
                      const ModelCatalog& catalog, std::vector<LaunchNote>& notes) {
     auto shape = resolveModel(r, catalog);

@@ -35,6 +35,16 @@ std::pair<std::string, std::string> resolveStem(const std::string& stem,
                                                 const ModelCatalog* catalog,
                                                 std::vector<LaunchNote>& notes,
                                                 const std::string& file);
+/// A script that names no model file (an FSDP script building the model from --hf-checkpoint, a
+/// miles launcher given --model-name): the catalog model a checkpoint directory or model name
+/// names (case-insensitive, without suffixes such as -Instruct, -Thinking, -BF16, -FP8, -it);
+/// "" when the catalog has none.
+std::string catalogModelNamed(std::string name, const ModelCatalog* catalog);
+/// model.name of a script without models/<name>.sh or model_args_utils.py: the catalog model
+/// catalogModelNamed() finds (a warning), else the directory's own name (a warning: validate
+/// cannot size it), else an error asking for --model.
+void modelWithoutModelFile(const Interpreted& in, const ModelCatalog* catalog,
+                           const std::string& path, Recipe& r, std::vector<LaunchNote>& notes);
 /// Warns where MODEL_ARGS disagree with the catalog's shape of the recipe's model.
 /// The constructs that define the spliced arrays (a `for` loop building one, ...), kept
 /// verbatim in launcher.pre_launch in script order, so that the export's splice has its words.

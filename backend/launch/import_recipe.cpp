@@ -57,6 +57,13 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         std::string message = path +
                               ": no launch command found (ray job submit ... -- python3 train.py, "
                               "python3 train.py, or python scripts/run_*.py)";
+        if (reading.exitAt.second > 0) {
+            // e.g. a guard on `$1`: the script is read as run without arguments
+            message += "\n  " + reading.exitAt.first + ":" + std::to_string(reading.exitAt.second) +
+                       ": the reading stopped at this exit, before any launch command (the "
+                       "script is read as run without arguments; --env NAME=VALUE sets what "
+                       "its condition reads)";
+        }
         for (const auto& n : res.notes) {
             if (n.level != NoteLevel::Info) {
                 message += "\n  " + n.format();
@@ -239,11 +246,17 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             continue;
         }
         if (f.splice && reading.pythonModelArgArrays.count(spliceName(f.values[0])) > 0) {
+            const bool carried = reading.definitions.count(spliceName(f.values[0])) > 0;
             notes.push_back({NoteLevel::Info, f.file, f.line, "model",
                              f.values[0] +
                                  " holds the model arguments miles computes from the model's "
-                                 "name; the model is taken from that name and an export "
-                                 "sources its models/<name>.sh"});
+                                 "name; the model is taken from that name and an export " +
+                                 (carried ? std::string("computes them the same way (the two "
+                                                        "lines are a pre-launch step)")
+                                          : std::string("sources its models/<name>.sh"))});
+            if (carried) {
+                splicedNames.insert(spliceName(f.values[0]));
+            }
             continue;
         }
         if (f.splice) {
@@ -455,7 +468,11 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     }
 
     if (!in.milesScript) {
-        r.launcher.entryPoint = baseName(in.program);
+        // train.py / train_async.py by name (the framework's folder is the job's); an entry
+        // point of the script's own (an example's `examples/x/topkopd_train.py`) keeps its path
+        const std::string entry = baseName(in.program);
+        r.launcher.entryPoint =
+            entry == "train.py" || entry == "train_async.py" ? entry : in.program;
     }
 
     readBringUp(reading, r, notes);
@@ -516,12 +533,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             r.model.name = name;
             r.model.variant = variant;
         } else {
-            notes.push_back({NoteLevel::Error, path, 0, "model.name",
-                             in.milesScript
-                                 ? "the miles launcher chooses its model itself; name it with "
-                                   "--model NAME"
-                                 : "the script sources no models/<name>.sh; name the model "
-                                   "with --model NAME"});
+            modelWithoutModelFile(in, options.catalog, path, r, notes);
         }
     } else if (!in.milesScript && !lastStem.empty() &&
                lastStem != modelFileStem(r, options.catalog)) {

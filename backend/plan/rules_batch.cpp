@@ -132,10 +132,12 @@ void checkBatch(const RuleContext& ctx) {
         ctx.emit("batch.num-rollout", "batch.num_rollout",
                  "neither num_rollout nor num_epoch is given", "set batch.num_rollout");
     }
-    // a lone --eval-prompt-data PATH (no NAME) stays in extra_args: data all the same
+    // a lone --eval-prompt-data PATH (no NAME) stays in extra_args: data all the same; so is
+    // --eval-config FILE, a YAML naming the eval datasets (slime examples/eval_multi_task)
     const bool evalDataInExtras =
-        std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
-                    [](const ExtraArg& e) { return e.flag == "--eval-prompt-data"; });
+        std::any_of(r.extraArgs.begin(), r.extraArgs.end(), [](const ExtraArg& e) {
+            return e.flag == "--eval-prompt-data" || e.flag == "--eval-config";
+        });
     if (r.eval.interval.has_value() && r.eval.datasets.empty() && !evalDataInExtras) {
         ctx.emit("eval.needs-data", "eval.interval",
                  "eval.interval is " + str(*r.eval.interval) + " but no eval datasets are given",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/plan/detail/recipe_flags.h"
 #include "backend/plan/detail/rule_context.h"
 
 namespace runplane::plan::detail {
@@ -94,6 +95,17 @@ void checkModelAndCluster(const RuleContext& ctx) {
                              ") = " + str(std::max(l.worldSize, l.rolloutGpus)) +
                              " GPUs, the cluster has " + str(l.clusterGpus),
                          "lower rollout.num_gpus or add nodes");
+            }
+        } else if (const RecipeFlags flags(r);
+                   flags.on("--debug-train-only") ||
+                   flags.value("--load-debug-rollout-data").has_value()) {
+            // train only (an SFT script): no engines, the placement group is the actor's alone
+            // (slime placement_group.py _get_placement_group_layout)
+            if (l.worldSize > l.clusterGpus) {
+                ctx.emit("cluster.gpu-budget", "trainer.nodes",
+                         "--debug-train-only needs the actor's " + str(l.worldSize) +
+                             " GPUs, the cluster has " + str(l.clusterGpus),
+                         "shrink the actor or add nodes");
             }
         } else {
             if (l.rolloutGpus <= 0) {

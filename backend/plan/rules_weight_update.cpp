@@ -45,7 +45,16 @@ WeightSync weightSync(const Recipe& r, const RecipeFlags& flags) {
 void checkEntryPoint(const RuleContext& ctx, const RecipeFlags& flags) {
     const Recipe& r = ctx.recipe;
     const std::string& entry = r.launcher.entryPoint;
-    if (entry != "train.py" && entry != "train_async.py") {
+    if (entry.find('/') != std::string::npos && !entry.ends_with("/train.py") &&
+        !entry.ends_with("/train_async.py")) {
+        // a script's own entry point (slime examples/on_policy_distillation/topkopd_train.py):
+        // valid, but not one validate knows
+        ctx.emitAt("launcher.entry-point", Severity::Warning, "launcher.entry_point",
+                   "launcher.entry_point",
+                   "entry_point '" + entry +
+                       "' is the script's own program: its flags are checked as train.py's",
+                   "nothing to do if the program takes train.py's arguments");
+    } else if (entry != "train.py" && entry != "train_async.py") {
         ctx.emit("launcher.entry-point", "launcher.entry_point",
                  "unknown entry_point '" + entry + "': " + toString(r.framework) +
                      " trains with train.py (synchronous) or train_async.py (fully asynchronous)",

@@ -15,6 +15,7 @@
 
 #include "backend/launch/flag_rules.h"
 #include "backend/launch/launch.h"
+#include "backend/plan/rules.h"
 #include "tests/launch/launch_test_support.h"
 
 namespace runplane::plan::launch {
@@ -471,6 +472,121 @@ TEST(ArgvFixtures, FileTestAndPrintfDefinitionsTravelWithTheExport) {
     EXPECT_NE(r.launcher.preLaunch[0].find("latest_checkpointed_iteration.txt"), std::string::npos);
     EXPECT_NE(r.launcher.preLaunch[1].find("printf -v BUFFER_BYTES"), std::string::npos);
     EXPECT_NE(r.launcher.preLaunch[2].find("read -r -a SEED_ARGS"), std::string::npos);
+}
+
+// Issue 15 (miles run-gpt-oss-20b-bf16.sh, run-kimi-k25.sh, run-gpt-oss-20b.sh): a variable
+// the script only hands to the environment, read unset without `set -u`, is empty there; the
+// export (which runs under `set -u`) gives it that value instead of stopping.
+TEST(ArgvFixtures, EnvironmentReadUnsetStaysEmptyUnderSetU) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("env-read-unset.sh", tmp);
+    auto a = nlohmann::json::parse(rt.original.runtimeEnv, nullptr, false);
+    auto b = nlohmann::json::parse(rt.exported.run.runtimeEnv, nullptr, false);
+    ASSERT_TRUE(a.is_object() && b.is_object()) << rt.original.runtimeEnv << "\n"
+                                                << rt.exported.run.runtimeEnv;
+    EXPECT_EQ(a["env_vars"]["NCCL_NVLS_ENABLE"], b["env_vars"]["NCCL_NVLS_ENABLE"]);
+    test::TempDir bare;
+    ASSERT_TRUE(writeBundle(rt.exported.bundle, bare.path()).ok());
+    const std::string job = test::readFile(bare.file(rt.exported.bundle.jobScript));
+    EXPECT_NE(job.find(": \"${HAS_NVLINK=}\""), std::string::npos) << job;
+    EXPECT_NE(job.find(": \"${PYTHONPATH=}\""), std::string::npos) << job;
+    EXPECT_EQ(job.find("${HAS_NVLINK:?"), std::string::npos) << job;
+}
+
+// Issue 15 (miles run-kimi-k25.sh, run-nemotron-3-nano-4b.sh): model_args_utils.py knows models
+// miles has no models/NAME.sh for; the export runs the same two lines rather than sourcing a
+// file that does not exist.
+TEST(ArgvFixtures, MilesModelArgsWithoutAModelFileAreComputedTheSameWay) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("miles-python-model-args-unknown.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.framework, Framework::Miles);
+    EXPECT_EQ(r.model.name, "toy-next-1T");
+    ASSERT_FALSE(r.launcher.preLaunch.empty());
+    EXPECT_NE(r.launcher.preLaunch.back().find("model_args_utils.py"), std::string::npos);
+    EXPECT_NE(r.launcher.preLaunch.back().find("read -ra MODEL_ARGS"), std::string::npos);
+    test::TempDir bare;
+    ASSERT_TRUE(writeBundle(rt.exported.bundle, bare.path()).ok());
+    const std::string job = test::readFile(bare.file(rt.exported.bundle.jobScript));
+    EXPECT_EQ(job.find("/models/toy-next-1T.sh"), std::string::npos) << job;
+    // the model's flags reached the framework in both runs
+    EXPECT_NE(rt.figure.flags, 0);
+    EXPECT_EQ(rt.figure.diff, "");
+}
+
+// Issue 15 (slime run-qwen3-vl-8B-fsdp.sh, run-qwen3-next-80B-A3B-fsdp.sh): an FSDP script
+// sourcing no model file is named by its checkpoint directory, with a warning, not an error.
+TEST(ArgvFixtures, FsdpScriptWithoutModelFileIsNamedByItsCheckpoint) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("fsdp-model-from-checkpoint.sh", tmp);
+    const ImportResult& im = rt.exported.imported;
+    EXPECT_EQ(im.recipe.model.name, "qwen3-4B");
+    EXPECT_EQ(im.recipe.trainer.backend, TrainBackend::Fsdp);
+    bool warned = false;
+    for (const auto& n : im.notes) {
+        warned = warned || (n.level == NoteLevel::Warning && n.field == "model.name" &&
+                            n.message.find("--hf-checkpoint") != std::string::npos);
+    }
+    EXPECT_TRUE(warned);
+}
+
+// Issue 15 (slime run-qwen3-4B-base-sft.sh, run-glm5-744B-A40B-sft.sh, ...): an SFT script
+// trains only; it neither colocates nor gives the rollout GPUs, and that is valid.
+TEST(ArgvFixtures, TrainOnlySftScriptNeedsNoRolloutGpus) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("sft-train-only.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.launcher.entryPoint, "train_async.py");
+    EXPECT_EQ(r.placement, Placement::Disaggregated);
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    for (const auto& f : validate(r, test::catalog())) {
+        EXPECT_NE(f.ruleId, "cluster.gpu-budget") << f.message;
+    }
+    // without --debug-train-only the same layout has no GPUs for its engines
+    Recipe withEngines = r;
+    withEngines.extraArgs.erase(
+        std::remove_if(withEngines.extraArgs.begin(), withEngines.extraArgs.end(),
+                       [](const ExtraArg& e) { return e.flag == "--debug-train-only"; }),
+        withEngines.extraArgs.end());
+    const auto findings = validate(withEngines, test::catalog());
+    EXPECT_TRUE(std::any_of(findings.begin(), findings.end(), [](const Finding& f) {
+        return f.ruleId == "cluster.gpu-budget" && f.severity == Severity::Error;
+    }));
+#endif
+}
+
+// Issue 15 (slime examples/strands-agents, miles lora/run-gpt-oss-20B-megatron-moe-lora.sh,
+// run-diffusion-grpo-ocr.sh): a value computed when the script runs travels as a pre-launch step;
+// the flag keeps its word (`..._${STAMP}`) and the name is no recipe parameter.
+TEST(ArgvFixtures, ValuesComputedAtRunTimeTravelAsPreLaunchSteps) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("runtime-values.sh", tmp);
+    const ImportResult& im = rt.exported.imported;
+    EXPECT_EQ(im.recipe.checkpoints.save, "/ckpt/qwen3-4b_grpo_${STAMP}");
+    EXPECT_TRUE(im.parameters.empty());
+    ASSERT_EQ(im.recipe.launcher.preLaunch.size(), 2u);
+    EXPECT_NE(im.recipe.launcher.preLaunch[0].find("GPUS=$(echo"), std::string::npos);
+    EXPECT_NE(im.recipe.launcher.preLaunch[1].find("STAMP=$(date"), std::string::npos);
+}
+
+// Issue 15 (slime examples/tau-bench/tau2/run_grpo.sh, miles minimax_m3_vl): the set -u safe
+// splice keeps its four flags (a value with a space stays one word), the probe written as a
+// command list is a pre-launch step like its if-block form.
+TEST(ArgvFixtures, SafeSpliceAndProbeCommandList) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("safe-splice-probe-list.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    const auto project =
+        std::find_if(r.extraArgs.begin(), r.extraArgs.end(),
+                     [](const ExtraArg& e) { return e.flag == "--wandb-project"; });
+    ASSERT_NE(project, r.extraArgs.end());
+    EXPECT_EQ(project->values, std::vector<std::string>{"grpo demo"});
+    ASSERT_EQ(r.launcher.preLaunch.size(), 2u);
+    EXPECT_NE(r.launcher.preLaunch[1].find("&& HAS_NVLINK=1 || HAS_NVLINK=0"), std::string::npos);
+    EXPECT_TRUE(rt.exported.imported.parameters.empty());
+    for (const auto& n : rt.exported.imported.notes) {
+        EXPECT_NE(n.level, NoteLevel::Warning) << n.format();
+    }
 }
 
 }  // namespace

@@ -176,6 +176,59 @@ TEST(BashReader, SourceRelativeToTheScriptAndModelFiles) {
     EXPECT_EQ(missing.modelStems, std::vector<std::string>{"nope"});
 }
 
+// Issue 15 (miles scripts/amd/run-qwen3-4B-amd.sh): the script-directory idiom with `/..`
+// names the folder above the script's, from which it sources models/NAME.sh.
+TEST(BashReader, ScriptDirectoryIdiomWithParentFolders) {
+    test::TempDir dir;
+    test::writeFile(dir.file("scripts/models/m1.sh"), "MODEL_ARGS=(\n  --num-layers 4\n)\n");
+    const std::string script =
+        "SCRIPT_DIR=\"$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")/..\" &>/dev/null && pwd)\"\n"
+        "ROOT=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/../..\" && pwd)\"\n"
+        "source \"${SCRIPT_DIR}/models/m1.sh\"\n"
+        "python3 train.py \"${MODEL_ARGS[@]}\" --data \"${ROOT}/d\"\n";
+    const std::string path = dir.file("scripts/amd/run.sh");
+    test::writeFile(path, script);
+    // scripts/models is outside the script's folder: a source root allows it
+    auto r = readScript(script, path, {}, {dir.file("scripts")});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--num-layers", "4",
+                                                   "--data", dir.file("d")}));
+    EXPECT_EQ(r.modelStems, std::vector<std::string>{"m1"});
+    EXPECT_TRUE(warningLines(r.notes).empty());
+
+    // the idiom applied to a folder the reader knows (slime / miles examples: REPO_ROOT)
+    const std::string known =
+        "SCRIPT_DIR=\"$(cd -- \"$(dirname -- \"${BASH_SOURCE[0]}\")\" &>/dev/null && pwd)\"\n"
+        "REPO_ROOT=\"$(cd -- \"${SCRIPT_DIR}/../..\" &>/dev/null && pwd)\"\n"
+        "exec python3 train.py --save \"${REPO_ROOT}/out\"\n";
+    auto k = readScript(known, path, {});
+    EXPECT_EQ(argvOf(k),
+              (std::vector<std::string>{"python3", "train.py", "--save", dir.file("out")}));
+    EXPECT_TRUE(warningLines(k.notes).empty());
+}
+
+// Issue 15 (miles examples/experimental/swe-agent-v2/run.sh): a loop over the script's
+// arguments runs zero times (the script is read as run without any); the defaults stand.
+TEST(BashReader, ArgumentLoopRunsZeroTimes) {
+    const char* script =
+        "TP=2\n"
+        "while [[ $# -gt 0 ]]; do\n"
+        "  case \"$1\" in\n"
+        "    --tp) TP=\"$2\"; shift 2 ;;\n"
+        "    *) shift ;;\n"
+        "  esac\n"
+        "done\n"
+        "python3 train.py --tp \"$TP\"\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--tp", "2"}));
+    EXPECT_TRUE(warningLines(r.notes).empty());
+    // any other while loop is still not understood and taints what it sets
+    auto other = readScript(
+        "TP=2\nwhile read -r x; do TP=$x; done < f\npython3 train.py --tp $TP\n", "/tmp/x.sh", {});
+    EXPECT_EQ(warningLines(other.notes), std::vector<int>{2});
+    ASSERT_TRUE(other.launch.has_value());
+    EXPECT_FALSE(other.launch->argv[3].known);
+}
+
 TEST(BashReader, IfElseDecidedFromTheEnvironment) {
     const char* script =
         "if [ \"${NODES:-1}\" -gt 1 ]; then\n"
@@ -213,9 +266,19 @@ TEST(BashReader, UndecidableConditionTaintsWhatItAssigns) {
     EXPECT_EQ(r.launch->argv[3].text, "${TP}");
     EXPECT_TRUE(r.launch->argv[5].known);
     EXPECT_TRUE(r.parameters.empty());  // set by the script itself
+    // any other value computed when the script runs is such a probe too (issue 15: `$(date ...)`,
+    // `$(echo "$DEVICES" | tr ',' '\n' | wc -l)` in the public scripts)
+    auto host = readScript(
+        "X=$(hostname -f)\nif [ \"$X\" = a ]; then TP=8; fi\n"
+        "python3 train.py --tp $TP\n",
+        "/tmp/x.sh", {});
+    EXPECT_TRUE(warningLines(host.notes).empty());
+    ASSERT_EQ(host.preLaunch.size(), 2u);
+    ASSERT_TRUE(host.launch.has_value());
+    EXPECT_EQ(host.launch->argv[3].text, "${TP}");
     // a condition on something else not understood still taints what it assigns
     auto other = readScript(
-        "X=$(hostname -f)\nif [ \"$X\" = a ]; then TP=8; fi\n"
+        "for i in 1; do X=a; done\nif [ \"$X\" = a ]; then TP=8; fi\n"
         "python3 train.py --tp $TP\n",
         "/tmp/x.sh", {});
     EXPECT_EQ(warningLines(other.notes), (std::vector<int>{1, 2}));

@@ -450,6 +450,59 @@ TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qw
 #endif
 }
 
+// miles examples/lora/run-qwen2.5-3B-megatron-lora-disaggregated-multi-node.sh: a guard on `$1`
+// ends the reading before the launch; the error names the exit's line.
+TEST(Import, NoLaunchCommandNamesTheExitThatEndedTheReading) {
+    auto res = importScriptText(
+        "MODE=\"$1\"\nif [ \"$MODE\" != a ]; then\n  echo usage\n  exit 1\nfi\n"
+        "python3 train.py --rollout-batch-size 4\n",
+        "run.sh");
+    ASSERT_FALSE(res.ok());
+    EXPECT_NE(res.error().find("run.sh:4: the reading stopped at this exit"), std::string::npos)
+        << res.error();
+}
+
+// slime examples/on_policy_distillation/run-qwen3-8B-topk-opd-megatron.sh runs its own
+// `examples/on_policy_distillation/topkopd_train.py`: the path is kept, validate only warns.
+TEST(Import, OwnEntryPointKeepsItsPathAndOnlyWarns) {
+    auto res = importScriptText(
+        "ray job submit --address=http://127.0.0.1:8265 -- python3 "
+        "examples/opd/topk_train.py --rollout-batch-size 4\n",
+        "x.sh");
+    ASSERT_TRUE(res.ok()) << res.error();
+    EXPECT_EQ(res->recipe.launcher.entryPoint, "examples/opd/topk_train.py");
+    auto plain = importScriptText("python3 /root/slime/train.py --rollout-batch-size 4\n", "x.sh");
+    ASSERT_TRUE(plain.ok()) << plain.error();
+    EXPECT_EQ(plain->recipe.launcher.entryPoint, "train.py");
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    Recipe r = res->recipe;
+    r.model.name = "qwen3-4B";
+    bool warned = false;
+    for (const Finding& f : validate(r, test::catalog())) {
+        if (f.ruleId == "launcher.entry-point") {
+            EXPECT_EQ(f.severity, Severity::Warning) << f.message;
+            warned = true;
+        }
+    }
+    EXPECT_TRUE(warned);
+#endif
+}
+
+// slime examples/eval_multi_task/multi_task.sh, miles examples/eval: --eval-config names the eval
+// datasets in a YAML file.
+TEST(Import, EvalConfigIsEvalDataForValidate) {
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    const auto [as, without] =
+        ruleIds("--eval-interval 20 --eval-config /root/multi_task.yaml", [](Recipe& r) {
+            std::erase_if(r.extraArgs, [](const ExtraArg& e) { return e.flag == "--eval-config"; });
+        });
+    EXPECT_FALSE(as.count("eval.needs-data"));
+    EXPECT_TRUE(without.count("eval.needs-data"));
+#else
+    GTEST_SKIP() << "validate() is not built into runplane_plan";
+#endif
+}
+
 // slime's run-qwen3-30B-A3B-lora.sh: LoRA with a target preset and no --ref-load (the reference is
 // the base model with the adapters off) is valid.
 TEST(Import, LoraWithPresetAndNoRefLoadValidates) {
