@@ -1,15 +1,18 @@
 #include "tests/launch/launch_test_support.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace runplane::plan::launch::test {
 
@@ -90,6 +93,9 @@ RunResult runProcess(const std::vector<std::string>& argv,
     }
     const pid_t pid = ::fork();
     if (pid == 0) {
+        // Its own process group: background jobs of the script (a teacher server started with
+        // `&` and its output redirected) are waited for below, not left recording after we read.
+        ::setpgid(0, 0);
         ::dup2(pipeFd[1], 1);
         ::dup2(pipeFd[1], 2);
         ::close(pipeFd[0]);
@@ -119,6 +125,12 @@ RunResult runProcess(const std::vector<std::string>& argv,
     int status = 0;
     ::waitpid(pid, &status, 0);
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    // A job the script left in the background records its call when it gets to run; wait (up
+    // to 10 s) until the group is empty, so every call is on disk before the caller reads them.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (::kill(-pid, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     return result;
 }
 
@@ -127,12 +139,16 @@ namespace {
 // Each call: calls/<seq>-<tool> holds the argv, NUL-separated.
 const char* kRecorder = R"SH(
 seq_file="$FAKE_ROOT/seq"
+# One call at a time takes a number (a background job and the script may call at once).
+exec 9>"$FAKE_ROOT/seq.lock"
+flock 9
 n=$(cat "$seq_file" 2>/dev/null || echo 0)
 n=$((n + 1))
 echo "$n" > "$seq_file"
 out="$FAKE_ROOT/calls/$(printf '%05d' "$n")-$tool"
 : > "$out"
 for a in "$@"; do printf '%s\0' "$a" >> "$out"; done
+exec 9>&-
 )SH";
 
 const char* kRay = R"SH(
