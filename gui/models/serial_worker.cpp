@@ -1,18 +1,10 @@
 #include "gui/models/serial_worker.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 
 namespace runplane::gui {
 
-SerialWorker::SerialWorker()
-    : m_thread([this] {
-          // Named so that per-thread CPU (top -H, /proc/PID/task) tells the GUI's history
-          // readers from the rest (docs/performance.md "Load").
-          pthread_setname_np(pthread_self(), "gui-reader");
-          loop();
-      }) {}
+SerialWorker::SerialWorker() : m_thread([this] { loop(); }) {}
 
 SerialWorker::~SerialWorker() {
     {
