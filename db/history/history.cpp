@@ -312,6 +312,12 @@ Status History::upsertNode(const NodeRecord& node) {
 
 Status History::beginRead() {
     std::lock_guard lock(m_mutex);
+    if (sqlite3_get_autocommit(m_impl->db->handle()) == 0) {
+        // A read left open (an endRead that failed): end it, the new one starts afresh.
+        if (Status s = m_impl->db->exec("COMMIT;"); !s.ok()) {
+            return s;
+        }
+    }
     return m_impl->db->exec("BEGIN;");
 }
 
