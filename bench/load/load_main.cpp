@@ -17,7 +17,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "bench/load/controller_child.h"
@@ -54,6 +56,25 @@ long rssKiB(pid_t pid) {
         }
     }
     return -1;
+}
+
+// CPU seconds (user + system) of a process, or of one of its threads, from /proc (-1 if gone).
+double cpuSeconds(const std::string& statPath) {
+    std::ifstream in(statPath);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = text.rfind(')');  // the command name may hold spaces
+    if (paren == std::string::npos) {
+        return -1;
+    }
+    std::istringstream fields(text.substr(paren + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i == 14 || i == 15) {  // utime, stime
+            ticks += std::stod(field);
+        }
+    }
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 std::string firstLine(const std::string& path, const std::string& prefix) {
@@ -315,11 +336,21 @@ int runParent(const Args& args) {
     LoadStats stats(LoadParams{args.nodes, args.hz, args.series, args.seconds, args.controller});
     cluster.startGenerator();
     const auto t0 = Clock::now();
+    // The controller's CPU over the load (all its threads, and its main = GUI thread).
+    const std::string childStat = "/proc/" + std::to_string(child.pid) + "/stat";
+    const std::string guiStat =
+        "/proc/" + std::to_string(child.pid) + "/task/" + std::to_string(child.pid) + "/stat";
+    const double cpuAtStart = cpuSeconds(childStat);
+    const double guiCpuAtStart = cpuSeconds(guiStat);
     for (int s = 1; s <= args.seconds; ++s) {
         std::this_thread::sleep_until(t0 + std::chrono::seconds(s));
         stats.addSecond(s, cluster.take(), rssKiB(child.pid), probe.take(), childOut->take());
         printProgress(stats.lastSecond());
     }
+    const double loadSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double cpuDuringLoad = cpuSeconds(childStat) - cpuAtStart;
+    const double guiCpuDuringLoad = cpuSeconds(guiStat) - guiCpuAtStart;
+    const std::string loadAverageAtEnd = firstLine("/proc/loadavg", "");
     // SIGTERM while the nodes still stream: how long the controller takes to end, then a new
     // one resumes every node from its committed cursor (nothing lost or doubled across it).
     double stopUnderLoadS = -1;
@@ -373,6 +404,11 @@ int runParent(const Args& args) {
     nlohmann::json report = stats.report(drained, drainS, rssEnd, childRc, verified, watchCalls,
                                          probe.failures(), probe.lastError());
     report["summary"]["controller_stop_s"] = stopS;
+    // CPU the controller took while the load ran: cores = CPU seconds / wall seconds.
+    report["summary"]["controller_cpu"] = {{"seconds", cpuDuringLoad},
+                                           {"cores", cpuDuringLoad / loadSeconds},
+                                           {"main_thread_cores", guiCpuDuringLoad / loadSeconds},
+                                           {"load_average_at_end_of_load", loadAverageAtEnd}};
     if (args.sigtermUnderLoad) {
         report["summary"]["controller_stop_under_load_s"] = stopUnderLoadS;
         report["summary"]["controller_stop_under_load_exit"] = stopUnderLoadRc;

@@ -1,6 +1,7 @@
 #include "db/history/history.h"
 #include "db/history/chunks.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -307,6 +308,25 @@ Status History::upsertNode(const NodeRecord& node) {
         .bind(4, node.infoJson.empty() ? std::string("{}") : node.infoJson)
         .bind(5, node.lastSeenNs ? node.lastSeenNs : nowNs());
     return stmt->run();
+}
+
+Status History::beginRead() {
+    std::lock_guard lock(m_mutex);
+    if (sqlite3_get_autocommit(m_impl->db->handle()) == 0) {
+        // A read left open (an endRead that failed): end it, the new one starts afresh.
+        if (Status s = m_impl->db->exec("COMMIT;"); !s.ok()) {
+            return s;
+        }
+    }
+    return m_impl->db->exec("BEGIN;");
+}
+
+Status History::endRead() {
+    std::lock_guard lock(m_mutex);
+    if (sqlite3_get_autocommit(m_impl->db->handle()) != 0) {
+        return {};
+    }
+    return m_impl->db->exec("COMMIT;");
 }
 
 Result<std::vector<NodeRecord>> History::listNodes() {

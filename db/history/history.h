@@ -340,6 +340,12 @@ class History {
     Status adoptIncarnation(const std::string& nodeId, std::uint64_t incarnation);
 
     // ---- queries
+    /// Starts a read transaction: every query until endRead() sees the file as the first of
+    /// them did (one WAL snapshot), so answers combined from several queries agree (e.g. a
+    /// series' count from listSeries and the samples querySeries returns). Not for a connection
+    /// that writes meanwhile. endRead() without beginRead() is a no-op.
+    Status beginRead();
+    Status endRead();
     Result<std::vector<SeriesInfo>> listSeries(const SeriesFilter& filter);
     /// The series id for (node, run, name), if it exists.
     Result<std::optional<std::int64_t>> findSeries(const std::string& nodeId,

@@ -162,37 +162,99 @@ Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info,
     return toPointSeries(info, *points);
 }
 
+namespace {
+bool holdsAll(const db::SeriesInfo& info, double t0, double t1) {
+    return !(t0 < t1) || (secondsToNs(t0) <= info.firstNs && secondsToNs(t1) >= info.lastNs);
+}
+}  // namespace
+
+Result<PointSeries> SeriesCache::load(db::History& history, const db::SeriesInfo& info, double t0,
+                                      double t1, int maxBuckets) {
+    const bool whole = holdsAll(info, t0, t1);
+    auto found = m_entries.find(info.id);
+    if (found != m_entries.end()) {
+        Entry& e = found->second;
+        const bool sameQuery = e.maxBuckets == maxBuckets &&
+                               (whole ? e.whole : (!e.whole && e.t0 == t0 && e.t1 == t1));
+        if (sameQuery && e.count == info.count && e.firstNs == info.firstNs &&
+            e.lastNs == info.lastNs) {
+            ++m_counts.reused;
+            return e.points;
+        }
+        // The same limit as History::querySeries (loadSeries asks for at least 16 buckets).
+        const std::int64_t rawLimit = 4 * static_cast<std::int64_t>(std::max(16, maxBuckets));
+        if (sameQuery && whole && !e.points.decimated && e.firstNs == info.firstNs &&
+            info.lastNs > e.lastNs && info.count > e.count && info.count <= rawLimit) {
+            db::SeriesQuery q;
+            q.seriesId = info.id;
+            q.t0Ns = e.lastNs + 1;
+            q.maxBuckets = std::max(16, maxBuckets);
+            auto tail = history.querySeries(q);
+            if (!tail) {
+                return Error{tail.error()};
+            }
+            // Every sample after the last one read, and nothing inserted at or before it.
+            if (!tail->decimated && e.count + tail->sourceCount == info.count) {
+                const PointSeries more = toPointSeries(info, *tail);
+                PointSeries& p = e.points;
+                p.t.insert(p.t.end(), more.t.begin(), more.t.end());
+                p.value.insert(p.value.end(), more.value.begin(), more.value.end());
+                p.min.insert(p.min.end(), more.min.begin(), more.min.end());
+                p.max.insert(p.max.end(), more.max.begin(), more.max.end());
+                p.step.insert(p.step.end(), more.step.begin(), more.step.end());
+                p.sourceCount = info.count;
+                e.count = info.count;
+                e.lastNs = info.lastNs;
+                ++m_counts.tail;
+                return e.points;
+            }
+        }
+    }
+    auto points = loadSeries(history, info, t0, t1, maxBuckets);
+    if (!points) {
+        m_entries.erase(info.id);
+        return points;
+    }
+    ++m_counts.full;
+    m_entries[info.id] =
+        Entry{info.count, info.firstNs, info.lastNs, t0, t1, maxBuckets, whole, *points};
+    return points;
+}
+
 NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
-                                    double t1, int maxBuckets) {
+                                    double t1, int maxBuckets, SeriesCache* cache) {
     NodeMemoryResult result;
     // Many nodes share one plot: a budget of points for all of them (a decimated series has at
     // most 4 per bucket), so 256 nodes read and draw ~64 k points per refresh rather than
     // 256 x 4 x the plot's width (docs/performance.md "Load").
     const int perNode = kHostMemoryPointBudget / (4 * std::max<int>(1, nodeIds.size()));
     maxBuckets = std::min(maxBuckets, std::max(kHostMemoryMinBuckets, perNode));
+    // One listing for all nodes (not one per node: 256 statements per refresh under load).
+    db::SeriesFilter filter;
+    filter.runId = std::string();
+    filter.name = series::kHostMemPattern;
+    auto listed = history.listSeries(filter);
+    if (!listed) {
+        result.error = qs(listed.error());
+        return result;
+    }
+    std::map<std::string, std::pair<const db::SeriesInfo*, const db::SeriesInfo*>> byNode;
+    for (const db::SeriesInfo& info : *listed) {
+        if (info.name == series::kHostMemUsed) {
+            byNode[info.nodeId].first = &info;
+        } else if (info.name == series::kHostMemTotal) {
+            byNode[info.nodeId].second = &info;
+        }
+    }
     for (const QString& node : nodeIds) {
-        db::SeriesFilter filter;
-        filter.nodeId = node.toStdString();
-        filter.runId = std::string();
-        filter.name = series::kHostMemPattern;
-        auto series = history.listSeries(filter);
-        if (!series) {
-            result.error = qs(series.error());
-            return result;
-        }
-        const db::SeriesInfo* used = nullptr;
-        const db::SeriesInfo* total = nullptr;
-        for (const db::SeriesInfo& info : *series) {
-            if (info.name == series::kHostMemUsed) {
-                used = &info;
-            } else if (info.name == series::kHostMemTotal) {
-                total = &info;
-            }
-        }
-        if (used == nullptr) {
+        const auto it = byNode.find(node.toStdString());
+        if (it == byNode.end() || it->second.first == nullptr) {
             continue;
         }
-        auto points = loadSeries(history, *used, t0, t1, maxBuckets);
+        const db::SeriesInfo* used = it->second.first;
+        const db::SeriesInfo* total = it->second.second;
+        auto points = cache != nullptr ? cache->load(history, *used, t0, t1, maxBuckets)
+                                       : loadSeries(history, *used, t0, t1, maxBuckets);
         if (!points) {
             result.error = qs(points.error());
             return result;
@@ -398,7 +460,28 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
 }
 
 Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, double t0,
-                                    double t1, int maxBuckets, const plan::ModelCatalog* catalog) {
+                                    double t1, int maxBuckets, const plan::ModelCatalog* catalog,
+                                    SeriesCache* cache) {
+    // With a cache every read below sees one snapshot of the file (the cache's counts must agree
+    // with the samples it reads); released on every return.
+    struct ReadScope {
+        db::History* history = nullptr;
+        ~ReadScope() {
+            if (history != nullptr) {
+                (void)history->endRead();
+            }
+        }
+    } scope;
+    if (cache != nullptr) {
+        if (Status s = history.beginRead(); !s.ok()) {
+            return Error{s.error()};
+        }
+        scope.history = &history;
+    }
+    auto load = [&](const db::SeriesInfo& info, double from, double to, int buckets) {
+        return cache != nullptr ? cache->load(history, info, from, to, buckets)
+                                : loadSeries(history, info, from, to, buckets);
+    };
     auto record = history.run(runId.toStdString());
     if (!record) {
         return Error{record.error()};
@@ -430,7 +513,8 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     snap.t1 = t1;
 
     // Node-level host memory of the run's nodes over the range.
-    const NodeMemoryResult host = loadNodeHostMemory(history, snap.run.nodes, t0, t1, maxBuckets);
+    const NodeMemoryResult host =
+        loadNodeHostMemory(history, snap.run.nodes, t0, t1, maxBuckets, cache);
     if (!host.error.isEmpty()) {
         return Error{host.error.toStdString()};
     }
@@ -442,16 +526,15 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         }
     }
 
-    // GPU memory: node-level "gpu.*" memory series of the run's nodes.
-    for (const QString& node : snap.run.nodes) {
-        db::SeriesFilter f;
-        f.nodeId = node.toStdString();
-        f.name = series::kGpuPattern;
-        auto gpus = history.listSeries(f);
-        if (!gpus) {
-            snap.warnings << qs(gpus.error());
-            continue;
-        }
+    // GPU memory: "gpu.*" memory series of the run's nodes (one listing for all nodes), in the
+    // order of the run's nodes.
+    db::SeriesFilter gpuFilter;
+    gpuFilter.name = series::kGpuPattern;
+    auto gpus = history.listSeries(gpuFilter);
+    if (!gpus) {
+        snap.warnings << qs(gpus.error());
+    } else {
+        std::map<std::string, std::vector<const db::SeriesInfo*>> gpuByNode;
         for (const db::SeriesInfo& info : *gpus) {
             if (info.name.find("mem.used") == std::string::npos) {
                 continue;
@@ -459,8 +542,17 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             if (!info.runId.empty() && info.runId != r.id) {
                 continue;
             }
-            if (auto s = loadSeries(history, info, t0, t1, maxBuckets)) {
-                snap.gpuMemory.push_back(std::move(*s));
+            gpuByNode[info.nodeId].push_back(&info);
+        }
+        for (const QString& node : snap.run.nodes) {
+            const auto it = gpuByNode.find(node.toStdString());
+            if (it == gpuByNode.end()) {
+                continue;
+            }
+            for (const db::SeriesInfo* info : it->second) {
+                if (auto s = load(*info, t0, t1, maxBuckets)) {
+                    snap.gpuMemory.push_back(std::move(*s));
+                }
             }
         }
     }
@@ -479,8 +571,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         const bool isRss = info.name.find("rss") != std::string::npos;
         // Metrics are step-indexed: load them whole so the step axis is complete.
         const bool isMetric = !isRss && info.name.find('/') != std::string::npos;
-        auto s = isMetric ? loadSeries(history, info, 0, 0, maxBuckets)
-                          : loadSeries(history, info, t0, t1, maxBuckets);
+        auto s = isMetric ? load(info, 0, 0, maxBuckets) : load(info, t0, t1, maxBuckets);
         if (!s) {
             snap.warnings << qs(s.error());
             continue;

@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "backend/common/result.h"
@@ -39,6 +40,46 @@ PointSeries toPointSeries(const db::SeriesInfo& info, const db::SeriesPoints& po
 Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info, double t0,
                                double t1, int maxBuckets);
 
+/// What a live view read before, so that its next refresh reads only what changed
+/// (docs/gui.md, "Incremental refresh"). Kept by a page for its reader and only ever touched on
+/// that reader's worker thread. A series is
+/// - not read again when its stored count and first/last sample times are unchanged and it is
+///   asked for the same range (or, both times, a range holding all of it);
+/// - read only after its last sample, and appended, when it was read whole and undecimated
+///   before and is still whole and small enough to stay undecimated (at most 4 x maxBuckets
+///   samples), its first sample unchanged and its count grown by exactly what that tail read
+///   returns;
+/// - otherwise read in full. The answer is always what loadSeries returns at that moment,
+/// provided the caller reads inside one snapshot (History::beginRead) so that listSeries'
+/// counts and the samples agree.
+class SeriesCache {
+  public:
+    Result<PointSeries> load(db::History& history, const db::SeriesInfo& info, double t0, double t1,
+                             int maxBuckets);
+    void clear() { m_entries.clear(); }
+    /// Reads since construction: full, tail-only, and answers taken as they were (tests).
+    struct Counts {
+        std::int64_t full = 0;
+        std::int64_t tail = 0;
+        std::int64_t reused = 0;
+    };
+    const Counts& counts() const { return m_counts; }
+
+  private:
+    struct Entry {
+        std::int64_t count = 0;
+        std::int64_t firstNs = 0;
+        std::int64_t lastNs = 0;
+        double t0 = 0;
+        double t1 = 0;
+        int maxBuckets = 0;
+        bool whole = false;  // the range held every sample of the series
+        PointSeries points;
+    };
+    std::map<std::int64_t, Entry> m_entries;  // by series id
+    Counts m_counts;
+};
+
 /// Cluster page: node-level host memory used of each node in [t0, t1]; nodes without samples
 /// yet are left out. Also returns each node's RAM (last host.mem.total_bytes), 0 if unknown.
 struct NodeMemoryResult {
@@ -50,8 +91,9 @@ struct NodeMemoryResult {
 /// kHostMemoryPointBudget points (never fewer than kHostMemoryMinBuckets buckets each).
 inline constexpr int kHostMemoryPointBudget = 65536;
 inline constexpr int kHostMemoryMinBuckets = 32;
+/// One listSeries for every node; with a cache, unchanged series are not read again.
 NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
-                                    double t1, int maxBuckets);
+                                    double t1, int maxBuckets, SeriesCache* cache = nullptr);
 
 /// Phases from PHASE events (attrs.phase); each lasts until the node's next phase event, "done",
 /// or endT. Only the first node that reports phases is used, so spans never overlap.
@@ -71,10 +113,13 @@ Result<std::vector<RunRow>> loadRunList(db::History& history);
 
 /// Everything the live view shows for one run over [t0, t1] (t0 >= t1: the whole run).
 /// RAM comes from host.mem.total_bytes; the lines from memoryLinesFromRecipe (catalog may be
-/// null: then no planned peak).
+/// null: then no planned peak). With a cache (a live view's refresh), everything is read in one
+/// snapshot (History::beginRead) and series come through the cache: the same answer, reading
+/// only what changed since the last refresh.
 Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, double t0,
                                     double t1, int maxBuckets,
-                                    const plan::ModelCatalog* catalog = nullptr);
+                                    const plan::ModelCatalog* catalog = nullptr,
+                                    SeriesCache* cache = nullptr);
 
 /// Lines for host-memory plots, about this run (docs/gui.md): RAM (measured, else the recipe's
 /// hardware.host_ram_gb) as a reference; with a catalog and a resolvable recipe, the plan's

@@ -1,11 +1,18 @@
 #include "gui/models/history_reader.h"
 
+#include <pthread.h>
+
 #include "db/history/history.h"
 
 namespace runplane::gui {
 
 HistoryReader::HistoryReader(QString path)
-    : m_path(std::move(path)), m_connection(std::make_shared<Connection>(m_path.toStdString())) {}
+    : m_path(std::move(path)), m_connection(std::make_shared<Connection>(m_path.toStdString())) {
+    // Named so that per-thread CPU (top -H, /proc/PID/task) tells the GUI's history reads from
+    // the rest (docs/performance.md "Load"); it starts no threads that would inherit the name.
+    m_worker.post(QStringLiteral("__name"),
+                  [] { pthread_setname_np(pthread_self(), "history-reader"); });
+}
 
 HistoryReader::~HistoryReader() {
     // The worker's destructor (a member declared last, destroyed first) joins the thread; the

@@ -131,6 +131,9 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
             series.back().min.clear();
             series.back().max.clear();
             series.back().inLegend = false;
+            // 1 px lines go through Qt's cosmetic stroker; wider ones are stroked into polygons
+            // and filled, the bulk of a redraw of hundreds of lines (docs/performance.md "Load").
+            series.back().lineWidth = 1.0;
         }
     }
     std::vector<EventMarker> markers;

@@ -26,7 +26,7 @@ QString formatDuration(double seconds);
 
 /// Host memory per node: a line and min–max band per node (GB), the RAM, healthy-band and alarm
 /// lines, phases shaded behind, memory-alarm events marked. `colorIndex` maps node -> colour.
-/// With more than kHostMemoryBandedNodes nodes: lines only, none in the legend.
+/// With more than kHostMemoryBandedNodes nodes: 1 px lines only, none in the legend.
 inline constexpr std::size_t kHostMemoryBandedNodes = 8;
 void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
                     const MemoryLines& lines, const std::vector<PhaseInterval>& phases,

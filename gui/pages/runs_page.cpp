@@ -289,12 +289,20 @@ void RunsPage::requestSnapshot(double lo, double hi, int pixels) {
     m_rangePixels = std::max(200, pixels);
     const QString runId = m_selected;
     const int buckets = m_rangePixels;
+    if (!m_cache || m_cacheRun != runId) {
+        // What the last refresh of this run read (worker-side only): a live refresh reads only
+        // what is new. Another run starts afresh; the old cache goes with its last query.
+        m_cache = std::make_shared<SeriesCache>();
+        m_cacheRun = runId;
+    }
+    std::shared_ptr<SeriesCache> cache = m_cache;
     // Superseding: a newer request for the snapshot replaces a pending one, an older answer is
     // dropped on arrival (HistoryReader keys), so zooming fast never queues stale work.
     m_reader->run(
         QStringLiteral("snapshot"), this,
-        [runId, lo, hi, buckets](db::History& h) {
-            auto snap = loadRunSnapshot(h, runId, lo, hi, buckets, defaultModelCatalog());
+        [runId, lo, hi, buckets, cache](db::History& h) {
+            auto snap =
+                loadRunSnapshot(h, runId, lo, hi, buckets, defaultModelCatalog(), cache.get());
             if (!snap) {
                 return Result<std::shared_ptr<const RunSnapshot>>(Error{snap.error()});
             }

@@ -1,8 +1,9 @@
 #pragma once
 // RunsPage (issue 10): the run history list (filter by text and state, sort by any column) and
 // the live view of the selected run (RunView). Every history read runs on a HistoryReader
-// worker; a running run is re-read once a second while its view follows the stream, a zoom asks
-// for the zoomed range at the plot's pixel width. GUI thread only.
+// worker; a running run is re-read once a second while its view follows the stream (only what
+// changed since the last read: SeriesCache), a zoom asks for the zoomed range at the plot's
+// pixel width. GUI thread only.
 
 #include <QString>
 
@@ -24,6 +25,7 @@ class HistoryReader;
 class RunFilterProxy;
 class RunListModel;
 class RunView;
+class SeriesCache;
 
 class RunsPage : public Page {
     Q_OBJECT
@@ -72,6 +74,8 @@ class RunsPage : public Page {
     QTimer* m_listTimer = nullptr;
     QTimer* m_liveTimer = nullptr;
     QString m_selected;
+    std::shared_ptr<SeriesCache> m_cache;  // the selected run's earlier reads (worker-side)
+    QString m_cacheRun;
     double m_rangeLo = 0;
     double m_rangeHi = 0;
     int m_rangePixels = 1200;

@@ -107,6 +107,12 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_replotTimer->setSingleShot(true);
     m_replotTimer->setInterval(kReplotIntervalMs);
     connect(m_replotTimer, &QTimer::timeout, this, [this] {
+        // A hidden plot (another tab, a closed page) is not drawn: its changes wait for
+        // showEvent, so a live page redraws only what can be seen (docs/gui.md).
+        if (!isVisible()) {
+            m_replotPending = true;
+            return;
+        }
         if (m_dirty) {
             rebuild();
         }
@@ -346,7 +352,16 @@ std::pair<double, double> TimeSeriesPlot::yRange() const {
     return {r.lower, r.upper};
 }
 
+void TimeSeriesPlot::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_replotPending) {
+        m_replotPending = false;
+        scheduleReplot();
+    }
+}
+
 void TimeSeriesPlot::flush() {
+    m_replotPending = false;
     m_replotTimer->stop();
     if (m_dirty) {
         rebuild();
@@ -405,15 +420,39 @@ void TimeSeriesPlot::scheduleReplot() {
 
 void TimeSeriesPlot::rebuild() {
     m_dirty = false;
-    m_plot->clearGraphs();
     m_plot->clearItems();
     m_plot->legend->setVisible(m_legendVisible);
+
+    // The graphs are reused when the curves keep their shape (count, band, style, legend
+    // entry) and the phase names are the same: a live refresh only replaces their data, without
+    // deleting and re-adding hundreds of graphs and legend entries.
+    std::vector<QString> layout;
+    layout.reserve(m_series.size() + 4);
+    for (const PlotSeries& s : m_series) {
+        layout.push_back(QStringLiteral("%1%2%3|")
+                             .arg(s.hasBand() ? 'b' : '-')
+                             .arg(static_cast<int>(s.style))
+                             .arg(s.inLegend && !s.name.isEmpty() ? s.name : QString()));
+    }
+    std::set<QString> phaseNames;
+    for (const PhaseSpan& p : m_phases) {
+        phaseNames.insert(p.phase);
+    }
+    for (const QString& name : phaseNames) {
+        layout.push_back(QStringLiteral("phase|") + name);
+    }
+    const bool reuse = layout == m_graphLayout && m_plot->graphCount() == m_graphCount;
+    if (!reuse) {
+        m_plot->clearGraphs();
+    }
+    int next = 0;  // the next graph to reuse, in the order they were added
+    auto graph = [&]() -> QCPGraph* { return reuse ? m_plot->graph(next++) : m_plot->addGraph(); };
 
     for (const PlotSeries& s : m_series) {
         const QVector<double> keys = toQVector(s.t);
         if (s.hasBand()) {
-            QCPGraph* upper = m_plot->addGraph();
-            QCPGraph* lower = m_plot->addGraph();
+            QCPGraph* upper = graph();
+            QCPGraph* lower = graph();
             upper->setData(keys, toQVector(s.max), true);
             lower->setData(keys, toQVector(s.min), true);
             const QPen edge(withAlpha(s.color, 70), 0.8);
@@ -426,7 +465,7 @@ void TimeSeriesPlot::rebuild() {
                 lower->setLineStyle(QCPGraph::lsStepLeft);
             }
         }
-        QCPGraph* line = m_plot->addGraph();
+        QCPGraph* line = graph();
         line->setName(s.name);
         line->setData(keys, toQVector(s.value), true);
         const QColor c = s.faint ? withAlpha(s.color, 110) : s.color;
@@ -445,7 +484,7 @@ void TimeSeriesPlot::rebuild() {
                     QCPScatterStyle(QCPScatterStyle::ssDisc, c, c, s.faint ? 6 : 5));
                 break;
         }
-        if (s.inLegend && !s.name.isEmpty()) {
+        if (!reuse && s.inLegend && !s.name.isEmpty()) {
             line->addToLegend();
         }
     }
@@ -453,7 +492,6 @@ void TimeSeriesPlot::rebuild() {
     // Phases: drawn in their own lane under the data (an axis rect of its own, x linked to the
     // plot's), one legend swatch per distinct phase. They never shade the data area.
     updatePhaseLane();
-    std::set<QString> phaseNames;
     for (const PhaseSpan& p : m_phases) {
         auto* rect = new QCPItemRect(m_plot);
         rect->setLayer(QStringLiteral("phases"));
@@ -470,11 +508,12 @@ void TimeSeriesPlot::rebuild() {
         QColor c = phaseColor(p.phase);
         c.setAlpha(std::min(255, c.alpha() * 3));
         rect->setBrush(c);
-        phaseNames.insert(p.phase);
     }
     for (const QString& name : phaseNames) {
-        QCPGraph* swatch = m_plot->addGraph();
-        swatch->addToLegend();
+        QCPGraph* swatch = graph();
+        if (!reuse) {
+            swatch->addToLegend();
+        }
         swatch->setName(tr("phase: %1").arg(name));
         swatch->setPen(Qt::NoPen);
         QColor c = phaseColor(name);
@@ -534,6 +573,9 @@ void TimeSeriesPlot::rebuild() {
         text->setText(m_placeholder);
         text->setColor(QColor(110, 110, 110));
     }
+
+    m_graphLayout = std::move(layout);
+    m_graphCount = m_plot->graphCount();
 
     if (m_following) {
         applyFollowRange();

@@ -4,7 +4,8 @@
 // Draws PlotSeries as lines with their min–max band, horizontal alarm lines, phase spans in a
 // lane of their own under the data, vertical event markers, and the legend in a row above the
 // data (never over it). Updates only mark the plot dirty; a 40 ms single-shot timer
-// coalesces them into at most one replot per tick (≤ 25 fps), never one per sample.
+// coalesces them into at most one replot per tick (≤ 25 fps), never one per sample; while the
+// plot is hidden (another tab) nothing is drawn until it is shown again.
 // Follow mode keeps the newest data in view; a user zoom or pan freezes it until setFollowing(true)
 // (or the Follow button). visibleRangeChanged() tells the owner which x-range and how many pixels
 // to fetch (through the history's decimated queries) after the user zoomed or panned.
@@ -100,6 +101,9 @@ class TimeSeriesPlot : public QWidget {
     /// After a user zoom/pan settled: the owner should re-query [lo, hi] at ~`pixels` buckets.
     void visibleRangeChanged(double lo, double hi, int pixels);
 
+  protected:
+    void showEvent(QShowEvent* event) override;
+
   private:
     void scheduleReplot();
     void rebuild();
@@ -132,6 +136,9 @@ class TimeSeriesPlot : public QWidget {
     bool m_legendVisible = true;
 
     bool m_dirty = false;
+    bool m_replotPending = false;
+    std::vector<QString> m_graphLayout;  // the shape the graphs were built for (rebuild)
+    int m_graphCount = 0;                // a replot was due while hidden: done on show
     bool m_following = true;
     bool m_settingRange = false;  // true while we move the x-range ourselves
     double m_followWindow = 0;

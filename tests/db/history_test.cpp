@@ -409,6 +409,33 @@ TEST(History, NewerSchemaIsRefused) {
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM samples;"), 10);
 }
 
+// beginRead/endRead (issue 20): the reads in between see one snapshot, so a series' count from
+// listSeries and the samples querySeries returns agree even while another connection writes.
+TEST(History, ReadSnapshotHoldsUntilEndRead) {
+    ScratchDir dir;
+    auto writer = openOrDie(dir.file("h.sqlite"));
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE(writer->ingest(makeBatch("node-a", 1, 10)).ok());
+    auto reader = openOrDie(dir.file("h.sqlite"));
+    ASSERT_TRUE(reader);
+    EXPECT_TRUE(reader->endRead().ok());  // without beginRead: nothing to end
+    ASSERT_TRUE(reader->beginRead().ok());
+    auto before = reader->listSeries({});
+    ASSERT_TRUE(before.ok() && before->size() == 1u);
+    EXPECT_EQ(before->front().count, 10);
+    ASSERT_TRUE(writer->ingest(makeBatch("node-a", 11, 15)).ok());
+    auto inside = reader->querySeries(SeriesQuery{before->front().id});
+    ASSERT_TRUE(inside.ok()) << inside.error();
+    EXPECT_EQ(inside->sourceCount, 10);  // the snapshot: not the 5 written meanwhile
+    auto listedInside = reader->listSeries({});
+    ASSERT_TRUE(listedInside.ok());
+    EXPECT_EQ(listedInside->front().count, 10);
+    ASSERT_TRUE(reader->endRead().ok());
+    auto after = reader->querySeries(SeriesQuery{before->front().id});
+    ASSERT_TRUE(after.ok()) << after.error();
+    EXPECT_EQ(after->sourceCount, 15);
+}
+
 TEST(History, ReadOnlyOpenNeverCreates) {
     ScratchDir dir;
     auto missing = History::open(dir.file("absent.sqlite"), OpenOptions{true, 1000});

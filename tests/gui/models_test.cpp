@@ -5,6 +5,7 @@
 #include <QAbstractItemModelTester>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -303,4 +304,145 @@ TEST(LogTailer, FallsBackToTheOutputStoredInTheHistory) {
     tailer.start(QString(), QStringLiteral("other-run"), false);
     ASSERT_TRUE(waitUntil([&] { return ended; }, 20000));
     EXPECT_FALSE(note.contains(QStringLiteral("stored in the history"))) << note.toStdString();
+}
+
+namespace {
+
+// Every drawn value of two snapshots' series, compared exactly.
+void expectSameSeries(const std::vector<PointSeries>& a, const std::vector<PointSeries>& b,
+                      const char* what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    for (size_t i = 0; i < a.size(); ++i) {
+        SCOPED_TRACE(std::string(what) + " " + a[i].nodeId.toStdString() + " " +
+                     a[i].name.toStdString());
+        EXPECT_EQ(a[i].nodeId, b[i].nodeId);
+        EXPECT_EQ(a[i].name, b[i].name);
+        EXPECT_EQ(a[i].unit, b[i].unit);
+        EXPECT_EQ(a[i].t, b[i].t);
+        EXPECT_EQ(a[i].value, b[i].value);
+        EXPECT_EQ(a[i].min, b[i].min);
+        EXPECT_EQ(a[i].max, b[i].max);
+        EXPECT_EQ(a[i].step, b[i].step);
+        EXPECT_EQ(a[i].decimated, b[i].decimated);
+        EXPECT_EQ(a[i].sourceCount, b[i].sourceCount);
+    }
+}
+
+void expectSameSnapshot(const RunSnapshot& cached, const RunSnapshot& full) {
+    expectSameSeries(cached.hostMemory, full.hostMemory, "host memory");
+    expectSameSeries(cached.gpuMemory, full.gpuMemory, "gpu memory");
+    expectSameSeries(cached.processRss, full.processRss, "process rss");
+    expectSameSeries(cached.metrics, full.metrics, "metrics");
+    EXPECT_EQ(cached.peaks.size(), full.peaks.size());
+    EXPECT_EQ(cached.run.metrics.size(), full.run.metrics.size());
+}
+
+// Appends samples of node-a after its stored cursor (one batch).
+Status appendSamples(db::History& history, std::vector<db::IngestSample> samples) {
+    auto cursor = history.latestCursor("node-a");
+    if (!cursor) {
+        return Error{cursor.error()};
+    }
+    db::IngestBatch batch;
+    batch.nodeId = "node-a";
+    std::uint64_t seq = 1;
+    if (*cursor) {
+        batch.incarnation = (*cursor)->incarnation;
+        seq = (*cursor)->lastSeq + 1;
+    }
+    for (db::IngestSample& s : samples) {
+        s.seq = seq++;
+        batch.samples.push_back(std::move(s));
+    }
+    batch.throughSeq = seq - 1;
+    auto stored = history.ingest(batch);
+    return stored ? Status{} : Status{Error{stored.error()}};
+}
+
+}  // namespace
+
+// A live run refreshed through a SeriesCache (what the Runs page does once a second) shows
+// exactly what a full read shows, after new samples arrive at the end of its series and after
+// one arrives out of order (before the last one read), while reading only the new tail or
+// nothing for series that did not change.
+TEST(IncrementalRefresh, ShowsTheSameAsAFullReadAfterNewData) {
+    QTemporaryDir dir;
+    auto opened = db::History::open(dir.filePath(QStringLiteral("history.sqlite")).toStdString());
+    ASSERT_TRUE(opened) << opened.error();
+    db::History& history = **opened;
+    test::SyntheticRunSpec spec;
+    spec.seconds = 900;
+    spec.finished = false;  // live: the range is [start, now]
+    auto written = test::writeSyntheticRun(history, spec);
+    ASSERT_TRUE(written) << written.error();
+    const QString run = QString::fromStdString(spec.runId);
+    constexpr int kBuckets = 200;
+
+    SeriesCache cache;
+    auto first = loadRunSnapshot(history, run, 0, 0, kBuckets, nullptr, &cache);
+    ASSERT_TRUE(first) << first.error();
+    auto full = loadRunSnapshot(history, run, 0, 0, kBuckets);
+    ASSERT_TRUE(full) << full.error();
+    expectSameSnapshot(*first, *full);
+    ASSERT_FALSE(first->metrics.empty());
+    const std::int64_t readsAtFirst = cache.counts().full;
+    EXPECT_GT(readsAtFirst, 0);
+    EXPECT_EQ(cache.counts().tail, 0);
+
+    // Nothing new: nothing is read again.
+    auto same = loadRunSnapshot(history, run, 0, 0, kBuckets, nullptr, &cache);
+    ASSERT_TRUE(same) << same.error();
+    expectSameSnapshot(*same, *full);
+    EXPECT_EQ(cache.counts().full, readsAtFirst);
+    EXPECT_GT(cache.counts().reused, 0);
+
+    // New samples at the end: node-a's host memory and two eval curves grow, node-b does not.
+    auto all = history.listSeries({});
+    ASSERT_TRUE(all) << all.error();
+    std::int64_t end = 0;  // after every stored sample (the eval curves outlast the 900 s)
+    for (const db::SeriesInfo& info : *all) {
+        end = std::max(end, info.lastNs);
+    }
+    std::vector<db::IngestSample> more;
+    for (int k = 1; k <= 5; ++k) {
+        const std::int64_t t = end + k * 1'000'000'000LL;
+        more.push_back(db::IngestSample{0, t, "", "host.mem.used_bytes", "bytes", 7e11 + k * 1e9,
+                                        6.9e11, 7.1e11 + k * 1e9, -1});
+        more.push_back(db::IngestSample{0, t, spec.runId, "eval/gsm8k", "", 0.76 + k * 0.01,
+                                        0.76 + k * 0.01, 0.76 + k * 0.01, 40 + k});
+        more.push_back(
+            db::IngestSample{0, t, spec.runId, "train/loss", "", 0.5 - k * 0.01, 0.4, 0.6, 40 + k});
+    }
+    ASSERT_TRUE(appendSamples(history, more).ok());
+    const auto before = cache.counts();
+    auto grown = loadRunSnapshot(history, run, 0, 0, kBuckets, nullptr, &cache);
+    ASSERT_TRUE(grown) << grown.error();
+    auto grownFull = loadRunSnapshot(history, run, 0, 0, kBuckets);
+    ASSERT_TRUE(grownFull) << grownFull.error();
+    expectSameSnapshot(*grown, *grownFull);
+    EXPECT_GE(cache.counts().tail - before.tail, 2);      // the two eval curves: only their tail
+    EXPECT_GT(cache.counts().reused - before.reused, 0);  // node-b, the GPUs: not read
+    bool sawGsm = false;
+    for (const PointSeries& m : grown->metrics) {
+        if (m.name == QStringLiteral("eval/gsm8k")) {
+            sawGsm = true;
+            ASSERT_FALSE(m.value.empty());
+            EXPECT_DOUBLE_EQ(m.value.back(), 0.81);
+            EXPECT_FALSE(m.decimated);
+        }
+    }
+    EXPECT_TRUE(sawGsm);
+
+    // A sample older than the last one read (a late resend): a full read, still the same.
+    ASSERT_TRUE(
+        appendSamples(history, {db::IngestSample{0, spec.startNs + 1'500'000'000LL, spec.runId,
+                                                 "eval/gsm8k", "", 0.1, 0.1, 0.1, 0}})
+            .ok());
+    const auto beforeLate = cache.counts();
+    auto late = loadRunSnapshot(history, run, 0, 0, kBuckets, nullptr, &cache);
+    ASSERT_TRUE(late) << late.error();
+    auto lateFull = loadRunSnapshot(history, run, 0, 0, kBuckets);
+    ASSERT_TRUE(lateFull) << lateFull.error();
+    expectSameSnapshot(*late, *lateFull);
+    EXPECT_GT(cache.counts().full, beforeLate.full);
 }
