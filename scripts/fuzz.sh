@@ -10,6 +10,10 @@
 # FILE). Prints one "target: N execs, M/s" line per target at the end. FUZZ_TIMEOUT (seconds,
 # default 10) is the per-input limit; `make fuzz-smoke` (CI) passes a wider one, so that a slow
 # or loaded machine cannot fail it on an input that merely runs long under ASan there.
+# FUZZ_SEED and FUZZ_RUNS (optional) fix libFuzzer's seed and cap its executions: with both, a
+# run from a fresh BUILD_DIR/fuzz-corpus explores the same inputs on every machine (or the first
+# part of them, when SECONDS ends it sooner), so CI's short run replays a sequence that was run
+# to the end before the commit instead of finding new inputs at random.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build-fuzz}"
@@ -42,7 +46,8 @@ for t in "${TARGETS[@]}"; do
   # Leak checking stays on (detect_leaks=1 is ASan's default on Linux).
   if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     "$exe" -max_total_time="$SECONDS_EACH" -timeout="$PER_INPUT" -rss_limit_mb=2048 -max_len=65536 \
+     "$exe" -max_total_time="$SECONDS_EACH" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
+       ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -timeout="$PER_INPUT" -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" "${grown[@]}" "${extra[@]}" >"$log" 2>&1; then
     result="ok"
   else
