@@ -265,10 +265,11 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     plan.topology = planTopology(recipe);
     Result<ModelShape> shape = resolveModel(recipe, catalog);
     if (!shape.ok()) {
+        // The base model was found (inline or in the catalog): then its variant is what failed.
+        const bool baseKnown =
+            recipe.model.shape.has_value() || catalog.find(recipe.model.name) != nullptr;
         const char* field =
-            recipe.model.variant.empty() || shape.error().find("variant") == std::string::npos
-                ? "model.name"
-                : "model.variant";
+            !recipe.model.variant.empty() && baseKnown ? "model.variant" : "model.name";
         plan.findings.push_back(Finding{Severity::Error, "model.unknown", field, shape.error(),
                                         "pick a model from recipes/models or give model.shape",
                                         recipe.sources.find(field)});
