@@ -324,21 +324,19 @@ bool TailState::pump() {
     return true;
 }
 
-grpc::Status mapRunError(const std::string& message) {
-    if (message.find("no such run") != std::string::npos) {
-        return {grpc::StatusCode::NOT_FOUND, message};
+grpc::Status mapRunError(const Error& error) {
+    switch (error.code) {
+        case ErrorCode::NotFound:
+            return {grpc::StatusCode::NOT_FOUND, error.message};
+        case ErrorCode::AlreadyExists:
+            return {grpc::StatusCode::ALREADY_EXISTS, error.message};
+        case ErrorCode::Unavailable:
+            return {grpc::StatusCode::UNAVAILABLE, error.message};
+        case ErrorCode::InvalidArgument:
+            return invalid(error.message);
+        default:
+            return {grpc::StatusCode::INTERNAL, error.message};
     }
-    if (message.find("already exists") != std::string::npos) {
-        return {grpc::StatusCode::ALREADY_EXISTS, message};
-    }
-    if (message.find("still starting") != std::string::npos) {
-        return {grpc::StatusCode::UNAVAILABLE, message};
-    }
-    if (message.rfind("run_id", 0) == 0 || message.rfind("argv", 0) == 0 ||
-        message.rfind("env", 0) == 0 || message.rfind("workdir", 0) == 0) {
-        return invalid(message);
-    }
-    return {grpc::StatusCode::INTERNAL, message};
 }
 
 std::mutex gLeaseMutex;
@@ -386,7 +384,7 @@ grpc::ServerUnaryReactor* AgentService::StartRun(grpc::CallbackServerContext* ct
         auto st = m_deps.runs->start(*request);
         if (!st) {
             m_deps.logger->warn("StartRun " + request->run_id() + " refused: " + st.error());
-            return mapRunError(st.error());
+            return mapRunError(st.failure());
         }
         *response = *st;
         return grpc::Status::OK;
@@ -399,7 +397,7 @@ grpc::ServerUnaryReactor* AgentService::StopRun(grpc::CallbackServerContext* ctx
     return unary(ctx, "StopRun", [this, request, response] {
         auto st = m_deps.runs->stop(request->run_id(), request->grace_seconds());
         if (!st) {
-            return mapRunError(st.error());
+            return mapRunError(st.failure());
         }
         *response = *st;
         return grpc::Status::OK;
@@ -424,7 +422,7 @@ grpc::ServerWriteReactor<v1::LogChunk>* AgentService::TailLogs(grpc::CallbackSer
     }
     auto path = m_deps.runs->logPath(request->run_id(), request->stream());
     if (!path) {
-        return new RefusedWriter<v1::LogChunk>(mapRunError(path.error()));
+        return new RefusedWriter<v1::LogChunk>(mapRunError(path.failure()));
     }
     auto state = std::make_shared<TailState>();
     state->runId = request->run_id();

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::agent {
 

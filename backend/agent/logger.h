@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace spdlog {
 class logger;

@@ -16,7 +16,7 @@
 #include "backend/agent/logger.h"
 #include "backend/agent/metrics_web_config.h"
 #include "backend/agent/spool.h"
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace httplib {
 class Server;

@@ -22,7 +22,7 @@
 #include <set>
 #include <string>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::agent {
 

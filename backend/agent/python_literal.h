@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::agent {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "runplane/v1/agent.pb.h"
 
 namespace runplane::agent {

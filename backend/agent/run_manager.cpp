@@ -260,26 +260,28 @@ v1::RunStatus RunManager::refresh(Entry& e) {
 }
 
 Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
+    constexpr ErrorCode kInvalid = ErrorCode::InvalidArgument;
     if (Status s = validateRunId(request.run_id()); !s.ok()) {
-        return Error{s.error()};
+        return Error{s.error(), kInvalid};
     }
     if (request.argv_size() == 0) {
-        return Error{"argv: empty; give the program and its arguments (executed without a shell)"};
+        return Error{"argv: empty; give the program and its arguments (executed without a shell)",
+                     kInvalid};
     }
     for (int i = 0; i < request.argv_size(); ++i) {
         if (request.argv(i).find('\0') != std::string::npos) {
-            return Error{"argv[" + std::to_string(i) + "] contains a NUL byte"};
+            return Error{"argv[" + std::to_string(i) + "] contains a NUL byte", kInvalid};
         }
     }
     if (request.argv(0).empty()) {
-        return Error{"argv[0]: empty program name"};
+        return Error{"argv[0]: empty program name", kInvalid};
     }
     for (const auto& [k, v] : request.env()) {
         if (Status s = validateEnvName(k); !s.ok()) {
-            return Error{s.error()};
+            return Error{s.error(), kInvalid};
         }
         if (v.find('\0') != std::string::npos) {
-            return Error{"env: the value of '" + k + "' contains a NUL byte"};
+            return Error{"env: the value of '" + k + "' contains a NUL byte", kInvalid};
         }
     }
     std::lock_guard lock(m_mutex);
@@ -287,13 +289,14 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
         const std::vector<std::string> argv(request.argv().begin(), request.argv().end());
         if (argv != it->second.argv) {
             return Error{"run_id '" + request.run_id() +
-                         "' already exists on this node with a different argv"};
+                             "' already exists on this node with a different argv",
+                         ErrorCode::AlreadyExists};
         }
         return refresh(it->second);
     }
     auto workdir = confineWorkdir(m_options.runRoot, request.workdir(), request.run_id());
     if (!workdir) {
-        return Error{workdir.error()};
+        return Error{workdir.error(), kInvalid};  // outside the run root, or cannot be made
     }
     Entry e;
     e.runId = request.run_id();
@@ -444,14 +447,15 @@ Result<v1::RunStatus> RunManager::stop(const std::string& runId, double graceSec
         std::lock_guard lock(m_mutex);
         auto it = m_runs.find(runId);
         if (it == m_runs.end()) {
-            return Error{"run_id '" + runId + "': no such run on this node"};
+            return Error{"run_id '" + runId + "': no such run on this node", ErrorCode::NotFound};
         }
         const v1::RunStatus st = refresh(it->second);
         if (it->second.final) {
             return st;
         }
         if (it->second.supervisorPid == 0) {
-            return Error{"run_id '" + runId + "' is still starting; retry StopRun"};
+            return Error{"run_id '" + runId + "' is still starting; retry StopRun",
+                         ErrorCode::Unavailable};
         }
         if (!fileExists(it->second.dir + "/" + kStopFile)) {
             (void)writeFileAtomic(it->second.dir + "/" + kStopFile,
@@ -504,7 +508,7 @@ Result<v1::RunStatus> RunManager::status(const std::string& runId) {
     std::lock_guard lock(m_mutex);
     auto it = m_runs.find(runId);
     if (it == m_runs.end()) {
-        return Error{"run_id '" + runId + "': no such run on this node"};
+        return Error{"run_id '" + runId + "': no such run on this node", ErrorCode::NotFound};
     }
     return refresh(it->second);
 }
@@ -541,7 +545,7 @@ Result<std::string> RunManager::logPath(const std::string& runId, v1::LogStream 
     std::lock_guard lock(m_mutex);
     auto it = m_runs.find(runId);
     if (it == m_runs.end()) {
-        return Error{"run_id '" + runId + "': no such run on this node"};
+        return Error{"run_id '" + runId + "': no such run on this node", ErrorCode::NotFound};
     }
     return it->second.dir + "/" + (stream == v1::LOG_STREAM_STDERR ? kStderrFile : kStdoutFile);
 }

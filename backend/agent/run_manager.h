@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "backend/agent/logger.h"
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "runplane/v1/agent.pb.h"
 
 namespace runplane::agent {

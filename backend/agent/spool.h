@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "db/sqlite/sqlite.h"
 #include "runplane/v1/agent.pb.h"
 

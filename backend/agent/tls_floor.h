@@ -6,7 +6,7 @@
 // applies that section to each SSL_CTX at creation. The configuration lives in a memfd: nothing
 // is written to disk and no file can be swapped under the daemon.
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::agent {
 

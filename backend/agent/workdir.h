@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::agent {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/control/cluster_profile.h"
 #include "backend/control/node_client.h"
+#include "common/result.h"
 
 namespace CLI {
 class App;

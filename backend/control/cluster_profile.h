@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::control {
 

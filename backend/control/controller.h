@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/control/node_client.h"
 #include "backend/control/node_types.h"
 #include "backend/control/retention_pruner.h"
 #include "backend/control/telemetry_ingestor.h"
+#include "common/result.h"
 #include "db/history/history.h"
 
 namespace runplane::control {

@@ -33,15 +33,16 @@ PreflightRow askOne(const std::string& address, const PreflightSpec& spec,
     row.address = address;
     auto client = NodeClient::create(address, options);
     Result<PreflightResult> result =
-        client ? (*client)->preflight(spec) : Result<PreflightResult>(Error{client.error()});
+        client ? (*client)->preflight(spec) : Result<PreflightResult>(client.failure());
     if (!result) {
         row.reachable = false;
         row.error = result.error();
+        row.errorCode = result.code();
         // A daemon that refused our credentials is there: saying "lost" would send the user
         // looking for a dead node.
         row.checks.push_back(
             {"daemon", CheckState::Fail,
-             (isAuthenticationFailure(result.error()) ? "" : "daemon lost: ") + result.error(),
+             (row.errorCode == ErrorCode::Unauthenticated ? "" : "daemon lost: ") + result.error(),
              ""});
         return row;
     }
@@ -241,9 +242,9 @@ std::string formatPreflightTable(const PreflightTable& table) {
             const std::string m = mark(row.worst(id));
             out << "  " << m << std::string(id.size() > m.size() ? id.size() - m.size() : 0, ' ');
         }
-        out << (row.reachable                        ? "  " + row.hostname
-                : isAuthenticationFailure(row.error) ? "  (authentication failed)"
-                                                     : "  (daemon lost)")
+        out << (row.reachable                                 ? "  " + row.hostname
+                : row.errorCode == ErrorCode::Unauthenticated ? "  (authentication failed)"
+                                                              : "  (daemon lost)")
             << "\n";
     }
     for (const auto& c : table.clusterChecks) {

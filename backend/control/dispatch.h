@@ -26,6 +26,7 @@ struct PreflightRow {
     std::string hostname;
     bool reachable = false;
     std::string error;
+    ErrorCode errorCode = ErrorCode::Unspecified;  // Unauthenticated: the daemon refused us
     std::vector<PreflightCheckInfo> checks;
     /// The check with this id (first of several, e.g. path.exists), or nullptr.
     const PreflightCheckInfo* find(const std::string& id) const;

@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/common/redact.h"
 #include "backend/control/controller.h"
 #include "common/clock.h"
 #include "common/json_text.h"
+#include "common/redact.h"
 #include "db/history/history.h"
 
 namespace runplane::control {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/control/dispatch.h"
+#include "common/result.h"
 
 namespace runplane::control {
 

@@ -53,8 +53,8 @@ RayCommandInfo convert(const v1::RayCommandResult& r) {
 }
 
 Error rpcError(const std::string& address, const char* method, const grpc::Status& status) {
-    return Error{describeRpcError(address, method, static_cast<RpcCode>(status.error_code()),
-                                  status.error_message())};
+    return rpcFailure(address, method, static_cast<RpcCode>(status.error_code()),
+                      status.error_message());
 }
 
 }  // namespace

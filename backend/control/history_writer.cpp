@@ -11,12 +11,10 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// SQLITE_BUSY / SQLITE_LOCKED as the sqlite wrapper words them: another connection holds the
-// write lock, so trying again can succeed.
-bool isBusy(const std::string& error) {
-    return error.find("database is locked") != std::string::npos ||
-           error.find("database table is locked") != std::string::npos ||
-           error.find("busy") != std::string::npos;
+// SQLITE_BUSY / SQLITE_LOCKED (the sqlite wrapper's ErrorCode::Busy): another connection holds
+// the write lock, so trying again can succeed.
+bool isBusy(ErrorCode code) {
+    return code == ErrorCode::Busy;
 }
 
 constexpr const char* kStopped = "the history writer stopped; the batch was not stored";
@@ -200,7 +198,7 @@ Result<std::vector<db::IngestResult>> HistoryWriter::commit(std::vector<db::Inge
     const auto start = SteadyClock::now();
     while (true) {
         auto results = m_history->ingestMany(batches);
-        if (results.ok() || !isBusy(results.error()) ||
+        if (results.ok() || !isBusy(results.code()) ||
             SteadyClock::now() - start >= m_options.busyRetry) {
             return results;
         }
@@ -216,7 +214,7 @@ Status HistoryWriter::runOp(const std::function<Status(db::History&)>& op) {
     const auto start = SteadyClock::now();
     while (true) {
         Status status = op(*m_history);
-        if (status.ok() || !isBusy(status.error()) ||
+        if (status.ok() || !isBusy(status.code()) ||
             SteadyClock::now() - start >= m_options.busyRetry) {
             return status;
         }
@@ -275,7 +273,7 @@ void HistoryWriter::runBatches(std::vector<std::shared_ptr<Job>>& jobs) {
         for (std::size_t i = 0; i < groups.size(); ++i) {
             stored[i] = (*results)[i];
         }
-    } else if (groups.size() > 1 && !isBusy(results.error())) {
+    } else if (groups.size() > 1 && !isBusy(results.code())) {
         // One node's batch may be the cause (a damaged chunk of its series): each alone, so the
         // others are stored. Two failures in a row mean the history itself fails: the rest are
         // told at once instead of each waiting for its own failure.

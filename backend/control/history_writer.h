@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "db/history/history.h"
 
 namespace runplane::control {

@@ -201,9 +201,9 @@ void prepare(grpc::ClientContext& context, const NodeClientOptions& options, boo
     }
 }
 
-std::string describe(const std::string& address, const char* method, const grpc::Status& status) {
-    return describeRpcError(address, method, static_cast<RpcCode>(status.error_code()),
-                            status.error_message());
+Error describe(const std::string& address, const char* method, const grpc::Status& status) {
+    return rpcFailure(address, method, static_cast<RpcCode>(status.error_code()),
+                      status.error_message());
 }
 
 }  // namespace
@@ -214,7 +214,7 @@ Result<NodeSummary> NodeClient::getNode() {
     v1::NodeInfo info;
     const grpc::Status status = m_channel->stub->GetNode(&context, v1::GetNodeRequest(), &info);
     if (!status.ok()) {
-        return Error{describe(m_address, "GetNode", status)};
+        return describe(m_address, "GetNode", status);
     }
     if (info.protocol_version() != kProtocolVersion) {
         return Error{describeProtocolMismatch(m_address, info.protocol_version())};
@@ -229,7 +229,7 @@ Result<std::string> NodeClient::ncclUniqueId() {
     const grpc::Status status =
         m_channel->stub->GetNcclUniqueId(&context, v1::GetNcclUniqueIdRequest(), &id);
     if (!status.ok()) {
-        return Error{describe(m_address, "GetNcclUniqueId", status)};
+        return describe(m_address, "GetNcclUniqueId", status);
     }
     return id.id();
 }
@@ -254,7 +254,7 @@ Result<NcclProbeSummary> NodeClient::probeNccl(const NcclProbeSpec& spec,
     v1::NcclProbeReport report;
     const grpc::Status status = m_channel->stub->ProbeNccl(&context, request, &report);
     if (!status.ok()) {
-        return Error{describe(m_address, "ProbeNccl", status)};
+        return describe(m_address, "ProbeNccl", status);
     }
     NcclProbeSummary out;
     out.ncclVersion = report.nccl_version();
@@ -278,7 +278,7 @@ Result<PreflightResult> NodeClient::preflight(const PreflightSpec& spec) {
     v1::PreflightReport report;
     const grpc::Status status = m_channel->stub->Preflight(&context, toProto(spec), &report);
     if (!status.ok()) {
-        return Error{describe(m_address, "Preflight", status)};
+        return describe(m_address, "Preflight", status);
     }
     return fromProto(report, m_address);
 }
@@ -292,7 +292,7 @@ Result<RunStatusInfo> NodeClient::startRun(const StartRunSpec& spec) {
     v1::RunStatus reply;
     const grpc::Status status = m_channel->stub->StartRun(&context, toProto(spec), &reply);
     if (!status.ok()) {
-        return Error{describe(m_address, "StartRun", status)};
+        return describe(m_address, "StartRun", status);
     }
     return fromProto(reply);
 }
@@ -309,7 +309,7 @@ Result<RunStatusInfo> NodeClient::stopRun(const std::string& runId, double grace
     v1::RunStatus reply;
     const grpc::Status status = m_channel->stub->StopRun(&context, request, &reply);
     if (!status.ok()) {
-        return Error{describe(m_address, "StopRun", status)};
+        return describe(m_address, "StopRun", status);
     }
     return fromProto(reply);
 }
@@ -320,7 +320,7 @@ Result<std::vector<RunStatusInfo>> NodeClient::listRuns() {
     v1::ListRunsResponse reply;
     const grpc::Status status = m_channel->stub->ListRuns(&context, v1::ListRunsRequest(), &reply);
     if (!status.ok()) {
-        return Error{describe(m_address, "ListRuns", status)};
+        return describe(m_address, "ListRuns", status);
     }
     std::vector<RunStatusInfo> runs;
     for (const auto& run : reply.runs()) {
@@ -339,7 +339,7 @@ Result<std::vector<NcclLibrarySummary>> NodeClient::resolveNccl(
     v1::NcclResolution reply;
     const grpc::Status status = m_channel->stub->ResolveNccl(&context, request, &reply);
     if (!status.ok()) {
-        return Error{describe(m_address, "ResolveNccl", status)};
+        return describe(m_address, "ResolveNccl", status);
     }
     std::vector<NcclLibrarySummary> out;
     for (const auto& library : reply.candidates()) {
@@ -378,7 +378,7 @@ Result<std::uint64_t> NodeClient::ackTelemetry(std::uint64_t committedThroughSeq
     v1::AckTelemetryResponse reply;
     const grpc::Status status = m_channel->stub->AckTelemetry(&context, request, &reply);
     if (!status.ok()) {
-        return Error{describe(m_address, "AckTelemetry", status)};
+        return describe(m_address, "AckTelemetry", status);
     }
     return reply.trimmed_through_seq();
 }
@@ -418,7 +418,7 @@ Status NodeClient::tailLogs(const std::string& runId, LogStreamKind stream,
     if (status.error_code() == grpc::StatusCode::CANCELLED) {
         return {};
     }
-    return Error{describe(m_address, "TailLogs", status)};
+    return describe(m_address, "TailLogs", status);
 }
 
 namespace {
@@ -510,7 +510,7 @@ Status NodeClient::watchTelemetry(std::uint64_t fromSeq, double sampleHz,
     if (code != nullptr) {
         *code = static_cast<RpcCode>(status.error_code());
     }
-    return Error{describe(m_address, "WatchTelemetry", status)};
+    return describe(m_address, "WatchTelemetry", status);
 }
 
 }  // namespace runplane::control

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/control/node_types.h"
+#include "common/result.h"
 
 namespace runplane::control {
 
@@ -72,8 +72,12 @@ std::string describeRpcError(const std::string& address, const std::string& meth
 /// What describeRpcError says for UNAUTHENTICATED and PERMISSION_DENIED.
 inline constexpr const char* kAuthenticationFailed =
     "authentication failed (token or certificate refused)";
-/// True for an error sentence from describeRpcError that is an authentication failure.
-bool isAuthenticationFailure(const std::string& describedError);
+/// The ErrorCode of a failed call: Unauthenticated for UNAUTHENTICATED and PERMISSION_DENIED,
+/// NotFound, AlreadyExists, InvalidArgument and Unavailable for theirs, else Unspecified.
+ErrorCode errorCodeOf(RpcCode code);
+/// describeRpcError's sentence with errorCodeOf's code: what every NodeClient call returns.
+Error rpcFailure(const std::string& address, const std::string& method, RpcCode code,
+                 const std::string& grpcMessage);
 
 /// The error for a daemon that speaks another protocol version, e.g.
 /// "daemon at 127.0.0.1:7070 speaks protocol v2, this controller speaks v1".

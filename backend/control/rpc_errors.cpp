@@ -92,8 +92,27 @@ std::string describeProtocolMismatch(const std::string& address, std::uint32_t d
            ", this controller speaks v" + std::to_string(kProtocolVersion);
 }
 
-bool isAuthenticationFailure(const std::string& describedError) {
-    return describedError.find(kAuthenticationFailed) != std::string::npos;
+ErrorCode errorCodeOf(RpcCode code) {
+    switch (code) {
+        case RpcCode::Unauthenticated:
+        case RpcCode::PermissionDenied:
+            return ErrorCode::Unauthenticated;
+        case RpcCode::NotFound:
+            return ErrorCode::NotFound;
+        case RpcCode::AlreadyExists:
+            return ErrorCode::AlreadyExists;
+        case RpcCode::InvalidArgument:
+            return ErrorCode::InvalidArgument;
+        case RpcCode::Unavailable:
+            return ErrorCode::Unavailable;
+        default:
+            return ErrorCode::Unspecified;
+    }
+}
+
+Error rpcFailure(const std::string& address, const std::string& method, RpcCode code,
+                 const std::string& grpcMessage) {
+    return Error{describeRpcError(address, method, code, grpcMessage), errorCodeOf(code)};
 }
 
 bool isLoopbackAddress(const std::string& address) {

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/control/history_writer.h"
 #include "backend/control/node_client.h"
 #include "backend/control/node_types.h"
+#include "common/result.h"
 
 namespace runplane::control {
 

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/plan/catalog.h"
 #include "backend/plan/recipe.h"
+#include "common/result.h"
 
 namespace runplane::plan::launch {
 

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/plan/model_shape.h"
 #include "backend/plan/recipe.h"
+#include "common/result.h"
 
 namespace runplane::plan {
 

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "backend/plan/detail/plan_steps.h"
 #include "backend/plan/model_params.h"
 #include "backend/plan/pinned_rounding.h"
 #include "backend/plan/recipe_limits.h"
@@ -232,10 +233,15 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s) {
 }
 
 MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topology) {
-    MemoryPlan plan;
     if (!checkRecipeLimits(r, true).empty() || !checkShapeLimits(s, "", true).empty()) {
-        return plan;  // too large to plan; planRecipe reports recipe.limits
+        return MemoryPlan{};  // too large to plan; planRecipe reports recipe.limits
     }
+    return detail::planMemoryWithin(r, s, topology, computeParams(s));
+}
+
+MemoryPlan detail::planMemoryWithin(const Recipe& r, const ModelShape& s, const Topology& topology,
+                                    const ModelParams& params) {
+    MemoryPlan plan;
     const Layout& l = topology.layout;
     plan.cpuOnly = r.hardware.gpusPerNode <= 0;
     plan.hostRamBytes = r.hardware.hostRamGb * kGb;
@@ -245,7 +251,6 @@ MemoryPlan planMemory(const Recipe& r, const ModelShape& s, const Topology& topo
                               : plan.hostRamBytes * kHostAlarmFraction;
     plan.gpuBytes = r.hardware.gpuMemoryGb * kGb;
 
-    const ModelParams params = computeParams(s);
     const std::vector<StageRank> stages = stageRanks(r, s, params, l);
     const int world = plan.cpuOnly ? std::max(1, l.trainerNodes) : l.worldSize;
     const int ranksPerStage = std::max(1, world / l.pp);

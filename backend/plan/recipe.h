@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/plan/model_shape.h"
 #include "common/metrics/metric_kind.h"
+#include "common/result.h"
 
 namespace runplane::plan {
 

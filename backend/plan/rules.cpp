@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "backend/plan/detail/plan_steps.h"
 #include "backend/plan/detail/rule_context.h"
 #include "backend/plan/planner.h"
 #include "backend/plan/recipe_limits.h"
@@ -236,8 +237,14 @@ std::vector<Finding> validateResolved(const Recipe& recipe, const ModelShape& sh
     if (!findings.empty()) {
         return findings;
     }
-    const ModelParams params = computeParams(shape);
-    const Layout layout = computeLayout(recipe);
+    return detail::validateWithin(recipe, shape, memory, computeLayout(recipe),
+                                  computeParams(shape));
+}
+
+std::vector<Finding> detail::validateWithin(const Recipe& recipe, const ModelShape& shape,
+                                            const MemoryPlan& memory, const Layout& layout,
+                                            const ModelParams& params) {
+    std::vector<Finding> findings;
     const detail::RuleContext ctx{recipe, shape, params, layout, memory, findings};
     detail::checkModelAndCluster(ctx);
     detail::checkTrainer(ctx);
@@ -264,13 +271,16 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     if (!plan.findings.empty()) {
         return plan;
     }
-    plan.topology = planTopology(recipe);
+    // From here on the recipe is within its bounds: each step gets the layout and the parameter
+    // counts computed once (detail/plan_steps.h) instead of recomputing and rechecking them.
+    plan.topology = detail::planTopologyWithin(plan.layout);
     Result<ModelShape> shape = resolveModel(recipe, catalog);
     if (!shape.ok()) {
+        // The base model was found (inline or in the catalog): then its variant is what failed.
+        const bool baseKnown =
+            recipe.model.shape.has_value() || catalog.find(recipe.model.name) != nullptr;
         const char* field =
-            recipe.model.variant.empty() || shape.error().find("variant") == std::string::npos
-                ? "model.name"
-                : "model.variant";
+            !recipe.model.variant.empty() && baseKnown ? "model.variant" : "model.name";
         plan.findings.push_back(Finding{Severity::Error, "model.unknown", field, shape.error(),
                                         "pick a model from recipes/models or give model.shape",
                                         recipe.sources.find(field)});
@@ -282,8 +292,9 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     }
     plan.model = std::move(shape).value();
     plan.params = computeParams(*plan.model);
-    plan.memory = planMemory(recipe, *plan.model, plan.topology);
-    plan.findings = validateResolved(recipe, *plan.model, plan.memory);
+    plan.memory = detail::planMemoryWithin(recipe, *plan.model, plan.topology, plan.params);
+    plan.findings =
+        detail::validateWithin(recipe, *plan.model, plan.memory, plan.layout, plan.params);
     return plan;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/plan/detail/plan_steps.h"
 #include "backend/plan/recipe_limits.h"
 
 namespace runplane::plan {
@@ -56,13 +57,17 @@ Layout computeLayout(const Recipe& r) {
 }
 
 Topology planTopology(const Recipe& r) {
-    Topology t;
     if (!checkRecipeLimits(r, true).empty()) {
         // Too large to lay out (planRecipe reports recipe.limits). The layout stays empty too, so
         // that no view sizes a grid from its node and GPU counts.
-        return t;
+        return Topology{};
     }
-    t.layout = computeLayout(r);
+    return detail::planTopologyWithin(computeLayout(r));
+}
+
+Topology detail::planTopologyWithin(const Layout& layout) {
+    Topology t;
+    t.layout = layout;
     const Layout& l = t.layout;
     const int gpn = positive(l.gpusPerNode);
     const int tgpn = std::min(positive(l.trainerGpusPerNode), gpn);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "backend/plan/recipe.h"
 #include "common/metrics/metric_kind.h"
+#include "common/result.h"
 #include "db/history/history.h"
 
 namespace runplane::metrics {

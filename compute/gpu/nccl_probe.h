@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::compute {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::smoke {
 
@@ -15,7 +15,7 @@ namespace runplane::smoke {
 /// being resident after release() (MADV_DONTNEED keeps the mapping, so the same addresses are
 /// reused by the next backup: the zero_copy pattern). Move-only owner; not thread-safe.
 class HostBuffer {
-public:
+  public:
     HostBuffer() = default;
     ~HostBuffer();
     HostBuffer(HostBuffer&& other) noexcept;
@@ -33,7 +33,7 @@ public:
     /// Drops the pages (contents become zero); the mapping stays for reuse.
     void release();
 
-private:
+  private:
     std::byte* m_data = nullptr;
     std::size_t m_size = 0;
 };

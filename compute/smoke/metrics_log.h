@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::smoke {
 
@@ -38,7 +38,7 @@ std::string formatMetricJson(std::string_view prefix, std::int64_t id,
 /// Writes metric lines and phase markers to a stream (and optionally a JSONL file). Owns the
 /// JSONL file; not thread-safe (the workload logs from one thread).
 class MetricsLog {
-public:
+  public:
     explicit MetricsLog(std::FILE* out) : m_out(out) {}
     ~MetricsLog();
     MetricsLog(const MetricsLog&) = delete;
@@ -52,7 +52,7 @@ public:
     /// A free-form line (already formatted), flushed.
     void line(std::string_view text);
 
-private:
+  private:
     std::FILE* m_out;
     std::FILE* m_jsonl = nullptr;
 };

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::smoke {
 
@@ -26,8 +26,8 @@ struct SmokeConfig {
     int digits = 2;
     int evalSize = 500;
     // Supervised warm start (deliberately short: the base policy must stay mediocre).
-    int sftSteps = 600;               ///< upper bound on warm-start steps
-    double sftTargetAccuracy = 0.3;   ///< stop once greedy accuracy on training prompts reaches it
+    int sftSteps = 600;              ///< upper bound on warm-start steps
+    double sftTargetAccuracy = 0.3;  ///< stop once greedy accuracy on training prompts reaches it
     int sftBatchSize = 64;
     double sftLr = 3e-3;
     // GRPO. 64 prompts x 8 samples = 512 = 128 x 4 optimizer steps per rollout. A rollout of 64

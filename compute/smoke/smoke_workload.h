@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "compute/smoke/smoke_config.h"
 
 namespace runplane::smoke {

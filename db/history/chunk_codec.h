@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::db {
 

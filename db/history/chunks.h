@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "db/history/chunk_codec.h"
 #include "db/sqlite/sqlite.h"
 

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "backend/common/redact.h"
+#include "common/redact.h"
 #include "db/history/history_impl.h"
 #include "db/history/schema.h"
 
@@ -174,9 +174,8 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
             if (s.ok()) {
                 break;
             }
-            if (s.error().find("locked") == std::string::npos ||
-                std::chrono::steady_clock::now() >= deadline) {
-                return Error{s.error()};
+            if (s.code() != ErrorCode::Busy || std::chrono::steady_clock::now() >= deadline) {
+                return s.failure();
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 * (attempt + 1), 50)));
         }

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "common/telemetry/run_state.h"
 #include "common/telemetry/series.h"
 

@@ -51,13 +51,13 @@ Status History::Impl::prepareIngest() {
     };
     auto rollup = db->prepare(rollupUpsertSql());
     if (!rollup.ok()) {
-        return Error{rollup.error()};
+        return rollup.failure();
     }
     upsertRollup = std::move(*rollup);
     for (const Item& item : items) {
         auto stmt = db->prepare(item.sql);
         if (!stmt.ok()) {
-            return Error{stmt.error()};
+            return stmt.failure();
         }
         *item.stmt = std::move(*stmt);
     }
@@ -226,33 +226,33 @@ Result<std::vector<IngestResult>> History::ingestMany(std::span<const IngestBatc
     std::lock_guard lock(m_mutex);
     Impl& impl = *m_impl;
     if (Status s = impl.prepareIngest(); !s.ok()) {
-        return Error{s.error()};
+        return s.failure();
     }
     // A failure rolls back every batch of the transaction: series ids first cached by any of
     // them and every chunk head may describe rows that are gone.
     std::vector<std::string> newSeriesKeys;
-    auto fail = [&](const std::string& error) -> Result<std::vector<IngestResult>> {
+    auto fail = [&](const Error& error) -> Result<std::vector<IngestResult>> {
         for (const auto& key : newSeriesKeys) {
             impl.seriesIds.erase(key);
         }
         impl.heads.clear();
-        return Error{error};
+        return error;
     };
     sqlite::Transaction tx(*impl.db);
     if (!tx.begun().ok()) {
-        return Error{tx.begun().error()};
+        return tx.begun().failure();
     }
     std::vector<IngestResult> results;
     results.reserve(batches.size());
     for (const IngestBatch& batch : batches) {
         auto one = impl.ingestBatch(batch, newSeriesKeys);
         if (!one.ok()) {
-            return fail(one.error());
+            return fail(one.failure());
         }
         results.push_back(*one);
     }
     if (Status s = tx.commit(); !s.ok()) {
-        return fail(s.error());
+        return fail(s.failure());
     }
     return results;
 }

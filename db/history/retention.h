@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "db/sqlite/sqlite.h"
 
 namespace runplane::db {

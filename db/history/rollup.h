@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "db/history/chunk_codec.h"
 #include "db/history/history.h"
 #include "db/sqlite/sqlite.h"

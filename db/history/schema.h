@@ -3,7 +3,7 @@
 
 #include <span>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::sqlite {
 class Database;

@@ -45,6 +45,14 @@ std::vector<std::string> makeOwnerOnly(const std::string& path) {
     return notes;
 }
 
+// SQLITE_BUSY / SQLITE_LOCKED (any extended code of theirs): another connection holds the lock,
+// so trying again can succeed.
+ErrorCode codeOf(int rc) {
+    const int primary = rc & 0xff;
+    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? ErrorCode::Busy
+                                                              : ErrorCode::Unspecified;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, Options options) {
@@ -60,22 +68,22 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Option
         std::string message =
             path + ": cannot open: " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc));
         sqlite3_close(raw);
-        return Error{message};
+        return Error{message, codeOf(rc)};
     }
     std::unique_ptr<Database> db(new Database(raw, path));
     db->m_permissionNotes = std::move(notes);
     sqlite3_busy_timeout(raw, options.busyTimeoutMs);
     // Touch the schema so that a file that is not a database fails here, with its path.
     if (Status s = db->exec("SELECT count(*) FROM sqlite_master;"); !s.ok()) {
-        return Error{s.error()};
+        return s.failure();
     }
     if (options.wal && !options.readOnly) {
         if (Status s = db->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !s.ok()) {
-            return Error{s.error()};
+            return s.failure();
         }
     }
     if (Status s = db->exec("PRAGMA foreign_keys=ON;"); !s.ok()) {
-        return Error{s.error()};
+        return s.failure();
     }
     return db;
 }
@@ -88,13 +96,18 @@ std::string Database::lastError() const {
     return m_path + ": " + sqlite3_errmsg(m_db);
 }
 
+Error Database::lastFailure() const {
+    return Error{lastError(), codeOf(sqlite3_extended_errcode(m_db))};
+}
+
 Status Database::exec(std::string_view sql) {
     char* message = nullptr;
     const std::string text(sql);
-    if (sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    if (const int rc = sqlite3_exec(m_db, text.c_str(), nullptr, nullptr, &message);
+        rc != SQLITE_OK) {
         std::string error = m_path + ": " + (message ? message : "unknown SQLite error");
         sqlite3_free(message);
-        return Error{error};
+        return Error{error, codeOf(rc)};
     }
     return {};
 }
@@ -103,7 +116,7 @@ Result<Statement> Database::prepare(std::string_view sql) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(m_db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
         SQLITE_OK) {
-        return Error{lastError()};
+        return lastFailure();
     }
     return Statement(stmt, m_db);
 }
@@ -161,14 +174,15 @@ Result<bool> Statement::step() {
     if (rc == SQLITE_DONE) {
         return false;
     }
-    return Error{std::string(sqlite3_db_filename(m_db, "main")) + ": " + sqlite3_errmsg(m_db)};
+    return Error{std::string(sqlite3_db_filename(m_db, "main")) + ": " + sqlite3_errmsg(m_db),
+                 codeOf(rc)};
 }
 
 Status Statement::run() {
     Result<bool> stepped = step();
     reset();
     if (!stepped.ok()) {
-        return Error{stepped.error()};
+        return stepped.failure();
     }
     return {};
 }

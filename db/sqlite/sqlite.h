@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::sqlite {
 
@@ -54,6 +54,9 @@ class Database {
 
     /// Error text "<path>: <sqlite message>" for the last failed call.
     std::string lastError() const;
+    /// The same with its code (ErrorCode::Busy for SQLITE_BUSY / SQLITE_LOCKED). Every error of
+    /// this wrapper carries that code, so callers retry on it instead of matching the text.
+    Error lastFailure() const;
     /// Files whose mode open() tightened (Options::ownerOnly), one sentence each.
     const std::vector<std::string>& permissionNotes() const { return m_permissionNotes; }
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::gui {
 

@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::gui {
 

@@ -12,7 +12,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::gui {
 

@@ -11,7 +11,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "gui/models/run_data.h"
 
 namespace runplane::gui {

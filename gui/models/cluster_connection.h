@@ -11,9 +11,9 @@
 #include <QString>
 #include <QStringList>
 
-#include "backend/common/result.h"
 #include "backend/control/cluster_profile.h"
 #include "backend/control/node_client.h"
+#include "common/result.h"
 
 namespace runplane::gui {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
 #include "gui/models/step_axis.h"

@@ -11,7 +11,7 @@
 #include <map>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
 

@@ -16,7 +16,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "gui/models/serial_worker.h"
 
 namespace runplane::db {

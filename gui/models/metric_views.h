@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/result.h"
 #include "common/metrics/metric_kind.h"
+#include "common/result.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
 

@@ -13,8 +13,8 @@
 #include <QDialog>
 #include <QString>
 
-#include "backend/common/result.h"
 #include "backend/control/cluster_profile.h"
+#include "common/result.h"
 #include "gui/models/serial_worker.h"
 
 class QDoubleSpinBox;

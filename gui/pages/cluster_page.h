@@ -14,7 +14,7 @@
 
 #include <memory>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 #include "gui/pages/page.h"
 
 class QComboBox;

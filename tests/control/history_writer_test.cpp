@@ -11,6 +11,7 @@
 
 #include "backend/control/history_writer.h"
 #include "db/history/history.h"
+#include "db/sqlite/sqlite.h"
 #include "tests/db/test_util.h"
 #include "tests/support/fault_vfs.h"
 #include "tests/support/wait.h"
@@ -303,6 +304,44 @@ TEST(IngestWriter, CancelDropsQueuedBatches) {
     Status late = lane->push(batchOf("a", 1, 10));
     ASSERT_FALSE(late.ok());
     EXPECT_NE(late.error().find("writer stopped"), std::string::npos) << late.error();
+}
+
+// Another connection holds the write lock for less than busyRetry: SQLite answers BUSY to each
+// attempt (ErrorCode::Busy, carried from the sqlite wrapper through History::ingestMany), the
+// writer retries, and the batch is stored once the lock is released.
+TEST(IngestWriter, ALockHeldShorterThanTheRetryIsWaitedOut) {
+    ScratchDir dir;
+    const std::string path = dir.file("history.sqlite");
+    HistoryWriterOptions options{path};
+    options.busyTimeoutMs = 20;
+    options.busyRetry = 10s;
+    auto writer = HistoryWriter::open(options);
+    ASSERT_TRUE(writer.ok()) << writer.error();
+    auto lane = (*writer)->lane();
+    ASSERT_TRUE(lane->push(batchOf("a", 1, 5)).ok());
+    ASSERT_TRUE(lane->flush().ok());
+
+    auto locker = sqlite::Database::open(path);
+    ASSERT_TRUE(locker.ok()) << locker.error();
+    ASSERT_TRUE((*locker)->exec("BEGIN EXCLUSIVE;").ok());
+    // The wrapper's own answer while the lock is held: a Busy code, not just a sentence.
+    auto other = sqlite::Database::open(path, sqlite::Database::Options{.busyTimeoutMs = 0});
+    ASSERT_TRUE(other.ok()) << other.error();
+    Status begun = (*other)->exec("BEGIN IMMEDIATE;");
+    ASSERT_FALSE(begun.ok());
+    EXPECT_EQ(begun.code(), ErrorCode::Busy) << begun.error();
+
+    ASSERT_TRUE(lane->push(batchOf("a", 6, 9)).ok());
+    std::thread release([&] {
+        std::this_thread::sleep_for(500ms);
+        EXPECT_TRUE((*locker)->exec("COMMIT;").ok());
+    });
+    Status flushed = lane->flush();
+    release.join();
+    EXPECT_TRUE(flushed.ok()) << flushed.error();
+    EXPECT_EQ(lane->progress().cursor, 9u);
+    EXPECT_EQ((*writer)->stats().failedTransactions, 0u);
+    EXPECT_EQ(cursorOf(path, "a"), 9u);
 }
 
 }  // namespace

@@ -49,17 +49,26 @@ TEST(RpcErrors, PlaintextHandshakeFailureIsUnavailabilityNotTls) {
               std::string::npos);
 }
 
-// issue #23 item 9: both refusals are one sentence the dispatch table recognises.
+// issue #23 item 9: both refusals are one sentence, and one code the dispatch table acts on
+// (issue #22: the code, not the sentence).
 TEST(RpcErrors, AuthenticationFailureIsNamed) {
     for (RpcCode code : {RpcCode::Unauthenticated, RpcCode::PermissionDenied}) {
-        const std::string text = describeRpcError("a:1", "Preflight", code, "missing token");
-        EXPECT_NE(text.find("authentication failed (token or certificate refused)"),
+        const Error error = rpcFailure("a:1", "Preflight", code, "missing token");
+        EXPECT_NE(error.message.find("authentication failed (token or certificate refused)"),
                   std::string::npos)
-            << text;
-        EXPECT_TRUE(isAuthenticationFailure(text));
+            << error.message;
+        EXPECT_EQ(error.message, describeRpcError("a:1", "Preflight", code, "missing token"));
+        EXPECT_EQ(error.code, ErrorCode::Unauthenticated);
     }
-    EXPECT_FALSE(isAuthenticationFailure(
-        describeRpcError("a:1", "Preflight", RpcCode::Unavailable, "Connection refused")));
+    EXPECT_EQ(rpcFailure("a:1", "Preflight", RpcCode::Unavailable, "Connection refused").code,
+              ErrorCode::Unavailable);
+    // A TLS handshake failure is a transport failure, not a refusal of our credentials.
+    EXPECT_EQ(rpcFailure("a:1", "Preflight", RpcCode::Unavailable,
+                         "Ssl handshake failed: CERTIFICATE_VERIFY_FAILED")
+                  .code,
+              ErrorCode::Unavailable);
+    EXPECT_EQ(errorCodeOf(RpcCode::NotFound), ErrorCode::NotFound);
+    EXPECT_EQ(errorCodeOf(RpcCode::Internal), ErrorCode::Unspecified);
 }
 
 TEST(RpcErrors, ProtocolMismatch) {

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/common/redact.h"
+#include "common/redact.h"
 
 namespace runplane::redact {
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/common/result.h"
+#include "common/result.h"
 
 namespace runplane::db {
 class History;

@@ -451,5 +451,44 @@ TEST(MemoryModel, EngineWeightsCountTheCheckpointPrecision) {
     EXPECT_TRUE(hasRule(bf16.plan, "memory.engine-weights-fit"));
 }
 
+// planRecipe computes the layout and the parameter counts once and hands them to each step
+// (issue #22); the plan is the one the public steps give when each computes its own.
+TEST(Plan, OnePassEqualsTheStepsOnEveryShippedRecipe) {
+    int count = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(test::recipesDir())) {
+        const auto& path = entry.path();
+        if (!entry.is_regular_file() || path.extension() != ".yaml" ||
+            path.parent_path().filename() == "models") {
+            continue;
+        }
+        SCOPED_TRACE(path.string());
+        auto r = loadRecipe(path.string());
+        ASSERT_TRUE(r.ok()) << r.error();
+        const Plan plan = planRecipe(*r, test::catalog());
+        if (!plan.model.has_value()) {
+            continue;
+        }
+        ++count;
+        const Layout layout = computeLayout(*r);
+        EXPECT_EQ(plan.layout.worldSize, layout.worldSize);
+        EXPECT_EQ(plan.layout.dp, layout.dp);
+        EXPECT_EQ(plan.layout.engines, layout.engines);
+        EXPECT_EQ(plan.params.total, computeParams(*plan.model).total);
+        const Topology topology = planTopology(*r);
+        EXPECT_EQ(plan.topology.summaryLines(), topology.summaryLines());
+        const MemoryPlan memory = planMemory(*r, *plan.model, topology);
+        EXPECT_EQ(plan.memory.peakBytes, memory.peakBytes);
+        EXPECT_EQ(plan.memory.peakNode, memory.peakNode);
+        EXPECT_EQ(plan.memory.nodes.size(), memory.nodes.size());
+        const std::vector<Finding> findings = validateResolved(*r, *plan.model, memory);
+        ASSERT_EQ(plan.findings.size(), findings.size());
+        for (std::size_t i = 0; i < findings.size(); ++i) {
+            EXPECT_EQ(plan.findings[i].ruleId, findings[i].ruleId);
+            EXPECT_EQ(plan.findings[i].message, findings[i].message);
+        }
+    }
+    EXPECT_GE(count, 20);
+}
+
 }  // namespace
 }  // namespace runplane::plan

@@ -507,5 +507,23 @@ TEST(Recipe, EveryKeyIsInDocsRecipeMd) {
     }
 }
 
+// An unresolved model points at the field that failed: the variant when the base model is known,
+// else the name (decided from the recipe and the catalog, never from the message's words).
+TEST(Rules, UnknownModelOrVariantNamesItsField) {
+    Recipe r = test::loadShipped(kB30);
+    r.model.variant = "no-such-variant";
+    const Finding* f = findRuleIn(findingsOf(r), "model.unknown");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->fieldPath, "model.variant") << f->message;
+    r.model.name = "variant-less-unknown-model";  // the name fails first, even with a variant
+    f = findRuleIn(findingsOf(r), "model.unknown");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->fieldPath, "model.name") << f->message;
+    r.model.variant.clear();
+    f = findRuleIn(findingsOf(r), "model.unknown");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->fieldPath, "model.name") << f->message;
+}
+
 }  // namespace
 }  // namespace runplane::plan

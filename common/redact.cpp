@@ -1,4 +1,4 @@
-#include "backend/common/redact.h"
+#include "common/redact.h"
 
 #include <algorithm>
 #include <array>
