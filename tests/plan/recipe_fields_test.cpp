@@ -18,12 +18,7 @@
 namespace runplane::plan {
 namespace {
 
-const char* kMinimal = R"(schema_version: 1
-framework: slime
-model: qwen3-4B
-batch:
-  rollout_batch_size: 32
-)";
+const char* const kMinimal = test::kMinimalRecipe;
 
 Recipe minimal() {
     auto r = parseRecipe(kMinimal, "minimal.yaml");

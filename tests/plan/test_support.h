@@ -18,4 +18,12 @@ Recipe loadShipped(const std::string& relative);
 /// A recipe with every field away from its default (round-trip and documentation tests).
 Recipe everyFieldRecipe();
 
+/// The smallest valid recipe text (slime, qwen3-4B, rollout batch 32; batch is its last section).
+inline constexpr const char* kMinimalRecipe = R"(schema_version: 1
+framework: slime
+model: qwen3-4B
+batch:
+  rollout_batch_size: 32
+)";
+
 }  // namespace runplane::plan::test
