@@ -77,6 +77,22 @@ std::vector<FrameworkCase> cases() {
              r.checkpoints.opdTeacherLoad = "/ckpt/qwen3-32B_torch_dist";
          },
          S::Error},
+        {"opd.megatron-teacher", kOpd, [](Recipe& r) { r.algorithm.opdType = OpdType::Megatron; },
+         [](Recipe& r) {
+             r.algorithm.opdType = OpdType::Megatron;
+             arg(r, "--opd-teacher-loads /ckpt/teacher-a_torch_dist");  // slime's plural flag
+         },
+         S::Error},
+        {"opd.needs-type", kOpd,
+         [](Recipe& r) {
+             dropOpdType(r);
+             arg(r, "--opd-type selff");
+         },
+         [](Recipe& r) {
+             dropOpdType(r);
+             arg(r, "--opd-type self");  // OPSD in slime's examples
+         },
+         S::Error},
         {"opd.sglang-no-teacher", kOpd, [](Recipe& r) { r.checkpoints.opdTeacherLoad = "/t"; },
          [](Recipe& r) {
              r.checkpoints.opdTeacherLoad = "/t";
