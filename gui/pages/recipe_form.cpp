@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 #include "backend/plan/catalog.h"
 
@@ -296,52 +297,40 @@ void RecipeForm::addField(QFormLayout* f, const RecipeField& field, Reason extra
             connect(check, &QCheckBox::toggled, this, [this, &b] { commit(b); });
             return;
         }
-        case FieldKind::Int: {
-            const auto [lo, hi] = rangeOf(field);
-            const int min = static_cast<int>(lo);
-            auto* spin = new QSpinBox;
-            spin->setRange(field.optional ? min - 1 : min, static_cast<int>(hi));
-            if (field.optional) {
-                spin->setSpecialValueText(unsetText(field));
-            }
-            Binding& b = bind(
-                f, path, label, spin,
-                [spin, fp, min](const Recipe& r) {
-                    const FieldValue v = fp->get(r);
-                    const int* n = std::get_if<int>(&v);
-                    spin->setValue(n != nullptr ? *n : min - 1);
-                },
-                [spin, fp, min](Recipe& r) {
-                    const bool unset = fp->optional && spin->value() < min;
-                    fp->set(r, unset ? FieldValue{} : FieldValue{spin->value()});
-                },
-                std::move(why), tooltip);
-            connect(spin, &QSpinBox::valueChanged, this, [this, &b] { commit(b); });
-            return;
-        }
+        case FieldKind::Int:
         case FieldKind::Double: {
+            // One spin box for both numeric kinds: an optional field's "unset" sits one below
+            // the bound's minimum (shown as the unset text).
             const auto [lo, hi] = rangeOf(field);
+            auto bindSpin = [&](auto* spin, auto min, auto max) {
+                using Value = decltype(min);
+                spin->setRange(field.optional ? min - 1 : min, max);
+                if (field.optional) {
+                    spin->setSpecialValueText(unsetText(field));
+                }
+                Binding& b = bind(
+                    f, path, label, spin,
+                    [spin, fp, min](const Recipe& r) {
+                        const FieldValue v = fp->get(r);
+                        const Value* n = std::get_if<Value>(&v);
+                        spin->setValue(n != nullptr ? *n : min - 1);
+                    },
+                    [spin, fp, min](Recipe& r) {
+                        const bool unset = fp->optional && spin->value() < min;
+                        fp->set(r, unset ? FieldValue{} : FieldValue{spin->value()});
+                    },
+                    std::move(why), tooltip);
+                using Spin = std::remove_pointer_t<decltype(spin)>;
+                connect(spin, &Spin::valueChanged, this, [this, &b] { commit(b); });
+            };
+            if (field.kind == FieldKind::Int) {
+                bindSpin(new QSpinBox, static_cast<int>(lo), static_cast<int>(hi));
+                return;
+            }
             auto* spin = new QDoubleSpinBox;
             spin->setDecimals(field.decimals);
-            spin->setRange(field.optional ? lo - 1 : lo, hi);
             spin->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-            if (field.optional) {
-                spin->setSpecialValueText(unsetText(field));
-            }
-            const double min = lo;
-            Binding& b = bind(
-                f, path, label, spin,
-                [spin, fp, min](const Recipe& r) {
-                    const FieldValue v = fp->get(r);
-                    const double* d = std::get_if<double>(&v);
-                    spin->setValue(d != nullptr ? *d : min - 1);
-                },
-                [spin, fp, min](Recipe& r) {
-                    const bool unset = fp->optional && spin->value() < min;
-                    fp->set(r, unset ? FieldValue{} : FieldValue{spin->value()});
-                },
-                std::move(why), tooltip);
-            connect(spin, &QDoubleSpinBox::valueChanged, this, [this, &b] { commit(b); });
+            bindSpin(spin, lo, hi);
             return;
         }
         case FieldKind::String: {
