@@ -1,7 +1,9 @@
 // The field <-> flag table. Each row is written once here and read by both directions, so what
 // the exporter writes is exactly what the importer maps back (docs/launch-scripts.md).
 // Over 800 lines because it is one table: splitting the rows across files would hide which flag
-// a field has. Issue #22 (one recipe field table) is where it shrinks.
+// a field has. The meta-block slots already copy through the recipe field table
+// (backend/plan/recipe_fields.h, FIELD rows); the flag rows (RP_INT, RP_DOUBLE, ...) still spell
+// path, member and default each, and routing them through that table is what would shrink it.
 
 #include "backend/launch/flag_rules.h"
 
