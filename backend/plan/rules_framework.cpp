@@ -307,6 +307,7 @@ void checkFrameworkArgs(const RuleContext& ctx) {
     checkMilesAdditions(ctx, flags);
     checkScoreCentering(ctx, flags);
     checkTrainerRecovery(ctx, flags);
+    checkMilesArgs(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

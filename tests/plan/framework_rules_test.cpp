@@ -57,6 +57,28 @@ void releaseTrain(Recipe& r) {
     r.checkpoints.save = "/shared/save";
 }
 
+/// miles: the slime OPD recipe run by miles (the miles-only OPD checks need a miles recipe).
+void milesOpd(Recipe& r) {
+    r.framework = Framework::Miles;
+}
+
+/// Everything --stream-optimizer-state-to-disk asks for, with the trainer offloaded to disk.
+void streamReady(Recipe& r) {
+    arg(r, "--stream-optimizer-state-to-disk");
+    r.memory.offloadTrainTarget = OffloadTarget::Disk;
+    r.optimizer.cpuOffload = false;
+    r.optimizer.overlapCpuOptimizerD2hH2d = false;
+    r.optimizer.precisionAware = false;
+}
+
+/// A multi-LoRA run that satisfies miles' validate_multi_lora_args, but for its placement.
+void multiLoraReady(Recipe& r) {
+    r.lora.rank = 16;
+    r.lora.targetModules = {"q_proj", "v_proj"};
+    r.memory.offloadTrain = false;
+    arg(r, "--multi-lora-n-adapters 4");
+}
+
 void dropOpdType(Recipe& r) {
     r.algorithm.opdType.reset();
     std::erase_if(r.extraArgs, [](const ExtraArg& a) { return a.flag == "--opd-type"; });
@@ -334,6 +356,94 @@ std::vector<FrameworkCase> cases() {
              arg(r, "--partial-rollout");
          },
          [](Recipe& r) { arg(r, "--use-session-server"); }, S::Error},
+        {"opd.log-prob-top-k", kOpd,
+         [](Recipe& r) {
+             milesOpd(r);
+             arg(r, "--opd-log-prob-top-k 8");  // miles' default strategy only-student
+         },
+         [](Recipe& r) {
+             milesOpd(r);
+             arg(r, "--opd-log-prob-top-k 8");
+             arg(r, "--opd-top-k-strategy only-teacher");
+         },
+         S::Error},
+        {"opd.teacher-urls", kOpd,
+         [](Recipe& r) {
+             milesOpd(r);
+             r.algorithm.opdType = OpdType::Megatron;
+             r.checkpoints.opdTeacherLoad = "/shared/teacher_torch_dist";
+             arg(r, "--opd-teacher-urls http://teacher:30000");
+         },
+         [](Recipe& r) {
+             milesOpd(r);
+             arg(r, "--opd-teacher-urls http://teacher:30000");
+         },
+         S::Error},
+        {"rollout.prefill-logprobs", kMiles,
+         [](Recipe& r) { arg(r, "--recompute-logprobs-via-prefill"); },
+         [](Recipe& r) {
+             arg(r, "--recompute-logprobs-via-prefill");
+             arg(r, "--true-on-policy-mode");
+         },
+         S::Error},
+        {"rollout.session-server", kMiles, [](Recipe& r) { arg(r, "--tito-model qwen3"); },
+         [](Recipe& r) {
+             arg(r, "--tito-model qwen3");
+             arg(r, "--use-session-server");
+         },
+         S::Error},
+        {"batch.dynamic-global-batch", kMiles,
+         [](Recipe& r) {
+             arg(r, "--use-dynamic-global-batch-size");
+             r.batch.dynamicBatchSize = false;
+         },
+         [](Recipe& r) { arg(r, "--use-dynamic-global-batch-size"); }, S::Error},
+        {"rollout.async-max-concurrent", kMiles,
+         [](Recipe& r) {
+             arg(r,
+                 "--async-max-concurrent-samples " + std::to_string(r.batch.nSamplesPerPrompt - 1));
+         },
+         [](Recipe& r) {
+             arg(r, "--async-max-concurrent-samples " + std::to_string(r.batch.nSamplesPerPrompt));
+         },
+         S::Error},
+        {"trainer.bshd", kMiles, [](Recipe& r) { arg(r, "--qkv-format bshd"); },
+         [](Recipe& r) {
+             arg(r, "--qkv-format bshd");
+             r.batch.dynamicBatchSize = false;
+         },
+         S::Error},
+        {"trainer.indexer-replay-cp", kMiles,
+         [](Recipe& r) {
+             arg(r, "--use-rollout-indexer-replay");
+             r.trainer.cp = 2;
+         },
+         [](Recipe& r) { arg(r, "--use-rollout-indexer-replay"); }, S::Error},
+        {"optimizer.stream-to-disk", kMiles,
+         [](Recipe& r) {
+             streamReady(r);
+             r.memory.offloadTrainTarget = OffloadTarget::Cpu;
+         },
+         streamReady, S::Error},
+        {"lora.shared-outer-agree", kMiles,
+         [](Recipe& r) {
+             r.lora.rank = 16;
+             r.lora.targetModules = {"q_proj"};
+             arg(r, "--sglang-experts-shared-outer-loras");
+         },
+         [](Recipe& r) {
+             r.lora.rank = 16;
+             r.lora.targetModules = {"q_proj"};
+             arg(r, "--sglang-experts-shared-outer-loras");
+             arg(r, "--experts-shared-outer-loras");
+         },
+         S::Error},
+        {"lora.multi-lora", kMiles, multiLoraReady,
+         [](Recipe& r) {
+             multiLoraReady(r);
+             r.placement = Placement::Disaggregated;
+         },
+         S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");
@@ -497,6 +607,91 @@ TEST(FrameworkRules, ScoreCenteringKeepsSlimesWordingAndPointsAtTheFlag) {
         has("Score centering requires original sampler probabilities, not a rollout "
             "logprob server's recomputation."));
     EXPECT_TRUE(has("Score centering does not support streaming rollout."));
+}
+
+TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
+    const auto messageOf = [](const Recipe& r, const char* rule) {
+        const auto findings = findingsOf(r);
+        const Finding* f = findRule(findings, rule);
+        return f ? f->message : std::string("<none>");
+    };
+    Recipe r = test::loadShipped(kOpd);
+    milesOpd(r);
+    arg(r, "--opd-log-prob-top-k -1");
+    EXPECT_EQ(messageOf(r, "opd.log-prob-top-k"),
+              "--opd-log-prob-top-k must be non-negative (it is -1).");
+    r.extraArgs.back().values = {"4"};
+    r.algorithm.opdType = OpdType::Megatron;
+    r.checkpoints.opdTeacherLoad = "/shared/teacher";
+    EXPECT_EQ(messageOf(r, "opd.log-prob-top-k"),
+              "--opd-log-prob-top-k is currently supported only with --opd-type=sglang (it is "
+              "megatron).");
+    r.algorithm.opdType = OpdType::Sglang;
+    r.checkpoints.opdTeacherLoad.clear();
+    EXPECT_NE(messageOf(r, "opd.log-prob-top-k").find("set MILES_USE_LEGACY_ROLLOUT_V1=1"),
+              std::string::npos);
+    r.environment.env.emplace_back("MILES_USE_LEGACY_ROLLOUT_V1", "1");
+    EXPECT_EQ(messageOf(r, "opd.log-prob-top-k"), "<none>");
+
+    Recipe urls = test::loadShipped(kOpd);
+    milesOpd(urls);
+    urls.algorithm.useOpd = false;
+    urls.extraArgs.erase(std::remove_if(urls.extraArgs.begin(), urls.extraArgs.end(),
+                                        [](const ExtraArg& a) {
+                                            return a.flag == "--use-opd" || a.flag == "--opd-type";
+                                        }),
+                         urls.extraArgs.end());
+    arg(urls, "--opd-teacher-urls http://teacher:30000");
+    EXPECT_EQ(messageOf(urls, "opd.teacher-urls"),
+              "--opd-teacher-urls is set but --use-opd is not enabled. Please add --use-opd flag.");
+
+    Recipe session = test::loadShipped(kMiles);
+    arg(session, "--use-session-server v3");
+    EXPECT_EQ(messageOf(session, "rollout.session-server"),
+              "--use-session-server='v3' is not a known session server version; pass it bare (or "
+              "'v1') for the append-only linear server, or 'v2' for tree serving.");
+    session.extraArgs.back().values = {"v2"};
+    arg(session, "--group-rm");
+    EXPECT_EQ(messageOf(session, "rollout.session-server"),
+              "--use-session-server v2 does not support --group-rm; v2 returns list[Sample]");
+    session.extraArgs.pop_back();
+    arg(session, "--tito-model qwen3");
+    arg(session, "--chat-template-path /shared/t.jinja");
+    EXPECT_EQ(messageOf(session, "rollout.session-server"),
+              "--chat-template-path cannot override the template registered for "
+              "--tito-model=qwen3; use --tito-model=default for a custom template");
+
+    Recipe stream = test::loadShipped(kMiles);
+    arg(stream, "--stream-optimizer-state-to-disk");
+    stream.memory.offloadTrainTarget = OffloadTarget::Disk;  // CPU Adam is still on
+    EXPECT_EQ(messageOf(stream, "optimizer.stream-to-disk"),
+              "--stream-optimizer-state-to-disk excludes --optimizer-cpu-offload");
+
+    Recipe multi = test::loadShipped(kMiles);
+    multiLoraReady(multi);
+    multi.placement = Placement::Disaggregated;
+    arg(multi, "--sglang-tokenizer-worker-num 2");
+    EXPECT_NE(messageOf(multi, "lora.multi-lora")
+                  .find("Multi-LoRA requires --sglang-tokenizer-worker-num 1"),
+              std::string::npos);
+
+    // Framework-gated: slime has none of these checks.
+    for (const auto& c : cases()) {
+        const std::string id = c.rule;
+        if (id != "opd.log-prob-top-k" && id != "opd.teacher-urls" &&
+            id != "rollout.prefill-logprobs" && id != "rollout.session-server" &&
+            id != "batch.dynamic-global-batch" && id != "rollout.async-max-concurrent" &&
+            id != "trainer.bshd" && id != "trainer.indexer-replay-cp" &&
+            id != "optimizer.stream-to-disk" && id != "lora.shared-outer-agree" &&
+            id != "lora.multi-lora") {
+            continue;
+        }
+        SCOPED_TRACE(id);
+        Recipe slime = test::loadShipped(c.base);
+        c.trigger(slime);
+        slime.framework = Framework::Slime;
+        EXPECT_EQ(findRule(findingsOf(slime), c.rule), nullptr);
+    }
 }
 
 TEST(FrameworkRules, FlagsFromExtraArgsCountAsTheTypedFields) {

@@ -48,6 +48,9 @@ class RecipeFlags;
 // (rules_framework_more.cpp), called by checkFrameworkArgs.
 void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags);
 void checkTrainerRecovery(const RuleContext& ctx, const RecipeFlags& flags);
+// The checks miles adds to slime's (rules_miles.cpp; framework miles only), called by
+// checkFrameworkArgs.
+void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags);
 
 std::string num(double value);  // "0.8", "16", "1e-05"
 std::string gb(double bytes);   // "375.3 GB"

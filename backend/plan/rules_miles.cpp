@@ -1,0 +1,355 @@
+// The checks miles adds to slime's argument validation that a recipe can express (issue 16), read
+// in a stored copy of radixark/miles' miles/utils/arguments.py (`miles_validate_args`, 90,205
+// characters) and miles/utils/multi_lora.py (`validate_multi_lora_args`): on-policy
+// distillation's top-k and teacher URLs, prefill log-prob recomputation, the session server and
+// its TITO middleware, dynamic global batches, optimizer-state streaming to disk, fully-async
+// concurrency, the bshd format, indexer replay, the shared-outer expert LoRA layout and
+// multi-LoRA. Only for framework: miles; every message keeps miles' wording (docs/rules.md,
+// checks 61-71), with the recipe's values where miles prints them.
+
+#include <string>
+#include <vector>
+
+#include "backend/plan/detail/framework_args.h"
+#include "backend/plan/detail/rule_context.h"
+
+namespace runplane::plan::detail {
+namespace {
+
+std::string opdTypeOf(const Recipe& r, const RecipeFlags& flags) {
+    if (r.algorithm.opdType) {
+        return toString(*r.algorithm.opdType);
+    }
+    return flags.value("--opd-type").value_or("");
+}
+
+bool envOn(const Recipe& r, const char* name) {
+    for (const auto& [key, value] : r.environment.env) {
+        if (key == name) {
+            return value == "1" || value == "true" || value == "True";
+        }
+    }
+    return false;
+}
+
+void checkOpdAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const bool opd = r.algorithm.useOpd || flags.on("--use-opd");
+    const bool urls = flags.has("--opd-teacher-urls");
+    if (!opd) {
+        if (urls) {
+            ctx.emitField("opd.teacher-urls", flags.field("--opd-teacher-urls"),
+                          "--opd-teacher-urls is set but --use-opd is not enabled. Please add "
+                          "--use-opd flag.",
+                          "set algorithm.use_opd: true, or drop --opd-teacher-urls");
+        }
+        return;
+    }
+    const std::string type = opdTypeOf(r, flags);
+    if (type.empty()) {
+        return;  // opd.needs-type reports it; miles raises that first
+    }
+    if (flags.has("--opd-log-prob-top-k")) {
+        const auto k = flags.number("--opd-log-prob-top-k");
+        const std::string field = flags.field("--opd-log-prob-top-k");
+        if (k && *k < 0) {
+            ctx.emitField("opd.log-prob-top-k", field,
+                          "--opd-log-prob-top-k must be non-negative (it is " + num(*k) + ").",
+                          "set --opd-log-prob-top-k 0 (sampled-token OPD) or a positive k");
+        } else if (k && *k > 0 && type != "sglang") {
+            ctx.emitField("opd.log-prob-top-k", field,
+                          "--opd-log-prob-top-k is currently supported only with "
+                          "--opd-type=sglang (it is " +
+                              type + ").",
+                          "use algorithm.opd_type: sglang, or --opd-log-prob-top-k 0");
+        } else if (k && *k > 0 &&
+                   flags.value("--opd-top-k-strategy").value_or("only-student") != "only-teacher" &&
+                   !envOn(r, "MILES_USE_LEGACY_ROLLOUT_V1")) {
+            ctx.emitField("opd.log-prob-top-k", field,
+                          "--opd-log-prob-top-k with a student-side strategy needs "
+                          "opd_student_top_logprobs, which only the v1 rollout produces; set "
+                          "MILES_USE_LEGACY_ROLLOUT_V1=1 (strategy " +
+                              flags.value("--opd-top-k-strategy").value_or("only-student") +
+                              ", miles' default only-student)",
+                          "add MILES_USE_LEGACY_ROLLOUT_V1=1 to environment.env, or pass "
+                          "--opd-top-k-strategy only-teacher");
+        }
+    }
+    if (urls && type != "sglang") {
+        ctx.emitField(
+            "opd.teacher-urls", flags.field("--opd-teacher-urls"),
+            "--opd-teacher-urls is only supported with --opd-type=sglang (it is " + type + ").",
+            "use algorithm.opd_type: sglang, or drop --opd-teacher-urls");
+    }
+}
+
+void checkSessionServer(const RuleContext& ctx, const RecipeFlags& flags) {
+    if (flags.on("--recompute-logprobs-via-prefill") && !flags.on("--true-on-policy-mode")) {
+        ctx.emitField("rollout.prefill-logprobs", flags.field("--recompute-logprobs-via-prefill"),
+                      "--recompute-logprobs-via-prefill requires --true-on-policy-mode",
+                      "add --true-on-policy-mode, or drop --recompute-logprobs-via-prefill");
+    }
+    // --use-session-server: bare (or "v1") is the append-only server, "v2" tree serving.
+    const ExtraArg* server = flags.find("--use-session-server");
+    std::string version;
+    bool serverOn = false;
+    if (server != nullptr) {
+        const auto value = flags.value("--use-session-server");
+        version = value.value_or("");
+        serverOn = version.empty() ? flags.on("--use-session-server")
+                                   : (version != "false" && version != "False");
+        if (!version.empty() && version != "v1" && version != "v2" && version != "true" &&
+            version != "True" && version != "false" && version != "False") {
+            ctx.emitField("rollout.session-server", flags.field("--use-session-server"),
+                          "--use-session-server='" + version +
+                              "' is not a known session server version; pass it bare (or 'v1') "
+                              "for the append-only linear server, or 'v2' for tree serving.",
+                          "pass --use-session-server, --use-session-server v1 or v2");
+            return;
+        }
+    }
+    if (version == "v2") {
+        std::string unsupported;
+        for (const char* flag : {"--group-rm", "--recompute-logprobs-via-prefill"}) {
+            if (flags.on(flag)) {
+                unsupported += (unsupported.empty() ? "" : ", ") + std::string(flag);
+            }
+        }
+        if (!unsupported.empty()) {
+            ctx.emitField("rollout.session-server", flags.field("--use-session-server"),
+                          "--use-session-server v2 does not support " + unsupported +
+                              "; v2 returns list[Sample]",
+                          "drop " + unsupported + ", or use the v1 session server");
+        }
+    }
+    const auto tito = flags.value("--tito-model");
+    if (tito && *tito != "default") {
+        if (!serverOn) {
+            ctx.emitField("rollout.session-server", flags.field("--tito-model"),
+                          "--tito-model=" + *tito +
+                              " requires --use-session-server; this flag only configures the "
+                              "session-server TITO middleware.",
+                          "add --use-session-server, or drop --tito-model");
+        } else if (flags.has("--chat-template-path") &&
+                   flags.value("--chat-template-path").value_or("") != "autofix") {
+            ctx.emitField("rollout.session-server", flags.field("--chat-template-path"),
+                          "--chat-template-path cannot override the template registered for "
+                          "--tito-model=" +
+                              *tito + "; use --tito-model=default for a custom template",
+                          "drop --chat-template-path, or pass --tito-model default");
+        }
+    }
+}
+
+void checkBatchAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const bool multiLora = flags.number("--multi-lora-n-adapters").value_or(0) > 0;
+    const bool dynamic = r.batch.dynamicBatchSize || flags.on("--use-dynamic-batch-size");
+    if (flags.on("--use-dynamic-global-batch-size") && !multiLora && !dynamic) {
+        ctx.emitField("batch.dynamic-global-batch", flags.field("--use-dynamic-global-batch-size"),
+                      "--use-dynamic-global-batch-size requires --use-dynamic-batch-size (with "
+                      "--max-tokens-per-gpu): static micro-batching cannot guarantee dp_size * "
+                      "mb_group alignment when the physical sample count is data-dependent; this "
+                      "configuration is not supported.",
+                      "set batch.dynamic_batch_size: true with max_tokens_per_gpu");
+    }
+    const auto concurrent = flags.number("--async-max-concurrent-samples");
+    if (concurrent && *concurrent < r.batch.nSamplesPerPrompt) {
+        ctx.emitField("rollout.async-max-concurrent", flags.field("--async-max-concurrent-samples"),
+                      "--async-max-concurrent-samples (" + num(*concurrent) +
+                          ") must be at least --n-samples-per-prompt (" +
+                          std::to_string(r.batch.nSamplesPerPrompt) +
+                          "): the worker submits whole groups, so one group already puts "
+                          "n_samples_per_prompt trajectories in flight",
+                      "raise --async-max-concurrent-samples to at least " +
+                          std::to_string(r.batch.nSamplesPerPrompt));
+    }
+    if (flags.value("--qkv-format").value_or("") == "bshd") {
+        if (r.trainer.backend != TrainBackend::Megatron) {
+            ctx.emitField("trainer.bshd", flags.field("--qkv-format"),
+                          "bshd format is only supported for megatron backend.",
+                          "set trainer.backend: megatron, or drop --qkv-format bshd");
+        } else if (dynamic) {
+            ctx.emitField("trainer.bshd", flags.field("--qkv-format"),
+                          "Dynamic batch size is not supported for bshd format. Please specify "
+                          "--micro-batch-size instead.",
+                          "set batch.dynamic_batch_size: false with batch.micro_batch_size, or "
+                          "drop --qkv-format bshd");
+        }
+    }
+    if (flags.on("--use-rollout-indexer-replay") && r.trainer.cp != 1) {
+        ctx.emitField("trainer.indexer-replay-cp", flags.field("--use-rollout-indexer-replay"),
+                      "indexer replay does not support context parallelism yet (trainer.cp is " +
+                          std::to_string(r.trainer.cp) + ")",
+                      "set trainer.cp: 1, or drop --use-rollout-indexer-replay");
+    }
+}
+
+/// The first failing assert of miles' --stream-optimizer-state-to-disk block, in its order.
+void checkStreamOptimizerState(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    if (!flags.on("--stream-optimizer-state-to-disk")) {
+        return;
+    }
+    const std::string field = flags.field("--stream-optimizer-state-to-disk");
+    const bool offloadTrain = offloadTrainOn(r) || flags.on("--offload-train");
+    const std::string& kind = r.optimizer.kind;
+    const bool muon = kind.find("muon") != std::string::npos;
+    auto fail = [&](const std::string& message, const std::string& fix) {
+        ctx.emitField("optimizer.stream-to-disk", field, message, fix);
+    };
+    if (offloadTrain && r.memory.offloadTrainTarget != OffloadTarget::Disk) {
+        fail(
+            "--stream-optimizer-state-to-disk with --offload-train requires "
+            "--offload-train-target=disk: a run that cannot hold the optimizer state on GPU for "
+            "the duration of the step will not hold a pinned host copy of the whole actor "
+            "either.",
+            "set memory.offload_train_target: disk, or run disaggregated without offload_train");
+    } else if (flags.on("--indep-dp")) {
+        fail("--stream-optimizer-state-to-disk does not support --indep-dp",
+             "drop one of the two flags");
+    } else if (muon && kind.rfind("dist_", 0) != 0) {
+        fail(
+            "--stream-optimizer-state-to-disk with Muon requires the layer-wise distributed "
+            "optimizer; pass --optimizer dist_muon, got " +
+                kind,
+            "set optimizer.kind: dist_muon");
+    } else if (!muon && !r.optimizer.distributed) {
+        fail("--stream-optimizer-state-to-disk requires the distributed optimizer",
+             "set optimizer.distributed: true");
+    } else if (!muon && kind != "adam") {
+        fail("--stream-optimizer-state-to-disk requires --optimizer adam, got " + kind,
+             "set optimizer.kind: adam");
+    } else if (r.lora.rank > 0 || flags.number("--multi-lora-n-adapters").value_or(0) > 0) {
+        fail(
+            "--stream-optimizer-state-to-disk does not support LoRA: the LoRA checkpoint path "
+            "persists optimizer.state_dict(), which the store leaves empty",
+            "drop --stream-optimizer-state-to-disk for LoRA runs");
+    } else if (r.optimizer.cpuOffload || flags.on("--optimizer-cpu-offload")) {
+        fail("--stream-optimizer-state-to-disk excludes --optimizer-cpu-offload",
+             "set optimizer.cpu_offload: false, or drop --stream-optimizer-state-to-disk");
+    } else if (!muon && flags.on("--offload-optimizer-states")) {
+        fail("--stream-optimizer-state-to-disk excludes --offload-optimizer-states",
+             "drop one of the two flags");
+    } else if (r.optimizer.precisionAware || flags.on("--use-precision-aware-optimizer")) {
+        fail(
+            "--stream-optimizer-state-to-disk requires mcore to hold the fp32 main params "
+            "(--use-precision-aware-optimizer is set)",
+            "set optimizer.precision_aware: false");
+    } else {
+        for (const char* flag :
+             {"--reset-optimizer-states", "--save-local-weight-checksum", "--enable-witness"}) {
+            if (flags.on(flag)) {
+                fail("--stream-optimizer-state-to-disk excludes " + std::string(flag) +
+                         ": it reads the optimizer state or main params, which the NVMe store "
+                         "owns",
+                     "drop " + std::string(flag));
+                break;
+            }
+        }
+    }
+}
+
+void checkLoraAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const int rank =
+        r.lora.rank > 0 ? r.lora.rank : static_cast<int>(flags.number("--lora-rank").value_or(0));
+    // miles turns sglang's switch on when the trainer's is on; they can only disagree the other
+    // way round.
+    if (rank > 0 && flags.on("--sglang-experts-shared-outer-loras") &&
+        !flags.on("--experts-shared-outer-loras")) {
+        ctx.emitField("lora.shared-outer-agree", flags.field("--sglang-experts-shared-outer-loras"),
+                      "experts_shared_outer_loras and sglang_experts_shared_outer_loras must agree",
+                      "add --experts-shared-outer-loras, or drop "
+                      "--sglang-experts-shared-outer-loras");
+    }
+    const auto adapters = flags.number("--multi-lora-n-adapters");
+    if (!adapters || *adapters <= 0) {
+        return;
+    }
+    const std::string field = flags.field("--multi-lora-n-adapters");
+    const bool hasTargets = !r.lora.targetModules.empty() || flags.has("--target-modules");
+    const std::string& kind = r.optimizer.kind;
+    const bool offloadTrain = offloadTrainOn(r) || flags.on("--offload-train");
+    auto fail = [&](const std::string& message, const std::string& fix) {
+        ctx.emitField("lora.multi-lora", field, message, fix);
+    };
+    if (rank <= 0) {
+        fail("--lora-rank must be set when --multi-lora-n-adapters > 0", "set lora.rank");
+    } else if (!hasTargets) {
+        fail("--target-modules must be set when --multi-lora-n-adapters > 0",
+             "set lora.target_modules");
+    } else if (r.trainer.backend != TrainBackend::Megatron) {
+        fail("Multi-LoRA currently requires --train-backend megatron",
+             "set trainer.backend: megatron");
+    } else if (kind.find("muon") != std::string::npos) {
+        fail(
+            "Multi-LoRA does not support Muon: per-adapter decoupled stepping is only "
+            "implemented for Adam-family per-slot optimizers",
+            "set optimizer.kind: adam");
+    } else if (colocated(r, flags)) {
+        fail(
+            "Multi-LoRA requires disaggregated rollout engines: weight sync is only implemented "
+            "for the distributed path, not the colocated tensor path.",
+            "set placement: disaggregated");
+    } else if (flags.on("--indep-dp")) {
+        fail(
+            "Multi-LoRA does not support independent-DP training; remove 'train' from "
+            "--ft-components",
+            "drop --indep-dp");
+    } else if (offloadTrain) {
+        fail(
+            "Multi-LoRA retains per-adapter gradient accumulation in GPU buffers between train "
+            "calls; --offload-train would destroy it. Disable offload for multi-LoRA.",
+            "set memory.offload_train: false");
+    } else if (flags.on("--enable-witness")) {
+        fail(
+            "Multi-LoRA runs without the distributed optimizer (per-slot LayerWise optimizers); "
+            "the witness module assumes use_distributed_optimizer",
+            "drop --enable-witness");
+    } else if (flags.number("--sglang-tokenizer-worker-num").value_or(1) != 1) {
+        fail(
+            "Multi-LoRA requires --sglang-tokenizer-worker-num 1: each tokenizer worker process "
+            "holds its own LoRA registry (it is " +
+                num(*flags.number("--sglang-tokenizer-worker-num")) + ")",
+            "set --sglang-tokenizer-worker-num 1");
+    } else if (flags.on("--calculate-per-token-loss")) {
+        fail(
+            "Multi-LoRA normalizes each sample by its adapter batch (sample-mean); per-token "
+            "loss normalization would make adapter batch weights depend on batch contents. Drop "
+            "--calculate-per-token-loss.",
+            "drop --calculate-per-token-loss");
+    } else if (flags.number("--multi-lora-max-coalesce-wait-s").value_or(0) < 0) {
+        fail("--multi-lora-max-coalesce-wait-s must be non-negative",
+             "set --multi-lora-max-coalesce-wait-s >= 0");
+    } else if (kind != "adam") {
+        fail(
+            "Multi-LoRA requires --optimizer adam: the per-slot optimizer isolation only "
+            "implements Adam semantics; got --optimizer " +
+                kind,
+            "set optimizer.kind: adam");
+    } else if (flags.number("--multi-lora-max-adapter-global-batch-size").value_or(1) <= 0) {
+        fail("--multi-lora-max-adapter-global-batch-size must be positive",
+             "set --multi-lora-max-adapter-global-batch-size > 0");
+    } else if (flags.on("--disable-rollout-trim-samples")) {
+        fail(
+            "Multi-LoRA computes the exact dynamic batch size in rollout postprocessing; do not "
+            "pass --disable-rollout-trim-samples",
+            "drop --disable-rollout-trim-samples");
+    }
+}
+
+}  // namespace
+
+void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
+    if (ctx.recipe.framework != Framework::Miles) {
+        return;
+    }
+    checkOpdAdditions(ctx, flags);
+    checkSessionServer(ctx, flags);
+    checkBatchAdditions(ctx, flags);
+    checkStreamOptimizerState(ctx, flags);
+    checkLoraAdditions(ctx, flags);
+}
+
+}  // namespace runplane::plan::detail
