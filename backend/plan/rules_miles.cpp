@@ -3,9 +3,9 @@
 // characters) and miles/utils/multi_lora.py (`validate_multi_lora_args`): on-policy
 // distillation's top-k and teacher URLs, prefill log-prob recomputation, the session server and
 // its TITO middleware, dynamic global batches, optimizer-state streaming to disk, fully-async
-// concurrency, the bshd format, indexer replay, the shared-outer expert LoRA layout and
-// multi-LoRA. Only for framework: miles; every message keeps miles' wording (docs/rules.md,
-// checks 61-71), with the recipe's values where miles prints them.
+// concurrency, the bshd format, indexer replay, the shared-outer expert LoRA layout, multi-LoRA
+// and --skip-actor-forward-only. Only for framework: miles; every message keeps miles' wording
+// (docs/rules.md, checks 61-72), with the recipe's values where miles prints them.
 
 #include <string>
 #include <vector>
@@ -339,6 +339,98 @@ void checkLoraAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
     }
 }
 
+/// miles' validate_skip_actor_forward_only: the training step reuses the rollout's log-probs
+/// instead of a forward pass of the actor, so nothing may make the two differ.
+void checkSkipActorForward(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    if (!flags.on("--skip-actor-forward-only")) {
+        return;
+    }
+    const std::string field = flags.field("--skip-actor-forward-only");
+    const char* option = "--skip-actor-forward-only";
+    auto fail = [&](const std::string& message, const std::string& fix) {
+        ctx.emitField("trainer.skip-actor-forward", field, message, fix);
+    };
+    if (r.trainer.backend != TrainBackend::Megatron) {
+        fail(std::string(option) + " only supports --train-backend megatron",
+             "set trainer.backend: megatron");
+        return;
+    }
+    const std::string lossType = flags.value("--loss-type").value_or("policy_loss");
+    if (lossType != "policy_loss") {
+        fail(std::string(option) + " only supports --loss-type policy_loss (got " + lossType + ")",
+             "drop --loss-type, or drop " + std::string(option));
+        return;
+    }
+    // A dropout flag left out keeps Megatron's default of 0.1 (--hidden-dropout,
+    // --attention-dropout), which the check counts as enabled.
+    auto nonZero = [&](const char* flag, double absent) {
+        return flags.has(flag) ? flags.number(flag).value_or(absent) != 0 : absent != 0;
+    };
+    bool sinkhorn = false;
+    for (const auto& v : flags.values("--moe-router-load-balancing-type")) {
+        sinkhorn = sinkhorn || v.find("sinkhorn") != std::string::npos;
+    }
+    const std::pair<const char*, bool> options[] = {
+        {"--keep-old-actor", flags.on("--keep-old-actor")},
+        {"--kl-coef", r.algorithm.klCoef != 0 || nonZero("--kl-coef", 0)},
+        {"--use-opd", r.algorithm.useOpd || flags.on("--use-opd")},
+        {"--hidden-dropout", nonZero("--hidden-dropout", 0.1)},
+        {"--attention-dropout", nonZero("--attention-dropout", 0.1)},
+        {"--lora-dropout", r.lora.dropout != 0 || nonZero("--lora-dropout", 0)},
+        {"--moe-input-jitter-eps", nonZero("--moe-input-jitter-eps", 0)},
+        {"--moe-router-force-load-balancing", flags.on("--moe-router-force-load-balancing")},
+        {"--moe-router-force-biased", flags.has("--moe-router-force-biased")},
+        {"--moe-router-load-balancing-type sinkhorn", sinkhorn},
+        {"--use-rollout-entropy", flags.on("--use-rollout-entropy")},
+        {"--true-on-policy-mode", flags.on("--true-on-policy-mode")},
+        {"--log-correct-samples", flags.on("--log-correct-samples")},
+        {"--rollout-data-postprocess-path", flags.has("--rollout-data-postprocess-path")},
+        {"--custom-megatron-before-log-prob-hook-path",
+         flags.has("--custom-megatron-before-log-prob-hook-path")},
+        {"--custom-megatron-before-train-step-hook-path",
+         flags.has("--custom-megatron-before-train-step-hook-path")},
+        {"--custom-model-provider-path", flags.has("--custom-model-provider-path")},
+        {"--dumper-source-patcher-config-train", flags.has("--dumper-source-patcher-config-train")},
+        {"--save-debug-train-data",
+         flags.has("--save-debug-train-data") && !flags.has("--dump-details")},
+        {"--use-routing-replay",
+         flags.on("--use-routing-replay") && !flags.on("--use-rollout-routing-replay")},
+        {"--use-indexer-replay",
+         flags.on("--use-indexer-replay") && !flags.on("--use-rollout-indexer-replay")},
+    };
+    std::string incompatible;
+    for (const auto& [name, enabled] : options) {
+        if (enabled) {
+            incompatible += (incompatible.empty() ? "" : ", ") + std::string(name);
+        }
+    }
+    if (!incompatible.empty()) {
+        fail(std::string(option) + " is incompatible with: " + incompatible,
+             "drop " + incompatible + " (a dropout flag: pass it as 0), or drop " +
+                 std::string(option));
+        return;
+    }
+    const auto steps = r.batch.numStepsPerRollout;
+    if (steps && *steps != 1) {
+        fail(std::string(option) +
+                 " requires exactly one optimizer step per rollout; got --num-steps-per-rollout " +
+                 std::to_string(*steps),
+             "set batch.num_steps_per_rollout: 1");
+        return;
+    }
+    const bool multiLora = flags.number("--multi-lora-n-adapters").value_or(0) > 0;
+    const long long samples =
+        static_cast<long long>(r.batch.rolloutBatchSize) * r.batch.nSamplesPerPrompt;
+    if (!flags.on("--use-dynamic-global-batch-size") && !multiLora && r.batch.globalBatchSize &&
+        *r.batch.globalBatchSize != samples) {
+        fail(std::string(option) + " requires exactly one optimizer step for " +
+                 std::to_string(samples) + " rollout samples; got --global-batch-size " +
+                 std::to_string(*r.batch.globalBatchSize),
+             "set batch.global_batch_size: " + std::to_string(samples));
+    }
+}
+
 }  // namespace
 
 void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
@@ -350,6 +442,7 @@ void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
     checkBatchAdditions(ctx, flags);
     checkStreamOptimizerState(ctx, flags);
     checkLoraAdditions(ctx, flags);
+    checkSkipActorForward(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

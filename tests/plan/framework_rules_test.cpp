@@ -444,6 +444,14 @@ std::vector<FrameworkCase> cases() {
              r.placement = Placement::Disaggregated;
          },
          S::Error},
+        {"trainer.skip-actor-forward", kMiles,
+         [](Recipe& r) { arg(r, "--skip-actor-forward-only"); },  // Megatron's dropout 0.1
+         [](Recipe& r) {
+             arg(r, "--skip-actor-forward-only");
+             arg(r, "--hidden-dropout 0.0");
+             arg(r, "--attention-dropout 0.0");
+         },
+         S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");
@@ -675,6 +683,20 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
                   .find("Multi-LoRA requires --sglang-tokenizer-worker-num 1"),
               std::string::npos);
 
+    Recipe skip = test::loadShipped(kMiles);
+    arg(skip, "--skip-actor-forward-only");
+    EXPECT_EQ(messageOf(skip, "trainer.skip-actor-forward"),
+              "--skip-actor-forward-only is incompatible with: --hidden-dropout, "
+              "--attention-dropout");
+    arg(skip, "--hidden-dropout 0");
+    arg(skip, "--attention-dropout 0");
+    skip.batch.globalBatchSize = 128;
+    skip.batch.numStepsPerRollout.reset();
+    EXPECT_EQ(messageOf(skip, "trainer.skip-actor-forward"),
+              "--skip-actor-forward-only requires exactly one optimizer step for " +
+                  std::to_string(skip.batch.rolloutBatchSize * skip.batch.nSamplesPerPrompt) +
+                  " rollout samples; got --global-batch-size 128");
+
     // Framework-gated: slime has none of these checks.
     for (const auto& c : cases()) {
         const std::string id = c.rule;
@@ -683,7 +705,7 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
             id != "batch.dynamic-global-batch" && id != "rollout.async-max-concurrent" &&
             id != "trainer.bshd" && id != "trainer.indexer-replay-cp" &&
             id != "optimizer.stream-to-disk" && id != "lora.shared-outer-agree" &&
-            id != "lora.multi-lora") {
+            id != "lora.multi-lora" && id != "trainer.skip-actor-forward") {
             continue;
         }
         SCOPED_TRACE(id);
