@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
-# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip
-# first on PATH (they only record their argv; nothing real runs; the node they fake is an NVIDIA
+# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip /
+# docker first on PATH (they only record their argv; nothing real runs; the node they fake is an NVIDIA
 # one: `python3 -c` probes fail, `pip list` shows megatron-core), imports it, exports the recipe, runs
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
@@ -9,8 +9,9 @@
 #   scripts/launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] [-a ARG]... SCRIPT [-- IMPORT-OPTIONS...]
 #
 # -a ARG: a positional argument of the original script (`bash run-x.sh head 10.0.0.1` for a script
-# that reads ROLE=${1:?...}); the import reads the script as run without arguments, the export
-# takes none.
+# that reads ROLE=${1:?...}); the import reads the script as run without arguments (a script
+# argument it reads is the parameter ${1}, ${2}, ...), and the export's job script, which reads
+# those parameters from its own arguments, is run with the same ones.
 #
 # Prints one line "FLAGS KEPT EQUAL ADDED SCRIPT" and the differing flags. The export sources
 # models/<name>.sh next to its job script: -m MODELS-DIR, the script's own models/ folder,
@@ -49,6 +50,13 @@ case "${tool}" in
       exec "$@"
     fi ;;
   nvidia-smi) echo "GPU0 X NV18" ;;
+  docker)
+    # `docker run [OPTIONS] IMAGE bash -s <<'EOF'`: the shell runs here, on the stubs; pull/rm: nothing
+    case "${1:-}" in
+      run|exec)
+        while [ $# -gt 0 ] && [ "$1" != bash ] && [ "$1" != sh ]; do shift; done
+        [ $# -gt 0 ] && exec "$@" ;;
+    esac ;;
   pip) [ "${1:-}" = list ] && echo "megatron-core 0.14.0 /root/Megatron-LM" ;;
   python|python3)
     # `python3 -c CODE` probes (torch.version.hip, import megatron): an NVIDIA node without them
@@ -58,7 +66,7 @@ esac
 exit 0
 SH
 chmod +x "${work}/stub/rec"
-for t in ray python python3 ssh nvidia-smi curl pkill pip; do
+for t in ray python python3 ssh nvidia-smi curl pkill pip docker; do
     ln -s rec "${work}/stub/${t}"
 done
 
@@ -105,7 +113,7 @@ if [ -f "${work}/export/ray-head.sh" ]; then
     run "${work}/b" "${work}/export/ray-head.sh"
     run "${work}/b" "${work}/export/ray-worker.sh"
 fi
-run "${work}/b" "${job}"
+run "${work}/b" "${job}" ${args[@]+"${args[@]}"}
 
 flags "${work}/a" > "${work}/a.flags"
 flags "${work}/b" > "${work}/b.flags"

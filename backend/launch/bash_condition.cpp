@@ -36,7 +36,11 @@ void Evaluator::evalIf(const Node& node) {
     for (std::size_t i = 0; i < node.branches.size(); ++i) {
         std::string why;
         m_conditionParams.clear();
+        m_argCountRead = false;
         Truth t = evalCondition(node.branches[i].cond, &why);
+        if (m_argCountRead) {  // `[ $# -lt 3 ]`: the script's arguments, not given here
+            m_conditionParams.insert("$#");
+        }
         for (const auto& name : m_conditionParams) {
             if (t != Truth::Unknown && m_probeVars.count(name)) {
                 t = Truth::Unknown;  // a run-time probe's verdict, not an unset parameter
@@ -58,6 +62,32 @@ void Evaluator::evalIf(const Node& node) {
                      std::to_string(node.endLine) + ") on the parameter(s) " + names +
                      ": read as passed; they are required variables of the recipe");
             continue;
+        }
+        // the launch runs only on one side of a condition on parameters (`if [ "$NODE_RANK"
+        // -eq 0 ]; then ray job submit ...` with NODE_RANK=$2 not given): the recipe is the run,
+        // so that side is read, with a warning naming the condition
+        if (t != Truth::True && !m_conditionParams.empty() && !m_out.launch.has_value() &&
+            containsLaunch(node.branches[i].body)) {
+            bool elsewhere = containsLaunch(node.elseBody);
+            for (std::size_t j = 0; j < node.branches.size(); ++j) {
+                elsewhere = elsewhere || (j != i && containsLaunch(node.branches[j].body));
+            }
+            bool probe = false;
+            std::string names;
+            for (const auto& name : m_conditionParams) {
+                probe = probe || m_probeVars.count(name) > 0;
+                const bool arg = std::isdigit(static_cast<unsigned char>(name[0])) != 0;
+                names += (names.empty() ? "" : ", ") + (arg ? "$" + name : name);
+            }
+            if (!elsewhere && !probe) {
+                note(NoteLevel::Warning, node.branches[i].line,
+                     "the launch command runs only when the condition on line " +
+                         std::to_string(node.branches[i].line) + " holds; it reads " + names +
+                         ", not given here: read as holding (the node that launches the run; "
+                         "give them with --env to read it otherwise)");
+                evalNodes(node.branches[i].body);
+                return;
+            }
         }
         if (t != Truth::Unknown && !m_conditionParams.empty()) {
             std::string names;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <set>
 
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/bash_limits.h"
@@ -146,6 +147,9 @@ void Evaluator::evalNodes(const std::vector<Node>& nodes) {
 }
 
 void Evaluator::evalNode(const Node& node) {
+    if (evalFunctionOrHereDoc(node)) {
+        return;
+    }
     if (m_depth == 0 && !m_out.launch.has_value() && capturePreLaunch(node)) {
         return;
     }
@@ -299,6 +303,14 @@ Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Fie
             return CmdKind::Launch;
         }
         return CmdKind::Ignorable;
+    }
+    // the container housekeeping around a `docker run ... bash -s <<'EOF'` run
+    if ((base == "docker" || base == "podman") && fields->size() >= 2) {
+        static const std::set<std::string, std::less<>> kHousekeeping = {
+            "pull", "rm", "stop", "kill", "login", "ps", "images", "inspect", "logs", "wait"};
+        if (kHousekeeping.count((*fields)[1].text)) {
+            return CmdKind::Ignorable;
+        }
     }
     if (isPython(base)) {
         std::size_t i = 1;

@@ -5,6 +5,9 @@
 // set are marked unknown so that nothing downstream is guessed. One Evaluator per script; not
 // thread-safe (create one per call).
 
+#include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -71,6 +74,29 @@ class Evaluator : public Expander {
     void recordDefinition(const Node& node, const std::set<std::string>& names);
     void setProbeVar(const std::string& name, int line);
     void recordRay(const std::vector<Field>& fields);
+
+    // functions and here-documents (bash_functions.cpp)
+    std::map<std::string, std::shared_ptr<const Node>> m_functions;  // defined so far
+    std::set<std::string> m_carriedFunctions;  // definitions already in a pre-launch step
+    int m_callDepth = 0;
+    /// A function definition: remembered, nothing runs.
+    void defineFunction(const Node& node);
+    /// A node that calls a script function or feeds a here-document; false when it is neither.
+    bool evalFunctionOrHereDoc(const Node& node);
+    void callFunction(const Node& node, const SimpleCommand& cmd, const std::vector<Field>& fields);
+    /// `NAME=$(fn ...)` of a script function before the launch: carried; false otherwise.
+    bool carryFunctionSubst(const Node& node);
+    /// The command feeds its here-document to a shell (`bash -s <<'EOF'`, `docker run ... bash
+    /// -s <<'EOF'`): the body is read as the script it is.
+    bool readHereDocScript(const Node& node, const std::vector<Field>& fields);
+    /// The nodes hold a launch command (syntactically; calls of known functions followed).
+    bool containsLaunch(const std::vector<Node>& nodes) const;
+    bool containsLaunch(const std::vector<Node>& nodes, int depth,
+                        std::set<std::string>& followed) const;
+    int m_totalCalls = 0;  // function calls read in place, bounded (kMaxFunctionCalls)
+    /// The given line ranges of the main script verbatim, with the script's own known scalars
+    /// they read bound in front.
+    ScriptReading::PreLaunchStep verbatimRanges(const std::vector<std::pair<int, int>>& ranges);
 };
 
 /// Every name the nodes may assign (assignments, export, printf -v, read, declare, loops).

@@ -188,21 +188,37 @@ Expander::ParamResult Expander::evalParam(const std::string& expr, bool quoted, 
     } else if (name == "@" || name == "*") {
         res.list = true;
         res.star = name == "*" && quoted;
+        if (m_args && rest.empty()) {  // a function's arguments
+            res.items = *m_args;
+        }
         return res;  // the script is read as if run without arguments
     } else if (name == "#" || name == "?") {
-        res.scalar.text = "0";
+        res.scalar.text = name == "#" && m_args ? std::to_string(m_args->size()) : "0";
+        m_argCountRead = m_argCountRead || (name == "#" && !m_args);
         return res;
     } else if (name == "$" || name == "!" || name == "-") {
         res.scalar = unknownValue(line, "line " + std::to_string(line) + ": $" + name +
                                             " is only known when the script runs");
         return res;
+    } else if (std::isdigit(static_cast<unsigned char>(name[0])) && m_args) {
+        // inside a function: its own arguments
+        const auto n = parseInt(name);
+        if (n && *n >= 1 && static_cast<std::size_t>(*n) <= m_args->size() && rest.empty()) {
+            res.scalar = (*m_args)[static_cast<std::size_t>(*n - 1)];
+            res.scalar.line = line;
+            return res;
+        }
+        if (rest.empty()) {
+            return res;  // not passed: empty
+        }
     } else if (std::isdigit(static_cast<unsigned char>(name[0])) &&
-               !m_reportedUnset.count("$" + name)) {
+               !m_reportedUnset.count("$" + name) && !m_vars.count(name)) {
         m_reportedUnset.insert("$" + name);
         note(NoteLevel::Info, line,
              "$" + name +
-                 " (a script argument) is taken as unset: the script is read as if run "
-                 "without arguments");
+                 " (a script argument) is not given: the script is read as if run without "
+                 "arguments, $" +
+                 name + " is the parameter ${" + name + "} (give it with --env " + name + "=...)");
     }
     const auto it = m_vars.find(name);
     const bool exists = it != m_vars.end();
@@ -249,14 +265,23 @@ Expander::ParamResult Expander::evalParam(const std::string& expr, bool quoted, 
         return res;
     }
     bool isSet = false;
-    std::optional<Value> current = lookup(name, line, &isSet);
+    std::optional<Value> current;
+    if (std::isdigit(static_cast<unsigned char>(name[0])) && m_args) {
+        const auto n = parseInt(name);
+        isSet = n && *n >= 1 && static_cast<std::size_t>(*n) <= m_args->size();
+        if (isSet) {
+            current = (*m_args)[static_cast<std::size_t>(*n - 1)];
+        }
+    } else {
+        current = lookup(name, line, &isSet);
+    }
     const bool nonEmpty = isSet && current && (!current->known || !current->text.empty());
     if (rest.empty()) {
         if (current) {
             res.scalar = *current;
             res.scalar.line = line;
             res.scalar.file = m_file;
-        } else if (!std::isdigit(static_cast<unsigned char>(name[0]))) {
+        } else if (!std::isdigit(static_cast<unsigned char>(name[0])) || !m_args) {
             res.scalar = parameterValue(name, line, false);
         }
         return res;

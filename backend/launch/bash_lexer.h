@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,7 +73,7 @@ class Lexer {
     int m_scanNest = 0;           // scanDouble/scanParen/scanBrace recursion
     bool m_aborted = false;       // a limit was hit: the rest of the text is skipped
     ParsedScript m_out;
-    std::vector<std::pair<std::string, bool>> m_heredocs;  // delimiter, strip tabs
+    std::vector<std::shared_ptr<HereDoc>> m_heredocs;  // pending: their bodies follow the line
     bool m_spacesLiteral = false;
     bool m_forceQuoted = false;
 
@@ -162,8 +163,11 @@ class Lexer {
 
     void newline() {
         advance();
-        for (const auto& [delim, stripTabs] : m_heredocs) {
+        for (const auto& doc : m_heredocs) {
+            doc->firstLine = m_line;
+            doc->lastLine = m_line;
             while (!eof()) {
+                doc->lastLine = m_line;
                 std::string lineText;
                 while (!eof() && peek() != '\n') {
                     lineText += peek();
@@ -173,11 +177,14 @@ class Lexer {
                     advance();
                 }
                 std::size_t start = 0;
-                while (stripTabs && start < lineText.size() && lineText[start] == '\t') {
+                while (doc->stripTabs && start < lineText.size() && lineText[start] == '\t') {
                     ++start;
                 }
-                if (lineText.substr(start) == delim) {
+                if (lineText.substr(start) == doc->delimiter) {
                     break;
+                }
+                if (doc->body.size() <= kMaxValueBytes) {
+                    doc->body += lineText.substr(start) + "\n";
                 }
             }
         }

@@ -28,6 +28,10 @@ inline constexpr std::uint64_t kWordCost = 256;
 inline constexpr std::size_t kMaxScriptBytes = std::size_t{8} << 20;
 /// Numbers one $(seq ...) may produce.
 inline constexpr long long kMaxSeqCount = 100000;
+/// Calls of the script's own functions read in place: nested, and in all (a function calling
+/// itself several times would otherwise take exponential time).
+inline constexpr int kMaxCallDepth = 16;
+inline constexpr int kMaxFunctionCalls = 10000;
 /// Info and warning notes kept per import (errors are always kept).
 inline constexpr std::size_t kMaxNotes = 2000;
 /// Characters of one note's message (script text quoted in it is clipped).

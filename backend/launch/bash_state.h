@@ -134,6 +134,10 @@ class ReaderState {
     int m_exprNest = 0;  // expandWord recursion
     int m_nodeNest = 0;  // evalNodes recursion (if blocks, source)
     int m_column = 0;    // column of the outermost word being expanded
+    /// Inside a call of a script function: its arguments ($1, $#, $@); unset at the top level,
+    /// where the script is read as run without arguments (unless --env N=VALUE gives $N).
+    std::optional<std::vector<Value>> m_args;
+    bool m_argCountRead = false;  // $# was read at the top level (a guard on the arguments)
 
     void note(NoteLevel level, int line, std::string message, int column = 0);
     /// A limit hit: an error note at file:line:column.

@@ -80,9 +80,15 @@ class Parser : public Lexer {
         const bool heredoc =
             op.find("<<") != std::string::npos && op.find("<<<") == std::string::npos;
         if (heredoc) {
-            cmd.unsupported = true;
-            cmd.unsupportedWhat = "here document";
-            m_heredocs.emplace_back(target.literal(), op.find("<<-") != std::string::npos);
+            auto doc = std::make_shared<HereDoc>();
+            doc->delimiter = target.literal();
+            doc->stripTabs = op.find("<<-") != std::string::npos;
+            for (const auto& part : target.parts) {
+                doc->quoted = doc->quoted || part.quoted;
+            }
+            doc->quoted = doc->quoted || target.raw.find('\\') != std::string::npos;
+            cmd.heredocs.push_back(doc);
+            m_heredocs.push_back(std::move(doc));
         }
         cmd.redirects.push_back(op + target.raw);
     }
@@ -354,9 +360,12 @@ class Parser : public Lexer {
 
     Node parseFunction(bool keyword) {
         const int line = m_line;
-        consumeWord();  // 'function' or the name
+        skipBlanks();
+        bool arr = false;
+        std::string name = readWord(arr).literal();  // 'function' or the name
         if (keyword) {
-            consumeWord();  // the name
+            skipBlanks();
+            name = readWord(arr).literal();  // the name
         }
         skipBlanks();
         if (peek() == '(') {
@@ -373,7 +382,7 @@ class Parser : public Lexer {
             advance();
         }
         Node n = parseBraced(line, "function definition");
-        n.inner.clear();  // defining a function runs nothing
+        n.funcName = name;  // inner: the body, run only where the function is called
         return n;
     }
 
@@ -400,6 +409,13 @@ class Parser : public Lexer {
             }
             if (c == '\n') {
                 newline();
+                if (!nodes.empty()) {  // a command's here-documents end on their delimiter line
+                    for (const auto& cmd : nodes.back().commands) {
+                        for (const auto& doc : cmd.heredocs) {
+                            nodes.back().endLine = std::max(nodes.back().endLine, doc->lastLine);
+                        }
+                    }
+                }
                 continue;
             }
             if (c == ';' || c == '&') {
@@ -570,6 +586,10 @@ bool splitAssignment(const Word& word, Assignment& out) {
 
 ParsedScript parseBash(std::string_view text) {
     return Parser(text).run();
+}
+
+ParsedScript parseBashAt(std::string_view text, int firstLine) {
+    return Parser(text, firstLine).run();
 }
 
 Word parseWordText(std::string_view text, bool quoted, int line) {

@@ -1,9 +1,11 @@
 #pragma once
 // Internal: a parser for the bash subset launch scripts are written in (docs/launch-scripts.md).
 // It builds a small tree (simple commands with their words and assignments, if/elif/else blocks)
-// and marks every other compound construct (loops, case, functions, groups, subshells, here
-// documents) as unsupported with its line range. Nothing is executed. Pure; thread-safe.
+// and marks every other compound construct (loops, case, functions, groups, subshells) as
+// unsupported with its line range; here-document bodies and function bodies are kept for the
+// evaluator. Nothing is executed. Pure; thread-safe.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,14 +39,26 @@ struct Assignment {
     int line = 0;
 };
 
+/// A here-document (`<<EOF` ... `EOF`): its delimiter and body, read when the line ends.
+struct HereDoc {
+    std::string delimiter;
+    bool quoted = false;  // any quoting in the delimiter word: the body is not expanded
+    bool stripTabs = false;
+    std::string body;   // the lines between the command and the delimiter line, each with '\n'
+    int firstLine = 0;  // the body's first line (the line after the command)
+    int lastLine = 0;   // the delimiter line
+};
+
 struct SimpleCommand {
     int line = 0;
     int endLine = 0;
     std::vector<Assignment> assigns;  // leading NAME=value words
     std::vector<Word> words;
     std::vector<std::string> redirects;
-    bool unsupported = false;  // e.g. a here document or an array in argument position
+    bool unsupported = false;  // e.g. an array in argument position
     std::string unsupportedWhat;
+    /// here-documents, filled in when the parser reaches the end of the command's line
+    std::vector<std::shared_ptr<HereDoc>> heredocs;
 };
 
 struct Node;
@@ -72,6 +86,8 @@ struct Node {
     std::string what;
     std::vector<Node> inner;
     std::vector<std::string> assignedNames;  // found by a text scan when inner is not parsed
+    /// Unsupported "function definition": the function's name (inner holds its body).
+    std::string funcName;
 };
 
 struct Comment {
@@ -94,6 +110,8 @@ struct ParsedScript {
 };
 
 ParsedScript parseBash(std::string_view text);
+/// parseBash for text that starts on line firstLine of its file (a here-document's body).
+ParsedScript parseBashAt(std::string_view text, int firstLine);
 
 /// Parses the text of a ${VAR:-word} operand or an arithmetic body as one word; quoted = inside
 /// double quotes.

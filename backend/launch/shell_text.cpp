@@ -50,17 +50,32 @@ std::string shellQuote(std::string_view word) {
     return out;
 }
 
+namespace {
+// ${NAME} or a script argument ${1}..${9} starting at `at` (at the '$'): the position of its
+// '}', or npos.
+std::size_t parameterEnd(std::string_view text, std::size_t at) {
+    if (text.compare(at, 2, "${") != 0 || at + 2 >= text.size()) {
+        return std::string_view::npos;
+    }
+    std::size_t end = at + 2;
+    if (text[end] >= '1' && text[end] <= '9') {
+        ++end;
+    } else if (isNameStart(text[end])) {
+        while (end < text.size() && isNameChar(text[end])) {
+            ++end;
+        }
+    } else {
+        return std::string_view::npos;
+    }
+    return end < text.size() && text[end] == '}' ? end : std::string_view::npos;
+}
+}  // namespace
+
 bool hasParameter(std::string_view text) {
     for (std::size_t at = text.find("${"); at != std::string_view::npos;
          at = text.find("${", at + 2)) {
-        std::size_t end = at + 2;
-        if (end < text.size() && isNameStart(text[end])) {
-            while (end < text.size() && isNameChar(text[end])) {
-                ++end;
-            }
-            if (end < text.size() && text[end] == '}') {
-                return true;
-            }
+        if (parameterEnd(text, at) != std::string_view::npos) {
+            return true;
         }
     }
     return false;
@@ -69,11 +84,8 @@ bool hasParameter(std::string_view text) {
 void collectParameterNames(std::string_view text, std::set<std::string>& names) {
     for (std::size_t at = text.find("${"); at != std::string_view::npos;
          at = text.find("${", at + 2)) {
-        std::size_t end = at + 2;
-        while (end < text.size() && isNameChar(text[end])) {
-            ++end;
-        }
-        if (end < text.size() && text[end] == '}' && end > at + 2 && isNameStart(text[at + 2])) {
+        const std::size_t end = parameterEnd(text, at);
+        if (end != std::string_view::npos) {
             names.insert(std::string(text.substr(at + 2, end - at - 2)));
         }
     }
@@ -89,16 +101,10 @@ std::string exportWord(std::string_view word) {
     std::string out = "\"";
     std::size_t i = 0;
     while (i < word.size()) {
-        if (word.compare(i, 2, "${") == 0 && i + 2 < word.size() && isNameStart(word[i + 2])) {
-            std::size_t end = i + 2;
-            while (end < word.size() && isNameChar(word[end])) {
-                ++end;
-            }
-            if (end < word.size() && word[end] == '}') {
-                out += word.substr(i, end + 1 - i);
-                i = end + 1;
-                continue;
-            }
+        if (const std::size_t end = parameterEnd(word, i); end != std::string_view::npos) {
+            out += word.substr(i, end + 1 - i);
+            i = end + 1;
+            continue;
         }
         out += doubleQuoteEscape(word.substr(i, 1));
         ++i;

@@ -42,7 +42,7 @@ constexpr RuleInfo kRules[] = {
     {"trainer.layers-pp", S::Error, "trainer.pp", "layers % PP == 0, or with uneven first/last stages the rest divides the middle stages, every stage > 0 layers", "Megatron arguments.py; frameworks.md §8.6"},
     {"trainer.uneven-pp-needs-pp", S::Error, "trainer.decoder_last_pipeline_num_layers", "first/last pipeline stage sizes need PP > 1", "slime megatron_utils/arguments.py"},
     {"trainer.vpp", S::Error, "trainer.num_layers_per_virtual_stage", "VPP needs PP > 1 and layers per stage divisible by layers per virtual stage", "Megatron arguments.py"},
-    {"trainer.fsdp", S::Error, "trainer.backend", "the FSDP backend (slime, miles; not vime) has no TP/PP/CP/EP; miles' has no LoRA", "slime arguments.py --train-backend, fsdp_utils/; miles arguments.py"},
+    {"trainer.fsdp", S::Error, "trainer.backend", "the FSDP backend (slime, miles; not vime) has no TP/PP/CP/EP", "slime arguments.py --train-backend, fsdp_utils/; miles arguments.py, fsdp_utils/lora_utils.py"},
     // batch
     {"batch.positive", S::Error, "batch.rollout_batch_size", "rollout batch, samples per prompt and micro batch are >= 1", "slime arguments.py"},
     {"batch.identity", S::Error, "batch.global_batch_size", "rollout_batch_size x n_samples_per_prompt == global_batch_size x num_steps_per_rollout; one of them given", "slime/miles arguments.py; domain.md seed 002; frameworks.md §8.7"},
@@ -80,7 +80,7 @@ constexpr RuleInfo kRules[] = {
     {"lora.framework", S::Error, "lora.rank", "LoRA is a slime / miles feature (vime has none)", "miles arguments.py; slime run-qwen3-30B-A3B-lora.sh, fsdp_utils/lora_utils.py"},
     {"lora.target-modules", S::Error, "lora.target_modules", "lora.rank > 0 needs target modules", "miles arguments.py; frameworks.md §8.20"},
     {"lora.unknown-module", S::Warning, "lora.target_modules", "target modules are q_proj/k_proj/v_proj/o_proj/gate_proj/up_proj/down_proj or all-linear", "miles lora.md"},
-    {"lora.backend", S::Error, "trainer.backend", "LoRA needs the Megatron backend (slime's FSDP backend has LoRA too)", "miles arguments.py; slime fsdp_utils/lora_utils.py"},
+    {"lora.backend", S::Error, "trainer.backend", "LoRA needs the Megatron or (slime, miles) FSDP backend", "miles arguments.py, fsdp_utils/lora_utils.py; slime fsdp_utils/lora_utils.py"},
     {"lora.tp-bound", S::Error, "trainer.tp", "native LoRA: TP <= num_query_groups", "miles qwen3-8.md; domain.md seed 000"},
     {"lora.moe-sglang-backend", S::Warning, "rollout.lora_backend", "MoE LoRA needs --sglang-lora-backend triton", "miles lora.md; frameworks.md §8.20"},
     {"lora.disaggregated-pp", S::Error, "trainer.pp", "LoRA with disaggregated NCCL weight sync needs PP 1", "miles arguments.py; frameworks.md §8.20"},

@@ -149,12 +149,15 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
                          "all-linear");
             }
         }
-        // slime's FSDP backend has LoRA too (fsdp_utils/lora_utils.py)
+        // slime's and miles' FSDP backends have LoRA too (slime fsdp_utils/lora_utils.py; miles
+        // miles/backends/fsdp_utils/lora_utils.py, used by its own run-diffusion-grpo-ocr-debug.sh:
+        // --train-backend fsdp --lora-rank 64)
         if (r.trainer.backend != TrainBackend::Megatron &&
-            !(r.trainer.backend == TrainBackend::Fsdp && r.framework == Framework::Slime)) {
+            !(r.trainer.backend == TrainBackend::Fsdp &&
+              (r.framework == Framework::Slime || r.framework == Framework::Miles))) {
             ctx.emit("lora.backend", "trainer.backend",
                      std::string("LoRA on ") + toString(r.framework) +
-                         " needs the Megatron backend (only slime's FSDP has LoRA too)",
+                         " needs the Megatron backend (slime's and miles' FSDP have LoRA too)",
                      "set trainer.backend: megatron");
         }
         if (s.attention == AttentionKind::Gqa && l.tp > s.queryGroups()) {

@@ -287,17 +287,14 @@ void checkTrainer(const RuleContext& ctx) {
                      "remove num_layers_per_virtual_stage or pick a divisor of " + str(perStage));
         }
     }
-    // slime and miles both have the FSDP backend (slime/backends/fsdp_utils); slime's FSDP
-    // actor applies LoRA through PEFT (fsdp_utils/lora_utils.py), miles' has none
+    // slime and miles both have the FSDP backend (slime/backends/fsdp_utils); both FSDP actors
+    // apply LoRA (slime fsdp_utils/lora_utils.py, miles miles/backends/fsdp_utils/lora_utils.py)
     if (t.backend == TrainBackend::Fsdp &&
-        (r.framework == Framework::Vime || l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1 ||
-         (r.lora.rank > 0 && r.framework == Framework::Miles))) {
+        (r.framework == Framework::Vime || l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1)) {
         ctx.emit("trainer.fsdp", "trainer.backend",
-                 "the FSDP backend (slime, miles; not vime) has no TP/PP/CP/EP, and miles' has no "
-                 "LoRA (framework " +
+                 "the FSDP backend (slime, miles; not vime) has no TP/PP/CP/EP (framework " +
                      std::string(toString(r.framework)) + ", TP " + str(l.tp) + ", PP " +
-                     str(l.pp) + ", CP " + str(l.cp) + ", EP " + str(l.ep) + ", LoRA rank " +
-                     str(r.lora.rank) + ")",
+                     str(l.pp) + ", CP " + str(l.cp) + ", EP " + str(l.ep) + ")",
                  "use backend: megatron");
     }
 }

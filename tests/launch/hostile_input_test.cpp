@@ -121,6 +121,23 @@ TEST(HostileInput, DeeplyNestedCommandSubstitutionsEndInAFinding) {
     expectLimitAt(r, 1, "nested more than");
 }
 
+// A function that calls itself several times (read in place, docs/launch-scripts.md "Functions,
+// here-documents and script arguments") would take 8^depth steps: calls are bounded in depth and
+// in number, a limit finding at the call.
+TEST(HostileInput, SelfCallingFunctionEndsInAFinding) {
+    const std::string script = "f() {\n  f; f; f; f; f; f; f; f\n  python3 train.py --lr 1\n}\nf\n";
+    ScriptReading r = readTimed(script);
+    expectLimitAt(r, 2, "function calls nested more than");
+    // nested here-documents fed to bash: each body read once, no blow-up
+    std::string nested = "python3 train.py --lr 1\n";
+    for (int i = 0; i < 200; ++i) {
+        const std::string d = "E" + std::to_string(i);
+        nested = "bash -s <<'" + d + "'\n" + nested + d + "\n";
+    }
+    ScriptReading h = readTimed(nested);
+    EXPECT_NE(limitNote(h), nullptr) << allNotes(h).substr(0, 400);
+}
+
 TEST(HostileInput, DeeplyNestedBlocksEndInAFinding) {
     const std::vector<std::string> scripts = {
         repeat("(", 10000) + "X=1" + repeat(")", 10000) + "\n",

@@ -451,14 +451,23 @@ TEST(Import, LoneEvalPathIsEvalDataForValidate) {  // slime low_precision/run-qw
 }
 
 // miles examples/lora/run-qwen2.5-3B-megatron-lora-disaggregated-multi-node.sh: a guard on `$1`
-// ends the reading before the launch; the error names the exit's line.
+// (a script argument, not given: the parameter ${1}) is read as passed, like one on a site
+// variable; an exit that ends the reading before the launch is named by the error.
 TEST(Import, NoLaunchCommandNamesTheExitThatEndedTheReading) {
-    auto res = importScriptText(
+    auto guarded = importScriptText(
         "MODE=\"$1\"\nif [ \"$MODE\" != a ]; then\n  echo usage\n  exit 1\nfi\n"
         "python3 train.py --rollout-batch-size 4\n",
         "run.sh");
+    ASSERT_TRUE(guarded.ok()) << guarded.error();
+    ASSERT_EQ(guarded->parameters.size(), 1u);
+    EXPECT_EQ(guarded->parameters[0].name, "1");
+    EXPECT_TRUE(guarded->parameters[0].required);
+    auto res = importScriptText(
+        "if [ \"${MODE:-a}\" = a ]; then\n  echo done\n  exit 0\nfi\n"
+        "python3 train.py --rollout-batch-size 4\n",
+        "run.sh");
     ASSERT_FALSE(res.ok());
-    EXPECT_NE(res.error().find("run.sh:4: the reading stopped at this exit"), std::string::npos)
+    EXPECT_NE(res.error().find("run.sh:3: the reading stopped at this exit"), std::string::npos)
         << res.error();
 }
 

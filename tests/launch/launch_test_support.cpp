@@ -209,12 +209,24 @@ for g in 0 1 2 3 4 5 6 7; do echo "GPU$g	 X 	NV18	NV18	NV18	NV18	NV18	NV18	NV18"
 exit 0
 )SH";
 
+// `docker run|exec [OPTIONS] IMAGE bash -s`: the shell runs here, on the fakes (the container's
+// housekeeping, pull / rm, does nothing).
+const char* kDocker = R"SH(
+case "${1:-}" in
+  run|exec)
+    while [ $# -gt 0 ] && [ "$1" != bash ] && [ "$1" != sh ]; do shift; done
+    [ $# -gt 0 ] && exec "$@" ;;
+esac
+exit 0
+)SH";
+
 }  // namespace
 
 FakeTools::FakeTools(const std::string& root) : m_root(root) {
     fs::create_directories(root + "/bin");
     fs::create_directories(root + "/calls");
-    for (const char* tool : {"ray", "python", "python3", "ssh", "nvidia-smi", "curl", "pkill"}) {
+    for (const char* tool :
+         {"ray", "python", "python3", "ssh", "nvidia-smi", "curl", "pkill", "docker"}) {
         std::string script = "#!/bin/bash\ntool=" + std::string(tool) + "\n" + kRecorder;
         const std::string name = tool;
         if (name == "ray") {
@@ -223,6 +235,8 @@ FakeTools::FakeTools(const std::string& root) : m_root(root) {
             script += kPython;
         } else if (name == "nvidia-smi") {
             script += kNvidiaSmi;
+        } else if (name == "docker") {
+            script += kDocker;
         } else {
             script += "exit 0\n";
         }

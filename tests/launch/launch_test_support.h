@@ -51,7 +51,8 @@ struct Call {
     std::vector<std::string> argv;
 };
 
-/// Fake ray / python / python3 / ssh / nvidia-smi / curl / pkill in `<root>/bin` (python prints
+/// Fake ray / python / python3 / ssh / nvidia-smi / curl / pkill / docker in `<root>/bin` (python
+/// prints
 /// `<root>/model_args/NAME.txt` for miles' `model_args_utils.py NAME`), recording each call in
 /// order under
 /// `<root>/calls`. `ray start` remembers its --num-gpus, `ray status` prints the sum in Ray's

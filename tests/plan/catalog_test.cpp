@@ -65,14 +65,26 @@ TEST(Catalog, DerivedParameterCountsMatchPublishedSizes) {
     // layer, which some "A3B"-style names round away (Qwen3-Next: 3.9 B of "A3B"), so they are
     // only held to 30 % here; the 2.4T model's GDN heads are derived from its "A95B" (below).
     const Expected cases[] = {
-        {"qwen3-4B", "", 4.02, 4.02},       {"qwen3-8B", "", 8.19, 8.19},
-        {"qwen3-32B", "", 32.8, 32.8},      {"qwen3-30B-A3B", "", 30.5, 3.3},
-        {"qwen3-235B-A22B", "", 235, 22},   {"qwen3-next-80B-A3B", "", 80, 3.0},
-        {"qwen3.8-27B", "", 27, 27},        {"qwen3.8-2.4T-A95B", "full", 2400, 95},
-        {"glm4.5-355B-A32B", "", 355, 32},  {"glm4.5-106B-A12B", "", 106, 12},
-        {"glm4.7-30B-A3B", "", 30, 3.0},    {"glm5-744B-A40B", "", 744, 40},
-        {"deepseek-v3", "", 671, 37},       {"kimi-k2", "", 1040, 32},
+        {"qwen3-4B", "", 4.02, 4.02},
+        {"qwen3-8B", "", 8.19, 8.19},
+        {"qwen3-32B", "", 32.8, 32.8},
+        {"qwen3-30B-A3B", "", 30.5, 3.3},
+        {"qwen3-235B-A22B", "", 235, 22},
+        {"qwen3-next-80B-A3B", "", 80, 3.0},
+        {"qwen3.8-27B", "", 27, 27},
+        {"qwen3.8-2.4T-A95B", "full", 2400, 95},
+        {"glm4.5-355B-A32B", "", 355, 32},
+        {"glm4.5-106B-A12B", "", 106, 12},
+        {"glm4.7-30B-A3B", "", 30, 3.0},
+        {"glm5-744B-A40B", "", 744, 40},
+        {"deepseek-v3", "", 671, 37},
+        {"kimi-k2", "", 1040, 32},
         {"qwen2.5-0.5B", "", 0.494, 0.494},
+        // issue 15: models of the public scripts the catalog lacked (sources in each file)
+        {"qwen3-14B", "", 14.8, 14.8},
+        {"qwen3-vl-8B", "", 8.2, 8.2},  // language model only
+        {"gpt2", "", 0.124, 0.124},
+        {"inkling-small", "", 276, 12},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);

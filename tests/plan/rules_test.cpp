@@ -202,7 +202,12 @@ std::vector<RuleCase> ruleCases() {
         {"lora.target-modules", kFull, [](Recipe& r) { r.lora.targetModules.clear(); }, S::Error},
         {"lora.unknown-module", kFull, [](Recipe& r) { r.lora.targetModules.push_back("qkv"); },
          S::Warning},
-        {"lora.backend", kFull, [](Recipe& r) { r.trainer.backend = TrainBackend::Fsdp; },
+        {"lora.backend", kFull,
+         [](Recipe& r) {  // slime's and miles' FSDP have LoRA; vime's (no FSDP at all) not
+             r.framework = Framework::Vime;
+             r.rollout.engine = RolloutEngine::Vllm;
+             r.trainer.backend = TrainBackend::Fsdp;
+         },
          S::Error},
         {"lora.tp-bound", kFull, [](Recipe& r) { r.trainer.tp = 8; }, S::Error},
         {"lora.moe-sglang-backend", kFull, [](Recipe& r) { r.rollout.loraBackend.clear(); },
@@ -422,11 +427,16 @@ TEST(Rules, SlimeFsdpAndLoraAreValidNearMissesStillFire) {
     vime.framework = Framework::Vime;
     vime.rollout.engine = RolloutEngine::Vllm;
     EXPECT_NE(findRuleIn(findingsOf(vime), "trainer.fsdp"), nullptr);
-    Recipe milesLora = lora;  // miles' FSDP has no LoRA
+    // miles' FSDP has LoRA too (miles/backends/fsdp_utils/lora_utils.py; its own
+    // scripts/run-diffusion-grpo-ocr-debug.sh: --train-backend fsdp --lora-rank 64)
+    Recipe milesLora = lora;
     milesLora.framework = Framework::Miles;
     const auto miles = findingsOf(milesLora);
-    EXPECT_NE(findRuleIn(miles, "trainer.fsdp"), nullptr);
-    EXPECT_NE(findRuleIn(miles, "lora.backend"), nullptr);
+    EXPECT_EQ(findRuleIn(miles, "trainer.fsdp"), nullptr);
+    EXPECT_EQ(findRuleIn(miles, "lora.backend"), nullptr);
+    Recipe milesTp = milesLora;  // still no tensor parallelism
+    milesTp.trainer.tp = 2;
+    EXPECT_NE(findRuleIn(findingsOf(milesTp), "trainer.fsdp"), nullptr);
 }
 
 TEST(Rules, MilesBashLauncherIsValidMilesScriptForSlimeWarns) {
