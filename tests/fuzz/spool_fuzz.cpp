@@ -1,6 +1,7 @@
 // The daemon's spool reading a file it did not write: meta values and record rows (seq, size,
-// protobuf body, gap_first) from the fuzzer are stored with plain SQLite, then Spool::open loads
-// the counters, read() decodes every body, and acknowledge/append run on what was loaded.
+// protobuf body, gap_first) from the fuzzer are stored with plain SQLite (built in memory, written
+// as the file a clean close leaves), then Spool::open loads the counters, read() decodes every
+// body, and acknowledge/append run on what was loaded.
 //
 // Input: one flag byte (bit i: meta key i present), the four meta values (short strings), then
 // records: seq (8 bytes), flag byte (bit 0: gap_first set, bit 1: size column from the input),
@@ -80,7 +81,7 @@ sqlite3* imageBuilder() {
 /// database file in WAL mode without a -wal file: what the daemon leaves after a clean close (the
 /// WAL is checkpointed into the file and removed, the header says WAL). Building it in memory and
 /// writing it with one write() gives the same file as opening it with SQLite, WAL, inserting and
-/// closing (which cost about 60 pwrite, 100 fcntl and 60 stat calls per input).
+/// closing (127 of the 322 system calls an input made, strace -c).
 std::string rawSpoolImage(runplane::fuzz::ByteReader& in) {
     sqlite3* db = imageBuilder();
     sqlite3_exec(db, "BEGIN;", nullptr, nullptr, nullptr);
