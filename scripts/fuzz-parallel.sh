@@ -12,12 +12,25 @@ BIN="$1" SEEDS="$2" WORK="$3" SECS="$4"
 shift 4
 mkdir -p "$WORK/logs"
 # fuzz-bundle.sh adds a program that leaks 4242 bytes under ASan: if LeakSanitizer cannot run on
-# this machine (some sandboxes forbid what it needs), "0 leaks" would mean nothing.
+# this machine (some sandboxes forbid the ptrace it stops the threads with), "0 leaks" would mean
+# nothing. It runs with the workers' options plus use_stacks=0:use_registers=0 (as LLVM's own
+# LeakSanitizer tests do): a stale copy of the canary's pointer left on the stack by the host's
+# libc must not hide its leak, so the canary says whether LeakSanitizer can scan, nothing else.
+# Its whole output is kept in WORK/logs/lsan-canary.log.
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [ -x "$BIN/lsan-canary" ]; then
-  if "$BIN/lsan-canary" 2>&1 | grep -q 'detected memory leaks'; then
+  canary_log="$WORK/logs/lsan-canary.log"
+  { echo "ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=${LSAN_OPTIONS:-}"
+    LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_stacks=0:use_registers=0:verbosity=1:log_threads=1" \
+      "$BIN/lsan-canary"
+    echo "lsan-canary exit status: $?"
+  } >"$canary_log" 2>&1
+  if grep -q 'detected memory leaks' "$canary_log"; then
     echo "fuzz-parallel: LeakSanitizer works here (the canary's 4242-byte leak was reported)"
   else
-    echo "fuzz-parallel: LeakSanitizer does NOT work here (the canary's leak went unreported)"
+    echo "fuzz-parallel: LeakSanitizer does NOT work here (the canary's leak went unreported):"
+    tail -5 "$canary_log" | sed 's/^/  /'
   fi
 fi
 pids=()
@@ -25,11 +38,9 @@ for spec in "$@"; do
   t="${spec%%:*}" n="${spec##*:}"
   mkdir -p "$WORK/corpus/$t" "$WORK/artifacts/$t"
   for i in $(seq 1 "$n"); do
-    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "$BIN/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 -seed="$((i * 7919 + ${#t}))" -artifact_prefix="$WORK/artifacts/$t/" \
-        "$WORK/corpus/$t" "$SEEDS/$t" >"$WORK/logs/$t.$i.log" 2>&1 &
+    "$BIN/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -print_final_stats=1 -seed="$((i * 7919 + ${#t}))" -artifact_prefix="$WORK/artifacts/$t/" \
+      "$WORK/corpus/$t" "$SEEDS/$t" >"$WORK/logs/$t.$i.log" 2>&1 &
     pids+=("$!")
   done
 done
@@ -43,7 +54,8 @@ for spec in "$@"; do
     grep -o '[0-9]*$' | awk '{s += $1} END {print s + 0}')
   bad=$(grep -L 'stat::number_of_executed_units' "$WORK"/logs/"$t".*.log | wc -l)
   # Not "LeakSanitizer" alone: libFuzzer's notice that it checks leaks only at exit names it too.
-  errs=$(grep -l -E 'ERROR: |runtime error|Timeout|out-of-memory' \
+  # "encountered a fatal error": LeakSanitizer itself failed (e.g. could not stop the threads).
+  errs=$(grep -l -E 'ERROR: |runtime error|Timeout|out-of-memory|encountered a fatal error' \
     "$WORK"/logs/"$t".*.log | wc -l)
   arts=$(find "$WORK/artifacts/$t" -type f | wc -l)
   echo "fuzz-parallel: $t: $execs execs in ${SECS}s, workers without final stats: $bad," \

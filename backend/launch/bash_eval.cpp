@@ -599,8 +599,12 @@ void Evaluator::taintCommand(const SimpleCommand& cmd, int line, const std::stri
 
 ScriptReading readScript(std::string_view text, const std::string& path,
                          const std::vector<std::pair<std::string, std::string>>& env,
-                         const std::vector<std::string>& sourceRoots) {
+                         const std::vector<std::string>& sourceRoots,
+                         std::uint64_t expansionBudget) {
     Evaluator ev(path, env, sourceRoots);
+    if (expansionBudget > 0) {
+        ev.setExpansionBudget(expansionBudget);
+    }
     ev.runFile(text, path, 0);
     return ev.take();
 }

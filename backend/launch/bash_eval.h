@@ -5,6 +5,7 @@
 // set are marked unknown so that nothing downstream is guessed. One Evaluator per script; not
 // thread-safe (create one per call).
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,9 +21,11 @@ namespace runplane::plan::launch::detail {
 
 /// sourceRoots: folders besides the script's own folder tree that `source` may read from (the
 /// recipes' models/, --source-root). A source outside all of them is refused unread.
+/// expansionBudget: the expansion-work budget, 0 for kMaxExpansionWork (bash_limits.h).
 ScriptReading readScript(std::string_view text, const std::string& path,
                          const std::vector<std::pair<std::string, std::string>>& env,
-                         const std::vector<std::string>& sourceRoots = {});
+                         const std::vector<std::string>& sourceRoots = {},
+                         std::uint64_t expansionBudget = 0);
 
 class Evaluator : public Expander {
   public:

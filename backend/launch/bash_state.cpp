@@ -14,7 +14,7 @@ namespace runplane::plan::launch::detail {
 ReaderState::ReaderState(std::string mainPath,
                          const std::vector<std::pair<std::string, std::string>>& env,
                          const std::vector<std::string>& sourceRoots)
-    : m_mainPath(std::move(mainPath)) {
+    : m_mainPath(std::move(mainPath)), m_workLimit(kMaxExpansionWork) {
     namespace fs = std::filesystem;
     std::error_code ec;
     std::vector<fs::path> roots = {fs::absolute(fs::path(m_mainPath), ec).parent_path()};
@@ -70,12 +70,14 @@ void ReaderState::limitHit(int line, const std::string& message) {
 
 bool ReaderState::charge(std::uint64_t units, int line) {
     m_work += units;
-    if (m_work > kMaxExpansionWork && !m_budgetHit) {
+    if (m_work > m_workLimit && !m_budgetHit) {
         m_budgetHit = true;
         m_stopped = true;
-        limitHit(line, "the script's expansions exceed the reader's budget (" +
-                           std::to_string(kMaxExpansionWork >> 20) + " MiB of text, " +
-                           std::to_string(kWordCost) +
+        const std::string budget = m_workLimit % (1u << 20) == 0
+                                       ? std::to_string(m_workLimit >> 20) + " MiB"
+                                       : std::to_string(m_workLimit >> 10) + " KiB";
+        limitHit(line, "the script's expansions exceed the reader's budget (" + budget +
+                           " of text, " + std::to_string(kWordCost) +
                            " bytes a word); the rest of the script is not read");
     }
     return !m_budgetHit;

@@ -107,6 +107,8 @@ class ReaderState {
   public:
     ReaderState(std::string mainPath, const std::vector<std::pair<std::string, std::string>>& env,
                 const std::vector<std::string>& sourceRoots);
+    /// The expansion-work budget (bash_limits.h: kMaxExpansionWork unless set before reading).
+    void setExpansionBudget(std::uint64_t units) { m_workLimit = units; }
 
   protected:
     struct Var {
@@ -130,6 +132,7 @@ class ReaderState {
     bool m_notesClipped = false;
     // limits (bash_limits.h)
     std::uint64_t m_work = 0;
+    std::uint64_t m_workLimit;  // kMaxExpansionWork unless setExpansionBudget
     bool m_budgetHit = false;
     int m_exprNest = 0;  // expandWord recursion
     int m_nodeNest = 0;  // evalNodes recursion (if blocks, source)

@@ -50,7 +50,8 @@ const std::string* envValue(const Recipe& r, const std::string& key) {
 
 Result<ImportResult> importScriptText(std::string_view text, const std::string& path,
                                       const ImportOptions& options) {
-    ScriptReading reading = readScript(text, path, options.env, options.sourceRoots);
+    ScriptReading reading =
+        readScript(text, path, options.env, options.sourceRoots, options.expansionBudget);
     ImportResult res;
     res.notes = std::move(reading.notes);
     if (!reading.launch.has_value()) {

@@ -5,6 +5,7 @@
 // subset, docs/launch-scripts.md) into a recipe plus notes on everything it did not understand.
 // All functions are pure apart from the file reads/writes they name; thread-safe.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -84,6 +85,10 @@ struct ImportOptions {
     /// Folders besides the script's own folder tree that `source` may read from (the recipes'
     /// models/ folder, --source-root). A file outside all of them is refused and never opened.
     std::vector<std::string> sourceRoots;
+    /// The reader's expansion-work budget in bytes; 0 (every caller but the fuzz target) means
+    /// the documented 32 MiB (docs/launch-scripts.md, "Limits"). fuzz_import lowers it so that
+    /// inputs that grow into doubling or $(seq) scripts reach the budget's finding sooner.
+    std::uint64_t expansionBudget = 0;
 };
 
 /// One flag of the launch command as read: values expanded, with where it was written.

@@ -1,15 +1,17 @@
 // The daemon's spool reading a file it did not write: meta values and record rows (seq, size,
-// protobuf body, gap_first) from the fuzzer are stored with plain SQLite, then Spool::open loads
-// the counters, read() decodes every body, and acknowledge/append run on what was loaded.
+// protobuf body, gap_first) from the fuzzer are stored with plain SQLite (built in memory, written
+// as the file a clean close leaves), then Spool::open loads the counters, read() decodes every
+// body, and acknowledge/append run on what was loaded.
 //
 // Input: one flag byte (bit i: meta key i present), the four meta values (short strings), then
 // records: seq (8 bytes), flag byte (bit 0: gap_first set, bit 1: size column from the input),
 // [gap_first 8 bytes], [size 8 bytes], body (long string).
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
+#include <cstring>
 
 #include "backend/agent/spool.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -37,21 +39,52 @@ const std::string& spoolPath() {
 
 void removeSpool(const std::string& path) {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-        std::filesystem::remove(path + suffix);
+        ::unlink((path + suffix).c_str());
     }
 }
 
-bool writeRawSpool(const std::string& path, runplane::fuzz::ByteReader& in) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
-        sqlite3_close(db);
-        return false;
+/// An in-memory database for building the raw file, kept for the whole process: each input
+/// starts from a copy of the empty schema's image (sqlite3_deserialize), byte for byte what a
+/// fresh database with the schema is, without opening a connection and running the CREATE
+/// statements again (a third of the input's time).
+sqlite3* imageBuilder() {
+    static sqlite3* db = nullptr;
+    static std::string schemaImage;
+    if (db == nullptr) {
+        if (sqlite3_open(":memory:", &db) != SQLITE_OK ||
+            sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) {
+            std::abort();  // the fixture itself must come up
+        }
+        sqlite3_int64 bytes = 0;
+        unsigned char* image = sqlite3_serialize(db, "main", &bytes, 0);
+        if (image == nullptr) {
+            std::abort();
+        }
+        schemaImage.assign(reinterpret_cast<const char*>(image), static_cast<std::size_t>(bytes));
+        sqlite3_free(image);
     }
-    // WAL as the daemon leaves it; no fsync for this setup write (the spool's own writes keep
-    // theirs).
-    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; BEGIN;", nullptr, nullptr,
-                 nullptr);
-    sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr);
+    auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(schemaImage.size()));
+    if (copy == nullptr) {
+        std::abort();
+    }
+    std::memcpy(copy, schemaImage.data(), schemaImage.size());
+    const auto size = static_cast<sqlite3_int64>(schemaImage.size());
+    if (sqlite3_deserialize(db, "main", copy, size, size,
+                            SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE) !=
+        SQLITE_OK) {
+        std::abort();
+    }
+    return db;
+}
+
+/// The fuzzer's rows in a fresh database with the spool's schema, returned as the bytes of a
+/// database file in WAL mode without a -wal file: what the daemon leaves after a clean close (the
+/// WAL is checkpointed into the file and removed, the header says WAL). Building it in memory and
+/// writing it with one write() gives the same file as opening it with SQLite, WAL, inserting and
+/// closing (127 of the 322 system calls an input made, strace -c).
+std::string rawSpoolImage(runplane::fuzz::ByteReader& in) {
+    sqlite3* db = imageBuilder();
+    sqlite3_exec(db, "BEGIN;", nullptr, nullptr, nullptr);
     const std::uint8_t present = in.u8();
     sqlite3_stmt* put = nullptr;
     sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta VALUES(?1, ?2)", -1, &put, nullptr);
@@ -88,8 +121,32 @@ bool writeRawSpool(const std::string& path, runplane::fuzz::ByteReader& in) {
     }
     sqlite3_finalize(ins);
     sqlite3_exec(db, "COMMIT;", nullptr, nullptr, nullptr);
-    sqlite3_close(db);
-    return true;
+    sqlite3_int64 bytes = 0;
+    // NOCOPY: the builder's own buffer (it is a deserialized, in-memory database)
+    const unsigned char* image = sqlite3_serialize(db, "main", &bytes, SQLITE_SERIALIZE_NOCOPY);
+    std::string out;
+    if (image != nullptr && bytes >= 100) {
+        out.assign(reinterpret_cast<const char*>(image), static_cast<std::size_t>(bytes));
+        out[18] = 2;  // file format write/read version 2: WAL (as PRAGMA journal_mode=WAL sets)
+        out[19] = 2;
+    }
+    return out;
+}
+
+bool writeRawSpool(const std::string& path, runplane::fuzz::ByteReader& in) {
+    const std::string image = rawSpoolImage(in);
+    if (image.empty()) {
+        return false;
+    }
+    // 0644 as SQLite creates files (SQLITE_DEFAULT_FILE_PERMISSIONS): the spool tightens it.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return false;
+    }
+    const bool whole =
+        ::write(fd, image.data(), image.size()) == static_cast<ssize_t>(image.size());
+    ::close(fd);
+    return whole;
 }
 
 }  // namespace
@@ -120,6 +177,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fresh[0].mutable_sample()->set_series("fuzz");
     (void)s.append(fresh);
     (void)s.acknowledge(s.lastSeq());
-    removeSpool(path);
-    return 0;
+    return 0;  // the next input removes the files first (the scratch folder goes with the process)
 }

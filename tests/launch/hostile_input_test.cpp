@@ -328,6 +328,19 @@ TEST(HostileInput, CopiesOfALongWordPerFieldCountAgainstTheBudget) {
     expectLimitAt(r, 2, "exceed the reader's budget");
 }
 
+// fuzz_import reads with a smaller expansion budget (4 MiB, docs/fuzzing.md): the same finding,
+// sooner. 20k fields of $(seq) cost 5 MB of work: within the default 32 MiB, over 4 MiB.
+TEST(HostileInput, ExpansionBudgetIsAParameterWithTheDocumentedDefault) {
+    const std::string script = "X=$(seq 1 20000)\npython3 train.py $X\n";
+    const ScriptReading byDefault = readScript(script, "/tmp/hostile.sh", {});
+    EXPECT_EQ(limitNote(byDefault), nullptr) << allNotes(byDefault);
+    ASSERT_TRUE(byDefault.launch.has_value()) << allNotes(byDefault);
+    const ScriptReading smaller = readScript(script, "/tmp/hostile.sh", {}, {}, 4u << 20);
+    expectLimitAt(smaller, 2, "exceed the reader's budget (4 MiB of text");
+    const ScriptReading kib = readScript(script, "/tmp/hostile.sh", {}, {}, 1536u << 10);
+    expectLimitAt(kib, 2, "exceed the reader's budget (1536 KiB of text");
+}
+
 // fuzz_import (malloc of 2 GiB): a lone ';', '&' or '|' inside [[ ... ]] starts no word, and the
 // reader added an empty word at the same place until memory ran out. It is a finding now, and the
 // rest of the script is read.
