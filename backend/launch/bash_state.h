@@ -147,6 +147,8 @@ class ReaderState {
     void limitHit(int line, const std::string& message);
     /// Counts expansion work; false (and reading stops) once the budget is spent.
     bool charge(std::uint64_t units, int line);
+    /// Work units left before the budget is spent (what one word may still build).
+    std::uint64_t workLeft() const { return m_work < m_workLimit ? m_workLimit - m_work : 0; }
     Value unknownValue(int line, std::string why) const;
     std::optional<Value> lookup(const std::string& name, int line, bool* isSet);
     /// NAME is read while unset: records the use and returns the symbolic value ${NAME}.

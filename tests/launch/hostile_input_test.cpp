@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -326,6 +330,40 @@ TEST(HostileInput, CopiesOfALongWordPerFieldCountAgainstTheBudget) {
         "X=$(seq 1 99999)\npython3 train.py --a=$X\"" + std::string(2000, 'w') + "\"\n";
     const ScriptReading r = readTimed(script);
     expectLimitAt(r, 2, "exceed the reader's budget");
+}
+
+// fuzz_import (a 15 s timeout on the 16-core host, 1.6 GB): a word of many unquoted copies of a
+// 1 MiB blank-separated value ($X$X$X...) built all its fields (each with its own copies of the
+// file name and the word as written) before the budget was charged: 24 copies took 1.4 GB and
+// 3.8 s. Building stops once the word's cost passes what is left of the budget. Read in a child
+// process, whose peak RSS is measured (the parent's own high-water mark would hide it).
+TEST(HostileInput, AWordOfManySplitCopiesStopsAtTheBudgetWhileBuilding) {
+    std::string script =
+        "X=\"a b\"\n" + repeat("X=\"$X $X\"\n", 17) + "python3 train.py " + repeat("$X", 24) + "\n";
+    struct rusage before {};
+    getrusage(RUSAGE_SELF, &before);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        const ScriptReading r = readScript(script, "/tmp/hostile.sh", {});
+        const LaunchNote* n = limitNote(r);
+        _exit(n != nullptr && n->line == 19 &&
+                      n->message.find("exceed the reader's budget") != std::string::npos
+                  ? 0
+                  : 1);
+    }
+    int status = 0;
+    struct rusage child {};
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_EQ(wait4(pid, &status, 0, &child), pid);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "no budget finding at line 19";
+    // ru_maxrss is in KiB; the child starts with the parent's pages. The budget is 32 MiB of work.
+    EXPECT_LT(child.ru_maxrss - before.ru_maxrss, 256 * 1024) << "peak RSS grew by KiB";
+    EXPECT_LT(ms, 2000);
 }
 
 // fuzz_import reads with a smaller expansion budget (4 MiB, docs/fuzzing.md): the same finding,
