@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <thread>
 
 #include "backend/agent/agent_service.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -78,13 +79,30 @@ void waitForServerCalls() {
     f.idle.wait_for(lock, std::chrono::seconds(2), [&] { return f.calls == 0; });
 }
 
+constexpr int kPoolThreads = 2;
+
+// A barrier both pool threads must reach: once they have, each has finished (and destroyed) the
+// tasks it took before. The handlers finish unary calls and open watch cursors on the pool, so
+// a task's last frees could otherwise come after the input.
+struct PoolBarrier {
+    std::mutex mutex;
+    std::condition_variable changed;
+    int arrived = 0;
+    int left = 0;
+};
+
+PoolBarrier& poolBarrier() {
+    static PoolBarrier* b = new PoolBarrier();
+    return *b;
+}
+
 struct Daemon {
     NullLogger logger;
     std::unique_ptr<Spool> spool;
     std::unique_ptr<RunManager> runs;
     std::unique_ptr<Collector> collector;
     StreamPump pump;
-    WorkPool pool{2};
+    WorkPool pool{kPoolThreads};
     NodeInventory inventory{"fuzz-node", false};
     std::unique_ptr<Authenticator> auth;
     std::unique_ptr<AgentService> service;
@@ -153,6 +171,36 @@ struct Daemon {
 Daemon& daemon() {
     static Daemon* d = new Daemon();  // never destroyed: the server outlives every input
     return *d;
+}
+
+/// Until the pump has dropped the streams of finished watch and tail calls (it does so on its
+/// next cycle, up to 100 ms later unless woken) and every pool thread is past the tasks it
+/// took, at most 2 s each (a stuck one is the next input's problem).
+void waitForBackgroundWork(Daemon& d) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (d.pump.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+        d.pump.wake();
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    PoolBarrier& b = poolBarrier();
+    {
+        std::lock_guard lock(b.mutex);
+        b.arrived = 0;
+        b.left = 0;
+    }
+    for (int i = 0; i < kPoolThreads; ++i) {
+        d.pool.post([&b] {
+            std::unique_lock lock(b.mutex);
+            ++b.arrived;
+            b.changed.notify_all();
+            b.changed.wait_for(lock, std::chrono::seconds(2),
+                               [&] { return b.arrived >= kPoolThreads; });
+            ++b.left;
+            b.changed.notify_all();
+        });
+    }
+    std::unique_lock lock(b.mutex);
+    b.changed.wait_for(lock, std::chrono::seconds(2), [&] { return b.left >= kPoolThreads; });
 }
 
 void prepare(grpc::ClientContext& ctx, std::uint8_t auth, fuzz::ByteReader& in) {
@@ -238,5 +286,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             break;
     }
     waitForServerCalls();
+    waitForBackgroundWork(d);
     return 0;
 }
