@@ -85,9 +85,6 @@ int daemonMain(int argc, char** argv) {
     sigaddset(&signals, SIGHUP);
     ::pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     ::signal(SIGPIPE, SIG_IGN);
-    if (Status s = enforceTlsFloor(); !s.ok()) {
-        return fail(s.error());
-    }
 
     bool help = false;
     auto parsed = parseDaemonArgs(argc, argv, &help);
@@ -150,6 +147,14 @@ int daemonMain(int argc, char** argv) {
                         "bearer_token_file, tls_server_config.client_ca_file");
         }
         metricsWeb = std::move(*web);
+    }
+    // OpenSSL is initialised only when a port speaks TLS: a plaintext daemon (loopback) never
+    // loads its configuration or touches its code (docs/performance.md). Before the privileges
+    // drop: the floor's configuration is read through /proc/self/fd.
+    if (!config.tlsCert.empty() || metricsWeb.tls()) {
+        if (Status s = enforceTlsFloor(); !s.ok()) {
+            return fail(s.error());
+        }
     }
     auto privileges = dropPrivileges(config.user);
     if (!privileges) {
