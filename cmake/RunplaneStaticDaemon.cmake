@@ -84,6 +84,8 @@ else()
 endif()
 
 # Links `target` (runplaned) against the static archives when they are in use.
+# (-ffunction-sections -fdata-sections on runplaned and our libraries in its graph was measured:
+# 92 kB less text, no change in resident memory; not used.)
 function(runplane_link_static_deps target)
   if(RUNPLANE_HAVE_STATIC_DAEMON)
     set_target_properties(${target} PROPERTIES RUNPLANE_STATIC_DEPS ON)

@@ -594,14 +594,15 @@ bool MetricsServer::handleRequest(Connection& c, int served) {
 
     // The request head: request line and header fields, up to an empty line.
     std::size_t headEnd;
-    while ((headEnd = c.buffer.find("\r\n\r\n")) == std::string::npos) {
-        if (c.buffer.size() > kMaxHeadBytes) {
-            respond(431, "runplaned: request header too large\n", false, "", true);
-            return false;
-        }
+    while ((headEnd = c.buffer.find("\r\n\r\n")) == std::string::npos &&
+           c.buffer.size() <= kMaxHeadBytes) {
         if (!readMore(c.buffer.empty() && served > 0)) {
             return false;
         }
+    }
+    if (headEnd == std::string::npos || headEnd > kMaxHeadBytes) {
+        respond(431, "runplaned: request header too large\n", false, "", true);
+        return false;
     }
     std::istringstream head(c.buffer.substr(0, headEnd));
     c.buffer.erase(0, headEnd + 4);
