@@ -7,9 +7,13 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
-# The daemon's log (spdlog, journald-friendly) and its /metrics HTTPS server (cpp-httplib, built
-# by Debian with OpenSSL; pkg-config carries its CPPHTTPLIB_OPENSSL_SUPPORT definition).
+find_package(OpenSSL REQUIRED)
+# The daemon's log: spdlog, journald-friendly, compiled header-only with fmt header-only (no shared
+# C++ library beside a static runplaned; cmake/RunplaneStaticDaemon.cmake).
 find_package(spdlog CONFIG REQUIRED)
+find_package(fmt CONFIG REQUIRED)
+# cpp-httplib (built by Debian with OpenSSL; pkg-config carries its CPPHTTPLIB_OPENSSL_SUPPORT
+# definition): the tests' HTTPS client of the daemon's /metrics. The daemon serves /metrics itself.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(benchmark CONFIG QUIET)

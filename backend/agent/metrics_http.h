@@ -1,6 +1,9 @@
 #pragma once
-// Prometheus text exposition (format 0.0.4) on --metrics-listen, served by cpp-httplib with one
-// worker thread, so existing Grafana dashboards can scrape nodes. Host series use node_exporter's
+// Prometheus text exposition (format 0.0.4) on --metrics-listen, so existing Grafana dashboards
+// can scrape nodes. Served by a small HTTP/1.1 server of our own on one thread (GET and HEAD of
+// /metrics, keep-alive, OpenSSL for HTTPS): no HTTP library is linked into the daemon, and
+// OpenSSL is touched only when the web config asks for TLS (docs/performance.md, "Daemon beside
+// node_exporter"). Host series use node_exporter's
 // names, GPU series DCGM exporter's, the process series the client libraries' (docs/daemon.md).
 // Off loopback the endpoint needs a web config (metrics_web_config.h): HTTPS and basic auth, a
 // bearer token or client certificates.
@@ -9,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -18,9 +22,7 @@
 #include "backend/agent/spool.h"
 #include "common/result.h"
 
-namespace httplib {
-class Server;
-}
+typedef struct ssl_ctx_st SSL_CTX;
 
 namespace runplane::agent {
 
@@ -44,14 +46,27 @@ class MetricsServer {
     MetricsServer(const MetricsServer&) = delete;
     MetricsServer& operator=(const MetricsServer&) = delete;
     int port() const { return m_port; }
-    bool tls() const { return m_tls; }
+    bool tls() const { return m_ssl != nullptr; }
 
   private:
-    MetricsServer(std::unique_ptr<httplib::Server> server, int port, bool tls);
+    struct Connection;
+    MetricsServer(int listenFd, int stopFd, int port, SSL_CTX* ssl,
+                  std::function<std::string()> render, std::shared_ptr<MetricsAuth> auth,
+                  Logger& logger);
+    void serve();
+    void serveConnection(int fd, const std::string& peer);
+    /// One request on `c`; false when the connection is to be closed.
+    bool handleRequest(Connection& c, int served);
 
-    std::unique_ptr<httplib::Server> m_server;
+    int m_listenFd;
+    int m_stopFd;  // eventfd: the destructor wakes the serving thread
     int m_port;
-    bool m_tls;
+    SSL_CTX* m_ssl;  // null: plain HTTP
+    std::function<std::string()> m_render;
+    std::shared_ptr<MetricsAuth> m_auth;
+    Logger& m_logger;
+    std::mutex m_connMutex;  // guards m_connFd against the destructor's shutdown()
+    int m_connFd = -1;       // the connection being served, -1 between connections
     std::thread m_thread;
 };
 

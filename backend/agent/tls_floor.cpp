@@ -35,8 +35,8 @@ Status enforceTlsFloor() {
         return Error{"TLS floor: cannot write the OpenSSL configuration"};
     }
     const std::string path = "/proc/self/fd/" + std::to_string(fd);
-    // Shared libraries' constructors (cpp-httplib's) have already initialised OpenSSL with the
-    // system configuration; loading the modules again replaces its ssl_conf section.
+    // OpenSSL loads the system configuration on initialisation; loading the modules again
+    // replaces its ssl_conf section.
     OPENSSL_init_ssl(0, nullptr);
     const int ok = CONF_modules_load_file(path.c_str(), "runplaned_conf", 0);
     ::close(fd);

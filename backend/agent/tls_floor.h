@@ -10,8 +10,9 @@
 
 namespace runplane::agent {
 
-/// Call once, first thing in main, before any TLS context exists; checks the effect on a fresh
-/// context and returns an error if it did not take.
+/// Call once, before any TLS context exists (the daemon: once its flags say a port speaks TLS,
+/// before it drops root); checks the effect on a fresh context and returns an error if it did not
+/// take.
 Status enforceTlsFloor();
 
 }  // namespace runplane::agent
