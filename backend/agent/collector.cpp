@@ -54,6 +54,22 @@ v1::EventKind eventKind(LogEventKind k) {
     return v1::EVENT_INFO;
 }
 
+v1::Unit toProto(telemetry::Unit unit) {
+    switch (unit) {
+        case telemetry::Unit::None:
+            return v1::UNIT_NONE;
+        case telemetry::Unit::Bytes:
+            return v1::UNIT_BYTES;
+        case telemetry::Unit::Percent:
+            return v1::UNIT_PERCENT;
+        case telemetry::Unit::Seconds:
+            return v1::UNIT_SECONDS;
+        case telemetry::Unit::Hertz:
+            return v1::UNIT_HERTZ;
+    }
+    return v1::UNIT_UNSPECIFIED;
+}
+
 }  // namespace
 
 void Collector::Aggregate::add(double v) {
@@ -128,7 +144,17 @@ CollectorSnapshot Collector::snapshot() const {
 }
 
 void Collector::addSample(std::int64_t t, const std::string& runId, const std::string& series,
-                          double last, double min, double max, std::int64_t step) {
+                          double last, double min, double max) {
+    // Every name the collector samples is in the vocabulary (SeriesVocabulary tests); one that
+    // is not would go out as a plain number.
+    addSample(t, runId, series,
+              telemetry::series::sampledUnit(series).value_or(telemetry::Unit::None), last, min,
+              max, -1);
+}
+
+void Collector::addSample(std::int64_t t, const std::string& runId, const std::string& series,
+                          telemetry::Unit unit, double last, double min, double max,
+                          std::int64_t step) {
     v1::TelemetryRecord r;
     r.set_t_unix_ns(t);
     r.set_run_id(runId);
@@ -138,6 +164,7 @@ void Collector::addSample(std::int64_t t, const std::string& runId, const std::s
     s->set_min(min);
     s->set_max(max);
     s->set_step(step);
+    s->set_unit(toProto(unit));
     m_pending.push_back(std::move(r));
 }
 
@@ -343,6 +370,9 @@ void Collector::syncRuns(std::int64_t nowNs) {
                       {"previous", track.reportedState},
                       {"exit_code", std::to_string(view.status.exit_code())},
                       {"term_signal", std::to_string(view.status.term_signal())}});
+            // Typed on the wire (Event.run_state); attrs["state"] stays for older controllers
+            // and is what the history stores.
+            m_pending.back().mutable_event()->set_run_state(state);
             m_pendingMeta.emplace_back(stateKey, stateName);
             track.reportedState = stateName;
         }
@@ -584,7 +614,8 @@ void Collector::handleLine(RunTrack& run, std::string_view line, std::int64_t no
         run.lastProgressNs = nowNs;
     }
     for (const auto& m : parsed.metrics) {
-        addSample(nowNs, run.runId, m.series, m.value, m.value, m.value, m.step);
+        addSample(nowNs, run.runId, m.series, telemetry::unitOf(m.series), m.value, m.value,
+                  m.value, m.step);
     }
     for (const auto& ev : parsed.events) {
         if (ev.kind == LogEventKind::NcclWarning || ev.kind == LogEventKind::NcclError) {

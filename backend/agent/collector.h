@@ -30,6 +30,7 @@ struct GpuDevice;
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
 #include "backend/agent/spool_writer.h"
+#include "common/telemetry/series.h"
 
 namespace runplane::agent {
 
@@ -128,8 +129,13 @@ class Collector {
     void reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& gpu);
     void checkStalls(std::int64_t nowNs);
     void flush();
+    /// One of the daemon's own series (step -1), sent with the unit the vocabulary gives it
+    /// (telemetry::series::sampledUnit).
     void addSample(std::int64_t t, const std::string& runId, const std::string& series, double last,
-                   double min, double max, std::int64_t step = -1);
+                   double min, double max);
+    /// Any series with its unit (a workload's metric: telemetry::unitOf); sent as Sample.unit.
+    void addSample(std::int64_t t, const std::string& runId, const std::string& series,
+                   telemetry::Unit unit, double last, double min, double max, std::int64_t step);
     void addEvent(std::int64_t t, const std::string& runId, int kind, const std::string& message,
                   const std::map<std::string, std::string>& attrs);
 

@@ -151,7 +151,7 @@ void runPin(const RetentionOptions& options, bool pinned, CliContext& context) {
     if (!history) {
         return;
     }
-    if (runplane::Status s = history->setPinned(options.runId, pinned); !s.ok()) {
+    if (runplane::Status s = history->setPinned(db::RunId{options.runId}, pinned); !s.ok()) {
         std::cerr << "runplanectl history " << (pinned ? "pin" : "unpin") << ": " << s.error()
                   << "\n";
         context.exitCode = 1;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/analysis/run_metrics.h"
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
 #include "backend/control/controller.h"
@@ -16,7 +17,6 @@
 #include "backend/control/text_format.h"
 #include "backend/plan/recipe.h"
 #include "common/build_info.h"
-#include "common/metrics/run_metrics.h"
 #include "common/units/units.h"
 #include "db/history/history.h"
 

@@ -217,7 +217,8 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
         if (auto state = runStateFromAttrs(map)) {
             const bool ended = *state != db::RunState::Running;
             if ((*history)
-                    ->updateRunState(run.runId, *state, ended ? latest.tNs : 0, latest.message)
+                    ->updateRunState(db::RunId{run.runId}, *state, ended ? latest.tNs : 0,
+                                     latest.message)
                     .ok()) {
                 record.state = *state;
                 record.endedNs = ended ? latest.tNs : record.endedNs;
@@ -244,7 +245,7 @@ Result<RunStatusInfo> Controller::stopRun(const std::string& address, const std:
     }
     auto history = db::History::open(m_options.historyPath);
     if (history.ok()) {
-        (void)(*history)->updateRunState(runId, telemetry::historyState(stopped->state),
+        (void)(*history)->updateRunState(db::RunId{runId}, telemetry::historyState(stopped->state),
                                          stopped->endedNs, stopped->message);
     }
     return stopped;
@@ -270,8 +271,8 @@ Result<std::vector<RunStatusInfo>> Controller::syncRuns(const std::string& addre
     for (const auto& run : *runs) {
         auto known = (*history)->run(run.runId);
         if (known.ok() && *known) {
-            (void)(*history)->updateRunState(run.runId, telemetry::historyState(run.state),
-                                             run.endedNs, run.message);
+            (void)(*history)->updateRunState(
+                db::RunId{run.runId}, telemetry::historyState(run.state), run.endedNs, run.message);
         }
     }
     return runs;

@@ -96,7 +96,8 @@ Status recordStop(const std::string& historyPath, const std::string& runId,
         if (e.step == DispatchStep::StopRun && e.ok) {
             auto run = (*history)->run(runId);
             if (run.ok() && *run && (*run)->state == db::RunState::Running) {
-                return (*history)->updateRunState(runId, db::RunState::Stopped, unixNowNs(),
+                return (*history)->updateRunState(db::RunId{runId}, db::RunState::Stopped,
+                                                  unixNowNs(),
                                                   "stopped by runplanectl dispatch stop");
             }
         }

@@ -234,7 +234,8 @@ void HistoryWriter::applyRuns(const std::vector<RunStateChange>& runs) {
         if (auto known = m_history->run(change.runId); ended && known.ok() && *known) {
             endedNs = std::max(endedNs, (*known)->startedNs);
         }
-        (void)m_history->updateRunState(change.runId, change.state, endedNs, change.message);
+        (void)m_history->updateRunState(db::RunId{change.runId}, change.state, endedNs,
+                                        change.message);
     }
 }
 

@@ -30,8 +30,11 @@ struct Range {
 
 }  // namespace
 
-std::string unitForSeries(const std::string& name) {
-    return telemetry::unitOf(name);
+std::optional<db::RunState> runStateOf(const EventInfo& event) {
+    if (!event.runState) {
+        return std::nullopt;
+    }
+    return telemetry::historyState(*event.runState);
 }
 
 std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs) {
@@ -146,7 +149,7 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
             sample.tNs = record->tNs;
             sample.runId = record->runId;
             sample.series = record->sample.series;
-            sample.unit = unitForSeries(record->sample.series);
+            sample.unit = telemetry::toString(sampleUnit(record->sample));
             sample.value = record->sample.value;
             sample.min = record->sample.min;
             sample.max = record->sample.max;

@@ -26,12 +26,14 @@ struct BatchPlan {
 BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
                     std::uint64_t expected, std::int64_t nowNs);
 
-/// Unit of a series from its name's suffix (telemetry::unitOf): "_bytes" -> "bytes",
-/// "_percent" -> "%", "_seconds" -> "s", "_hz" -> "Hz", else "".
-std::string unitForSeries(const std::string& name);
+/// The history state a run_state event reports (EventInfo::runState: the typed field, or the
+/// "state" attribute of a record from before it), if any.
+std::optional<db::RunState> runStateOf(const EventInfo& event);
 
-/// The history state a run_state event reports through attrs["state"] (the protocol enum's name,
-/// "RUN_STATE_FAILED", read by runStateFromName), if any.
+/// The history state a stored run_state event records: the history keeps the event's
+/// attrs["state"] (the protocol enum's name, "RUN_STATE_FAILED", read by runStateFromName), for
+/// records sent with the typed field too (node_convert adds it). For an event read back from the
+/// history; one from the wire has EventInfo::runState.
 std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs);
 
 /// Attributes as a JSON object.

@@ -108,6 +108,25 @@ EventKindInfo fromProto(v1::EventKind kind) {
     }
 }
 
+// nullopt: not sent (UNIT_UNSPECIFIED, an older daemon or spool record) or a unit this build
+// does not know.
+std::optional<telemetry::Unit> fromProto(v1::Unit unit) {
+    switch (unit) {
+        case v1::UNIT_NONE:
+            return telemetry::Unit::None;
+        case v1::UNIT_BYTES:
+            return telemetry::Unit::Bytes;
+        case v1::UNIT_PERCENT:
+            return telemetry::Unit::Percent;
+        case v1::UNIT_SECONDS:
+            return telemetry::Unit::Seconds;
+        case v1::UNIT_HERTZ:
+            return telemetry::Unit::Hertz;
+        default:
+            return std::nullopt;
+    }
+}
+
 }  // namespace
 
 std::optional<NodeRunState> runStateFromName(const std::string& name) {
@@ -117,6 +136,22 @@ std::optional<NodeRunState> runStateFromName(const std::string& name) {
     }
     const NodeRunState out = fromProto(state);
     return out == NodeRunState::Unspecified ? std::nullopt : std::optional<NodeRunState>(out);
+}
+
+std::optional<NodeRunState> runStateOf(const v1::Event& event,
+                                       std::map<std::string, std::string>& attrs) {
+    const auto key = telemetry::attr::kState;
+    if (event.run_state() != v1::RUN_STATE_UNSPECIFIED) {
+        // The history stores the attribute (a file format): keep it there even from a daemon
+        // that sends only the typed field.
+        attrs.try_emplace(key, v1::RunState_Name(event.run_state()));
+        const NodeRunState typed = fromProto(event.run_state());
+        return typed == NodeRunState::Unspecified ? std::nullopt
+                                                  : std::optional<NodeRunState>(typed);
+    }
+    // A daemon or spool record from before Event.run_state: the attribute is all there is.
+    auto it = attrs.find(key);
+    return it == attrs.end() ? std::nullopt : runStateFromName(it->second);
 }
 
 const char* toString(CheckState state) {
@@ -213,9 +248,11 @@ TelemetryBatchInfo fromProto(const v1::TelemetryBatch& batch) {
             r.event.kind = fromProto(record.event().kind());
             r.event.message = record.event().message();
             r.event.attrs.insert(record.event().attrs().begin(), record.event().attrs().end());
+            r.event.runState = runStateOf(record.event(), r.event.attrs);
         } else if (record.has_sample()) {
             const auto& s = record.sample();
-            r.sample = SampleInfo{s.series(), s.value(), s.min(), s.max(), s.step()};
+            r.sample =
+                SampleInfo{s.series(), s.value(), s.min(), s.max(), s.step(), fromProto(s.unit())};
         } else {
             // A record with neither body (a newer daemon's kind): keep its seq as an info event.
             r.isEvent = true;

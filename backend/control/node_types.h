@@ -11,6 +11,7 @@
 
 #include "common/telemetry/event_kind.h"
 #include "common/telemetry/run_state.h"
+#include "common/telemetry/series.h"
 
 namespace runplane::control {
 
@@ -172,7 +173,16 @@ struct SampleInfo {
     double min = 0;
     double max = 0;
     std::int64_t step = -1;
+    /// The unit the daemon sent (Sample.unit); nullopt from a daemon or spool record older than
+    /// that field (sampleUnit then reads it from the series name's suffix).
+    std::optional<telemetry::Unit> unit;
 };
+
+/// A sample's unit: the one the daemon sent, or, for a sample sent without one (an older daemon
+/// or spool record), the one its name's suffix gives (telemetry::unitOf; the fallback only).
+inline telemetry::Unit sampleUnit(const SampleInfo& sample) {
+    return sample.unit ? *sample.unit : telemetry::unitOf(sample.series);
+}
 
 /// What an event is; toString gives the history's spelling: "phase", "nccl_warning", ...,
 /// "gap", "run_state", "info" (common/telemetry/event_kind.h).
@@ -182,6 +192,10 @@ struct EventInfo {
     EventKindInfo kind = EventKindInfo::Unspecified;
     std::string message;
     std::map<std::string, std::string> attrs;
+    /// run_state events: the run's new state as the daemon sent it (Event.run_state) or, from a
+    /// daemon or spool record older than that field, as its attrs["state"] names it (read by
+    /// node_convert); nullopt for an event that names no run state.
+    std::optional<NodeRunState> runState;
 };
 
 /// One record of a node's telemetry stream: a sample or an event with its per-node seq.

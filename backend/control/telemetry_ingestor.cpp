@@ -70,9 +70,10 @@ TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& 
     out.nodeId = nodeId;
     for (const auto& sample : plan.batch.samples) {
         if (sample.seq > previous) {
-            out.samples.push_back(LiveSample{
-                sample.seq, sample.tNs, sample.runId,
-                SampleInfo{sample.series, sample.value, sample.min, sample.max, sample.step}});
+            out.samples.push_back(
+                LiveSample{sample.seq, sample.tNs, sample.runId,
+                           SampleInfo{sample.series, sample.value, sample.min, sample.max,
+                                      sample.step, telemetry::unitFromString(sample.unit)}});
         }
     }
     for (const auto& record : batch.records) {
@@ -325,7 +326,7 @@ Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& no
                                                            db::History& history, bool& reset) {
     incarnation = node.spoolIncarnation;
     adoptLegacy = false;
-    auto latest = history.latestCursor(node.nodeId);
+    auto latest = history.latestCursor(db::NodeId{node.nodeId});
     if (!latest.ok()) {
         return Error{latest.error()};
     }
@@ -347,7 +348,8 @@ Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& no
         std::to_string(stored.incarnation) + " -> " + std::to_string(incarnation) +
         ": its state directory was replaced); seq " + std::to_string(stored.lastSeq) +
         " of the old spool was the last stored, the new one is ingested from its first record";
-    if (Status s = history.recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
+    if (Status s = history.recordNodeReset(db::NodeId{node.nodeId}, stored, incarnation, message);
+        !s.ok()) {
         return Error{s.error()};
     }
     reset = true;
@@ -363,8 +365,8 @@ Status TelemetryIngestor::Impl::outOfRange(const NodeSummary& node, std::uint64_
                                     "ends before seq " +
                                     std::to_string(cursor + 1) + " stored earlier)";
         if (Status s = lane->execute([&](db::History& history) {
-                return history.recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
-                                               message);
+                return history.recordNodeReset(db::NodeId{node.nodeId}, db::NodeCursor{0, cursor},
+                                               incarnation, message);
             });
             !s.ok()) {
             return s;
@@ -396,7 +398,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     }
     if (adoptLegacy) {
         if (Status s = lane->execute([&](db::History& history) {
-                return history.adoptIncarnation(node.nodeId, incarnation);
+                return history.adoptIncarnation(db::NodeId{node.nodeId}, incarnation);
             });
             !s.ok()) {
             failure = s;
@@ -416,7 +418,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         }
         if (record.event.kind == EventKindInfo::RunState ||
             record.event.kind == EventKindInfo::ProcessExit) {
-            if (auto state = runStateFromAttrs(record.event.attrs)) {
+            if (auto state = runStateOf(record.event)) {
                 runs.push_back(
                     RunStateChange{record.runId, *state, record.tNs, record.event.message});
             }

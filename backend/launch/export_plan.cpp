@@ -157,19 +157,19 @@ void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     for (const auto& rule : flagRules()) {
         // launcher options (kScriptBit only) are no framework's flags: nothing to report
         if ((rule.flavours & bits) != 0 || (rule.flavours & kTrainBits) == 0 ||
-            rule.emit == nullptr || reported.count(rule.field)) {
+            rule.emit == nullptr || reported.count(rule.field.str())) {
             continue;
         }
         std::vector<FlagValues> out;
         rule.emit(r, false, out);
-        if (out.empty() || fieldHasFlag(rule.field, bits)) {
+        if (out.empty() || fieldHasFlag(rule.field.view(), bits)) {
             continue;
         }
-        reported.insert(rule.field);
+        reported.insert(rule.field.str());
         plan.notes.push_back(recipeNote(
-            NoteLevel::Warning, rule.field,
-            std::string(rule.field) + " is set but " + toString(plan.flavour) +
-                " has no flag for it (" + rule.flag + " belongs to another framework); it is " +
+            NoteLevel::Warning, rule.field.str(),
+            rule.field.str() + " is set but " + toString(plan.flavour) + " has no flag for it (" +
+                rule.flag + " belongs to another framework); it is " +
                 "kept in the runplane-meta block only and the framework will not see it"));
     }
 }
@@ -209,10 +209,10 @@ void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extra
                                    ? findScriptOption(arg.flag)
                                    : findRule(arg.flag);
         if (rule != nullptr && (rule->flavours & bits) != 0 && rule->apply != nullptr) {
-            plan.notes.push_back(recipeNote(NoteLevel::Warning, where,
-                                            where + " repeats " + arg.flag +
-                                                ", which the recipe models as " + rule->field +
-                                                "; import will read it back into that field"));
+            plan.notes.push_back(
+                recipeNote(NoteLevel::Warning, where,
+                           where + " repeats " + arg.flag + ", which the recipe models as " +
+                               rule->field.str() + "; import will read it back into that field"));
         }
         ArgLine line;
         line.words.push_back(arg.flag);
@@ -255,7 +255,7 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     std::set<std::string> asOption;
     for (const auto& opt : scriptOptions()) {
         const FlagRule* rule = findScriptOption(opt.option);
-        asOption.insert(rule->field);
+        asOption.insert(rule->field.str());
         std::vector<FlagValues> out;
         rule->emit(r, opt.always, out);
         for (auto& fv : out) {
@@ -280,13 +280,13 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     ArgGroup train{"TRAIN_ARGS", {}, true};
     for (const auto& rule : flagRules()) {
         if ((rule.flavours & kMilesBit) == 0 || rule.emit == nullptr ||
-            asOption.count(rule.field)) {
+            asOption.count(rule.field.str())) {
             continue;
         }
         std::vector<FlagValues> out;
         // The launcher passes an engine memory fraction of its own (run_qwen3_8.py: 0.7) before
         // --extra-args: the recipe's is always written, so the engines run with the plan's.
-        emitFor(rule, r, true, alwaysInExtraArgs(rule.field), out);
+        emitFor(rule, r, true, alwaysInExtraArgs(rule.field.view()), out);
         for (const auto& fv : out) {
             ArgLine line;
             std::vector<std::string> words{fv.flag};
@@ -306,7 +306,7 @@ std::string buildMeta(const Recipe& r, unsigned bits, Flavour flavour) {
     m.model = r.model;
     m.batch.rolloutBatchSize = r.batch.rolloutBatchSize;  // required by the parser; flag-carried
     for (const auto& slot : fieldSlots()) {
-        if (isReconciledField(slot.path) || !fieldHasFlag(slot.path, bits)) {
+        if (isReconciledField(slot.path.view()) || !fieldHasFlag(slot.path.view(), bits)) {
             slot.copy(r, m);
         }
     }

@@ -10,6 +10,7 @@
 
 #include "backend/launch/launch.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_paths.h"
 
 namespace runplane::plan::launch::detail {
 
@@ -36,7 +37,7 @@ using ApplyFn = bool (*)(Recipe& r, const std::vector<std::string>& values, std:
 
 struct FlagRule {
     const char* flag;
-    const char* field;  // recipe path, as in the YAML ("rollout.mem_fraction")
+    FieldPath field;    // the recipe field (recipe_paths.h: fields::kRolloutMemFraction)
     const char* group;  // bash array; "ENGINE_ARGS" = SGLANG_ARGS / VLLM_ARGS by engine
     unsigned flavours;
     bool alwaysInBash;  // written even at the default in bash exports
@@ -70,7 +71,7 @@ std::span<const ScriptOption> scriptOptions();
 
 /// A recipe field the meta block can carry: copies it from one recipe to another.
 struct FieldSlot {
-    const char* path;
+    FieldPath path;  // recipe_paths.h: a fields:: constant, or a parts:: one for a whole part
     void (*copy)(const Recipe& from, Recipe& to);
 };
 std::span<const FieldSlot> fieldSlots();

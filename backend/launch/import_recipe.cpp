@@ -159,7 +159,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     const unsigned bits = flavourBit(flavour) | (in.milesScript ? kScriptBit : 0U);
     if (meta) {
         for (const auto& slot : fieldSlots()) {
-            if (isReconciledField(slot.path) || !fieldHasFlag(slot.path, bits)) {
+            if (isReconciledField(slot.path.view()) || !fieldHasFlag(slot.path.view(), bits)) {
                 slot.copy(*meta, r);
             }
         }
@@ -292,16 +292,17 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         if (rule != nullptr && rule->apply != nullptr && f.known) {
             std::string why;
             if (rule->apply(r, f.values, why)) {
-                const auto first = firstSeen.find(rule->field);
+                const auto first = firstSeen.find(rule->field.str());
                 if (first != firstSeen.end() && first->second.second != f.values &&
-                    std::string(rule->field) != "memory.offload_train") {
-                    notes.push_back({NoteLevel::Warning, f.file, f.line, rule->field,
-                                     f.flag + " sets " + rule->field + " again (first on line " +
+                    rule->field != fields::kMemoryOffloadTrain) {
+                    notes.push_back({NoteLevel::Warning, f.file, f.line, rule->field.str(),
+                                     f.flag + " sets " + rule->field.str() +
+                                         " again (first on line " +
                                          std::to_string(first->second.first) +
                                          "); the last one wins, as in the framework"});
                 }
-                firstSeen.emplace(rule->field, std::make_pair(f.line, f.values));
-                touched.insert(rule->field);
+                firstSeen.emplace(rule->field.str(), std::make_pair(f.line, f.values));
+                touched.insert(rule->field.str());
                 const auto ann = reading.annotations.find({f.file, f.line});
                 if (ann != reading.annotations.end() && ann->second.rfind(kSourceMark, 0) == 0) {
                     keepVerbatim(i);  // a recipe extra_args entry of our own export: stays one
@@ -310,7 +311,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
                 }
                 continue;
             }
-            notes.push_back({NoteLevel::Warning, f.file, f.line, rule->field,
+            notes.push_back({NoteLevel::Warning, f.file, f.line, rule->field.str(),
                              f.flag + " " + why + "; kept verbatim in extra_args"});
         } else if (!f.known) {
             notes.push_back({NoteLevel::Warning, f.file, f.line, "",
@@ -484,7 +485,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     for (const auto& [index, rule] : mapped) {
         const ScriptFlag& f = in.flags[index];
         const bool scriptLevel = in.milesScript && !f.inExtraArgs;
-        bool always = in.milesScript ? alwaysInExtraArgs(rule->field) : rule->alwaysInBash;
+        bool always = in.milesScript ? alwaysInExtraArgs(rule->field.str()) : rule->alwaysInBash;
         if (scriptLevel) {
             for (const auto& opt : scriptOptions()) {
                 if (f.flag == opt.option) {
@@ -501,8 +502,8 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         const bool emitted = std::any_of(out.begin(), out.end(),
                                          [&](const FlagValues& fv) { return fv.flag == ruleFlag; });
         if (!emitted && rule->emit != nullptr) {
-            notes.push_back({NoteLevel::Info, f.file, f.line, rule->field,
-                             f.flag + " is read into " + rule->field +
+            notes.push_back({NoteLevel::Info, f.file, f.line, rule->field.str(),
+                             f.flag + " is read into " + rule->field.str() +
                                  " and also kept verbatim, because the export would not write it "
                                  "back (recipe default or another framework's flag)"});
             keepVerbatim(index);

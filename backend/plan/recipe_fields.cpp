@@ -133,8 +133,9 @@ struct Row : RecipeField {
 };
 
 template <auto Ref>
-Row field(std::string_view path, const char* label, const char* tooltip = "", Why why = nullptr) {
+Row fieldRow(FieldPath fieldPath, const char* label, const char* tooltip = "", Why why = nullptr) {
     using T = std::remove_cvref_t<decltype(Ref(std::declval<Recipe&>()))>;
+    const std::string_view path = fieldPath.view();
     Row f;
     f.path = path;
     const auto dot = path.rfind('.');
@@ -156,10 +157,10 @@ Row field(std::string_view path, const char* label, const char* tooltip = "", Wh
     return f;
 }
 
-#define RP_FIELD(MEMBER)           \
-    field < [](auto& r) -> auto& { \
-        return r.MEMBER;           \
-    }                              \
+#define RP_FIELD(MEMBER)              \
+    fieldRow < [](auto& r) -> auto& { \
+        return r.MEMBER;              \
+    }                                 \
     >
 
 // ---- when a field applies ----
@@ -242,262 +243,270 @@ const char* rayStopOff(const Recipe& r) {
 
 std::vector<RecipeField> buildTable() {
     const Row rows[] = {
-        RP_FIELD(name)("name", "Name"),
-        RP_FIELD(description)("description", "Description", "one line"),
-        RP_FIELD(framework)("framework", "Framework",
+        RP_FIELD(name)(fields::kName, "Name"),
+        RP_FIELD(description)(fields::kDescription, "Description", "one line"),
+        RP_FIELD(framework)(fields::kFramework, "Framework",
                             "miles, slime, or the vLLM-based variant (vime)")
             .always(),
-        RP_FIELD(model.name)("model.name", "Model", "a model of the catalog (recipes/models)")
+        RP_FIELD(model.name)(fields::kModelName, "Model", "a model of the catalog (recipes/models)")
             .bespoke(),
-        RP_FIELD(model.variant)("model.variant", "Variant", "--model-variant").bespoke(),
+        RP_FIELD(model.variant)(fields::kModelVariant, "Variant", "--model-variant").bespoke(),
 
-        RP_FIELD(hardware.gpu)("hardware.gpu", "GPU"),
-        RP_FIELD(hardware.gpuMemoryGb)("hardware.gpu_memory_gb", "HBM per GPU (GB)").dec(1),
-        RP_FIELD(hardware.gpusPerNode)("hardware.gpus_per_node", "GPUs per node",
+        RP_FIELD(hardware.gpu)(fields::kHardwareGpu, "GPU"),
+        RP_FIELD(hardware.gpuMemoryGb)(fields::kHardwareGpuMemoryGb, "HBM per GPU (GB)").dec(1),
+        RP_FIELD(hardware.gpusPerNode)(fields::kHardwareGpusPerNode, "GPUs per node",
                                        "0 = a CPU-only node"),
-        RP_FIELD(hardware.hostRamGb)("hardware.host_ram_gb", "Host RAM per node (GB)").dec(0),
-        RP_FIELD(hardware.cpuArch)("hardware.cpu_arch", "CPU"),
-        RP_FIELD(hardware.nvlink)("hardware.nvlink", "NVLink"),
+        RP_FIELD(hardware.hostRamGb)(fields::kHardwareHostRamGb, "Host RAM per node (GB)").dec(0),
+        RP_FIELD(hardware.cpuArch)(fields::kHardwareCpuArch, "CPU"),
+        RP_FIELD(hardware.nvlink)(fields::kHardwareNvlink, "NVLink"),
         RP_FIELD(hardware.assumed)(
-            "hardware.assumed", "Hardware assumed",
+            fields::kHardwareAssumed, "Hardware assumed",
             "the importer's stand-ins: memory findings over HBM / RAM are warnings"),
 
-        RP_FIELD(cluster.nodes)("cluster.nodes", "Nodes"),
+        RP_FIELD(cluster.nodes)(fields::kClusterNodes, "Nodes"),
         RP_FIELD(cluster.masterAddr)(
-            "cluster.master_addr", "Master address",
+            fields::kClusterMasterAddr, "Master address",
             "the head's LAN IP (never 127.0.0.1 for multi-node); empty = decided at launch"),
-        RP_FIELD(cluster.rayObjectStoreFraction)("cluster.ray_object_store_fraction",
+        RP_FIELD(cluster.rayObjectStoreFraction)(fields::kClusterRayObjectStoreFraction,
                                                  "Ray object store share of RAM"),
-        RP_FIELD(cluster.rayObjectStoreMaxGb)("cluster.ray_object_store_max_gb",
+        RP_FIELD(cluster.rayObjectStoreMaxGb)(fields::kClusterRayObjectStoreMaxGb,
                                               "Ray object store cap (GB)")
             .dec(0),
-        RP_FIELD(placement)("placement", "Placement",
+        RP_FIELD(placement)(fields::kPlacement, "Placement",
                             "colocate: trainer and engines share GPUs and take turns"),
 
-        RP_FIELD(trainer.backend)("trainer.backend", "Backend", "--train-backend"),
-        RP_FIELD(trainer.nodes)("trainer.nodes", "Trainer nodes", "--actor-num-nodes",
+        RP_FIELD(trainer.backend)(fields::kTrainerBackend, "Backend", "--train-backend"),
+        RP_FIELD(trainer.nodes)(fields::kTrainerNodes, "Trainer nodes", "--actor-num-nodes",
                                 underColocateTrainer)
             .unset("default (= cluster nodes)"),
-        RP_FIELD(trainer.gpusPerNode)("trainer.gpus_per_node", "Trainer GPUs per node",
+        RP_FIELD(trainer.gpusPerNode)(fields::kTrainerGpusPerNode, "Trainer GPUs per node",
                                       "--actor-num-gpus-per-node")
             .unset("default (= hardware GPUs per node)"),
-        RP_FIELD(trainer.tp)("trainer.tp", "TP", "--tensor-model-parallel-size", megatronOnly),
-        RP_FIELD(trainer.pp)("trainer.pp", "PP", "--pipeline-model-parallel-size", megatronOnly),
-        RP_FIELD(trainer.cp)("trainer.cp", "CP", "--context-parallel-size", megatronOnly),
-        RP_FIELD(trainer.ep)("trainer.ep", "EP", "--expert-model-parallel-size", megatronOnly),
-        RP_FIELD(trainer.etp)("trainer.etp", "ETP", "default: = TP", megatronOnly)
+        RP_FIELD(trainer.tp)(fields::kTrainerTp, "TP", "--tensor-model-parallel-size",
+                             megatronOnly),
+        RP_FIELD(trainer.pp)(fields::kTrainerPp, "PP", "--pipeline-model-parallel-size",
+                             megatronOnly),
+        RP_FIELD(trainer.cp)(fields::kTrainerCp, "CP", "--context-parallel-size", megatronOnly),
+        RP_FIELD(trainer.ep)(fields::kTrainerEp, "EP", "--expert-model-parallel-size",
+                             megatronOnly),
+        RP_FIELD(trainer.etp)(fields::kTrainerEtp, "ETP", "default: = TP", megatronOnly)
             .unset("default (= TP)"),
-        RP_FIELD(trainer.sequenceParallel)("trainer.sequence_parallel", "Sequence parallel",
+        RP_FIELD(trainer.sequenceParallel)(fields::kTrainerSequenceParallel, "Sequence parallel",
                                            "--sequence-parallel", needsTp),
-        RP_FIELD(trainer.decoderFirstPipelineNumLayers)("trainer.decoder_first_pipeline_num_layers",
-                                                        "First PP stage layers", "", ppOnly),
-        RP_FIELD(trainer.decoderLastPipelineNumLayers)("trainer.decoder_last_pipeline_num_layers",
+        RP_FIELD(trainer.decoderFirstPipelineNumLayers)(
+            fields::kTrainerDecoderFirstPipelineNumLayers, "First PP stage layers", "", ppOnly),
+        RP_FIELD(trainer.decoderLastPipelineNumLayers)(fields::kTrainerDecoderLastPipelineNumLayers,
                                                        "Last PP stage layers", "", ppOnly),
-        RP_FIELD(trainer.numLayersPerVirtualStage)("trainer.num_layers_per_virtual_stage",
+        RP_FIELD(trainer.numLayersPerVirtualStage)(fields::kTrainerNumLayersPerVirtualStage,
                                                    "Layers per virtual stage", "", ppOnly),
-        RP_FIELD(trainer.recompute)("trainer.recompute", "Activation recompute",
+        RP_FIELD(trainer.recompute)(fields::kTrainerRecompute, "Activation recompute",
                                     "full / uniform / 1"),
 
-        RP_FIELD(rollout.engine)("rollout.engine", "Engine")
+        RP_FIELD(rollout.engine)(fields::kRolloutEngine, "Engine")
             .unset("default (vllm for vime, sglang otherwise)"),
-        RP_FIELD(rollout.numGpus)("rollout.num_gpus", "Rollout GPUs", "--rollout-num-gpus",
+        RP_FIELD(rollout.numGpus)(fields::kRolloutNumGpus, "Rollout GPUs", "--rollout-num-gpus",
                                   underColocateRollout),
-        RP_FIELD(rollout.gpusPerEngine)("rollout.gpus_per_engine", "GPUs per engine",
+        RP_FIELD(rollout.gpusPerEngine)(fields::kRolloutGpusPerEngine, "GPUs per engine",
                                         "--rollout-num-gpus-per-engine"),
-        RP_FIELD(rollout.engines)("rollout.engines", "Engines (cross-check)",
+        RP_FIELD(rollout.engines)(fields::kRolloutEngines, "Engines (cross-check)",
                                   "= rollout GPUs / GPUs per engine"),
-        RP_FIELD(rollout.ppSize)("rollout.pp_size", "Engine PP"),
-        RP_FIELD(rollout.dpSize)("rollout.dp_size", "Engine DP"),
-        RP_FIELD(rollout.epSize)("rollout.ep_size", "Engine EP (SGLang)", "--sglang-ep-size",
+        RP_FIELD(rollout.ppSize)(fields::kRolloutPpSize, "Engine PP"),
+        RP_FIELD(rollout.dpSize)(fields::kRolloutDpSize, "Engine DP"),
+        RP_FIELD(rollout.epSize)(fields::kRolloutEpSize, "Engine EP (SGLang)", "--sglang-ep-size",
                                  sglangEp),
-        RP_FIELD(rollout.dpAttention)("rollout.dp_attention", "DP attention (SGLang)", "",
+        RP_FIELD(rollout.dpAttention)(fields::kRolloutDpAttention, "DP attention (SGLang)", "",
                                       sglangDpAttention),
-        RP_FIELD(rollout.expertParallel)("rollout.expert_parallel", "Expert parallel (vLLM)",
+        RP_FIELD(rollout.expertParallel)(fields::kRolloutExpertParallel, "Expert parallel (vLLM)",
                                          "--vllm-enable-expert-parallel", vllmExpertParallel),
-        RP_FIELD(rollout.eplb.enabled)("rollout.eplb.enabled", "EPLB", "", eplbWhy),
-        RP_FIELD(rollout.eplb.redundantExperts)("rollout.eplb.redundant_experts",
+        RP_FIELD(rollout.eplb.enabled)(fields::kRolloutEplbEnabled, "EPLB", "", eplbWhy),
+        RP_FIELD(rollout.eplb.redundantExperts)(fields::kRolloutEplbRedundantExperts,
                                                 "Redundant experts", "", eplbExpertsWhy),
         RP_FIELD(rollout.memFraction)(
-            "rollout.mem_fraction", "Memory fraction",
+            fields::kRolloutMemFraction, "Memory fraction",
             "--sglang-mem-fraction-static / --vllm-gpu-memory-utilization"),
-        RP_FIELD(rollout.cudaGraph)("rollout.cuda_graph", "CUDA graphs"),
-        RP_FIELD(rollout.cudaGraphSizes)("rollout.cuda_graph_sizes", "CUDA graph batch sizes",
+        RP_FIELD(rollout.cudaGraph)(fields::kRolloutCudaGraph, "CUDA graphs"),
+        RP_FIELD(rollout.cudaGraphSizes)(fields::kRolloutCudaGraphSizes, "CUDA graph batch sizes",
                                          "the batch sizes captured, e.g. 1, 2, 4, 8", cudaGraphOff),
-        RP_FIELD(rollout.cudaGraphMaxBs)("rollout.cuda_graph_max_bs", "CUDA graph max batch",
+        RP_FIELD(rollout.cudaGraphMaxBs)(fields::kRolloutCudaGraphMaxBs, "CUDA graph max batch",
                                          "0 = the engine's default", cudaGraphOff),
-        RP_FIELD(rollout.weightDtype)("rollout.weight_dtype", "Engine weights"),
-        RP_FIELD(rollout.quantScope)("rollout.quant_scope", "Quantised weights", "", bf16Weights),
-        RP_FIELD(rollout.maxResponseLen)("rollout.max_response_len", "Max response length",
+        RP_FIELD(rollout.weightDtype)(fields::kRolloutWeightDtype, "Engine weights"),
+        RP_FIELD(rollout.quantScope)(fields::kRolloutQuantScope, "Quantised weights", "",
+                                     bf16Weights),
+        RP_FIELD(rollout.maxResponseLen)(fields::kRolloutMaxResponseLen, "Max response length",
                                          "--rollout-max-response-len"),
-        RP_FIELD(rollout.maxContextLen)("rollout.max_context_len", "Max context length"),
-        RP_FIELD(rollout.maxPromptLen)("rollout.max_prompt_len", "Max prompt length"),
-        RP_FIELD(rollout.temperature)("rollout.temperature", "Sampling temperature",
+        RP_FIELD(rollout.maxContextLen)(fields::kRolloutMaxContextLen, "Max context length"),
+        RP_FIELD(rollout.maxPromptLen)(fields::kRolloutMaxPromptLen, "Max prompt length"),
+        RP_FIELD(rollout.temperature)(fields::kRolloutTemperature, "Sampling temperature",
                                       "--rollout-temperature (default 1.0)"),
-        RP_FIELD(rollout.moeBackend)("rollout.moe_backend", "MoE backend"),
-        RP_FIELD(rollout.loraBackend)("rollout.lora_backend", "LoRA backend",
+        RP_FIELD(rollout.moeBackend)(fields::kRolloutMoeBackend, "MoE backend"),
+        RP_FIELD(rollout.loraBackend)(fields::kRolloutLoraBackend, "LoRA backend",
                                       "MoE LoRA on SGLang needs triton", loraOff),
 
-        RP_FIELD(batch.rolloutBatchSize)("batch.rollout_batch_size", "Rollout batch size",
+        RP_FIELD(batch.rolloutBatchSize)(fields::kBatchRolloutBatchSize, "Rollout batch size",
                                          "prompts per rollout step (required)"),
-        RP_FIELD(batch.nSamplesPerPrompt)("batch.n_samples_per_prompt", "Samples per prompt"),
-        RP_FIELD(batch.globalBatchSize)("batch.global_batch_size", "Global batch size",
+        RP_FIELD(batch.nSamplesPerPrompt)(fields::kBatchNSamplesPerPrompt, "Samples per prompt"),
+        RP_FIELD(batch.globalBatchSize)(fields::kBatchGlobalBatchSize, "Global batch size",
                                         "must equal rollout batch size × samples per prompt"),
-        RP_FIELD(batch.numStepsPerRollout)("batch.num_steps_per_rollout",
+        RP_FIELD(batch.numStepsPerRollout)(fields::kBatchNumStepsPerRollout,
                                            "Optimizer steps per rollout"),
-        RP_FIELD(batch.microBatchSize)("batch.micro_batch_size", "Micro batch size"),
-        RP_FIELD(batch.dynamicBatchSize)("batch.dynamic_batch_size", "Dynamic batch size"),
+        RP_FIELD(batch.microBatchSize)(fields::kBatchMicroBatchSize, "Micro batch size"),
+        RP_FIELD(batch.dynamicBatchSize)(fields::kBatchDynamicBatchSize, "Dynamic batch size"),
         RP_FIELD(batch.maxTokensPerGpu)(
-            "batch.max_tokens_per_gpu", "Max tokens per GPU",
+            fields::kBatchMaxTokensPerGpu, "Max tokens per GPU",
             "token budget per GPU per micro-batch (× CP with context parallelism)"),
-        RP_FIELD(batch.overSamplingBatchSize)("batch.over_sampling_batch_size",
+        RP_FIELD(batch.overSamplingBatchSize)(fields::kBatchOverSamplingBatchSize,
                                               "Over-sampling batch size"),
-        RP_FIELD(batch.numRollout)("batch.num_rollout", "Rollouts"),
-        RP_FIELD(batch.numEpoch)("batch.num_epoch", "Epochs"),
+        RP_FIELD(batch.numRollout)(fields::kBatchNumRollout, "Rollouts"),
+        RP_FIELD(batch.numEpoch)(fields::kBatchNumEpoch, "Epochs"),
 
-        RP_FIELD(algorithm.advantageEstimator)("algorithm.advantage_estimator", "Advantage"),
-        RP_FIELD(algorithm.useKlLoss)("algorithm.use_kl_loss", "KL loss",
+        RP_FIELD(algorithm.advantageEstimator)(fields::kAlgorithmAdvantageEstimator, "Advantage"),
+        RP_FIELD(algorithm.useKlLoss)(fields::kAlgorithmUseKlLoss, "KL loss",
                                       "loads the full reference model even with a zero "
                                       "coefficient"),
-        RP_FIELD(algorithm.klLossCoef)("algorithm.kl_loss_coef", "KL loss coefficient", "",
+        RP_FIELD(algorithm.klLossCoef)(fields::kAlgorithmKlLossCoef, "KL loss coefficient", "",
                                        klLossOff)
             .dec(4),
-        RP_FIELD(algorithm.klLossType)("algorithm.kl_loss_type", "KL loss type"),
+        RP_FIELD(algorithm.klLossType)(fields::kAlgorithmKlLossType, "KL loss type"),
         RP_FIELD(algorithm.klCoef)(
-            "algorithm.kl_coef", "KL reward coefficient",
+            fields::kAlgorithmKlCoef, "KL reward coefficient",
             "reward-shaping KL (--kl-coef): loads the reference model when > 0")
             .dec(4),
-        RP_FIELD(algorithm.epsClip)("algorithm.eps_clip", "Clip ε").dec(3),
-        RP_FIELD(algorithm.epsClipHigh)("algorithm.eps_clip_high", "Clip ε (high)",
+        RP_FIELD(algorithm.epsClip)(fields::kAlgorithmEpsClip, "Clip ε").dec(3),
+        RP_FIELD(algorithm.epsClipHigh)(fields::kAlgorithmEpsClipHigh, "Clip ε (high)",
                                         "--eps-clip-high")
             .dec(3)
             .unset("default (= clip ε)"),
-        RP_FIELD(algorithm.entropyCoef)("algorithm.entropy_coef", "Entropy coefficient").dec(4),
-        RP_FIELD(algorithm.useTis)("algorithm.use_tis", "TIS"),
-        RP_FIELD(algorithm.lr)("algorithm.lr", "Learning rate").dec(8),
-        RP_FIELD(algorithm.normalizeAdvantages)("algorithm.normalize_advantages",
+        RP_FIELD(algorithm.entropyCoef)(fields::kAlgorithmEntropyCoef, "Entropy coefficient")
+            .dec(4),
+        RP_FIELD(algorithm.useTis)(fields::kAlgorithmUseTis, "TIS"),
+        RP_FIELD(algorithm.lr)(fields::kAlgorithmLr, "Learning rate").dec(8),
+        RP_FIELD(algorithm.normalizeAdvantages)(fields::kAlgorithmNormalizeAdvantages,
                                                 "Normalize advantages",
                                                 "--normalize-advantages (reinforce++ needs it)"),
-        RP_FIELD(algorithm.useRolloutLogprobs)("algorithm.use_rollout_logprobs",
+        RP_FIELD(algorithm.useRolloutLogprobs)(fields::kAlgorithmUseRolloutLogprobs,
                                                "Use rollout logprobs",
                                                "--use-rollout-logprobs (exclusive with TIS)"),
-        RP_FIELD(algorithm.useOpd)("algorithm.use_opd", "On-policy distillation", "--use-opd"),
-        RP_FIELD(algorithm.opdType)("algorithm.opd_type", "OPD teacher runs in", "--opd-type",
+        RP_FIELD(algorithm.useOpd)(fields::kAlgorithmUseOpd, "On-policy distillation", "--use-opd"),
+        RP_FIELD(algorithm.opdType)(fields::kAlgorithmOpdType, "OPD teacher runs in", "--opd-type",
                                     opdOff)
             .unset("unset (required with OPD)"),
 
-        RP_FIELD(optimizer.kind)("optimizer.kind", "Optimizer", "--optimizer"),
-        RP_FIELD(optimizer.distributed)("optimizer.distributed", "Distributed optimizer"),
-        RP_FIELD(optimizer.cpuOffload)("optimizer.cpu_offload", "CPU Adam (offload)"),
-        RP_FIELD(optimizer.overlapCpuOptimizerD2hH2d)("optimizer.overlap_cpu_optimizer_d2h_h2d",
+        RP_FIELD(optimizer.kind)(fields::kOptimizerKind, "Optimizer", "--optimizer"),
+        RP_FIELD(optimizer.distributed)(fields::kOptimizerDistributed, "Distributed optimizer"),
+        RP_FIELD(optimizer.cpuOffload)(fields::kOptimizerCpuOffload, "CPU Adam (offload)"),
+        RP_FIELD(optimizer.overlapCpuOptimizerD2hH2d)(fields::kOptimizerOverlapCpuOptimizerD2hH2d,
                                                       "Overlap D2H/H2D", "", cpuOffloadOff),
-        RP_FIELD(optimizer.precisionAware)("optimizer.precision_aware",
+        RP_FIELD(optimizer.precisionAware)(fields::kOptimizerPrecisionAware,
                                            "Precision-aware optimizer"),
-        RP_FIELD(optimizer.offloadFraction)("optimizer.offload_fraction", "Offload fraction", "",
-                                            cpuOffloadOff),
+        RP_FIELD(optimizer.offloadFraction)(fields::kOptimizerOffloadFraction, "Offload fraction",
+                                            "", cpuOffloadOff),
 
-        RP_FIELD(lora.rank)("lora.rank", "Rank (0 = off)"),
-        RP_FIELD(lora.alpha)("lora.alpha", "Alpha", "", loraOff).dec(1),
-        RP_FIELD(lora.dropout)("lora.dropout", "Dropout", "", loraOff),
-        RP_FIELD(lora.targetModules)("lora.target_modules", "Target modules",
+        RP_FIELD(lora.rank)(fields::kLoraRank, "Rank (0 = off)"),
+        RP_FIELD(lora.alpha)(fields::kLoraAlpha, "Alpha", "", loraOff).dec(1),
+        RP_FIELD(lora.dropout)(fields::kLoraDropout, "Dropout", "", loraOff),
+        RP_FIELD(lora.targetModules)(fields::kLoraTargetModules, "Target modules",
                                      "all-linear, or q_proj, k_proj, v_proj, o_proj ...", loraOff),
         RP_FIELD(lora.baseCpuBackup)(
-            "lora.base_cpu_backup", "Base weights CPU backup",
+            fields::kLoraBaseCpuBackup, "Base weights CPU backup",
             "--lora-base-cpu-backup: engines keep a host mirror; weight sync sends LoRA deltas "
             "only",
             loraOff),
 
-        RP_FIELD(memory.offloadTrain)("memory.offload_train", "Offload trainer while rolling out")
+        RP_FIELD(memory.offloadTrain)(fields::kMemoryOffloadTrain,
+                                      "Offload trainer while rolling out")
             .unset("default (on under colocate)"),
-        RP_FIELD(memory.offloadRollout)("memory.offload_rollout", "Offload engines while training")
+        RP_FIELD(memory.offloadRollout)(fields::kMemoryOffloadRollout,
+                                        "Offload engines while training")
             .unset("default (on under colocate)"),
-        RP_FIELD(memory.offloadTrainTarget)("memory.offload_train_target", "Offload trainer to"),
+        RP_FIELD(memory.offloadTrainTarget)(fields::kMemoryOffloadTrainTarget,
+                                            "Offload trainer to"),
         RP_FIELD(memory.dropCheckpointPageCacheAfterLoad)(
-            "memory.drop_checkpoint_page_cache_after_load", "Drop checkpoint page cache",
+            fields::kMemoryDropCheckpointPageCacheAfterLoad, "Drop checkpoint page cache",
             "the multi-TB checkpoint read leaves page cache competing with the pinned peak"),
-        RP_FIELD(memory.colocateMemoryPeakDevice)("memory.colocate_memory_peak_device",
+        RP_FIELD(memory.colocateMemoryPeakDevice)(fields::kMemoryColocateMemoryPeakDevice,
                                                   "Colocate peak device", "", colocateOnly),
         RP_FIELD(memory.backupMode)(
-            "memory.backup_mode", "Weight-sync backup",
+            fields::kMemoryBackupMode, "Weight-sync backup",
             "clone leaves ~75 GB per rank of malloc arena behind after every update"),
-        RP_FIELD(memory.reloadRolloutWeightsFromDisk)("memory.reload_rollout_weights_from_disk",
+        RP_FIELD(memory.reloadRolloutWeightsFromDisk)(fields::kMemoryReloadRolloutWeightsFromDisk,
                                                       "Reload engine weights from disk"),
-        RP_FIELD(memory.disableWeightsBackuper)("memory.disable_weights_backuper",
+        RP_FIELD(memory.disableWeightsBackuper)(fields::kMemoryDisableWeightsBackuper,
                                                 "Disable weights backuper"),
-        RP_FIELD(memory.updateWeightBufferGb)("memory.update_weight_buffer_gb",
+        RP_FIELD(memory.updateWeightBufferGb)(fields::kMemoryUpdateWeightBufferGb,
                                               "Weight-update bucket (GB)")
             .dec(3),
-        RP_FIELD(memory.processHostGb)("memory.process_host_gb", "Host RAM per GPU process (GB)",
+        RP_FIELD(memory.processHostGb)(fields::kMemoryProcessHostGb,
+                                       "Host RAM per GPU process (GB)",
                                        "a measured fixed budget (docs/memory-model.md §5)"),
-        RP_FIELD(memory.processGpuGb)("memory.process_gpu_gb", "HBM per GPU process (GB)",
+        RP_FIELD(memory.processGpuGb)(fields::kMemoryProcessGpuGb, "HBM per GPU process (GB)",
                                       "a measured fixed budget (docs/memory-model.md §5)"),
-        RP_FIELD(memory.allocatorFragmentation)("memory.allocator_fragmentation",
+        RP_FIELD(memory.allocatorFragmentation)(fields::kMemoryAllocatorFragmentation,
                                                 "Allocator fragmentation",
                                                 "slack over the transient (activation) peak"),
 
-        RP_FIELD(weightUpdate.mode)("weight_update.mode", "Mode"),
-        RP_FIELD(weightUpdate.transport)("weight_update.transport", "Transport"),
-        RP_FIELD(weightUpdate.diskDir)("weight_update.disk_dir", "Shared disk directory",
+        RP_FIELD(weightUpdate.mode)(fields::kWeightUpdateMode, "Mode"),
+        RP_FIELD(weightUpdate.transport)(fields::kWeightUpdateTransport, "Transport"),
+        RP_FIELD(weightUpdate.diskDir)(fields::kWeightUpdateDiskDir, "Shared disk directory",
                                        "--update-weight-disk-dir (shared by trainer and engines)",
                                        diskOnly),
         RP_FIELD(weightUpdate.localCheckpointDir)(
-            "weight_update.local_checkpoint_dir",
-            "Local checkpoint directory",
+            fields::kWeightUpdateLocalCheckpointDir, "Local checkpoint directory",
             "--update-weight-local-checkpoint-dir (rollout-host NVMe)", diskOnly),
-        RP_FIELD(weightUpdate.releaseTrain)("weight_update.release_train",
+        RP_FIELD(weightUpdate.releaseTrain)(fields::kWeightUpdateReleaseTrain,
                                             "Release trainer every step", "--release-train"),
 
         RP_FIELD(environment.ncclVersion)(
-            "environment.nccl_version", "NCCL version",
+            fields::kEnvironmentNcclVersion, "NCCL version",
             "the NCCL the run loads, e.g. 2.30.7 (cross-node CUDA-graph rollout needs >= 2.30.7)"),
-        RP_FIELD(environment.ncclSoPath)("environment.nccl_so_path", "libnccl path"),
+        RP_FIELD(environment.ncclSoPath)(fields::kEnvironmentNcclSoPath, "libnccl path"),
 
-        RP_FIELD(checkpoints.modelDir)("checkpoints.model_dir", "Model dir"),
-        RP_FIELD(checkpoints.hfCheckpoint)("checkpoints.hf_checkpoint", "HF checkpoint"),
-        RP_FIELD(checkpoints.refLoad)("checkpoints.ref_load", "Reference (torch_dist)"),
-        RP_FIELD(checkpoints.load)("checkpoints.load", "Load"),
-        RP_FIELD(checkpoints.save)("checkpoints.save", "Save"),
-        RP_FIELD(checkpoints.saveInterval)("checkpoints.save_interval", "Save interval"),
-        RP_FIELD(checkpoints.convertedEp)("checkpoints.converted_ep",
+        RP_FIELD(checkpoints.modelDir)(fields::kCheckpointsModelDir, "Model dir"),
+        RP_FIELD(checkpoints.hfCheckpoint)(fields::kCheckpointsHfCheckpoint, "HF checkpoint"),
+        RP_FIELD(checkpoints.refLoad)(fields::kCheckpointsRefLoad, "Reference (torch_dist)"),
+        RP_FIELD(checkpoints.load)(fields::kCheckpointsLoad, "Load"),
+        RP_FIELD(checkpoints.save)(fields::kCheckpointsSave, "Save"),
+        RP_FIELD(checkpoints.saveInterval)(fields::kCheckpointsSaveInterval, "Save interval"),
+        RP_FIELD(checkpoints.convertedEp)(fields::kCheckpointsConvertedEp,
                                           "Checkpoint converted with EP",
                                           "must equal the trainer's EP, else loading may hang"),
-        RP_FIELD(checkpoints.noSaveOptim)("checkpoints.no_save_optim", "Do not save optimizer",
+        RP_FIELD(checkpoints.noSaveOptim)(fields::kCheckpointsNoSaveOptim, "Do not save optimizer",
                                           "--no-save-optim"),
-        RP_FIELD(checkpoints.noLoadOptim)("checkpoints.no_load_optim", "Do not load optimizer",
+        RP_FIELD(checkpoints.noLoadOptim)(fields::kCheckpointsNoLoadOptim, "Do not load optimizer",
                                           "--no-load-optim"),
-        RP_FIELD(checkpoints.opdTeacherLoad)("checkpoints.opd_teacher_load",
+        RP_FIELD(checkpoints.opdTeacherLoad)(fields::kCheckpointsOpdTeacherLoad,
                                              "OPD teacher checkpoint",
                                              "--opd-teacher-load: the megatron OPD teacher"),
 
-        RP_FIELD(eval.interval)("eval.interval", "Interval (rollouts)"),
-        RP_FIELD(eval.nSamplesPerEvalPrompt)("eval.n_samples_per_eval_prompt",
+        RP_FIELD(eval.interval)(fields::kEvalInterval, "Interval (rollouts)"),
+        RP_FIELD(eval.nSamplesPerEvalPrompt)(fields::kEvalNSamplesPerEvalPrompt,
                                              "Samples per eval prompt"),
-        RP_FIELD(eval.maxResponseLen)("eval.max_response_len", "Eval max response length"),
-        RP_FIELD(eval.skipEvalBeforeTrain)("eval.skip_eval_before_train",
+        RP_FIELD(eval.maxResponseLen)(fields::kEvalMaxResponseLen, "Eval max response length"),
+        RP_FIELD(eval.skipEvalBeforeTrain)(fields::kEvalSkipEvalBeforeTrain,
                                            "Skip eval before training"),
 
-        RP_FIELD(launcher.kind)("launcher.kind", "Kind")
+        RP_FIELD(launcher.kind)(fields::kLauncherKind, "Kind")
             .unset("default (miles_script for miles, slime_bash otherwise)"),
-        RP_FIELD(launcher.script)("launcher.script", "Script"),
-        RP_FIELD(launcher.entryPoint)("launcher.entry_point", "Entry point",
+        RP_FIELD(launcher.script)(fields::kLauncherScript, "Script"),
+        RP_FIELD(launcher.entryPoint)(fields::kLauncherEntryPoint, "Entry point",
                                       "train.py (synchronous) or train_async.py (cannot "
                                       "colocate)"),
-        RP_FIELD(launcher.argv)("launcher.argv", "Command (argv)", "one argument per line",
+        RP_FIELD(launcher.argv)(fields::kLauncherArgv, "Command (argv)", "one argument per line",
                                 commandOnly),
-        RP_FIELD(launcher.workdir)("launcher.workdir", "Working directory"),
-        RP_FIELD(launcher.preLaunch)("launcher.pre_launch", "Before the job",
+        RP_FIELD(launcher.workdir)(fields::kLauncherWorkdir, "Working directory"),
+        RP_FIELD(launcher.preLaunch)(fields::kLauncherPreLaunch, "Before the job",
                                      "shell lines run before the job, one per line"),
-        RP_FIELD(launcher.rayStartArgs)("launcher.ray_start_args", "ray start arguments",
+        RP_FIELD(launcher.rayStartArgs)(fields::kLauncherRayStartArgs, "ray start arguments",
                                         "words the head's ray start gets besides its own"),
-        RP_FIELD(launcher.rayStop)("launcher.ray_stop", "ray stop first"),
-        RP_FIELD(launcher.rayStopArgs)("launcher.ray_stop_args", "ray stop arguments", "",
+        RP_FIELD(launcher.rayStop)(fields::kLauncherRayStop, "ray stop first"),
+        RP_FIELD(launcher.rayStopArgs)(fields::kLauncherRayStopArgs, "ray stop arguments", "",
                                        rayStopOff),
 
         RP_FIELD(analysis.primaryMetric)(
-            "analysis.primary_metric", "Primary metric",
+            fields::kAnalysisPrimaryMetric, "Primary metric",
             "the series the Runs table shows, e.g. eval/gsm8k (empty: the first score-kind "
             "eval/* series)"),
         RP_FIELD(analysis.memoryAlarmGb)(
-            "analysis.memory_alarm_gb", "Memory alarm line",
+            fields::kAnalysisMemoryAlarmGb, "Memory alarm line",
             "host memory per node, decimal GB: the memory panel's alarm line and the "
             "memory.host-over-alarm rule")
             .unset("default (750/956 of RAM)"),

@@ -15,6 +15,7 @@
 
 #include "backend/plan/recipe.h"
 #include "backend/plan/recipe_limits.h"
+#include "backend/plan/recipe_paths.h"
 
 namespace runplane::plan {
 
@@ -71,6 +72,10 @@ const RecipeField* findRecipeField(std::string_view path);
 /// As findRecipeField for a path the code itself names: a path that is not in the table is a
 /// programming error (std::logic_error), found by the first test that touches it.
 const RecipeField& recipeField(std::string_view path);
+/// The row of a fields:: constant (recipe_paths.h); every one has its row (RecipePaths tests).
+inline const RecipeField& recipeField(FieldPath path) {
+    return recipeField(path.view());
+}
 /// The value as YAML would write it ("0.8", "true", "sglang", "[1, 2]"); "" for unset.
 std::string fieldValueText(const FieldValue& value);
 

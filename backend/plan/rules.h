@@ -12,6 +12,7 @@
 #include "backend/plan/memory_model.h"
 #include "backend/plan/model_shape.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_paths.h"
 
 namespace runplane::plan {
 
@@ -32,7 +33,7 @@ struct Finding {
 struct RuleInfo {
     const char* id;
     Severity severity;
-    const char* field;
+    FieldPath field;  // a recipe_paths.h constant
     const char* checks;
     const char* source;
 };

@@ -15,9 +15,10 @@ namespace {
 void checkOpd(const RuleContext& ctx, const RecipeFlags& flags) {
     const Recipe& r = ctx.recipe;
     const BoolSetting opd =
-        boolSetting(flags, r.algorithm.useOpd, "algorithm.use_opd", "--use-opd");
-    const TextSetting teacher = textSetting(flags, r.checkpoints.opdTeacherLoad,
-                                            "checkpoints.opd_teacher_load", "--opd-teacher-load");
+        boolSetting(flags, r.algorithm.useOpd, fields::kAlgorithmUseOpd, "--use-opd");
+    const TextSetting teacher =
+        textSetting(flags, r.checkpoints.opdTeacherLoad, fields::kCheckpointsOpdTeacherLoad,
+                    "--opd-teacher-load");
     if (!opd.on) {
         if (teacher.given()) {
             ctx.emitField("opd.teacher-without-opd", teacher.field,
@@ -29,7 +30,7 @@ void checkOpd(const RuleContext& ctx, const RecipeFlags& flags) {
     }
     const TextSetting type =
         textSetting(flags, r.algorithm.opdType ? toString(*r.algorithm.opdType) : std::string(),
-                    "algorithm.opd_type", "--opd-type");
+                    fields::kAlgorithmOpdType, "--opd-type");
     if (!type.given()) {
         ctx.emitField("opd.needs-type", type.field,
                       "--opd-type must be specified when --use-opd is enabled. Choose 'sglang' or "
@@ -78,16 +79,17 @@ void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
     const bool reinforce = a.advantageEstimator == AdvantageEstimator::ReinforcePlusPlus ||
                            a.advantageEstimator == AdvantageEstimator::ReinforcePlusPlusBaseline;
     if (reinforce && !a.normalizeAdvantages && !flags.on("--normalize-advantages")) {
-        ctx.emit("algorithm.reinforce-normalize", "algorithm.normalize_advantages",
+        ctx.emit("algorithm.reinforce-normalize", fields::kAlgorithmNormalizeAdvantages,
                  std::string("The 'reinforce_plus_plus' and 'reinforce_plus_plus_baseline' "
                              "advantage estimators require advantage normalization (advantage "
                              "estimator is ") +
                      toString(a.advantageEstimator) + ")",
                  "set algorithm.normalize_advantages: true (--normalize-advantages)");
     }
-    const BoolSetting logprobs = boolSetting(
-        flags, a.useRolloutLogprobs, "algorithm.use_rollout_logprobs", "--use-rollout-logprobs");
-    const BoolSetting tis = boolSetting(flags, a.useTis, "algorithm.use_tis", "--use-tis");
+    const BoolSetting logprobs =
+        boolSetting(flags, a.useRolloutLogprobs, fields::kAlgorithmUseRolloutLogprobs,
+                    "--use-rollout-logprobs");
+    const BoolSetting tis = boolSetting(flags, a.useTis, fields::kAlgorithmUseTis, "--use-tis");
     // slime skips the check when the policy-gradient loss resolves to REINFORCE: --pg-loss-type
     // reinforce, or no --pg-loss-type with --use-score-centering (its default objective).
     const auto pgLoss = flags.value("--pg-loss-type");
@@ -104,7 +106,7 @@ void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
                       "pass --custom-tis-function-path to measure with your own TIS function");
     }
     if (a.advantageEstimator == AdvantageEstimator::Cispo && a.epsClip < 1.0) {
-        ctx.emit("algorithm.cispo-eps-clip", "algorithm.eps_clip",
+        ctx.emit("algorithm.cispo-eps-clip", fields::kAlgorithmEpsClip,
                  "CISPO is canonically single-sided, but --eps-clip=" + num(a.epsClip) +
                      " keeps the lower clip bound " + num(1.0 - a.epsClip) + " active",
                  "set algorithm.eps_clip: 1.0 (and tune eps_clip_high, e.g. 4.0) for the "
@@ -112,13 +114,13 @@ void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
     }
     if (a.advantageEstimator == AdvantageEstimator::Ppo && r.framework == Framework::Miles) {
         if (r.trainer.backend != TrainBackend::Megatron) {
-            ctx.emit("algorithm.ppo-miles", "trainer.backend",
+            ctx.emit("algorithm.ppo-miles", fields::kTrainerBackend,
                      "Shared Actor/Critic PPO requires the Megatron backend (trainer.backend is " +
                          std::string(toString(r.trainer.backend)) + ")",
                      "set trainer.backend: megatron, or use a critic-free estimator (grpo)");
         }
         if (a.klCoef != 0.0) {
-            ctx.emit("algorithm.ppo-miles", "algorithm.kl_coef",
+            ctx.emit("algorithm.ppo-miles", fields::kAlgorithmKlCoef,
                      "Shared Actor/Critic PPO does not support reward-level KL (--kl-coef " +
                          num(a.klCoef) +
                          "): the critic trains before the actor and never sees ref log probs, so "
@@ -131,8 +133,9 @@ void checkAlgorithm(const RuleContext& ctx, const RecipeFlags& flags) {
 
 void checkTrainingSwitches(const RuleContext& ctx, const RecipeFlags& flags) {
     const Recipe& r = ctx.recipe;
-    const BoolSetting dynamic = boolSetting(flags, r.batch.dynamicBatchSize,
-                                            "batch.dynamic_batch_size", "--use-dynamic-batch-size");
+    const BoolSetting dynamic =
+        boolSetting(flags, r.batch.dynamicBatchSize, fields::kBatchDynamicBatchSize,
+                    "--use-dynamic-batch-size");
     if (flags.on("--balance-by-flops") && !dynamic.on) {
         ctx.emitField("batch.balance-by-flops", flags.field("--balance-by-flops"),
                       "--balance-by-flops requires --use-dynamic-batch-size",
@@ -268,7 +271,7 @@ void checkMilesAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
     }
     if (flags.on("--indep-dp")) {
         const BoolSetting dynamic =
-            boolSetting(flags, r.batch.dynamicBatchSize, "batch.dynamic_batch_size",
+            boolSetting(flags, r.batch.dynamicBatchSize, fields::kBatchDynamicBatchSize,
                         "--use-dynamic-batch-size");
         if (r.trainer.backend != TrainBackend::Megatron) {
             ctx.emitField("trainer.indep-dp", flags.field("--indep-dp"),

@@ -23,7 +23,7 @@ constexpr const char* kStreamingRollout =
 
 void checkTis(const RuleContext& ctx, const RecipeFlags& flags, const std::string& switchField) {
     const BoolSetting tis =
-        boolSetting(flags, ctx.recipe.algorithm.useTis, "algorithm.use_tis", "--use-tis");
+        boolSetting(flags, ctx.recipe.algorithm.useTis, fields::kAlgorithmUseTis, "--use-tis");
     if (!tis.on) {
         return;
     }
@@ -55,7 +55,7 @@ void checkTis(const RuleContext& ctx, const RecipeFlags& flags, const std::strin
 void checkSampling(const RuleContext& ctx, const RecipeFlags& flags) {
     const double temperature = ctx.recipe.rollout.temperature;
     if (!std::isfinite(temperature) || temperature <= 0) {
-        ctx.emit(kRule, "rollout.temperature",
+        ctx.emit(kRule, fields::kRolloutTemperature,
                  "Score centering requires stochastic sampling (temperature > 0); rollout "
                  "temperature is " +
                      num(temperature),
@@ -112,7 +112,7 @@ void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags) {
     const Recipe& r = ctx.recipe;
     const std::string switchField = flags.field("--use-score-centering");
     if (r.trainer.backend != TrainBackend::Megatron) {
-        ctx.emit(kRule, "trainer.backend",
+        ctx.emit(kRule, fields::kTrainerBackend,
                  "Score centering is supported by the Megatron backend only (trainer.backend is " +
                      std::string(toString(r.trainer.backend)) + ")",
                  "set trainer.backend: megatron, or drop --use-score-centering");
@@ -136,14 +136,15 @@ void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags) {
     struct Exclusive {
         const char* flag;
         bool typed;
-        const char* field;
+        const FieldPath* field;  // the typed field, if any
     };
-    for (const Exclusive& e : {Exclusive{"--use-opd", r.algorithm.useOpd, "algorithm.use_opd"},
-                               Exclusive{"--use-opsm", false, nullptr},
-                               Exclusive{"--get-mismatch-metrics", false, nullptr},
-                               Exclusive{"--use-unbiased-kl", false, nullptr}}) {
+    for (const Exclusive& e :
+         {Exclusive{"--use-opd", r.algorithm.useOpd, &fields::kAlgorithmUseOpd},
+          Exclusive{"--use-opsm", false, nullptr},
+          Exclusive{"--get-mismatch-metrics", false, nullptr},
+          Exclusive{"--use-unbiased-kl", false, nullptr}}) {
         if (e.typed || flags.on(e.flag)) {
-            ctx.emitField(kRule, e.typed ? std::string(e.field) : flags.field(e.flag),
+            ctx.emitField(kRule, e.typed ? e.field->str() : flags.field(e.flag),
                           std::string("--use-score-centering cannot combine with ") + e.flag + ".",
                           std::string("drop ") + e.flag + " or --use-score-centering");
         }
@@ -161,7 +162,7 @@ void checkScoreCentering(const RuleContext& ctx, const RecipeFlags& flags) {
     }
     const AdvantageEstimator estimator = r.algorithm.advantageEstimator;
     if (estimator == AdvantageEstimator::Gspo || estimator == AdvantageEstimator::Cispo) {
-        ctx.emit(kRule, "algorithm.advantage_estimator",
+        ctx.emit(kRule, fields::kAlgorithmAdvantageEstimator,
                  "Score centering uses a REINFORCE objective; select grpo or a REINFORCE "
                  "advantage estimator (advantage estimator is " +
                      std::string(toString(estimator)) + ")",

@@ -74,13 +74,13 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     // with LoRA the reference is the base model with the adapters off (slime's
     // run-qwen3-30B-A3B-lora.sh drops --ref-load on purpose)
     if (kl && r.checkpoints.refLoad.empty() && r.lora.rank == 0) {
-        ctx.emit("algorithm.kl-needs-ref", "checkpoints.ref_load",
+        ctx.emit("algorithm.kl-needs-ref", fields::kCheckpointsRefLoad,
                  std::string(a.useKlLoss ? "use_kl_loss" : "kl_coef " + num(a.klCoef)) +
                      " needs the reference model, but checkpoints.ref_load is empty",
                  "set checkpoints.ref_load to the torch_dist reference checkpoint");
     }
     if (a.klCoef != 0.0 && a.klLossCoef != 0.0) {
-        ctx.emit("algorithm.kl-both", "algorithm.kl_coef",
+        ctx.emit("algorithm.kl-both", fields::kAlgorithmKlCoef,
                  "kl_coef (" + num(a.klCoef) + ") and kl_loss_coef (" + num(a.klLossCoef) +
                      ") are both non-zero",
                  "use one KL mechanism");
@@ -90,30 +90,30 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
                                       ? " (+" + gb(ctx.memory.referencePerNodeMax) + " per node)"
                                       : std::string();
         if (a.klLossCoef == 0.0) {
-            ctx.emit("algorithm.kl-reference-copy", "algorithm.use_kl_loss",
+            ctx.emit("algorithm.kl-reference-copy", fields::kAlgorithmUseKlLoss,
                      "use_kl_loss with kl_loss_coef 0 still loads a full reference copy" + extra,
                      "drop use_kl_loss");
         } else {
-            ctx.emit("algorithm.kl-reference-copy", Severity::Info, "algorithm.use_kl_loss",
+            ctx.emit("algorithm.kl-reference-copy", Severity::Info, fields::kAlgorithmUseKlLoss,
                      "the KL loss pins a reference copy of the base weights" + extra,
                      "budget it, or drop use_kl_loss");
         }
     }
     const Optimizer& opt = r.optimizer;
     if (opt.cpuOffload && !opt.precisionAware) {
-        ctx.emit("optimizer.cpu-offload-precision", "optimizer.precision_aware",
+        ctx.emit("optimizer.cpu-offload-precision", fields::kOptimizerPrecisionAware,
                  "cpu_offload needs precision_aware (Megatron asserts it)",
                  "set optimizer.precision_aware: true");
     }
     if (opt.cpuOffload && !opt.overlapCpuOptimizerD2hH2d) {
-        ctx.emit("optimizer.cpu-offload-overlap", "optimizer.overlap_cpu_optimizer_d2h_h2d",
+        ctx.emit("optimizer.cpu-offload-overlap", fields::kOptimizerOverlapCpuOptimizerD2hH2d,
                  "cpu_offload without overlap_cpu_optimizer_d2h_h2d serializes every step's copies",
                  "set optimizer.overlap_cpu_optimizer_d2h_h2d: true");
     }
     if (opt.cpuOffload && l.trainerNodes > 1 && r.lora.rank == 0 &&
         ctx.memory.trainPeakPerGpuIfOptimizerOnGpu > 0 &&
         ctx.memory.trainPeakPerGpuIfOptimizerOnGpu <= 0.9 * ctx.memory.gpuBytes) {
-        ctx.emit("optimizer.cpu-adam-multinode", Severity::Info, "optimizer.cpu_offload",
+        ctx.emit("optimizer.cpu-adam-multinode", Severity::Info, fields::kOptimizerCpuOffload,
                  "CPU Adam on " + str(l.trainerNodes) +
                      " nodes: with the distributed optimizer the training peak would be " +
                      gb(ctx.memory.trainPeakPerGpuIfOptimizerOnGpu) + " per GPU, within " +
@@ -124,7 +124,7 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     const Lora& lo = r.lora;
     if (lo.rank > 0) {
         if (r.framework == Framework::Vime) {
-            ctx.emit("lora.framework", "lora.rank",
+            ctx.emit("lora.framework", fields::kLoraRank,
                      "LoRA (rank " + str(lo.rank) + ") is a slime / miles feature; " +
                          toString(r.framework) + " has none",
                      "use framework: slime or miles, or lora.rank: 0");
@@ -134,7 +134,7 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
             std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
                         [](const ExtraArg& e) { return e.flag == "--lora-target-preset"; });
         if (lo.targetModules.empty() && !preset) {
-            ctx.emit("lora.target-modules", "lora.target_modules",
+            ctx.emit("lora.target-modules", fields::kLoraTargetModules,
                      "lora.rank is " + str(lo.rank) + " but no target modules are given",
                      "e.g. target_modules: [q_proj, k_proj, v_proj, o_proj]");
         }
@@ -143,7 +143,7 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
                                                       "down_proj", "all-linear"};
         for (const auto& m : lo.targetModules) {
             if (std::find(std::begin(kKnown), std::end(kKnown), m) == std::end(kKnown)) {
-                ctx.emit("lora.unknown-module", "lora.target_modules",
+                ctx.emit("lora.unknown-module", fields::kLoraTargetModules,
                          "unknown LoRA target module '" + m + "'",
                          "use q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj or "
                          "all-linear");
@@ -155,31 +155,31 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
         if (r.trainer.backend != TrainBackend::Megatron &&
             !(r.trainer.backend == TrainBackend::Fsdp &&
               (r.framework == Framework::Slime || r.framework == Framework::Miles))) {
-            ctx.emit("lora.backend", "trainer.backend",
+            ctx.emit("lora.backend", fields::kTrainerBackend,
                      std::string("LoRA on ") + toString(r.framework) +
                          " needs the Megatron backend (slime's and miles' FSDP have LoRA too)",
                      "set trainer.backend: megatron");
         }
         if (s.attention == AttentionKind::Gqa && l.tp > s.queryGroups()) {
-            ctx.emit("lora.tp-bound", "trainer.tp",
+            ctx.emit("lora.tp-bound", fields::kTrainerTp,
                      "num_query_groups (" + str(s.queryGroups()) +
                          ") bounds the native-LoRA tensor-parallel size, but TP is " + str(l.tp),
                      "use TP <= " + str(s.queryGroups()));
         }
         if (s.isMoe() && l.engine == RolloutEngine::Sglang && r.rollout.loraBackend != "triton") {
-            ctx.emit("lora.moe-sglang-backend", "rollout.lora_backend",
+            ctx.emit("lora.moe-sglang-backend", fields::kRolloutLoraBackend,
                      "MoE LoRA needs the SGLang triton LoRA backend (lora_backend is '" +
                          r.rollout.loraBackend + "')",
                      "set rollout.lora_backend: triton");
         }
         if (!l.colocate && l.pp > 1) {
-            ctx.emit("lora.disaggregated-pp", "trainer.pp",
+            ctx.emit("lora.disaggregated-pp", fields::kTrainerPp,
                      "LoRA with disaggregated NCCL weight sync needs PP 1, got PP " + str(l.pp),
                      "colocate, or use PP 1");
         }
     }
     if (lo.baseCpuBackup && (lo.rank == 0 || !l.colocate)) {
-        ctx.emit("lora.base-cpu-backup", "lora.base_cpu_backup",
+        ctx.emit("lora.base-cpu-backup", fields::kLoraBaseCpuBackup,
                  std::string("base_cpu_backup has no effect ") +
                      (lo.rank == 0 ? "without LoRA" : "without colocate"),
                  "remove lora.base_cpu_backup");
@@ -187,7 +187,7 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
     if (r.checkpoints.convertedEp.has_value() && *r.checkpoints.convertedEp != l.ep) {
         const bool strict = r.framework == Framework::Vime;
         ctx.emit("checkpoints.converted-ep", strict ? Severity::Error : Severity::Info,
-                 "checkpoints.converted_ep",
+                 fields::kCheckpointsConvertedEp,
                  "the checkpoint was converted with EP " + str(*r.checkpoints.convertedEp) +
                      " but training runs EP " + str(l.ep) +
                      (strict ? ": load_checkpoint may be extremely slow or hang"
@@ -205,7 +205,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     const std::string& text = r.environment.ncclVersion;
     const bool known = !text.empty() && parseVersion(text, version);
     if (!text.empty() && !known) {
-        ctx.emit("nccl.version-format", "environment.nccl_version",
+        ctx.emit("nccl.version-format", fields::kEnvironmentNcclVersion,
                  "nccl_version '" + text + "' does not read as MAJOR.MINOR.PATCH",
                  "e.g. nccl_version: \"2.30.7\"");
     }
@@ -214,15 +214,15 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                                    str((l.gpusPerEngine + l.gpusPerNode - 1) / l.gpusPerNode) +
                                    " nodes with CUDA graphs";
         if (!known) {
-            ctx.emitAt("nccl.cross-node-engine", Severity::Info, "environment.nccl_version",
-                       "rollout.gpus_per_engine",
+            ctx.emitAt("nccl.cross-node-engine", Severity::Info, fields::kEnvironmentNcclVersion,
+                       fields::kRolloutGpusPerEngine,
                        engine +
                            ": they need NCCL >= 2.30.7; the version is not declared (preflight "
                            "checks the library the run loads)",
                        "set environment.nccl_version once known");
         } else if (versionBelow(version, {2, 30, 7})) {
-            ctx.emitAt("nccl.cross-node-engine", Severity::Error, "environment.nccl_version",
-                       "rollout.gpus_per_engine",
+            ctx.emitAt("nccl.cross-node-engine", Severity::Error, fields::kEnvironmentNcclVersion,
+                       fields::kRolloutGpusPerEngine,
                        engine + ": NCCL " + text +
                            " is older than 2.30.7 (2.28.x deadlocks CUDA-graph-captured "
                            "cross-node collectives)",
@@ -231,7 +231,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
         }
     }
     if (known && l.colocate && l.trainerNodes > 1 && versionBelow(version, {2, 28, 0})) {
-        ctx.emit("nccl.multinode-colocate", "environment.nccl_version",
+        ctx.emit("nccl.multinode-colocate", fields::kEnvironmentNcclVersion,
                  "multi-node colocate with NCCL " + text +
                      ": 2.27.5 failed with 'Bad address' after the first pause/resume",
                  "upgrade NCCL (>= 2.30.7), or run disaggregated");
@@ -255,7 +255,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
         const std::string where = "node " + str(m.peakNode) + " peaks at " + gb(m.peakBytes) +
                                   " of host memory in " + toString(m.peakPhase) + " (" + top + ")";
         if (m.peakBytes > m.hostRamBytes) {
-            ctx.emit("memory.host-over-ram", overSeverity(r), "hardware.host_ram_gb",
+            ctx.emit("memory.host-over-ram", overSeverity(r), fields::kHardwareHostRamGb,
                      where + ", over its " + gb(m.hostRamBytes) + " of RAM" + assumedNote(r),
                      assumedHint(r,
                                  "apply the memory safeguards (drop page cache, peak device "
@@ -263,7 +263,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
         } else {
             const bool own = r.analysis.memoryAlarmGb.has_value();
             ctx.emit("memory.host-over-alarm",
-                     own ? "analysis.memory_alarm_gb" : "hardware.host_ram_gb",
+                     own ? fields::kAnalysisMemoryAlarmGb : fields::kHardwareHostRamGb,
                      where + ", above the alarm line " + gb(m.hostAlarmBytes) +
                          (own ? " (analysis.memory_alarm_gb)" : " (750 of 956 GB)"),
                      "look for a second backup or page cache in the components");
@@ -271,7 +271,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     }
     if (l.colocate && m.trainerBackupPerNodeMax > 0 && m.engineMirrorPerNodeMax > 0 &&
         r.memory.colocateMemoryPeakDevice == PeakDevice::Cpu) {
-        ctx.emit("memory.one-host-backup", "memory.colocate_memory_peak_device",
+        ctx.emit("memory.one-host-backup", fields::kMemoryColocateMemoryPeakDevice,
                  "the trainer backup (" + gb(m.trainerBackupPerNodeMax) +
                      "/node) and the engine mirror (" + gb(m.engineMirrorPerNodeMax) +
                      "/node) are both resident during the hand-off: exactly one side should hold "
@@ -279,7 +279,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                  "set memory.colocate_memory_peak_device: gpu");
     }
     if (m.cloneArenaPerRank > 0) {
-        ctx.emit("memory.clone-backup", "memory.backup_mode",
+        ctx.emit("memory.clone-backup", fields::kMemoryBackupMode,
                  "clone backups leave about " + gb(m.cloneArenaPerRank) +
                      " per rank of glibc malloc arena after every weight update",
                  "set memory.backup_mode: zero_copy");
@@ -291,7 +291,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
                              m.peakBytes - m.pageCachePerNodeMax <= m.hostAlarmBytes;
         ctx.emit(
             "memory.page-cache", matters ? Severity::Warning : Severity::Info,
-            "memory.drop_checkpoint_page_cache_after_load",
+            fields::kMemoryDropCheckpointPageCacheAfterLoad,
             "reading the checkpoint leaves " + gb(m.pageCachePerNodeMax) +
                 " per node of page cache that competes with the pinned-allocation peak" +
                 (matters ? std::string(" and lifts the node over the alarm line") : std::string()),
@@ -308,7 +308,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     };
     for (const auto& g : m.gpus) {
         if (g.peakBytes > m.gpuBytes) {
-            ctx.emit("memory.gpu-over-capacity", overSeverity(r), "hardware.gpu_memory_gb",
+            ctx.emit("memory.gpu-over-capacity", overSeverity(r), fields::kHardwareGpuMemoryGb,
                      g.label() + " peaks at " + gb(g.peakBytes) + " in " + toString(g.peakPhase) +
                          ", over " + gb(m.gpuBytes) + " of HBM" + cpuAdamNote(g) + assumedNote(r),
                      assumedHint(r,
@@ -319,7 +319,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     }
     for (const auto& g : m.gpus) {
         if (g.peakBytes <= m.gpuBytes && g.peakBytes > (1.0 - kGpuHeadroomFraction) * m.gpuBytes) {
-            ctx.emit("memory.gpu-headroom", "hardware.gpu_memory_gb",
+            ctx.emit("memory.gpu-headroom", fields::kHardwareGpuMemoryGb,
                      g.label() + " peaks at " + gb(g.peakBytes) + " in " + toString(g.peakPhase) +
                          ", leaving " + gb(m.gpuBytes - g.peakBytes) + " of " + gb(m.gpuBytes) +
                          " HBM (under the " + num(kGpuHeadroomFraction * 100) + " % headroom)" +
@@ -330,7 +330,7 @@ void checkEnvironmentAndMemory(const RuleContext& ctx) {
     }
     if (!m.cpuOnly && l.rolloutGpus > 0 && r.rollout.memFraction > 0 &&
         m.engineWeightsPerGpu >= r.rollout.memFraction * m.gpuBytes) {
-        ctx.emit("memory.engine-weights-fit", overSeverity(r), "rollout.mem_fraction",
+        ctx.emit("memory.engine-weights-fit", overSeverity(r), fields::kRolloutMemFraction,
                  "engine weights take " + gb(m.engineWeightsPerGpu) + " per GPU (" +
                      toString(r.rollout.weightDtype) + "), more than mem_fraction " +
                      num(r.rollout.memFraction) + " x " + gb(m.gpuBytes) + " = " +
@@ -350,14 +350,14 @@ void checkLauncher(const RuleContext& ctx) {
     const Recipe& r = ctx.recipe;
     const LauncherKind kind = effectiveLauncher(r);
     if (kind == LauncherKind::Command && r.launcher.argv.empty()) {
-        ctx.emit("launcher.command-argv", "launcher.argv",
+        ctx.emit("launcher.command-argv", fields::kLauncherArgv,
                  "launcher kind command needs launcher.argv (the program and its arguments)",
                  "e.g. argv: [runplane-smoke, --device, cpu]");
     }
     // a bash script with `ray job submit ... train.py` (slime_bash) launches miles as well: miles
     // ships such scripts (scripts/run-*.sh); only miles' Python launcher is framework-bound
     if (kind == LauncherKind::MilesScript && r.framework != Framework::Miles) {
-        ctx.emit("launcher.kind-framework", "launcher.kind",
+        ctx.emit("launcher.kind-framework", fields::kLauncherKind,
                  std::string("launcher kind ") + toString(kind) + " does not launch " +
                      toString(r.framework),
                  "use slime_bash");
@@ -370,7 +370,7 @@ void checkLauncher(const RuleContext& ctx) {
     auto check = [&](const char* flag, const std::string& expected, const char* field) {
         for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
             if (argv[i] == flag && argv[i + 1] != expected) {
-                ctx.emit("launcher.argv-consistency", "launcher.argv",
+                ctx.emit("launcher.argv-consistency", fields::kLauncherArgv,
                          std::string("launcher.argv passes ") + flag + " " + argv[i + 1] + " but " +
                              field + " is " + expected,
                          std::string("make them agree (") + field + " = " + expected + ")");

@@ -53,12 +53,12 @@ void checkModelAndCluster(const RuleContext& ctx) {
                   str(s.linear.numKeyHeads) + ")";
     }
     if (!problem.empty()) {
-        ctx.emit("model.shape", r.model.shape.has_value() ? "model.shape" : "model.name",
+        ctx.emit("model.shape", r.model.shape.has_value() ? parts::kModelShape : fields::kModelName,
                  "model '" + s.name + "': " + problem, "fix the shape to match the HF config.json");
     }
 
     if (r.cluster.nodes < 1 || r.hardware.gpusPerNode < 0) {
-        ctx.emit("cluster.size", "cluster.nodes",
+        ctx.emit("cluster.size", fields::kClusterNodes,
                  "the cluster needs at least 1 node and >= 0 GPUs per node (nodes " +
                      str(r.cluster.nodes) + ", GPUs per node " + str(r.hardware.gpusPerNode) + ")",
                  "set cluster.nodes >= 1");
@@ -66,7 +66,7 @@ void checkModelAndCluster(const RuleContext& ctx) {
     }
     const bool cpuOnly = r.hardware.gpusPerNode == 0;
     if (cpuOnly && effectiveLauncher(r) != LauncherKind::Command) {
-        ctx.emit("cluster.cpu-only", "hardware.gpus_per_node",
+        ctx.emit("cluster.cpu-only", fields::kHardwareGpusPerNode,
                  "hardware.gpus_per_node is 0, but " + std::string(toString(r.framework)) +
                      " needs GPUs; only a local command launcher (runplane-smoke) runs on CPU",
                  "set hardware.gpus_per_node, or launcher.kind: command");
@@ -74,7 +74,7 @@ void checkModelAndCluster(const RuleContext& ctx) {
     if (!cpuOnly) {
         if (l.trainerNodes > l.nodes || l.trainerGpusPerNode > l.gpusPerNode ||
             l.trainerGpusPerNode < 1) {
-            ctx.emit("cluster.trainer-placement", "trainer.nodes",
+            ctx.emit("cluster.trainer-placement", fields::kTrainerNodes,
                      "the trainer asks for " + str(l.trainerNodes) + " nodes x " +
                          str(l.trainerGpusPerNode) + " GPUs, the cluster has " + str(l.nodes) +
                          " nodes x " + str(l.gpusPerNode) + " GPUs",
@@ -83,13 +83,13 @@ void checkModelAndCluster(const RuleContext& ctx) {
         const bool miles = r.framework == Framework::Miles;
         if (l.colocate) {
             if (miles && r.rollout.numGpus.has_value() && *r.rollout.numGpus != l.worldSize) {
-                ctx.emit("cluster.gpu-budget", "rollout.num_gpus",
+                ctx.emit("cluster.gpu-budget", fields::kRolloutNumGpus,
                          "miles forces rollout_num_gpus to the actor's " + str(l.worldSize) +
                              " GPUs under colocate, but rollout.num_gpus is " +
                              str(*r.rollout.numGpus),
                          "remove rollout.num_gpus");
             } else if (std::max(l.worldSize, l.rolloutGpus) > l.clusterGpus) {
-                ctx.emit("cluster.gpu-budget", "rollout.num_gpus",
+                ctx.emit("cluster.gpu-budget", fields::kRolloutNumGpus,
                          "colocate needs max(actor " + str(l.worldSize) + ", rollout " +
                              str(l.rolloutGpus) +
                              ") = " + str(std::max(l.worldSize, l.rolloutGpus)) +
@@ -102,19 +102,19 @@ void checkModelAndCluster(const RuleContext& ctx) {
             // train only (an SFT script): no engines, the placement group is the actor's alone
             // (slime placement_group.py _get_placement_group_layout)
             if (l.worldSize > l.clusterGpus) {
-                ctx.emit("cluster.gpu-budget", "trainer.nodes",
+                ctx.emit("cluster.gpu-budget", fields::kTrainerNodes,
                          "--debug-train-only needs the actor's " + str(l.worldSize) +
                              " GPUs, the cluster has " + str(l.clusterGpus),
                          "shrink the actor or add nodes");
             }
         } else {
             if (l.rolloutGpus <= 0) {
-                ctx.emit("cluster.gpu-budget", "rollout.num_gpus",
+                ctx.emit("cluster.gpu-budget", fields::kRolloutNumGpus,
                          "a disaggregated run needs rollout.num_gpus > 0 (engines get their own "
                          "GPUs)",
                          "set rollout.num_gpus, or placement: colocate");
             } else if (l.worldSize + l.rolloutGpus > l.clusterGpus) {
-                ctx.emit("cluster.gpu-budget", "rollout.num_gpus",
+                ctx.emit("cluster.gpu-budget", fields::kRolloutNumGpus,
                          "disaggregated needs actor " + str(l.worldSize) + " + rollout " +
                              str(l.rolloutGpus) + " = " + str(l.worldSize + l.rolloutGpus) +
                              " GPUs, the cluster has " + str(l.clusterGpus) + " (" + str(l.nodes) +
@@ -123,7 +123,7 @@ void checkModelAndCluster(const RuleContext& ctx) {
             }
         }
         if (l.gpusPerNode < 8) {
-            ctx.emit("cluster.num-gpus-per-node", "hardware.gpus_per_node",
+            ctx.emit("cluster.num-gpus-per-node", fields::kHardwareGpusPerNode,
                      "nodes have " + str(l.gpusPerNode) +
                          " GPUs: the launch passes --num-gpus-per-node " + str(l.gpusPerNode) +
                          " (rollout placement otherwise assumes 8)",
@@ -131,23 +131,23 @@ void checkModelAndCluster(const RuleContext& ctx) {
         }
     }
     if (l.nodes > 1 && isLoopback(r.cluster.masterAddr)) {
-        ctx.emit("cluster.master-addr", "cluster.master_addr",
+        ctx.emit("cluster.master-addr", fields::kClusterMasterAddr,
                  "MASTER_ADDR is " + r.cluster.masterAddr + " on a " + str(l.nodes) +
                      "-node run; workers cannot reach a loopback address",
                  "use the head node's LAN IP (and make sure /etc/hosts does not map the "
                  "hostname to 127.0.0.1)");
     }
     if (l.nodes > 1) {
-        const std::pair<const char*, const std::string*> paths[] = {
-            {"checkpoints.hf_checkpoint", &r.checkpoints.hfCheckpoint},
-            {"checkpoints.ref_load", &r.checkpoints.refLoad},
-            {"checkpoints.load", &r.checkpoints.load},
-            {"checkpoints.save", &r.checkpoints.save},
-            {"checkpoints.model_dir", &r.checkpoints.modelDir}};
+        const std::pair<FieldPath, const std::string*> paths[] = {
+            {fields::kCheckpointsHfCheckpoint, &r.checkpoints.hfCheckpoint},
+            {fields::kCheckpointsRefLoad, &r.checkpoints.refLoad},
+            {fields::kCheckpointsLoad, &r.checkpoints.load},
+            {fields::kCheckpointsSave, &r.checkpoints.save},
+            {fields::kCheckpointsModelDir, &r.checkpoints.modelDir}};
         for (const auto& [field, value] : paths) {
             if (localOnlyPath(*value)) {
                 ctx.emit("cluster.shared-paths", field,
-                         std::string(field) + " is '" + *value + "', which other nodes of a " +
+                         field.str() + " is '" + *value + "', which other nodes of a " +
                              str(l.nodes) + "-node run cannot read",
                          "put models and checkpoints on a path every node reaches (NFS)");
             }
@@ -161,7 +161,7 @@ void checkTrainer(const RuleContext& ctx) {
     const ModelShape& s = ctx.shape;
     const Layout& l = ctx.layout;
     if (t.tp < 1 || t.pp < 1 || t.cp < 1 || t.ep < 1 || effectiveEtp(r) < 1) {
-        ctx.emit("trainer.positive", "trainer",
+        ctx.emit("trainer.positive", parts::kTrainer,
                  "TP, PP, CP, EP and ETP must be >= 1 (TP " + str(t.tp) + ", PP " + str(t.pp) +
                      ", CP " + str(t.cp) + ", EP " + str(t.ep) + ", ETP " + str(effectiveEtp(r)) +
                      ")",
@@ -172,7 +172,7 @@ void checkTrainer(const RuleContext& ctx) {
     if (!cpuOnly && l.worldSize > 0) {
         if (!l.denseGridOk) {
             const int grid = l.tp * l.pp * l.cp;
-            ctx.emit("trainer.dense-grid", "trainer.tp",
+            ctx.emit("trainer.dense-grid", fields::kTrainerTp,
                      "world size (" + str(l.worldSize) + ") is not divisible by TP x PP x CP = " +
                          str(l.tp) + " x " + str(l.pp) + " x " + str(l.cp) + " = " + str(grid),
                      "choose TP, PP and CP whose product divides " + str(l.worldSize));
@@ -184,7 +184,7 @@ void checkTrainer(const RuleContext& ctx) {
                 hint += " (e.g. PP 1 with EP " + str(l.ep) + ")";
             }
             hint += ", or run on " + str(grid) + " GPUs";
-            ctx.emit("trainer.expert-grid", "trainer.ep",
+            ctx.emit("trainer.expert-grid", fields::kTrainerEp,
                      "world_size (" + str(l.worldSize) +
                          ") is not divisible by expert_tensor_model_pipeline_parallel size (" +
                          str(grid) + ") = ETP " + str(l.etp) + " x EP " + str(l.ep) + " x PP " +
@@ -193,30 +193,30 @@ void checkTrainer(const RuleContext& ctx) {
         }
     }
     if (l.ep > 1 && !s.isMoe()) {
-        ctx.emit("trainer.ep-needs-experts", "trainer.ep",
+        ctx.emit("trainer.ep-needs-experts", fields::kTrainerEp,
                  "EP is " + str(l.ep) + " but '" + s.name + "' has no experts",
                  "set trainer.ep: 1");
     } else if (s.isMoe() && s.numExperts % l.ep != 0) {
         ctx.emit(
-            "trainer.experts-ep", "trainer.ep",
+            "trainer.experts-ep", fields::kTrainerEp,
             "num_experts (" + str(s.numExperts) + ") is not divisible by EP (" + str(l.ep) + ")",
             "pick an EP that divides " + str(s.numExperts));
     }
     if (s.numAttentionHeads > 0 && s.numAttentionHeads % l.tp != 0) {
-        ctx.emit("trainer.heads-tp", "trainer.tp",
+        ctx.emit("trainer.heads-tp", fields::kTrainerTp,
                  "num_attention_heads (" + str(s.numAttentionHeads) + ") is not divisible by TP (" +
                      str(l.tp) + ")",
                  "pick a TP that divides " + str(s.numAttentionHeads));
     }
     if (s.attention == AttentionKind::Gqa && s.queryGroups() > 0 && s.queryGroups() % l.tp != 0) {
         if (l.tp % s.queryGroups() == 0) {
-            ctx.emit("trainer.groups-tp", Severity::Info, "trainer.tp",
+            ctx.emit("trainer.groups-tp", Severity::Info, fields::kTrainerTp,
                      "num_query_groups (" + str(s.queryGroups()) + ") < TP (" + str(l.tp) +
                          "): only new Megatron accepts TP % groups == 0 (KV heads replicated " +
                          str(l.tp / s.queryGroups()) + "x); older Megatron requires groups % TP",
                      "use TP <= " + str(s.queryGroups()) + " unless the Megatron fork is recent");
         } else {
-            ctx.emit("trainer.groups-tp", "trainer.tp",
+            ctx.emit("trainer.groups-tp", fields::kTrainerTp,
                      "num_query_groups (" + str(s.queryGroups()) + ") and TP (" + str(l.tp) +
                          ") do not divide each other",
                      "pick a TP that divides " + str(s.queryGroups()));
@@ -225,7 +225,7 @@ void checkTrainer(const RuleContext& ctx) {
     if (s.linear.kind != LinearAttentionKind::None && s.linear.numKeyHeads > 0) {
         const int shard = l.tp * l.cp;
         if (s.linear.numKeyHeads % shard != 0 || s.linear.numValueHeads % shard != 0) {
-            ctx.emit("trainer.linear-heads", "trainer.tp",
+            ctx.emit("trainer.linear-heads", fields::kTrainerTp,
                      std::string(toString(s.linear.kind)) + " heads (key " +
                          str(s.linear.numKeyHeads) + ", value " + str(s.linear.numValueHeads) +
                          ") are not divisible by TP x CP = " + str(shard),
@@ -233,14 +233,14 @@ void checkTrainer(const RuleContext& ctx) {
         }
     }
     if (l.tp > 1 && !t.sequenceParallel) {
-        ctx.emit("trainer.sequence-parallel", "trainer.sequence_parallel",
+        ctx.emit("trainer.sequence-parallel", fields::kTrainerSequenceParallel,
                  "TP is " + str(l.tp) + " without sequence parallelism" +
                      (l.ep > 1 ? std::string(" (with EP " + str(l.ep) +
                                              ", sequence parallelism must be used)")
                                : std::string()),
                  "set trainer.sequence_parallel: true");
     } else if (l.tp == 1 && t.sequenceParallel) {
-        ctx.emit("trainer.sequence-parallel", Severity::Info, "trainer.sequence_parallel",
+        ctx.emit("trainer.sequence-parallel", Severity::Info, fields::kTrainerSequenceParallel,
                  "sequence_parallel has no effect with TP 1 (Megatron turns it off)",
                  "remove trainer.sequence_parallel");
     }
@@ -249,15 +249,15 @@ void checkTrainer(const RuleContext& ctx) {
     const int last = t.decoderLastPipelineNumLayers.value_or(0);
     if (l.pp == 1 && (first > 0 || last > 0)) {
         ctx.emit("trainer.uneven-pp-needs-pp",
-                 first > 0 ? "trainer.decoder_first_pipeline_num_layers"
-                           : "trainer.decoder_last_pipeline_num_layers",
+                 first > 0 ? fields::kTrainerDecoderFirstPipelineNumLayers
+                           : fields::kTrainerDecoderLastPipelineNumLayers,
                  "first/last pipeline stage sizes are set but PP is 1", "remove them or raise PP");
     } else if (l.pp > 1 && s.numLayers > 0) {
         const int middle = l.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
         const int rest = s.numLayers - first - last;
         if (first == 0 && last == 0) {
             if (s.numLayers % l.pp != 0) {
-                ctx.emit("trainer.layers-pp", "trainer.pp",
+                ctx.emit("trainer.layers-pp", fields::kTrainerPp,
                          "num_layers (" + str(s.numLayers) + ") is not divisible by PP (" +
                              str(l.pp) + ")",
                          "use a PP that divides " + str(s.numLayers) +
@@ -268,8 +268,8 @@ void checkTrainer(const RuleContext& ctx) {
         } else if (rest < 0 || (middle == 0 && rest != 0) ||
                    (middle > 0 && (rest % middle != 0 || rest / middle == 0))) {
             ctx.emit("trainer.layers-pp",
-                     last > 0 ? "trainer.decoder_last_pipeline_num_layers"
-                              : "trainer.decoder_first_pipeline_num_layers",
+                     last > 0 ? fields::kTrainerDecoderLastPipelineNumLayers
+                              : fields::kTrainerDecoderFirstPipelineNumLayers,
                      "num_layers (" + str(s.numLayers) + ") - first (" + str(first) + ") - last (" +
                          str(last) + ") = " + str(rest) + " layers do not split evenly over the " +
                          str(middle) + " middle stages of PP " + str(l.pp),
@@ -281,7 +281,7 @@ void checkTrainer(const RuleContext& ctx) {
         const int v = *t.numLayersPerVirtualStage;
         const int perStage = l.pp > 0 ? s.numLayers / l.pp : 0;
         if (l.pp <= 1 || v <= 0 || perStage % v != 0) {
-            ctx.emit("trainer.vpp", "trainer.num_layers_per_virtual_stage",
+            ctx.emit("trainer.vpp", fields::kTrainerNumLayersPerVirtualStage,
                      "virtual pipeline needs PP > 1 and layers per stage (" + str(perStage) +
                          ") divisible by layers per virtual stage (" + str(v) + ")",
                      "remove num_layers_per_virtual_stage or pick a divisor of " + str(perStage));
@@ -291,7 +291,7 @@ void checkTrainer(const RuleContext& ctx) {
     // apply LoRA (slime fsdp_utils/lora_utils.py, miles miles/backends/fsdp_utils/lora_utils.py)
     if (t.backend == TrainBackend::Fsdp &&
         (r.framework == Framework::Vime || l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1)) {
-        ctx.emit("trainer.fsdp", "trainer.backend",
+        ctx.emit("trainer.fsdp", fields::kTrainerBackend,
                  "the FSDP backend (slime, miles; not vime) has no TP/PP/CP/EP (framework " +
                      std::string(toString(r.framework)) + ", TP " + str(l.tp) + ", PP " +
                      str(l.pp) + ", CP " + str(l.cp) + ", EP " + str(l.ep) + ")",

@@ -24,21 +24,22 @@ WeightSync weightSync(const Recipe& r, const RecipeFlags& flags) {
     const WeightUpdate& u = r.weightUpdate;
     WeightSync w;
     w.mode = textSetting(flags, u.mode != WeightUpdateMode::Full ? toString(u.mode) : "",
-                         "weight_update.mode", "--update-weight-mode");
+                         fields::kWeightUpdateMode, "--update-weight-mode");
     if (!w.mode.given()) {
         w.mode.value = "full";
     }
     w.transport =
         textSetting(flags, u.transport != WeightTransport::Nccl ? toString(u.transport) : "",
-                    "weight_update.transport", "--update-weight-transport");
+                    fields::kWeightUpdateTransport, "--update-weight-transport");
     if (!w.transport.given()) {
         w.transport.value = "nccl";
     }
-    w.diskDir = textSetting(flags, u.diskDir, "weight_update.disk_dir", "--update-weight-disk-dir");
-    w.localDir = textSetting(flags, u.localCheckpointDir, "weight_update.local_checkpoint_dir",
+    w.diskDir =
+        textSetting(flags, u.diskDir, fields::kWeightUpdateDiskDir, "--update-weight-disk-dir");
+    w.localDir = textSetting(flags, u.localCheckpointDir, fields::kWeightUpdateLocalCheckpointDir,
                              "--update-weight-local-checkpoint-dir");
     w.releaseTrain =
-        boolSetting(flags, u.releaseTrain, "weight_update.release_train", "--release-train");
+        boolSetting(flags, u.releaseTrain, fields::kWeightUpdateReleaseTrain, "--release-train");
     return w;
 }
 
@@ -49,20 +50,21 @@ void checkEntryPoint(const RuleContext& ctx, const RecipeFlags& flags) {
         !entry.ends_with("/train_async.py")) {
         // a script's own entry point (slime examples/on_policy_distillation/topkopd_train.py):
         // valid, but not one validate knows
-        ctx.emitAt("launcher.entry-point", Severity::Warning, "launcher.entry_point",
-                   "launcher.entry_point",
+        ctx.emitAt("launcher.entry-point", Severity::Warning, fields::kLauncherEntryPoint,
+                   fields::kLauncherEntryPoint,
                    "entry_point '" + entry +
                        "' is the script's own program: its flags are checked as train.py's",
                    "nothing to do if the program takes train.py's arguments");
     } else if (entry != "train.py" && entry != "train_async.py") {
-        ctx.emit("launcher.entry-point", "launcher.entry_point",
+        ctx.emit("launcher.entry-point", fields::kLauncherEntryPoint,
                  "unknown entry_point '" + entry + "': " + toString(r.framework) +
                      " trains with train.py (synchronous) or train_async.py (fully asynchronous)",
                  "set launcher.entry_point: train.py or train_async.py");
     }
     const bool colocate = colocated(r, flags);
     if (entry == "train_async.py" && colocate) {
-        ctx.emitAt("placement.async-colocate", Severity::Error, "placement", "launcher.entry_point",
+        ctx.emitAt("placement.async-colocate", Severity::Error, fields::kPlacement,
+                   fields::kLauncherEntryPoint,
                    "Colocation is not supported for async training (entry_point train_async.py "
                    "with placement colocate).",
                    "use placement: disaggregated, or entry_point: train.py");
@@ -148,7 +150,7 @@ void checkPlacementExclusions(const RuleContext& ctx, const RecipeFlags& flags,
                       "rollout hosts");
     }
     const TextSetting hf = textSetting(flags, r.checkpoints.hfCheckpoint,
-                                       "checkpoints.hf_checkpoint", "--hf-checkpoint");
+                                       fields::kCheckpointsHfCheckpoint, "--hf-checkpoint");
     if (!hf.given()) {
         ctx.emitField(
             "weight-update.delta-hf-checkpoint", field,
@@ -176,8 +178,8 @@ void checkWeightSync(const RuleContext& ctx, const RecipeFlags& flags, const Wei
                           "set weight_update.transport: disk");
         }
         if (colocated(r, flags)) {
-            ctx.emitAt("weight-update.delta-colocate", Severity::Error, "weight_update.mode",
-                       "placement",
+            ctx.emitAt("weight-update.delta-colocate", Severity::Error, fields::kWeightUpdateMode,
+                       fields::kPlacement,
                        "--update-weight-mode=delta is not supported with --colocate. Colocate "
                        "transfers weights via CUDA IPC (only a handle crosses processes), so the "
                        "delta bookkeeping (snapshot + diff + encode) is pure overhead.",
@@ -204,7 +206,8 @@ void checkWeightSync(const RuleContext& ctx, const RecipeFlags& flags, const Wei
                       "ppo trains a critic).",
                       "use a critic-free estimator (grpo), or drop release_train");
     }
-    const TextSetting save = textSetting(flags, r.checkpoints.save, "checkpoints.save", "--save");
+    const TextSetting save =
+        textSetting(flags, r.checkpoints.save, fields::kCheckpointsSave, "--save");
     if (!save.given()) {
         ctx.emitField("weight-update.release-train-save", rt,
                       "--release-train requires --save so the next Megatron actor can reload.",
@@ -233,14 +236,14 @@ void checkWeightSync(const RuleContext& ctx, const RecipeFlags& flags, const Wei
     if (colocated(r, flags)) {
         if (r.memory.offloadTrain.value_or(false) || flags.on("--offload-train")) {
             ctx.emitAt("weight-update.release-train-offload", Severity::Info,
-                       "memory.offload_train", "weight_update.release_train",
+                       fields::kMemoryOffloadTrain, fields::kWeightUpdateReleaseTrain,
                        "Ignoring --offload-train because --release-train releases train actors "
                        "instead.",
                        "drop memory.offload_train");
         }
         if (r.memory.offloadRollout == std::optional<bool>(false)) {
             ctx.emitAt("weight-update.release-train-offload", Severity::Info,
-                       "memory.offload_rollout", "weight_update.release_train",
+                       fields::kMemoryOffloadRollout, fields::kWeightUpdateReleaseTrain,
                        "Ignoring --no-offload-rollout because colocated --release-train needs "
                        "rollout offload.",
                        "drop memory.offload_rollout: false");

@@ -238,7 +238,7 @@ Verification verifyHistory(const std::string& historyPath, const std::vector<std
     db::History& history = **opened;
     for (std::size_t n = 0; n < nodeIds.size(); ++n) {
         v.expected += generated[n];
-        auto cursor = history.ingestCursor(nodeIds[n]);
+        auto cursor = history.ingestCursor(db::NodeId{nodeIds[n]});
         if (!cursor) {
             v.error = cursor.error();
             return v;

@@ -5,6 +5,8 @@
 // the workload's log ("eval/gsm8k", "train/loss") are named by the workload and are not here.
 // Plain C++ (no Qt, no protobuf).
 
+#include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,27 @@ inline constexpr const char* kPercent = "%";
 inline constexpr const char* kSeconds = "s";
 inline constexpr const char* kHertz = "Hz";
 }  // namespace unit
+
+/// A series' unit as a type: what a Sample carries on the wire (v1::Unit mirrors it; only
+/// backend/control/node_convert.cpp and the daemon's collector map the two).
+enum class Unit { None, Bytes, Percent, Seconds, Hertz };
+
+/// The stored spelling (series_registry.unit): "", "bytes", "%", "s", "Hz".
+constexpr const char* toString(Unit unit) {
+    switch (unit) {
+        case Unit::Bytes:
+            return unit::kBytes;
+        case Unit::Percent:
+            return unit::kPercent;
+        case Unit::Seconds:
+            return unit::kSeconds;
+        case Unit::Hertz:
+            return unit::kHertz;
+        case Unit::None:
+            break;
+    }
+    return "";
+}
 
 namespace series {
 /// Node-level host memory (/proc/meminfo, bytes): used = MemTotal - MemAvailable.
@@ -52,22 +75,105 @@ inline std::string gpuProcessMemUsed(long long index, long long pid) {
 }
 }  // namespace series
 
-/// The unit of a series from its name's suffix, the daemon's naming rule: "_bytes" -> bytes,
-/// "_percent" or "_pct" -> %, "_seconds" -> s, "_hz" -> Hz, else "" (counts, scores, losses).
-constexpr const char* unitOf(std::string_view name) {
+/// Inverse of toString (the stored spelling); nullopt for anything else.
+constexpr std::optional<Unit> unitFromString(std::string_view text) {
+    for (Unit u : {Unit::None, Unit::Bytes, Unit::Percent, Unit::Seconds, Unit::Hertz}) {
+        if (text == toString(u)) {
+            return u;
+        }
+    }
+    return std::nullopt;
+}
+
+/// The unit of a series from its name's suffix, the naming rule: "_bytes" -> bytes,
+/// "_percent" or "_pct" -> %, "_seconds" -> s, "_hz" -> Hz, else none (counts, scores, losses).
+/// The daemon applies it to a workload's metrics; the controller only to a sample sent without a
+/// unit (an older daemon or spool record).
+constexpr Unit unitOf(std::string_view name) {
     if (name.ends_with("_bytes")) {
-        return unit::kBytes;
+        return Unit::Bytes;
     }
     if (name.ends_with("_percent") || name.ends_with("_pct")) {
-        return unit::kPercent;
+        return Unit::Percent;
     }
     if (name.ends_with("_seconds")) {
-        return unit::kSeconds;
+        return Unit::Seconds;
     }
     if (name.ends_with("_hz")) {
-        return unit::kHertz;
+        return Unit::Hertz;
     }
-    return "";
+    return Unit::None;
 }
+
+namespace series {
+
+/// A series the daemon samples (a whole name, or a GPU series' leaf) and its unit.
+struct Sampled {
+    std::string_view name;
+    Unit unit;
+};
+
+/// The series the daemon samples under a whole name (host, run tree), with the unit it sends.
+inline constexpr std::array<Sampled, 9> kSampled{{
+    {kHostMemTotal, Unit::Bytes},
+    {kHostMemAvailable, Unit::Bytes},
+    {kHostMemUsed, Unit::Bytes},
+    {kHostMemPageCache, Unit::Bytes},
+    {kHostMemShmem, Unit::Bytes},
+    {kHostSwapUsed, Unit::Bytes},
+    {kRunTreeRss, Unit::Bytes},
+    {kRunTreePss, Unit::Bytes},
+    {kRunTreeProcesses, Unit::None},
+}};
+
+/// The leaves of the GPU series it samples ("gpu.<i>.<leaf>"; "gpu.<i>.pid.<pid>.<leaf>" for
+/// mem.used_bytes), with the unit it sends.
+inline constexpr std::array<Sampled, 5> kSampledGpu{{
+    {kGpuMemUsed, Unit::Bytes},
+    {kGpuMemTotal, Unit::Bytes},
+    {kGpuUtil, Unit::Percent},
+    {kGpuEccUncorrected, Unit::None},
+    {kGpuNvlinkReplays, Unit::None},
+}};
+
+/// The unit of a series the daemon samples (kSampled, kSampledGpu); nullopt for any other name
+/// (a workload's metric, whose unit is its name's suffix: unitOf).
+constexpr std::optional<Unit> sampledUnit(std::string_view name) {
+    // Removes "<prefix><digits>." from the front of rest; false (rest unchanged) if absent.
+    auto skipIndexed = [](std::string_view& rest, std::string_view prefix) {
+        if (!rest.starts_with(prefix)) {
+            return false;
+        }
+        std::size_t end = prefix.size();
+        while (end < rest.size() && rest[end] >= '0' && rest[end] <= '9') {
+            ++end;
+        }
+        if (end == prefix.size() || end >= rest.size() || rest[end] != '.') {
+            return false;
+        }
+        rest.remove_prefix(end + 1);
+        return true;
+    };
+    std::string_view leaf = name;
+    if (!skipIndexed(leaf, kGpuPrefix)) {
+        for (const Sampled& s : kSampled) {
+            if (s.name == name) {
+                return s.unit;
+            }
+        }
+        return std::nullopt;
+    }
+    if (skipIndexed(leaf, "pid.") && leaf != kGpuMemUsed) {
+        return std::nullopt;
+    }
+    for (const Sampled& s : kSampledGpu) {
+        if (s.name == leaf) {
+            return s.unit;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace series
 
 }  // namespace runplane::telemetry

@@ -227,8 +227,9 @@ Status History::upsertRun(const RunRecord& run) {
     return stmt->run();
 }
 
-Status History::updateRunState(const std::string& runId, RunState state, std::int64_t endedNs,
+Status History::updateRunState(const RunId& id, RunState state, std::int64_t endedNs,
                                const std::string& message) {
+    const std::string& runId = id.value();
     std::lock_guard lock(m_mutex);
     auto stmt = m_impl->db->prepare(
         "UPDATE runs SET status = ?2, ended_ns = CASE WHEN ?3 = 0 THEN ended_ns ELSE ?3 END, "

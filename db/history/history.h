@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/ids.h"
 #include "common/result.h"
 #include "common/telemetry/run_state.h"
 #include "common/telemetry/series.h"
@@ -43,6 +44,9 @@ struct RunLogText {
 /// Lifecycle of a run as the history records it (common/telemetry/run_state.h). "DaemonLost"
 /// (the daemon could not tell what happened) and "Failed" (the run exited non-zero) are distinct
 /// on purpose. toString gives the stored spelling, runStateFromString reads it back.
+/// The typed ids of common/ids.h, as the history API takes them (db::RunId, db::NodeId).
+using runplane::NodeId;
+using runplane::RunId;
 using telemetry::RunState;
 using telemetry::runStateFromString;
 using telemetry::toString;
@@ -293,7 +297,7 @@ class History {
     /// Inserts or replaces the run with this id.
     Status upsertRun(const RunRecord& run);
     /// Updates state, end time (0 keeps the stored one) and message of an existing run.
-    Status updateRunState(const std::string& runId, RunState state, std::int64_t endedNs,
+    Status updateRunState(const RunId& runId, RunState state, std::int64_t endedNs,
                           const std::string& message);
     Result<std::optional<RunRecord>> run(const std::string& runId);
     /// All runs, newest first.
@@ -301,7 +305,7 @@ class History {
 
     /// Pins (or unpins) a run: a pinned run's series and its nodes' samples during the run are
     /// never pruned. Error naming the run when there is no such run.
-    Status setPinned(const std::string& runId, bool pinned);
+    Status setPinned(const RunId& runId, bool pinned);
 
     // ---- retention (docs/history.md, "Retention")
     Result<RetentionPolicy> retention();
@@ -327,17 +331,17 @@ class History {
     Result<std::vector<IngestResult>> ingestMany(std::span<const IngestBatch> batches);
     /// The cursor of the node's most recent incarnation: the last seq accounted for (0 when
     /// nothing was ingested yet).
-    Result<std::uint64_t> ingestCursor(const std::string& nodeId);
+    Result<std::uint64_t> ingestCursor(const NodeId& nodeId);
     /// The node's most recent incarnation and its cursor; nullopt when nothing was ingested.
-    Result<std::optional<NodeCursor>> latestCursor(const std::string& nodeId);
+    Result<std::optional<NodeCursor>> latestCursor(const NodeId& nodeId);
     /// The node's spool was replaced: stores a "node_reset" event (attrs old/new incarnation,
     /// old last seq) and starts newIncarnation at cursor 0, in one transaction. The old
     /// incarnation's rows and cursor stay.
-    Status recordNodeReset(const std::string& nodeId, const NodeCursor& old,
+    Status recordNodeReset(const NodeId& nodeId, const NodeCursor& old,
                            std::uint64_t newIncarnation, const std::string& message);
     /// A cursor stored before incarnations existed (incarnation 0) continues as `incarnation`:
     /// the daemon's spool is the same file, it just reports its id now.
-    Status adoptIncarnation(const std::string& nodeId, std::uint64_t incarnation);
+    Status adoptIncarnation(const NodeId& nodeId, std::uint64_t incarnation);
 
     // ---- queries
     /// Starts a read transaction: every query until endRead() sees the file as the first of

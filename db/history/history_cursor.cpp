@@ -14,7 +14,8 @@ std::int64_t bits(std::uint64_t incarnation) {
 
 }  // namespace
 
-Result<std::optional<NodeCursor>> History::latestCursor(const std::string& nodeId) {
+Result<std::optional<NodeCursor>> History::latestCursor(const NodeId& node) {
+    const std::string& nodeId = node.value();
     std::lock_guard lock(m_mutex);
     // The incarnation written last is the current one (an old spool never comes back).
     auto q = m_impl->db->prepare(
@@ -35,8 +36,9 @@ Result<std::optional<NodeCursor>> History::latestCursor(const std::string& nodeI
                                                 static_cast<std::uint64_t>(q->columnInt(1))}};
 }
 
-Status History::recordNodeReset(const std::string& nodeId, const NodeCursor& old,
+Status History::recordNodeReset(const NodeId& node, const NodeCursor& old,
                                 std::uint64_t newIncarnation, const std::string& message) {
+    const std::string& nodeId = node.value();
     std::lock_guard lock(m_mutex);
     sqlite::Database& db = *m_impl->db;
     sqlite::Transaction tx(db);
@@ -88,7 +90,8 @@ Status History::recordNodeReset(const std::string& nodeId, const NodeCursor& old
     return tx.commit();
 }
 
-Status History::adoptIncarnation(const std::string& nodeId, std::uint64_t incarnation) {
+Status History::adoptIncarnation(const NodeId& node, std::uint64_t incarnation) {
+    const std::string& nodeId = node.value();
     std::lock_guard lock(m_mutex);
     auto q = m_impl->db->prepare(
         "UPDATE ingest_cursor SET incarnation = ?2 WHERE node_id = ?1 AND incarnation = 0 AND "

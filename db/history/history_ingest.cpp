@@ -201,8 +201,8 @@ Status History::Impl::storeHead(std::int64_t seriesId, Head& h, bool seal) {
     return sealed ? rollHead(seriesId, h) : Status{};
 }
 
-Result<std::uint64_t> History::ingestCursor(const std::string& nodeId) {
-    auto latest = latestCursor(nodeId);
+Result<std::uint64_t> History::ingestCursor(const NodeId& node) {
+    auto latest = latestCursor(node);
     if (!latest.ok()) {
         return Error{latest.error()};
     }

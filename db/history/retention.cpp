@@ -106,7 +106,8 @@ Result<std::optional<SeriesHorizon>> readHorizon(sqlite::Database& db, std::int6
     return std::optional<SeriesHorizon>(SeriesHorizon{stmt->columnInt(0), stmt->columnInt(1)});
 }
 
-Status History::setPinned(const std::string& runId, bool pinned) {
+Status History::setPinned(const RunId& id, bool pinned) {
+    const std::string& runId = id.value();
     std::lock_guard lock(m_mutex);
     auto stmt = m_impl->db->prepare("UPDATE runs SET pinned = ?2 WHERE id = ?1;");
     if (!stmt.ok()) {

@@ -12,8 +12,8 @@
 #include <optional>
 #include <set>
 
+#include "backend/analysis/run_metrics.h"
 #include "backend/plan/recipe.h"
-#include "common/metrics/run_metrics.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"

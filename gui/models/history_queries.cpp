@@ -16,11 +16,11 @@
 #include <optional>
 #include <set>
 
+#include "backend/analysis/run_metrics.h"
 #include "backend/plan/catalog.h"
 #include "backend/plan/memory_model.h"
 #include "backend/plan/recipe.h"
 #include "backend/plan/topology.h"
-#include "common/metrics/run_metrics.h"
 #include "db/history/history.h"
 #include "gui/models/metric_views.h"
 

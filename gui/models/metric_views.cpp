@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "common/metrics/run_metrics.h"
+#include "backend/analysis/run_metrics.h"
 #include "db/history/history.h"
 
 namespace runplane::gui {

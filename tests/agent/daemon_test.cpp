@@ -139,6 +139,10 @@ TEST(Daemon, WatchTelemetryStreamsHostMemoryWithMinMax) {
             EXPECT_EQ(r.sample().step(), -1);
             EXPECT_GT(r.sample().value(), 0);
         }
+        // Every sample carries its unit, from the daemon's vocabulary (host memory: bytes).
+        if (r.has_sample() && r.sample().series().rfind("host.", 0) == 0) {
+            EXPECT_EQ(r.sample().unit(), v1::UNIT_BYTES) << r.sample().series();
+        }
     }
     // The GPU-less host says so once, as an event.
     std::size_t gpuInfo = 0;

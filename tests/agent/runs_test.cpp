@@ -304,6 +304,22 @@ TEST_F(Runs, LogDerivedMetricsAndEvents) {
     EXPECT_EQ(bySeries["eval/gsm8k"].sample().step(), 3);
     ASSERT_EQ(bySeries.count("x"), 1u) << "a final line without newline is still parsed at exit";
     EXPECT_EQ(bySeries["x"].sample().step(), 12);
+    // A workload's metric gets its unit from its name's suffix (none here); the run's process
+    // tree from the daemon's vocabulary.
+    EXPECT_EQ(bySeries["train/loss"].sample().unit(), v1::UNIT_NONE);
+    if (bySeries.count("run.tree.rss_bytes") != 0) {
+        EXPECT_EQ(bySeries["run.tree.rss_bytes"].sample().unit(), v1::UNIT_BYTES);
+    }
+    // The run-state events carry the state typed, and as the attribute older controllers read.
+    int runStates = 0;
+    for (const auto& r : rs) {
+        if (r.has_event() && r.event().kind() == v1::EVENT_RUN_STATE && r.run_id() == "logs") {
+            ++runStates;
+            EXPECT_NE(r.event().run_state(), v1::RUN_STATE_UNSPECIFIED);
+            EXPECT_EQ(r.event().attrs().at("state"), v1::RunState_Name(r.event().run_state()));
+        }
+    }
+    EXPECT_GE(runStates, 1);
     EXPECT_TRUE(hasEvent(rs, v1::EVENT_PHASE, "logs"));
     EXPECT_TRUE(hasEvent(rs, v1::EVENT_NCCL_WARNING, "logs"));
     EXPECT_TRUE(hasEvent(rs, v1::EVENT_RUN_STATE, "logs"));

@@ -44,7 +44,7 @@ db::IngestBatch batchOf(const std::string& node, std::uint64_t first, std::uint6
 std::uint64_t cursorOf(const std::string& path, const std::string& node) {
     auto history = db::History::open(path);
     EXPECT_TRUE(history.ok()) << history.error();
-    auto cursor = (*history)->ingestCursor(node);
+    auto cursor = (*history)->ingestCursor(db::NodeId{node});
     EXPECT_TRUE(cursor.ok()) << cursor.error();
     return cursor.ok() ? *cursor : 0;
 }
@@ -99,15 +99,15 @@ TEST(IngestMany, CommitsEveryBatchOrNone) {
     EXPECT_EQ((*results)[0].samplesInserted, 5u);
     EXPECT_EQ((*results)[2].samplesInserted, 3u);  // 4 and 5 were in the first batch
     EXPECT_EQ((*results)[2].duplicatesSkipped, 2u);
-    EXPECT_EQ(*(*history)->ingestCursor("a"), 8u);
-    EXPECT_EQ(*(*history)->ingestCursor("b"), 3u);
+    EXPECT_EQ(*(*history)->ingestCursor(db::NodeId{"a"}), 8u);
+    EXPECT_EQ(*(*history)->ingestCursor(db::NodeId{"b"}), 3u);
 
     // A batch that cannot be stored takes the whole transaction with it.
     std::vector<db::IngestBatch> bad = {batchOf("a", 9, 10), batchOf("", 1, 1)};
     auto failed = (*history)->ingestMany(bad);
     ASSERT_FALSE(failed.ok());
     EXPECT_NE(failed.error().find("without a node id"), std::string::npos) << failed.error();
-    EXPECT_EQ(*(*history)->ingestCursor("a"), 8u);
+    EXPECT_EQ(*(*history)->ingestCursor(db::NodeId{"a"}), 8u);
     // ... and the history goes on from there.
     auto again = (*history)->ingest(batchOf("a", 9, 10));
     ASSERT_TRUE(again.ok()) << again.error();

@@ -10,7 +10,7 @@ TelemetryRecordInfo sample(std::uint64_t seq) {
     TelemetryRecordInfo r;
     r.seq = seq;
     r.tNs = static_cast<std::int64_t>(seq) * 10;
-    r.sample = SampleInfo{"host.mem.used_bytes", 1.0, 0.5, 2.0, -1};
+    r.sample = SampleInfo{"host.mem.used_bytes", 1.0, 0.5, 2.0, -1, telemetry::Unit::Bytes};
     return r;
 }
 
@@ -91,10 +91,28 @@ TEST(PlanBatch, EmptyHeartbeatKeepsTheCursor) {
     EXPECT_EQ(plan.nextExpected, 12u);
 }
 
-TEST(Units, FromSeriesNames) {
-    EXPECT_EQ(unitForSeries("host.mem.used_bytes"), "bytes");
-    EXPECT_EQ(unitForSeries("gpu.0.util_percent"), "%");
-    EXPECT_EQ(unitForSeries("eval/gsm8k"), "");
+// The history stores the unit the daemon sent; only a sample sent without one (an older daemon
+// or spool record) has its unit read from the name's suffix.
+TEST(Units, TheSentUnitIsStoredTheSuffixOnlyForSamplesWithout) {
+    TelemetryRecordInfo typed = sample(1);
+    typed.sample.series = "gpu.0.pid.7.mem.used_bytes";
+    typed.sample.unit = telemetry::Unit::Bytes;
+    TelemetryRecordInfo sentNone = sample(2);
+    sentNone.sample.series = "train/time_bytes";  // what the suffix would misread
+    sentNone.sample.unit = telemetry::Unit::None;
+    TelemetryRecordInfo old = sample(3);
+    old.sample.series = "gpu.0.util_percent";
+    old.sample.unit = std::nullopt;
+    TelemetryRecordInfo oldPlain = sample(4);
+    oldPlain.sample.series = "eval/gsm8k";
+    oldPlain.sample.unit = std::nullopt;
+    TelemetryBatchInfo batch{"n", 0, {typed, sentNone, old, oldPlain}};
+    BatchPlan plan = planBatch("n", batch, 1, 0);
+    ASSERT_EQ(plan.batch.samples.size(), 4u);
+    EXPECT_EQ(plan.batch.samples[0].unit, "bytes");
+    EXPECT_EQ(plan.batch.samples[1].unit, "");
+    EXPECT_EQ(plan.batch.samples[2].unit, "%");
+    EXPECT_EQ(plan.batch.samples[3].unit, "");
 }
 
 }  // namespace
@@ -103,6 +121,21 @@ TEST(Units, FromSeriesNames) {
 namespace runplane::control {
 namespace {
 
+// A run_state event from the wire carries its state typed (node_convert fills EventInfo::runState
+// from Event.run_state, or from attrs["state"] for a record from before it; NodeConvert tests).
+TEST(RunStates, FromTheEventsTypedState) {
+    EventInfo event;
+    event.kind = EventKindInfo::RunState;
+    EXPECT_EQ(runStateOf(event), std::nullopt);
+    event.runState = NodeRunState::Failed;
+    EXPECT_EQ(runStateOf(event), db::RunState::Failed);
+    event.runState = NodeRunState::Succeeded;
+    EXPECT_EQ(runStateOf(event), db::RunState::Finished);
+    event.runState = NodeRunState::Lost;
+    EXPECT_EQ(runStateOf(event), db::RunState::DaemonLost);
+}
+
+// A run_state event read back from the history: its stored "state" attribute.
 TEST(RunStates, FromEventAttributes) {
     EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_SUCCEEDED"}}), db::RunState::Finished);
     EXPECT_EQ(runStateFromAttrs({{"state", "RUN_STATE_FAILED"}}), db::RunState::Failed);

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "backend/control/node_convert.h"
 #include "common/telemetry/event_kind.h"
@@ -78,11 +80,123 @@ TEST(TelemetryVocabulary, SeriesNamesAndUnits) {
     EXPECT_EQ(std::string(series::kHostMemUsed), "host.mem.used_bytes");
     EXPECT_EQ(series::gpu(3, series::kGpuMemUsed), "gpu.3.mem.used_bytes");
     EXPECT_EQ(series::gpuProcessMemUsed(0, 4242), "gpu.0.pid.4242.mem.used_bytes");
-    EXPECT_EQ(std::string(unitOf(series::kHostMemUsed)), unit::kBytes);
-    EXPECT_EQ(std::string(unitOf(series::gpu(0, series::kGpuUtil))), unit::kPercent);
-    EXPECT_EQ(std::string(unitOf("perf/step_seconds")), unit::kSeconds);
-    EXPECT_EQ(std::string(unitOf("ray.poll_hz")), unit::kHertz);
-    EXPECT_EQ(std::string(unitOf(series::kRunTreeProcesses)), "");
+    EXPECT_EQ(unitOf(series::kHostMemUsed), Unit::Bytes);
+    EXPECT_EQ(unitOf(series::gpu(0, series::kGpuUtil)), Unit::Percent);
+    EXPECT_EQ(unitOf("perf/step_seconds"), Unit::Seconds);
+    EXPECT_EQ(unitOf("ray.poll_hz"), Unit::Hertz);
+    EXPECT_EQ(unitOf(series::kRunTreeProcesses), Unit::None);
+    // The stored spellings (series_registry.unit) are a file format.
+    EXPECT_EQ(std::string(toString(Unit::Bytes)), "bytes");
+    EXPECT_EQ(std::string(toString(Unit::Percent)), "%");
+    EXPECT_EQ(std::string(toString(Unit::Seconds)), "s");
+    EXPECT_EQ(std::string(toString(Unit::Hertz)), "Hz");
+    EXPECT_EQ(std::string(toString(Unit::None)), "");
+    for (Unit u : {Unit::None, Unit::Bytes, Unit::Percent, Unit::Seconds, Unit::Hertz}) {
+        EXPECT_EQ(unitFromString(toString(u)), u);
+    }
+    EXPECT_EQ(unitFromString("GiB"), std::nullopt);
+}
+
+// The daemon sends each of its series with the unit the vocabulary lists; that unit is the one
+// the name's suffix gives, so the history stores what it stored before units were sent.
+TEST(SeriesVocabulary, TheDaemonsSeriesHaveTheirUnitAndItAgreesWithTheirName) {
+    for (const series::Sampled& s : series::kSampled) {
+        EXPECT_EQ(series::sampledUnit(s.name), s.unit) << s.name;
+        EXPECT_EQ(unitOf(s.name), s.unit) << s.name;
+    }
+    for (const series::Sampled& s : series::kSampledGpu) {
+        const std::string name = series::gpu(12, s.name);
+        EXPECT_EQ(series::sampledUnit(name), s.unit) << name;
+        EXPECT_EQ(unitOf(name), s.unit) << name;
+    }
+    EXPECT_EQ(series::sampledUnit(series::gpuProcessMemUsed(1, 4242)), Unit::Bytes);
+    // Not the daemon's: a workload's metric, a leaf without its GPU, malformed GPU names.
+    EXPECT_EQ(series::sampledUnit("eval/gsm8k"), std::nullopt);
+    EXPECT_EQ(series::sampledUnit("perf/step_seconds"), std::nullopt);
+    EXPECT_EQ(series::sampledUnit(series::kGpuMemUsed), std::nullopt);
+    EXPECT_EQ(series::sampledUnit("gpu.x.mem.used_bytes"), std::nullopt);
+    EXPECT_EQ(series::sampledUnit("gpu.0.pid.7.util_percent"), std::nullopt);
+    EXPECT_EQ(series::sampledUnit("gpu.0.no_such_leaf"), std::nullopt);
+}
+
+// Sample.unit: every protocol unit but UNSPECIFIED maps to a plain one; UNSPECIFIED (an older
+// daemon or spool record) maps to none, and the history then falls back to the name's suffix.
+TEST(NodeConvert, SampleUnitsComeFromTheWireAndAreAbsentFromOlderRecords) {
+    v1::TelemetryBatch wire;
+    const std::pair<v1::Unit, std::optional<Unit>> cases[] = {
+        {v1::UNIT_UNSPECIFIED, std::nullopt}, {v1::UNIT_NONE, Unit::None},
+        {v1::UNIT_BYTES, Unit::Bytes},        {v1::UNIT_PERCENT, Unit::Percent},
+        {v1::UNIT_SECONDS, Unit::Seconds},    {v1::UNIT_HERTZ, Unit::Hertz}};
+    ASSERT_EQ(std::size(cases), static_cast<std::size_t>(v1::Unit_ARRAYSIZE));
+    std::uint64_t seq = 0;
+    for (const auto& [proto, plain] : cases) {
+        auto* record = wire.add_records();
+        record->set_seq(++seq);
+        record->mutable_sample()->set_series("x_bytes");
+        record->mutable_sample()->set_unit(proto);
+    }
+    const control::TelemetryBatchInfo batch = control::fromProto(wire);
+    ASSERT_EQ(batch.records.size(), std::size(cases));
+    for (std::size_t i = 0; i < std::size(cases); ++i) {
+        EXPECT_EQ(batch.records[i].sample.unit, cases[i].second) << i;
+    }
+    // What is stored: the sent unit, or the suffix's for the record without one.
+    EXPECT_EQ(control::sampleUnit(batch.records[0].sample), Unit::Bytes);
+    EXPECT_EQ(control::sampleUnit(batch.records[1].sample), Unit::None);
+}
+
+// Event.run_state is the run's state; a record from before that field (an older daemon or spool)
+// has only attrs["state"], which is read instead. The history keeps the attribute either way.
+TEST(NodeConvert, RunStateEventsAreTypedAndOlderRecordsReadTheirAttribute) {
+    v1::TelemetryBatch wire;
+    auto event = [&](std::uint64_t seq) {
+        auto* record = wire.add_records();
+        record->set_seq(seq);
+        record->set_run_id("r");
+        record->mutable_event()->set_kind(v1::EVENT_RUN_STATE);
+        return record->mutable_event();
+    };
+    event(1)->set_run_state(v1::RUN_STATE_FAILED);  // typed only (a future daemon)
+    auto* both = event(2);                          // today's daemon
+    both->set_run_state(v1::RUN_STATE_SUCCEEDED);
+    (*both->mutable_attrs())["state"] = "RUN_STATE_SUCCEEDED";
+    (*event(3)->mutable_attrs())["state"] = "RUN_STATE_STOPPED";  // before the field
+    (*event(4)->mutable_attrs())["state"] = "stopped";            // unreadable
+    event(5);                                                     // neither
+    auto* alarm = wire.add_records();
+    alarm->set_seq(6);
+    alarm->mutable_event()->set_kind(v1::EVENT_MEMORY_ALARM);
+    (*alarm->mutable_event()->mutable_attrs())["state"] = "raised";
+
+    const control::TelemetryBatchInfo batch = control::fromProto(wire);
+    ASSERT_EQ(batch.records.size(), 6u);
+    EXPECT_EQ(batch.records[0].event.runState, NodeRunState::Failed);
+    EXPECT_EQ(batch.records[0].event.attrs.at("state"), "RUN_STATE_FAILED");
+    EXPECT_EQ(batch.records[1].event.runState, NodeRunState::Succeeded);
+    EXPECT_EQ(batch.records[2].event.runState, NodeRunState::Stopped);
+    EXPECT_EQ(batch.records[3].event.runState, std::nullopt);
+    EXPECT_EQ(batch.records[4].event.runState, std::nullopt);
+    EXPECT_EQ(batch.records[4].event.attrs.count("state"), 0u);
+    EXPECT_EQ(batch.records[5].event.runState, std::nullopt);
+    EXPECT_EQ(batch.records[5].event.attrs.at("state"), "raised");
+}
+
+// Every protocol run state sent typed converts to the node state of the same name.
+TEST(NodeConvert, EveryTypedRunStateConverts) {
+    for (int v = v1::RunState_MIN; v <= v1::RunState_MAX; ++v) {
+        if (!v1::RunState_IsValid(v)) {
+            continue;
+        }
+        v1::TelemetryBatch wire;
+        auto* record = wire.add_records();
+        record->set_seq(1);
+        record->mutable_event()->set_kind(v1::EVENT_RUN_STATE);
+        record->mutable_event()->set_run_state(static_cast<v1::RunState>(v));
+        const auto converted = control::fromProto(wire).records.at(0).event.runState;
+        EXPECT_EQ(converted,
+                  control::runStateFromName(v1::RunState_Name(static_cast<v1::RunState>(v))))
+            << v1::RunState_Name(static_cast<v1::RunState>(v));
+    }
 }
 
 }  // namespace

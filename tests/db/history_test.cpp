@@ -90,7 +90,8 @@ TEST(History, RunsRoundTripNewestFirst) {
     b.startedNs = 200;
     ASSERT_TRUE(history->upsertRun(a).ok());
     ASSERT_TRUE(history->upsertRun(b).ok());
-    ASSERT_TRUE(history->updateRunState("run-a", RunState::DaemonLost, 150, "daemon gone").ok());
+    ASSERT_TRUE(
+        history->updateRunState(RunId{"run-a"}, RunState::DaemonLost, 150, "daemon gone").ok());
     auto runs = history->listRuns();
     ASSERT_TRUE(runs.ok());
     ASSERT_EQ(runs->size(), 2u);
@@ -103,7 +104,7 @@ TEST(History, RunsRoundTripNewestFirst) {
     EXPECT_EQ(got.endedNs, 150);
     EXPECT_EQ(got.message, "daemon gone");
     EXPECT_EQ(got.nodes, a.nodes);
-    auto missing = history->updateRunState("nope", RunState::Failed, 1, "");
+    auto missing = history->updateRunState(RunId{"nope"}, RunState::Failed, 1, "");
     ASSERT_FALSE(missing.ok());
     EXPECT_NE(missing.error().find("nope"), std::string::npos);
     EXPECT_EQ(runStateFromString("daemon_lost"), RunState::DaemonLost);
@@ -156,10 +157,10 @@ TEST(History, IngestIsIdempotentByNodeAndSeq) {
                      "SELECT count(DISTINCT seq) FROM samples s JOIN series r ON "
                      "r.id = s.series_id WHERE r.node_id = 'n1';"),
               151);
-    auto cursor = history->ingestCursor("n1");
+    auto cursor = history->ingestCursor(NodeId{"n1"});
     ASSERT_TRUE(cursor.ok());
     EXPECT_EQ(*cursor, 151u);
-    auto none = history->ingestCursor("unknown");
+    auto none = history->ingestCursor(NodeId{"unknown"});
     ASSERT_TRUE(none.ok());
     EXPECT_EQ(*none, 0u);
 }
@@ -215,7 +216,7 @@ TEST(History, FailedBatchLeavesNothingBehind) {
     ASSERT_FALSE(failed.ok());
     EXPECT_NE(failed.error().find("injected"), std::string::npos);
     EXPECT_NE(failed.error().find(path), std::string::npos);
-    EXPECT_EQ(*history->ingestCursor("n1"), 5u);
+    EXPECT_EQ(*history->ingestCursor(NodeId{"n1"}), 5u);
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM samples;"), 5);
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM series WHERE name = 'new.series';"), 0);
     {

@@ -61,7 +61,7 @@ void fill(History& h) {
     pinned.startedNs = kPinnedFrom;
     pinned.endedNs = kPinnedTo;
     ASSERT_TRUE(h.upsertRun(pinned).ok());
-    ASSERT_TRUE(h.setPinned("pinned-run", true).ok());
+    ASSERT_TRUE(h.setPinned(RunId{"pinned-run"}, true).ok());
 
     std::uint64_t seq = 0;
     IngestBatch batch;
@@ -131,7 +131,7 @@ TEST(Retention, DefaultsAndSettings) {
     ASSERT_FALSE(inverted.ok());
     EXPECT_NE(inverted.error().find("must not exceed rollup days"), std::string::npos);
     EXPECT_EQ((*h)->retention()->rawDays, 3);  // unchanged by the refused calls
-    auto unknown = (*h)->setPinned("nope", true);
+    auto unknown = (*h)->setPinned(RunId{"nope"}, true);
     ASSERT_FALSE(unknown.ok());
     EXPECT_NE(unknown.error().find("no run with id 'nope'"), std::string::npos);
 }
@@ -267,7 +267,7 @@ TEST(Retention, RollupCutoffAndUnpinning) {
     History& h = **opened;
     fill(h);
     ASSERT_TRUE(h.setRetention({1, 7}).ok());
-    ASSERT_TRUE(h.setPinned("pinned-run", false).ok());
+    ASSERT_TRUE(h.setPinned(RunId{"pinned-run"}, false).ok());
     EXPECT_FALSE((*h.run("pinned-run"))->pinned);
     PruneOptions options;
     options.nowNs = kNow;

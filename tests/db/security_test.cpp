@@ -47,8 +47,9 @@ TEST(HistorySecurity, SecretsNeverReachTheFile) {
             R"("controller_argv":["runplanectl","--env","HF_TOKEN=ctlSecret555"]})";
         run.message = "exited; password=msgSecret666";
         ASSERT_TRUE((*history)->upsertRun(run).ok());
-        ASSERT_TRUE(
-            (*history)->updateRunState("r1", RunState::Failed, 5, "token = msgSecret777").ok());
+        ASSERT_TRUE((*history)
+                        ->updateRunState(RunId{"r1"}, RunState::Failed, 5, "token = msgSecret777")
+                        .ok());
         auto stored = (*history)->run("r1");
         ASSERT_TRUE(stored.ok() && *stored);
         EXPECT_NE((*stored)->provenanceJson.find("NCCL_DEBUG"), std::string::npos);

@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             continue;
         }
         control::TelemetryBatchInfo batch = control::fromProto(wire);
-        auto cursor = h.ingestCursor(nodeId);
+        auto cursor = h.ingestCursor(db::NodeId{nodeId});
         const std::uint64_t expected = cursor.ok() && *cursor > 0 ? *cursor + 1 : 0;
         control::BatchPlan plan =
             control::planBatch(nodeId, batch, expected, 1'700'000'000'000'000'000);
@@ -71,8 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         for (const auto& record : batch.records) {
             if (record.isEvent && !record.runId.empty()) {
-                if (auto st = control::runStateFromAttrs(record.event.attrs)) {
-                    (void)h.updateRunState(record.runId, *st, record.tNs, record.event.message);
+                if (auto st = control::runStateOf(record.event)) {
+                    (void)h.updateRunState(db::RunId{record.runId}, *st, record.tNs,
+                                           record.event.message);
                 }
             }
         }

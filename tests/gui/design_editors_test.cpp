@@ -55,8 +55,8 @@ TEST(DesignEditors, EveryFindingPathHasAnEditor) {
     RecipeForm form;
     // The rule table's fields (what a rule reports when it names no more precise field).
     for (const plan::RuleInfo& rule : plan::ruleTable()) {
-        EXPECT_FALSE(form.editorPathFor(QString::fromLatin1(rule.field)).isEmpty())
-            << "rule " << rule.id << " points at " << rule.field << ", which has no editor";
+        EXPECT_FALSE(form.editorPathFor(QString::fromLatin1(rule.field.c_str())).isEmpty())
+            << "rule " << rule.id << " points at " << rule.field.c_str() << ", which has no editor";
     }
     // The findings of every recipe in recipes/ and tests/plan/data (those that parse).
     auto catalog = plan::ModelCatalog::loadDirectory((src() + "/recipes/models").toStdString());

@@ -339,7 +339,7 @@ void expectSameSnapshot(const RunSnapshot& cached, const RunSnapshot& full) {
 
 // Appends samples of node-a after its stored cursor (one batch).
 Status appendSamples(db::History& history, std::vector<db::IngestSample> samples) {
-    auto cursor = history.latestCursor("node-a");
+    auto cursor = history.latestCursor(db::NodeId{"node-a"});
     if (!cursor) {
         return Error{cursor.error()};
     }

@@ -80,7 +80,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
         }
 
         std::uint64_t seq = 1;
-        if (auto cursor = history.ingestCursor(node)) {
+        if (auto cursor = history.ingestCursor(db::NodeId{node})) {
             seq = *cursor + 1;
         }
         db::IngestBatch batch;

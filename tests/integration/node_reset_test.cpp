@@ -168,12 +168,12 @@ TEST(NodeReset, CursorMigrationKeepsAVersionTwoFile) {
     auto version = (*history)->schemaVersion();
     ASSERT_TRUE(version.ok());
     EXPECT_EQ(*version, db::kSchemaVersion);
-    auto cursor = (*history)->latestCursor("n");
+    auto cursor = (*history)->latestCursor(db::NodeId{"n"});
     ASSERT_TRUE(cursor.ok() && cursor->has_value());
     EXPECT_EQ((*cursor)->incarnation, 0u);
     EXPECT_EQ((*cursor)->lastSeq, 3u);
     // A new incarnation reuses seqs 1..3: stored next to the old rows, not dropped as duplicates.
-    ASSERT_TRUE((*history)->recordNodeReset("n", **cursor, 42, "reset").ok());
+    ASSERT_TRUE((*history)->recordNodeReset(db::NodeId{"n"}, **cursor, 42, "reset").ok());
     db::IngestBatch batch;
     batch.nodeId = "n";
     batch.incarnation = 42;

@@ -13,6 +13,8 @@
 #include "backend/plan/recipe.h"
 #include "backend/plan/recipe_fields.h"
 #include "backend/plan/recipe_limits.h"
+#include "backend/plan/recipe_paths.h"
+#include "backend/plan/rules.h"
 #include "tests/plan/test_support.h"
 
 namespace runplane::plan {
@@ -260,6 +262,33 @@ TEST(RecipeFields, FieldValueText) {
     const Recipe r = minimal();
     EXPECT_EQ(fieldValueText(recipeField("framework").get(r)), "slime");
     EXPECT_EQ(fieldValueText(recipeField("trainer.etp").get(r)), "");  // unset
+}
+
+// recipe_paths.h: the constants rules and flag rows name fields by are the table's own paths,
+// one per row and in its order (the rows are built from them), and none of the parts is a row.
+TEST(RecipePaths, EveryFieldConstantIsATableRowAndNoPartIs) {
+    const auto table = recipeFields();
+    ASSERT_EQ(table.size(), fields::kAll.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(table[i].path, fields::kAll[i].view()) << i;
+        EXPECT_EQ(&recipeField(fields::kAll[i]), &table[i]);
+    }
+    std::set<std::string_view> seen;
+    for (const FieldPath part : parts::kAll) {
+        EXPECT_EQ(findRecipeField(part.view()), nullptr) << part.view();
+        EXPECT_TRUE(seen.insert(part.view()).second) << part.view();
+    }
+}
+
+// Every place a rule of the table points at is a field of the table or one of the parts (a
+// rule's findings name it through the same constants: RuleContext::emit takes a FieldPath).
+TEST(RecipePaths, EveryRuleNamesAFieldOfTheTableOrAPart) {
+    for (const RuleInfo& rule : ruleTable()) {
+        const bool isPart =
+            std::find(parts::kAll.begin(), parts::kAll.end(), rule.field) != parts::kAll.end();
+        EXPECT_TRUE(findRecipeField(rule.field.view()) != nullptr || isPart)
+            << rule.id << " -> " << rule.field.view();
+    }
 }
 
 }  // namespace

@@ -251,7 +251,7 @@ TEST(Rules, TableIsWellFormed) {
     for (const auto& rule : ruleTable()) {
         EXPECT_TRUE(ids.insert(rule.id).second) << "duplicate rule id " << rule.id;
         EXPECT_NE(std::string(rule.checks), "");
-        EXPECT_NE(std::string(rule.field), "");
+        EXPECT_NE(rule.field.str(), "");
         EXPECT_NE(findRule(rule.id), nullptr);
     }
     EXPECT_GE(ids.size(), 60u);

@@ -6,6 +6,7 @@
 
 #include "backend/plan/detail/recipe_flags.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_paths.h"
 
 namespace runplane::plan::detail {
 
@@ -21,28 +22,28 @@ struct TextSetting {
     bool given() const { return !value.empty(); }
 };
 
-inline BoolSetting boolSetting(const RecipeFlags& flags, bool typed, const char* path,
+inline BoolSetting boolSetting(const RecipeFlags& flags, bool typed, FieldPath path,
                                const char* flag) {
     if (typed) {
-        return {true, path};
+        return {true, path.str()};
     }
     if (flags.on(flag)) {
         return {true, flags.field(flag)};
     }
-    return {false, path};
+    return {false, path.str()};
 }
 
 /// typed: the typed field's text ("" = unset). A flag given without a value counts as given
 /// ("<no value>") so that presence checks still see it.
-inline TextSetting textSetting(const RecipeFlags& flags, const std::string& typed, const char* path,
+inline TextSetting textSetting(const RecipeFlags& flags, const std::string& typed, FieldPath path,
                                const char* flag) {
     if (!typed.empty()) {
-        return {typed, path};
+        return {typed, path.str()};
     }
     if (flags.has(flag)) {
         return {flags.value(flag).value_or("<no value>"), flags.field(flag)};
     }
-    return {"", path};
+    return {"", path.str()};
 }
 
 inline bool colocated(const Recipe& r, const RecipeFlags& flags) {

@@ -20,11 +20,12 @@ struct RuleContext {
     std::vector<Finding>& findings;
 
     /// Reports rule `id` at `field` with the rule's table severity (or `severity` if given).
-    void emit(const char* id, const char* field, std::string message, std::string fixHint) const;
-    void emit(const char* id, Severity severity, const char* field, std::string message,
+    /// `field` is a recipe_paths.h constant, so a rule cannot name a path the table lacks.
+    void emit(const char* id, FieldPath field, std::string message, std::string fixHint) const;
+    void emit(const char* id, Severity severity, FieldPath field, std::string message,
               std::string fixHint) const;
     /// As emit(), but the location comes from `locField` when `field` was never written.
-    void emitAt(const char* id, Severity severity, const char* field, const char* locField,
+    void emitAt(const char* id, Severity severity, FieldPath field, FieldPath locField,
                 std::string message, std::string fixHint) const;
     /// As emit() with the table severity, for a field path built at run time (e.g.
     /// "extra_args[3]" when the flag came from extra_args).

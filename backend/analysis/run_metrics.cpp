@@ -1,4 +1,4 @@
-#include "common/metrics/run_metrics.h"
+#include "backend/analysis/run_metrics.h"
 
 #include <limits>
 #include <map>
