@@ -43,6 +43,10 @@ Result<std::shared_ptr<HistoryWriter>> HistoryWriter::open(HistoryWriterOptions 
     }
     db::OpenOptions open;
     open.busyTimeoutMs = options.busyTimeoutMs;
+    // The writer reads back only recent pages (the series' open chunks, their rollup cells),
+    // most of them still in the WAL, which is never mapped: no mapping, so the file's pages it
+    // touched do not stay in this process' RSS (docs/performance.md, "Load": memory bounds).
+    open.mmapBytes = 0;
     auto history = db::History::open(options.historyPath, open);
     if (!history.ok()) {
         return Error{history.error()};

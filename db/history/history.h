@@ -118,6 +118,10 @@ struct SeriesQuery {
     std::int64_t t0Ns = std::numeric_limits<std::int64_t>::min();
     std::int64_t t1Ns = std::numeric_limits<std::int64_t>::max();  // inclusive
     int maxBuckets = 2000;
+    /// > 0: always bucketed, on the grid of this width (cells [k*w, (k+1)*w), maxBuckets not
+    /// used), so that reads of one growing series on one width agree bucket by bucket: a
+    /// follower re-reads only from its last bucket (db::followBucketWidth picks such a width).
+    std::int64_t bucketWidthNs = 0;
 };
 
 /// Result of querySeries(). When the range holds at most 4 x maxBuckets samples they are all
@@ -266,6 +270,13 @@ struct PruneReport {
 struct OpenOptions {
     bool readOnly = false;  // read-only: never creates or migrates; fails on an old schema
     int busyTimeoutMs = 5000;
+    /// Bytes of the file that reads map instead of copying through pread (PRAGMA mmap_size).
+    /// Mapped pages that were read count as this process' file-backed RSS until the kernel
+    /// reclaims them, per connection; a connection that lives as long as the process and
+    /// follows new data (the controller's writer, the GUI's readers) takes less or none
+    /// (docs/performance.md, "Load": memory bounds).
+    std::int64_t mmapBytes = kDefaultMmapBytes;
+    static constexpr std::int64_t kDefaultMmapBytes = 256LL << 20;
 };
 
 /// The run history in one SQLite file. Owns one connection. Every method may be called from any

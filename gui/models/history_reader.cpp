@@ -28,7 +28,11 @@ HistoryReader::Connection::~Connection() = default;
 
 Result<db::History*> HistoryReader::Connection::get() {
     if (!m_history) {
-        auto opened = db::History::open(m_path);
+        // A reader lives as long as its page: it maps at most kReaderMmapBytes of the file, so
+        // the pages it has read stay bounded in the GUI's RSS (docs/performance.md, "Load").
+        db::OpenOptions options;
+        options.mmapBytes = kReaderMmapBytes;
+        auto opened = db::History::open(m_path, options);
         if (!opened) {
             return Error{opened.error()};
         }
