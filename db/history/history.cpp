@@ -157,12 +157,10 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
     if (!version.ok()) {
         return Error{version.error()};
     }
-    // Reads map the file's first options.mmapBytes (default 256 MiB) instead of copying each
-    // page through pread (~15 % of a 1 M-point read); writes still go through the WAL. Mapped
-    // pages that are touched count as the process' file-backed RSS.
-    if (Status s = (*db)->exec("PRAGMA mmap_size=" +
-                               std::to_string(std::max<std::int64_t>(0, options.mmapBytes)) + ";");
-        !s.ok()) {
+    // Reads map the file's first 256 MiB instead of copying each page through pread (~15 % of
+    // a 1 M-point read); writes still go through the WAL. Mapped pages that are touched count
+    // as the process' file-backed RSS.
+    if (Status s = (*db)->exec("PRAGMA mmap_size=268435456;"); !s.ok()) {
         return Error{s.error()};
     }
     if (!options.readOnly) {
@@ -309,6 +307,27 @@ Status History::upsertNode(const NodeRecord& node) {
         .bind(4, node.infoJson.empty() ? std::string("{}") : node.infoJson)
         .bind(5, node.lastSeenNs ? node.lastSeenNs : nowNs());
     return stmt->run();
+}
+
+std::int64_t History::walBytes() const {
+    struct stat st {};
+    const std::string wal = m_path + "-wal";
+    return ::stat(wal.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
+}
+
+Result<bool> History::truncateWal() {
+    std::lock_guard lock(m_mutex);
+    int logFrames = 0;
+    int copied = 0;
+    const int rc = sqlite3_wal_checkpoint_v2(m_impl->db->handle(), nullptr,
+                                             SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &copied);
+    if (rc == SQLITE_OK) {
+        return true;
+    }
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        return false;
+    }
+    return Error{m_impl->db->lastError()};
 }
 
 Status History::beginRead() {

@@ -270,13 +270,6 @@ struct PruneReport {
 struct OpenOptions {
     bool readOnly = false;  // read-only: never creates or migrates; fails on an old schema
     int busyTimeoutMs = 5000;
-    /// Bytes of the file that reads map instead of copying through pread (PRAGMA mmap_size).
-    /// Mapped pages that were read count as this process' file-backed RSS until the kernel
-    /// reclaims them, per connection; a connection that lives as long as the process and
-    /// follows new data (the controller's writer, the GUI's readers) takes less or none
-    /// (docs/performance.md, "Load": memory bounds).
-    std::int64_t mmapBytes = kDefaultMmapBytes;
-    static constexpr std::int64_t kDefaultMmapBytes = 256LL << 20;
 };
 
 /// The run history in one SQLite file. Owns one connection. Every method may be called from any
@@ -349,6 +342,15 @@ class History {
     /// A cursor stored before incarnations existed (incarnation 0) continues as `incarnation`:
     /// the daemon's spool is the same file, it just reports its id now.
     Status adoptIncarnation(const std::string& nodeId, std::uint64_t incarnation);
+
+    /// The write-ahead log's size on disk (0 when there is none).
+    std::int64_t walBytes() const;
+    /// Copies the WAL into the file and empties it (PRAGMA wal_checkpoint(TRUNCATE)): waits
+    /// for readers within this connection's busy timeout; returns false (nothing lost, try
+    /// again later) when a reader still needed the WAL. Under continuous writes with readers
+    /// always overlapping, SQLite's automatic checkpoints copy the WAL but can never restart
+    /// it, so it only grows; the controller's writer calls this when it passes a bound.
+    Result<bool> truncateWal();
 
     // ---- queries
     /// Starts a read transaction: every query until endRead() sees the file as the first of

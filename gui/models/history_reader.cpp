@@ -28,11 +28,7 @@ HistoryReader::Connection::~Connection() = default;
 
 Result<db::History*> HistoryReader::Connection::get() {
     if (!m_history) {
-        // A reader lives as long as its page: it maps at most kReaderMmapBytes of the file, so
-        // the pages it has read stay bounded in the GUI's RSS (docs/performance.md, "Load").
-        db::OpenOptions options;
-        options.mmapBytes = kReaderMmapBytes;
-        auto opened = db::History::open(m_path, options);
+        auto opened = db::History::open(m_path);
         if (!opened) {
             return Error{opened.error()};
         }

@@ -12,7 +12,6 @@
 #include <QObject>
 #include <QString>
 
-#include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -28,10 +27,6 @@ namespace runplane::gui {
 
 class HistoryReader {
   public:
-    /// Bytes of the history file a reader maps (db::OpenOptions::mmapBytes): pages read through
-    /// the mapping count as the GUI's file-backed RSS, so at most this much per reader.
-    static constexpr std::int64_t kReaderMmapBytes = 64LL << 20;
-
     explicit HistoryReader(QString path);
     ~HistoryReader();
     HistoryReader(const HistoryReader&) = delete;
