@@ -319,8 +319,13 @@ Result<bool> History::truncateWal() {
     std::lock_guard lock(m_mutex);
     int logFrames = 0;
     int copied = 0;
-    const int rc = sqlite3_wal_checkpoint_v2(m_impl->db->handle(), nullptr,
-                                             SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &copied);
+    // No busy waiting: a reader that still needs the WAL makes this fail at once (the caller
+    // tries again later) instead of holding up the writer's next transaction.
+    sqlite3* handle = m_impl->db->handle();
+    sqlite3_busy_timeout(handle, 0);
+    const int rc =
+        sqlite3_wal_checkpoint_v2(handle, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &copied);
+    sqlite3_busy_timeout(handle, m_impl->db->busyTimeoutMs());
     if (rc == SQLITE_OK) {
         return true;
     }

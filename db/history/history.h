@@ -345,9 +345,9 @@ class History {
 
     /// The write-ahead log's size on disk (0 when there is none).
     std::int64_t walBytes() const;
-    /// Copies the WAL into the file and empties it (PRAGMA wal_checkpoint(TRUNCATE)): waits
-    /// for readers within this connection's busy timeout; returns false (nothing lost, try
-    /// again later) when a reader still needed the WAL. Under continuous writes with readers
+    /// Copies the WAL into the file and empties it (PRAGMA wal_checkpoint(TRUNCATE)) without
+    /// waiting: returns false (nothing lost, try again later) when a reader still needed the
+    /// WAL or another connection held a lock. Under continuous writes with readers
     /// always overlapping, SQLite's automatic checkpoints copy the WAL but can never restart
     /// it, so it only grows; the controller's writer calls this when it passes a bound.
     Result<bool> truncateWal();

@@ -137,6 +137,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Option
     std::unique_ptr<Database> db(new Database(raw, path, options.statementCache));
     db->m_permissionNotes = std::move(notes);
     sqlite3_busy_timeout(raw, options.busyTimeoutMs);
+    db->m_busyTimeoutMs = options.busyTimeoutMs;
     // Touch the schema so that a file that is not a database fails here, with its path.
     if (Status s = db->exec("SELECT count(*) FROM sqlite_master;"); !s.ok()) {
         return s.failure();

@@ -68,6 +68,8 @@ class Database {
     int changes() const;
     const std::string& path() const { return m_path; }
     sqlite3* handle() const { return m_db; }
+    /// The busy timeout the connection was opened with (Options::busyTimeoutMs).
+    int busyTimeoutMs() const { return m_busyTimeoutMs; }
 
     /// Error text "<path>: <sqlite message>" for the last failed call.
     std::string lastError() const;
@@ -82,6 +84,7 @@ class Database {
     sqlite3* m_db;
     std::string m_path;
     std::shared_ptr<StatementCache> m_cache;  // shared with the Statements it handed out
+    int m_busyTimeoutMs = 0;
     std::vector<std::string> m_permissionNotes;
 };
 
