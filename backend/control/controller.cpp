@@ -88,6 +88,7 @@ Status Controller::addNode(const std::string& address) {
         ingest.consumerRole = "controller";
         IngestorCallbacks callbacks;
         callbacks.onTelemetry = m_callbacks.onTelemetry;
+        callbacks.liveSample = m_callbacks.liveSample;
         if (m_callbacks.onNodeStatus) {
             auto onNode = m_callbacks.onNodeStatus;
             callbacks.onStatus = [onNode, address](const IngestorStatus& status) {

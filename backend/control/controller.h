@@ -43,6 +43,8 @@ struct NodeView {
 struct ControllerCallbacks {
     std::function<void(const TelemetryUpdate&)> onTelemetry;
     std::function<void(const NodeView&)> onNodeStatus;
+    /// Which samples onTelemetry gets (IngestorCallbacks::liveSample; empty: every one).
+    std::function<bool(const std::string& series, const std::string& runId)> liveSample;
 };
 
 /// What submitRun() needs: the run on one node (multi-node dispatch comes with Ray bring-up).

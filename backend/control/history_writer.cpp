@@ -123,6 +123,7 @@ void HistoryWriter::failLane(Lane& lane, const std::string& error) {
 void HistoryWriter::loop() {
     std::unique_lock lock(m_mutex);
     auto lastCommit = SteadyClock::time_point{};
+    auto nextWalCheck = SteadyClock::time_point{};
     auto opQueued = [&] {
         return std::any_of(m_queue.begin(), m_queue.end(),
                            [](const auto& job) { return job->op != nullptr; });
@@ -178,6 +179,12 @@ void HistoryWriter::loop() {
         }
         m_done.notify_all();
         m_space.notify_all();
+        if (!batches.empty() && lastCommit >= nextWalCheck) {
+            nextWalCheck = lastCommit + m_options.walCheckpointInterval;
+            lock.unlock();
+            boundWal();
+            lock.lock();
+        }
     }
     // Stopping: what is still queued is refused (its callers resend it next session).
     for (const auto& job : m_queue) {
@@ -236,6 +243,20 @@ void HistoryWriter::applyRuns(const std::vector<RunStateChange>& runs) {
         }
         (void)m_history->updateRunState(db::RunId{change.runId}, change.state, endedNs,
                                         change.message);
+    }
+}
+
+void HistoryWriter::boundWal() {
+    if (m_options.walLimitBytes <= 0 || m_history->walBytes() <= m_options.walLimitBytes) {
+        return;
+    }
+    // Errors other than a reader in the way show again on the next transaction; not here.
+    auto emptied = m_history->truncateWal();
+    std::lock_guard lock(m_mutex);
+    if (emptied.ok() && *emptied) {
+        ++m_stats.walTruncations;
+    } else {
+        ++m_stats.walTruncationsBusy;
     }
 }
 

@@ -49,6 +49,11 @@ struct HistoryWriterOptions {
     std::chrono::milliseconds busyRetry{5000};
     /// SQLite busy timeout of the writer's connection (one wait of the retry above).
     int busyTimeoutMs = 250;
+    /// The WAL is emptied (History::truncateWal) after a commit that finds it past this many
+    /// bytes, at most once per walCheckpointInterval: under continuous writes with readers
+    /// always overlapping it otherwise only grows (docs/performance.md, "Load").
+    std::int64_t walLimitBytes = 64LL << 20;
+    std::chrono::milliseconds walCheckpointInterval{1000};
 };
 
 /// A run-state change reported by a node (run_state / process_exit event), applied to the run
@@ -76,6 +81,8 @@ struct HistoryWriterStats {
     std::size_t heldRecords = 0;            // queued or being committed, now
     std::size_t maxHeldRecords = 0;         // the most ever held at once
     std::size_t maxTransactionBatches = 0;  // pushed batches in one transaction
+    std::uint64_t walTruncations = 0;       // WAL emptied past walLimitBytes
+    std::uint64_t walTruncationsBusy = 0;   // tried, a reader still needed it (tried again)
 };
 
 class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
@@ -102,6 +109,7 @@ class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
     explicit HistoryWriter(HistoryWriterOptions options);
     void loop();
     void runBatches(std::vector<std::shared_ptr<Job>>& jobs);
+    void boundWal();  // empties the WAL past options.walLimitBytes (writer thread)
     Result<std::vector<db::IngestResult>> commit(std::vector<db::IngestBatch>& batches);
     Status runOp(const std::function<Status(db::History&)>& op);
     void applyRuns(const std::vector<RunStateChange>& runs);

@@ -65,11 +65,16 @@ std::string nodeInfoJson(const NodeSummary& node) {
 
 // The samples and events of a planned batch past `previous`, for live views.
 TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& batch,
-                           const BatchPlan& plan, std::uint64_t previous) {
+                           const BatchPlan& plan, std::uint64_t previous,
+                           const IngestorCallbacks& callbacks) {
     TelemetryUpdate out;
     out.nodeId = nodeId;
     for (const auto& sample : plan.batch.samples) {
-        if (sample.seq > previous) {
+        if (sample.seq <= previous) {
+            continue;
+        }
+        ++out.newSamples;
+        if (!callbacks.liveSample || callbacks.liveSample(sample.series, sample.runId)) {
             out.samples.push_back(
                 LiveSample{sample.seq, sample.tNs, sample.runId,
                            SampleInfo{sample.series, sample.value, sample.min, sample.max,
@@ -427,7 +432,8 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     // What live views get once the batch committed (the batch itself moves to the writer).
     std::shared_ptr<TelemetryUpdate> live;
     if (callbacks.onTelemetry) {
-        live = std::make_shared<TelemetryUpdate>(liveUpdate(node.nodeId, batch, plan, previous));
+        live = std::make_shared<TelemetryUpdate>(
+            liveUpdate(node.nodeId, batch, plan, previous, callbacks));
         live->address = options.address;
     }
     const std::uint64_t gaps = plan.gaps;
@@ -468,7 +474,7 @@ void TelemetryIngestor::Impl::committed(const LaneProgress& progress, TelemetryU
             s.gapsRecorded += gaps;
         },
         /*force=*/false);
-    if (live != nullptr && (!live->samples.empty() || !live->events.empty())) {
+    if (live != nullptr && (live->newSamples > 0 || !live->events.empty())) {
         live->cursor = progress.cursor;
         callbacks.onTelemetry(*live);
     }

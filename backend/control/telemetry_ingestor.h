@@ -89,9 +89,10 @@ struct LiveEvent {
 struct TelemetryUpdate {
     std::string address;
     std::string nodeId;
-    std::vector<LiveSample> samples;
+    std::vector<LiveSample> samples;  // those IngestorCallbacks::liveSample asked for
     std::vector<LiveEvent> events;
     std::uint64_t cursor = 0;
+    std::size_t newSamples = 0;  // samples the batch stored, asked for or not
 };
 
 /// Callbacks run on the ingest thread; they must return quickly (copy and post to your own
@@ -99,6 +100,10 @@ struct TelemetryUpdate {
 struct IngestorCallbacks {
     std::function<void(const TelemetryUpdate&)> onTelemetry;
     std::function<void(const IngestorStatus&)> onStatus;
+    /// Which samples onTelemetry gets (series name, run id; empty: every one). A batch's live
+    /// copy is held until its commit, so under load, with the writer's queue full, a listener
+    /// that needs few series keeps that copy small (docs/performance.md, "Load").
+    std::function<bool(const std::string& series, const std::string& runId)> liveSample;
 };
 
 /// Streams one daemon into the history on a thread of its own. Owns that thread (and, without

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+
+#include "db/history/retention.h"
+#include "db/history/rollup.h"
 
 namespace runplane::db {
 
@@ -24,6 +28,23 @@ std::int64_t bucketIndex(std::int64_t t, std::int64_t width) {
         --q;  // floor division for times before the epoch
     }
     return q;
+}
+
+std::int64_t followBucketWidth(std::int64_t lo, std::int64_t hi, int maxBuckets) {
+    const std::int64_t needed = bucketWidth(lo, hi, maxBuckets);
+    const std::int64_t cell = rollupWidth(kRetainedRollupLevel);
+    // The base doubles: cells below one rollup cell, else whole rollup cells.
+    std::int64_t width = needed >= cell ? cell : 1;
+    while (width < needed && width <= std::numeric_limits<std::int64_t>::max() / 2) {
+        width *= 2;
+    }
+    return width;
+}
+
+Decimator Decimator::withWidth(std::int64_t width) {
+    Decimator d(0, 0, 2, /*allowRaw=*/false);
+    d.m_width = std::max<std::int64_t>(1, width);
+    return d;
 }
 
 Decimator::Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets, bool allowRaw)

@@ -19,6 +19,14 @@ std::int64_t bucketWidth(std::int64_t lo, std::int64_t hi, int maxBuckets);
 /// Grid cell of t for width w: floor(t / w).
 std::int64_t bucketIndex(std::int64_t t, std::int64_t width);
 
+/// The bucket width of a whole-series read that follows a growing series over [lo, hi]: the
+/// least width of the form 2^k ns, or 2^k rollup cells of the retained level once that wide,
+/// that needs at most maxBuckets buckets (so between about maxBuckets / 2 and maxBuckets). It
+/// stays the same while the series grows until its span doubles, and cells never straddle its
+/// buckets, so reads on it from any bucket boundary on agree with a read of everything
+/// (SeriesQuery::bucketWidthNs).
+std::int64_t followBucketWidth(std::int64_t lo, std::int64_t hi, int maxBuckets);
+
 /// Feed samples in time order with add(), then finish(). Keeps every sample while there are at
 /// most 4 x N of them; beyond that returns, per bucket, the distinct samples among
 /// {first, min (smallest sample min), max (largest sample max), last}, in time order.
@@ -27,6 +35,8 @@ class Decimator {
   public:
     /// allowRaw = false: always bucket (used when the input is rollup cells, not raw samples).
     Decimator(std::int64_t lo, std::int64_t hi, int maxBuckets, bool allowRaw = true);
+    /// Always bucketed, on the grid of this width.
+    static Decimator withWidth(std::int64_t width);
     /// weight: how many samples this point stands for (a rollup cell's first sample carries
     /// the cell's count, its other representatives 0).
     void add(const SeriesPoint& point, std::int64_t weight = 1);

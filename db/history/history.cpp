@@ -310,6 +310,32 @@ Status History::upsertNode(const NodeRecord& node) {
     return stmt->run();
 }
 
+std::int64_t History::walBytes() const {
+    struct stat st {};
+    const std::string wal = m_path + "-wal";
+    return ::stat(wal.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_size) : 0;
+}
+
+Result<bool> History::truncateWal() {
+    std::lock_guard lock(m_mutex);
+    int logFrames = 0;
+    int copied = 0;
+    // No busy waiting: a reader that still needs the WAL makes this fail at once (the caller
+    // tries again later) instead of holding up the writer's next transaction.
+    sqlite3* handle = m_impl->db->handle();
+    sqlite3_busy_timeout(handle, 0);
+    const int rc =
+        sqlite3_wal_checkpoint_v2(handle, nullptr, SQLITE_CHECKPOINT_TRUNCATE, &logFrames, &copied);
+    sqlite3_busy_timeout(handle, m_impl->db->busyTimeoutMs());
+    if (rc == SQLITE_OK) {
+        return true;
+    }
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        return false;
+    }
+    return Error{m_impl->db->lastError()};
+}
+
 Status History::beginRead() {
     std::lock_guard lock(m_mutex);
     if (sqlite3_get_autocommit(m_impl->db->handle()) == 0) {

@@ -122,6 +122,10 @@ struct SeriesQuery {
     std::int64_t t0Ns = std::numeric_limits<std::int64_t>::min();
     std::int64_t t1Ns = std::numeric_limits<std::int64_t>::max();  // inclusive
     int maxBuckets = 2000;
+    /// > 0: always bucketed, on the grid of this width (cells [k*w, (k+1)*w), maxBuckets not
+    /// used), so that reads of one growing series on one width agree bucket by bucket: a
+    /// follower re-reads only from its last bucket (db::followBucketWidth picks such a width).
+    std::int64_t bucketWidthNs = 0;
 };
 
 /// Result of querySeries(). When the range holds at most 4 x maxBuckets samples they are all
@@ -342,6 +346,15 @@ class History {
     /// A cursor stored before incarnations existed (incarnation 0) continues as `incarnation`:
     /// the daemon's spool is the same file, it just reports its id now.
     Status adoptIncarnation(const NodeId& nodeId, std::uint64_t incarnation);
+
+    /// The write-ahead log's size on disk (0 when there is none).
+    std::int64_t walBytes() const;
+    /// Copies the WAL into the file and empties it (PRAGMA wal_checkpoint(TRUNCATE)) without
+    /// waiting: returns false (nothing lost, try again later) when a reader still needed the
+    /// WAL or another connection held a lock. Under continuous writes with readers
+    /// always overlapping, SQLite's automatic checkpoints copy the WAL but can never restart
+    /// it, so it only grows; the controller's writer calls this when it passes a bound.
+    Result<bool> truncateWal();
 
     // ---- queries
     /// Starts a read transaction: every query until endRead() sees the file as the first of

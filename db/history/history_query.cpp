@@ -253,7 +253,12 @@ Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
     }
 
     const std::int64_t rawLimit = 4 * static_cast<std::int64_t>(std::max(2, query.maxBuckets));
-    if (!pruned && extent->bound <= rawLimit) {
+    const bool fixedGrid = query.bucketWidthNs > 0;  // always bucketed, on the caller's grid
+    auto makeDecimator = [&](bool allowRaw) {
+        return fixedGrid ? Decimator::withWidth(query.bucketWidthNs)
+                         : Decimator(lo, hi, query.maxBuckets, allowRaw);
+    };
+    if (!fixedGrid && !pruned && extent->bound <= rawLimit) {
         // Few enough to return them all: straight from the decoder into the result.
         out.points.reserve(static_cast<std::size_t>(extent->bound));
         adviseHugePages(out.points.data(), out.points.capacity() * sizeof(SeriesPoint));
@@ -295,10 +300,16 @@ Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
 
     // Wide ranges read the rollup pyramid: the coarsest level whose cells are no wider than a
     // decimation bucket. The two edge cells, which may reach outside [lo, hi], are read raw.
-    const std::int64_t width = bucketWidth(lo, hi, query.maxBuckets);
+    const std::int64_t width =
+        fixedGrid ? query.bucketWidthNs : bucketWidth(lo, hi, query.maxBuckets);
     int level = -1;
     while (level + 1 < kRollupLevels && rollupWidth(level + 1) <= width) {
         ++level;
+    }
+    // On a fixed grid only cells that tile the buckets, so that no cell straddles two of them
+    // and a read from any bucket boundary on gives those buckets as a read of everything does.
+    while (fixedGrid && level >= 0 && width % rollupWidth(level) != 0) {
+        --level;
     }
     if (level < kRetainedRollupLevel) {
         level = -1;  // 1 s / 8 s cells are not stored since v6: decoding chunks is faster
@@ -333,7 +344,7 @@ Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
         // Three eras, in time order: before the rollup cutoff only what pinned runs kept (raw);
         // then the retained cells (their real representative samples, clipped to the range);
         // then everything. The result is always bucketed: it stands for more than it returns.
-        Decimator decimator(lo, hi, query.maxBuckets, /*allowRaw=*/false);
+        Decimator decimator = makeDecimator(/*allowRaw=*/false);
         if (Status s = scan(decimator, lo, std::min(hi, (*horizon)->rollupBeforeNs - 1)); !s.ok()) {
             return Error{s.error()};
         }
@@ -368,7 +379,7 @@ Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
                 interior += cell.count;
             }
             if (interior > rawLimit) {
-                Decimator decimator(lo, hi, query.maxBuckets, /*allowRaw=*/false);
+                Decimator decimator = makeDecimator(/*allowRaw=*/false);
                 if (Status s = feed(decimator, lo, hi); !s.ok()) {
                     return Error{s.error()};
                 }
@@ -376,7 +387,7 @@ Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
             }
         }
     }
-    Decimator decimator(lo, hi, query.maxBuckets);
+    Decimator decimator = makeDecimator(/*allowRaw=*/true);
     if (Status s = scan(decimator, lo, hi); !s.ok()) {
         return Error{s.error()};
     }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 
 namespace runplane::sqlite {
@@ -55,6 +56,69 @@ ErrorCode codeOf(int rc) {
 
 }  // namespace
 
+// A connection's idle compiled statements by SQL text, least recently given back first out.
+// Touched only by the thread that uses the connection (one Database per thread).
+struct StatementCache {
+    struct Idle {
+        sqlite3_stmt* stmt;
+        std::uint64_t tick;
+    };
+    std::size_t capacity = 0;
+    bool open = true;  // false once the Database is gone: given-back statements are finalized
+    std::unordered_multimap<std::string, Idle> idle;
+    std::uint64_t tick = 0;
+    std::int64_t hits = 0;
+    std::int64_t misses = 0;
+
+    sqlite3_stmt* take(std::string_view sql) {
+        const auto found = idle.find(std::string(sql));
+        if (found == idle.end()) {
+            return nullptr;
+        }
+        sqlite3_stmt* stmt = found->second.stmt;
+        idle.erase(found);
+        ++hits;
+        return stmt;
+    }
+
+    void give(sqlite3_stmt* stmt) noexcept {
+        sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
+        if (!open || capacity == 0) {
+            sqlite3_finalize(stmt);
+            return;
+        }
+        try {
+            if (idle.size() >= capacity) {
+                auto oldest = idle.begin();
+                for (auto it = idle.begin(); it != idle.end(); ++it) {
+                    if (it->second.tick < oldest->second.tick) {
+                        oldest = it;
+                    }
+                }
+                sqlite3_finalize(oldest->second.stmt);
+                idle.erase(oldest);
+            }
+            idle.emplace(sqlite3_sql(stmt), Idle{stmt, ++tick});
+        } catch (...) {
+            sqlite3_finalize(stmt);  // out of memory: not cached
+        }
+    }
+
+    void close() noexcept {
+        open = false;
+        for (auto& [sql, entry] : idle) {
+            sqlite3_finalize(entry.stmt);
+        }
+        idle.clear();
+    }
+};
+
+Database::Database(sqlite3* db, std::string path, std::size_t cacheCapacity)
+    : m_db(db), m_path(std::move(path)), m_cache(std::make_shared<StatementCache>()) {
+    m_cache->capacity = cacheCapacity;
+}
+
 Result<std::unique_ptr<Database>> Database::open(const std::string& path, Options options) {
     std::vector<std::string> notes;
     if (options.ownerOnly && !options.readOnly) {
@@ -70,9 +134,10 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Option
         sqlite3_close(raw);
         return Error{message, codeOf(rc)};
     }
-    std::unique_ptr<Database> db(new Database(raw, path));
+    std::unique_ptr<Database> db(new Database(raw, path, options.statementCache));
     db->m_permissionNotes = std::move(notes);
     sqlite3_busy_timeout(raw, options.busyTimeoutMs);
+    db->m_busyTimeoutMs = options.busyTimeoutMs;
     // Touch the schema so that a file that is not a database fails here, with its path.
     if (Status s = db->exec("SELECT count(*) FROM sqlite_master;"); !s.ok()) {
         return s.failure();
@@ -89,7 +154,14 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, Option
 }
 
 Database::~Database() {
+    // Statements still out finalize themselves when destroyed; sqlite3_close_v2 closes the
+    // connection once the last of them is gone.
+    m_cache->close();
     sqlite3_close_v2(m_db);
+}
+
+Database::CacheCounts Database::statementCacheCounts() const {
+    return CacheCounts{m_cache->hits, m_cache->misses, m_cache->idle.size()};
 }
 
 std::string Database::lastError() const {
@@ -113,12 +185,23 @@ Status Database::exec(std::string_view sql) {
 }
 
 Result<Statement> Database::prepare(std::string_view sql) {
+    if (m_cache->capacity > 0) {
+        if (sqlite3_stmt* cached = m_cache->take(sql)) {
+            return Statement(cached, m_db, m_cache);
+        }
+    }
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(m_db, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
         SQLITE_OK) {
         return lastFailure();
     }
-    return Statement(stmt, m_db);
+    ++m_cache->misses;
+    // Cached only when SQLite keeps exactly this text (it stops at the first statement's end),
+    // so that a given-back statement is found again under the text it is asked for.
+    const char* kept = sqlite3_sql(stmt);
+    const bool cacheable =
+        m_cache->capacity > 0 && kept != nullptr && std::string_view(kept) == sql;
+    return Statement(stmt, m_db, cacheable ? m_cache : nullptr);
 }
 
 std::int64_t Database::lastInsertRowId() const {
@@ -129,19 +212,34 @@ int Database::changes() const {
 }
 
 Statement::Statement(Statement&& other) noexcept
-    : m_stmt(std::exchange(other.m_stmt, nullptr)), m_db(other.m_db) {}
+    : m_stmt(std::exchange(other.m_stmt, nullptr)),
+      m_db(other.m_db),
+      m_cache(std::move(other.m_cache)) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
     if (this != &other) {
-        sqlite3_finalize(m_stmt);
+        release();
         m_stmt = std::exchange(other.m_stmt, nullptr);
         m_db = other.m_db;
+        m_cache = std::move(other.m_cache);
     }
     return *this;
 }
 
 Statement::~Statement() {
-    sqlite3_finalize(m_stmt);
+    release();
+}
+
+void Statement::release() noexcept {
+    if (m_stmt != nullptr) {
+        if (m_cache) {
+            m_cache->give(m_stmt);
+        } else {
+            sqlite3_finalize(m_stmt);
+        }
+    }
+    m_stmt = nullptr;
+    m_cache.reset();
 }
 
 Statement& Statement::bind(int index, std::int64_t value) {

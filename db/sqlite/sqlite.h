@@ -2,6 +2,13 @@
 // A thin RAII layer over the SQLite C API, shared by the run history (db/) and the daemon's
 // durable spool (backend/agent/). One Database per thread: a Database and its Statements must be
 // used from one thread at a time (SQLite's serialized mode is not relied upon).
+//
+// Statement cache: prepare() hands out a compiled statement of the same text that an earlier
+// Statement of this connection gave back (reset, bindings cleared) instead of compiling it
+// again; a Statement gives its statement back when destroyed. At most Options::statementCache
+// idle statements are kept per connection (least recently used dropped first), so the cache is
+// bounded in memory (an idle statement is its compiled program: a few KiB). Two live
+// Statements never share one compiled statement: the second one of a text is compiled anew.
 
 #include <sqlite3.h>
 
@@ -18,6 +25,7 @@
 namespace runplane::sqlite {
 
 class Statement;
+struct StatementCache;
 
 /// An open SQLite connection. Owns the sqlite3 handle; closes it on destruction.
 class Database {
@@ -31,6 +39,8 @@ class Database {
         /// -journal readable or writable by group/others is tightened to 0600, and a note
         /// saying so is kept in permissionNotes() for the caller to log once.
         bool ownerOnly = false;
+        /// Idle compiled statements kept for reuse by prepare() (0: every prepare compiles).
+        std::size_t statementCache = 64;
     };
 
     /// Opens (creating unless read-only) the file at path. Errors name the path and SQLite's
@@ -45,12 +55,21 @@ class Database {
 
     /// Runs one or more statements that return no rows.
     Status exec(std::string_view sql);
-    /// Compiles one statement.
+    /// Compiles one statement, or takes an idle one of the same text from the cache.
     Result<Statement> prepare(std::string_view sql);
+    /// What the statement cache did since open (tests, benches).
+    struct CacheCounts {
+        std::int64_t hits = 0;    // prepare() served from the cache
+        std::int64_t misses = 0;  // prepare() compiled
+        std::size_t idle = 0;     // statements held now
+    };
+    CacheCounts statementCacheCounts() const;
     std::int64_t lastInsertRowId() const;
     int changes() const;
     const std::string& path() const { return m_path; }
     sqlite3* handle() const { return m_db; }
+    /// The busy timeout the connection was opened with (Options::busyTimeoutMs).
+    int busyTimeoutMs() const { return m_busyTimeoutMs; }
 
     /// Error text "<path>: <sqlite message>" for the last failed call.
     std::string lastError() const;
@@ -61,9 +80,11 @@ class Database {
     const std::vector<std::string>& permissionNotes() const { return m_permissionNotes; }
 
   private:
-    Database(sqlite3* db, std::string path) : m_db(db), m_path(std::move(path)) {}
+    Database(sqlite3* db, std::string path, std::size_t cacheCapacity);
     sqlite3* m_db;
     std::string m_path;
+    std::shared_ptr<StatementCache> m_cache;  // shared with the Statements it handed out
+    int m_busyTimeoutMs = 0;
     std::vector<std::string> m_permissionNotes;
 };
 
@@ -96,9 +117,13 @@ class Statement {
 
   private:
     friend class Database;
-    Statement(sqlite3_stmt* stmt, sqlite3* db) : m_stmt(stmt), m_db(db) {}
+    Statement(sqlite3_stmt* stmt, sqlite3* db, std::shared_ptr<StatementCache> cache)
+        : m_stmt(stmt), m_db(db), m_cache(std::move(cache)) {}
+    /// Gives the statement back to the cache it came from, else finalizes it.
+    void release() noexcept;
     sqlite3_stmt* m_stmt = nullptr;
     sqlite3* m_db = nullptr;
+    std::shared_ptr<StatementCache> m_cache;  // null: finalized when done
 };
 
 /// RAII transaction: BEGIN IMMEDIATE on construction, ROLLBACK unless commit() succeeded.

@@ -35,6 +35,11 @@ void ClusterService::createController(const control::NodeClientOptions& client, 
     callbacks.onNodeStatus = [this, generation](const control::NodeView& v) {
         onNodeStatus(v, generation);
     };
+    // onTelemetry uses the nodes' own host memory only: the live copies of the rest are not
+    // made (under load each batch's copy waits for its commit in the writer's queue).
+    callbacks.liveSample = [](const std::string& series, const std::string& runId) {
+        return runId.empty() && series == telemetry::series::kHostMemUsed;
+    };
     m_controller = std::make_shared<control::Controller>(options, callbacks);
     m_controllerGeneration = generation;
 }

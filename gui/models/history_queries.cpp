@@ -21,6 +21,7 @@
 #include "backend/plan/memory_model.h"
 #include "backend/plan/recipe.h"
 #include "backend/plan/topology.h"
+#include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "gui/models/metric_views.h"
 
@@ -146,6 +147,12 @@ PointSeries toPointSeries(const db::SeriesInfo& info, const db::SeriesPoints& po
     return s;
 }
 
+namespace {
+bool holdsAll(const db::SeriesInfo& info, double t0, double t1) {
+    return !(t0 < t1) || (secondsToNs(t0) <= info.firstNs && secondsToNs(t1) >= info.lastNs);
+}
+}  // namespace
+
 Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info, double t0,
                                double t1, int maxBuckets) {
     db::SeriesQuery q;
@@ -155,18 +162,16 @@ Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info,
         q.t1Ns = secondsToNs(t1);
     }
     q.maxBuckets = std::max(16, maxBuckets);
+    // A whole series past the raw limit: on the grid a follower keeps while it grows.
+    if (holdsAll(info, t0, t1) && info.count > 4 * static_cast<std::int64_t>(q.maxBuckets)) {
+        q.bucketWidthNs = db::followBucketWidth(info.firstNs, info.lastNs, q.maxBuckets);
+    }
     auto points = history.querySeries(q);
     if (!points) {
         return Error{points.error()};
     }
     return toPointSeries(info, *points);
 }
-
-namespace {
-bool holdsAll(const db::SeriesInfo& info, double t0, double t1) {
-    return !(t0 < t1) || (secondsToNs(t0) <= info.firstNs && secondsToNs(t1) >= info.lastNs);
-}
-}  // namespace
 
 Result<PointSeries> SeriesCache::load(db::History& history, const db::SeriesInfo& info, double t0,
                                       double t1, int maxBuckets) {
@@ -210,15 +215,149 @@ Result<PointSeries> SeriesCache::load(db::History& history, const db::SeriesInfo
             }
         }
     }
+    // A whole series past the raw limit (loadSeries reads it on db::followBucketWidth's grid):
+    // while that grid stays, read again only from the start of the last bucket read.
+    const int buckets = std::max(16, maxBuckets);
+    const std::int64_t w = db::followBucketWidth(info.firstNs, info.lastNs, buckets);
+    if (whole && info.count > 4 * static_cast<std::int64_t>(buckets) && found != m_entries.end()) {
+        Entry& e = found->second;
+        if (e.maxBuckets == maxBuckets && e.whole && e.widthNs == w && e.firstNs == info.firstNs &&
+            info.lastNs > e.lastNs && info.count > e.count && !e.points.t.empty()) {
+            db::SeriesQuery q;
+            q.seriesId = info.id;
+            q.t0Ns = db::bucketIndex(e.lastNs, w) * w;
+            q.bucketWidthNs = w;
+            auto tail = history.querySeries(q);
+            if (!tail) {
+                return Error{tail.error()};
+            }
+            // Nothing stored before that bucket changed: the counts add up.
+            if (tail->decimated && !tail->buckets.empty() &&
+                e.count - e.lastBucketCount + tail->sourceCount == info.count) {
+                const PointSeries more = toPointSeries(info, *tail);
+                PointSeries& p = e.points;
+                for (std::vector<double>* v : {&p.t, &p.value, &p.min, &p.max, &p.step}) {
+                    v->pop_back();  // the last bucket, read again as the tail's first
+                }
+                p.t.insert(p.t.end(), more.t.begin(), more.t.end());
+                p.value.insert(p.value.end(), more.value.begin(), more.value.end());
+                p.min.insert(p.min.end(), more.min.begin(), more.min.end());
+                p.max.insert(p.max.end(), more.max.begin(), more.max.end());
+                p.step.insert(p.step.end(), more.step.begin(), more.step.end());
+                p.sourceCount = info.count;
+                e.count = info.count;
+                e.lastNs = info.lastNs;
+                e.lastBucketCount = tail->buckets.back().count;
+                ++m_counts.tail;
+                return e.points;
+            }
+        }
+    }
     auto points = loadSeries(history, info, t0, t1, maxBuckets);
     if (!points) {
         m_entries.erase(info.id);
         return points;
     }
     ++m_counts.full;
-    m_entries[info.id] =
-        Entry{info.count, info.firstNs, info.lastNs, t0, t1, maxBuckets, whole, *points};
+    Entry entry{info.count, info.firstNs, info.lastNs, t0, t1, maxBuckets, whole, 0, 0, *points};
+    if (whole && points->decimated && points->sourceCount == info.count && !points->t.empty()) {
+        // On w's grid (loadSeries); the last bucket's count, for the next tail read.
+        db::SeriesQuery q;
+        q.seriesId = info.id;
+        q.t0Ns = db::bucketIndex(info.lastNs, w) * w;
+        q.bucketWidthNs = w;
+        auto last = history.querySeries(q);
+        if (!last) {
+            return Error{last.error()};
+        }
+        if (last->buckets.size() == 1) {
+            entry.widthNs = w;
+            entry.lastBucketCount = last->buckets.back().count;
+        }
+    }
+    m_entries[info.id] = std::move(entry);
     return points;
+}
+
+namespace {
+// What runMetricsByKind asks for: every sample (raw below 4 Mi samples).
+constexpr int kMetricSummaryBuckets = 1 << 20;
+
+// Folds samples in time order into last and best (the earliest sample on a tie).
+void foldSummary(db::MetricSummary& m, const std::vector<db::SeriesPoint>& points,
+                 metrics::Direction direction) {
+    for (const db::SeriesPoint& p : points) {
+        m.last = p.value;
+        m.lastStep = p.step;
+        m.lastNs = p.tNs;
+        if (direction != metrics::Direction::None && metrics::better(direction, p.value, m.best)) {
+            m.best = p.value;
+            m.bestStep = p.step;
+            m.bestNs = p.tNs;
+        }
+    }
+}
+}  // namespace
+
+Result<std::optional<db::MetricSummary>> SeriesCache::metricSummary(db::History& history,
+                                                                    const db::SeriesInfo& info,
+                                                                    metrics::Direction direction) {
+    auto found = m_metrics.find(info.id);
+    if (found != m_metrics.end() && found->second.direction == direction) {
+        MetricEntry& e = found->second;
+        if (e.count == info.count && e.firstNs == info.firstNs && e.lastNs == info.lastNs) {
+            ++m_counts.reused;
+            return std::optional<db::MetricSummary>(e.summary);
+        }
+        if (e.firstNs == info.firstNs && info.lastNs > e.lastNs && info.count > e.count) {
+            db::SeriesQuery q;
+            q.seriesId = info.id;
+            q.t0Ns = e.lastNs + 1;
+            q.maxBuckets = kMetricSummaryBuckets;
+            auto tail = history.querySeries(q);
+            if (!tail) {
+                return Error{tail.error()};
+            }
+            if (!tail->decimated && e.count + tail->sourceCount == info.count) {
+                foldSummary(e.summary, tail->points, direction);
+                e.count = info.count;
+                e.lastNs = info.lastNs;
+                ++m_counts.tail;
+                return std::optional<db::MetricSummary>(e.summary);
+            }
+        }
+    }
+    m_metrics.erase(info.id);
+    db::SeriesQuery q;
+    q.seriesId = info.id;
+    q.maxBuckets = kMetricSummaryBuckets;
+    auto points = history.querySeries(q);
+    if (!points) {
+        return Error{points.error()};
+    }
+    ++m_counts.full;
+    if (points->points.empty()) {
+        return std::optional<db::MetricSummary>();
+    }
+    db::MetricSummary m;
+    m.nodeId = info.nodeId;
+    m.series = info.name;
+    m.best = std::numeric_limits<double>::quiet_NaN();
+    m.bestStep = -1;
+    m.bestNs = 0;
+    foldSummary(m, points->points, direction);
+    if (!points->decimated) {  // a decimated answer cannot be extended by a tail
+        m_metrics[info.id] = MetricEntry{info.count, info.firstNs, info.lastNs, direction, m};
+    }
+    return std::optional<db::MetricSummary>(std::move(m));
+}
+
+int runSeriesBuckets(int maxBuckets, std::size_t seriesCount) {
+    const std::size_t perSeries =
+        static_cast<std::size_t>(kRunPointBudget) / (4 * std::max<std::size_t>(1, seriesCount));
+    const int floor = std::min(maxBuckets, kHostMemoryMinBuckets);
+    return std::max(floor, static_cast<int>(std::min<std::size_t>(
+                               perSeries, static_cast<std::size_t>(std::max(0, maxBuckets)))));
 }
 
 NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
@@ -408,12 +547,13 @@ MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
 namespace {
 // A primary metric outside eval/ (e.g. train/reward) is not among the eval/* values: read it.
 void appendPrimaryMetric(db::History& history, const std::string& runId,
-                         const plan::Analysis& analysis, std::vector<MetricValue>& values) {
+                         const plan::Analysis& analysis, std::vector<MetricValue>& values,
+                         SeriesCache* cache = nullptr) {
     const std::string& preferred = analysis.primaryMetric;
     if (preferred.empty() || preferred.rfind("eval/", 0) == 0) {
         return;
     }
-    if (auto extra = loadMetricValues(history, runId, preferred, analysis.metricKinds)) {
+    if (auto extra = loadMetricValues(history, runId, preferred, analysis.metricKinds, cache)) {
         for (MetricValue& m : *extra) {
             if (m.name == qs(preferred)) {
                 values.push_back(std::move(m));
@@ -528,6 +668,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
 
     // GPU memory: "gpu.*" memory series of the run's nodes (one listing for all nodes), in the
     // order of the run's nodes.
+    std::vector<const db::SeriesInfo*> gpuSeries;
     db::SeriesFilter gpuFilter;
     gpuFilter.name = series::kGpuPattern;
     auto gpus = history.listSeries(gpuFilter);
@@ -546,13 +687,8 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         }
         for (const QString& node : snap.run.nodes) {
             const auto it = gpuByNode.find(node.toStdString());
-            if (it == gpuByNode.end()) {
-                continue;
-            }
-            for (const db::SeriesInfo* info : it->second) {
-                if (auto s = load(*info, t0, t1, maxBuckets)) {
-                    snap.gpuMemory.push_back(std::move(*s));
-                }
+            if (it != gpuByNode.end()) {
+                gpuSeries.insert(gpuSeries.end(), it->second.begin(), it->second.end());
             }
         }
     }
@@ -564,14 +700,25 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     if (!runSeries) {
         return Error{runSeries.error()};
     }
+    std::vector<const db::SeriesInfo*> ownSeries;
     for (const db::SeriesInfo& info : *runSeries) {
-        if (info.name.rfind(series::kGpuPrefix, 0) == 0) {
-            continue;  // taken above
+        if (info.name.rfind(series::kGpuPrefix, 0) != 0) {  // GPU series are taken above
+            ownSeries.push_back(&info);
         }
-        const bool isRss = info.name.find("rss") != std::string::npos;
+    }
+    // All of them share one budget of points (what a refresh reads, and what the cache and the
+    // plots hold): a run of 256 nodes x 4 series reads 256 buckets per series, not the width.
+    const int buckets = runSeriesBuckets(maxBuckets, gpuSeries.size() + ownSeries.size());
+    for (const db::SeriesInfo* info : gpuSeries) {
+        if (auto s = load(*info, t0, t1, buckets)) {
+            snap.gpuMemory.push_back(std::move(*s));
+        }
+    }
+    for (const db::SeriesInfo* info : ownSeries) {
+        const bool isRss = info->name.find("rss") != std::string::npos;
         // Metrics are step-indexed: load them whole so the step axis is complete.
-        const bool isMetric = !isRss && info.name.find('/') != std::string::npos;
-        auto s = isMetric ? load(info, 0, 0, maxBuckets) : load(info, t0, t1, maxBuckets);
+        const bool isMetric = !isRss && info->name.find('/') != std::string::npos;
+        auto s = isMetric ? load(*info, 0, 0, buckets) : load(*info, t0, t1, buckets);
         if (!s) {
             snap.warnings << qs(s.error());
             continue;
@@ -638,9 +785,9 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     } else {
         snap.warnings << qs(peaks.error());
     }
-    if (auto metrics = loadMetricValues(history, r.id, "eval/", analysis.metricKinds)) {
+    if (auto metrics = loadMetricValues(history, r.id, "eval/", analysis.metricKinds, cache)) {
         snap.run.metrics = std::move(*metrics);
-        appendPrimaryMetric(history, r.id, analysis, snap.run.metrics);
+        appendPrimaryMetric(history, r.id, analysis, snap.run.metrics, cache);
     } else {
         snap.warnings << qs(metrics.error());
     }

@@ -7,11 +7,15 @@
 #include <QString>
 #include <QStringList>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
+#include "common/metrics/metric_kind.h"
 #include "common/result.h"
+#include "db/history/history.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
 
@@ -49,14 +53,28 @@ Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info,
 ///   before and is still whole and small enough to stay undecimated (at most 4 x maxBuckets
 ///   samples), its first sample unchanged and its count grown by exactly what that tail read
 ///   returns;
-/// - otherwise read in full. The answer is always what loadSeries returns at that moment,
-/// provided the caller reads inside one snapshot (History::beginRead) so that listSeries'
-/// counts and the samples agree.
+/// - when it is read whole but has more samples than that: bucketed on a grid kept fixed while
+///   the series grows (db::followBucketWidth: room for the span to double within maxBuckets),
+///   and then read again only from the start of its last bucket (that bucket replaced, newer
+///   ones appended), on the same conditions; past maxBuckets buckets, a new grid (full read);
+/// - otherwise read in full. The answer is always what loadSeries returns at that moment, or,
+/// for a whole series past the raw limit, what querySeries returns for all of it on the
+/// cache's grid (followWidthNs), provided the caller reads inside one snapshot
+/// (History::beginRead) so that listSeries' counts and the samples agree.
 class SeriesCache {
   public:
     Result<PointSeries> load(db::History& history, const db::SeriesInfo& info, double t0, double t1,
                              int maxBuckets);
-    void clear() { m_entries.clear(); }
+    /// Last and best (by `direction`) of a whole series, as metrics::runMetricsByKind computes
+    /// them (nullopt: no sample): read whole once, then only the samples after the last one
+    /// read while the series only grows (same conditions as load's tail reads), and folded in.
+    Result<std::optional<db::MetricSummary>> metricSummary(db::History& history,
+                                                           const db::SeriesInfo& info,
+                                                           metrics::Direction direction);
+    void clear() {
+        m_entries.clear();
+        m_metrics.clear();
+    }
     /// Reads since construction: full, tail-only, and answers taken as they were (tests).
     struct Counts {
         std::int64_t full = 0;
@@ -64,6 +82,11 @@ class SeriesCache {
         std::int64_t reused = 0;
     };
     const Counts& counts() const { return m_counts; }
+    /// The fixed grid a whole series past the raw limit is read on (0: none) (tests).
+    std::int64_t followWidthNs(std::int64_t seriesId) const {
+        const auto it = m_entries.find(seriesId);
+        return it == m_entries.end() ? 0 : it->second.widthNs;
+    }
 
   private:
     struct Entry {
@@ -73,10 +96,20 @@ class SeriesCache {
         double t0 = 0;
         double t1 = 0;
         int maxBuckets = 0;
-        bool whole = false;  // the range held every sample of the series
+        bool whole = false;                // the range held every sample of the series
+        std::int64_t widthNs = 0;          // > 0: bucketed on this fixed grid (whole series)
+        std::int64_t lastBucketCount = 0;  // samples in the last bucket (widthNs > 0)
         PointSeries points;
     };
     std::map<std::int64_t, Entry> m_entries;  // by series id
+    struct MetricEntry {
+        std::int64_t count = 0;
+        std::int64_t firstNs = 0;
+        std::int64_t lastNs = 0;
+        metrics::Direction direction = metrics::Direction::None;
+        db::MetricSummary summary;
+    };
+    std::map<std::int64_t, MetricEntry> m_metrics;  // by series id
     Counts m_counts;
 };
 
@@ -94,6 +127,14 @@ inline constexpr int kHostMemoryMinBuckets = 32;
 /// One listSeries for every node; with a cache, unchanged series are not read again.
 NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nodeIds, double t0,
                                     double t1, int maxBuckets, SeriesCache* cache = nullptr);
+
+/// Runs page: the run's own series (GPU memory, process RSS, metrics) share a budget of points
+/// per refresh: each is read at runSeriesBuckets(width, count) buckets, i.e. at most
+/// kRunPointBudget points together (a series holds at most 4 points per bucket: raw below
+/// that, else one per bucket), never fewer than kHostMemoryMinBuckets buckets each. This bounds
+/// what a live view's SeriesCache, its snapshot and its plots hold (docs/performance.md, "Load").
+inline constexpr int kRunPointBudget = 1 << 20;
+int runSeriesBuckets(int maxBuckets, std::size_t seriesCount);
 
 /// Phases from PHASE events (attrs.phase); each lasts until the node's next phase event, "done",
 /// or endT. Only the first node that reports phases is used, so spans never overlap.

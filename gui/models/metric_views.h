@@ -22,11 +22,15 @@ class History;
 
 namespace runplane::gui {
 
+class SeriesCache;
+
 /// Last and best (by direction) of every series of the run starting with `prefix` ("" = all),
-/// kinds after the recipe's overrides (analysis.metric_kinds).
+/// kinds after the recipe's overrides (analysis.metric_kinds). With a cache (a live view's
+/// refresh, inside one read snapshot), each series comes through SeriesCache::metricSummary:
+/// the same values, reading only the samples that are new since the last refresh.
 Result<std::vector<MetricValue>> loadMetricValues(
     db::History& history, const std::string& runId, const std::string& prefix = "eval/",
-    const std::vector<metrics::KindOverride>& overrides = {});
+    const std::vector<metrics::KindOverride>& overrides = {}, SeriesCache* cache = nullptr);
 
 /// Sets PointSeries::info of every series an override matches.
 void applyKindOverrides(std::vector<PointSeries>& series,

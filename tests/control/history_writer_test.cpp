@@ -345,4 +345,47 @@ TEST(IngestWriter, ALockHeldShorterThanTheRetryIsWaitedOut) {
 }
 
 }  // namespace
+// Under continuous writes with a reader that keeps the WAL in use, SQLite's own checkpoints can
+// never restart the WAL and it only grows; once no reader needs it, the writer empties it after
+// the next commit past the bound.
+TEST(IngestWriter, TheWalIsEmptiedPastItsBoundOnceNoReaderNeedsIt) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    HistoryWriterOptions options{path};
+    options.commitInterval = 1ms;
+    options.walLimitBytes = 256 * 1024;
+    options.walCheckpointInterval = 0ms;
+    auto writer = HistoryWriter::open(options);
+    ASSERT_TRUE(writer.ok()) << writer.error();
+    auto lane = (*writer)->lane();
+    ASSERT_TRUE(lane->push(batchOf("node-a", 1, 100)).ok());
+    ASSERT_TRUE(lane->flush().ok());
+
+    auto reader = db::History::open(path);
+    ASSERT_TRUE(reader.ok()) << reader.error();
+    ASSERT_TRUE((*reader)->beginRead().ok());
+    ASSERT_TRUE((*reader)->listSeries({}).ok());  // holds its snapshot, so the WAL stays in use
+    std::uint64_t seq = 101;
+    for (int i = 0; i < 40; ++i, seq += 5000) {
+        ASSERT_TRUE(lane->push(batchOf("node-b" + std::to_string(i), seq, seq + 4999)).ok());
+        ASSERT_TRUE(lane->flush().ok());
+    }
+    EXPECT_GT((*reader)->walBytes(), options.walLimitBytes);
+    EXPECT_TRUE(waitUntil([&] { return (*writer)->stats().walTruncationsBusy > 0; }));
+
+    ASSERT_TRUE((*reader)->endRead().ok());
+    ASSERT_TRUE(lane->push(batchOf("node-c", 1, 10)).ok());
+    ASSERT_TRUE(lane->flush().ok());
+    EXPECT_TRUE(waitUntil([&] { return (*writer)->stats().walTruncations > 0; }));
+    EXPECT_LE((*reader)->walBytes(), options.walLimitBytes);
+    // Nothing was lost by emptying it.
+    auto series = (*reader)->listSeries({});
+    ASSERT_TRUE(series.ok()) << series.error();
+    std::int64_t samples = 0;
+    for (const db::SeriesInfo& info : *series) {
+        samples += info.count;
+    }
+    EXPECT_EQ(samples, 100 + 40 * 5000 + 10);
+}
+
 }  // namespace runplane::control

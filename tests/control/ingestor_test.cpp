@@ -89,6 +89,42 @@ TEST(Ingestor, StoresAcksAndDeliversAfterCommit) {
     EXPECT_EQ(scalar(history, "SELECT count(*) FROM nodes WHERE address='" + address + "';"), 1);
 }
 
+// A listener that asks for some series gets only those live; the history gets every one.
+TEST(Ingestor, LiveUpdatesCarryOnlyTheSamplesAskedFor) {
+    ScratchDir dir;
+    const std::string history = dir.file("h.sqlite");
+    FakeAgent agent;
+    std::vector<v1::TelemetryRecord> script;
+    for (std::uint64_t seq = 1; seq <= 20; ++seq) {
+        script.push_back(sampleRecord(seq, seq % 2 == 0 ? "host.mem.used_bytes" : "gpu.0.util",
+                                      static_cast<double>(seq)));
+    }
+    agent.setRecords(script, 6);
+    const std::string address = agent.start();
+    std::mutex mutex;
+    std::vector<std::string> live;
+    std::uint64_t lastCursor = 0;
+    IngestorCallbacks callbacks;
+    callbacks.onTelemetry = [&](const TelemetryUpdate& update) {
+        std::lock_guard lock(mutex);
+        for (const LiveSample& s : update.samples) {
+            live.push_back(s.sample.series);
+        }
+        lastCursor = update.cursor;
+    };
+    callbacks.liveSample = [](const std::string& series, const std::string&) {
+        return series == "host.mem.used_bytes";
+    };
+    TelemetryIngestor ingestor(optionsFor(address, history), callbacks);
+    ASSERT_TRUE(ingestor.start().ok());
+    ASSERT_TRUE(waitFor([&] { return agent.lastAck() == 20; })) << agent.lastAck();
+    ingestor.stop();
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(live, std::vector<std::string>(10, "host.mem.used_bytes"));
+    EXPECT_EQ(lastCursor, 20u);
+    EXPECT_EQ(scalar(history, "SELECT count(*) FROM samples;"), 20);
+}
+
 TEST(Ingestor, ResumesFromTheCursorAndNeverStoresTwice) {
     ScratchDir dir;
     const std::string history = dir.file("h.sqlite");

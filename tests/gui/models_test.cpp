@@ -10,10 +10,12 @@
 #include <chrono>
 #include <thread>
 
+#include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/log_tailer.h"
+#include "gui/models/metric_views.h"
 #include "gui/models/node_table_model.h"
 #include "gui/models/serial_worker.h"
 #include "tests/gui/gui_test_util.h"
@@ -445,4 +447,187 @@ TEST(IncrementalRefresh, ShowsTheSameAsAFullReadAfterNewData) {
     ASSERT_TRUE(lateFull) << lateFull.error();
     expectSameSnapshot(*late, *lateFull);
     EXPECT_GT(cache.counts().full, beforeLate.full);
+}
+
+namespace {
+
+// The last and best of every metric value, compared exactly.
+void expectSameMetricValues(const std::vector<MetricValue>& a, const std::vector<MetricValue>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        SCOPED_TRACE(a[i].name.toStdString());
+        EXPECT_EQ(a[i].name, b[i].name);
+        EXPECT_EQ(a[i].last, b[i].last);
+        EXPECT_EQ(a[i].lastStep, b[i].lastStep);
+        EXPECT_EQ(a[i].hasBest(), b[i].hasBest());
+        if (a[i].hasBest()) {
+            EXPECT_EQ(a[i].best, b[i].best);
+        }
+        EXPECT_EQ(a[i].bestStep, b[i].bestStep);
+        EXPECT_EQ(a[i].info.kind, b[i].info.kind);
+        EXPECT_EQ(a[i].info.direction, b[i].info.direction);
+    }
+}
+
+const db::SeriesInfo* findSeries(const std::vector<db::SeriesInfo>& all, const std::string& name,
+                                 const std::string& runId) {
+    for (const db::SeriesInfo& info : all) {
+        if (info.name == name && info.runId == runId && info.nodeId == "node-a") {
+            return &info;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+// A whole series past the raw limit is followed on a fixed grid: after new samples only its last
+// bucket onward is read again, and the answer is what a full read (loadSeries) gives, also
+// across a change of grid (the span doubled) and after a late sample (full read). The eval
+// metrics' last/best through the cache equal runMetricsByKind's after each step.
+TEST(IncrementalRefresh, DecimatedFollowingAndMetricValuesMatchFullReads) {
+    QTemporaryDir dir;
+    auto opened = db::History::open(dir.filePath(QStringLiteral("history.sqlite")).toStdString());
+    ASSERT_TRUE(opened) << opened.error();
+    db::History& history = **opened;
+    const std::string run = "follow-run";
+    constexpr int kBuckets = 64;  // raw limit 256 samples
+    const std::int64_t t0 = 1'700'000'000'000'000'000LL;
+    std::int64_t next = t0;
+    std::int64_t step = 0;
+    // n samples of host memory and eval/acc, 100 ms apart (a node at 10 Hz).
+    auto grow = [&](int n) {
+        std::vector<db::IngestSample> samples;
+        for (int i = 0; i < n; ++i, ++step, next += 100'000'000LL) {
+            const double v = 1e9 + static_cast<double>((step * 7919) % 1000) * 1e6;
+            samples.push_back(
+                db::IngestSample{0, next, "", "host.mem.used_bytes", "bytes", v, v - 1, v + 1, -1});
+            const double acc = 0.5 + static_cast<double>((step * 31) % 97) / 200.0;
+            samples.push_back(db::IngestSample{0, next, run, "eval/acc", "", acc, acc, acc, step});
+        }
+        return appendSamples(history, std::move(samples));
+    };
+    SeriesCache cache;
+    auto check = [&](const char* when) {
+        SCOPED_TRACE(when);
+        auto all = history.listSeries({});
+        ASSERT_TRUE(all) << all.error();
+        for (const char* name : {"host.mem.used_bytes", "eval/acc"}) {
+            const db::SeriesInfo* info =
+                findSeries(*all, name, name[0] == 'e' ? run : std::string());
+            ASSERT_NE(info, nullptr) << name;
+            auto cached = cache.load(history, *info, 0, 0, kBuckets);
+            ASSERT_TRUE(cached) << cached.error();
+            auto full = loadSeries(history, *info, 0, 0, kBuckets);
+            ASSERT_TRUE(full) << full.error();
+            expectSameSeries({*cached}, {*full}, name);
+            EXPECT_TRUE(cached->decimated);
+            EXPECT_LE(cached->t.size(), static_cast<size_t>(kBuckets));
+            EXPECT_EQ(cache.followWidthNs(info->id),
+                      db::followBucketWidth(info->firstNs, info->lastNs, kBuckets));
+        }
+        auto viaCache = loadMetricValues(history, run, "eval/", {}, &cache);
+        ASSERT_TRUE(viaCache) << viaCache.error();
+        auto direct = loadMetricValues(history, run, "eval/", {});
+        ASSERT_TRUE(direct) << direct.error();
+        ASSERT_EQ(viaCache->size(), 1u);
+        expectSameMetricValues(*viaCache, *direct);
+    };
+
+    ASSERT_TRUE(grow(300).ok());  // past the raw limit
+    check("first read");
+    const auto first = cache.counts();
+
+    ASSERT_TRUE(grow(7).ok());
+    check("grown a little");
+    EXPECT_EQ(cache.counts().tail - first.tail, 3);  // both series and the metric: tails only
+    EXPECT_EQ(cache.counts().full, first.full);
+
+    // Grow well past a doubling of the span: the grid changes once (a full read), then tails.
+    for (int k = 0; k < 12; ++k) {
+        ASSERT_TRUE(grow(50).ok());
+        check("growing");
+    }
+    EXPECT_GT(cache.counts().tail - first.tail, 20);
+
+    // Nothing new: nothing read.
+    const auto idle = cache.counts();
+    check("unchanged");
+    EXPECT_EQ(cache.counts().full, idle.full);
+    EXPECT_EQ(cache.counts().tail, idle.tail);
+
+    // A late sample inside an earlier bucket (and a better eval value than any): full reads.
+    ASSERT_TRUE(
+        appendSamples(history, {db::IngestSample{0, t0 + 1'234'567LL, "", "host.mem.used_bytes",
+                                                 "bytes", 5e9, 5e9, 5e9, -1},
+                                db::IngestSample{0, t0 + 1'234'567LL, run, "eval/acc", "", 0.999,
+                                                 0.999, 0.999, 0}})
+            .ok());
+    const auto beforeLate = cache.counts();
+    check("late sample");
+    EXPECT_GE(cache.counts().full - beforeLate.full, 2);
+}
+
+// A fixed-grid read from a bucket boundary gives exactly the buckets a read of everything gives
+// from there, also where the history answers from rollup cells (buckets of 2 cells and more).
+TEST(IncrementalRefresh, FixedGridReadsAgreeFromAnyBucketBoundary) {
+    QTemporaryDir dir;
+    auto opened = db::History::open(dir.filePath(QStringLiteral("history.sqlite")).toStdString());
+    ASSERT_TRUE(opened) << opened.error();
+    db::History& history = **opened;
+    const std::int64_t t0 = 1'700'000'000'000'000'000LL;
+    std::vector<db::IngestSample> samples;
+    for (int i = 0; i < 6 * 3600; ++i) {  // 6 h at 1 Hz, with spikes
+        const double v = (i % 997 == 0) ? 9e9 : 1e9 + static_cast<double>((i * 7919) % 1000) * 1e6;
+        samples.push_back(db::IngestSample{0, t0 + i * 1'000'000'000LL, "", "host.mem.used_bytes",
+                                           "bytes", v, v - 5, v + 5, -1});
+    }
+    ASSERT_TRUE(appendSamples(history, std::move(samples)).ok());
+    auto all = history.listSeries({});
+    ASSERT_TRUE(all) << all.error();
+    const db::SeriesInfo* info = findSeries(*all, "host.mem.used_bytes", "");
+    ASSERT_NE(info, nullptr);
+    for (int buckets : {1000, 200, 64, 16}) {
+        const std::int64_t w = db::followBucketWidth(info->firstNs, info->lastNs, buckets);
+        SCOPED_TRACE("width " + std::to_string(w));
+        db::SeriesQuery q;
+        q.seriesId = info->id;
+        q.bucketWidthNs = w;
+        auto whole = history.querySeries(q);
+        ASSERT_TRUE(whole) << whole.error();
+        ASSERT_TRUE(whole->decimated);
+        EXPECT_LE(whole->buckets.size(), static_cast<size_t>(buckets));
+        EXPECT_EQ(whole->sourceCount, info->count);
+        for (size_t from : {size_t{1}, whole->buckets.size() / 3, whole->buckets.size() - 1}) {
+            q.t0Ns = whole->buckets[from].t0Ns;
+            auto tail = history.querySeries(q);
+            ASSERT_TRUE(tail) << tail.error();
+            ASSERT_EQ(tail->buckets.size(), whole->buckets.size() - from);
+            for (size_t i = 0; i < tail->buckets.size(); ++i) {
+                const db::SeriesBucket& a = tail->buckets[i];
+                const db::SeriesBucket& b = whole->buckets[from + i];
+                EXPECT_EQ(a.t0Ns, b.t0Ns);
+                EXPECT_EQ(a.count, b.count);
+                EXPECT_EQ(a.min, b.min);
+                EXPECT_EQ(a.max, b.max);
+                EXPECT_EQ(a.last.value, b.last.value);
+                EXPECT_EQ(a.last.tNs, b.last.tNs);
+                EXPECT_EQ(a.first.tNs, b.first.tNs);
+            }
+        }
+    }
+}
+
+// The Runs page's own series share one budget of points.
+TEST(IncrementalRefresh, RunSeriesShareAPointBudget) {
+    EXPECT_EQ(runSeriesBuckets(1400, 4), 1400);
+    EXPECT_EQ(runSeriesBuckets(1400, 1024), kRunPointBudget / (4 * 1024));
+    EXPECT_EQ(runSeriesBuckets(1400, 1'000'000), kHostMemoryMinBuckets);  // a floor per series
+    EXPECT_EQ(runSeriesBuckets(20, 1'000'000), 20);                       // never over the width
+    for (size_t n : {size_t{1}, size_t{7}, size_t{300}, size_t{1024}, size_t{8192}}) {
+        EXPECT_LE(
+            4 * static_cast<std::int64_t>(runSeriesBuckets(1400, n)) * static_cast<std::int64_t>(n),
+            kRunPointBudget)
+            << n;
+    }
 }
