@@ -14,13 +14,13 @@ namespace runplane::smoke {
 
 /// SplitMix64: tiny, portable, deterministic PRNG. Not thread-safe (one per user).
 class SplitMix64 {
-public:
+  public:
     explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
     std::uint64_t next();
     /// Uniform integer in [0, bound) without modulo bias; bound > 0.
     std::uint64_t below(std::uint64_t bound);
 
-private:
+  private:
     std::uint64_t m_state;
 };
 
@@ -38,7 +38,7 @@ struct ArithProblem {
 /// (2D + 2 tokens), answer = the D + 1 digits of the sum least-significant first, then EOS
 /// (D + 2 tokens). Example, D = 3: 123 + 45 -> "123+045=" then "8610" EOS.
 class ArithTask {
-public:
+  public:
     static constexpr int kPlus = 10;
     static constexpr int kEquals = 11;
     static constexpr int kEos = 12;
@@ -68,7 +68,7 @@ public:
     /// Human-readable form of tokens, e.g. "123+045=8610<eos>".
     static std::string render(const std::vector<int>& tokens);
 
-private:
+  private:
     std::uint64_t key(int a, int b) const {
         return static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(m_limit) +
                static_cast<std::uint64_t>(b);

@@ -13,13 +13,15 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-std::vector<torch::Tensor> concat(std::vector<torch::Tensor> a, const std::vector<torch::Tensor>& b) {
+std::vector<torch::Tensor> concat(std::vector<torch::Tensor> a,
+                                  const std::vector<torch::Tensor>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
 }
 
 torch::Tensor restoreTo(const torch::Tensor& hostView, torch::Device device) {
-    return torch::empty(hostView.sizes(), torch::TensorOptions().dtype(torch::kFloat32).device(device))
+    return torch::empty(hostView.sizes(),
+                        torch::TensorOptions().dtype(torch::kFloat32).device(device))
         .copy_(hostView);
 }
 
@@ -116,8 +118,7 @@ Status Trainer::sleep() {
         return {};
     }
     m_adam.zeroGrad();
-    std::vector<torch::Tensor> all =
-        concat(m_model->baseParameters(), m_model->loraParameters());
+    std::vector<torch::Tensor> all = concat(m_model->baseParameters(), m_model->loraParameters());
     for (torch::Tensor* t : stateTensors()) {
         all.push_back(*t);
     }
@@ -143,8 +144,7 @@ Status Trainer::wake() {
     if (!m_asleep) {
         return {};
     }
-    std::vector<torch::Tensor> all =
-        concat(m_model->baseParameters(), m_model->loraParameters());
+    std::vector<torch::Tensor> all = concat(m_model->baseParameters(), m_model->loraParameters());
     for (torch::Tensor* t : stateTensors()) {
         all.push_back(*t);
     }

@@ -34,7 +34,7 @@ inline constexpr int kCloneRetainedGenerations = 4;
 
 /// Where a list of float32 tensors lives inside one host buffer (64-byte aligned slots).
 class HostLayout {
-public:
+  public:
     HostLayout() = default;
     explicit HostLayout(const std::vector<torch::Tensor>& tensors);
     std::size_t bytes() const { return m_bytes; }
@@ -42,7 +42,7 @@ public:
     /// A CPU tensor viewing slot i of `buffer` (no copy).
     torch::Tensor view(const HostBuffer& buffer, std::size_t i) const;
 
-private:
+  private:
     std::vector<std::vector<std::int64_t>> m_shapes;
     std::vector<std::size_t> m_offsets;
     std::size_t m_bytes = 0;
@@ -68,7 +68,7 @@ void releaseStorage(torch::Tensor& t);
 void releaseDeviceCache(torch::Device device);
 
 class Trainer {
-public:
+  public:
     Trainer(std::unique_ptr<PolicyModel> model, torch::Device device, std::size_t padBytes);
     PolicyModel& model() { return *m_model; }
     AdamState& optimizer() { return m_adam; }
@@ -82,7 +82,7 @@ public:
     torch::Tensor hostShardView() const;
     std::size_t hostBackupBytes() const { return m_asleep ? m_layout.bytes() : 0; }
 
-private:
+  private:
     std::vector<torch::Tensor*> stateTensors();
 
     std::unique_ptr<PolicyModel> m_model;
@@ -95,7 +95,7 @@ private:
 };
 
 class RolloutEngine {
-public:
+  public:
     RolloutEngine(std::unique_ptr<PolicyModel> model, torch::Device device,
                   std::size_t weightPadBytes, std::size_t kvPoolBytes, BackupMode mode,
                   bool baseCpuBackup);
@@ -111,7 +111,7 @@ public:
     std::size_t mirrorBytes() const { return m_mirrorHeld ? m_layout.bytes() : 0; }
     std::size_t retainedCloneBytes() const;
 
-private:
+  private:
     std::unique_ptr<PolicyModel> m_model;
     torch::Device m_device;
     std::size_t m_kvBytes;

@@ -113,8 +113,8 @@ std::string formatMetricLine(std::string_view prefix, std::int64_t id,
 
 std::string formatMetricJson(std::string_view prefix, std::int64_t id,
                              const std::vector<Metric>& metrics) {
-    std::string out = "{\"kind\":" + jsonString(prefix) + ",\"id\":" + std::to_string(id) +
-                      ",\"metrics\":{";
+    std::string out =
+        "{\"kind\":" + jsonString(prefix) + ",\"id\":" + std::to_string(id) + ",\"metrics\":{";
     bool first = true;
     for (const Metric& m : metrics) {
         if (!first) {
@@ -148,8 +148,8 @@ MetricsLog::~MetricsLog() {
 Status MetricsLog::openJsonl(const std::string& path) {
     m_jsonl = std::fopen(path.c_str(), "a");
     if (m_jsonl == nullptr) {
-        return Error{"runplane-smoke: --metrics-jsonl " + path + ": cannot open for writing: " +
-                     std::strerror(errno)};
+        return Error{"runplane-smoke: --metrics-jsonl " + path +
+                     ": cannot open for writing: " + std::strerror(errno)};
     }
     return {};
 }

@@ -35,7 +35,7 @@ struct KvCache {
 };
 
 class PolicyModel : public torch::nn::Module {
-public:
+  public:
     /// Initialises on the CPU from the global CPU generator (so the same seed gives the same
     /// weights on every device), then moves to `device`.
     PolicyModel(const PolicyShape& shape, torch::Device device);
@@ -57,7 +57,7 @@ public:
     void setRlMode(bool rl);
     std::int64_t parameterCount(bool lora) const;
 
-private:
+  private:
     struct Lora {
         torch::Tensor a;  // [rank, in]
         torch::Tensor b;  // [out, rank], zero-initialised so a fresh adapter changes nothing

@@ -23,7 +23,7 @@ Status flagError(const std::string& flag, const std::string& value, const std::s
 }
 
 std::function<Status(SmokeConfig&, const std::string&)> intFlag(const std::string& flag,
-                                                                int SmokeConfig::* field,
+                                                                int SmokeConfig::*field,
                                                                 long long lo, long long hi) {
     return [flag, field, lo, hi](SmokeConfig& c, const std::string& v) -> Status {
         long long parsed = 0;
@@ -42,7 +42,7 @@ std::function<Status(SmokeConfig&, const std::string&)> intFlag(const std::strin
 }
 
 std::function<Status(SmokeConfig&, const std::string&)> doubleFlag(const std::string& flag,
-                                                                   double SmokeConfig::* field,
+                                                                   double SmokeConfig::*field,
                                                                    double lo, double hi) {
     return [flag, field, lo, hi](SmokeConfig& c, const std::string& v) -> Status {
         double parsed = 0;
@@ -66,8 +66,8 @@ const std::vector<FlagSpec>& flagSpecs() {
         std::vector<FlagSpec> s;
         auto add = [&s](std::string name, std::string valueName, std::string help,
                         std::function<Status(SmokeConfig&, const std::string&)> apply) {
-            s.push_back({std::move(name), true, std::move(valueName), std::move(help),
-                         std::move(apply)});
+            s.push_back(
+                {std::move(name), true, std::move(valueName), std::move(help), std::move(apply)});
         };
         add("--layers", "N", "transformer layers (default 4, mirrors the 4layer smoke variant)",
             intFlag("--layers", &SmokeConfig::layers, 1, 64));
@@ -180,7 +180,9 @@ const char* backupModeName(BackupMode mode) {
     return mode == BackupMode::kClone ? "clone" : "zero_copy";
 }
 
-const char* deviceName(DeviceKind device) { return device == DeviceKind::kCuda ? "cuda" : "cpu"; }
+const char* deviceName(DeviceKind device) {
+    return device == DeviceKind::kCuda ? "cuda" : "cpu";
+}
 
 std::string smokeUsage() {
     std::ostringstream out;
@@ -198,18 +200,17 @@ std::string smokeUsage() {
 Status validateSmokeConfig(const SmokeConfig& c) {
     const long long samples = static_cast<long long>(c.rolloutBatchSize) * c.nSamplesPerPrompt;
     if (c.globalBatchSize > samples || samples % c.globalBatchSize != 0) {
-        return Error{"runplane-smoke: --global-batch-size " + std::to_string(c.globalBatchSize) +
-                     ": rollout_batch_size x n_samples_per_prompt = " +
-                     std::to_string(c.rolloutBatchSize) + " x " +
-                     std::to_string(c.nSamplesPerPrompt) + " = " + std::to_string(samples) +
-                     " must equal global_batch_size x num_steps_per_rollout for a whole number "
-                     "of steps >= 1 (choose a divisor of " +
-                     std::to_string(samples) + ")"};
+        return Error{
+            "runplane-smoke: --global-batch-size " + std::to_string(c.globalBatchSize) +
+            ": rollout_batch_size x n_samples_per_prompt = " + std::to_string(c.rolloutBatchSize) +
+            " x " + std::to_string(c.nSamplesPerPrompt) + " = " + std::to_string(samples) +
+            " must equal global_batch_size x num_steps_per_rollout for a whole number "
+            "of steps >= 1 (choose a divisor of " +
+            std::to_string(samples) + ")"};
     }
     if (c.dModel % c.heads != 0) {
         return Error{"runplane-smoke: --d-model " + std::to_string(c.dModel) +
-                     ": must be a multiple of the " + std::to_string(c.heads) +
-                     " attention heads"};
+                     ": must be a multiple of the " + std::to_string(c.heads) + " attention heads"};
     }
     if (c.loraRank > c.dModel) {
         return Error{"runplane-smoke: --lora-rank " + std::to_string(c.loraRank) +

@@ -78,7 +78,9 @@ double cpuSeconds() {
     return secs(usage.ru_utime) + secs(usage.ru_stime);
 }
 
-double mb(std::size_t bytes) { return static_cast<double>(bytes) / kMiB; }
+double mb(std::size_t bytes) {
+    return static_cast<double>(bytes) / kMiB;
+}
 
 struct EvalResult {
     double accuracy = 0;
@@ -111,7 +113,7 @@ EvalResult evaluate(PolicyModel& model, const ArithTask& task,
 }
 
 class Workload {
-public:
+  public:
     Workload(const SmokeConfig& config, std::FILE* out)
         : m_cfg(config),
           m_log(out),
@@ -122,7 +124,7 @@ public:
 
     Result<SmokeSummary> run();
 
-private:
+  private:
     void warmStart(PolicyModel& model);
     double probeAccuracy(PolicyModel& model, const std::vector<ArithProblem>& probe) {
         return evaluate(model, m_task, probe, m_device).accuracy;
@@ -260,15 +262,15 @@ Status Workload::rlPhase(Trainer& trainer, RolloutEngine& engine) {
         }
         torch::Tensor advT = torch::tensor(adv).to(m_device);
         const double rolloutLogp = sampleMean(gen.logProbs, gen.mask).item<double>();
-        m_log.metrics("rollout", rollout,
-                      {{"rollout/raw_reward", rewardMean},
-                       {"rollout/rewards", advMean},
-                       {"rollout/response_lengths", lenSum / samples},
-                       {"rollout/log_probs", rolloutLogp},
-                       {"rollout/rollout_log_probs", rolloutLogp},
-                       {"rollout/advantages",
-                        sampleMean(advT.unsqueeze(1).expand_as(gen.mask), gen.mask)
-                            .item<double>()}});
+        m_log.metrics(
+            "rollout", rollout,
+            {{"rollout/raw_reward", rewardMean},
+             {"rollout/rewards", advMean},
+             {"rollout/response_lengths", lenSum / samples},
+             {"rollout/log_probs", rolloutLogp},
+             {"rollout/rollout_log_probs", rolloutLogp},
+             {"rollout/advantages",
+              sampleMean(advT.unsqueeze(1).expand_as(gen.mask), gen.mask).item<double>()}});
         const double rssRollout = readProcessMemory().rssMb;
 
         // ---- switch: engine sleeps (KV dropped, base mirrored), trainer wakes ----
@@ -319,7 +321,8 @@ Status Workload::rlPhase(Trainer& trainer, RolloutEngine& engine) {
             const double gradNorm = torch::nn::utils::clip_grad_norm_(adam.params, kMaxGradNorm);
             adam.apply();
             torch::NoGradGuard noGrad;
-            const double clipFrac = sampleMean(pg2.gt(pg1).to(torch::kFloat32), mask).item<double>();
+            const double clipFrac =
+                sampleMean(pg2.gt(pg1).to(torch::kFloat32), mask).item<double>();
             const double ppoKl = sampleMean(old - logp, mask).item<double>();
             const std::int64_t stepId = static_cast<std::int64_t>(rollout) * stepsPerRollout + k;
             m_log.metrics("step", stepId,
@@ -358,24 +361,23 @@ Status Workload::rlPhase(Trainer& trainer, RolloutEngine& engine) {
             logEval(rollout, false, engine);
         }
         const double tokens = lenSum;
-        m_log.metrics("perf", rollout,
-                      {{"rollout/response_len/mean", lenSum / samples},
-                       {"rollout/zero_std/count_0", static_cast<std::int64_t>(allZero)},
-                       {"rollout/zero_std/count_1", static_cast<std::int64_t>(allOne)},
-                       {"perf/rollout_time", rolloutTime},
-                       {"perf/tokens_per_gpu_per_sec", tokens / std::max(rolloutTime, 1e-9)},
-                       {"perf/sleep_time", sleepTime},
-                       {"perf/wake_up_time", wakeTime},
-                       {"perf/log_probs_time", logProbsTime},
-                       {"perf/actor_train_time", trainTime - logProbsTime},
-                       {"perf/train_time", trainTime},
-                       {"perf/actor_train_tok_per_s",
-                        tokens / std::max(trainTime - logProbsTime, 1e-9)},
-                       {"perf/update_weights_time", updateTime},
-                       {"perf/update_weights_mb", mb(shipped.value())},
-                       {"perf/step_time", since(stepStart)}});
-        m_log.metrics("memory", rollout,
-                      memoryMetrics(trainer, engine, rssRollout, rssTrain));
+        m_log.metrics(
+            "perf", rollout,
+            {{"rollout/response_len/mean", lenSum / samples},
+             {"rollout/zero_std/count_0", static_cast<std::int64_t>(allZero)},
+             {"rollout/zero_std/count_1", static_cast<std::int64_t>(allOne)},
+             {"perf/rollout_time", rolloutTime},
+             {"perf/tokens_per_gpu_per_sec", tokens / std::max(rolloutTime, 1e-9)},
+             {"perf/sleep_time", sleepTime},
+             {"perf/wake_up_time", wakeTime},
+             {"perf/log_probs_time", logProbsTime},
+             {"perf/actor_train_time", trainTime - logProbsTime},
+             {"perf/train_time", trainTime},
+             {"perf/actor_train_tok_per_s", tokens / std::max(trainTime - logProbsTime, 1e-9)},
+             {"perf/update_weights_time", updateTime},
+             {"perf/update_weights_mb", mb(shipped.value())},
+             {"perf/step_time", since(stepStart)}});
+        m_log.metrics("memory", rollout, memoryMetrics(trainer, engine, rssRollout, rssTrain));
     }
     return {};
 }
@@ -411,11 +413,13 @@ Result<SmokeSummary> Workload::run() {
     auto model = std::make_unique<PolicyModel>(shape, m_device);
     {
         std::ostringstream head;
-        head << "[runplane-smoke] libtorch " << TORCH_VERSION << " device=" << deviceName(m_cfg.device)
-             << " threads=" << threads << " layers=" << shape.layers << " d_model=" << shape.dModel
+        head << "[runplane-smoke] libtorch " << TORCH_VERSION
+             << " device=" << deviceName(m_cfg.device) << " threads=" << threads
+             << " layers=" << shape.layers << " d_model=" << shape.dModel
              << " heads=" << shape.heads << " params=" << model->parameterCount(false)
              << " lora_params=" << model->parameterCount(true) << " lora_rank=" << shape.loraRank
-             << " lora_alpha=" << shape.loraAlpha << " rollout_batch_size=" << m_cfg.rolloutBatchSize
+             << " lora_alpha=" << shape.loraAlpha
+             << " rollout_batch_size=" << m_cfg.rolloutBatchSize
              << " n_samples_per_prompt=" << m_cfg.nSamplesPerPrompt
              << " global_batch_size=" << m_cfg.globalBatchSize
              << " num_steps_per_rollout=" << m_cfg.numStepsPerRollout()
@@ -463,9 +467,10 @@ Result<SmokeSummary> Workload::run() {
 
 Status checkDevice(const SmokeConfig& config) {
     if (config.device == DeviceKind::kCuda && !torch::cuda::is_available()) {
-        return Error{std::string("runplane-smoke: --device cuda: no CUDA device is available to this "
-                                 "LibTorch build (") +
-                     TORCH_VERSION + "); use --device cpu"};
+        return Error{
+            std::string("runplane-smoke: --device cuda: no CUDA device is available to this "
+                        "LibTorch build (") +
+            TORCH_VERSION + "); use --device cpu"};
     }
     return {};
 }

@@ -41,7 +41,8 @@ TEST(MetricLine, HasTheFrameworkShape) {
     const std::string line = formatMetricLine(
         "step", 11,
         {{"train/loss", -6.05e-09}, {"train/grad_norm", 0.0799}, {"train/step", std::int64_t{11}}});
-    EXPECT_EQ(line, "step 11: {'train/loss': -6.05e-09, 'train/grad_norm': 0.0799, 'train/step': 11}");
+    EXPECT_EQ(line,
+              "step 11: {'train/loss': -6.05e-09, 'train/grad_norm': 0.0799, 'train/step': 11}");
     EXPECT_EQ(formatMetricLine("eval", 0, {{"eval/arith", 0.41}}), "eval 0: {'eval/arith': 0.41}");
 }
 

@@ -10,7 +10,7 @@
 namespace runplane::smoke::test {
 
 struct ChildResult {
-    int exitCode = -1;    ///< -1 when killed by a signal or the timeout
+    int exitCode = -1;  ///< -1 when killed by a signal or the timeout
     bool timedOut = false;
     std::string out;      ///< stdout
     std::string err;      ///< stderr

@@ -25,12 +25,36 @@ TEST(SmokeConfig, DefaultsSatisfyBatchIdentity) {
 }
 
 TEST(SmokeConfig, ParsesEveryDocumentedFlag) {
-    auto c = parseSmokeArgs({"--layers", "2", "--rollout-batch-size", "8", "--n-samples-per-prompt",
-                             "4", "--global-batch-size=16", "--lora-rank", "4", "--lora-alpha",
-                             "8.5", "--backup-mode", "clone", "--backup-scale-mb", "0",
-                             "--rl-steps", "3", "--eval-interval", "2", "--sft-steps", "10",
-                             "--seed", "42", "--device", "cpu", "--threads", "2",
-                             "--metrics-jsonl", "/tmp/x.jsonl", "--no-lora-base-cpu-backup"});
+    auto c = parseSmokeArgs({"--layers",
+                             "2",
+                             "--rollout-batch-size",
+                             "8",
+                             "--n-samples-per-prompt",
+                             "4",
+                             "--global-batch-size=16",
+                             "--lora-rank",
+                             "4",
+                             "--lora-alpha",
+                             "8.5",
+                             "--backup-mode",
+                             "clone",
+                             "--backup-scale-mb",
+                             "0",
+                             "--rl-steps",
+                             "3",
+                             "--eval-interval",
+                             "2",
+                             "--sft-steps",
+                             "10",
+                             "--seed",
+                             "42",
+                             "--device",
+                             "cpu",
+                             "--threads",
+                             "2",
+                             "--metrics-jsonl",
+                             "/tmp/x.jsonl",
+                             "--no-lora-base-cpu-backup"});
     ASSERT_TRUE(c.ok()) << c.error();
     EXPECT_EQ(c->layers, 2);
     EXPECT_EQ(c->rolloutBatchSize, 8);
@@ -57,8 +81,8 @@ TEST(SmokeConfig, RejectsBatchIdentityViolationNamingTheFlag) {
     EXPECT_NE(c.error().find("--global-batch-size 100"), std::string::npos) << c.error();
     EXPECT_NE(c.error().find("256"), std::string::npos) << c.error();
     // More samples per step than a rollout produces is a violation too.
-    auto big = parseSmokeArgs({"--rollout-batch-size", "4", "--n-samples-per-prompt", "2",
-                               "--global-batch-size", "16"});
+    auto big = parseSmokeArgs(
+        {"--rollout-batch-size", "4", "--n-samples-per-prompt", "2", "--global-batch-size", "16"});
     ASSERT_FALSE(big.ok());
     EXPECT_NE(big.error().find("--global-batch-size 16"), std::string::npos);
 }

@@ -17,10 +17,26 @@ namespace {
 
 // A tiny run: seconds of compute, every phase and line kind present.
 std::vector<std::string> tinyArgs(const std::string& mode, int scaleMb) {
-    return {"--sft-steps",          "5",  "--sft-target-accuracy", "0", "--rl-steps", "4",
-            "--eval-interval",      "2",  "--rollout-batch-size",  "4", "--n-samples-per-prompt",
-            "4",                    "--global-batch-size",          "8", "--eval-size", "50",
-            "--backup-scale-mb",    std::to_string(scaleMb),        "--backup-mode", mode};
+    return {"--sft-steps",
+            "5",
+            "--sft-target-accuracy",
+            "0",
+            "--rl-steps",
+            "4",
+            "--eval-interval",
+            "2",
+            "--rollout-batch-size",
+            "4",
+            "--n-samples-per-prompt",
+            "4",
+            "--global-batch-size",
+            "8",
+            "--eval-size",
+            "50",
+            "--backup-scale-mb",
+            std::to_string(scaleMb),
+            "--backup-mode",
+            mode};
 }
 
 // The eval-rise check: the default learning configuration (seed 1, 2-digit addition, 500
@@ -91,9 +107,9 @@ TEST(SmokeRun, LogLinesHaveFrameworkShapesAndPhasesInOrder) {
     }
     // Warm start, initial sync, eval 0, then per rollout: rollout, train, weight_sync [, eval].
     const std::vector<std::string> expected = {
-        "sft",    "weight_sync", "eval",  "rollout", "train", "weight_sync",
-        "rollout", "train",      "weight_sync", "eval", "rollout", "train",
-        "weight_sync", "rollout", "train", "weight_sync", "eval", "done"};
+        "sft",         "weight_sync", "eval",        "rollout",     "train",   "weight_sync",
+        "rollout",     "train",       "weight_sync", "eval",        "rollout", "train",
+        "weight_sync", "rollout",     "train",       "weight_sync", "eval",    "done"};
     EXPECT_EQ(phases, expected);
 
     // 4 rollouts x (4 prompts x 4 samples = 16 / global batch 8 = 2 steps) = 8 steps, ids 0..7.
@@ -179,8 +195,8 @@ TEST(SmokeRun, HostMemoryAlternatesAndCloneRetainsMore) {
 
 // Issue 6's requirement: the RL phase raises greedy accuracy on the held-out set by at least 0.10
 // absolute over its start (eval 0: after the warm start, before the first rollout). The eval
-// prompts never reach training (ArithTask.TrainingDrawsNeverHitTheHeldOutSet); the curve is whatever
-// the workload's own `eval N: {...}` lines say.
+// prompts never reach training (ArithTask.TrainingDrawsNeverHitTheHeldOutSet); the curve is
+// whatever the workload's own `eval N: {...}` lines say.
 TEST(SmokeRun, RlRaisesHeldOutEvalAccuracyByAtLeastATenth) {
     auto r = runChild(smokeBinary(), riseArgs(), 600);
     ASSERT_EQ(r.exitCode, 0) << r.err << r.out;
