@@ -31,6 +31,8 @@ class Evaluator : public Expander {
   public:
     using Expander::Expander;
     void runFile(std::string_view text, const std::string& path, int depth);
+    /// The parser's issues as notes: limits are errors at their column, the rest warnings.
+    void noteSyntaxIssues(const std::vector<SyntaxIssue>& issues);
     ScriptReading take();
 
   private:

@@ -404,14 +404,7 @@ bool Evaluator::readHereDocScript(const Node& node, const std::vector<Field>& fi
                  "' is read as the script it runs");
     }
     ParsedScript parsed = parseBashAt(doc.body, doc.firstLine);
-    for (const auto& issue : parsed.issues) {
-        if (issue.limit) {
-            note(NoteLevel::Error, issue.line, "limit: " + issue.message,
-                 issue.column > 0 ? issue.column : 1);
-        } else {
-            note(NoteLevel::Warning, issue.line, "syntax not understood: " + issue.message);
-        }
-    }
+    noteSyntaxIssues(parsed.issues);
     for (const auto& c : parsed.comments) {
         if (!c.fullLine) {
             const auto from = c.text.find_first_not_of(" \t");

@@ -34,6 +34,17 @@ bool Evaluator::insideRoots(const std::string& canonicalPath) const {
     return false;
 }
 
+void Evaluator::noteSyntaxIssues(const std::vector<SyntaxIssue>& issues) {
+    for (const auto& issue : issues) {
+        if (issue.limit) {
+            note(NoteLevel::Error, issue.line, "limit: " + issue.message,
+                 issue.column > 0 ? issue.column : 1);
+        } else {
+            note(NoteLevel::Warning, issue.line, "syntax not understood: " + issue.message);
+        }
+    }
+}
+
 void Evaluator::runFile(std::string_view text, const std::string& path, int depth) {
     const std::string savedFile = m_file;
     const int savedDepth = m_depth;
@@ -67,14 +78,7 @@ void Evaluator::runFile(std::string_view text, const std::string& path, int dept
         }
     }
     ParsedScript parsed = parseBash(text);
-    for (const auto& issue : parsed.issues) {
-        if (issue.limit) {
-            note(NoteLevel::Error, issue.line, "limit: " + issue.message,
-                 issue.column > 0 ? issue.column : 1);
-        } else {
-            note(NoteLevel::Warning, issue.line, "syntax not understood: " + issue.message);
-        }
-    }
+    noteSyntaxIssues(parsed.issues);
     for (const auto& c : parsed.comments) {
         if (!c.fullLine) {
             m_out.annotations[{path, c.line}] = trim(c.text);

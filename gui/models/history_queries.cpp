@@ -104,6 +104,19 @@ std::int64_t secondsToNs(double seconds) {
     return static_cast<std::int64_t>(std::llround(ns));
 }
 
+namespace {
+
+// Appends MORE's points after P's (a tail read of the same series).
+void appendPoints(PointSeries& p, const PointSeries& more) {
+    p.t.insert(p.t.end(), more.t.begin(), more.t.end());
+    p.value.insert(p.value.end(), more.value.begin(), more.value.end());
+    p.min.insert(p.min.end(), more.min.begin(), more.min.end());
+    p.max.insert(p.max.end(), more.max.begin(), more.max.end());
+    p.step.insert(p.step.end(), more.step.begin(), more.step.end());
+}
+
+}  // namespace
+
 PointSeries toPointSeries(const db::SeriesInfo& info, const db::SeriesPoints& points) {
     PointSeries s;
     s.nodeId = qs(info.nodeId);
@@ -202,11 +215,7 @@ Result<PointSeries> SeriesCache::load(db::History& history, const db::SeriesInfo
             if (!tail->decimated && e.count + tail->sourceCount == info.count) {
                 const PointSeries more = toPointSeries(info, *tail);
                 PointSeries& p = e.points;
-                p.t.insert(p.t.end(), more.t.begin(), more.t.end());
-                p.value.insert(p.value.end(), more.value.begin(), more.value.end());
-                p.min.insert(p.min.end(), more.min.begin(), more.min.end());
-                p.max.insert(p.max.end(), more.max.begin(), more.max.end());
-                p.step.insert(p.step.end(), more.step.begin(), more.step.end());
+                appendPoints(p, more);
                 p.sourceCount = info.count;
                 e.count = info.count;
                 e.lastNs = info.lastNs;
@@ -239,11 +248,7 @@ Result<PointSeries> SeriesCache::load(db::History& history, const db::SeriesInfo
                 for (std::vector<double>* v : {&p.t, &p.value, &p.min, &p.max, &p.step}) {
                     v->pop_back();  // the last bucket, read again as the tail's first
                 }
-                p.t.insert(p.t.end(), more.t.begin(), more.t.end());
-                p.value.insert(p.value.end(), more.value.begin(), more.value.end());
-                p.min.insert(p.min.end(), more.min.begin(), more.min.end());
-                p.max.insert(p.max.end(), more.max.begin(), more.max.end());
-                p.step.insert(p.step.end(), more.step.begin(), more.step.end());
+                appendPoints(p, more);
                 p.sourceCount = info.count;
                 e.count = info.count;
                 e.lastNs = info.lastNs;
