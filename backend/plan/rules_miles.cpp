@@ -431,6 +431,41 @@ void checkSkipActorForward(const RuleContext& ctx, const RecipeFlags& flags) {
     }
 }
 
+/// miles' --offload-train-target=disk block: the chunk of the GPU<->disk staging buffer.
+void checkOffloadDiskChunk(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const bool diskTarget = r.memory.offloadTrainTarget == OffloadTarget::Disk ||
+                            flags.value("--offload-train-target").value_or("") == "disk";
+    const auto chunk = flags.number("--offload-train-disk-chunk-mb");
+    if (diskTarget && chunk && *chunk <= 0) {
+        ctx.emitField("memory.offload-disk-chunk", flags.field("--offload-train-disk-chunk-mb"),
+                      "--offload-train-disk-chunk-mb must be positive (it is " + num(*chunk) + ")",
+                      "drop --offload-train-disk-chunk-mb (miles' default 256), or pass a "
+                      "positive size in MiB");
+    }
+}
+
+/// miles' rollout fault tolerance (--use-fault-tolerance; --ft-components defaults to
+/// "rollout") cannot heal a dedicated eval fleet.
+void checkFaultToleranceEval(const RuleContext& ctx, const RecipeFlags& flags) {
+    if (!flags.on("--use-fault-tolerance")) {
+        return;
+    }
+    bool rollout = !flags.has("--ft-components");
+    for (const auto& component : flags.values("--ft-components")) {
+        rollout = rollout || component == "rollout";
+    }
+    const auto evalGpus = flags.number("--eval-num-gpus");
+    if (rollout && evalGpus && *evalGpus > 0) {
+        ctx.emitField("rollout.ft-eval-fleet", flags.field("--eval-num-gpus"),
+                      "rollout fault tolerance does not support a dedicated eval fleet "
+                      "(--eval-num-gpus > 0): the eval fleet pins engine addresses once at "
+                      "startup, so a healed eval cell would make every later eval skip silently",
+                      "drop --eval-num-gpus (evaluate on the rollout engines), or leave "
+                      "'rollout' out of --ft-components");
+    }
+}
+
 }  // namespace
 
 void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
@@ -443,6 +478,8 @@ void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
     checkStreamOptimizerState(ctx, flags);
     checkLoraAdditions(ctx, flags);
     checkSkipActorForward(ctx, flags);
+    checkOffloadDiskChunk(ctx, flags);
+    checkFaultToleranceEval(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

@@ -452,6 +452,27 @@ std::vector<FrameworkCase> cases() {
              arg(r, "--attention-dropout 0.0");
          },
          S::Error},
+        {"memory.offload-disk-chunk", kMiles,
+         [](Recipe& r) {
+             r.memory.offloadTrainTarget = OffloadTarget::Disk;
+             arg(r, "--offload-train-disk-chunk-mb 0");
+         },
+         [](Recipe& r) {
+             r.memory.offloadTrainTarget = OffloadTarget::Disk;
+             arg(r, "--offload-train-disk-chunk-mb 64");
+         },
+         S::Error},
+        {"rollout.ft-eval-fleet", kMiles,
+         [](Recipe& r) {
+             arg(r, "--use-fault-tolerance");
+             arg(r, "--eval-num-gpus 8");
+         },
+         [](Recipe& r) {
+             arg(r, "--use-fault-tolerance");
+             arg(r, "--ft-components train");
+             arg(r, "--eval-num-gpus 8");
+         },
+         S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");
@@ -697,6 +718,24 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
                   std::to_string(skip.batch.rolloutBatchSize * skip.batch.nSamplesPerPrompt) +
                   " rollout samples; got --global-batch-size 128");
 
+    Recipe chunk = test::loadShipped(kMiles);
+    chunk.memory.offloadTrainTarget = OffloadTarget::Disk;
+    arg(chunk, "--offload-train-disk-chunk-mb -1");
+    EXPECT_EQ(messageOf(chunk, "memory.offload-disk-chunk"),
+              "--offload-train-disk-chunk-mb must be positive (it is -1)");
+    chunk.memory.offloadTrainTarget = OffloadTarget::Cpu;  // the check sits in the disk block
+    EXPECT_EQ(messageOf(chunk, "memory.offload-disk-chunk"), "<none>");
+
+    Recipe ft = test::loadShipped(kMiles);
+    arg(ft, "--eval-num-gpus 8");
+    arg(ft, "--ft-components rollout train");
+    EXPECT_EQ(messageOf(ft, "rollout.ft-eval-fleet"), "<none>");  // ignored without the switch
+    arg(ft, "--use-fault-tolerance");
+    EXPECT_EQ(messageOf(ft, "rollout.ft-eval-fleet"),
+              "rollout fault tolerance does not support a dedicated eval fleet (--eval-num-gpus > "
+              "0): the eval fleet pins engine addresses once at startup, so a healed eval cell "
+              "would make every later eval skip silently");
+
     // Framework-gated: slime has none of these checks.
     for (const auto& c : cases()) {
         const std::string id = c.rule;
@@ -705,7 +744,8 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
             id != "batch.dynamic-global-batch" && id != "rollout.async-max-concurrent" &&
             id != "trainer.bshd" && id != "trainer.indexer-replay-cp" &&
             id != "optimizer.stream-to-disk" && id != "lora.shared-outer-agree" &&
-            id != "lora.multi-lora" && id != "trainer.skip-actor-forward") {
+            id != "lora.multi-lora" && id != "trainer.skip-actor-forward" &&
+            id != "memory.offload-disk-chunk" && id != "rollout.ft-eval-fleet") {
             continue;
         }
         SCOPED_TRACE(id);
