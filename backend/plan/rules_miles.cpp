@@ -466,6 +466,91 @@ void checkFaultToleranceEval(const RuleContext& ctx, const RecipeFlags& flags) {
     }
 }
 
+/// miles' _validate_rematerialize_param_from_master_weight: the first failing assert, in its
+/// order. Under --debug-train-only miles turns the switch off instead. Three of its asserts
+/// carry no message; theirs state the condition.
+void checkRematerializeParam(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    const char* option = "--rematerialize-param-from-master-weight";
+    if (!flags.on(option) || flags.on("--debug-train-only")) {
+        return;
+    }
+    const std::string field = flags.field(option);
+    auto fail = [&](const std::string& message, const std::string& fix) {
+        ctx.emitField("trainer.rematerialize-param", field, message, fix);
+    };
+    bool ftTrain = false;
+    if (flags.on("--use-fault-tolerance")) {
+        for (const auto& component : flags.values("--ft-components")) {
+            ftTrain = ftTrain || component == "train";
+        }
+    }
+    const bool lora = r.lora.rank > 0 || flags.number("--lora-rank").value_or(0) > 0;
+    const bool offloadTrain = offloadTrainOn(r) || flags.on("--offload-train");
+    const bool diskTarget = r.memory.offloadTrainTarget == OffloadTarget::Disk ||
+                            flags.value("--offload-train-target").value_or("") == "disk";
+    const bool precisionAware =
+        r.optimizer.precisionAware || flags.on("--use-precision-aware-optimizer");
+    const bool cpuAdam = r.optimizer.cpuOffload || flags.on("--optimizer-cpu-offload");
+    if (r.trainer.backend != TrainBackend::Megatron) {
+        fail(std::string(option) + " reads Megatron's distributed-optimizer main params",
+             "set trainer.backend: megatron");
+    } else if (lora) {
+        fail(std::string(option) + " does not support LoRA", "drop " + std::string(option));
+    } else if (flags.on("--debug-disable-optimizer")) {
+        fail("--debug-disable-optimizer leaves no main params to rematerialize from",
+             "drop --debug-disable-optimizer, or drop " + std::string(option));
+    } else if (flags.on("--indep-dp") || ftTrain) {
+        fail(std::string(option) +
+                 " drops the backup inside update_weights, which RayTrainGroup runs on the first "
+                 "alive cell only. Every other cell would keep it for the whole run. Lift this "
+                 "once all cells update weights." +
+                 (ftTrain ? " (--ft-components train turns on --indep-dp)" : ""),
+             "drop --indep-dp ('train' from --ft-components), or drop " + std::string(option));
+    } else if (!colocated(r, flags) || !offloadTrain) {
+        fail(std::string(option) +
+                 " requires --colocate and --offload-train (miles asserts "
+                 "args.colocate and args.offload_train)",
+             "set placement: colocate with memory.offload_train: true");
+    } else if (diskTarget) {
+        fail(
+            "--offload-train-target=disk streams the weights to NVMe and reads them back from GPU "
+            "after resume, so there is no backup for the rebuild to replace",
+            "set memory.offload_train_target: cpu, or drop " + std::string(option));
+    } else if (!r.optimizer.distributed) {
+        fail(std::string(option) +
+                 " requires the distributed optimizer (miles asserts "
+                 "args.use_distributed_optimizer)",
+             "set optimizer.distributed: true");
+    } else if (flags.on("--keep-old-actor")) {
+        fail(std::string(option) +
+                 " excludes --keep-old-actor (miles asserts not "
+                 "args.keep_old_actor)",
+             "drop --keep-old-actor");
+    } else if (precisionAware && !cpuAdam) {
+        fail(
+            "--use-precision-aware-optimizer on GPU keeps the master weights inside TE FusedAdam, "
+            "stored as int16 remainders of the params. There is nothing standalone to rebuild "
+            "from. Add --optimizer-cpu-offload, which holds standalone masters instead.",
+            "set optimizer.cpu_offload: true, or optimizer.precision_aware: false");
+    } else if (flags.on("--overlap-param-gather")) {
+        fail(
+            "the rebuild calls DDP.start_param_sync outside the training step; "
+            "overlap-param-gather does not support that",
+            "drop --overlap-param-gather");
+    } else if (flags.on("--disable-compute-advantages-and-returns")) {
+        fail(
+            "the per-cycle rebuild runs in the compute_advantages_and_returns block; without it "
+            "training would run on dropped weights",
+            "drop --disable-compute-advantages-and-returns");
+    } else if (flags.number("--num-critic-only-steps").value_or(0) != 0) {
+        fail(
+            "critic-only steps run update_weights repeatedly without an intervening actor "
+            "wake_up",
+            "set --num-critic-only-steps 0");
+    }
+}
+
 }  // namespace
 
 void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
@@ -480,6 +565,7 @@ void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
     checkSkipActorForward(ctx, flags);
     checkOffloadDiskChunk(ctx, flags);
     checkFaultToleranceEval(ctx, flags);
+    checkRematerializeParam(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

@@ -473,6 +473,12 @@ std::vector<FrameworkCase> cases() {
              arg(r, "--eval-num-gpus 8");
          },
          S::Error},
+        {"trainer.rematerialize-param", kMiles,
+         [](Recipe& r) {
+             arg(r, "--rematerialize-param-from-master-weight");
+             arg(r, "--overlap-param-gather");
+         },
+         [](Recipe& r) { arg(r, "--rematerialize-param-from-master-weight"); }, S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");
@@ -736,6 +742,27 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
               "0): the eval fleet pins engine addresses once at startup, so a healed eval cell "
               "would make every later eval skip silently");
 
+    Recipe remat = test::loadShipped(kMiles);
+    arg(remat, "--rematerialize-param-from-master-weight");
+    remat.optimizer.cpuOffload = false;  // precision-aware Adam on GPU
+    EXPECT_EQ(messageOf(remat, "trainer.rematerialize-param"),
+              "--use-precision-aware-optimizer on GPU keeps the master weights inside TE "
+              "FusedAdam, stored as int16 remainders of the params. There is nothing standalone "
+              "to rebuild from. Add --optimizer-cpu-offload, which holds standalone masters "
+              "instead.");
+    remat.placement = Placement::Disaggregated;  // an earlier assert fails first
+    EXPECT_EQ(messageOf(remat, "trainer.rematerialize-param"),
+              "--rematerialize-param-from-master-weight requires --colocate and --offload-train "
+              "(miles asserts args.colocate and args.offload_train)");
+    arg(remat, "--use-fault-tolerance");
+    arg(remat, "--ft-components rollout train");  // 'train' turns on --indep-dp
+    EXPECT_NE(messageOf(remat, "trainer.rematerialize-param")
+                  .find("drops the backup inside update_weights, which RayTrainGroup runs on the "
+                        "first alive cell only."),
+              std::string::npos);
+    arg(remat, "--debug-train-only");  // miles switches the option off instead
+    EXPECT_EQ(messageOf(remat, "trainer.rematerialize-param"), "<none>");
+
     // Framework-gated: slime has none of these checks.
     for (const auto& c : cases()) {
         const std::string id = c.rule;
@@ -745,7 +772,8 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
             id != "trainer.bshd" && id != "trainer.indexer-replay-cp" &&
             id != "optimizer.stream-to-disk" && id != "lora.shared-outer-agree" &&
             id != "lora.multi-lora" && id != "trainer.skip-actor-forward" &&
-            id != "memory.offload-disk-chunk" && id != "rollout.ft-eval-fleet") {
+            id != "memory.offload-disk-chunk" && id != "rollout.ft-eval-fleet" &&
+            id != "trainer.rematerialize-param") {
             continue;
         }
         SCOPED_TRACE(id);
