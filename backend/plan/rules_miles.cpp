@@ -551,6 +551,48 @@ void checkRematerializeParam(const RuleContext& ctx, const RecipeFlags& flags) {
     }
 }
 
+/// miles' external rollout engines (rollout_external: --rollout-external-engine-addrs or
+/// --custom-inference-engine-provider-path given, as _compute_rollout_external derives it) and
+/// the PD / sglang-config exclusions around them: the first failing assert, in miles' order
+/// (the eval-fleet one sits in _resolve_rollout_functions, which runs before the others).
+void checkExternalEngines(const RuleContext& ctx, const RecipeFlags& flags) {
+    const bool external = flags.has("--rollout-external-engine-addrs") ||
+                          flags.has("--custom-inference-engine-provider-path");
+    const std::string externalFlag = flags.has("--rollout-external-engine-addrs")
+                                         ? "--rollout-external-engine-addrs"
+                                         : "--custom-inference-engine-provider-path";
+    const bool prefill = flags.has("--prefill-num-servers");
+    const bool sglangConfig = flags.has("--sglang-config");
+    auto fail = [&](const char* flag, const std::string& message, const std::string& fix) {
+        ctx.emitField("rollout.external-engines", flags.field(flag), message, fix);
+    };
+    if (external && flags.number("--eval-num-gpus").value_or(0) > 0) {
+        fail("--eval-num-gpus", "eval_num_gpus cannot be set with external rollout engines.",
+             "drop --eval-num-gpus, or drop " + externalFlag);
+    } else if (prefill && external) {
+        fail("--prefill-num-servers",
+             "prefill_num_servers cannot be set with external rollout engines; use "
+             "--rollout-external-router-pd.",
+             "replace --prefill-num-servers with --rollout-external-router-pd");
+    } else if (sglangConfig && external) {
+        fail("--sglang-config",
+             "sglang_config cannot be set with external rollout engines; the topology comes from "
+             "discovery.",
+             "drop --sglang-config");
+    } else if (flags.on("--rollout-external-router-pd") && !external) {
+        fail("--rollout-external-router-pd",
+             "--rollout-external-router-pd only applies to external rollout engines; internally "
+             "launched engines infer PD from the sglang config.",
+             "drop --rollout-external-router-pd, or pass --rollout-external-engine-addrs");
+    } else if (sglangConfig && prefill) {
+        fail("--prefill-num-servers",
+             "sglang_config and prefill_num_servers are mutually exclusive. Use server_groups in "
+             "the YAML config instead.",
+             "drop --prefill-num-servers and describe the PD split in the sglang config's "
+             "server_groups");
+    }
+}
+
 }  // namespace
 
 void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
@@ -566,6 +608,7 @@ void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
     checkOffloadDiskChunk(ctx, flags);
     checkFaultToleranceEval(ctx, flags);
     checkRematerializeParam(ctx, flags);
+    checkExternalEngines(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

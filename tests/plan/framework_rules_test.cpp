@@ -479,6 +479,12 @@ std::vector<FrameworkCase> cases() {
              arg(r, "--overlap-param-gather");
          },
          [](Recipe& r) { arg(r, "--rematerialize-param-from-master-weight"); }, S::Error},
+        {"rollout.external-engines", kMiles,
+         [](Recipe& r) {
+             arg(r, "--rollout-external-engine-addrs 10.0.0.1:30000");
+             arg(r, "--prefill-num-servers 1");
+         },
+         [](Recipe& r) { arg(r, "--rollout-external-engine-addrs 10.0.0.1:30000"); }, S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");
@@ -763,6 +769,23 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
     arg(remat, "--debug-train-only");  // miles switches the option off instead
     EXPECT_EQ(messageOf(remat, "trainer.rematerialize-param"), "<none>");
 
+    Recipe external = test::loadShipped(kMiles);
+    arg(external, "--rollout-external-router-pd");
+    EXPECT_EQ(messageOf(external, "rollout.external-engines"),
+              "--rollout-external-router-pd only applies to external rollout engines; internally "
+              "launched engines infer PD from the sglang config.");
+    arg(external, "--custom-inference-engine-provider-path my.provider");  // counts as external
+    EXPECT_EQ(messageOf(external, "rollout.external-engines"), "<none>");
+    arg(external, "--eval-num-gpus 8");
+    EXPECT_EQ(messageOf(external, "rollout.external-engines"),
+              "eval_num_gpus cannot be set with external rollout engines.");
+    Recipe pd = test::loadShipped(kMiles);
+    arg(pd, "--sglang-config /shared/sglang.yaml");
+    arg(pd, "--prefill-num-servers 2");
+    EXPECT_EQ(messageOf(pd, "rollout.external-engines"),
+              "sglang_config and prefill_num_servers are mutually exclusive. Use server_groups in "
+              "the YAML config instead.");
+
     // Framework-gated: slime has none of these checks.
     for (const auto& c : cases()) {
         const std::string id = c.rule;
@@ -773,7 +796,7 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
             id != "optimizer.stream-to-disk" && id != "lora.shared-outer-agree" &&
             id != "lora.multi-lora" && id != "trainer.skip-actor-forward" &&
             id != "memory.offload-disk-chunk" && id != "rollout.ft-eval-fleet" &&
-            id != "trainer.rematerialize-param") {
+            id != "trainer.rematerialize-param" && id != "rollout.external-engines") {
             continue;
         }
         SCOPED_TRACE(id);
