@@ -3,10 +3,13 @@
 // characters) and miles/utils/multi_lora.py (`validate_multi_lora_args`): on-policy
 // distillation's top-k and teacher URLs, prefill log-prob recomputation, the session server and
 // its TITO middleware, dynamic global batches, optimizer-state streaming to disk, fully-async
-// concurrency, the bshd format, indexer replay, the shared-outer expert LoRA layout, multi-LoRA
-// and --skip-actor-forward-only. Only for framework: miles; every message keeps miles' wording
-// (docs/rules.md, checks 61-72), with the recipe's values where miles prints them.
+// concurrency, the bshd format, indexer replay, the shared-outer expert LoRA layout, multi-LoRA,
+// --skip-actor-forward-only, the disk offload chunk, rollout fault tolerance with an eval fleet,
+// --rematerialize-param-from-master-weight, external rollout engines and PD, and snapshot eval.
+// Only for framework: miles; every message keeps miles' wording (docs/rules.md, checks 61-77),
+// with the recipe's values where miles prints them.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -593,6 +596,63 @@ void checkExternalEngines(const RuleContext& ctx, const RecipeFlags& flags) {
     }
 }
 
+/// miles' snapshot eval: a dedicated eval fleet (--eval-num-gpus > 0) turns eval_uses_snapshots
+/// on (so does a CheckpointEvalFn --eval-function-path, a class the recipe cannot show); the
+/// first failing assert of its block, in miles' order.
+void checkSnapshotEval(const RuleContext& ctx, const RecipeFlags& flags) {
+    const Recipe& r = ctx.recipe;
+    if (flags.number("--eval-num-gpus").value_or(0) <= 0) {
+        return;
+    }
+    const std::string field = flags.field("--eval-num-gpus");
+    auto fail = [&](const std::string& message, const std::string& fix) {
+        ctx.emitField("eval.snapshot", field, message, fix);
+    };
+    std::optional<double> evalInterval = flags.number("--eval-interval");
+    if (r.eval.interval) {
+        evalInterval = *r.eval.interval;
+    }
+    std::optional<double> saveInterval = flags.number("--save-interval");
+    if (r.checkpoints.saveInterval) {
+        saveInterval = *r.checkpoints.saveInterval;
+    }
+    const bool evalHfDir = flags.has("--eval-hf-dir");
+    if (envOn(r, "MILES_USE_LEGACY_ROLLOUT_V1")) {
+        fail(
+            "Snapshot eval requires the class-based rollout API; unset MILES_USE_LEGACY_ROLLOUT_V1",
+            "drop MILES_USE_LEGACY_ROLLOUT_V1 from environment.env, or drop --eval-num-gpus");
+    } else if (!evalInterval) {
+        fail("Snapshot eval requires --eval-interval.", "set eval.interval");
+    } else if (!evalHfDir && !flags.has("--save-hf")) {
+        fail(
+            "Snapshot eval requires a snapshot source: set --eval-hf-dir (staging exports) or "
+            "--save-hf (reuse periodic HF checkpoints).",
+            "add --eval-hf-dir <dir> or --save-hf <dir>");
+    } else if (colocated(r, flags)) {
+        fail("Snapshot eval is not supported with --colocate.",
+             "set placement: disaggregated, or drop --eval-num-gpus");
+    } else if (flags.on("--debug-rollout-only")) {
+        fail("Snapshot eval is not supported with debug_rollout_only.",
+             "drop --debug-rollout-only, or drop --eval-num-gpus");
+    } else if (flags.has("--load-debug-rollout-data")) {
+        fail(
+            "Snapshot eval is not supported with --load-debug-rollout-data: no rollout functions "
+            "are loaded.",
+            "drop --load-debug-rollout-data, or drop --eval-num-gpus");
+    } else if (!evalHfDir &&
+               (!saveInterval || *saveInterval == 0 ||
+                static_cast<long long>(*evalInterval) % static_cast<long long>(*saveInterval) !=
+                    0)) {
+        fail(
+            "Reusing --save-hf checkpoints for eval requires eval_interval to be a multiple of "
+            "save_interval (got eval_interval=" +
+                num(*evalInterval) +
+                ", save_interval=" + (saveInterval ? num(*saveInterval) : std::string("None")) +
+                "). Set --eval-hf-dir for independent snapshots.",
+            "set checkpoints.save_interval to a divisor of eval.interval, or add --eval-hf-dir");
+    }
+}
+
 }  // namespace
 
 void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
@@ -609,6 +669,7 @@ void checkMilesArgs(const RuleContext& ctx, const RecipeFlags& flags) {
     checkFaultToleranceEval(ctx, flags);
     checkRematerializeParam(ctx, flags);
     checkExternalEngines(ctx, flags);
+    checkSnapshotEval(ctx, flags);
 }
 
 }  // namespace runplane::plan::detail

@@ -57,6 +57,16 @@ void releaseTrain(Recipe& r) {
     r.checkpoints.save = "/shared/save";
 }
 
+/// miles: a dedicated eval fleet that snapshot eval accepts (disaggregated, every 10 rollouts,
+/// reusing the --save-hf checkpoints saved every 5).
+void snapshotEvalReady(Recipe& r) {
+    r.placement = Placement::Disaggregated;
+    r.eval.interval = 10;
+    r.checkpoints.saveInterval = 5;
+    arg(r, "--save-hf /shared/hf");
+    arg(r, "--eval-num-gpus 8");
+}
+
 /// miles: the slime OPD recipe run by miles (the miles-only OPD checks need a miles recipe).
 void milesOpd(Recipe& r) {
     r.framework = Framework::Miles;
@@ -485,6 +495,12 @@ std::vector<FrameworkCase> cases() {
              arg(r, "--prefill-num-servers 1");
          },
          [](Recipe& r) { arg(r, "--rollout-external-engine-addrs 10.0.0.1:30000"); }, S::Error},
+        {"eval.snapshot", kMiles,
+         [](Recipe& r) {
+             snapshotEvalReady(r);
+             r.checkpoints.saveInterval = 3;  // 10 is no multiple of 3
+         },
+         snapshotEvalReady, S::Error},
         {"placement.fully-async-colocate", kMiles,
          [](Recipe& r) {
              arg(r, "--fully-async");
@@ -786,6 +802,24 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
               "sglang_config and prefill_num_servers are mutually exclusive. Use server_groups in "
               "the YAML config instead.");
 
+    Recipe snapshot = test::loadShipped(kMiles);
+    arg(snapshot, "--eval-num-gpus 8");
+    EXPECT_EQ(messageOf(snapshot, "eval.snapshot"), "Snapshot eval requires --eval-interval.");
+    snapshot.eval.interval = 10;
+    EXPECT_EQ(messageOf(snapshot, "eval.snapshot"),
+              "Snapshot eval requires a snapshot source: set --eval-hf-dir (staging exports) or "
+              "--save-hf (reuse periodic HF checkpoints).");
+    arg(snapshot, "--save-hf /shared/hf");
+    EXPECT_EQ(messageOf(snapshot, "eval.snapshot"),
+              "Snapshot eval is not supported with --colocate.");
+    snapshot.placement = Placement::Disaggregated;
+    EXPECT_EQ(messageOf(snapshot, "eval.snapshot"),
+              "Reusing --save-hf checkpoints for eval requires eval_interval to be a multiple of "
+              "save_interval (got eval_interval=10, save_interval=None). Set --eval-hf-dir for "
+              "independent snapshots.");
+    arg(snapshot, "--eval-hf-dir /shared/eval-hf");  // independent snapshots: no interval match
+    EXPECT_EQ(messageOf(snapshot, "eval.snapshot"), "<none>");
+
     // Framework-gated: slime has none of these checks.
     for (const auto& c : cases()) {
         const std::string id = c.rule;
@@ -796,7 +830,8 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
             id != "optimizer.stream-to-disk" && id != "lora.shared-outer-agree" &&
             id != "lora.multi-lora" && id != "trainer.skip-actor-forward" &&
             id != "memory.offload-disk-chunk" && id != "rollout.ft-eval-fleet" &&
-            id != "trainer.rematerialize-param" && id != "rollout.external-engines") {
+            id != "trainer.rematerialize-param" && id != "rollout.external-engines" &&
+            id != "eval.snapshot") {
             continue;
         }
         SCOPED_TRACE(id);
