@@ -365,6 +365,12 @@ void checkSkipActorForward(const RuleContext& ctx, const RecipeFlags& flags) {
              "drop --loss-type, or drop " + std::string(option));
         return;
     }
+    // compute_advantages_and_returns is on unless --disable-compute-advantages-and-returns
+    if (flags.on("--disable-compute-advantages-and-returns")) {
+        fail(std::string(option) + " requires actor advantage computation",
+             "drop --disable-compute-advantages-and-returns, or drop " + std::string(option));
+        return;
+    }
     // A dropout flag left out keeps Megatron's default of 0.1 (--hidden-dropout,
     // --attention-dropout), which the check counts as enabled.
     auto nonZero = [&](const char* flag, double absent) {

@@ -732,6 +732,12 @@ TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
                   .find("Multi-LoRA requires --sglang-tokenizer-worker-num 1"),
               std::string::npos);
 
+    Recipe noAdvantages = test::loadShipped(kMiles);
+    arg(noAdvantages, "--skip-actor-forward-only");
+    arg(noAdvantages, "--disable-compute-advantages-and-returns");
+    EXPECT_EQ(messageOf(noAdvantages, "trainer.skip-actor-forward"),
+              "--skip-actor-forward-only requires actor advantage computation");
+
     Recipe skip = test::loadShipped(kMiles);
     arg(skip, "--skip-actor-forward-only");
     EXPECT_EQ(messageOf(skip, "trainer.skip-actor-forward"),
