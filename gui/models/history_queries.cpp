@@ -166,8 +166,12 @@ bool holdsAll(const db::SeriesInfo& info, double t0, double t1) {
 }
 }  // namespace
 
-Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info, double t0,
-                               double t1, int maxBuckets) {
+namespace {
+
+// loadSeries' history read: a whole series past the raw limit is read on the grid a follower
+// keeps while it grows (db::followBucketWidth), so SeriesCache can take its last bucket from it.
+Result<db::SeriesPoints> querySeriesPoints(db::History& history, const db::SeriesInfo& info,
+                                           double t0, double t1, int maxBuckets) {
     db::SeriesQuery q;
     q.seriesId = info.id;
     if (t0 < t1) {
@@ -175,11 +179,17 @@ Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info,
         q.t1Ns = secondsToNs(t1);
     }
     q.maxBuckets = std::max(16, maxBuckets);
-    // A whole series past the raw limit: on the grid a follower keeps while it grows.
     if (holdsAll(info, t0, t1) && info.count > 4 * static_cast<std::int64_t>(q.maxBuckets)) {
         q.bucketWidthNs = db::followBucketWidth(info.firstNs, info.lastNs, q.maxBuckets);
     }
-    auto points = history.querySeries(q);
+    return history.querySeries(q);
+}
+
+}  // namespace
+
+Result<PointSeries> loadSeries(db::History& history, const db::SeriesInfo& info, double t0,
+                               double t1, int maxBuckets) {
+    auto points = querySeriesPoints(history, info, t0, t1, maxBuckets);
     if (!points) {
         return Error{points.error()};
     }
@@ -258,26 +268,26 @@ Result<PointSeries> SeriesCache::load(db::History& history, const db::SeriesInfo
             }
         }
     }
-    auto points = loadSeries(history, info, t0, t1, maxBuckets);
-    if (!points) {
+    auto read = querySeriesPoints(history, info, t0, t1, maxBuckets);
+    if (!read) {
         m_entries.erase(info.id);
-        return points;
+        return Error{read.error()};
     }
+    PointSeries points = toPointSeries(info, *read);
     ++m_counts.full;
-    Entry entry{info.count, info.firstNs, info.lastNs, t0, t1, maxBuckets, whole, 0, 0, *points};
-    if (whole && points->decimated && points->sourceCount == info.count && !points->t.empty()) {
-        // On w's grid (loadSeries); the last bucket's count, for the next tail read.
-        db::SeriesQuery q;
-        q.seriesId = info.id;
-        q.t0Ns = db::bucketIndex(info.lastNs, w) * w;
-        q.bucketWidthNs = w;
-        auto last = history.querySeries(q);
-        if (!last) {
-            return Error{last.error()};
-        }
-        if (last->buckets.size() == 1) {
-            entry.widthNs = w;
-            entry.lastBucketCount = last->buckets.back().count;
+    Entry entry{info.count, info.firstNs, info.lastNs, t0, t1, maxBuckets, whole, 0, 0, points};
+    // On w's grid (querySeriesPoints): the bucket holding the last sample, whose count the next
+    // tail read replaces (a read from its start gives it as this read does).
+    if (whole && read->decimated && read->sourceCount == info.count && !points.t.empty()) {
+        const std::int64_t lastStart = db::bucketIndex(info.lastNs, w) * w;
+        for (auto b = read->buckets.rbegin(); b != read->buckets.rend(); ++b) {
+            if (b->count > 0) {
+                if (b->t0Ns == lastStart) {
+                    entry.widthNs = w;
+                    entry.lastBucketCount = b->count;
+                }
+                break;
+            }
         }
     }
     m_entries[info.id] = std::move(entry);
