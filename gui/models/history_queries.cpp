@@ -1,4 +1,4 @@
-// Over 600 lines on purpose: every history read the GUI makes (runs, series, events, plans,
+// Over 800 lines on purpose: every history read the GUI makes (runs, series, events, plans,
 // compare data) in one place, so each SQL shape is written once and the models stay Qt-only.
 #include "gui/models/history_queries.h"
 
