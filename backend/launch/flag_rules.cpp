@@ -699,6 +699,7 @@ const FieldSlot kSlots[] = {
     FIELD(fields::kName),
     FIELD(fields::kDescription),
     FIELD(fields::kFramework),
+    FIELD(fields::kFrameworkAssumed),
     SLOT(parts::kModel, model),
     FIELD(fields::kHardwareGpu),
     FIELD(fields::kHardwareGpuMemoryGb),

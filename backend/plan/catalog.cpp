@@ -61,6 +61,55 @@ Result<ModelShape> ModelCatalog::parseModel(std::string_view text, std::string_v
     return shape;
 }
 
+Result<UnsizedModel> ModelCatalog::parseUnsizedModel(std::string_view text,
+                                                     std::string_view fileName) {
+    std::vector<ParseDiagnostic> diagnostics;
+    SourceMap sources;
+    UnsizedModel model;
+    try {
+        const std::optional<YAML::Node> document = detail::loadSingleDocument(text, diagnostics);
+        if (document.has_value()) {
+            detail::ParseContext ctx{&diagnostics, &sources};
+            detail::MapReader r(ctx, *document, "");
+            int version = 0;
+            r.get("schema_version", version);
+            if (version != kRecipeSchemaVersion) {
+                ctx.error("schema_version", sources.find("schema_version"),
+                          "catalog files need 'schema_version: 1'");
+            }
+            r.get("name", model.name);
+            r.get("display_name", model.displayName);
+            r.get("source", model.source);
+            r.get("unsized", model.why);
+            r.finish();
+            if (model.name.empty() || model.source.empty() || model.why.empty()) {
+                ctx.error("", SourceLoc{1, 1},
+                          "a model the catalog cannot size needs name, source and unsized (why)");
+            }
+        }
+    } catch (const YAML::Exception& e) {
+        diagnostics.push_back({"", detail::locOf(e.mark), "YAML syntax error: " + e.msg});
+    }
+    if (!diagnostics.empty()) {
+        std::string message;
+        for (const auto& d : diagnostics) {
+            message += message.empty() ? "" : "\n";
+            message += d.format(fileName);
+        }
+        return Error{message};
+    }
+    return model;
+}
+
+namespace {
+
+// A top-level `unsized:` key (a line starting with it): the file is an UnsizedModel.
+bool declaresUnsized(const std::string& text) {
+    return text.rfind("unsized:", 0) == 0 || text.find("\nunsized:") != std::string::npos;
+}
+
+}  // namespace
+
 Result<ModelCatalog> ModelCatalog::loadDirectory(const std::string& dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -83,6 +132,20 @@ Result<ModelCatalog> ModelCatalog::loadDirectory(const std::string& dir) {
     std::string errors;
     for (const auto& file : files) {
         Result<std::string> text = readRecipeText(file.string());  // bounded like a recipe
+        if (text.ok() && declaresUnsized(*text)) {
+            Result<UnsizedModel> unsized = parseUnsizedModel(*text, file.string());
+            if (!unsized.ok()) {
+                errors += errors.empty() ? "" : "\n";
+                errors += unsized.error();
+            } else if (catalog.find(unsized->name) != nullptr ||
+                       catalog.findUnsized(unsized->name) != nullptr) {
+                errors += errors.empty() ? "" : "\n";
+                errors += file.string() + ": duplicate model name '" + unsized->name + "'";
+            } else {
+                catalog.addUnsized(std::move(unsized).value());
+            }
+            continue;
+        }
         Result<ModelShape> shape =
             text.ok() ? parseModel(*text, file.string()) : Result<ModelShape>(Error{text.error()});
         if (!shape.ok()) {
@@ -90,7 +153,7 @@ Result<ModelCatalog> ModelCatalog::loadDirectory(const std::string& dir) {
             errors += shape.error();
             continue;
         }
-        if (catalog.find(shape->name) != nullptr) {
+        if (catalog.find(shape->name) != nullptr || catalog.findUnsized(shape->name) != nullptr) {
             errors += errors.empty() ? "" : "\n";
             errors += file.string() + ": duplicate model name '" + shape->name + "'";
             continue;
@@ -111,6 +174,25 @@ void ModelCatalog::add(ModelShape shape) {
         }
     }
     m_models.push_back(std::move(shape));
+}
+
+void ModelCatalog::addUnsized(UnsizedModel model) {
+    for (auto& existing : m_unsized) {
+        if (existing.name == model.name) {
+            existing = std::move(model);
+            return;
+        }
+    }
+    m_unsized.push_back(std::move(model));
+}
+
+const UnsizedModel* ModelCatalog::findUnsized(std::string_view name) const {
+    for (const auto& model : m_unsized) {
+        if (model.name == name) {
+            return &model;
+        }
+    }
+    return nullptr;
 }
 
 const ModelShape* ModelCatalog::find(std::string_view name) const {

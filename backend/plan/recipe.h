@@ -317,6 +317,9 @@ struct Recipe {
     std::string name;
     std::string description;
     Framework framework = Framework::Miles;
+    // true: the importer found nothing in the script that says slime or miles and read it as
+    // `framework`; a rule of one framework only is then a warning naming both readings
+    bool frameworkAssumed = false;
     ModelRef model;
     Hardware hardware;
     Cluster cluster;

@@ -248,6 +248,10 @@ std::vector<RecipeField> buildTable() {
         RP_FIELD(framework)(fields::kFramework, "Framework",
                             "miles, slime, or the vLLM-based variant (vime)")
             .always(),
+        RP_FIELD(frameworkAssumed)(
+            fields::kFrameworkAssumed, "Framework assumed",
+            "the importer's reading: the script says neither slime nor miles; a rule of one "
+            "framework only is a warning"),
         RP_FIELD(model.name)(fields::kModelName, "Model", "a model of the catalog (recipes/models)")
             .bespoke(),
         RP_FIELD(model.variant)(fields::kModelVariant, "Variant", "--model-variant").bespoke(),

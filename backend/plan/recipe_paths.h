@@ -38,6 +38,7 @@ class FieldPath {
     X(kName, "name") \
     X(kDescription, "description") \
     X(kFramework, "framework") \
+    X(kFrameworkAssumed, "framework_assumed") \
     X(kModelName, "model.name") \
     X(kModelVariant, "model.variant") \
     X(kHardwareGpu, "hardware.gpu") \

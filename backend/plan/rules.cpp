@@ -20,6 +20,7 @@ using S = Severity;
 constexpr RuleInfo kRules[] = {
     // model and cluster
     {"model.unknown", S::Error, fields::kModelName, "the model resolves from the catalog (or an inline shape), with a known variant", "recipes/models"},
+    {"model.unsized", S::Warning, fields::kModelName, "a catalog model that cannot be sized (unsized: why) is named: memory and shape rules are not checked", "recipes/models"},
     {"recipe.limits", S::Error, parts::kRecipe, "every numeric field is within its documented bound and the cluster has at most 65536 GPUs (checked again for recipes built in code, before any table is sized)", "docs/recipe.md (Limits)"},
     {"model.shape", S::Error, parts::kModelShape, "the shape is consistent: layers, hidden, heads, groups divide heads, top-k <= experts, hybrid head counts", "Megatron transformer_config.py"},
     {"cluster.size", S::Error, fields::kClusterNodes, "at least one node; GPUs per node >= 0", "-"},
@@ -78,7 +79,7 @@ constexpr RuleInfo kRules[] = {
     {"optimizer.cpu-offload-overlap", S::Warning, fields::kOptimizerOverlapCpuOptimizerD2hH2d, "--optimizer-cpu-offload runs with --overlap-cpu-optimizer-d2h-h2d", "slime run-qwen3-30B-A3B.sh; frameworks.md §8.17"},
     {"optimizer.cpu-adam-multinode", S::Info, fields::kOptimizerCpuOffload, "multi-node runs drop CPU Adam when the distributed optimizer state fits on the GPU", "domain.md seed 002; slime qwen3-30B-A3B.md"},
     {"lora.framework", S::Error, fields::kLoraRank, "LoRA is a slime / miles feature (vime has none)", "miles arguments.py; slime run-qwen3-30B-A3B-lora.sh, fsdp_utils/lora_utils.py"},
-    {"lora.target-modules", S::Error, fields::kLoraTargetModules, "lora.rank > 0 needs target modules", "miles arguments.py; frameworks.md §8.20"},
+    {"lora.target-modules", S::Error, fields::kLoraTargetModules, "lora.rank > 0 needs target modules (or a --lora-target-preset; miles' diffusion trainer picks its pipeline's own)", "miles arguments.py; frameworks.md §8.20; miles fsdp_utils apply_lora"},
     {"lora.unknown-module", S::Warning, fields::kLoraTargetModules, "target modules are q_proj/k_proj/v_proj/o_proj/gate_proj/up_proj/down_proj or all-linear", "miles lora.md"},
     {"lora.backend", S::Error, fields::kTrainerBackend, "LoRA needs the Megatron or (slime, miles) FSDP backend", "miles arguments.py, fsdp_utils/lora_utils.py; slime fsdp_utils/lora_utils.py"},
     {"lora.tp-bound", S::Error, fields::kTrainerTp, "native LoRA: TP <= num_query_groups", "miles qwen3-8.md; domain.md seed 000"},
@@ -213,6 +214,25 @@ void RuleContext::emitField(const char* id, const std::string& field, std::strin
                                std::move(message), std::move(fixHint), recipe.sources.find(field)});
 }
 
+void RuleContext::emitOneFramework(const char* id, const std::string& field, std::string message,
+                                   std::string fixHint) const {
+    if (!recipe.frameworkAssumed) {
+        emitField(id, field, std::move(message), std::move(fixHint));
+        return;
+    }
+    const RuleInfo* rule = findRule(id);
+    const Severity table = rule != nullptr ? rule->severity : Severity::Error;
+    const std::string here = toString(recipe.framework);
+    const std::string other = recipe.framework == Framework::Miles ? "slime" : "miles";
+    message += " (a " + here + " rule, and the framework is assumed: the script says neither " +
+               "slime nor miles; read as " + here + " this is an error, read as " + other +
+               " the rule does not apply)";
+    fixHint = "set framework to the one the script runs and drop framework_assumed; as " + here +
+              ": " + fixHint;
+    findings.push_back(Finding{table == Severity::Error ? Severity::Warning : table, id, field,
+                               std::move(message), std::move(fixHint), recipe.sources.find(field)});
+}
+
 std::string num(double value) {
     char buffer[32];
     auto [ptr, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
@@ -293,6 +313,17 @@ Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     // counts computed once (detail/plan_steps.h) instead of recomputing and rechecking them.
     plan.topology = detail::planTopologyWithin(plan.layout);
     Result<ModelShape> shape = resolveModel(recipe, catalog);
+    const UnsizedModel* unsized =
+        recipe.model.shape.has_value() ? nullptr : catalog.findUnsized(recipe.model.name);
+    if (!shape.ok() && unsized != nullptr) {
+        plan.findings.push_back(Finding{
+            Severity::Warning, "model.unsized", fields::kModelName.str(),
+            "model '" + unsized->name + "' is in the catalog but cannot be sized: " + unsized->why +
+                "; memory and the model's shape rules are not checked",
+            "give model.shape to check them with an approximation, or name a sized model",
+            recipe.sources.find(fields::kModelName.view())});
+        return plan;
+    }
     if (!shape.ok()) {
         // The base model was found (inline or in the catalog): then its variant is what failed.
         const bool baseKnown =

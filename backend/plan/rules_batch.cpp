@@ -270,9 +270,15 @@ void checkRollout(const RuleContext& ctx) {
                  "colocate with offload turned off keeps trainer and engines on the GPU together",
                  "leave offload_train / offload_rollout at their default (on under colocate)");
     }
-    if (r.memory.offloadTrainTarget == OffloadTarget::Disk &&
-        (r.framework != Framework::Miles || r.trainer.backend != TrainBackend::Megatron ||
-         !offloadTrainOn(r))) {
+    const bool diskElsewhere = r.trainer.backend != TrainBackend::Megatron || !offloadTrainOn(r);
+    if (r.memory.offloadTrainTarget == OffloadTarget::Disk && !diskElsewhere &&
+        r.framework != Framework::Miles && r.frameworkAssumed) {
+        // only the framework is wrong, and it is the importer's assumption
+        ctx.emitOneFramework("placement.offload-disk", fields::kMemoryOffloadTrainTarget.str(),
+                             "offload_train_target disk needs miles",
+                             "use offload_train_target: cpu");
+    } else if (r.memory.offloadTrainTarget == OffloadTarget::Disk &&
+               (r.framework != Framework::Miles || diskElsewhere)) {
         ctx.emit("placement.offload-disk", fields::kMemoryOffloadTrainTarget,
                  "offload_train_target disk needs miles, the Megatron backend and offload_train",
                  "use offload_train_target: cpu");

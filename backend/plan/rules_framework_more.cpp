@@ -97,11 +97,12 @@ void checkTrainerRecovery(const RuleContext& ctx, const RecipeFlags& flags) {
                          !flags.on("--debug-rollout-only") &&
                          !flags.has("--load-debug-rollout-data");
     if (enabled && path && path->find("{rollout_id}") == std::string::npos) {
-        ctx.emitField("debug.recovery-rollout-path", flags.field("--save-debug-rollout-data"),
-                      "Trainer fault tolerance requires a unique --save-debug-rollout-data path "
-                      "containing {rollout_id} (got " +
-                          *path + ")",
-                      "put {rollout_id} in the path, e.g. /data/debug/rollout_{rollout_id}.pt");
+        ctx.emitOneFramework(
+            "debug.recovery-rollout-path", flags.field("--save-debug-rollout-data"),
+            "Trainer fault tolerance requires a unique --save-debug-rollout-data path "
+            "containing {rollout_id} (got " +
+                *path + ")",
+            "put {rollout_id} in the path, e.g. /data/debug/rollout_{rollout_id}.pt");
     }
 }
 

@@ -133,10 +133,27 @@ void checkAlgorithmAndLora(const RuleContext& ctx) {
         const bool preset =
             std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
                         [](const ExtraArg& e) { return e.flag == "--lora-target-preset"; });
-        if (lo.targetModules.empty() && !preset) {
-            ctx.emit("lora.target-modules", fields::kLoraTargetModules,
-                     "lora.rank is " + str(lo.rank) + " but no target modules are given",
-                     "e.g. target_modules: [q_proj, k_proj, v_proj, o_proj]");
+        // miles' diffusion trainer (--diffusion-train, FSDP) falls back to the modules of the
+        // --diffusion-model's train pipeline config when none are given (apply_lora: `targets =
+        // args.lora_target_modules or train_pipeline_config.lora_target_modules`; Qwen/Qwen-Image
+        // registers to_q, to_k, to_v, to_out.0, add_q/k/v_proj, to_add_out)
+        const bool diffusion =
+            r.trainer.backend == TrainBackend::Fsdp &&
+            std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
+                        [](const ExtraArg& e) { return e.flag == "--diffusion-train"; });
+        if (lo.targetModules.empty() && !preset &&
+            !(diffusion && r.framework == Framework::Miles)) {
+            std::string message =
+                "lora.rank is " + str(lo.rank) + " but no target modules are given";
+            std::string hint = "e.g. target_modules: [q_proj, k_proj, v_proj, o_proj]";
+            if (diffusion && r.frameworkAssumed) {
+                // the diffusion trainer is miles': a warning when the framework is a guess
+                ctx.emitOneFramework("lora.target-modules", fields::kLoraTargetModules.str(),
+                                     std::move(message), std::move(hint));
+            } else {
+                ctx.emit("lora.target-modules", fields::kLoraTargetModules, std::move(message),
+                         std::move(hint));
+            }
         }
         static constexpr std::string_view kKnown[] = {"q_proj",    "k_proj",    "v_proj",
                                                       "o_proj",    "gate_proj", "up_proj",

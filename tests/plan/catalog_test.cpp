@@ -5,6 +5,8 @@
 
 #include "backend/plan/catalog.h"
 #include "backend/plan/model_params.h"
+#include "backend/plan/planner.h"
+#include "backend/plan/rules.h"
 #include "tests/plan/test_support.h"
 
 namespace runplane::plan {
@@ -179,6 +181,40 @@ TEST(Catalog, BadCatalogFileReportsPosition) {
                                "'num_layers'?"),
               std::string::npos)
         << bad.error();
+}
+
+// Issue 15: a model whose architecture a ModelShape cannot express (Nemotron-3, a Mamba-2 /
+// attention / MoE hybrid) is in the catalog by name with why; validate warns that it cannot size
+// it instead of calling it unknown. A file without its why does not load.
+TEST(Catalog, UnsizedModelsAreKnownByNameAndValidateWarns) {
+    const UnsizedModel* nano = test::catalog().findUnsized("nemotron-3-nano-4b");
+    ASSERT_NE(nano, nullptr);
+    EXPECT_EQ(test::catalog().find("nemotron-3-nano-4b"), nullptr);
+    EXPECT_NE(nano->why.find("Mamba-2"), std::string::npos);
+    EXPECT_NE(test::catalog().findUnsized("nemotron-3-super-120b-a12b"), nullptr);
+
+    auto recipe = parseRecipe(test::kMinimalRecipe, "r.yaml");
+    ASSERT_TRUE(recipe.ok()) << recipe.error();
+    Recipe r = *recipe;
+    r.model.name = "nemotron-3-nano-4b";
+    const auto findings = validate(r, test::catalog());
+    ASSERT_EQ(findings.size(), 1U);
+    EXPECT_EQ(findings[0].ruleId, "model.unsized");
+    EXPECT_EQ(findings[0].severity, Severity::Warning);
+    EXPECT_NE(findings[0].message.find("cannot be sized"), std::string::npos);
+    r.model.name = "nemotron-3-nano-5b";  // a name the catalog lacks is still an error
+    const auto unknown = validate(r, test::catalog());
+    ASSERT_FALSE(unknown.empty());
+    EXPECT_EQ(unknown[0].ruleId, "model.unknown");
+    EXPECT_EQ(unknown[0].severity, Severity::Error);
+
+    auto noWhy = ModelCatalog::parseUnsizedModel(
+        "schema_version: 1\nname: x\nsource: s\nunsized: \"\"\n", "u.yaml");
+    EXPECT_FALSE(noWhy.ok());
+    auto typo = ModelCatalog::parseUnsizedModel(
+        "schema_version: 1\nname: x\nsource: s\nunsized: w\nnum_layers: 4\n", "u.yaml");
+    ASSERT_FALSE(typo.ok());
+    EXPECT_NE(typo.error().find("u.yaml:5:1"), std::string::npos) << typo.error();
 }
 
 }  // namespace

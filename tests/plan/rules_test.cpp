@@ -59,6 +59,7 @@ std::vector<RuleCase> ruleCases() {
     using S = Severity;
     return {
         {"model.unknown", kB30, [](Recipe& r) { r.model.name = "qwen3-30B-A3"; }, S::Error},
+        {"model.unsized", kB30, [](Recipe& r) { r.model.name = "nemotron-3-nano-4b"; }, S::Warning},
         {"model.shape", kB30,
          [](Recipe& r) {
              ModelShape s = inlineShapeOf(r);
@@ -437,6 +438,31 @@ TEST(Rules, SlimeFsdpAndLoraAreValidNearMissesStillFire) {
     Recipe milesTp = milesLora;  // still no tensor parallelism
     milesTp.trainer.tp = 2;
     EXPECT_NE(findRuleIn(findingsOf(milesTp), "trainer.fsdp"), nullptr);
+}
+
+// Issue 15: miles' diffusion trainer (--diffusion-train on FSDP) takes the LoRA target modules of
+// its --diffusion-model's train pipeline config when none are given, so `--use-lora --lora-rank 64`
+// alone is valid there; the same recipe without --diffusion-train, or on slime, still needs them.
+TEST(Rules, MilesDiffusionTrainerPicksItsLoraModules) {
+    Recipe r = test::loadShipped(k4B);
+    r.framework = Framework::Miles;
+    r.trainer.backend = TrainBackend::Fsdp;
+    r.trainer.tp = 1;
+    r.trainer.pp = 1;
+    r.trainer.cp = 1;
+    r.trainer.ep = 1;
+    r.lora.rank = 64;
+    r.lora.targetModules.clear();
+    Recipe plain = r;
+    EXPECT_NE(findRuleIn(findingsOf(plain), "lora.target-modules"), nullptr);
+    r.extraArgs.push_back(ExtraArg{"--diffusion-train", {}, "run.sh:3"});
+    EXPECT_EQ(findRuleIn(findingsOf(r), "lora.target-modules"), nullptr);
+    Recipe slime = r;  // slime has no diffusion trainer
+    slime.framework = Framework::Slime;
+    EXPECT_NE(findRuleIn(findingsOf(slime), "lora.target-modules"), nullptr);
+    Recipe megatron = r;  // the diffusion trainer is FSDP's
+    megatron.trainer.backend = TrainBackend::Megatron;
+    EXPECT_NE(findRuleIn(findingsOf(megatron), "lora.target-modules"), nullptr);
 }
 
 TEST(Rules, MilesBashLauncherIsValidMilesScriptForSlimeWarns) {

@@ -43,6 +43,7 @@ Recipe everyFieldRecipe() {
     r.name = "all";
     r.description = "yes: a tricky: string # with marks";
     r.framework = Framework::Vime;
+    r.frameworkAssumed = true;
     r.model.shape = ModelShape{};
     r.model.shape->name = "inline";
     r.model.shape->numLayers = 8;

@@ -31,6 +31,12 @@ struct RuleContext {
     /// "extra_args[3]" when the flag came from extra_args).
     void emitField(const char* id, const std::string& field, std::string message,
                    std::string fixHint) const;
+    /// As emitField(), for a rule that exists in the recipe's framework only: on a recipe whose
+    /// framework the importer assumed (framework_assumed) an error becomes a warning that names
+    /// both readings, since the script may be the other framework's, where the rule does not
+    /// apply.
+    void emitOneFramework(const char* id, const std::string& field, std::string message,
+                          std::string fixHint) const;
 };
 
 void checkModelAndCluster(const RuleContext& ctx);
