@@ -3,6 +3,7 @@
 // splitting (bash_expand.cpp), $(...) idioms and $((...)) arithmetic (bash_subst.cpp). Depends on
 // the reader state only; the command level (bash_eval.h) builds on it.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ class Expander : public ReaderState {
     Value evalCommandSubst(const std::string& text, int line);
     Value evalArith(const std::string& text, int line);
     Value evalSeq(const std::vector<long long>& args, const std::string& text, int line);
+    /// $(echo WORDS | sed SCRIPT | tr SET1 SET2 ...) on known words (bash_textfilter.h);
+    /// nullopt when the pipeline is not made of those commands alone.
+    std::optional<Value> evalTextPipeline(const Node& node, const std::string& text, int line);
 };
 
 /// Ends the `why` of an unknown value that stands for the model arguments model_args_utils.py

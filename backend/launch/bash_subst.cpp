@@ -1,4 +1,5 @@
-// $(...) and $((...)) for the launch-script reader: the script-directory idioms and $(seq ...)
+// $(...) and $((...)) for the launch-script reader: the script-directory idioms, $(seq ...) and
+// $(echo ... | sed ... | tr ...) on known words (bash_textfilter.h)
 // (every other command substitution is "not understood"), and 64-bit integer arithmetic with every
 // operation overflow-checked and nesting bounded (bash_limits.h).
 
@@ -370,6 +371,13 @@ Value Expander::evalCommandSubst(const std::string& text, int line) {
             }
         }
     }
+    // $(echo "$NAME" | sed 's/-Instruct//g' | tr '[:upper:]' '[:lower:]'): text filters
+    if (parsed.issues.empty() && parsed.nodes.size() == 1 &&
+        parsed.nodes[0].kind == Node::Kind::Commands && parsed.nodes[0].commands.size() >= 2) {
+        if (std::optional<Value> piped = evalTextPipeline(parsed.nodes[0], norm, line)) {
+            return *piped;
+        }
+    }
     // miles: $(python3 <...>/model_args_utils.py NAME) prints the model's Megatron flags
     if (parsed.issues.empty() && parsed.nodes.size() == 1 &&
         parsed.nodes[0].kind == Node::Kind::Commands && parsed.nodes[0].commands.size() == 1) {
@@ -404,7 +412,8 @@ Value Expander::evalCommandSubst(const std::string& text, int line) {
     }
     note(NoteLevel::Warning, line,
          "not understood: command substitution $(" + norm +
-             ") (only $(seq ...) and the script-directory idiom are read)");
+             ") (only $(seq ...), $(echo ... | sed ... | tr ...) and the script-directory idiom "
+             "are read)");
     return unknownValue(line, "line " + std::to_string(line) + ": $(" + norm + ") not understood");
 }
 

@@ -17,8 +17,9 @@ std::pair<std::string, std::string> resolveStem(const std::string& stem,
                                                 const ModelCatalog* catalog,
                                                 std::vector<LaunchNote>& notes,
                                                 const std::string& file) {
-    if (catalog == nullptr || catalog->find(stem) != nullptr) {
-        return {stem, ""};
+    if (catalog == nullptr || catalog->find(stem) != nullptr ||
+        catalog->findUnsized(stem) != nullptr) {
+        return {stem, ""};  // an unsized model: validate says why (model.unsized)
     }
     for (const auto& m : catalog->models()) {
         for (const auto& v : m.variants) {

@@ -20,6 +20,21 @@ struct Interpreted {
     std::optional<Field> runtimeEnvJson;
 };
 
+/// The framework an imported script runs (import_framework.cpp).
+struct FrameworkReading {
+    Flavour flavour = Flavour::Slime;
+    bool assumed = false;  // nothing decided: read as slime, framework_assumed
+    std::string why;       // an info note's text; "" when nothing needs saying
+};
+/// What the script's text says (miles' entry point / model-args idiom / paths / miles-only flags,
+/// a slime path or slime-only flag, vLLM flags), else where it lives; else slime, assumed.
+FrameworkReading readFramework(const Interpreted& in, const ScriptReading& reading,
+                               const std::string& path);
+/// The framework of the nearest checkout above `path`: a folder holding the miles/, slime/ or
+/// vime/ package, or one whose name has the word miles, slime or vime (`miles`,
+/// `radixark__miles`, `slime-main`); nullopt when none or both. The second: why, in words.
+std::optional<std::pair<Flavour, std::string>> frameworkFromLocation(const std::string& path);
+
 /// The file name of a path.
 std::string baseName(const std::string& path);
 /// NAME of a splice word ("${NAME[@]}", $NAME, ...); "" for anything else.

@@ -121,40 +121,16 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             anySglang = anySglang || f.flag.rfind("--sglang-", 0) == 0;
         }
     }
-    std::vector<std::string> milesHints = reading.milesHints;
-    if (in.program.find("miles") != std::string::npos) {
-        milesHints.push_back("the entry point " + in.program + " is miles'");
-    }
-    for (const auto& f : in.flags) {
-        bool milesPath = false;
-        for (const auto& v : f.values) {
-            milesPath = milesPath || v.find("/miles/") != std::string::npos ||
-                        v.find("_miles/") != std::string::npos || v.ends_with("_miles");
-        }
-        if (milesPath && f.known && !f.splice) {
-            milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
-                                 " names a miles path");
-            break;
-        }
-    }
-    for (const auto& f : in.flags) {
-        const FlagRule* rule = trainLevel(f) ? findRule(f.flag) : nullptr;
-        if (rule != nullptr && (rule->flavours & kTrainBits) == kMilesBit) {
-            milesHints.push_back(f.file + ":" + std::to_string(f.line) + ": " + f.flag +
-                                 " is a miles-only flag");
-            break;
-        }
-    }
-    Flavour detected = in.milesScript || !milesHints.empty()
-                           ? Flavour::Miles
-                           : (anyVllm ? Flavour::Vime : Flavour::Slime);
-    if (!in.milesScript && !milesHints.empty() && !meta) {
-        notes.push_back({NoteLevel::Info, path, 0, "framework",
-                         "read as a miles script: " + milesHints.front()});
-    }
-    Flavour flavour = detected;
-    if (auto marked = flavourFromName(reading.flavourMark)) {
+    const FrameworkReading detected = readFramework(in, reading, path);
+    Flavour flavour = detected.flavour;
+    bool assumed = detected.assumed;
+    const auto marked = flavourFromName(reading.flavourMark);
+    if (marked) {
         flavour = *marked;
+        assumed = false;
+    }
+    if (!meta && !marked && !options.framework && !detected.why.empty()) {
+        notes.push_back({NoteLevel::Info, path, 0, "framework", detected.why});
     }
     const unsigned bits = flavourBit(flavour) | (in.milesScript ? kScriptBit : 0U);
     if (meta) {
@@ -167,9 +143,11 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         r.framework = flavour == Flavour::Miles
                           ? Framework::Miles
                           : (flavour == Flavour::Vime ? Framework::Vime : Framework::Slime);
+        r.frameworkAssumed = assumed;
     }
     if (options.framework) {
         r.framework = *options.framework;
+        r.frameworkAssumed = false;
     }
 
     // recompute: the three flags together
@@ -552,10 +530,16 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         !modelFlags.empty()) {
         if (auto shape = shapeFromModelArgs(r.model.name, modelFlags)) {
             r.model.shape = std::move(*shape);
-            notes.push_back({NoteLevel::Info, path, 0, "model.shape",
-                             "model '" + r.model.name +
-                                 "' is not in the catalog: its shape is taken from the sourced "
-                                 "MODEL_ARGS as an inline model.shape"});
+            const UnsizedModel* unsized = options.catalog->findUnsized(r.model.name);
+            notes.push_back(
+                {NoteLevel::Info, path, 0, "model.shape",
+                 "model '" + r.model.name +
+                     (unsized != nullptr
+                          ? "' cannot be sized by the catalog (" + unsized->why +
+                                "): its shape is taken from the sourced MODEL_ARGS as an inline "
+                                "model.shape, every layer counted as attention + MLP"
+                          : std::string("' is not in the catalog: its shape is taken from the "
+                                        "sourced MODEL_ARGS as an inline model.shape"))});
         }
     } else if (options.catalog != nullptr && !modelFlags.empty()) {
         crossCheckModel(r, modelFlags, *options.catalog, notes);
@@ -563,6 +547,8 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     const MilesLauncherFacts* facts = in.milesScript ? milesLauncherFacts(in.program) : nullptr;
     if (!meta && facts != nullptr) {
         readLauncherDefaults(*facts, touched, path, reading.launch->line, r, notes);
+    } else if (!meta && in.milesScript && isInklingLauncher(in.program)) {
+        readInklingLauncher(in.flags, touched, path, reading.launch->line, r, notes);
     } else if (!meta && !touched.count("rollout.mem_fraction")) {
         notes.push_back({NoteLevel::Info, path, reading.launch->line, "rollout.mem_fraction",
                          "no engine memory fraction in the script: the engine's own default "

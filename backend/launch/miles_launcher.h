@@ -36,4 +36,21 @@ void readLauncherDefaults(const MilesLauncherFacts& facts, const std::set<std::s
                           const std::string& file, int line, Recipe& r,
                           std::vector<LaunchNote>& notes);
 
+/// True for miles' Inkling launcher (scripts/run_inkling.py, any path).
+bool isInklingLauncher(std::string_view script);
+
+/// Import of a `python scripts/run_inkling.py train ...` command without a runplane-meta block:
+/// what its `train` decides by itself (radixark/miles@067dc320 scripts/run_inkling.py, ScriptArgs
+/// and _train) from its own options (`flags`: the command's, not its --extra-args), where the
+/// command's --extra-args (appended last, so they win) did not set the field (`touched`):
+/// placement (colocate, or disaggregated with --fully-async), 8 samples per prompt, --num-rollout
+/// (100), the batch sizes (32 / 64), the response length (4096), the trainer's parallel layout
+/// from its table of verified profiles, recompute, the engines (16 GPUs each) and their memory
+/// fraction, the full mode's disk offload, the LoRA mode's rank / alpha / all-linear modules and
+/// dynamic batch. One info note lists them; a warning where its table has no layout (the
+/// launcher raises NotImplementedError there).
+void readInklingLauncher(const std::vector<ScriptFlag>& flags, const std::set<std::string>& touched,
+                         const std::string& file, int line, Recipe& r,
+                         std::vector<LaunchNote>& notes);
+
 }  // namespace runplane::plan::launch::detail

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backend/launch/bash_eval.h"
+#include "backend/launch/bash_textfilter.h"
 #include "backend/launch/launch.h"
 #include "tests/launch/launch_test_support.h"
 
@@ -129,6 +130,42 @@ TEST(BashReader, ArithmeticAndSeq) {
                                                    "32", "40", "1\n2\n3", "2", "3"}));
     auto bad = readScript("X=$((1 / 0))\npython3 train.py\n", "/tmp/x.sh", {});
     EXPECT_EQ(warningLines(bad.notes), std::vector<int>{1});
+}
+
+// Issue 15: slime's geo3k examples name their model file with
+// MODEL_ARGS_FILE=$(echo "$MODEL_NAME" | sed 's/-Instruct//g; ...'); `echo | sed | tr` on known
+// words is run by the reader, bounded; an unknown input or a form outside the subset stays unknown.
+TEST(BashReader, EchoSedTrPipelinesOnKnownWords) {
+    const char* script =
+        "MODEL_NAME=${MODEL:-\"Qwen3-VL-2B-Instruct\"}\n"
+        "F=$(echo \"$MODEL_NAME\" | sed 's/-Instruct//g; s/-Thinking//g; s/Qwen3-VL-/qwen3-/g; "
+        "s/-2B/-1.7B/g')\n"
+        "L=$(echo \"$MODEL_NAME\" | tr '[:upper:]' '[:lower:]')\n"
+        "D=$(echo a.b.c | sed -e 's|\\.|_|' -e 's/^a/&&/')\n"
+        "python3 train.py $F $L $D\n";
+    auto r = readScript(script, "/tmp/x.sh", {});
+    EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "qwen3-1.7B",
+                                                   "qwen3-vl-2b-instruct", "aa_b.c"}));
+    EXPECT_TRUE(warningLines(r.notes).empty());
+    // the environment's value goes through the same filters
+    auto env = readScript(script, "/tmp/x.sh", {{"MODEL", "Qwen3-VL-8B-Thinking"}});
+    EXPECT_EQ(argvOf(env)[2], "qwen3-8B");
+    // a regular-expression form outside the subset: unknown, with its line
+    auto star = readScript("python3 train.py $(echo ab | sed 's/a*/x/')\n", "/tmp/x.sh", {});
+    EXPECT_EQ(warningLines(star.notes), std::vector<int>{1});
+    ASSERT_TRUE(star.launch.has_value());
+    EXPECT_FALSE(star.launch->argv.back().known);
+    // ... and assigned, a value computed when the script runs: a pre-launch step, F = ${F}
+    auto step = readScript("F=$(echo ab | sed 's/a*/x/')\npython3 train.py $F\n", "/tmp/x.sh", {});
+    ASSERT_TRUE(step.launch.has_value());
+    EXPECT_EQ(step.launch->argv.back().text, "${F}");
+    ASSERT_EQ(step.preLaunch.size(), 1U);
+    EXPECT_TRUE(warningLines(step.notes).empty());
+    // an input that is not known (a command's output) is not evaluated either
+    auto unknown =
+        readScript("F=$(echo $(hostname) | tr a b)\npython3 train.py $F\n", "/tmp/x.sh", {});
+    ASSERT_TRUE(unknown.launch.has_value());
+    EXPECT_EQ(unknown.launch->argv.back().text, "${F}");
 }
 
 TEST(BashReader, ExportsPinnedParametersAndDerivedMarks) {
@@ -328,6 +365,43 @@ TEST(BashReader, ExitStopsReadingAndPipesToTeeAreFine) {
     auto r = readScript(script, "/tmp/x.sh", {});
     EXPECT_EQ(argvOf(r), (std::vector<std::string>{"python3", "train.py", "--a", "1"}));
     EXPECT_TRUE(warningLines(r.notes).empty());
+}
+
+}  // namespace
+}  // namespace runplane::plan::launch
+
+namespace runplane::plan::launch {
+namespace {
+
+TEST(TextFilters, SedSubstitutionsAndTrSets) {
+    using detail::runSed;
+    using detail::runTr;
+    std::string why;
+    EXPECT_EQ(runSed({"s/o/0/g"}, "foo\nboo\n", why), std::optional<std::string>("f00\nb00\n"));
+    EXPECT_EQ(runSed({"s/o/0/"}, "foo\n", why), std::optional<std::string>("f0o\n"));
+    EXPECT_EQ(runSed({"s/^f/F/; s/o$/O/"}, "foo\nof\n", why),
+              std::optional<std::string>("FoO\nof\n"));
+    EXPECT_EQ(runSed({"s/f.o/[&]/g"}, "fooxfao\n", why),
+              std::optional<std::string>("[foo]x[fao]\n"));
+    EXPECT_EQ(runSed({"s#/#\\\\#g"}, "a/b\n", why), std::optional<std::string>("a\\b\n"));
+    for (const char* bad : {"s/a*/b/", "s/[ab]/c/", "s/\\(a\\)/\\1/", "s/a/b/p", "y/ab/cd/",
+                            "s/a/b", "s//b/", "{s/a/b/}"}) {
+        why.clear();
+        EXPECT_FALSE(runSed({bad}, "a\n", why).has_value()) << bad;
+        EXPECT_FALSE(why.empty()) << bad;
+    }
+    EXPECT_FALSE(runSed({"-i", "s/a/b/"}, "a\n", why).has_value());
+    EXPECT_FALSE(runSed({"s/a/b/", "file"}, "a\n", why).has_value());
+    EXPECT_EQ(runTr({"[:upper:]", "[:lower:]"}, "Qwen3-VL\n", why),
+              std::optional<std::string>("qwen3-vl\n"));
+    EXPECT_EQ(runTr({"a-c", "x"}, "abcd", why), std::optional<std::string>("xxxd"));
+    EXPECT_EQ(runTr({"-d", "-"}, "a-b-c", why), std::optional<std::string>("abc"));
+    EXPECT_FALSE(runTr({"-s", "a"}, "aa", why).has_value());
+    EXPECT_FALSE(runTr({"[=a=]", "b"}, "a", why).has_value());
+    EXPECT_FALSE(runTr({"z-a", "b"}, "a", why).has_value());
+    // bounded: '&' doubling cannot grow the text past the reader's limit
+    std::string big(600000, 'a');
+    EXPECT_FALSE(runSed({"s/a/&&/g"}, big + "\n", why).has_value());
 }
 
 }  // namespace
