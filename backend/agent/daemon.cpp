@@ -22,6 +22,7 @@
 #include "backend/agent/metrics_web_config.h"
 #include "backend/agent/node_info.h"
 #include "backend/agent/privileges.h"
+#include "backend/agent/prometheus_exposition.h"
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
 #include "backend/agent/startup_pages.h"

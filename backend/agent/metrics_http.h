@@ -1,10 +1,9 @@
 #pragma once
-// Prometheus text exposition (format 0.0.4) on --metrics-listen, so existing Grafana dashboards
-// can scrape nodes. Served by a small HTTP/1.1 server of our own on one thread (GET and HEAD of
-// /metrics, keep-alive, OpenSSL for HTTPS): no HTTP library is linked into the daemon, and
-// OpenSSL is touched only when the web config asks for TLS (docs/performance.md, "Daemon beside
-// node_exporter"). Host series use node_exporter's
-// names, GPU series DCGM exporter's, the process series the client libraries' (docs/daemon.md).
+// /metrics on --metrics-listen, so existing Grafana dashboards can scrape nodes: the text is
+// prometheus_exposition.h's. Served by a small HTTP/1.1 server of our own on one thread (GET and
+// HEAD of /metrics, keep-alive, OpenSSL for HTTPS): no HTTP library is linked into the daemon,
+// and OpenSSL is touched only when the web config asks for TLS (docs/performance.md, "Daemon
+// beside node_exporter").
 // Off loopback the endpoint needs a web config (metrics_web_config.h): HTTPS and basic auth, a
 // bearer token or client certificates.
 //
@@ -16,19 +15,13 @@
 #include <string>
 #include <thread>
 
-#include "backend/agent/collector.h"
 #include "backend/agent/logger.h"
 #include "backend/agent/metrics_web_config.h"
-#include "backend/agent/spool.h"
 #include "common/result.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
 
 namespace runplane::agent {
-
-/// The exposition text for one scrape.
-std::string renderPrometheus(const CollectorSnapshot& snapshot, const SpoolStats& spool,
-                             const std::string& nodeId);
 
 struct MetricsServerOptions {
     std::string host;
