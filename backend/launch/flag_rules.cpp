@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -863,7 +864,8 @@ std::span<const FlagRule> flagRules() {
 // --ep-size, --dp / --data-parallel-size for --dp-size, --pipeline-parallel-size for --pp-size and
 // --tp / --tensor-parallel-size for --tp-size; slime and miles expose each as --sglang-<spelling>.
 // vime exposes vLLM's --<flag> as --vllm-<flag>; vLLM's short forms -pp / -dp / -tp become
-// --vllm-pp / --vllm-dp. Import reads an alias as its rule; export writes the rule's spelling.
+// --vllm-pp / --vllm-dp. Import reads an alias as its rule and records the spelling in
+// launcher.flag_spellings; export writes the recorded spelling, else the rule's.
 namespace {
 constexpr std::pair<std::string_view, std::string_view> kFlagAliases[] = {
     {"--sglang-ep", "--sglang-ep-size"},
@@ -884,6 +886,38 @@ std::string_view canonicalFlag(std::string_view flag) {
         }
     }
     return flag;
+}
+
+bool isFlagAlias(std::string_view flag) {
+    return canonicalFlag(flag) != flag;
+}
+
+bool applyFlag(const FlagRule& rule, std::string_view spelling, Recipe& r,
+               const std::vector<std::string>& values, std::string& why) {
+    if (rule.apply == nullptr || !rule.apply(r, values, why)) {
+        return false;
+    }
+    if (canonicalFlag(spelling) != rule.flag) {
+        return true;  // a miles launcher option ("--tp"): no alias of the rule's flag
+    }
+    auto& spellings = r.launcher.flagSpellings;
+    std::erase_if(spellings, [&](const std::string& s) {
+        return s != spelling && canonicalFlag(s) == rule.flag;
+    });
+    if (spelling != rule.flag &&
+        std::find(spellings.begin(), spellings.end(), spelling) == spellings.end()) {
+        spellings.emplace_back(spelling);
+    }
+    return true;
+}
+
+std::string spelledFlag(const Recipe& r, std::string_view flag) {
+    for (const auto& s : r.launcher.flagSpellings) {
+        if (s != flag && canonicalFlag(s) == flag) {
+            return s;
+        }
+    }
+    return std::string(flag);
 }
 
 const FlagRule* findRule(std::string_view flag) {

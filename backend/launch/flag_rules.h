@@ -50,6 +50,17 @@ std::span<const FlagRule> flagRules();
 /// The rule's spelling of an engine flag alias ("--sglang-ep" -> "--sglang-ep-size"); any other
 /// flag unchanged.
 std::string_view canonicalFlag(std::string_view flag);
+/// True when `flag` is another spelling of a rule's flag ("--sglang-expert-parallel-size").
+bool isFlagAlias(std::string_view flag);
+/// Applies the rule to the values of a flag read as `spelling` (the rule's flag, one of its
+/// aliases or a miles launcher option) and records an alias spelling in launcher.flag_spellings
+/// (reading the rule's own spelling forgets an alias recorded before), so that an export writes
+/// the flag the way the script did. False (with why) as the rule's apply.
+bool applyFlag(const FlagRule& rule, std::string_view spelling, Recipe& r,
+               const std::vector<std::string>& values, std::string& why);
+/// The spelling an export writes for a rule's flag: the alias launcher.flag_spellings records
+/// for it, else the flag itself.
+std::string spelledFlag(const Recipe& r, std::string_view flag);
 /// The rule for a train.py flag (not a miles launcher option), or nullptr. Aliases count.
 const FlagRule* findRule(std::string_view flag);
 /// The rule for a miles launcher option ("--tp"), or nullptr.
