@@ -180,7 +180,7 @@ void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        rule.emit(r, false, out);
+        rule.emit(rule, r, false, out);
         if (out.empty() || fieldHasFlag(rule.field.view(), bits)) {
             continue;
         }
@@ -261,7 +261,7 @@ void buildBashGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        rule.emit(r, rule.alwaysInBash, out);
+        rule.emit(rule, r, rule.alwaysInBash, out);
         for (const auto& fv : out) {
             group(rule.group).lines.push_back(lineOf(r, fv));
         }
@@ -276,7 +276,7 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         const FlagRule* rule = findScriptOption(opt.option);
         asOption.insert(rule->field.str());
         std::vector<FlagValues> out;
-        rule->emit(r, opt.always, out);
+        rule->emit(*rule, r, opt.always, out);
         for (auto& fv : out) {
             fv.flag = opt.option;
             script.lines.push_back(lineOf(r, fv));
