@@ -1,6 +1,7 @@
 // The rollout engines' rows of the flag table (flag_rules.h): SGLang's flags as slime and miles
 // pass them (--sglang-<flag>), vLLM's as vime does (--vllm-<flag>), and the engines' other
 // spellings of the same flags.
+
 #include <nlohmann/json.hpp>
 
 #include "backend/launch/flag_rows.h"

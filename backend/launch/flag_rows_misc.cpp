@@ -1,5 +1,6 @@
 // The flag table's rows (flag_rules.h) for LoRA, memory and offload, and the options of the miles
 // Python launcher (python scripts/run_*.py), with the launcher's option list.
+
 #include <cmath>
 
 #include "backend/launch/flag_rows.h"

@@ -2,6 +2,7 @@
 // parallelism, rollout and batch, eval, checkpoints, algorithm, weight update, optimizer. A
 // valueFlag / switchFlag row maps its field through the recipe field table; the others have code
 // of their own, for the reason in their note (an effective value, several flags at once, pairs).
+
 #include "backend/launch/flag_rows.h"
 #include "backend/launch/shell_text.h"
 
