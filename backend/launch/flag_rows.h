@@ -24,7 +24,8 @@ using Values = std::vector<std::string>;
 /// when it is set and `always` or not the field's default.
 void emitValue(const FlagRule& rule, const Recipe& r, bool always, Out& out);
 /// Value: reads one value of the field's kind (a list: one or more ints); an enum's value must be
-/// one of the field's choices.
+/// one of the field's choices. Also the reader of custom rows that only write in a way of their
+/// own (--actor-num-nodes writes the effective count, reads the field).
 bool applyValue(const FlagRule& rule, Recipe& r, const Values& v, std::string& why);
 /// Switch: writes the flag alone when the field holds rule.on.
 void emitSwitch(const FlagRule& rule, const Recipe& r, bool always, Out& out);

@@ -18,10 +18,7 @@ constexpr FlagRule kRows[] = {
          if (r.lora.rank > 0 || r.lora.alpha != 16)
              push(out, "--lora-alpha", {formatDouble(r.lora.alpha)});
      },
-     [](const FlagRule&, Recipe& r, const Values& v, std::string& why) {
-         return setDouble(v, r.lora.alpha, why);
-     },
-     "written with any rank > 0"},
+     &applyValue, "written with any rank > 0"},
     valueFlag("--lora-dropout", fields::kLoraDropout, "LORA_ARGS", kMilesBit),
     {"--target-modules", fields::kLoraTargetModules, "LORA_ARGS", kSlimeBit | kMilesBit, false,
      [](const FlagRule&, const Recipe& r, bool, Out& out) {
@@ -104,9 +101,7 @@ constexpr FlagRule kRows[] = {
          if (facts != nullptr && !facts->hardware.empty() && !r.hardware.gpu.empty())
              push(out, "--hardware", {r.hardware.gpu});
      },
-     [](const FlagRule&, Recipe& r, const Values& v, std::string& why) {
-         return setString(v, r.hardware.gpu, why);
-     },
+     &applyValue,
      "launchers that take it (run_qwen3_8.py: B300 or GB300; B300 adds the full engine CPU "
      "backup)"},
     {"--lora", fields::kLoraRank, "SCRIPT_ARGS", kScriptBit, false,

@@ -16,29 +16,21 @@ constexpr FlagRule kRows[] = {
          if (always || r.trainer.nodes || trainerNodes(r) != 1)
              push(out, "--actor-num-nodes", {formatInt(trainerNodes(r))});
      },
-     [](const FlagRule&, Recipe& r, const Values& v, std::string& why) {
-         return setInt(v, r.trainer.nodes, why);
-     },
+     &applyValue,
      "effective trainer nodes (written when set or not 1); explicitness kept in runplane-meta"},
     {"--actor-num-gpus-per-node", fields::kTrainerGpusPerNode, "CLUSTER_ARGS", kTrainBits, false,
      [](const FlagRule&, const Recipe& r, bool always, Out& out) {
          if (always || r.trainer.gpusPerNode || trainerGpusPerNode(r) != 8)
              push(out, "--actor-num-gpus-per-node", {formatInt(trainerGpusPerNode(r))});
      },
-     [](const FlagRule&, Recipe& r, const Values& v, std::string& why) {
-         return setInt(v, r.trainer.gpusPerNode, why);
-     },
-     "effective trainer GPUs per node (written when set or not 8)"},
+     &applyValue, "effective trainer GPUs per node (written when set or not 8)"},
     {"--num-gpus-per-node", fields::kHardwareGpusPerNode, "CLUSTER_ARGS", kTrainBits, false,
      [](const FlagRule&, const Recipe& r, bool always, Out& out) {
          const int g = r.hardware.gpusPerNode;
          if (always || g != 8 || g != trainerGpusPerNode(r))
              push(out, "--num-gpus-per-node", {formatInt(g)});
      },
-     [](const FlagRule&, Recipe& r, const Values& v, std::string& why) {
-         return setInt(v, r.hardware.gpusPerNode, why);
-     },
-     "rollout placement; written when not 8 or not the trainer's"},
+     &applyValue, "rollout placement; written when not 8 or not the trainer's"},
     switchFlag("--colocate", fields::kPlacement, "CLUSTER_ARGS", kTrainBits, "colocate"),
     valueFlag("--rollout-num-gpus", fields::kRolloutNumGpus, "CLUSTER_ARGS", kTrainBits),
     valueFlag("--train-backend", fields::kTrainerBackend, "CLUSTER_ARGS",
@@ -135,10 +127,7 @@ constexpr FlagRule kRows[] = {
          if (r.algorithm.useKlLoss || r.algorithm.klLossCoef != 0.0)
              push(out, "--kl-loss-coef", {formatDouble(r.algorithm.klLossCoef)});
      },
-     [](const FlagRule&, Recipe& r, const Values& v, std::string& why) {
-         return setDouble(v, r.algorithm.klLossCoef, why);
-     },
-     "written whenever the KL loss is on"},
+     &applyValue, "written whenever the KL loss is on"},
     valueFlag("--kl-loss-type", fields::kAlgorithmKlLossType, "GRPO_ARGS", kTrainBits),
     valueFlag("--kl-coef", fields::kAlgorithmKlCoef, "GRPO_ARGS", kTrainBits),
     valueFlag("--entropy-coef", fields::kAlgorithmEntropyCoef, "GRPO_ARGS", kTrainBits),
