@@ -145,11 +145,30 @@ void buildRuntimeEnv(const Recipe& r, LaunchPlan& plan) {
     }
 }
 
-ArgLine lineOf(const FlagValues& fv) {
+// The flag's words as the export writes them: an alias the recipe recorded
+// (launcher.flag_spellings) instead of the rule's spelling.
+ArgLine lineOf(const Recipe& r, const FlagValues& fv) {
     ArgLine line;
-    line.words.push_back(fv.flag);
+    line.words.push_back(spelledFlag(r, fv.flag));
     line.words.insert(line.words.end(), fv.values.begin(), fv.values.end());
     return line;
+}
+
+// A recorded spelling that is no alias of a rule's flag cannot be written: say so, by its index.
+void noteSpellings(const Recipe& r, LaunchPlan& plan) {
+    const auto& spellings = r.launcher.flagSpellings;
+    for (std::size_t i = 0; i < spellings.size(); ++i) {
+        if (isFlagAlias(spellings[i])) {
+            continue;
+        }
+        const std::string where =
+            fields::kLauncherFlagSpellings.str() + "[" + std::to_string(i) + "]";
+        plan.notes.push_back(recipeNote(NoteLevel::Warning, where,
+                                        where + ": '" + spellings[i] +
+                                            "' is not another spelling of an engine flag; "
+                                            "ignored (the flags are written as the rules spell "
+                                            "them)"));
+    }
 }
 
 void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
@@ -161,7 +180,7 @@ void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        rule.emit(r, false, out);
+        rule.emit(rule, r, false, out);
         if (out.empty() || fieldHasFlag(rule.field.view(), bits)) {
             continue;
         }
@@ -242,9 +261,9 @@ void buildBashGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        rule.emit(r, rule.alwaysInBash, out);
+        rule.emit(rule, r, rule.alwaysInBash, out);
         for (const auto& fv : out) {
-            group(rule.group).lines.push_back(lineOf(fv));
+            group(rule.group).lines.push_back(lineOf(r, fv));
         }
     }
     addExtras(r, bits, plan, group("EXTRA_ARGS"), nullptr);
@@ -257,10 +276,10 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         const FlagRule* rule = findScriptOption(opt.option);
         asOption.insert(rule->field.str());
         std::vector<FlagValues> out;
-        rule->emit(r, opt.always, out);
+        rule->emit(*rule, r, opt.always, out);
         for (auto& fv : out) {
             fv.flag = opt.option;
-            script.lines.push_back(lineOf(fv));
+            script.lines.push_back(lineOf(r, fv));
         }
     }
     if (const MilesLauncherFacts* facts = milesLauncherFacts(r.launcher.script);
@@ -289,8 +308,7 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         emitFor(rule, r, true, alwaysInExtraArgs(rule.field.view()), out);
         for (const auto& fv : out) {
             ArgLine line;
-            std::vector<std::string> words{fv.flag};
-            words.insert(words.end(), fv.values.begin(), fv.values.end());
+            std::vector<std::string> words = lineOf(r, fv).words;
             line.words.push_back(shellJoin(words));
             train.lines.push_back(std::move(line));
         }
@@ -405,6 +423,7 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
         buildScriptGroups(r, bits, plan);
     }
     noteUnavailable(r, bits, plan);
+    noteSpellings(r, plan);
     buildEnv(r, plan);
     if (!plan.milesScript) {
         buildRuntimeEnv(r, plan);

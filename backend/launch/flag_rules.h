@@ -2,6 +2,10 @@
 // Internal: the one table that maps recipe fields to framework flags, used by the exporter (emit)
 // and the importer (apply), and the list of recipe fields (slots) the runplane-meta block carries
 // when no flag does. docs/launch-scripts.md renders the same table. Immutable; thread-safe.
+// Each row names its field by its recipe_paths.h constant; a Value or Switch row reads and writes
+// the field through the recipe field table (recipe_fields.h), so its kind, default and choices
+// come from there. The rows live by theme in flag_rows_*.cpp (flag_rows.h); flag_rules.cpp holds
+// the machinery, flag_slots.cpp the meta-block slots.
 
 #include <span>
 #include <string>
@@ -29,11 +33,23 @@ struct FlagValues {
     std::vector<std::string> values;
 };
 
+struct FlagRule;
+
 /// Appends the flag(s) for the rule's field; `always` = write it even at the recipe default
 /// (bash exports spell out the key settings the way the frameworks' scripts do).
-using EmitFn = void (*)(const Recipe& r, bool always, std::vector<FlagValues>& out);
+using EmitFn = void (*)(const FlagRule& rule, const Recipe& r, bool always,
+                        std::vector<FlagValues>& out);
 /// Sets the field from the flag's values; false (with why) when the values do not fit.
-using ApplyFn = bool (*)(Recipe& r, const std::vector<std::string>& values, std::string& why);
+using ApplyFn = bool (*)(const FlagRule& rule, Recipe& r, const std::vector<std::string>& values,
+                         std::string& why);
+
+/// How a row maps its field: through the field's row of the recipe field table
+/// (recipe_fields.h: its kind, accessor and default), or with code of its own.
+enum class FlagForm {
+    Value,   // --flag VALUE (a list: --flag V1 V2 ...), written when set and not at the default
+    Switch,  // a store_true flag, written when the field holds `on`; reading it sets `on`
+    Custom,  // emit / apply of the row's own (a derived value, a unit, JSON, several flags)
+};
 
 struct FlagRule {
     const char* flag;
@@ -44,12 +60,27 @@ struct FlagRule {
     EmitFn emit;        // nullptr: read on import, never written (e.g. --offload)
     ApplyFn apply;      // nullptr: only read as part of a multi-flag form (recompute)
     const char* note;   // short remark for the docs table
+    FlagForm form = FlagForm::Custom;
+    /// Switch: the field's value the flag stands for, as the recipe's YAML writes it ("true",
+    /// "false", "colocate").
+    const char* on = nullptr;
 };
 
 std::span<const FlagRule> flagRules();
 /// The rule's spelling of an engine flag alias ("--sglang-ep" -> "--sglang-ep-size"); any other
 /// flag unchanged.
 std::string_view canonicalFlag(std::string_view flag);
+/// True when `flag` is another spelling of a rule's flag ("--sglang-expert-parallel-size").
+bool isFlagAlias(std::string_view flag);
+/// Applies the rule to the values of a flag read as `spelling` (the rule's flag, one of its
+/// aliases or a miles launcher option) and records an alias spelling in launcher.flag_spellings
+/// (reading the rule's own spelling forgets an alias recorded before), so that an export writes
+/// the flag the way the script did. False (with why) as the rule's apply.
+bool applyFlag(const FlagRule& rule, std::string_view spelling, Recipe& r,
+               const std::vector<std::string>& values, std::string& why);
+/// The spelling an export writes for a rule's flag: the alias launcher.flag_spellings records
+/// for it, else the flag itself.
+std::string spelledFlag(const Recipe& r, std::string_view flag);
 /// The rule for a train.py flag (not a miles launcher option), or nullptr. Aliases count.
 const FlagRule* findRule(std::string_view flag);
 /// The rule for a miles launcher option ("--tp"), or nullptr.

@@ -269,7 +269,7 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         }
         if (rule != nullptr && rule->apply != nullptr && f.known) {
             std::string why;
-            if (rule->apply(r, f.values, why)) {
+            if (applyFlag(*rule, f.flag, r, f.values, why)) {
                 const auto first = firstSeen.find(rule->field.str());
                 if (first != firstSeen.end() && first->second.second != f.values &&
                     rule->field != fields::kMemoryOffloadTrain) {

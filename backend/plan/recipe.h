@@ -282,6 +282,10 @@ struct Launcher {
     /// A `ray stop` before the bring-up, with its words (e.g. --force).
     bool rayStop = false;
     std::vector<std::string> rayStopArgs;
+    /// Engine flags spelled with one of their aliases in the imported script
+    /// ("--sglang-expert-parallel-size" for --sglang-ep-size): an export writes each flag the
+    /// way it was read. Empty (a recipe written by hand) = every flag in its canonical spelling.
+    std::vector<std::string> flagSpellings;
     bool operator==(const Launcher&) const = default;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // The recipe's paths, spelled once (issue #22). Rules (backend/plan/rules*.cpp), the launch flag
-// table (backend/launch/flag_rules.cpp) and the recipe field table itself name a recipe field
+// table (backend/launch/flag_rows_*.cpp) and the recipe field table itself name a recipe field
 // through these constants, never through a string literal: a field renamed or removed here is a
 // compile error in every rule and flag row that names it, not a silent mismatch.
 //  - fields:: one constant per row of the recipe field table (recipe_fields.h), in its order; the
@@ -166,6 +166,7 @@ class FieldPath {
     X(kLauncherRayStartArgs, "launcher.ray_start_args") \
     X(kLauncherRayStop, "launcher.ray_stop") \
     X(kLauncherRayStopArgs, "launcher.ray_stop_args") \
+    X(kLauncherFlagSpellings, "launcher.flag_spellings") \
     X(kAnalysisPrimaryMetric, "analysis.primary_metric") \
     X(kAnalysisMemoryAlarmGb, "analysis.memory_alarm_gb")
 

@@ -199,14 +199,15 @@ std::pair<std::string, std::vector<std::string>> frameworkArgv(
     return {"", {}};
 }
 
-// argv as flags with their values (a flag = a word starting with "--"; aliases in the rule
-// spelling), in a canonical order: what the framework's parser sees, one entry per flag.
+// argv as flags with their values (a flag = a word starting with "--", compared as spelled: an
+// export writes an engine flag's alias the way the script did), in a canonical order: what the
+// framework's parser sees, one entry per flag.
 using Entries = std::vector<std::vector<std::string>>;
 Entries entriesOf(const std::vector<std::string>& argv) {
     Entries out;
     for (const auto& w : argv) {
         if (w.rfind("--", 0) == 0 || out.empty()) {
-            out.push_back({std::string(detail::canonicalFlag(w))});
+            out.push_back({w});
         } else {
             out.back().push_back(w);
         }
@@ -426,6 +427,28 @@ TEST(ArgvFixtures, EngineFlagAliasesFeedTheEngineFields) {
     RoundTrip rt = roundTrip("engine-ep-alias.sh", tmp);
     EXPECT_EQ(rt.exported.imported.recipe.rollout.epSize, 8);
     EXPECT_EQ(rt.exported.imported.recipe.rollout.dpSize, 2);
+    EXPECT_TRUE(rt.figure.diff.empty()) << rt.figure.diff;
+}
+
+// The long spellings (miles low_precision/run-qwen3-30b-a3b-fp8-two-nodes.sh, slime's fp8
+// scripts) come back as the script wrote them, word by word.
+TEST(ArgvFixtures, EngineFlagLongAliasesComeBackAsSpelled) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("engine-long-aliases.sh", tmp);
+    const Recipe& r = rt.exported.imported.recipe;
+    EXPECT_EQ(r.rollout.epSize, 8);
+    EXPECT_EQ(r.rollout.dpSize, 2);
+    EXPECT_EQ(r.rollout.ppSize, 2);
+    EXPECT_EQ(rt.figure.equal, rt.figure.flags) << rt.figure.diff;
+    EXPECT_TRUE(rt.figure.diff.empty()) << rt.figure.diff;
+    auto [program, argv] = frameworkArgv(rt.exported.run.calls);
+    for (const char* word : {"--sglang-expert-parallel-size", "--sglang-data-parallel-size",
+                             "--sglang-pipeline-parallel-size"}) {
+        EXPECT_NE(std::find(argv.begin(), argv.end(), word), argv.end()) << word;
+    }
+    for (const char* word : {"--sglang-ep-size", "--sglang-dp-size", "--sglang-pp-size"}) {
+        EXPECT_EQ(std::find(argv.begin(), argv.end(), word), argv.end()) << word;
+    }
 }
 
 TEST(ArgvFixtures, TeacherServerAndWaitLoopRunBeforeTheJob) {

@@ -80,5 +80,87 @@ TEST(LaunchFields, EveryFlagRowAndSlotNamesAFieldOfTheTableOrAPart) {
     }
 }
 
+// Issue 22: a Value or Switch row maps its field through the recipe field table, so the field's
+// kind, default and choices are the table's. Each such field is a row of a kind the form fits; a
+// Value row hands a value other than the default over and reads it back unchanged; a Switch
+// row's `on` is a value of its field.
+TEST(LaunchFields, TableFormRowsRoundTripThroughTheFieldTable) {
+    int value = 0;
+    int toggles = 0;
+    for (const auto& rule : detail::flagRules()) {
+        if (rule.form == detail::FlagForm::Custom) {
+            continue;
+        }
+        const RecipeField* field = findRecipeField(rule.field.view());
+        ASSERT_NE(field, nullptr) << rule.flag << " -> " << rule.field.view();
+        ASSERT_NE(rule.emit, nullptr) << rule.flag;
+        ASSERT_NE(rule.apply, nullptr) << rule.flag;
+        if (rule.form == detail::FlagForm::Switch) {
+            ++toggles;
+            ASSERT_NE(rule.on, nullptr) << rule.flag;
+            const std::string on = rule.on;
+            const bool fits = field->kind == FieldKind::Bool
+                                  ? (on == "true" || on == "false")
+                                  : field->kind == FieldKind::Enum &&
+                                        std::find(field->choices.begin(), field->choices.end(),
+                                                  on) != field->choices.end();
+            EXPECT_TRUE(fits) << rule.flag << ": '" << on << "' is no value of "
+                              << rule.field.view();
+            Recipe r;
+            std::string why;
+            ASSERT_TRUE(rule.apply(rule, r, {}, why)) << rule.flag << ": " << why;
+            EXPECT_EQ(fieldValueText(field->get(r)), on) << rule.flag;
+            std::vector<detail::FlagValues> out;
+            rule.emit(rule, r, false, out);
+            ASSERT_EQ(out.size(), 1u) << rule.flag;
+            EXPECT_EQ(out[0].flag, rule.flag);
+            EXPECT_TRUE(out[0].values.empty()) << rule.flag;
+            EXPECT_FALSE(rule.apply(rule, r, {"x"}, why)) << rule.flag;
+            continue;
+        }
+        ++value;
+        EXPECT_NE(field->kind, FieldKind::Bool) << rule.flag;
+        EXPECT_NE(field->kind, FieldKind::StringList) << rule.flag;
+        // a value other than the default, of the field's kind
+        FieldValue v;
+        switch (field->kind) {
+            case FieldKind::Int:
+                v = 7;
+                break;
+            case FieldKind::Double:
+                v = 0.375;
+                break;
+            case FieldKind::String:
+                v = std::string("/x y");
+                break;
+            case FieldKind::Enum:
+                v = std::string(field->choices.back());
+                break;
+            case FieldKind::IntList:
+                v = std::vector<int>{1, 2, 8};
+                break;
+            default:
+                continue;
+        }
+        ASSERT_NE(v, field->defaultValue()) << rule.flag;
+        Recipe a;
+        field->set(a, v);
+        std::vector<detail::FlagValues> out;
+        rule.emit(rule, a, false, out);
+        ASSERT_EQ(out.size(), 1u) << rule.flag;
+        EXPECT_EQ(out[0].flag, rule.flag);
+        Recipe b;
+        std::string why;
+        ASSERT_TRUE(rule.apply(rule, b, out[0].values, why)) << rule.flag << ": " << why;
+        EXPECT_EQ(field->get(b), v) << rule.flag;
+        // at the default: written only when `always`
+        out.clear();
+        rule.emit(rule, Recipe{}, false, out);
+        EXPECT_TRUE(out.empty()) << rule.flag;
+    }
+    EXPECT_GE(value, 68);
+    EXPECT_GE(toggles, 30);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch

@@ -306,6 +306,74 @@ TEST(Export, FlagSpellingPerFlavour) {
     EXPECT_TRUE(has(miles, {"--no-offload-train"}));
 }
 
+// Issue 15: an engine flag comes out in the spelling the recipe recorded (an imported script's
+// alias), else in the rule's; the recorded spellings survive the recipe's YAML.
+TEST(Export, EngineFlagAliasesKeepTheRecordedSpelling) {
+    Recipe r = kitchenSink(Framework::Slime);
+    r.cluster.nodes = 1;
+    r.rollout.epSize = 8;
+    r.rollout.dpSize = 2;
+    r.rollout.ppSize = 2;
+    auto argvOf = [&](const Recipe& recipe, Flavour f) {
+        return detail::buildPlan(recipe, f, {}).expectedArgv({});
+    };
+    auto has = [](const std::vector<std::string>& argv, std::vector<std::string> seq) {
+        return std::search(argv.begin(), argv.end(), seq.begin(), seq.end()) != argv.end();
+    };
+    auto count = [](const std::vector<std::string>& argv, const std::string& word) {
+        return std::count(argv.begin(), argv.end(), word);
+    };
+    // a recipe written by hand: the canonical spellings
+    const auto plain = argvOf(r, Flavour::Slime);
+    EXPECT_TRUE(has(plain, {"--sglang-ep-size", "8"}));
+    EXPECT_TRUE(has(plain, {"--sglang-dp-size", "2"}));
+    EXPECT_TRUE(has(plain, {"--sglang-pp-size", "2"}));
+    r.launcher.flagSpellings = {"--sglang-expert-parallel-size", "--sglang-dp", "--vllm-dp"};
+    auto yaml = parseRecipe(writeRecipe(r), "r.yaml");
+    ASSERT_TRUE(yaml.ok()) << yaml.error();
+    EXPECT_EQ(yaml->launcher.flagSpellings, r.launcher.flagSpellings);
+    const auto slime = argvOf(*yaml, Flavour::Slime);
+    EXPECT_TRUE(has(slime, {"--sglang-expert-parallel-size", "8"}));
+    EXPECT_TRUE(has(slime, {"--sglang-dp", "2"}));
+    EXPECT_TRUE(has(slime, {"--sglang-pp-size", "2"}));  // no alias recorded for it
+    EXPECT_EQ(count(slime, "--sglang-ep-size"), 0);
+    EXPECT_EQ(count(slime, "--sglang-dp-size"), 0);
+    const auto vime = argvOf(*yaml, Flavour::Vime);
+    EXPECT_TRUE(has(vime, {"--vllm-dp", "2"}));
+    EXPECT_TRUE(has(vime, {"--vllm-pipeline-parallel-size", "2"}));
+    EXPECT_EQ(count(vime, "--vllm-data-parallel-size"), 0);
+    // the miles launcher's --extra-args string spells it the same way
+    Recipe miles = *yaml;
+    miles.framework = Framework::Miles;
+    miles.launcher.script = "scripts/run_kitchen.py";
+    const auto plan = detail::buildPlan(miles, Flavour::Miles, {});
+    bool inExtraArgs = false;
+    for (const auto& g : plan.groups) {
+        for (const auto& line : g.lines) {
+            for (const auto& w : line.words) {
+                inExtraArgs = inExtraArgs || w == "--sglang-expert-parallel-size 8";
+            }
+        }
+    }
+    EXPECT_TRUE(inExtraArgs);
+}
+
+TEST(Export, UnknownFlagSpellingIsAWarningNamingItsPlace) {
+    Recipe r = kitchenSink(Framework::Slime);
+    r.launcher.flagSpellings = {"--sglang-ep", "--sglang-expert-size"};
+    auto bundle = exportLaunch(r, Flavour::Slime);
+    ASSERT_TRUE(bundle.ok()) << bundle.error();
+    const auto it = std::find_if(bundle->notes.begin(), bundle->notes.end(), [](const auto& n) {
+        return n.field == "launcher.flag_spellings[1]";
+    });
+    ASSERT_NE(it, bundle->notes.end());
+    EXPECT_EQ(it->level, NoteLevel::Warning);
+    EXPECT_NE(it->message.find("'--sglang-expert-size'"), std::string::npos) << it->message;
+    EXPECT_EQ(std::count_if(bundle->notes.begin(), bundle->notes.end(),
+                            [](const auto& n) { return n.field == "launcher.flag_spellings[0]"; }),
+              0);
+}
+
 TEST(Export, MilesLauncherGetsTheMemFractionAlwaysAndHardwareWhereItHasTheOption) {
     Recipe r = kitchenSink(Framework::Miles);
     r.cluster.nodes = 1;

@@ -394,6 +394,34 @@ TEST(Import, FlagsGivenTwiceLastWinsWithANote) {
     EXPECT_EQ(linesAt(res->notes, NoteLevel::Warning), std::vector<int>{2});
 }
 
+// Issue 15: an engine flag's alias is read into its field and its spelling recorded, so that an
+// export writes it back the same way; reading the rule's own spelling last forgets the alias.
+TEST(Import, EngineFlagAliasSpellingIsRecorded) {
+    auto res = importScriptText(
+        "python3 train.py --rollout-batch-size 4 --sglang-expert-parallel-size 8 --sglang-dp 2 "
+        "--sglang-pipeline-parallel-size 2\n",
+        "x.sh");
+    ASSERT_TRUE(res.ok()) << res.error();
+    EXPECT_EQ(res->recipe.rollout.epSize, 8);
+    EXPECT_EQ(res->recipe.rollout.dpSize, 2);
+    EXPECT_EQ(res->recipe.rollout.ppSize, 2);
+    EXPECT_EQ(res->recipe.launcher.flagSpellings,
+              (std::vector<std::string>{"--sglang-expert-parallel-size", "--sglang-dp",
+                                        "--sglang-pipeline-parallel-size"}));
+    auto canonical = importScriptText(
+        "python3 train.py --rollout-batch-size 4 --sglang-ep 8 --sglang-ep-size 4\n", "x.sh");
+    ASSERT_TRUE(canonical.ok()) << canonical.error();
+    EXPECT_EQ(canonical->recipe.rollout.epSize, 4);
+    EXPECT_TRUE(canonical->recipe.launcher.flagSpellings.empty());
+    auto vllm = importScriptText(
+        "python3 train.py --rollout-batch-size 4 --vllm-dp 2 --vllm-pipeline-parallel-size 2\n",
+        "x.sh");
+    ASSERT_TRUE(vllm.ok()) << vllm.error();
+    EXPECT_EQ(vllm->recipe.framework, Framework::Vime);
+    EXPECT_EQ(vllm->recipe.rollout.dpSize, 2);
+    EXPECT_EQ(vllm->recipe.launcher.flagSpellings, std::vector<std::string>{"--vllm-dp"});
+}
+
 TEST(Import, WrongValuesAreKeptVerbatimNotGuessed) {
     auto res = importScriptText(
         "python3 train.py --tensor-model-parallel-size two --rollout-batch-size 4 "

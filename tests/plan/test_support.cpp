@@ -118,7 +118,8 @@ Recipe everyFieldRecipe() {
                           {"python3 -m server --port 1 &\n", "until curl -s x; do sleep 1; done\n"},
                           {"--dashboard-host=0.0.0.0"},
                           true,
-                          {"--force"}};
+                          {"--force"},
+                          {"--sglang-expert-parallel-size"}};
     r.weightUpdate = WeightUpdate{WeightUpdateMode::Delta, WeightTransport::Disk, "/shared/wu",
                                   "/nvme/ckpt", true};
     r.analysis.primaryMetric = "eval/gsm8k";
