@@ -169,9 +169,8 @@ void runEvents(const HistoryOptions& options, runplane::cli::CliContext& context
     }
     json out = json::array();
     for (const auto& e : *events) {
-        json j = {{"node_id", e.nodeId},  {"t_ns", e.tNs},
-                  {"run_id", e.runId},    {"kind", e.kind},
-                  {"message", e.message}, {"attrs", json::parse(e.attrsJson, nullptr, false)}};
+        json j = {{"node_id", e.nodeId}, {"t_ns", e.tNs},        {"run_id", e.runId},
+                  {"kind", e.kind},      {"message", e.message}, {"attrs", json(e.attrs)}};
         j["seq"] = e.seq ? json(*e.seq) : json(nullptr);
         out.push_back(std::move(j));
         if (!options.json) {

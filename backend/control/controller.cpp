@@ -209,13 +209,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     filter.kind = toString(EventKindInfo::RunState);
     if (auto events = (*history)->listEvents(filter); events.ok() && !events->empty()) {
         const db::EventRecord& latest = events->back();
-        auto attrs = nlohmann::json::parse(latest.attrsJson, nullptr, false);
-        std::map<std::string, std::string> map;
-        const char* key = telemetry::attr::kState;
-        if (attrs.is_object() && attrs.contains(key) && attrs[key].is_string()) {
-            map[key] = attrs[key].get<std::string>();
-        }
-        if (auto state = runStateFromAttrs(map)) {
+        if (auto state = runStateFromAttrs(latest.attrs)) {
             const bool ended = *state != db::RunState::Running;
             if ((*history)
                     ->updateRunState(db::RunId{run.runId}, *state, ended ? latest.tNs : 0,

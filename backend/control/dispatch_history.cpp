@@ -27,7 +27,7 @@ db::IngestBatch eventsBatch(const std::string& runId, const std::vector<Dispatch
         ev.runId = runId;
         ev.kind = std::string("dispatch.") + toString(e.step);
         ev.message = redact::redactText(e.message);  // docs/security.md
-        ev.attrsJson = json_text::dump({{"node", e.node}, {"ok", e.ok}});
+        ev.attrs = {{"node", e.node}, {"ok", e.ok}};
         batch.events.push_back(std::move(ev));
     }
     return batch;

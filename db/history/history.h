@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/ids.h"
 #include "common/result.h"
@@ -140,6 +143,23 @@ struct SeriesPoints {
     std::int64_t sourceCount = 0;  // samples in the range before decimation
 };
 
+/// An event's attributes: name -> JSON value. A string map (the daemon's attributes are strings
+/// on the wire) is the common case, but a caller passes a bool, a number or a nested object as
+/// that value (a dispatch step's "ok": false, an NCCL probe summary's "ranks": 8 and its
+/// "nccl_env" object), and reads back exactly the value it stored. A map rather than a bare
+/// nlohmann::json so that the type says "an object, keyed by name": an attribute set can never
+/// be an array or a number. Only the history turns it into text (events.attrs_json: the
+/// compact JSON object, keys sorted; docs/history.md, "Event attributes") and back; nobody
+/// outside db/history writes or parses that text.
+using EventAttrs = std::map<std::string, nlohmann::json>;
+
+/// The attributes of a string map (the wire's map<string, string>).
+EventAttrs eventAttrs(const std::map<std::string, std::string>& strings);
+
+/// The text of one attribute: a string as it is, any other value as its compact JSON text
+/// (`false`, `8`, `{"NCCL_DEBUG":"WARN"}`); empty when the attribute is absent.
+std::string attrText(const EventAttrs& attrs, std::string_view name);
+
 /// An event (phase change, NCCL warning, stall, alarm, exit, gap, ...).
 struct EventRecord {
     std::string nodeId;
@@ -149,7 +169,7 @@ struct EventRecord {
     std::string kind;  // "phase", "nccl_warning", "nccl_error", "stall", "memory_alarm",
                        // "process_exit", "gap", "run_state", "info"
     std::string message;
-    std::string attrsJson;  // JSON object of string attributes
+    EventAttrs attrs;
 };
 
 /// Filter for listEvents(); empty fields match everything. Results are ordered by time.
@@ -182,7 +202,7 @@ struct IngestEvent {
     std::string runId;
     std::string kind;
     std::string message;
-    std::string attrsJson = "{}";
+    EventAttrs attrs;
 };
 
 /// What one telemetry batch contributes, committed atomically with the node's cursor.

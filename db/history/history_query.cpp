@@ -435,7 +435,7 @@ Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) 
         event.runId = r.columnText(3);
         event.kind = r.columnText(4);
         event.message = r.columnText(5);
-        event.attrsJson = r.columnText(6);
+        event.attrs = decodeEventAttrs(r.columnText(6));
         events.push_back(std::move(event));
     });
     if (!s.ok()) {

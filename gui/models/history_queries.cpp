@@ -36,9 +36,8 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-QString attr(const std::string& attrsJson, const char* key) {
-    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(attrsJson));
-    return doc.object().value(QLatin1String(key)).toVariant().toString();
+QString attr(const db::EventAttrs& attrs, const char* key) {
+    return qs(db::attrText(attrs, key));
 }
 
 double nowSeconds() {
@@ -447,7 +446,7 @@ std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& 
         if (!phases.empty() && phases.back().t1 <= phases.back().t0) {
             phases.back().t1 = t;
         }
-        QString name = attr(e.attrsJson, telemetry::attr::kPhase);
+        QString name = attr(e.attrs, telemetry::attr::kPhase);
         if (name.isEmpty()) {
             name = qs(e.message);
         }
@@ -757,8 +756,8 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     double daemonAlarm = 0;
     for (const db::EventRecord& e : *events) {
         if (e.kind == toString(EventKind::MemoryAlarm)) {
-            daemonAlarm = std::max(daemonAlarm,
-                                   attr(e.attrsJson, telemetry::attr::kThresholdBytes).toDouble());
+            daemonAlarm =
+                std::max(daemonAlarm, attr(e.attrs, telemetry::attr::kThresholdBytes).toDouble());
         }
     }
     snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog, daemonAlarm);
@@ -770,13 +769,13 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             e.kind == toString(EventKind::NcclError) || e.kind == toString(EventKind::Stall)) {
             snap.nccl.events.push_back(row);
         }
-        if (e.kind == toString(EventKind::Info) && !attr(e.attrsJson, "busbw_gbps").isEmpty()) {
+        if (e.kind == toString(EventKind::Info) && !attr(e.attrs, "busbw_gbps").isEmpty()) {
             NcclHealth::Probe probe;
             probe.nodeId = qs(e.nodeId);
-            probe.collective = attr(e.attrsJson, "collective");
-            probe.bytes = attr(e.attrsJson, "bytes").toDouble();
-            probe.busbwGbps = attr(e.attrsJson, "busbw_gbps").toDouble();
-            probe.expectedGbps = attr(e.attrsJson, "expected_busbw_gbps").toDouble();
+            probe.collective = attr(e.attrs, "collective");
+            probe.bytes = attr(e.attrs, "bytes").toDouble();
+            probe.busbwGbps = attr(e.attrs, "busbw_gbps").toDouble();
+            probe.expectedGbps = attr(e.attrs, "expected_busbw_gbps").toDouble();
             snap.nccl.probes.push_back(probe);
         }
         if (t >= t0 && t <= t1 && e.kind != toString(EventKind::Phase)) {

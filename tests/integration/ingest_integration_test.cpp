@@ -253,7 +253,7 @@ TEST(IngestIntegration, SubmittedRunIsRecordedAndItsEndArrives) {
             filter.runId = "run-echo-1";
             if (auto events = (*opened)->listEvents(filter); events.ok()) {
                 for (const auto& e : *events) {
-                    text += e.kind + " " + e.message + " " + e.attrsJson + "\n";
+                    text += e.kind + " " + e.message + " " + nlohmann::json(e.attrs).dump() + "\n";
                 }
             }
             auto run = (*opened)->run("run-echo-1");
