@@ -260,8 +260,8 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     if (node->nodeId.empty()) {
         return Error{"runplaned at " + options.address + " reported no node id"};
     }
-    db::NodeRecord record{node->nodeId, options.address, node->hostname, nodeInfoJson(*node),
-                          unixNowNs()};
+    db::NodeRecord record{db::NodeId{node->nodeId}, options.address, node->hostname,
+                          nodeInfoJson(*node), unixNowNs()};
     Result<std::uint64_t> cursor = Error{"no cursor"};
     bool reset = false;
     Status prepared = lane->execute([&](db::History& history) -> Status {

@@ -36,6 +36,14 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
+// Ids are shown (and kept in the Qt rows) as their text.
+QString qs(const RunId& id) {
+    return QString::fromStdString(id.value());
+}
+QString qs(const NodeId& id) {
+    return QString::fromStdString(id.value());
+}
+
 QString attr(const db::EventAttrs& attrs, const char* key) {
     return qs(db::attrText(attrs, key));
 }
@@ -384,14 +392,14 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
     maxBuckets = std::min(maxBuckets, std::max(kHostMemoryMinBuckets, perNode));
     // One listing for all nodes (not one per node: 256 statements per refresh under load).
     db::SeriesFilter filter;
-    filter.runId = std::string();
+    filter.runId = RunId();  // node-level series
     filter.name = series::kHostMemPattern;
     auto listed = history.listSeries(filter);
     if (!listed) {
         result.error = qs(listed.error());
         return result;
     }
-    std::map<std::string, std::pair<const db::SeriesInfo*, const db::SeriesInfo*>> byNode;
+    std::map<NodeId, std::pair<const db::SeriesInfo*, const db::SeriesInfo*>> byNode;
     for (const db::SeriesInfo& info : *listed) {
         if (info.name == series::kHostMemUsed) {
             byNode[info.nodeId].first = &info;
@@ -400,7 +408,7 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
         }
     }
     for (const QString& node : nodeIds) {
-        const auto it = byNode.find(node.toStdString());
+        const auto it = byNode.find(NodeId{node.toStdString()});
         if (it == byNode.end() || it->second.first == nullptr) {
             continue;
         }
@@ -431,7 +439,7 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
 std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& events,
                                             double endT) {
     std::vector<PhaseInterval> phases;
-    std::string phaseNode;
+    NodeId phaseNode;
     for (const db::EventRecord& e : events) {
         if (e.kind != toString(EventKind::Phase)) {
             continue;
@@ -560,9 +568,8 @@ MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
 
 namespace {
 // A primary metric outside eval/ (e.g. train/reward) is not among the eval/* values: read it.
-void appendPrimaryMetric(db::History& history, const std::string& runId,
-                         const plan::Analysis& analysis, std::vector<MetricValue>& values,
-                         SeriesCache* cache = nullptr) {
+void appendPrimaryMetric(db::History& history, const RunId& runId, const plan::Analysis& analysis,
+                         std::vector<MetricValue>& values, SeriesCache* cache = nullptr) {
     const std::string& preferred = analysis.primaryMetric;
     if (preferred.empty() || preferred.rfind("eval/", 0) == 0) {
         return;
@@ -636,7 +643,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         return cache != nullptr ? cache->load(history, info, from, to, buckets)
                                 : loadSeries(history, info, from, to, buckets);
     };
-    auto record = history.run(runId.toStdString());
+    auto record = history.run(RunId{runId.toStdString()});
     if (!record) {
         return Error{record.error()};
     }
@@ -689,7 +696,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     if (!gpus) {
         snap.warnings << qs(gpus.error());
     } else {
-        std::map<std::string, std::vector<const db::SeriesInfo*>> gpuByNode;
+        std::map<NodeId, std::vector<const db::SeriesInfo*>> gpuByNode;
         for (const db::SeriesInfo& info : *gpus) {
             if (info.name.find("mem.used") == std::string::npos) {
                 continue;
@@ -700,7 +707,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             gpuByNode[info.nodeId].push_back(&info);
         }
         for (const QString& node : snap.run.nodes) {
-            const auto it = gpuByNode.find(node.toStdString());
+            const auto it = gpuByNode.find(NodeId{node.toStdString()});
             if (it != gpuByNode.end()) {
                 gpuSeries.insert(gpuSeries.end(), it->second.begin(), it->second.end());
             }

@@ -116,7 +116,7 @@ TEST(EventAttrsRecord, NcclProbeSummaryKeepsNumbersAndNestedObjects) {
     auto events = (*history)->listEvents(filter);
     ASSERT_TRUE(events.ok()) << events.error();
     ASSERT_EQ(events->size(), 2u);
-    const bool bFirst = (*events)[0].nodeId == "node-b";
+    const bool bFirst = (*events)[0].nodeId.value() == "node-b";
     const db::EventAttrs& attrs = (*events)[bFirst ? 0 : 1].attrs;
     EXPECT_EQ(attrs.at("ranks"), 8);
     EXPECT_EQ(attrs.at("world_size"), 16);

@@ -78,14 +78,14 @@ TEST(History, RunsRoundTripNewestFirst) {
     ScratchDir dir;
     auto history = openOrDie(dir.file("h.sqlite"));
     RunRecord a;
-    a.id = "run-a";
+    a.id = RunId{"run-a"};
     a.name = "first";
     a.recipeYaml = "model: qwen3-0.6b\n";
     a.provenanceJson = R"({"argv":["runplane-smoke"],"git_rev":"abc"})";
     a.startedNs = 100;
     a.nodes = {"node-1", "node-2"};
     RunRecord b = a;
-    b.id = "run-b";
+    b.id = RunId{"run-b"};
     b.name = "second";
     b.startedNs = 200;
     ASSERT_TRUE(history->upsertRun(a).ok());
@@ -95,7 +95,7 @@ TEST(History, RunsRoundTripNewestFirst) {
     auto runs = history->listRuns();
     ASSERT_TRUE(runs.ok());
     ASSERT_EQ(runs->size(), 2u);
-    EXPECT_EQ((*runs)[0].id, "run-b");
+    EXPECT_EQ((*runs)[0].id.value(), "run-b");
     const RunRecord& got = (*runs)[1];
     EXPECT_EQ(got.name, "first");
     EXPECT_EQ(got.recipeYaml, a.recipeYaml);
@@ -114,8 +114,9 @@ TEST(History, RunsRoundTripNewestFirst) {
 TEST(History, NodesUpsert) {
     ScratchDir dir;
     auto history = openOrDie(dir.file("h.sqlite"));
-    ASSERT_TRUE(history->upsertNode({"n1", "127.0.0.1:1000", "host-a", "{}", 5}).ok());
-    ASSERT_TRUE(history->upsertNode({"n1", "127.0.0.1:2000", "host-a", R"({"x":1})", 6}).ok());
+    ASSERT_TRUE(history->upsertNode({NodeId{"n1"}, "127.0.0.1:1000", "host-a", "{}", 5}).ok());
+    ASSERT_TRUE(
+        history->upsertNode({NodeId{"n1"}, "127.0.0.1:2000", "host-a", R"({"x":1})", 6}).ok());
     auto nodes = history->listNodes();
     ASSERT_TRUE(nodes.ok());
     ASSERT_EQ(nodes->size(), 1u);
@@ -186,7 +187,7 @@ TEST(History, EventsAreIdempotentAndControllerGapsKept) {
     EXPECT_EQ((*events)[2].kind, "phase");
     EXPECT_EQ((*events)[2].seq, 5u);
     EventFilter byRun;
-    byRun.runId = "run-1";
+    byRun.runId = RunId{"run-1"};
     auto run = history->listEvents(byRun);
     ASSERT_TRUE(run.ok());
     EXPECT_EQ(run->size(), 1u);
@@ -347,7 +348,7 @@ TEST(History, FailedBatchLeavesNothingBehind) {
     auto retried = history->ingest(batch);
     ASSERT_TRUE(retried.ok()) << retried.error();
     EXPECT_EQ(retried->samplesInserted, 5u);
-    auto id = history->findSeries("n1", "", "new.series");
+    auto id = history->findSeries(NodeId{"n1"}, RunId(), "new.series");
     ASSERT_TRUE(id.ok() && id->has_value());
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM samples WHERE series_id = " +
                                std::to_string(**id) + ";"),
@@ -361,7 +362,7 @@ TEST(History, NanValuesAreStoredAndReadBack) {
     batch.samples[1].value = std::numeric_limits<double>::quiet_NaN();
     batch.samples[1].min = batch.samples[1].max = batch.samples[1].value;
     ASSERT_TRUE(history->ingest(batch).ok());
-    auto id = history->findSeries("n1", "", "train/loss");
+    auto id = history->findSeries(NodeId{"n1"}, RunId(), "train/loss");
     ASSERT_TRUE(id.ok() && id->has_value());
     auto points = history->querySeries(SeriesQuery{**id});
     ASSERT_TRUE(points.ok());
@@ -383,7 +384,7 @@ TEST(History, ListSeriesWithExtent) {
     ASSERT_TRUE(all.ok());
     ASSERT_EQ(all->size(), 2u);
     SeriesFilter nodeLevel;
-    nodeLevel.runId = "";
+    nodeLevel.runId = RunId();
     auto host = history->listSeries(nodeLevel);
     ASSERT_EQ(host->size(), 1u);
     EXPECT_EQ((*host)[0].count, 10);
@@ -409,14 +410,14 @@ TEST(History, RunMetricsLastAndBest) {
                                  "train/loss", "", loss[i], loss[i], loss[i], (i + 1) * 10});
     }
     ASSERT_TRUE(history->ingest(batch).ok());
-    auto evals = history->runMetrics("run-1");
+    auto evals = history->runMetrics(RunId{"run-1"});
     ASSERT_TRUE(evals.ok());
     ASSERT_EQ(evals->size(), 1u);
     EXPECT_EQ((*evals)[0].last, 0.5);
     EXPECT_EQ((*evals)[0].lastStep, 30);
     EXPECT_EQ((*evals)[0].best, 0.7);
     EXPECT_EQ((*evals)[0].bestStep, 20);
-    auto losses = history->runMetrics("run-1", "train/");
+    auto losses = history->runMetrics(RunId{"run-1"}, "train/");
     ASSERT_TRUE(losses.ok());
     ASSERT_EQ(losses->size(), 1u);
     EXPECT_EQ((*losses)[0].best, 0.5);  // lower is better for a loss
@@ -433,18 +434,18 @@ TEST(History, PeaksPerNodeAndPerRun) {
     auto peaks = history->nodePeaks("host.mem.used_bytes", 0, 200'000'000'000);
     ASSERT_TRUE(peaks.ok());
     ASSERT_EQ(peaks->size(), 2u);
-    EXPECT_EQ((*peaks)[0].nodeId, "n1");
+    EXPECT_EQ((*peaks)[0].nodeId.value(), "n1");
     EXPECT_EQ((*peaks)[0].peak, 1e12);
     EXPECT_EQ((*peaks)[0].peakNs, 41'000'000'000);
     EXPECT_EQ((*peaks)[1].peak, 100.5);
-    ASSERT_TRUE(history->upsertNode({"n2", "127.0.0.1:9", "h2", "{}", 1}).ok());
+    ASSERT_TRUE(history->upsertNode({NodeId{"n2"}, "127.0.0.1:9", "h2", "{}", 1}).ok());
     RunRecord run;
-    run.id = "r";
+    run.id = RunId{"r"};
     run.startedNs = 50'000'000'000;
     run.endedNs = 60'000'000'000;
     run.nodes = {"n1", "127.0.0.1:9"};  // a node id and an address both match
     ASSERT_TRUE(history->upsertRun(run).ok());
-    auto runPeaks = history->runPeaks("r");
+    auto runPeaks = history->runPeaks(RunId{"r"});
     ASSERT_TRUE(runPeaks.ok()) << runPeaks.error();
     ASSERT_EQ(runPeaks->size(), 2u);
     EXPECT_EQ((*runPeaks)[0].peak, 60.5);  // the spike at 41 s is outside the run's window
@@ -568,7 +569,7 @@ TEST(History, ReadOnlyOpenNeverCreates) {
     ASSERT_TRUE(readOnly.ok()) << readOnly.error();
     EXPECT_TRUE((*readOnly)->listRuns().ok());
     RunRecord run;
-    run.id = "x";
+    run.id = RunId{"x"};
     EXPECT_FALSE((*readOnly)->upsertRun(run).ok());
 }
 

@@ -49,7 +49,7 @@ std::string sourceRecipe(const std::string& file) {
 
 Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunSpec& spec) {
     db::RunRecord run;
-    run.id = spec.runId;
+    run.id = RunId{spec.runId};
     run.name = spec.name;
     run.recipeYaml = spec.recipeYaml;
     run.provenanceJson = R"({"argv":["synthetic"],"git_rev":"test"})";
@@ -66,7 +66,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
     for (size_t n = 0; n < spec.nodes.size(); ++n) {
         const std::string& node = spec.nodes[n];
         db::NodeRecord rec;
-        rec.nodeId = node;
+        rec.nodeId = NodeId{node};
         rec.address = "127.0.0.1:" + std::to_string(7070 + n);
         rec.hostname = node;
         rec.infoJson =
