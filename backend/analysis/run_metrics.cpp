@@ -14,7 +14,7 @@ plan::Analysis analysisOf(const std::string& recipeYaml) {
     return recipe ? recipe->analysis : plan::Analysis{};
 }
 
-Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std::string& runId,
+Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const RunId& runId,
                                                 const std::string& prefix,
                                                 const std::vector<KindOverride>& overrides) {
     auto summaries = history.runMetrics(runId, prefix);
@@ -28,7 +28,7 @@ Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std:
     if (!series) {
         return Error{series.error()};
     }
-    std::map<std::pair<std::string, std::string>, const db::SeriesInfo*> byKey;
+    std::map<std::pair<NodeId, std::string>, const db::SeriesInfo*> byKey;
     for (const db::SeriesInfo& s : *series) {
         byKey[{s.nodeId, s.name}] = &s;
     }

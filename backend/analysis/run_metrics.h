@@ -26,7 +26,7 @@ plan::Analysis analysisOf(const std::string& recipeYaml);
 
 /// Every series of the run whose name starts with `prefix` ("" = all), in name order, each
 /// classified with the recipe's overrides (analysis.metric_kinds).
-Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const std::string& runId,
+Result<std::vector<RunMetric>> runMetricsByKind(db::History& history, const RunId& runId,
                                                 const std::string& prefix = "eval/",
                                                 const std::vector<KindOverride>& overrides = {});
 

@@ -68,9 +68,9 @@ void runSeries(const HistoryOptions& options, runplane::cli::CliContext& context
         return;
     }
     runplane::db::SeriesFilter filter;
-    filter.nodeId = options.node;
+    filter.nodeId = runplane::NodeId{options.node};
     if (!options.run.empty() || options.nodeLevel) {
-        filter.runId = options.run;
+        filter.runId = runplane::RunId{options.run};
     }
     filter.name = options.name;
     auto series = history->listSeries(filter);
@@ -80,8 +80,8 @@ void runSeries(const HistoryOptions& options, runplane::cli::CliContext& context
     json out = json::array();
     for (const auto& s : *series) {
         out.push_back({{"id", s.id},
-                       {"node_id", s.nodeId},
-                       {"run_id", s.runId},
+                       {"node_id", s.nodeId.value()},
+                       {"run_id", s.runId.value()},
                        {"name", s.name},
                        {"unit", s.unit},
                        {"count", s.count},
@@ -89,8 +89,8 @@ void runSeries(const HistoryOptions& options, runplane::cli::CliContext& context
                        {"last_ns", s.lastNs}});
         if (!options.json) {
             std::printf("%6lld  %-24s %-20s %-32s %8lld  %s .. %s\n", static_cast<long long>(s.id),
-                        s.nodeId.c_str(), s.runId.empty() ? "-" : s.runId.c_str(), s.name.c_str(),
-                        static_cast<long long>(s.count),
+                        s.nodeId.value().c_str(), s.runId.empty() ? "-" : s.runId.value().c_str(),
+                        s.name.c_str(), static_cast<long long>(s.count),
                         runplane::control::formatLocalTime(s.firstNs).c_str(),
                         runplane::control::formatLocalTime(s.lastNs).c_str());
         }
@@ -107,7 +107,8 @@ void runPoints(const HistoryOptions& options, runplane::cli::CliContext& context
     }
     std::int64_t id = options.seriesId;
     if (id == 0) {
-        auto found = history->findSeries(options.node, options.run, options.name);
+        auto found = history->findSeries(runplane::NodeId{options.node},
+                                         runplane::RunId{options.run}, options.name);
         if (!check(found, context)) {
             return;
         }
@@ -155,9 +156,9 @@ void runEvents(const HistoryOptions& options, runplane::cli::CliContext& context
         return;
     }
     runplane::db::EventFilter filter;
-    filter.nodeId = options.node;
+    filter.nodeId = runplane::NodeId{options.node};
     if (!options.run.empty()) {
-        filter.runId = options.run;
+        filter.runId = runplane::RunId{options.run};
     }
     filter.kind = options.kind;
     filter.t0Ns = options.fromNs;
@@ -169,14 +170,14 @@ void runEvents(const HistoryOptions& options, runplane::cli::CliContext& context
     }
     json out = json::array();
     for (const auto& e : *events) {
-        json j = {{"node_id", e.nodeId},  {"t_ns", e.tNs},
-                  {"run_id", e.runId},    {"kind", e.kind},
-                  {"message", e.message}, {"attrs", json::parse(e.attrsJson, nullptr, false)}};
+        json j = {{"node_id", e.nodeId.value()}, {"t_ns", e.tNs},
+                  {"run_id", e.runId.value()},   {"kind", e.kind},
+                  {"message", e.message},        {"attrs", json(e.attrs)}};
         j["seq"] = e.seq ? json(*e.seq) : json(nullptr);
         out.push_back(std::move(j));
         if (!options.json) {
             std::printf("%s  %-20s %-14s %s\n", runplane::control::formatLocalTime(e.tNs).c_str(),
-                        e.nodeId.c_str(), e.kind.c_str(), e.message.c_str());
+                        e.nodeId.value().c_str(), e.kind.c_str(), e.message.c_str());
         }
     }
     if (options.json) {
@@ -195,13 +196,13 @@ void runNodesList(const HistoryOptions& options, runplane::cli::CliContext& cont
     }
     json out = json::array();
     for (const auto& n : *nodes) {
-        out.push_back({{"node_id", n.nodeId},
+        out.push_back({{"node_id", n.nodeId.value()},
                        {"address", n.address},
                        {"hostname", n.hostname},
                        {"last_seen_ns", n.lastSeenNs},
                        {"info", json::parse(n.infoJson, nullptr, false)}});
         if (!options.json) {
-            std::printf("%-36s %-22s %-20s %s\n", n.nodeId.c_str(), n.address.c_str(),
+            std::printf("%-36s %-22s %-20s %s\n", n.nodeId.value().c_str(), n.address.c_str(),
                         n.hostname.c_str(),
                         runplane::control::formatLocalTime(n.lastSeenNs).c_str());
         }

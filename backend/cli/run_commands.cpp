@@ -181,7 +181,7 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
         return fail(record.error(), 1);
     }
     if (options.json) {
-        std::cout << json{{"run_id", record->id},
+        std::cout << json{{"run_id", record->id.value()},
                           {"name", record->name},
                           {"status", std::string(runplane::db::toString(record->state))},
                           {"address", options.address},
@@ -191,7 +191,7 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
                          .dump(2)
                   << "\n";
     } else {
-        std::cout << "started run " << record->id << " on " << options.address << " ("
+        std::cout << "started run " << record->id.value() << " on " << options.address << " ("
                   << runplane::db::toString(record->state)
                   << (record->message.empty() ? "" : ": " + record->message) << "), recorded in "
                   << options.history << "\n";
@@ -256,7 +256,7 @@ bool printStoredLog(const LogsOptions& options, const std::string& why) {
         return false;
     }
     const std::string stream = options.stderrStream ? "stderr" : "stdout";
-    auto stored = (*history)->readRunLog(options.runId, stream, options.from);
+    auto stored = (*history)->readRunLog(runplane::RunId{options.runId}, stream, options.from);
     if (!stored.ok() || (stored->text.empty() && stored->endOffset == 0)) {
         return false;
     }
@@ -350,7 +350,7 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
         const runplane::plan::Analysis analysis = runplane::metrics::analysisOf(run.recipeYaml);
         auto metrics =
             runplane::metrics::runMetricsByKind(**history, run.id, "eval/", analysis.metricKinds);
-        json j = {{"id", run.id},
+        json j = {{"id", run.id.value()},
                   {"name", run.name},
                   {"status", std::string(runplane::db::toString(run.state))},
                   {"nodes", run.nodes},
@@ -363,7 +363,8 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
         std::string peakText;
         if (peaks.ok()) {
             for (const auto& p : *peaks) {
-                j["peaks"].push_back({{"node_id", p.nodeId}, {"peak", p.peak}, {"t_ns", p.peakNs}});
+                j["peaks"].push_back(
+                    {{"node_id", p.nodeId.value()}, {"peak", p.peak}, {"t_ns", p.peakNs}});
                 peakText += (peakText.empty() ? "" : ", ") + formatBytes(p.peak);
             }
         }
@@ -376,7 +377,7 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
             for (const auto& r : *metrics) {
                 const auto& m = r.summary;
                 j["evals"].push_back(
-                    {{"node_id", m.nodeId},
+                    {{"node_id", m.nodeId.value()},
                      {"series", m.series},
                      {"kind", std::string(runplane::metrics::kindName(r.info.kind))},
                      {"direction", std::string(runplane::metrics::directionName(r.info.direction))},
@@ -419,8 +420,8 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
         for (const auto& n : run.nodes) {
             nodes += (nodes.empty() ? "" : ",") + n;
         }
-        rows.push_back({run.id, run.name, std::string(runplane::db::toString(run.state)), nodes,
-                        formatLocalTime(run.startedNs),
+        rows.push_back({run.id.value(), run.name, std::string(runplane::db::toString(run.state)),
+                        nodes, formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
                         peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText});
     }

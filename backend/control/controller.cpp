@@ -167,7 +167,8 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     if (run.runId.empty()) {
         run.runId = generateRunId();
     }
-    if (auto existing = (*history)->run(run.runId);
+    const db::RunId runId{run.runId};
+    if (auto existing = (*history)->run(runId);
         existing.ok() && *existing && (*existing)->state != db::RunState::Running) {
         return Error{(*history)->path() + ": run id '" + run.runId +
                      "' already exists and has ended; choose another id"};
@@ -177,7 +178,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
         return Error{started.error()};
     }
     db::RunRecord record;
-    record.id = run.runId;
+    record.id = runId;
     record.name = spec.name.empty() ? run.runId : spec.name;
     record.recipeYaml = run.recipeYaml;
     // Provenance: what the caller recorded, plus the daemon that runs it.
@@ -205,21 +206,14 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     // A fast run may have ended, and its run-state event been ingested, before the record
     // existed: apply the latest such event now (later ones are applied by the ingest).
     db::EventFilter filter;
-    filter.runId = run.runId;
+    filter.runId = runId;
     filter.kind = toString(EventKindInfo::RunState);
     if (auto events = (*history)->listEvents(filter); events.ok() && !events->empty()) {
         const db::EventRecord& latest = events->back();
-        auto attrs = nlohmann::json::parse(latest.attrsJson, nullptr, false);
-        std::map<std::string, std::string> map;
-        const char* key = telemetry::attr::kState;
-        if (attrs.is_object() && attrs.contains(key) && attrs[key].is_string()) {
-            map[key] = attrs[key].get<std::string>();
-        }
-        if (auto state = runStateFromAttrs(map)) {
+        if (auto state = runStateFromAttrs(latest.attrs)) {
             const bool ended = *state != db::RunState::Running;
             if ((*history)
-                    ->updateRunState(db::RunId{run.runId}, *state, ended ? latest.tNs : 0,
-                                     latest.message)
+                    ->updateRunState(runId, *state, ended ? latest.tNs : 0, latest.message)
                     .ok()) {
                 record.state = *state;
                 record.endedNs = ended ? latest.tNs : record.endedNs;
@@ -270,10 +264,11 @@ Result<std::vector<RunStatusInfo>> Controller::syncRuns(const std::string& addre
         return Error{history.error()};
     }
     for (const auto& run : *runs) {
-        auto known = (*history)->run(run.runId);
+        const db::RunId runId{run.runId};
+        auto known = (*history)->run(runId);
         if (known.ok() && *known) {
-            (void)(*history)->updateRunState(
-                db::RunId{run.runId}, telemetry::historyState(run.state), run.endedNs, run.message);
+            (void)(*history)->updateRunState(runId, telemetry::historyState(run.state), run.endedNs,
+                                             run.message);
         }
     }
     return runs;

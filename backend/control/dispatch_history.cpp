@@ -27,7 +27,7 @@ db::IngestBatch eventsBatch(const std::string& runId, const std::vector<Dispatch
         ev.runId = runId;
         ev.kind = std::string("dispatch.") + toString(e.step);
         ev.message = redact::redactText(e.message);  // docs/security.md
-        ev.attrsJson = json_text::dump({{"node", e.node}, {"ok", e.ok}});
+        ev.attrs = {{"node", e.node}, {"ok", e.ok}};
         batch.events.push_back(std::move(ev));
     }
     return batch;
@@ -49,7 +49,7 @@ Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request
         result.headRun.runId.empty() ? request.run.runId : result.headRun.runId;
     if (result.launched) {
         db::RunRecord record;
-        record.id = runId;
+        record.id = db::RunId{runId};
         record.name = spec.runName.empty() ? runId : spec.runName;
         record.recipeYaml = spec.recipeYaml;
         auto provenance = nlohmann::json::parse(
@@ -94,7 +94,7 @@ Status recordStop(const std::string& historyPath, const std::string& runId,
     }
     for (const auto& e : result.events) {
         if (e.step == DispatchStep::StopRun && e.ok) {
-            auto run = (*history)->run(runId);
+            auto run = (*history)->run(db::RunId{runId});
             if (run.ok() && *run && (*run)->state == db::RunState::Running) {
                 return (*history)->updateRunState(db::RunId{runId}, db::RunState::Stopped,
                                                   unixNowNs(),

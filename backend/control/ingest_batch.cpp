@@ -1,7 +1,6 @@
 #include "backend/control/ingest_batch.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "backend/control/node_convert.h"
@@ -37,23 +36,15 @@ std::optional<db::RunState> runStateOf(const EventInfo& event) {
     return telemetry::historyState(*event.runState);
 }
 
-std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs) {
+std::optional<db::RunState> runStateFromAttrs(const db::EventAttrs& attrs) {
     auto it = attrs.find(telemetry::attr::kState);
-    if (it == attrs.end()) {
+    if (it == attrs.end() || !it->second.is_string()) {
         return std::nullopt;
     }
-    if (auto reported = runStateFromName(it->second)) {
+    if (auto reported = runStateFromName(it->second.get<std::string>())) {
         return telemetry::historyState(*reported);
     }
     return std::nullopt;
-}
-
-std::string attrsToJson(const std::map<std::string, std::string>& attrs) {
-    nlohmann::json object = nlohmann::json::object();
-    for (const auto& [key, value] : attrs) {
-        object[key] = value;
-    }
-    return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
@@ -108,10 +99,10 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
             event.message = "telemetry records " + std::to_string(r.first) + ".." +
                             std::to_string(r.last) + " (" + std::to_string(lost) +
                             ") are missing: " + reason;
-            event.attrsJson = attrsToJson({{telemetry::attr::kFirstSeq, std::to_string(r.first)},
-                                           {telemetry::attr::kLastSeq, std::to_string(r.last)},
-                                           {"source", "controller"},
-                                           {"reason", reason}});
+            event.attrs = {{telemetry::attr::kFirstSeq, std::to_string(r.first)},
+                           {telemetry::attr::kLastSeq, std::to_string(r.last)},
+                           {"source", "controller"},
+                           {"reason", reason}};
             plan.batch.events.push_back(std::move(event));
             ++plan.gaps;
         }
@@ -141,7 +132,7 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
             event.runId = record->runId;
             event.kind = toString(record->event.kind);
             event.message = record->event.message;
-            event.attrsJson = attrsToJson(record->event.attrs);
+            event.attrs = db::eventAttrs(record->event.attrs);
             plan.batch.events.push_back(std::move(event));
         } else {
             db::IngestSample sample;

@@ -34,9 +34,6 @@ std::optional<db::RunState> runStateOf(const EventInfo& event);
 /// attrs["state"] (the protocol enum's name, "RUN_STATE_FAILED", read by runStateFromName), for
 /// records sent with the typed field too (node_convert adds it). For an event read back from the
 /// history; one from the wire has EventInfo::runState.
-std::optional<db::RunState> runStateFromAttrs(const std::map<std::string, std::string>& attrs);
-
-/// Attributes as a JSON object.
-std::string attrsToJson(const std::map<std::string, std::string>& attrs);
+std::optional<db::RunState> runStateFromAttrs(const db::EventAttrs& attrs);
 
 }  // namespace runplane::control

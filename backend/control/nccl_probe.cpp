@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
-#include "common/json_text.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
@@ -132,19 +131,19 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
         summary.message = !n.report.verdict.empty() ? n.report.verdict
                           : !n.error.empty()        ? n.error
                                                     : probe.error;
-        nlohmann::json attrs{{"address", n.address},
-                             {"nccl_version", n.report.ncclVersion},
-                             {"library", n.report.libraryPath},
-                             {"ranks", n.report.ranks},
-                             {"world_size", probe.worldSize},
-                             {"first_rank", n.firstRank},
-                             {"nccl_env", n.report.ncclEnv},
-                             {"error", n.error.empty() ? probe.error : n.error}};
+        // Numbers stay numbers, the NCCL environment and the probe's own report nested objects.
+        summary.attrs = {{"address", n.address},
+                         {"nccl_version", n.report.ncclVersion},
+                         {"library", n.report.libraryPath},
+                         {"ranks", n.report.ranks},
+                         {"world_size", probe.worldSize},
+                         {"first_rank", n.firstRank},
+                         {"nccl_env", n.report.ncclEnv},
+                         {"error", n.error.empty() ? probe.error : n.error}};
         if (!n.report.rawJson.empty()) {
             auto raw = nlohmann::json::parse(n.report.rawJson, nullptr, false);
-            attrs["report"] = raw.is_discarded() ? nlohmann::json(n.report.rawJson) : raw;
+            summary.attrs["report"] = raw.is_discarded() ? nlohmann::json(n.report.rawJson) : raw;
         }
-        summary.attrsJson = json_text::dump(attrs);
         batch.events.push_back(std::move(summary));
         std::int64_t rowT = t + 1;
         for (const auto& r : n.report.rows) {
@@ -155,14 +154,14 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
             row.message = "nccl " + r.collective + " " + std::to_string(r.bytes) + " B: busbw " +
                           std::to_string(r.busbwGbps) + " GB/s";
             // Strings, as the daemon's event attrs are (the Runs page reads them so).
-            row.attrsJson = json_text::dump({{"collective", r.collective},
-                                             {"bytes", std::to_string(r.bytes)},
-                                             {"busbw_gbps", std::to_string(r.busbwGbps)},
-                                             {"algbw_gbps", std::to_string(r.algbwGbps)},
-                                             {"time_us_p50", std::to_string(r.timeUsP50)},
-                                             {"time_us_p95", std::to_string(r.timeUsP95)},
-                                             {"correct", r.correct ? "true" : "false"},
-                                             {"nccl_version", n.report.ncclVersion}});
+            row.attrs = {{"collective", r.collective},
+                         {"bytes", std::to_string(r.bytes)},
+                         {"busbw_gbps", std::to_string(r.busbwGbps)},
+                         {"algbw_gbps", std::to_string(r.algbwGbps)},
+                         {"time_us_p50", std::to_string(r.timeUsP50)},
+                         {"time_us_p95", std::to_string(r.timeUsP95)},
+                         {"correct", r.correct ? "true" : "false"},
+                         {"nccl_version", n.report.ncclVersion}};
             batch.events.push_back(std::move(row));
         }
         if (auto stored = (*history)->ingest(batch); !stored.ok()) {

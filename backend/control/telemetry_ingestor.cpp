@@ -85,22 +85,13 @@ TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& 
         if (record.isEvent && record.seq > previous) {
             out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
                                            toString(record.event.kind), record.event.message,
-                                           record.event.attrs});
+                                           db::eventAttrs(record.event.attrs)});
         }
     }
     for (const auto& event : plan.batch.events) {
         if (event.seq == 0) {
-            auto attrs = nlohmann::json::parse(event.attrsJson, nullptr, false);
-            std::map<std::string, std::string> map;
-            if (attrs.is_object()) {
-                for (auto it = attrs.begin(); it != attrs.end(); ++it) {
-                    if (it.value().is_string()) {
-                        map[it.key()] = it.value().get<std::string>();
-                    }
-                }
-            }
             out.events.push_back(
-                LiveEvent{0, event.tNs, event.runId, event.kind, event.message, map});
+                LiveEvent{0, event.tNs, event.runId, event.kind, event.message, event.attrs});
         }
     }
     return out;
@@ -269,8 +260,8 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     if (node->nodeId.empty()) {
         return Error{"runplaned at " + options.address + " reported no node id"};
     }
-    db::NodeRecord record{node->nodeId, options.address, node->hostname, nodeInfoJson(*node),
-                          unixNowNs()};
+    db::NodeRecord record{db::NodeId{node->nodeId}, options.address, node->hostname,
+                          nodeInfoJson(*node), unixNowNs()};
     Result<std::uint64_t> cursor = Error{"no cursor"};
     bool reset = false;
     Status prepared = lane->execute([&](db::History& history) -> Status {

@@ -81,7 +81,7 @@ struct LiveEvent {
     std::string runId;
     std::string kind;
     std::string message;
-    std::map<std::string, std::string> attrs;
+    db::EventAttrs attrs;  // as the history stores them
 };
 
 /// What one committed batch contributed: delivered after the commit, so a listener that reads

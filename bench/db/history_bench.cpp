@@ -380,7 +380,7 @@ struct MillionFixture {
                 return;
             }
         }
-        auto id = (*history)->findSeries("n1", "", "host.mem.used_bytes");
+        auto id = (*history)->findSeries(NodeId{"n1"}, RunId(), "host.mem.used_bytes");
         seriesId = id.ok() && *id ? **id : 0;
     }
     ~MillionFixture() {

@@ -60,7 +60,7 @@ struct Fixture {
             }
         }
         db::SeriesFilter f;
-        f.nodeId = "node-a";
+        f.nodeId = NodeId{"node-a"};
         f.name = "host.mem.used_bytes";
         auto series = history->listSeries(f);
         if (!series || series->empty()) {

@@ -197,7 +197,7 @@ class HistoryProbe {
         if (!runs) {
             return runs.error();
         }
-        auto id = history.findSeries(m_nodeId, "", SimCluster::seriesName(0));
+        auto id = history.findSeries(NodeId{m_nodeId}, RunId(), SimCluster::seriesName(0));
         if (!id) {
             return id.error();
         }
@@ -314,7 +314,7 @@ int runParent(const Args& args) {
             return 1;
         }
         db::RunRecord run;
-        run.id = runId;
+        run.id = RunId{runId};
         run.name = "bench_load " + std::to_string(args.nodes) + " nodes";
         run.provenanceJson = "{}";
         run.startedNs = std::chrono::duration_cast<std::chrono::nanoseconds>(

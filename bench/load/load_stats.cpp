@@ -248,7 +248,8 @@ Verification verifyHistory(const std::string& historyPath, const std::vector<std
         std::uint64_t storedHere = 0;
         for (int s = 0; s < series; ++s) {
             const bool inRun = !runId.empty() && s >= 1 && s <= 4;
-            auto id = history.findSeries(nodeIds[n], inRun ? runId : "", SimCluster::seriesName(s));
+            auto id = history.findSeries(NodeId{nodeIds[n]}, inRun ? RunId{runId} : RunId(),
+                                         SimCluster::seriesName(s));
             if (!id) {
                 v.error = id.error();
                 return v;

@@ -136,7 +136,7 @@ int run(const PeerArgs& args) {
     std::int64_t read = 0;
     const auto start = Clock::now();
     for (const auto& name : names) {
-        auto id = (*history)->findSeries("n1", "peer-run", name);
+        auto id = (*history)->findSeries(runplane::NodeId{"n1"}, runplane::RunId{"peer-run"}, name);
         if (!id.ok() || !*id) {
             std::cerr << "history_peer: series " << name << " not found\n";
             return 1;

@@ -44,7 +44,7 @@ constexpr const char* kRunColumns =
 
 RunRecord readRun(const sqlite::Statement& stmt) {
     RunRecord run;
-    run.id = stmt.columnText(0);
+    run.id = RunId{stmt.columnText(0)};
     run.name = stmt.columnText(1);
     run.recipeYaml = stmt.columnText(2);
     run.provenanceJson = stmt.columnText(3);
@@ -214,8 +214,8 @@ Status History::upsertRun(const RunRecord& run) {
     // Secrets never reach the file: the recipe snapshot, the provenance (argv, env, the
     // controller's own command line) and the message are redacted here, for every caller
     // (docs/security.md).
-    stmt->bind(1, run.id)
-        .bind(2, redact::redactText(run.name.empty() ? run.id : run.name))
+    stmt->bind(1, run.id.value())
+        .bind(2, redact::redactText(run.name.empty() ? run.id.value() : run.name))
         .bind(3, redact::redactText(run.recipeYaml))
         .bind(4, run.provenanceJson.empty() ? std::string("{}")
                                             : redact::redactJson(run.provenanceJson))
@@ -250,14 +250,14 @@ Status History::updateRunState(const RunId& id, RunState state, std::int64_t end
     return {};
 }
 
-Result<std::optional<RunRecord>> History::run(const std::string& runId) {
+Result<std::optional<RunRecord>> History::run(const RunId& runId) {
     std::lock_guard lock(m_mutex);
     auto stmt =
         m_impl->db->prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?1;");
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
-    stmt->bind(1, runId);
+    stmt->bind(1, runId.value());
     auto row = stmt->step();
     if (!row.ok()) {
         return Error{row.error()};
@@ -302,7 +302,7 @@ Status History::upsertNode(const NodeRecord& node) {
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
-    stmt->bind(1, node.nodeId)
+    stmt->bind(1, node.nodeId.value())
         .bind(2, node.address)
         .bind(3, node.hostname)
         .bind(4, node.infoJson.empty() ? std::string("{}") : node.infoJson)
@@ -372,8 +372,8 @@ Result<std::vector<NodeRecord>> History::listNodes() {
         if (!*row) {
             break;
         }
-        nodes.push_back(NodeRecord{stmt->columnText(0), stmt->columnText(1), stmt->columnText(2),
-                                   stmt->columnText(3), stmt->columnInt(4)});
+        nodes.push_back(NodeRecord{NodeId{stmt->columnText(0)}, stmt->columnText(1),
+                                   stmt->columnText(2), stmt->columnText(3), stmt->columnInt(4)});
     }
     return nodes;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/ids.h"
 #include "common/result.h"
@@ -53,7 +56,7 @@ using telemetry::toString;
 
 /// One run: what was launched (recipe snapshot, provenance), where, and how it ended.
 struct RunRecord {
-    std::string id;              // unique; also the daemon-side run id
+    RunId id;                    // unique; also the daemon-side run id
     std::string name;            // human label
     std::string recipeYaml;      // snapshot of the recipe as submitted
     std::string provenanceJson;  // {"argv":[...],"env":{...},"versions":{...},"git_rev":"..."}
@@ -67,7 +70,7 @@ struct RunRecord {
 
 /// One node daemon the history has seen.
 struct NodeRecord {
-    std::string nodeId;   // the daemon's stable node id (its spool identity)
+    NodeId nodeId;        // the daemon's stable node id (its spool identity)
     std::string address;  // host:port it was last reached at
     std::string hostname;
     std::string infoJson;  // inventory snapshot (arch, cores, RAM, GPUs, NCCL libs, versions)
@@ -77,8 +80,8 @@ struct NodeRecord {
 /// A telemetry series: (node, run, name) is unique; node-level series have an empty runId.
 struct SeriesInfo {
     std::int64_t id = 0;
-    std::string nodeId;
-    std::string runId;
+    NodeId nodeId;
+    RunId runId;       // empty for a node-level series
     std::string name;  // e.g. "host.mem.used_bytes", "eval/gsm8k"
     std::string unit;  // e.g. "bytes", "" for dimensionless metrics
     std::int64_t count = 0;
@@ -88,9 +91,9 @@ struct SeriesInfo {
 
 /// Filter for listSeries(); empty fields match everything.
 struct SeriesFilter {
-    std::string nodeId;
-    std::optional<std::string> runId;  // "" selects node-level series only
-    std::string name;                  // exact name, or a prefix when it ends with '*'
+    NodeId nodeId;
+    std::optional<RunId> runId;  // an empty id selects node-level series only
+    std::string name;            // exact name, or a prefix when it ends with '*'
 };
 
 /// A stored sample: value is the last reading of its interval, min/max the extremes inside it.
@@ -140,22 +143,39 @@ struct SeriesPoints {
     std::int64_t sourceCount = 0;  // samples in the range before decimation
 };
 
+/// An event's attributes: name -> JSON value. A string map (the daemon's attributes are strings
+/// on the wire) is the common case, but a caller passes a bool, a number or a nested object as
+/// that value (a dispatch step's "ok": false, an NCCL probe summary's "ranks": 8 and its
+/// "nccl_env" object), and reads back exactly the value it stored. A map rather than a bare
+/// nlohmann::json so that the type says "an object, keyed by name": an attribute set can never
+/// be an array or a number. Only the history turns it into text (events.attrs_json: the
+/// compact JSON object, keys sorted; docs/history.md, "Event attributes") and back; nobody
+/// outside db/history writes or parses that text.
+using EventAttrs = std::map<std::string, nlohmann::json>;
+
+/// The attributes of a string map (the wire's map<string, string>).
+EventAttrs eventAttrs(const std::map<std::string, std::string>& strings);
+
+/// The text of one attribute: a string as it is, any other value as its compact JSON text
+/// (`false`, `8`, `{"NCCL_DEBUG":"WARN"}`); empty when the attribute is absent.
+std::string attrText(const EventAttrs& attrs, std::string_view name);
+
 /// An event (phase change, NCCL warning, stall, alarm, exit, gap, ...).
 struct EventRecord {
-    std::string nodeId;
+    NodeId nodeId;
     std::optional<std::uint64_t> seq;  // the daemon's seq; empty for controller-made events
     std::int64_t tNs = 0;
-    std::string runId;
+    RunId runId;
     std::string kind;  // "phase", "nccl_warning", "nccl_error", "stall", "memory_alarm",
                        // "process_exit", "gap", "run_state", "info"
     std::string message;
-    std::string attrsJson;  // JSON object of string attributes
+    EventAttrs attrs;
 };
 
 /// Filter for listEvents(); empty fields match everything. Results are ordered by time.
 struct EventFilter {
-    std::string nodeId;
-    std::optional<std::string> runId;
+    NodeId nodeId;
+    std::optional<RunId> runId;
     std::string kind;
     std::int64_t t0Ns = std::numeric_limits<std::int64_t>::min();
     std::int64_t t1Ns = std::numeric_limits<std::int64_t>::max();
@@ -182,7 +202,7 @@ struct IngestEvent {
     std::string runId;
     std::string kind;
     std::string message;
-    std::string attrsJson = "{}";
+    EventAttrs attrs;
 };
 
 /// What one telemetry batch contributes, committed atomically with the node's cursor.
@@ -213,7 +233,7 @@ struct IngestResult {
 /// Last and best value of one metric series of a run. Best is the maximum for "eval/*" series
 /// (accuracies) and the minimum for series whose name contains "loss"; otherwise the maximum.
 struct MetricSummary {
-    std::string nodeId;
+    NodeId nodeId;
     std::string series;
     double last = 0;
     std::int64_t lastStep = -1;
@@ -225,7 +245,7 @@ struct MetricSummary {
 
 /// The highest value (over the samples' max) of one series per node in a time window.
 struct NodePeak {
-    std::string nodeId;
+    NodeId nodeId;
     std::string series;
     double peak = 0;
     std::int64_t peakNs = 0;
@@ -303,7 +323,7 @@ class History {
     /// Updates state, end time (0 keeps the stored one) and message of an existing run.
     Status updateRunState(const RunId& runId, RunState state, std::int64_t endedNs,
                           const std::string& message);
-    Result<std::optional<RunRecord>> run(const std::string& runId);
+    Result<std::optional<RunRecord>> run(const RunId& runId);
     /// All runs, newest first.
     Result<std::vector<RunRecord>> listRuns();
 
@@ -364,9 +384,9 @@ class History {
     Status beginRead();
     Status endRead();
     Result<std::vector<SeriesInfo>> listSeries(const SeriesFilter& filter);
-    /// The series id for (node, run, name), if it exists.
-    Result<std::optional<std::int64_t>> findSeries(const std::string& nodeId,
-                                                   const std::string& runId,
+    /// The series id for (node, run, name), if it exists; an empty run id names a node-level
+    /// series.
+    Result<std::optional<std::int64_t>> findSeries(const NodeId& nodeId, const RunId& runId,
                                                    const std::string& name);
     /// Samples of one series in [t0Ns, t1Ns], decimated min/max-preservingly when there are
     /// more than 4 x maxBuckets of them (see SeriesPoints).
@@ -376,25 +396,25 @@ class History {
     Status querySeries(const SeriesQuery& query, SeriesPoints& out);
     Result<std::vector<EventRecord>> listEvents(const EventFilter& filter);
     /// Last and best value of every "eval/*" series (or the given prefix) of a run.
-    Result<std::vector<MetricSummary>> runMetrics(const std::string& runId,
+    Result<std::vector<MetricSummary>> runMetrics(const RunId& runId,
                                                   const std::string& prefix = "eval/");
     /// Peak of a node-level series (default host memory used) per node in [t0Ns, t1Ns].
     Result<std::vector<NodePeak>> nodePeaks(const std::string& series, std::int64_t t0Ns,
                                             std::int64_t t1Ns);
     /// Peak host memory per node of a run, over the run's nodes and its time window.
     Result<std::vector<NodePeak>> runPeaks(
-        const std::string& runId, const std::string& series = telemetry::series::kHostMemUsed);
+        const RunId& runId, const std::string& series = telemetry::series::kHostMemUsed);
 
     /// A run's output as the controller recorded it while the run streamed (run_logs.cpp).
     /// Appends the bytes the daemon sent at `offset` of `stream` ("stdout" or "stderr"); bytes
     /// already stored are skipped, so a resumed tail may resend. Past `maxBytesPerStream` the
     /// oldest chunks are deleted (the tail is what a user reads after a failure).
-    Status appendRunLog(const std::string& runId, const std::string& stream, std::uint64_t offset,
+    Status appendRunLog(const RunId& runId, const std::string& stream, std::uint64_t offset,
                         std::string_view data, std::uint64_t maxBytesPerStream = kRunLogMaxBytes);
     /// The offset just past the stored bytes of the stream (0 when nothing is stored).
-    Result<std::uint64_t> runLogEnd(const std::string& runId, const std::string& stream);
+    Result<std::uint64_t> runLogEnd(const RunId& runId, const std::string& stream);
     /// The stored bytes of the stream from `fromOffset` on.
-    Result<RunLogText> readRunLog(const std::string& runId, const std::string& stream,
+    Result<RunLogText> readRunLog(const RunId& runId, const std::string& stream,
                                   std::uint64_t fromOffset = 0);
 
   private:

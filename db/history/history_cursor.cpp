@@ -1,6 +1,4 @@
 // History: the per-(node, spool incarnation) ingest cursor and node resets (issue #17).
-#include <nlohmann/json.hpp>
-
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
 
@@ -60,9 +58,9 @@ Status History::recordNodeReset(const NodeId& node, const NodeCursor& old,
         }
     }
     const std::int64_t now = nowNs();
-    nlohmann::json attrs = {{"old_incarnation", std::to_string(old.incarnation)},
-                            {"old_last_seq", std::to_string(old.lastSeq)},
-                            {"new_incarnation", std::to_string(newIncarnation)}};
+    const EventAttrs attrs = {{"old_incarnation", std::to_string(old.incarnation)},
+                              {"old_last_seq", std::to_string(old.lastSeq)},
+                              {"new_incarnation", std::to_string(newIncarnation)}};
     auto event = db.prepare(
         "INSERT INTO events(node_id, incarnation, seq, t_ns, kind, message, attrs_json) "
         "VALUES (?1, ?2, NULL, ?3, 'node_reset', ?4, ?5);");
@@ -73,7 +71,7 @@ Status History::recordNodeReset(const NodeId& node, const NodeCursor& old,
         .bind(2, bits(newIncarnation))
         .bind(3, now)
         .bind(4, message)
-        .bind(5, attrs.dump());
+        .bind(5, encodeEventAttrs(attrs));
     if (Status s = event->run(); !s.ok()) {
         return s;
     }

@@ -68,6 +68,15 @@ struct History::Impl {
 /// Key of Impl::seriesIds.
 std::string seriesKey(const std::string& nodeId, const std::string& runId, const std::string& name);
 
+/// An event's attributes as stored in events.attrs_json: one compact JSON object, keys sorted,
+/// invalid UTF-8 replaced (event_attrs.cpp). The bytes every caller stored when it handed the
+/// history JSON text itself.
+std::string encodeEventAttrs(const EventAttrs& attrs);
+
+/// events.attrs_json back to attributes, each value as stored; text that is not a JSON object
+/// reads as no attributes.
+EventAttrs decodeEventAttrs(const std::string& json);
+
 /// Current time as Unix nanoseconds.
 std::int64_t nowNs();
 

@@ -404,7 +404,7 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
             .bind(4, event.runId)
             .bind(5, event.kind)
             .bind(6, event.message)
-            .bind(7, event.attrsJson.empty() ? std::string("{}") : event.attrsJson)
+            .bind(7, encodeEventAttrs(event.attrs))
             .bind(8, incarnationBits(batch.incarnation));
         if (Status s = impl.insertEvent.run(); !s.ok()) {
             return fail(s.error());

@@ -35,8 +35,8 @@ Status forEachRow(sqlite::Statement& stmt, Fn&& fn) {
 SeriesInfo readSeries(const sqlite::Statement& stmt) {
     SeriesInfo info;
     info.id = stmt.columnInt(0);
-    info.nodeId = stmt.columnText(1);
-    info.runId = stmt.columnText(2);
+    info.nodeId = NodeId{stmt.columnText(1)};
+    info.runId = RunId{stmt.columnText(2)};
     info.name = stmt.columnText(3);
     info.unit = stmt.columnText(4);
     return info;
@@ -130,10 +130,10 @@ Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) 
         return Error{stmt.error()};
     }
     if (!filter.nodeId.empty()) {
-        stmt->bind(1, filter.nodeId);
+        stmt->bind(1, filter.nodeId.value());
     }
     if (filter.runId) {
-        stmt->bind(2, *filter.runId);
+        stmt->bind(2, filter.runId->value());
     }
     if (!name.empty()) {
         stmt->bind(3, name);
@@ -163,8 +163,7 @@ Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) 
     return series;
 }
 
-Result<std::optional<std::int64_t>> History::findSeries(const std::string& nodeId,
-                                                        const std::string& runId,
+Result<std::optional<std::int64_t>> History::findSeries(const NodeId& nodeId, const RunId& runId,
                                                         const std::string& name) {
     std::lock_guard lock(m_mutex);
     auto stmt = m_impl->db->prepare(
@@ -172,7 +171,7 @@ Result<std::optional<std::int64_t>> History::findSeries(const std::string& nodeI
     if (!stmt.ok()) {
         return Error{stmt.error()};
     }
-    stmt->bind(1, nodeId).bind(2, runId).bind(3, name);
+    stmt->bind(1, nodeId.value()).bind(2, runId.value()).bind(3, name);
     auto row = stmt->step();
     if (!row.ok()) {
         return Error{row.error()};
@@ -415,10 +414,10 @@ Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) 
     }
     stmt->bind(1, filter.t0Ns).bind(2, filter.t1Ns);
     if (!filter.nodeId.empty()) {
-        stmt->bind(3, filter.nodeId);
+        stmt->bind(3, filter.nodeId.value());
     }
     if (filter.runId) {
-        stmt->bind(4, *filter.runId);
+        stmt->bind(4, filter.runId->value());
     }
     if (!filter.kind.empty()) {
         stmt->bind(5, filter.kind);
@@ -427,15 +426,15 @@ Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) 
     std::vector<EventRecord> events;
     Status s = forEachRow(*stmt, [&](const sqlite::Statement& r) {
         EventRecord event;
-        event.nodeId = r.columnText(0);
+        event.nodeId = NodeId{r.columnText(0)};
         if (!r.columnIsNull(1)) {
             event.seq = static_cast<std::uint64_t>(r.columnInt(1));
         }
         event.tNs = r.columnInt(2);
-        event.runId = r.columnText(3);
+        event.runId = RunId{r.columnText(3)};
         event.kind = r.columnText(4);
         event.message = r.columnText(5);
-        event.attrsJson = r.columnText(6);
+        event.attrs = decodeEventAttrs(r.columnText(6));
         events.push_back(std::move(event));
     });
     if (!s.ok()) {
@@ -444,7 +443,7 @@ Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) 
     return events;
 }
 
-Result<std::vector<MetricSummary>> History::runMetrics(const std::string& runId,
+Result<std::vector<MetricSummary>> History::runMetrics(const RunId& runId,
                                                        const std::string& prefix) {
     std::lock_guard lock(m_mutex);
     auto list = m_impl->db->prepare(
@@ -453,7 +452,7 @@ Result<std::vector<MetricSummary>> History::runMetrics(const std::string& runId,
     if (!list.ok()) {
         return Error{list.error()};
     }
-    list->bind(1, runId).bind(2, prefix);
+    list->bind(1, runId.value()).bind(2, prefix);
     struct Item {
         std::int64_t id;
         std::string node;
@@ -481,7 +480,7 @@ Result<std::vector<MetricSummary>> History::runMetrics(const std::string& runId,
             continue;
         }
         MetricSummary summary;
-        summary.nodeId = item.node;
+        summary.nodeId = NodeId{item.node};
         summary.series = item.name;
         const ChunkSample& last = samples.back();
         summary.last = last.value;
@@ -555,7 +554,7 @@ Result<std::vector<NodePeak>> peaksLocked(sqlite::Database& db, const std::strin
             }
         }
         if (peak) {
-            peaks.push_back(NodePeak{item.node, series, peak->max, peak->tNs});
+            peaks.push_back(NodePeak{NodeId{item.node}, series, peak->max, peak->tNs});
         }
     }
     return peaks;
@@ -569,14 +568,13 @@ Result<std::vector<NodePeak>> History::nodePeaks(const std::string& series, std:
     return peaksLocked(*m_impl->db, series, t0Ns, t1Ns, nullptr);
 }
 
-Result<std::vector<NodePeak>> History::runPeaks(const std::string& runId,
-                                                const std::string& series) {
+Result<std::vector<NodePeak>> History::runPeaks(const RunId& runId, const std::string& series) {
     auto found = run(runId);
     if (!found.ok()) {
         return Error{found.error()};
     }
     if (!*found) {
-        return Error{m_path + ": no run with id '" + runId + "'"};
+        return Error{m_path + ": no run with id '" + runId.value() + "'"};
     }
     const RunRecord& record = **found;
     const std::int64_t end =

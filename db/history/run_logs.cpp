@@ -64,14 +64,14 @@ Result<std::uint64_t> storedEnd(sqlite::Database& db, const std::string& runId,
 
 }  // namespace
 
-Result<std::uint64_t> History::runLogEnd(const std::string& runId, const std::string& stream) {
+Result<std::uint64_t> History::runLogEnd(const RunId& runId, const std::string& stream) {
     std::lock_guard lock(m_mutex);
-    return storedEnd(*m_impl->db, runId, stream);
+    return storedEnd(*m_impl->db, runId.value(), stream);
 }
 
-Status History::appendRunLog(const std::string& runId, const std::string& stream,
-                             std::uint64_t offset, std::string_view data,
-                             std::uint64_t maxBytesPerStream) {
+Status History::appendRunLog(const RunId& run, const std::string& stream, std::uint64_t offset,
+                             std::string_view data, std::uint64_t maxBytesPerStream) {
+    const std::string& runId = run.value();
     if (Status s = checkStream(stream); !s.ok()) {
         return s;
     }
@@ -153,8 +153,9 @@ Status History::appendRunLog(const std::string& runId, const std::string& stream
     return tx.commit();
 }
 
-Result<RunLogText> History::readRunLog(const std::string& runId, const std::string& stream,
+Result<RunLogText> History::readRunLog(const RunId& run, const std::string& stream,
                                        std::uint64_t fromOffset) {
+    const std::string& runId = run.value();
     if (Status s = checkStream(stream); !s.ok()) {
         return Error{s.error()};
     }

@@ -26,6 +26,11 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
+// A node id is shown (and kept in the Qt rows) as its text.
+QString qs(const NodeId& id) {
+    return QString::fromStdString(id.value());
+}
+
 void flatten(const YAML::Node& node, const QString& path,
              std::vector<std::pair<QString, QString>>& out) {
     if (node.IsMap()) {
@@ -85,7 +90,7 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
     std::map<QString, bool> scoreKind;  // first run that has the series decides
     QString primary;
     for (const QString& id : runIds) {
-        auto record = history.run(id.toStdString());
+        auto record = history.run(RunId{id.toStdString()});
         if (!record) {
             return Error{record.error()};
         }

@@ -36,9 +36,16 @@ QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
 
-QString attr(const std::string& attrsJson, const char* key) {
-    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(attrsJson));
-    return doc.object().value(QLatin1String(key)).toVariant().toString();
+// Ids are shown (and kept in the Qt rows) as their text.
+QString qs(const RunId& id) {
+    return QString::fromStdString(id.value());
+}
+QString qs(const NodeId& id) {
+    return QString::fromStdString(id.value());
+}
+
+QString attr(const db::EventAttrs& attrs, const char* key) {
+    return qs(db::attrText(attrs, key));
 }
 
 double nowSeconds() {
@@ -385,14 +392,14 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
     maxBuckets = std::min(maxBuckets, std::max(kHostMemoryMinBuckets, perNode));
     // One listing for all nodes (not one per node: 256 statements per refresh under load).
     db::SeriesFilter filter;
-    filter.runId = std::string();
+    filter.runId = RunId();  // node-level series
     filter.name = series::kHostMemPattern;
     auto listed = history.listSeries(filter);
     if (!listed) {
         result.error = qs(listed.error());
         return result;
     }
-    std::map<std::string, std::pair<const db::SeriesInfo*, const db::SeriesInfo*>> byNode;
+    std::map<NodeId, std::pair<const db::SeriesInfo*, const db::SeriesInfo*>> byNode;
     for (const db::SeriesInfo& info : *listed) {
         if (info.name == series::kHostMemUsed) {
             byNode[info.nodeId].first = &info;
@@ -401,7 +408,7 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
         }
     }
     for (const QString& node : nodeIds) {
-        const auto it = byNode.find(node.toStdString());
+        const auto it = byNode.find(NodeId{node.toStdString()});
         if (it == byNode.end() || it->second.first == nullptr) {
             continue;
         }
@@ -432,7 +439,7 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
 std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& events,
                                             double endT) {
     std::vector<PhaseInterval> phases;
-    std::string phaseNode;
+    NodeId phaseNode;
     for (const db::EventRecord& e : events) {
         if (e.kind != toString(EventKind::Phase)) {
             continue;
@@ -447,7 +454,7 @@ std::vector<PhaseInterval> phasesFromEvents(const std::vector<db::EventRecord>& 
         if (!phases.empty() && phases.back().t1 <= phases.back().t0) {
             phases.back().t1 = t;
         }
-        QString name = attr(e.attrsJson, telemetry::attr::kPhase);
+        QString name = attr(e.attrs, telemetry::attr::kPhase);
         if (name.isEmpty()) {
             name = qs(e.message);
         }
@@ -561,9 +568,8 @@ MemoryLines memoryLinesFromRecipe(const QString& recipeYaml, double ramBytes,
 
 namespace {
 // A primary metric outside eval/ (e.g. train/reward) is not among the eval/* values: read it.
-void appendPrimaryMetric(db::History& history, const std::string& runId,
-                         const plan::Analysis& analysis, std::vector<MetricValue>& values,
-                         SeriesCache* cache = nullptr) {
+void appendPrimaryMetric(db::History& history, const RunId& runId, const plan::Analysis& analysis,
+                         std::vector<MetricValue>& values, SeriesCache* cache = nullptr) {
     const std::string& preferred = analysis.primaryMetric;
     if (preferred.empty() || preferred.rfind("eval/", 0) == 0) {
         return;
@@ -637,7 +643,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         return cache != nullptr ? cache->load(history, info, from, to, buckets)
                                 : loadSeries(history, info, from, to, buckets);
     };
-    auto record = history.run(runId.toStdString());
+    auto record = history.run(RunId{runId.toStdString()});
     if (!record) {
         return Error{record.error()};
     }
@@ -690,7 +696,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     if (!gpus) {
         snap.warnings << qs(gpus.error());
     } else {
-        std::map<std::string, std::vector<const db::SeriesInfo*>> gpuByNode;
+        std::map<NodeId, std::vector<const db::SeriesInfo*>> gpuByNode;
         for (const db::SeriesInfo& info : *gpus) {
             if (info.name.find("mem.used") == std::string::npos) {
                 continue;
@@ -701,7 +707,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             gpuByNode[info.nodeId].push_back(&info);
         }
         for (const QString& node : snap.run.nodes) {
-            const auto it = gpuByNode.find(node.toStdString());
+            const auto it = gpuByNode.find(NodeId{node.toStdString()});
             if (it != gpuByNode.end()) {
                 gpuSeries.insert(gpuSeries.end(), it->second.begin(), it->second.end());
             }
@@ -757,8 +763,8 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     double daemonAlarm = 0;
     for (const db::EventRecord& e : *events) {
         if (e.kind == toString(EventKind::MemoryAlarm)) {
-            daemonAlarm = std::max(daemonAlarm,
-                                   attr(e.attrsJson, telemetry::attr::kThresholdBytes).toDouble());
+            daemonAlarm =
+                std::max(daemonAlarm, attr(e.attrs, telemetry::attr::kThresholdBytes).toDouble());
         }
     }
     snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog, daemonAlarm);
@@ -770,13 +776,13 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
             e.kind == toString(EventKind::NcclError) || e.kind == toString(EventKind::Stall)) {
             snap.nccl.events.push_back(row);
         }
-        if (e.kind == toString(EventKind::Info) && !attr(e.attrsJson, "busbw_gbps").isEmpty()) {
+        if (e.kind == toString(EventKind::Info) && !attr(e.attrs, "busbw_gbps").isEmpty()) {
             NcclHealth::Probe probe;
             probe.nodeId = qs(e.nodeId);
-            probe.collective = attr(e.attrsJson, "collective");
-            probe.bytes = attr(e.attrsJson, "bytes").toDouble();
-            probe.busbwGbps = attr(e.attrsJson, "busbw_gbps").toDouble();
-            probe.expectedGbps = attr(e.attrsJson, "expected_busbw_gbps").toDouble();
+            probe.collective = attr(e.attrs, "collective");
+            probe.bytes = attr(e.attrs, "bytes").toDouble();
+            probe.busbwGbps = attr(e.attrs, "busbw_gbps").toDouble();
+            probe.expectedGbps = attr(e.attrs, "expected_busbw_gbps").toDouble();
             snap.nccl.probes.push_back(probe);
         }
         if (t >= t0 && t <= t1 && e.kind != toString(EventKind::Phase)) {

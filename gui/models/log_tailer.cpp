@@ -11,7 +11,7 @@
 namespace runplane::gui {
 namespace {
 
-QString storedLog(const std::string& historyPath, const std::string& runId, bool stderrStream) {
+QString storedLog(const std::string& historyPath, const RunId& runId, bool stderrStream) {
     std::error_code ec;
     if (historyPath.empty() || !std::filesystem::exists(historyPath, ec)) {
         return {};
@@ -71,7 +71,7 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
         };
         // The daemon could not give the log: show what the history stored, if anything.
         auto fallBack = [&](const QString& why) {
-            const QString stored = storedLog(historyPath, runId.toStdString(), stderrStream);
+            const QString stored = storedLog(historyPath, RunId{runId.toStdString()}, stderrStream);
             if (stored.isEmpty()) {
                 post([this, why] { emit ended(why); });
                 return;

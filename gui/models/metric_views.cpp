@@ -19,7 +19,7 @@ QString kindText(metrics::Kind kind) {
 }  // namespace
 
 Result<std::vector<MetricValue>> loadMetricValues(
-    db::History& history, const std::string& runId, const std::string& prefix,
+    db::History& history, const RunId& runId, const std::string& prefix,
     const std::vector<metrics::KindOverride>& overrides, SeriesCache* cache) {
     if (cache != nullptr) {
         // The series runMetricsByKind summarises (History::runMetrics: name starting with

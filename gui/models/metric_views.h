@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ids.h"
 #include "common/metrics/metric_kind.h"
 #include "common/result.h"
 #include "gui/models/run_data.h"
@@ -29,7 +30,7 @@ class SeriesCache;
 /// refresh, inside one read snapshot), each series comes through SeriesCache::metricSummary:
 /// the same values, reading only the samples that are new since the last refresh.
 Result<std::vector<MetricValue>> loadMetricValues(
-    db::History& history, const std::string& runId, const std::string& prefix = "eval/",
+    db::History& history, const RunId& runId, const std::string& prefix = "eval/",
     const std::vector<metrics::KindOverride>& overrides = {}, SeriesCache* cache = nullptr);
 
 /// Sets PointSeries::info of every series an override matches.

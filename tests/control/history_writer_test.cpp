@@ -112,7 +112,7 @@ TEST(IngestMany, CommitsEveryBatchOrNone) {
     auto again = (*history)->ingest(batchOf("a", 9, 10));
     ASSERT_TRUE(again.ok()) << again.error();
     EXPECT_EQ(again->samplesInserted, 2u);
-    auto id = (*history)->findSeries("a", "", "s");
+    auto id = (*history)->findSeries(NodeId{"a"}, RunId(), "s");
     ASSERT_TRUE(id.ok() && *id);
     auto points = (*history)->querySeries(db::SeriesQuery{**id});
     ASSERT_TRUE(points.ok()) << points.error();

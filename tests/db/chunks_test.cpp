@@ -154,7 +154,7 @@ TEST(ChunkMigration, Version5SamplesSurviveBitExact) {
         }
     }
     EXPECT_EQ(total, 5000);
-    auto metrics = (*history)->runMetrics("r1");
+    auto metrics = (*history)->runMetrics(RunId{"r1"});
     ASSERT_TRUE(metrics.ok()) << metrics.error();
     ASSERT_EQ(metrics->size(), 1u);
     double best = -std::numeric_limits<double>::infinity();
@@ -221,7 +221,7 @@ TEST(ChunkIngest, ExactlyOnceAndExactThroughHeadsAndReopens) {
               3);
     std::sort(expected.begin(), expected.end());
     auto history = History::open(path);
-    auto id = (*history)->findSeries("n1", "", "m");
+    auto id = (*history)->findSeries(NodeId{"n1"}, RunId(), "m");
     ASSERT_TRUE(id.ok() && id->has_value());
     auto points =
         (*history)->querySeries(SeriesQuery{**id, std::numeric_limits<std::int64_t>::min(),
@@ -295,7 +295,7 @@ TEST(ChunkIngest, CellsHoldEverySampleOnceWhetherSealedOrNot) {
                   total)
             << "level " << level;
     }
-    auto id = (*a)->findSeries("n1", "", "m");
+    auto id = (*a)->findSeries(NodeId{"n1"}, RunId(), "m");
     ASSERT_TRUE(id.ok() && id->has_value());
     auto points = (*a)->querySeries(SeriesQuery{**id, std::numeric_limits<std::int64_t>::min(),
                                                 std::numeric_limits<std::int64_t>::max(), 300});
@@ -343,7 +343,7 @@ TEST(ChunkRead, RangeReadsNeedNoSorterAndCutEdgeChunksExactly) {
     EXPECT_EQ(details.find("TEMP B-TREE"), std::string::npos) << details;
 
     auto history = History::open(path);
-    auto id = (*history)->findSeries("n1", "", "m");
+    auto id = (*history)->findSeries(NodeId{"n1"}, RunId(), "m");
     ASSERT_TRUE(id.ok() && id->has_value());
     // From the middle of the first chunk to the middle of the last one.
     const std::int64_t from = 500, to = total - 40;

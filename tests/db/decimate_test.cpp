@@ -125,7 +125,7 @@ TEST(Decimate, OneSampleSpikeSurvivesInMillionPointSeries) {
         batch.throughSeq = first + 49'999;
         ASSERT_TRUE(history.ingest(batch).ok());
     }
-    auto id = history.findSeries("n1", "", "host.mem.used_bytes");
+    auto id = history.findSeries(NodeId{"n1"}, RunId(), "host.mem.used_bytes");
     ASSERT_TRUE(id.ok() && id->has_value());
     const std::int64_t spikeT = t0 + static_cast<std::int64_t>(kSpikeSeq) * dt;
     struct Zoom {
@@ -200,7 +200,7 @@ TEST(Decimate, RollupReadKeepsSpikesExtremesAndCounts) {
         batch.throughSeq = batch.samples.back().seq;
         ASSERT_TRUE(history.ingest(batch).ok());
     }
-    auto id = history.findSeries("n1", "", "x");
+    auto id = history.findSeries(NodeId{"n1"}, RunId(), "x");
     ASSERT_TRUE(id.ok() && id->has_value());
     for (int buckets : {50, 300, 2000}) {
         auto result =

@@ -78,14 +78,14 @@ TEST(History, RunsRoundTripNewestFirst) {
     ScratchDir dir;
     auto history = openOrDie(dir.file("h.sqlite"));
     RunRecord a;
-    a.id = "run-a";
+    a.id = RunId{"run-a"};
     a.name = "first";
     a.recipeYaml = "model: qwen3-0.6b\n";
     a.provenanceJson = R"({"argv":["runplane-smoke"],"git_rev":"abc"})";
     a.startedNs = 100;
     a.nodes = {"node-1", "node-2"};
     RunRecord b = a;
-    b.id = "run-b";
+    b.id = RunId{"run-b"};
     b.name = "second";
     b.startedNs = 200;
     ASSERT_TRUE(history->upsertRun(a).ok());
@@ -95,7 +95,7 @@ TEST(History, RunsRoundTripNewestFirst) {
     auto runs = history->listRuns();
     ASSERT_TRUE(runs.ok());
     ASSERT_EQ(runs->size(), 2u);
-    EXPECT_EQ((*runs)[0].id, "run-b");
+    EXPECT_EQ((*runs)[0].id.value(), "run-b");
     const RunRecord& got = (*runs)[1];
     EXPECT_EQ(got.name, "first");
     EXPECT_EQ(got.recipeYaml, a.recipeYaml);
@@ -114,8 +114,9 @@ TEST(History, RunsRoundTripNewestFirst) {
 TEST(History, NodesUpsert) {
     ScratchDir dir;
     auto history = openOrDie(dir.file("h.sqlite"));
-    ASSERT_TRUE(history->upsertNode({"n1", "127.0.0.1:1000", "host-a", "{}", 5}).ok());
-    ASSERT_TRUE(history->upsertNode({"n1", "127.0.0.1:2000", "host-a", R"({"x":1})", 6}).ok());
+    ASSERT_TRUE(history->upsertNode({NodeId{"n1"}, "127.0.0.1:1000", "host-a", "{}", 5}).ok());
+    ASSERT_TRUE(
+        history->upsertNode({NodeId{"n1"}, "127.0.0.1:2000", "host-a", R"({"x":1})", 6}).ok());
     auto nodes = history->listNodes();
     ASSERT_TRUE(nodes.ok());
     ASSERT_EQ(nodes->size(), 1u);
@@ -170,8 +171,8 @@ TEST(History, EventsAreIdempotentAndControllerGapsKept) {
     auto history = openOrDie(dir.file("h.sqlite"));
     IngestBatch batch;
     batch.nodeId = "n1";
-    batch.events.push_back({5, 50, "run-1", "phase", "rollout", R"({"phase":"rollout"})"});
-    batch.events.push_back({0, 40, "", "gap", "records 1..4 missing", R"({"first_seq":"1"})"});
+    batch.events.push_back({5, 50, "run-1", "phase", "rollout", {{"phase", "rollout"}}});
+    batch.events.push_back({0, 40, "", "gap", "records 1..4 missing", {{"first_seq", "1"}}});
     ASSERT_TRUE(history->ingest(batch).ok());
     auto again = history->ingest(batch);
     ASSERT_TRUE(again.ok());
@@ -186,7 +187,7 @@ TEST(History, EventsAreIdempotentAndControllerGapsKept) {
     EXPECT_EQ((*events)[2].kind, "phase");
     EXPECT_EQ((*events)[2].seq, 5u);
     EventFilter byRun;
-    byRun.runId = "run-1";
+    byRun.runId = RunId{"run-1"};
     auto run = history->listEvents(byRun);
     ASSERT_TRUE(run.ok());
     EXPECT_EQ(run->size(), 1u);
@@ -194,6 +195,126 @@ TEST(History, EventsAreIdempotentAndControllerGapsKept) {
     range.t0Ns = 45;
     range.t1Ns = 60;
     EXPECT_EQ(history->listEvents(range)->size(), 1u);
+}
+
+namespace {
+
+// events.attrs_json of every event, in seq order.
+std::vector<std::string> storedAttrs(const std::string& path, const std::string& nodeId) {
+    std::vector<std::string> texts;
+    auto db = sqlite::Database::open(path);
+    EXPECT_TRUE(db.ok());
+    auto stmt = (*db)->prepare("SELECT attrs_json FROM events WHERE node_id = ?1 ORDER BY seq;");
+    EXPECT_TRUE(stmt.ok());
+    stmt->bind(1, nodeId);
+    while (true) {
+        auto row = stmt->step();
+        EXPECT_TRUE(row.ok());
+        if (!row.ok() || !*row) {
+            break;
+        }
+        texts.push_back(stmt->columnText(0));
+    }
+    return texts;
+}
+
+}  // namespace
+
+TEST(History, EventAttributesKeepTheirJsonTypes) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    auto history = openOrDie(path);
+    // A daemon's string attributes, a dispatch step's bool, an NCCL probe summary's numbers and
+    // nested environment, and none at all.
+    const EventAttrs gap = {{"last_seq", "4"}, {"first_seq", "1"}};
+    const EventAttrs step = {{"node", "10.0.0.2:7070"}, {"ok", false}};
+    const EventAttrs probe = {{"ranks", 8},
+                              {"world_size", 16},
+                              {"nccl_env", {{"NCCL_DEBUG", "WARN"}, {"NCCL_IB_HCA", "mlx5"}}},
+                              {"error", ""}};
+    IngestBatch batch;
+    batch.nodeId = "n1";
+    batch.events.push_back({1, 10, "run-1", "gap", "records 1..4 missing", gap});
+    batch.events.push_back({2, 20, "run-1", "dispatch.ray_stop", "unreachable", step});
+    batch.events.push_back({3, 30, "run-1", "nccl_probe", "healthy", probe});
+    batch.events.push_back({4, 40, "run-1", "info", "no attributes", {}});
+    batch.throughSeq = 4;
+    ASSERT_TRUE(history->ingest(batch).ok());
+    // The bytes the callers stored when they dumped the JSON themselves: compact, keys sorted,
+    // a bool a bool and a number a number.
+    EXPECT_EQ(
+        storedAttrs(path, "n1"),
+        (std::vector<std::string>{
+            R"({"first_seq":"1","last_seq":"4"})", R"({"node":"10.0.0.2:7070","ok":false})",
+            R"({"error":"","nccl_env":{"NCCL_DEBUG":"WARN","NCCL_IB_HCA":"mlx5"},"ranks":8,"world_size":16})",
+            "{}"}));
+    auto events = history->listEvents(EventFilter{});
+    ASSERT_TRUE(events.ok()) << events.error();
+    ASSERT_EQ(events->size(), 4u);
+    EXPECT_EQ((*events)[0].attrs, gap);
+    EXPECT_EQ((*events)[1].attrs, step);
+    EXPECT_TRUE((*events)[1].attrs.at("ok").is_boolean());
+    EXPECT_EQ((*events)[2].attrs, probe);
+    EXPECT_TRUE((*events)[2].attrs.at("ranks").is_number_integer());
+    EXPECT_TRUE((*events)[2].attrs.at("nccl_env").is_object());
+    EXPECT_TRUE((*events)[3].attrs.empty());
+    // One attribute as text, whatever its type.
+    EXPECT_EQ(attrText((*events)[0].attrs, "first_seq"), "1");
+    EXPECT_EQ(attrText((*events)[1].attrs, "ok"), "false");
+    EXPECT_EQ(attrText((*events)[2].attrs, "ranks"), "8");
+    EXPECT_EQ(attrText((*events)[2].attrs, "nccl_env"),
+              R"({"NCCL_DEBUG":"WARN","NCCL_IB_HCA":"mlx5"})");
+    EXPECT_EQ(attrText((*events)[2].attrs, "absent"), "");
+    EXPECT_EQ(eventAttrs({{"state", "RUN_STATE_FAILED"}}),
+              (EventAttrs{{"state", "RUN_STATE_FAILED"}}));
+}
+
+TEST(History, EventsStoredBeforeTheMapReadBackUnchanged) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    auto history = openOrDie(path);
+    // Rows as the callers wrote them when they handed the history JSON text (a daemon event, a
+    // dispatch step, an NCCL probe summary with its nested report, a probe row, an empty object),
+    // and text that is not an object.
+    const std::vector<std::string> old = {
+        R"({"phase":"rollout","step":"7"})",
+        R"({"node":"a:1","ok":false})",
+        R"({"address":"a:1","error":"","first_rank":0,"library":"/usr/lib/libnccl.so.2","nccl_env":{"NCCL_DEBUG":"WARN"},"nccl_version":"2.21.5","ranks":8,"report":{"busbw":341.5,"gpus":[{"index":0,"nvlink":true}]},"world_size":8})",
+        R"({"busbw_gbps":"341.500000","bytes":"1073741824","collective":"all_reduce","correct":"true"})",
+        "{}",
+    };
+    {
+        auto db = sqlite::Database::open(path);
+        ASSERT_TRUE(db.ok());
+        auto insert = (*db)->prepare(
+            "INSERT INTO events(node_id, incarnation, seq, t_ns, run_id, kind, message, "
+            "attrs_json) VALUES ('n1', 0, ?1, ?1, 'r', 'info', 'm', ?2);");
+        ASSERT_TRUE(insert.ok());
+        for (std::size_t i = 0; i <= old.size(); ++i) {
+            insert->bind(1, static_cast<std::int64_t>(i + 1))
+                .bind(2, i < old.size() ? old[i] : std::string("not json"));
+            ASSERT_TRUE(insert->run().ok());
+        }
+    }
+    auto events = history->listEvents(EventFilter{});
+    ASSERT_TRUE(events.ok()) << events.error();
+    ASSERT_EQ(events->size(), old.size() + 1);
+    EXPECT_EQ((*events)[0].attrs, (EventAttrs{{"phase", "rollout"}, {"step", "7"}}));
+    EXPECT_EQ((*events)[1].attrs, (EventAttrs{{"node", "a:1"}, {"ok", false}}));
+    EXPECT_EQ((*events)[2].attrs.at("ranks"), 8);
+    EXPECT_EQ((*events)[2].attrs.at("report").at("gpus").at(0).at("nvlink"), true);
+    EXPECT_TRUE(events->back().attrs.empty());  // "not json"
+    // Each old row's attributes, as read, are exactly its stored JSON, and storing them again
+    // writes the same bytes.
+    IngestBatch again;
+    again.nodeId = "n2";
+    for (std::size_t i = 0; i < old.size(); ++i) {
+        EXPECT_EQ(nlohmann::json((*events)[i].attrs), nlohmann::json::parse(old[i])) << old[i];
+        again.events.push_back({i + 1, 100, "r", "info", "m", (*events)[i].attrs});
+    }
+    again.throughSeq = old.size();
+    ASSERT_TRUE(history->ingest(again).ok());
+    EXPECT_EQ(storedAttrs(path, "n2"), old);
 }
 
 TEST(History, FailedBatchLeavesNothingBehind) {
@@ -227,7 +348,7 @@ TEST(History, FailedBatchLeavesNothingBehind) {
     auto retried = history->ingest(batch);
     ASSERT_TRUE(retried.ok()) << retried.error();
     EXPECT_EQ(retried->samplesInserted, 5u);
-    auto id = history->findSeries("n1", "", "new.series");
+    auto id = history->findSeries(NodeId{"n1"}, RunId(), "new.series");
     ASSERT_TRUE(id.ok() && id->has_value());
     EXPECT_EQ(scalar(path, "SELECT count(*) FROM samples WHERE series_id = " +
                                std::to_string(**id) + ";"),
@@ -241,7 +362,7 @@ TEST(History, NanValuesAreStoredAndReadBack) {
     batch.samples[1].value = std::numeric_limits<double>::quiet_NaN();
     batch.samples[1].min = batch.samples[1].max = batch.samples[1].value;
     ASSERT_TRUE(history->ingest(batch).ok());
-    auto id = history->findSeries("n1", "", "train/loss");
+    auto id = history->findSeries(NodeId{"n1"}, RunId(), "train/loss");
     ASSERT_TRUE(id.ok() && id->has_value());
     auto points = history->querySeries(SeriesQuery{**id});
     ASSERT_TRUE(points.ok());
@@ -263,7 +384,7 @@ TEST(History, ListSeriesWithExtent) {
     ASSERT_TRUE(all.ok());
     ASSERT_EQ(all->size(), 2u);
     SeriesFilter nodeLevel;
-    nodeLevel.runId = "";
+    nodeLevel.runId = RunId();
     auto host = history->listSeries(nodeLevel);
     ASSERT_EQ(host->size(), 1u);
     EXPECT_EQ((*host)[0].count, 10);
@@ -289,14 +410,14 @@ TEST(History, RunMetricsLastAndBest) {
                                  "train/loss", "", loss[i], loss[i], loss[i], (i + 1) * 10});
     }
     ASSERT_TRUE(history->ingest(batch).ok());
-    auto evals = history->runMetrics("run-1");
+    auto evals = history->runMetrics(RunId{"run-1"});
     ASSERT_TRUE(evals.ok());
     ASSERT_EQ(evals->size(), 1u);
     EXPECT_EQ((*evals)[0].last, 0.5);
     EXPECT_EQ((*evals)[0].lastStep, 30);
     EXPECT_EQ((*evals)[0].best, 0.7);
     EXPECT_EQ((*evals)[0].bestStep, 20);
-    auto losses = history->runMetrics("run-1", "train/");
+    auto losses = history->runMetrics(RunId{"run-1"}, "train/");
     ASSERT_TRUE(losses.ok());
     ASSERT_EQ(losses->size(), 1u);
     EXPECT_EQ((*losses)[0].best, 0.5);  // lower is better for a loss
@@ -313,18 +434,18 @@ TEST(History, PeaksPerNodeAndPerRun) {
     auto peaks = history->nodePeaks("host.mem.used_bytes", 0, 200'000'000'000);
     ASSERT_TRUE(peaks.ok());
     ASSERT_EQ(peaks->size(), 2u);
-    EXPECT_EQ((*peaks)[0].nodeId, "n1");
+    EXPECT_EQ((*peaks)[0].nodeId.value(), "n1");
     EXPECT_EQ((*peaks)[0].peak, 1e12);
     EXPECT_EQ((*peaks)[0].peakNs, 41'000'000'000);
     EXPECT_EQ((*peaks)[1].peak, 100.5);
-    ASSERT_TRUE(history->upsertNode({"n2", "127.0.0.1:9", "h2", "{}", 1}).ok());
+    ASSERT_TRUE(history->upsertNode({NodeId{"n2"}, "127.0.0.1:9", "h2", "{}", 1}).ok());
     RunRecord run;
-    run.id = "r";
+    run.id = RunId{"r"};
     run.startedNs = 50'000'000'000;
     run.endedNs = 60'000'000'000;
     run.nodes = {"n1", "127.0.0.1:9"};  // a node id and an address both match
     ASSERT_TRUE(history->upsertRun(run).ok());
-    auto runPeaks = history->runPeaks("r");
+    auto runPeaks = history->runPeaks(RunId{"r"});
     ASSERT_TRUE(runPeaks.ok()) << runPeaks.error();
     ASSERT_EQ(runPeaks->size(), 2u);
     EXPECT_EQ((*runPeaks)[0].peak, 60.5);  // the spike at 41 s is outside the run's window
@@ -448,7 +569,7 @@ TEST(History, ReadOnlyOpenNeverCreates) {
     ASSERT_TRUE(readOnly.ok()) << readOnly.error();
     EXPECT_TRUE((*readOnly)->listRuns().ok());
     RunRecord run;
-    run.id = "x";
+    run.id = RunId{"x"};
     EXPECT_FALSE((*readOnly)->upsertRun(run).ok());
 }
 

@@ -41,7 +41,7 @@ std::int64_t scalar(const std::string& path, const std::string& sql) {
 }
 
 std::int64_t seriesId(History& h, const std::string& run, const std::string& name) {
-    auto id = h.findSeries("n1", run, name);
+    auto id = h.findSeries(NodeId{"n1"}, RunId{run}, name);
     EXPECT_TRUE(id.ok() && *id) << name;
     return id.ok() && *id ? **id : 0;
 }
@@ -50,14 +50,14 @@ std::int64_t seriesId(History& h, const std::string& run, const std::string& nam
 // an eval series, a pinned run with a loss series, and an event per day.
 void fill(History& h) {
     RunRecord old;
-    old.id = "old-run";
+    old.id = RunId{"old-run"};
     old.startedNs = kStart;
     old.endedNs = kStart + 2 * kDay;
     old.state = RunState::Finished;
     old.nodes = {"n1"};
     ASSERT_TRUE(h.upsertRun(old).ok());
     RunRecord pinned = old;
-    pinned.id = "pinned-run";
+    pinned.id = RunId{"pinned-run"};
     pinned.startedNs = kPinnedFrom;
     pinned.endedNs = kPinnedTo;
     ASSERT_TRUE(h.upsertRun(pinned).ok());
@@ -220,7 +220,7 @@ TEST(Retention, PruneKeepsRollupsEvalEventsAndPinnedRuns) {
         EXPECT_LE(p.tNs, kStart + 3 * kDay + 3600 * kSec);
     }
     // Eval summaries still work on the old run.
-    auto metrics = h.runMetrics("old-run");
+    auto metrics = h.runMetrics(RunId{"old-run"});
     ASSERT_TRUE(metrics.ok());
     ASSERT_EQ(metrics->size(), 1u);
     EXPECT_EQ((*metrics)[0].best, 0.5);
@@ -268,7 +268,7 @@ TEST(Retention, RollupCutoffAndUnpinning) {
     fill(h);
     ASSERT_TRUE(h.setRetention({1, 7}).ok());
     ASSERT_TRUE(h.setPinned(RunId{"pinned-run"}, false).ok());
-    EXPECT_FALSE((*h.run("pinned-run"))->pinned);
+    EXPECT_FALSE((*h.run(RunId{"pinned-run"}))->pinned);
     PruneOptions options;
     options.nowNs = kNow;
     options.vacuum = true;
@@ -339,7 +339,7 @@ TEST(Retention, SpaceOfOneSeriesDayRawAndRetained) {
     EXPECT_LT(rawPerDay, 864'000 * 5.0);
     EXPECT_LT(keptPerDay, 1440 * 500.0);
     // The retained cells still answer a whole-range query with the right extremes.
-    auto id = h.findSeries("n1", "", "host.mem.used_bytes");
+    auto id = h.findSeries(NodeId{"n1"}, RunId(), "host.mem.used_bytes");
     ASSERT_TRUE(id.ok() && *id);
     auto points = h.querySeries({**id, std::numeric_limits<std::int64_t>::min(),
                                  std::numeric_limits<std::int64_t>::max(), 100});

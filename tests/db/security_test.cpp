@@ -37,7 +37,7 @@ TEST(HistorySecurity, SecretsNeverReachTheFile) {
         auto history = History::open(path);
         ASSERT_TRUE(history.ok()) << history.error();
         RunRecord run;
-        run.id = "r1";
+        run.id = RunId{"r1"};
         run.recipeYaml =
             "environment:\n  env:\n    WANDB_API_KEY: yamlSecret111\nextra_args:\n"
             "  - --hf-token argSecret222\n";
@@ -50,7 +50,7 @@ TEST(HistorySecurity, SecretsNeverReachTheFile) {
         ASSERT_TRUE((*history)
                         ->updateRunState(RunId{"r1"}, RunState::Failed, 5, "token = msgSecret777")
                         .ok());
-        auto stored = (*history)->run("r1");
+        auto stored = (*history)->run(RunId{"r1"});
         ASSERT_TRUE(stored.ok() && *stored);
         EXPECT_NE((*stored)->provenanceJson.find("NCCL_DEBUG"), std::string::npos);
         EXPECT_NE((*stored)->provenanceJson.find("<redacted>"), std::string::npos);
@@ -76,7 +76,7 @@ TEST(HistorySecurity, NewFileWalShmAndDirectoriesAreOwnerOnly) {
     ::umask(old);
     ASSERT_TRUE(history.ok()) << history.error();
     RunRecord run;
-    run.id = "r1";
+    run.id = RunId{"r1"};
     ASSERT_TRUE((*history)->upsertRun(run).ok());
     EXPECT_EQ(modeOf(path), 0600u);
     EXPECT_EQ(modeOf(path + "-wal"), 0600u);

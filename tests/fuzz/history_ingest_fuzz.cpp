@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     }
     db::SeriesFilter filter;
-    filter.nodeId = nodeId;
+    filter.nodeId = db::NodeId{nodeId};
     (void)h.listSeries(filter);
     return 0;
 }

@@ -66,11 +66,11 @@ TEST(ClusterPage, RealDaemonFillsTheTableAndTheLivePlot) {
     {
         auto history = db::History::open(historyPath.toStdString());
         ASSERT_TRUE(history) << history.error();
-        auto id = (*history)->findSeries("gui-test-node", "", "host.mem.used_bytes");
+        auto id = (*history)->findSeries(NodeId{"gui-test-node"}, RunId(), "host.mem.used_bytes");
         ASSERT_TRUE(id);
         ASSERT_TRUE(id->has_value());
         db::SeriesFilter f;
-        f.nodeId = "gui-test-node";
+        f.nodeId = NodeId{"gui-test-node"};
         f.name = "host.mem.used_bytes";
         auto series = (*history)->listSeries(f);
         ASSERT_TRUE(series);

@@ -168,7 +168,7 @@ TEST(CompareCli, WritesCsvHtmlAndPngFromTheHistory) {
     std::int64_t samples = 0;
     for (const char* run : {"run-synthetic-1", "run-synthetic-2"}) {
         db::SeriesFilter f;
-        f.runId = run;
+        f.runId = RunId{run};
         auto series = (*h)->listSeries(f);
         ASSERT_TRUE(series) << series.error();
         for (const db::SeriesInfo& s : *series) {

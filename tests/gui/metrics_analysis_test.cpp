@@ -141,7 +141,7 @@ TEST(MetricKinds, ClassifiesSlimeAndMilesNames) {
 TEST_F(MetricsAnalysis, BestFollowsEachMetricsDirection) {
     auto h = db::History::open(s_path.toStdString());
     ASSERT_TRUE(h) << h.error();
-    auto values = loadMetricValues(**h, "run-a", "");
+    auto values = loadMetricValues(**h, RunId{"run-a"}, "");
     ASSERT_TRUE(values) << values.error();
     const MetricValue* score = find(*values, "eval/gsm8k");
     const MetricValue* time = find(*values, "eval/gsm8k/time");

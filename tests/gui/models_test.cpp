@@ -276,7 +276,8 @@ TEST(LogTailer, FallsBackToTheOutputStoredInTheHistory) {
         auto h = runplane::db::History::open(path.toStdString());
         ASSERT_TRUE(h.ok()) << h.error();
         ASSERT_TRUE(
-            (*h)->appendRunLog("done-run", "stdout", 0, "stored line 1\nstored line 2\n").ok());
+            (*h)->appendRunLog(RunId{"done-run"}, "stdout", 0, "stored line 1\nstored line 2\n")
+                .ok());
     }
     for (const QString& address : {QString(), QStringLiteral("127.0.0.1:1")}) {
         runplane::gui::LogTailer tailer;
@@ -472,7 +473,7 @@ void expectSameMetricValues(const std::vector<MetricValue>& a, const std::vector
 const db::SeriesInfo* findSeries(const std::vector<db::SeriesInfo>& all, const std::string& name,
                                  const std::string& runId) {
     for (const db::SeriesInfo& info : all) {
-        if (info.name == name && info.runId == runId && info.nodeId == "node-a") {
+        if (info.name == name && info.runId.value() == runId && info.nodeId.value() == "node-a") {
             return &info;
         }
     }
@@ -526,9 +527,9 @@ TEST(IncrementalRefresh, DecimatedFollowingAndMetricValuesMatchFullReads) {
             EXPECT_EQ(cache.followWidthNs(info->id),
                       db::followBucketWidth(info->firstNs, info->lastNs, kBuckets));
         }
-        auto viaCache = loadMetricValues(history, run, "eval/", {}, &cache);
+        auto viaCache = loadMetricValues(history, RunId{run}, "eval/", {}, &cache);
         ASSERT_TRUE(viaCache) << viaCache.error();
-        auto direct = loadMetricValues(history, run, "eval/", {});
+        auto direct = loadMetricValues(history, RunId{run}, "eval/", {});
         ASSERT_TRUE(direct) << direct.error();
         ASSERT_EQ(viaCache->size(), 1u);
         expectSameMetricValues(*viaCache, *direct);

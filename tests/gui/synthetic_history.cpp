@@ -49,7 +49,7 @@ std::string sourceRecipe(const std::string& file) {
 
 Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunSpec& spec) {
     db::RunRecord run;
-    run.id = spec.runId;
+    run.id = RunId{spec.runId};
     run.name = spec.name;
     run.recipeYaml = spec.recipeYaml;
     run.provenanceJson = R"({"argv":["synthetic"],"git_rev":"test"})";
@@ -66,7 +66,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
     for (size_t n = 0; n < spec.nodes.size(); ++n) {
         const std::string& node = spec.nodes[n];
         db::NodeRecord rec;
-        rec.nodeId = node;
+        rec.nodeId = NodeId{node};
         rec.address = "127.0.0.1:" + std::to_string(7070 + n);
         rec.hostname = node;
         rec.infoJson =
@@ -114,14 +114,14 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             batch.samples.push_back(std::move(s));
         };
         auto event = [&](std::int64_t t, const std::string& kind, const std::string& message,
-                         const std::string& attrs) {
+                         const db::EventAttrs& attrs) {
             db::IngestEvent e;
             e.seq = seq++;
             e.tNs = t;
             e.runId = spec.runId;
             e.kind = kind;
             e.message = message;
-            e.attrsJson = attrs;
+            e.attrs = attrs;
             batch.events.push_back(std::move(e));
         };
 
@@ -138,7 +138,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             if (s < loadSeconds) {
                 if (s == 0) {
                     phase = "load";
-                    event(t, "phase", "load", R"({"phase":"load"})");
+                    event(t, "phase", "load", {{"phase", "load"}});
                 }
                 base = 80 + 4.5 * s;  // page cache grows while reading the checkpoint
             } else {
@@ -147,7 +147,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
                     phase = kCycle[cycleIndex].name;
                     phaseLeft = kCycle[cycleIndex].seconds;
                     inPhase = 0;
-                    event(t, "phase", phase, R"({"phase":")" + phase + R"("})");
+                    event(t, "phase", phase, {{"phase", phase}});
                 }
                 base = kCycle[cycleIndex].baseGB + 8 * std::sin(inPhase * 0.05);
                 --phaseLeft;
@@ -168,7 +168,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             }
             if (regress && !alarmRaised) {
                 event(t + kSecond * 60, "memory_alarm", "above 750 GB for 60 s",
-                      R"({"threshold_bytes":"750000000000"})");
+                      {{"threshold_bytes", "750000000000"}});
                 alarmRaised = true;
             }
             sample(t, "", "host.mem.used_bytes", "bytes", v, lo, hi);
@@ -197,13 +197,15 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
         // NCCL trouble and a stall, on node-a.
         if (n == 0) {
             event(spec.startNs + 900 * kSecond, "nccl_warning",
-                  "NCCL WARN Call to ibv_reg_mr failed, retrying", "{}");
-            event(spec.startNs + 1500 * kSecond, "stall", "no progress for 120 s in train", "{}");
+                  "NCCL WARN Call to ibv_reg_mr failed, retrying", {});
+            event(spec.startNs + 1500 * kSecond, "stall", "no progress for 120 s in train", {});
             event(spec.startNs + 2400 * kSecond, "nccl_error",
-                  "NCCL WARN NET/IB : Got completion with error 12", "{}");
-            event(
-                spec.startNs + 200 * kSecond, "info", "nccl all_reduce probe",
-                R"({"collective":"all_reduce","bytes":"1073741824","busbw_gbps":"341.5","expected_busbw_gbps":"360"})");
+                  "NCCL WARN NET/IB : Got completion with error 12", {});
+            event(spec.startNs + 200 * kSecond, "info", "nccl all_reduce probe",
+                  {{"collective", "all_reduce"},
+                   {"bytes", "1073741824"},
+                   {"busbw_gbps", "341.5"},
+                   {"expected_busbw_gbps", "360"}});
         }
         // Eval metrics (run-level) by step, on the head node only.
         if (n == 0 && spec.standardEvals) {

@@ -243,26 +243,26 @@ TEST(IngestIntegration, SubmittedRunIsRecordedAndItsEndArrives) {
     auto opened = db::History::open(history);
     ASSERT_TRUE(opened.ok());
     ASSERT_TRUE(waitFor([&] {
-        auto run = (*opened)->run("run-echo-1");
+        auto run = (*opened)->run(RunId{"run-echo-1"});
         return run.ok() && *run && (*run)->state == db::RunState::Failed;
     })) << "run state never reached the history; events: "
         <<
         [&] {
             std::string text;
             db::EventFilter filter;
-            filter.runId = "run-echo-1";
+            filter.runId = RunId{"run-echo-1"};
             if (auto events = (*opened)->listEvents(filter); events.ok()) {
                 for (const auto& e : *events) {
-                    text += e.kind + " " + e.message + " " + e.attrsJson + "\n";
+                    text += e.kind + " " + e.message + " " + nlohmann::json(e.attrs).dump() + "\n";
                 }
             }
-            auto run = (*opened)->run("run-echo-1");
+            auto run = (*opened)->run(RunId{"run-echo-1"});
             if (run.ok() && *run) {
                 text += "state " + std::string(db::toString((*run)->state)) + " " + (*run)->message;
             }
             return text;
         }();
-    auto run = *(*opened)->run("run-echo-1");
+    auto run = *(*opened)->run(RunId{"run-echo-1"});
     EXPECT_EQ(run->recipeYaml, "name: echo\n");
     EXPECT_NE(run->provenanceJson.find("deadbeef"), std::string::npos);
     EXPECT_NE(run->provenanceJson.find("\"node_id\":\"node-d\""), std::string::npos)

@@ -178,7 +178,7 @@ TEST(NodeReset, CursorMigrationKeepsAVersionTwoFile) {
     batch.nodeId = "n";
     batch.incarnation = 42;
     batch.samples.push_back({1, 40, "", "host.mem.used_bytes", "bytes", 7, 7, 7, -1});
-    batch.events.push_back({3, 50, "", "info", "new", "{}"});
+    batch.events.push_back({3, 50, "", "info", "new", {}});
     batch.throughSeq = 3;
     auto stored = (*history)->ingest(batch);
     ASSERT_TRUE(stored.ok()) << stored.error();

@@ -113,7 +113,7 @@ void makeOldHistory(const std::string& path) {
     const std::int64_t start = now - 30 * day;
     for (const char* id : {"old-run", "kept-run"}) {
         db::RunRecord run;
-        run.id = id;
+        run.id = RunId{id};
         run.startedNs = start;
         run.endedNs = start + day;
         run.state = db::RunState::Finished;

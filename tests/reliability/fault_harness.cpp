@@ -82,7 +82,7 @@ std::optional<db::RunRecord> FaultTest::run(const std::string& runId) const {
     if (!h.ok()) {
         return std::nullopt;
     }
-    auto r = (*h)->run(runId);
+    auto r = (*h)->run(RunId{runId});
     return r.ok() && *r ? std::optional<db::RunRecord>(**r) : std::nullopt;
 }
 
