@@ -47,7 +47,7 @@ Controller::Controller(ControllerOptions options, ControllerCallbacks callbacks)
     if (m_options.ingestTelemetry && !m_options.historyPath.empty()) {
         // One writer for every node (history_writer.h). Should it not open, each ingestor tries
         // on its own and reports why it cannot.
-        HistoryWriterOptions writer;
+        HistoryWriterOptions writer = m_options.writer;
         writer.historyPath = m_options.historyPath;
         if (auto opened = HistoryWriter::open(writer); opened.ok()) {
             m_writer = *opened;

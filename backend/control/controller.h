@@ -31,6 +31,8 @@ struct ControllerOptions {
     /// With ingestTelemetry: apply the history's retention policy at start and then this often
     /// (RetentionPruner, docs/history.md "Retention"); zero: never prune online.
     std::chrono::milliseconds pruneInterval = std::chrono::hours(1);
+    /// The history writer's settings (history_writer.h); its historyPath is historyPath above.
+    HistoryWriterOptions writer;
 };
 
 /// One node as the controller sees it (a value snapshot).

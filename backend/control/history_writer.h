@@ -17,6 +17,7 @@
 // Thread-safety: every method may be called from any thread. A Lane is one caller's handle (one
 // node stream); its cancel() wakes that caller's wait from another thread.
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -54,6 +55,12 @@ struct HistoryWriterOptions {
     /// always overlapping it otherwise only grows (docs/performance.md, "Load").
     std::int64_t walLimitBytes = 64LL << 20;
     std::chrono::milliseconds walCheckpointInterval{1000};
+    /// WAL checkpoints on a thread of their own, through a connection of their own (a PASSIVE
+    /// checkpoint after each commit, the truncation above too): the writer's connection then
+    /// never checkpoints (wal_autocheckpoint=0), so a commit neither copies pages into the file
+    /// nor waits for an fsync, and the next transaction can start while the copy runs. false:
+    /// SQLite's automatic checkpoints inside the writer's commits, the truncation after them.
+    bool checkpointThread = true;
 };
 
 /// A run-state change reported by a node (run_state / process_exit event), applied to the run
@@ -83,6 +90,16 @@ struct HistoryWriterStats {
     std::size_t maxTransactionBatches = 0;  // pushed batches in one transaction
     std::uint64_t walTruncations = 0;       // WAL emptied past walLimitBytes
     std::uint64_t walTruncationsBusy = 0;   // tried, a reader still needed it (tried again)
+    /// Transactions by how long they took, from BEGIN to the end of COMMIT (the writer's part
+    /// of a batch's ingest lag): [0] under 1 ms, [i] from 2^(i-1) to 2^i ms, the last one
+    /// everything above.
+    std::array<std::uint64_t, 16> transactionMs{};
+    double transactionMsMax = 0;
+    double transactionMsTotal = 0;
+    std::uint64_t checkpoints = 0;      // PASSIVE checkpoints run by the checkpoint thread
+    std::uint64_t checkpointsBusy = 0;  // of them found another checkpoint running
+    double checkpointMsMax = 0;         // the longest checkpoint (passive + truncation)
+    double checkpointMsTotal = 0;
 };
 
 class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
@@ -109,7 +126,8 @@ class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
     explicit HistoryWriter(HistoryWriterOptions options);
     void loop();
     void runBatches(std::vector<std::shared_ptr<Job>>& jobs);
-    void boundWal();  // empties the WAL past options.walLimitBytes (writer thread)
+    void boundWal(db::History& history);  // empties the WAL past options.walLimitBytes
+    void checkpointLoop();                // the checkpoint thread (options.checkpointThread)
     Result<std::vector<db::IngestResult>> commit(std::vector<db::IngestBatch>& batches);
     Status runOp(const std::function<Status(db::History&)>& op);
     void applyRuns(const std::vector<RunStateChange>& runs);
@@ -117,17 +135,20 @@ class HistoryWriter : public std::enable_shared_from_this<HistoryWriter> {
     std::size_t shareLocked() const;
 
     HistoryWriterOptions m_options;
-    std::unique_ptr<db::History> m_history;  // used by the writer thread only
+    std::unique_ptr<db::History> m_history;       // used by the writer thread only
+    std::unique_ptr<db::History> m_checkpointer;  // used by the checkpoint thread only
     mutable std::mutex m_mutex;
-    std::condition_variable m_work;   // the writer waits for jobs
-    std::condition_variable m_space;  // lanes wait for room in their share
-    std::condition_variable m_done;   // lanes wait for their jobs
+    std::condition_variable m_work;       // the writer waits for jobs
+    std::condition_variable m_space;      // lanes wait for room in their share
+    std::condition_variable m_done;       // lanes wait for their jobs
+    std::condition_variable m_committed;  // the checkpoint thread waits for commits
     std::deque<std::shared_ptr<Job>> m_queue;
     std::size_t m_heldRecords = 0;
     std::size_t m_lanes = 0;
     bool m_stopping = false;
     HistoryWriterStats m_stats;
     std::thread m_thread;
+    std::thread m_checkpointThread;
 };
 
 /// One caller's handle (it keeps the writer alive). Not copyable; one node stream at a time.

@@ -1,5 +1,7 @@
 #include "backend/control/telemetry_ingestor.h"
 
+#include <pthread.h>
+
 #include "backend/control/run_log_recorder.h"
 
 #include <algorithm>
@@ -211,7 +213,10 @@ void TelemetryIngestor::Impl::run() {
         ackerStop = false;
         ackWanted.reset();
     }
-    acker = std::thread([this] { ackLoop(); });
+    acker = std::thread([this] {
+        pthread_setname_np(pthread_self(), "ingest-ack");
+        ackLoop();
+    });
     std::chrono::milliseconds backoff = options.backoffInitial;
     std::optional<std::string> failedWith;
     while (!stopping()) {
@@ -534,7 +539,10 @@ Status TelemetryIngestor::start() {
     m_impl->stopRequested = false;
     m_impl->canceller.reset();
     m_impl->status.state = IngestState::Connecting;
-    m_impl->thread = std::thread([impl = m_impl.get()] { impl->run(); });
+    m_impl->thread = std::thread([impl = m_impl.get()] {
+        pthread_setname_np(pthread_self(), "ingest");  // per-thread CPU in top -H, bench_load
+        impl->run();
+    });
     return {};
 }
 

@@ -6,14 +6,21 @@
 //  - ZoomStep: the same for a range 20 % narrower than the previous one (what a wheel step asks).
 //  - Reference: drawing all 1,000,000 raw points without decimation (what a plot without
 //    min/max-preserving queries would do).
+//  - ClusterRedraw256: the Cluster page's host-memory plot of 256 nodes (issue 20), one live
+//    refresh = showHostMemory + flush, with the points per node loadNodeHostMemory reads over a
+//    10-minute window (64 decimated buckets), values moving each refresh; one planted one-sample
+//    peak per node inside a bucket. ClusterRedraw256Raw, the reference in the same run: the same
+//    256 lines drawn from every raw sample (6,000 per node).
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
 #include <QDir>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
@@ -184,8 +191,88 @@ void BM_ReferenceDrawAllRawPoints(benchmark::State& state) {
     }
 }
 
+// The Cluster page's 256 nodes at 10 Hz over its 10-minute follow window: `buckets` decimated
+// buckets per node (min, max, last kept), or the raw samples when buckets = 0. `shift` moves
+// every value (a live refresh draws new data into the same graphs).
+std::vector<PointSeries> clusterNodes(int buckets, int shift) {
+    constexpr int kNodes = 256;
+    constexpr int kRaw = 6000;  // 10 min at 10 Hz
+    std::vector<PointSeries> nodes;
+    nodes.reserve(kNodes);
+    for (int n = 0; n < kNodes; ++n) {
+        PointSeries s;
+        s.nodeId = QStringLiteral("node-%1").arg(n);
+        s.name = QStringLiteral("host.mem.used_bytes");
+        s.unit = QStringLiteral("bytes");
+        auto sample = [&](int i) {
+            const double v = 6.0e11 * (1.0 + 0.1 * ((i + n * 7 + shift) % 50) / 50.0);
+            return i == (n * 37 + 1000) % kRaw ? v + 2.5e11 : v;  // one peak per node
+        };
+        const double t0 = 1.767e9;
+        if (buckets == 0) {
+            for (int i = 0; i < kRaw; ++i) {
+                s.t.push_back(t0 + i * 0.1);
+                s.value.push_back(sample(i));
+                s.min.push_back(sample(i));
+                s.max.push_back(sample(i));
+                s.step.push_back(-1);
+            }
+        } else {
+            s.decimated = true;
+            s.sourceCount = kRaw;
+            const int per = kRaw / buckets;
+            for (int b = 0; b < buckets; ++b) {
+                double lo = 1e300;
+                double hi = -1e300;
+                for (int i = b * per; i < (b + 1) * per; ++i) {
+                    lo = std::min(lo, sample(i));
+                    hi = std::max(hi, sample(i));
+                }
+                s.t.push_back(t0 + (b + 0.5) * per * 0.1);
+                s.value.push_back(sample((b + 1) * per - 1));
+                s.min.push_back(lo);
+                s.max.push_back(hi);
+                s.step.push_back(-1);
+            }
+        }
+        nodes.push_back(std::move(s));
+    }
+    return nodes;
+}
+
+void clusterRedraw(benchmark::State& state, int buckets) {
+    TimeSeriesPlot plot;
+    plot.resize(kWidth, 600);
+    plot.setFollowWindow(600);
+    plot.show();
+    MemoryLines lines;
+    lines.ramBytes = 1099511627776.0;  // the simulated nodes' 1 TiB (bench_load)
+    // The data sets of a few refreshes, made before timing.
+    std::vector<std::vector<PointSeries>> refreshes;
+    for (int i = 0; i < 4; ++i) {
+        refreshes.push_back(clusterNodes(buckets, i));
+    }
+    std::size_t i = 0;
+    for (auto _ : state) {
+        showHostMemory(plot, refreshes[i++ % refreshes.size()], lines, {}, {});
+        plot.flush();
+    }
+    state.counters["lines"] = plot.seriesCount();
+    state.counters["points_drawn"] = plot.drawnPointCount();
+}
+
+void BM_ClusterRedraw256(benchmark::State& state) {
+    clusterRedraw(state, 64);
+}
+
+void BM_ClusterRedraw256Raw(benchmark::State& state) {
+    clusterRedraw(state, 0);
+}
+
 }  // namespace
 
+BENCHMARK(BM_ClusterRedraw256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_ClusterRedraw256Raw)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_LoadAndDraw1M)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_OpenLoadAndDraw1M)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ZoomStep)->Unit(benchmark::kMillisecond)->MinTime(2.0);

@@ -13,6 +13,7 @@ struct ChildOptions {
     std::string profile;
     std::string historyPath;
     std::string runId;
+    bool inlineCheckpoints = false;  // lib: the writer checkpoints in its commits (A/B)
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -45,6 +46,7 @@ struct Args {
     bool check = false;
     int drainSeconds = 120;
     bool sigtermUnderLoad = false;
+    bool inlineCheckpoints = false;
 };
 
 long rssKiB(pid_t pid) {
@@ -75,6 +77,23 @@ double cpuSeconds(const std::string& statPath) {
         }
     }
     return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds of a process' threads by thread name (/proc/PID/task/*/comm: "history-writer",
+// "ingest", ...; unnamed threads carry the program's name).
+std::map<std::string, double> cpuByThreadName(int pid) {
+    std::map<std::string, double> out;
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::ifstream comm(task.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        const double cpu = cpuSeconds((task.path() / "stat").string());
+        if (!name.empty() && cpu >= 0) {
+            out[name] += cpu;
+        }
+    }
+    return out;
 }
 
 std::string firstLine(const std::string& path, const std::string& prefix) {
@@ -109,6 +128,9 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         std::vector<std::string> argv = {"/proc/self/exe", "--child",  args.controller,
                                          "--profile",      profile,    "--history",
                                          history,          "--run-id", runId};
+        if (args.inlineCheckpoints) {
+            argv.emplace_back("--inline-checkpoints");
+        }
         std::vector<char*> raw;
         for (auto& a : argv) {
             raw.push_back(a.data());
@@ -342,6 +364,7 @@ int runParent(const Args& args) {
         "/proc/" + std::to_string(child.pid) + "/task/" + std::to_string(child.pid) + "/stat";
     const double cpuAtStart = cpuSeconds(childStat);
     const double guiCpuAtStart = cpuSeconds(guiStat);
+    const auto threadsAtStart = cpuByThreadName(child.pid);
     for (int s = 1; s <= args.seconds; ++s) {
         std::this_thread::sleep_until(t0 + std::chrono::seconds(s));
         stats.addSecond(s, cluster.take(), rssKiB(child.pid), probe.take(), childOut->take());
@@ -350,6 +373,12 @@ int runParent(const Args& args) {
     const double loadSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
     const double cpuDuringLoad = cpuSeconds(childStat) - cpuAtStart;
     const double guiCpuDuringLoad = cpuSeconds(guiStat) - guiCpuAtStart;
+    nlohmann::json threadCores = nlohmann::json::object();
+    for (const auto& [name, cpu] : cpuByThreadName(child.pid)) {
+        const auto before = threadsAtStart.find(name);
+        threadCores[name] =
+            (cpu - (before == threadsAtStart.end() ? 0.0 : before->second)) / loadSeconds;
+    }
     const std::string loadAverageAtEnd = firstLine("/proc/loadavg", "");
     // SIGTERM while the nodes still stream: how long the controller takes to end, then a new
     // one resumes every node from its committed cursor (nothing lost or doubled across it).
@@ -408,6 +437,7 @@ int runParent(const Args& args) {
     report["summary"]["controller_cpu"] = {{"seconds", cpuDuringLoad},
                                            {"cores", cpuDuringLoad / loadSeconds},
                                            {"main_thread_cores", guiCpuDuringLoad / loadSeconds},
+                                           {"cores_by_thread_name", threadCores},
                                            {"load_average_at_end_of_load", loadAverageAtEnd}};
     if (args.sigtermUnderLoad) {
         report["summary"]["controller_stop_under_load_s"] = stopUnderLoadS;
@@ -465,6 +495,10 @@ int main(int argc, char** argv) {
         app.add_flag("--check", args.check,
                      "exit 1 unless every sample arrived once, the GUI reported and the "
                      "history stayed readable");
+        app.add_flag("--inline-checkpoints", args.inlineCheckpoints,
+                     "lib only: the history writer checkpoints the WAL inside its own commits "
+                     "(SQLite's automatic checkpoints) instead of on its checkpoint thread: the "
+                     "A/B of that thread");
         auto* childFlag =
             app.add_option("--child", child.mode)->group("")->check(CLI::IsMember({"gui", "lib"}));
         app.add_option("--profile", child.profile)->group("");
@@ -472,6 +506,7 @@ int main(int argc, char** argv) {
         app.add_option("--run-id", child.runId)->group("");
         CLI11_PARSE(app, argc, argv);
         if (childFlag->count() > 0) {
+            child.inlineCheckpoints = args.inlineCheckpoints;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

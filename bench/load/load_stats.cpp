@@ -158,6 +158,7 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     }
     const auto clusterPaint = field(m_gui, "cluster_paint_ms");
     const auto plotRedraw = field(m_gui, "cluster_plot_redraw_ms");
+    const auto plotRedrawCpu = field(m_gui, "cluster_plot_redraw_cpu_ms");
     const auto runsPaint = field(m_gui, "runs_paint_ms");
     const auto stall = field(m_gui, "stall_max_ms");
     nlohmann::json lastLib;
@@ -202,6 +203,7 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
           {"gui",
            {{"cluster_paint_ms", spread(clusterPaint)},
             {"cluster_plot_redraw_ms", spread(plotRedraw)},
+            {"cluster_plot_redraw_cpu_ms", spread(plotRedrawCpu)},
             {"runs_paint_ms", spread(runsPaint)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},

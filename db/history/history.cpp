@@ -180,6 +180,13 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
             std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 * (attempt + 1), 50)));
         }
     }
+    if (!options.readOnly && options.walAutoCheckpointPages >= 0) {
+        const std::string pragma =
+            "PRAGMA wal_autocheckpoint=" + std::to_string(options.walAutoCheckpointPages) + ";";
+        if (Status s = (*db)->exec(pragma); !s.ok()) {
+            return s.failure();
+        }
+    }
     return std::unique_ptr<History>(new History(std::move(*db), path));
 }
 
@@ -334,6 +341,24 @@ Result<bool> History::truncateWal() {
         return false;
     }
     return Error{m_impl->db->lastError()};
+}
+
+Result<WalCheckpoint> History::checkpointWal() {
+    std::lock_guard lock(m_mutex);
+    WalCheckpoint out;
+    sqlite3* handle = m_impl->db->handle();
+    sqlite3_busy_timeout(handle, 0);
+    const int rc = sqlite3_wal_checkpoint_v2(handle, nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                             &out.logFrames, &out.backfilledFrames);
+    sqlite3_busy_timeout(handle, m_impl->db->busyTimeoutMs());
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        out.busy = true;
+        return out;
+    }
+    if (rc != SQLITE_OK) {
+        return Error{m_impl->db->lastError()};
+    }
+    return out;
 }
 
 Status History::beginRead() {

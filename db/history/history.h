@@ -294,6 +294,19 @@ struct PruneReport {
 struct OpenOptions {
     bool readOnly = false;  // read-only: never creates or migrates; fails on an old schema
     int busyTimeoutMs = 5000;
+    /// PRAGMA wal_autocheckpoint of this connection: -1 keeps SQLite's default (a PASSIVE
+    /// checkpoint by the committing connection once the WAL passes 1,000 pages); 0 makes this
+    /// connection never checkpoint on its own (another one calls checkpointWal, e.g. the
+    /// controller's history writer, whose commits then never copy pages or fsync).
+    int walAutoCheckpointPages = -1;
+};
+
+/// What one checkpointWal() did (sqlite3_wal_checkpoint_v2's counts).
+struct WalCheckpoint {
+    bool busy = false;         // another connection held a lock it needed: try again later
+    int logFrames = 0;         // frames in the WAL
+    int backfilledFrames = 0;  // of them copied into the database file (all of them, or up to
+                               // the oldest reader's snapshot)
 };
 
 /// The run history in one SQLite file. Owns one connection. Every method may be called from any
@@ -375,6 +388,10 @@ class History {
     /// always overlapping, SQLite's automatic checkpoints copy the WAL but can never restart
     /// it, so it only grows; the controller's writer calls this when it passes a bound.
     Result<bool> truncateWal();
+    /// A PASSIVE checkpoint without waiting: copies what it can of the WAL into the database
+    /// file (never past a reader's snapshot) while the writer goes on committing. For a
+    /// connection that checkpoints for another one (OpenOptions::walAutoCheckpointPages = 0).
+    Result<WalCheckpoint> checkpointWal();
 
     // ---- queries
     /// Starts a read transaction: every query until endRead() sees the file as the first of

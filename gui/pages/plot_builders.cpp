@@ -33,6 +33,23 @@ PlotSeries scaled(const PointSeries& s, double divisor, const QString& label, co
     return p;
 }
 
+// A dense plot draws no bands; its line is then each interval's peak (a decimation bucket's
+// maximum, or a sample's own max), not its last value: a one-sample peak inside a bucket stays on
+// the plot. (Drawing min and max both, as a vertical stroke per bucket, kept troughs too but
+// tripled the pixels drawn: docs/performance.md "Load".)
+void peaksAsLine(PlotSeries& p) {
+    if (!p.hasBand()) {
+        return;
+    }
+    for (size_t i = 0; i < p.t.size(); ++i) {
+        if (std::isfinite(p.max[i]) && !(p.max[i] <= p.value[i])) {
+            p.value[i] = p.max[i];
+        }
+    }
+    p.min.clear();
+    p.max.clear();
+}
+
 std::vector<PhaseSpan> toSpans(const std::vector<PhaseInterval>& phases) {
     std::vector<PhaseSpan> spans;
     spans.reserve(phases.size());
@@ -128,12 +145,15 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
         series.push_back(
             scaled(s, kBytesPerGB, label ? label(s) : seriesLabel(s), seriesColor(i++)));
         if (many) {
-            series.back().min.clear();
-            series.back().max.clear();
+            // No band, but never a lost peak: the line is each bucket's maximum.
+            peaksAsLine(series.back());
             series.back().inLegend = false;
             // 1 px lines go through Qt's cosmetic stroker; wider ones are stroked into polygons
             // and filled, the bulk of a redraw of hundreds of lines (docs/performance.md "Load").
+            // Without antialiasing: hundreds of overlapping 1 px lines gain nothing from it, and
+            // it was the most of what their redraw cost (docs/performance.md "Load").
             series.back().lineWidth = 1.0;
+            series.back().antialiased = false;
         }
     }
     std::vector<EventMarker> markers;

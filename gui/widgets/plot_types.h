@@ -24,6 +24,7 @@ struct PlotSeries {
     bool faint = false;  // drawn translucent (e.g. raw points under an EMA)
     bool inLegend = true;
     double lineWidth = 1.6;
+    bool antialiased = true;  // false: aliased 1 px strokes (dense plots of hundreds of lines)
 
     bool hasBand() const {
         return !min.empty() && min.size() == t.size() && max.size() == t.size();

@@ -469,6 +469,7 @@ void TimeSeriesPlot::rebuild() {
         line->setName(s.name);
         line->setData(keys, toQVector(s.value), true);
         const QColor c = s.faint ? withAlpha(s.color, 110) : s.color;
+        line->setAntialiased(s.antialiased);
         switch (s.style) {
             case PlotSeries::Style::Line:
                 line->setPen(QPen(c, s.lineWidth));

@@ -388,4 +388,91 @@ TEST(IngestWriter, TheWalIsEmptiedPastItsBoundOnceNoReaderNeedsIt) {
     EXPECT_EQ(samples, 100 + 40 * 5000 + 10);
 }
 
+// The writer's connection never checkpoints (wal_autocheckpoint=0): a commit neither copies
+// pages into the file nor waits for an fsync. The checkpoint thread does it through its own
+// connection after each commit, so without readers the WAL is restarted and stays the size of
+// about one transaction instead of growing with every one (it would without any checkpoint).
+// Each transaction's duration is counted.
+TEST(IngestWriter, CheckpointsRunOnTheirOwnThreadAndKeepTheWalSmall) {
+    for (const bool own : {true, false}) {
+        ScratchDir dir;
+        const std::string path = dir.file("h.sqlite");
+        HistoryWriterOptions options{path};
+        options.commitInterval = 1ms;
+        options.walLimitBytes = 0;  // no truncation: only the checkpoints restart the WAL
+        options.checkpointThread = own;
+        auto writer = HistoryWriter::open(options);
+        ASSERT_TRUE(writer.ok()) << writer.error();
+        auto lane = (*writer)->lane();
+        std::int64_t firstWal = 0;
+        std::int64_t maxWal = 0;
+        constexpr int kTransactions = 30;
+        std::uint64_t seq = 1;
+        for (int i = 0; i < kTransactions; ++i, seq += 5000) {
+            ASSERT_TRUE(lane->push(batchOf("node-" + std::to_string(i), seq, seq + 4999)).ok());
+            ASSERT_TRUE(lane->flush().ok());
+            if (own) {
+                // This commit's checkpoint is done before the next transaction begins.
+                ASSERT_TRUE(waitUntil([&] {
+                    const HistoryWriterStats st = (*writer)->stats();
+                    return st.checkpoints == st.transactions;
+                }));
+            }
+            auto reader = db::History::open(path);
+            ASSERT_TRUE(reader.ok()) << reader.error();
+            const std::int64_t wal = (*reader)->walBytes();
+            firstWal = firstWal == 0 ? wal : firstWal;
+            maxWal = std::max(maxWal, wal);
+        }
+        const HistoryWriterStats st = (*writer)->stats();
+        EXPECT_EQ(st.transactions, static_cast<std::uint64_t>(kTransactions));
+        std::uint64_t counted = 0;
+        for (std::uint64_t n : st.transactionMs) {
+            counted += n;
+        }
+        EXPECT_EQ(counted, st.transactions);
+        EXPECT_GT(st.transactionMsTotal, 0.0);
+        EXPECT_GE(st.transactionMsMax * kTransactions, st.transactionMsTotal);
+        EXPECT_EQ(st.checkpoints, own ? st.transactions : 0u);
+        // One transaction's WAL is tens of KiB here; 30 of them without a restart would be
+        // 30 times that (SQLite's automatic checkpoint waits for 1,000 pages, ~4 MiB).
+        EXPECT_GT(firstWal, 0);
+        if (own) {
+            EXPECT_LT(maxWal, 4 * firstWal);
+        } else {
+            EXPECT_GT(maxWal, 8 * firstWal);
+        }
+        auto reader = db::History::open(path);
+        ASSERT_TRUE(reader.ok()) << reader.error();
+        auto series = (*reader)->listSeries({});
+        ASSERT_TRUE(series.ok()) << series.error();
+        EXPECT_EQ(series->size(), static_cast<size_t>(kTransactions));
+    }
+}
+
+// Without any checkpoint (the writer's option off and nobody checkpointing for it) the WAL
+// grows with every commit: what the checkpoint thread above prevents.
+TEST(IngestWriter, AConnectionWithoutAutoCheckpointsLeavesTheWalToAnother) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    db::OpenOptions off;
+    off.walAutoCheckpointPages = 0;
+    auto history = db::History::open(path, off);
+    ASSERT_TRUE(history.ok()) << history.error();
+    std::int64_t first = 0;
+    std::uint64_t seq = 1;
+    for (int i = 0; i < 30; ++i, seq += 5000) {
+        ASSERT_TRUE((*history)->ingest(batchOf("node-" + std::to_string(i), seq, seq + 4999)));
+        first = first == 0 ? (*history)->walBytes() : first;
+    }
+    EXPECT_GT((*history)->walBytes(), 8 * first);
+    auto other = db::History::open(path);
+    ASSERT_TRUE(other.ok()) << other.error();
+    auto done = (*other)->checkpointWal();
+    ASSERT_TRUE(done.ok()) << done.error();
+    EXPECT_FALSE(done->busy);
+    EXPECT_GT(done->logFrames, 0);
+    EXPECT_EQ(done->backfilledFrames, done->logFrames);
+}
+
 }  // namespace runplane::control

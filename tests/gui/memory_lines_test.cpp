@@ -244,3 +244,62 @@ TEST(RunsPageColumns, KeyColumnsFitWithoutScrolling) {
               table->fontMetrics().horizontalAdvance(
                   page.runsModel()->index(0, RunListModel::NameColumn).data().toString()));
 }
+
+// issue 20: past kHostMemoryBandedNodes nodes the host-memory plot draws lines without bands
+// (hundreds of nodes). A one-sample peak inside a decimation bucket must still be drawn: each
+// node's line is its buckets' maxima, read from a real history the way the Cluster page reads it.
+TEST(HostMemoryPlot, ManyNodesKeepEveryBucketsPeak) {
+    QTemporaryDir dir;
+    auto h = db::History::open(dir.filePath(QStringLiteral("h.sqlite")).toStdString());
+    ASSERT_TRUE(h) << h.error();
+    constexpr int kNodes = 16;
+    constexpr int kSamples = 6000;  // 10 min at 10 Hz
+    constexpr std::int64_t kT0 = 1'767'261'600'000'000'000;
+    QStringList nodeIds;
+    std::vector<double> peaks;
+    for (int n = 0; n < kNodes; ++n) {
+        db::IngestBatch batch;
+        batch.nodeId = "node-" + std::to_string(n);
+        nodeIds << QString::fromStdString(batch.nodeId);
+        const int peakAt = 1000 + 317 * n;  // inside a bucket, never its last sample
+        peaks.push_back(7.0e11 + 1e9 * n);
+        for (int i = 0; i < kSamples; ++i) {
+            double v = 5.0e11 + 1e9 * ((i + n) % 10);
+            v = i == peakAt ? peaks.back() : v;
+            batch.samples.push_back(db::IngestSample{static_cast<std::uint64_t>(i + 1),
+                                                     kT0 + i * 100'000'000LL, "",
+                                                     "host.mem.used_bytes", "bytes", v, v, v, -1});
+        }
+        batch.throughSeq = kSamples;
+        ASSERT_TRUE((*h)->ingest(batch));
+    }
+    const double t0 = kT0 * 1e-9;
+    const NodeMemoryResult memory =
+        loadNodeHostMemory(**h, nodeIds, t0 - 1, t0 + kSamples * 0.1 + 1, 200);
+    ASSERT_TRUE(memory.error.isEmpty()) << memory.error.toStdString();
+    ASSERT_EQ(memory.series.size(), static_cast<size_t>(kNodes));
+    ASSERT_TRUE(memory.series.front().decimated);  // buckets of many samples each
+
+    TimeSeriesPlot plot;
+    plot.resize(1400, 600);
+    showHostMemory(plot, memory.series, MemoryLines{}, {}, {});
+    plot.flush();
+    ASSERT_EQ(plot.series().size(), static_cast<size_t>(kNodes));
+    for (int n = 0; n < kNodes; ++n) {
+        const PlotSeries& s = plot.series()[static_cast<size_t>(n)];
+        EXPECT_FALSE(s.hasBand());
+        EXPECT_FALSE(s.antialiased);
+        ASSERT_EQ(s.t.size(), s.value.size());
+        EXPECT_TRUE(std::is_sorted(s.t.begin(), s.t.end()));
+        EXPECT_DOUBLE_EQ(*std::max_element(s.value.begin(), s.value.end()), peaks[n] / 1e9)
+            << "node " << n;
+        // Every point is its bucket's maximum (what the history returned), never its last value.
+        const PointSeries& read = memory.series[static_cast<size_t>(n)];
+        ASSERT_EQ(s.value.size(), read.max.size());
+        for (size_t i = 0; i < s.value.size(); ++i) {
+            EXPECT_DOUBLE_EQ(s.value[i], read.max[i] / 1e9);
+        }
+    }
+    // The y axis reaches the highest peak (it follows the data, peaks included).
+    EXPECT_GE(plot.yRange().second, peaks.back() / 1e9);
+}
