@@ -40,6 +40,7 @@ struct LaunchPlan {
     bool multiNode = false;
     std::string python;            // "python3" (train.py) or "python" (miles launcher)
     std::string program;           // "train.py" or the miles launcher path
+    std::string subcommand;        // the launcher's, after its path ("train": run_inkling.py)
     std::string modelFile;         // stem of models/<stem>.sh; "" in miles-script mode and for FSDP
     std::vector<ArgGroup> groups;  // command order; MODEL_ARGS is an empty placeholder
     std::vector<EnvLine> env;
