@@ -102,7 +102,8 @@ flags() {
             if (f != "") v[f] = fv
         }
         started == 0 { if ($0 ~ /(^|\/)([A-Za-z0-9_]*train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
-        /^--/ { store(); flag = $0; vals = ""; next }
+        flag == "--extra-args" && vals == "" && taken == 0 { vals = $0; taken = 1; next }
+        /^--/ { store(); flag = $0; vals = ""; taken = 0; next }
         { vals = vals (vals == "" ? "" : " ") $0 }
         END { store(); for (f in v) printf "%s\t%s\n", f, v[f] }
     ' "${call}" | sort

@@ -468,9 +468,15 @@ void buildInklingGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             const bool passed = std::any_of(its.begin(), its.end(), [&](const FlagValues& d) {
                 return d.flag == fv.flag && d.values == fv.values;
             });
-            if (!passed) {
+            const std::string text = shellJoin(lineOf(r, fv).words);
+            // the import keeps a flag verbatim too where the generic export would not write it
+            const bool inExtraArgs =
+                std::any_of(r.extraArgs.begin(), r.extraArgs.end(), [&](const ExtraArg& a) {
+                    return a.flag == "--extra-args" && a.values == std::vector<std::string>{text};
+                });
+            if (!passed && !inExtraArgs) {
                 ArgLine line;
-                line.words.push_back(shellJoin(lineOf(r, fv).words));
+                line.words.push_back(text);
                 train.lines.push_back(std::move(line));
             }
         }

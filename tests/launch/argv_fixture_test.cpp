@@ -812,6 +812,13 @@ TEST(ArgvFixtures, InklingLauncherExportWritesOnlyWhatTheLauncherTakes) {
         for (const auto& n : rt.exported.bundle.notes) {
             EXPECT_NE(n.level, NoteLevel::Warning) << name << ": " << n.format();
         }
+        // import(export(r)) == r: what the export leaves to the launcher comes back from it
+        ImportOptions io;
+        io.catalog = &test::catalog();
+        auto again = importScript(tmp.file("export") + "/" + rt.exported.bundle.jobScript, io);
+        ASSERT_TRUE(again.ok()) << again.error();
+        EXPECT_EQ(writeRecipe(again->recipe), writeRecipe(rt.exported.imported.recipe)) << name;
+        EXPECT_TRUE(again->recipe == rt.exported.imported.recipe) << name;
     }
 }
 
