@@ -17,8 +17,10 @@ namespace {
 
 // run_inkling.py's own options that carry a recipe field (radixark/miles@067dc320
 // scripts/run_inkling.py, ScriptArgs): the option, the rule whose field it carries, and the
-// launcher's default as its command line spells it ("" = always written: --num-nodes defaults to
-// SLURM_JOB_NUM_NODES, not to the recipe). It has no --tp / --pp / --cp / --ep / --etp,
+// launcher's default as its command line spells it ("" = always written: the node shape;
+// --num-nodes defaults to SLURM_JOB_NUM_NODES, not to the recipe). An option at the launcher's
+// default is left out: the launcher takes that value itself. It has no --tp / --pp / --cp / --ep /
+// --etp,
 // --n-samples-per-prompt, --lora, --recompute, --model-variant or --hardware.
 struct InklingOption {
     const char* option;
@@ -28,7 +30,7 @@ struct InklingOption {
 // (LoRA rank / alpha only with a rank: they matter in --train-mode lora alone)
 constexpr InklingOption kInklingOptions[] = {
     {"--num-nodes", "--num-nodes", ""},
-    {"--num-gpus-per-node", "--num-gpus-per-node", "4"},
+    {"--num-gpus-per-node", "--num-gpus-per-node", ""},  // its 4 is a GB300 node's
     {"--num-rollout", "--num-rollout", "100"},
     {"--rollout-batch-size", "--rollout-batch-size", "32"},
     {"--global-batch-size", "--global-batch-size", "64"},

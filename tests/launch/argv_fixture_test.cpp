@@ -795,7 +795,8 @@ namespace {
 // subcommand, its own options, and train.py flags only through --extra-args (which it appends
 // last); never run_qwen3_8.py's --tp / --pp / --cp / --n-samples-per-prompt / --lora.
 TEST(ArgvFixtures, InklingLauncherExportWritesOnlyWhatTheLauncherTakes) {
-    for (const std::string name : {"inkling-launcher.sh", "inkling-launcher-lora.sh"}) {
+    for (const std::string name :
+         {"inkling-launcher.sh", "inkling-launcher-lora.sh", "inkling-launcher-async.sh"}) {
         test::TempDir tmp;
         RoundTrip rt = roundTrip(name, tmp);
         EXPECT_EQ(rt.exportedProgram, "run_inkling.py") << name;
@@ -819,6 +820,11 @@ TEST(ArgvFixtures, InklingLauncherExportWritesOnlyWhatTheLauncherTakes) {
         ASSERT_TRUE(again.ok()) << again.error();
         EXPECT_EQ(writeRecipe(again->recipe), writeRecipe(rt.exported.imported.recipe)) << name;
         EXPECT_TRUE(again->recipe == rt.exported.imported.recipe) << name;
+        if (name == "inkling-launcher-async.sh") {
+            EXPECT_EQ(again->recipe.placement, Placement::Disaggregated);
+            EXPECT_EQ(again->recipe.launcher.entryPoint, "train_async.py");
+            EXPECT_EQ(again->recipe.rollout.numGpus, 16);
+        }
     }
 }
 
