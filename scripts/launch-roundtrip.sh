@@ -87,11 +87,25 @@ flags() {
         tail -n 20 "$1.log" >&2
         return 0
     fi
+    # a miles launcher's --extra-args string (train.py flags it appends last) is split on blanks
+    # into flags of their own, marked "--extra-args:" (its shell quoting is not read)
     awk '
+        function store(   n, w, i, f, fv) {
+            if (flag == "") return
+            if (flag != "--extra-args") { v[flag] = vals; return }
+            n = split(vals, w, /[ \t]+/); f = ""; fv = ""
+            for (i = 1; i <= n; ++i) {
+                if (w[i] == "") continue
+                if (w[i] ~ /^--/) { if (f != "") v[f] = fv; f = "--extra-args:" w[i]; fv = "" }
+                else fv = fv (fv == "" ? "" : " ") w[i]
+            }
+            if (f != "") v[f] = fv
+        }
         started == 0 { if ($0 ~ /(^|\/)([A-Za-z0-9_]*train[A-Za-z0-9_]*|run_[A-Za-z0-9_.-]*)\.py$/) started = 1; next }
-        /^--/ { if (flag != "") v[flag] = vals; flag = $0; vals = ""; next }
+        flag == "--extra-args" && vals == "" && taken == 0 { vals = $0; taken = 1; next }
+        /^--/ { store(); flag = $0; vals = ""; taken = 0; next }
         { vals = vals (vals == "" ? "" : " ") $0 }
-        END { if (flag != "") v[flag] = vals; for (f in v) printf "%s\t%s\n", f, v[f] }
+        END { store(); for (f in v) printf "%s\t%s\n", f, v[f] }
     ' "${call}" | sort
 }
 

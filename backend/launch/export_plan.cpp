@@ -24,6 +24,8 @@ std::string engineGroup(Flavour f) {
     return f == Flavour::Vime ? "VLLM_ARGS" : "SGLANG_ARGS";
 }
 
+}  // namespace
+
 LaunchNote recipeNote(NoteLevel level, std::string field, std::string message) {
     LaunchNote n;
     n.level = level;
@@ -31,6 +33,8 @@ LaunchNote recipeNote(NoteLevel level, std::string field, std::string message) {
     n.message = std::move(message);
     return n;
 }
+
+namespace {
 
 std::string annotationFor(const ExtraArg& arg) {
     return std::string(kSourceMark) + nlohmann::json(arg.source).dump();
@@ -147,12 +151,16 @@ void buildRuntimeEnv(const Recipe& r, LaunchPlan& plan) {
 
 // The flag's words as the export writes them: an alias the recipe recorded
 // (launcher.flag_spellings) instead of the rule's spelling.
+}  // namespace
+
 ArgLine lineOf(const Recipe& r, const FlagValues& fv) {
     ArgLine line;
     line.words.push_back(spelledFlag(r, fv.flag));
     line.words.insert(line.words.end(), fv.values.begin(), fv.values.end());
     return line;
 }
+
+namespace {
 
 // A recorded spelling that is no alias of a rule's flag cannot be written: say so, by its index.
 void noteSpellings(const Recipe& r, LaunchPlan& plan) {
@@ -193,6 +201,8 @@ void noteUnavailable(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     }
 }
 
+}  // namespace
+
 void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extras,
                ArgGroup* trainArgs) {
     for (std::size_t i = 0; i < r.extraArgs.size(); ++i) {
@@ -224,9 +234,8 @@ void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extra
             extras.lines.push_back(std::move(line));
             continue;
         }
-        const FlagRule* rule = plan.milesScript && findScriptOption(arg.flag) != nullptr
-                                   ? findScriptOption(arg.flag)
-                                   : findRule(arg.flag);
+        const FlagRule* rule =
+            plan.milesScript ? launcherOptionRule(r, arg.flag) : findRule(arg.flag);
         if (rule != nullptr && (rule->flavours & bits) != 0 && rule->apply != nullptr) {
             plan.notes.push_back(
                 recipeNote(NoteLevel::Warning, where,
@@ -240,6 +249,8 @@ void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extra
         extras.lines.push_back(std::move(line));
     }
 }
+
+namespace {
 
 void buildBashGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     for (const char* name : kBashGroupOrder) {
@@ -419,6 +430,8 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
         if (fsdp) {
             std::erase_if(plan.groups, [](const ArgGroup& g) { return g.name == "MODEL_ARGS"; });
         }
+    } else if (isInklingLauncher(r.launcher.script)) {
+        buildInklingGroups(r, bits, plan);
     } else {
         buildScriptGroups(r, bits, plan);
     }
@@ -434,6 +447,9 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
 
 std::vector<std::string> LaunchPlan::expectedArgv(const std::vector<std::string>& modelArgs) const {
     std::vector<std::string> argv;
+    if (!subcommand.empty()) {
+        argv.push_back(subcommand);
+    }
     std::string trainText;
     for (const auto& g : groups) {
         if (g.name == "MODEL_ARGS") {

@@ -4,8 +4,10 @@
 // check that running the rendered script hands the framework exactly these flags.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "backend/launch/flag_rules.h"
 #include "backend/launch/launch.h"
 
 namespace runplane::plan::launch::detail {
@@ -40,6 +42,7 @@ struct LaunchPlan {
     bool multiNode = false;
     std::string python;            // "python3" (train.py) or "python" (miles launcher)
     std::string program;           // "train.py" or the miles launcher path
+    std::string subcommand;        // the launcher's, after its path ("train": run_inkling.py)
     std::string modelFile;         // stem of models/<stem>.sh; "" in miles-script mode and for FSDP
     std::vector<ArgGroup> groups;  // command order; MODEL_ARGS is an empty placeholder
     std::vector<EnvLine> env;
@@ -65,6 +68,22 @@ inline constexpr const char* kMetaPrefix = "runplane-meta: ";
 inline constexpr const char* kFlavourPrefix = "runplane-flavour: ";
 inline constexpr const char* kSourceMark = "runplane:source=";
 inline constexpr const char* kDerivedMark = "runplane:derived";
+
+// ---- shared by export_plan.cpp and export_inkling.cpp ----
+
+/// An export note about a recipe field (no file / line).
+LaunchNote recipeNote(NoteLevel level, std::string field, std::string message);
+/// The flag's words as the export writes them (an alias spelling the recipe recorded).
+ArgLine lineOf(const Recipe& r, const FlagValues& fv);
+/// The recipe's extra_args: launcher options / train.py flags into `extras`; with a miles
+/// launcher (`trainArgs`) an entry whose flag is --extra-args goes into its --extra-args.
+void addExtras(const Recipe& r, unsigned bits, LaunchPlan& plan, ArgGroup& extras,
+               ArgGroup* trainArgs);
+/// The rule an option of the recipe's miles launcher stands for, or nullptr (export_inkling.cpp:
+/// run_inkling.py's options are its own, the other launchers' those of scriptOptions()).
+const FlagRule* launcherOptionRule(const Recipe& r, std::string_view option);
+/// The groups of a `python scripts/run_inkling.py train ...` export (export_inkling.cpp).
+void buildInklingGroups(const Recipe& r, unsigned bits, LaunchPlan& plan);
 
 /// The model file stem the exporter sources for a recipe (variant -> megatron_model_type).
 std::string modelFileStem(const Recipe& recipe, const ModelCatalog* catalog);

@@ -295,6 +295,9 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
     }
     if (plan.milesScript) {
         out += plan.python + " " + shellQuote(plan.program);
+        if (!plan.subcommand.empty()) {
+            out += " " + plan.subcommand;
+        }
         for (const auto& g : plan.groups) {
             if (g.lines.empty()) {
                 continue;

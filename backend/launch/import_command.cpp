@@ -3,6 +3,7 @@
 // --extra-args string split into train.py flags, `ray job submit` unwrapped to its entry point.
 
 #include "backend/launch/import_parts.h"
+#include "backend/launch/miles_launcher.h"
 #include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
@@ -221,6 +222,18 @@ Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& rea
                              "launcher.entry_point and its flags are read as train.py flags"});
     }
     std::vector<Field> rest(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
+    if (isInklingLauncher(in.program) && !rest.empty() && rest[0].known && !rest[0].text.empty() &&
+        rest[0].text[0] != '-') {
+        // run_inkling.py is a typer app: `train`, `prepare-cp` or `full-train` comes first
+        const std::string sub = rest[0].text;
+        if (sub != "train") {
+            notes.push_back({NoteLevel::Warning, rest[0].file, rest[0].line, "launcher.script",
+                             "run_inkling.py " + sub +
+                                 ": the recipe is the training run; an export writes "
+                                 "`run_inkling.py train` (staged checkpoints, no rsync)"});
+        }
+        rest.erase(rest.begin());
+    }
     for (const auto& rf : groupFlags(rest)) {
         if (in.milesScript && rf.flag == "--extra-args") {
             expandExtraArgs(rf, reading, in.flags, notes);

@@ -547,7 +547,8 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     const MilesLauncherFacts* facts = in.milesScript ? milesLauncherFacts(in.program) : nullptr;
     if (!meta && facts != nullptr) {
         readLauncherDefaults(*facts, touched, path, reading.launch->line, r, notes);
-    } else if (!meta && in.milesScript && isInklingLauncher(in.program)) {
+    } else if (in.milesScript && isInklingLauncher(in.program)) {
+        // with a runplane-meta block too: our export leaves to the launcher what it decides itself
         readInklingLauncher(in.flags, touched, path, reading.launch->line, r, notes);
     } else if (!meta && !touched.count("rollout.mem_fraction")) {
         notes.push_back({NoteLevel::Info, path, reading.launch->line, "rollout.mem_fraction",

@@ -80,7 +80,7 @@ struct InklingLayout {
 // run_inkling.py _get_parallel_config: the verified profiles, in its order
 std::optional<InklingLayout> inklingLayout(const std::string& model, bool fullyAsync,
                                            int actorNodes, int gpusPerNode) {
-    const int total = actorNodes * gpusPerNode;
+    const long long total = static_cast<long long>(actorNodes) * gpusPerNode;
     if (fullyAsync && model == "Inkling" && total == 32) {
         return InklingLayout{4, 2, 16, std::nullopt};
     }
@@ -121,7 +121,7 @@ void readInklingLauncher(const std::vector<ScriptFlag>& flags, const std::set<st
         const std::string value = f.values.size() == 1 ? f.values[0] : "";
         const auto number = [&]() -> std::optional<int> {
             auto n = parseInt(value);
-            return n && *n > 0 && *n < (1 << 20) ? std::optional<int>(int(*n)) : std::nullopt;
+            return n && *n > 0 && *n < (1 << 15) ? std::optional<int>(int(*n)) : std::nullopt;
         };
         if (f.flag == "--model-name" && !value.empty()) {
             model = value;
@@ -208,8 +208,8 @@ void readInklingLauncher(const std::vector<ScriptFlag>& flags, const std::set<st
                 (layout->lastStageLayers
                      ? " (last stage " + std::to_string(*layout->lastStageLayers) + " layers)"
                      : std::string()) +
-                " from its profile for " + model + " on " + std::to_string(actorNodes * gpn) +
-                " GPUs");
+                " from its profile for " + model + " on " +
+                std::to_string(static_cast<long long>(actorNodes) * gpn) + " GPUs");
         } else {
             notes.push_back({NoteLevel::Warning, file, line, "trainer.tp",
                              "run_inkling.py has no parallel profile for " + model + " on " +

@@ -13,8 +13,10 @@
 #include <map>
 #include <sstream>
 
+#include "backend/launch/export_plan.h"
 #include "backend/launch/flag_rules.h"
 #include "backend/launch/launch.h"
+#include "backend/launch/shell_text.h"
 #include "backend/plan/rules.h"
 #include "tests/launch/launch_test_support.h"
 
@@ -300,6 +302,28 @@ std::vector<std::string> fixtureNames() {
     return names;
 }
 
+// A miles launcher's argv as the comparison reads it: the words of its --extra-args string
+// (train.py flags, which the launcher appends last) as entries of their own, each flag marked
+// "--extra-args:" so that a launcher option and a train.py flag of one spelling (--lr) stay apart.
+std::vector<std::string> launcherArgv(const std::vector<std::string>& argv) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        if (argv[i] != "--extra-args" || i + 1 == argv.size()) {
+            out.push_back(argv[i]);
+            continue;
+        }
+        auto words = detail::shellSplit(argv[++i]);
+        EXPECT_TRUE(words.ok()) << argv[i];
+        if (!words.ok()) {
+            continue;
+        }
+        for (const auto& w : *words) {
+            out.push_back(w.rfind("--", 0) == 0 ? "--extra-args:" + w : w);
+        }
+    }
+    return out;
+}
+
 struct RoundTrip {
     Run original;
     Exported exported;
@@ -319,6 +343,10 @@ RoundTrip roundTrip(const std::string& name, const test::TempDir& tmp) {
     rt.program = program;
     rt.exportedProgram = exportedProgram;
     EXPECT_FALSE(argv.empty()) << name << ": the original never reached the framework";
+    if (program.rfind("run_", 0) == 0) {
+        argv = launcherArgv(argv);
+        exportedArgv = launcherArgv(exportedArgv);
+    }
     rt.figure = compare(argv, exportedArgv);
     return rt;
 }
@@ -758,4 +786,76 @@ TEST(ArgvFixtures, TeacherFunctionsAndDataPrepHereDocRunBeforeTheJob) {
     EXPECT_EQ(rt.figure.equal, rt.figure.flags);
 }
 
+}  // namespace runplane::plan::launch
+
+namespace runplane::plan::launch {
+namespace {
+
+// Issue 15: the export of a `run_inkling.py train` recipe writes what that launcher accepts: its
+// subcommand, its own options, and train.py flags only through --extra-args (which it appends
+// last); never run_qwen3_8.py's --tp / --pp / --cp / --n-samples-per-prompt / --lora.
+TEST(ArgvFixtures, InklingLauncherExportWritesOnlyWhatTheLauncherTakes) {
+    for (const std::string name :
+         {"inkling-launcher.sh", "inkling-launcher-lora.sh", "inkling-launcher-async.sh"}) {
+        test::TempDir tmp;
+        RoundTrip rt = roundTrip(name, tmp);
+        EXPECT_EQ(rt.exportedProgram, "run_inkling.py") << name;
+        EXPECT_EQ(rt.figure.equal, rt.figure.flags) << name << ":\n" << rt.figure.diff;
+        EXPECT_TRUE(rt.figure.added.empty()) << name << ":\n" << rt.figure.added;
+        auto [program, argv] = frameworkArgv(rt.exported.run.calls);
+        ASSERT_FALSE(argv.empty()) << name;
+        EXPECT_EQ(argv[0], "train") << name;
+        for (const char* refused : {"--tp", "--pp", "--cp", "--ep", "--etp",
+                                    "--n-samples-per-prompt", "--lora", "--recompute"}) {
+            EXPECT_EQ(std::find(argv.begin(), argv.end(), refused), argv.end())
+                << name << ": " << refused;
+        }
+        for (const auto& n : rt.exported.bundle.notes) {
+            EXPECT_NE(n.level, NoteLevel::Warning) << name << ": " << n.format();
+        }
+        // import(export(r)) == r: what the export leaves to the launcher comes back from it
+        ImportOptions io;
+        io.catalog = &test::catalog();
+        auto again = importScript(tmp.file("export") + "/" + rt.exported.bundle.jobScript, io);
+        ASSERT_TRUE(again.ok()) << again.error();
+        EXPECT_EQ(writeRecipe(again->recipe), writeRecipe(rt.exported.imported.recipe)) << name;
+        EXPECT_TRUE(again->recipe == rt.exported.imported.recipe) << name;
+        if (name == "inkling-launcher-async.sh") {
+            EXPECT_EQ(again->recipe.placement, Placement::Disaggregated);
+            EXPECT_EQ(again->recipe.launcher.entryPoint, "train_async.py");
+            EXPECT_EQ(again->recipe.rollout.numGpus, 16);
+        }
+    }
+}
+
+// A recipe the launcher cannot be told in part: its own layout is overridden in --extra-args, a
+// switch it passes (--colocate) cannot be taken back and is a warning naming the field.
+TEST(ArgvFixtures, InklingLauncherExportOverridesOrWarns) {
+    ImportOptions io;
+    io.catalog = &test::catalog();
+    auto imported = importScript(fixturesDir() + "/inkling-launcher.sh", io);
+    ASSERT_TRUE(imported.ok()) << imported.error();
+    Recipe r = imported->recipe;
+    r.trainer.tp = 8;
+    r.trainer.pp = 4;
+    r.placement = Placement::Disaggregated;
+    r.rollout.numGpus = 8;
+    auto plan = detail::buildPlan(r, Flavour::Miles, {});
+    const auto argv = launcherArgv(plan.expectedArgv({}));
+    auto has = [&](const std::vector<std::string>& words) {
+        return std::search(argv.begin(), argv.end(), words.begin(), words.end()) != argv.end();
+    };
+    EXPECT_TRUE(has({"--extra-args:--tensor-model-parallel-size", "8"}));
+    EXPECT_TRUE(has({"--extra-args:--pipeline-model-parallel-size", "4"}));
+    EXPECT_TRUE(has({"--extra-args:--rollout-num-gpus", "8"}));
+    bool placementWarned = false;
+    for (const auto& n : plan.notes) {
+        placementWarned =
+            placementWarned || (n.level == NoteLevel::Warning && n.field == "placement" &&
+                                n.message.find("--colocate") != std::string::npos);
+    }
+    EXPECT_TRUE(placementWarned);
+}
+
+}  // namespace
 }  // namespace runplane::plan::launch
