@@ -2,6 +2,8 @@
 // under bash with stub ray / python3 / ssh / nvidia-smi / curl first on PATH, then imported,
 // exported and the export run the same way; the argv the framework receives is compared flag by
 // flag, every value word by word. Nothing real runs: the stubs only record their argv.
+// One file on purpose (~860 lines): each fixture's expectations sit beside the one run-under-stubs
+// machinery they share; a fixture is a few lines here plus its script in data/fixtures.
 
 #include <gtest/gtest.h>
 
