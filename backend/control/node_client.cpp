@@ -297,14 +297,14 @@ Result<RunStatusInfo> NodeClient::startRun(const StartRunSpec& spec) {
     return fromProto(reply);
 }
 
-Result<RunStatusInfo> NodeClient::stopRun(const std::string& runId, double graceSeconds) {
+Result<RunStatusInfo> NodeClient::stopRun(const RunId& runId, double graceSeconds) {
     grpc::ClientContext context;
     // Stopping waits for the grace period on the daemon side.
     prepare(context, m_options, false);
     context.set_deadline(std::chrono::system_clock::now() + m_options.callTimeout +
                          std::chrono::milliseconds(static_cast<int>(graceSeconds * 1000) + 1000));
     v1::StopRunRequest request;
-    request.set_run_id(runId);
+    request.set_run_id(runId.value());
     request.set_grace_seconds(graceSeconds);
     v1::RunStatus reply;
     const grpc::Status status = m_channel->stub->StopRun(&context, request, &reply);

@@ -126,7 +126,7 @@ class NodeClient {
     Result<NodeSummary> getNode();
     Result<PreflightResult> preflight(const PreflightSpec& spec);
     Result<RunStatusInfo> startRun(const StartRunSpec& spec);
-    Result<RunStatusInfo> stopRun(const std::string& runId, double graceSeconds);
+    Result<RunStatusInfo> stopRun(const RunId& runId, double graceSeconds);
     Result<std::vector<RunStatusInfo>> listRuns();
     /// Which libnccl a run with this environment would load, candidates in loader order.
     Result<std::vector<NcclLibrarySummary>> resolveNccl(
