@@ -291,8 +291,9 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
         return;
     }
     auto status = (*client)->tailLogs(
-        options.runId, options.stderrStream ? LogStreamKind::Stderr : LogStreamKind::Stdout,
-        options.from, options.follow, [](const LogChunkInfo& chunk) {
+        runplane::RunId{options.runId},
+        options.stderrStream ? LogStreamKind::Stderr : LogStreamKind::Stdout, options.from,
+        options.follow, [](const LogChunkInfo& chunk) {
             std::cout.write(chunk.data.data(), static_cast<std::streamsize>(chunk.data.size()));
             std::cout.flush();
             return true;

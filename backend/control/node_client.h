@@ -142,8 +142,8 @@ class NodeClient {
     /// Streams a run's log from an offset, calling onChunk for each chunk on the caller's thread
     /// until eof, an error, onChunk returning false, or canceller->cancel(). No deadline when
     /// follow is set.
-    Status tailLogs(const std::string& runId, LogStreamKind stream, std::uint64_t fromOffset,
-                    bool follow, const std::function<bool(const LogChunkInfo&)>& onChunk,
+    Status tailLogs(const RunId& runId, LogStreamKind stream, std::uint64_t fromOffset, bool follow,
+                    const std::function<bool(const LogChunkInfo&)>& onChunk,
                     StreamCanceller* canceller = nullptr);
 
     /// Streams telemetry from fromSeq (0 = oldest kept), calling onBatch on the caller's thread

@@ -62,7 +62,7 @@ std::string headStdout(const std::string& head, const std::string& runId) {
     std::string out;
     for (int i = 0; i < 50 && out.find('\n') == std::string::npos; ++i) {
         out.clear();
-        (void)(*client)->tailLogs(runId, LogStreamKind::Stdout, 0, false,
+        (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
                                   [&](const LogChunkInfo& ch) {
                                       out += ch.data;
                                       return true;

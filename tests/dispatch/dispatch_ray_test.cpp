@@ -74,10 +74,11 @@ std::string stdoutOf(const std::string& address, const std::string& runId) {
     if (!client.ok()) {
         return out;
     }
-    (void)(*client)->tailLogs(runId, LogStreamKind::Stdout, 0, false, [&](const LogChunkInfo& ch) {
-        out += ch.data;
-        return true;
-    });
+    (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
+                              [&](const LogChunkInfo& ch) {
+                                  out += ch.data;
+                                  return true;
+                              });
     return out;
 }
 
