@@ -313,7 +313,7 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     }
     r.overridePreflight = o.overridePreflight;
     r.client = connection.client;
-    r.run.runId = o.runId;
+    r.run.runId = runplane::RunId{o.runId};
     r.run.workdir = o.workdir.empty() ? recipe.launcher.workdir : o.workdir;
     r.run.argv = o.argv.empty() ? recipe.launcher.argv : o.argv;
     r.run.env = specs[0].env;
@@ -340,7 +340,7 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     if (o.json) {
         json doc{{"launched", result.launched},
                  {"error", result.error},
-                 {"run_id", result.headRun.runId},
+                 {"run_id", result.headRun.runId.value()},
                  {"preflight_overridden", result.preflightOverridden},
                  {"overridden_failures", result.overriddenFailures},
                  {"env", result.runEnv},
@@ -353,7 +353,7 @@ void runLaunch(LaunchOptions o, int& exitCode) {
         }
         std::cerr << "dispatch launch: " << result.error << "\n";
     } else {
-        std::cout << "run " << result.headRun.runId << " started on " << o.head
+        std::cout << "run " << result.headRun.runId.value() << " started on " << o.head
                   << (result.preflightOverridden ? " (preflight failures overridden)" : "") << "\n";
     }
     exitCode = result.launched ? 0 : 1;

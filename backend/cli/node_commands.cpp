@@ -73,7 +73,7 @@ std::string ncclText(const NodeSummary& node) {
 
 json nodeJson(const NodeSummary& node) {
     json j = {{"address", node.address},
-              {"node_id", node.nodeId},
+              {"node_id", node.nodeId.value()},
               {"hostname", node.hostname},
               {"cpu_arch", node.cpuArch},
               {"cpu_cores", node.cpuCores},
@@ -194,14 +194,17 @@ class MemoryPrinter {
         flush(update.nodeId);
         for (const auto& e : update.events) {
             if (m_json) {
-                std::cout << json{{"t_ns", e.tNs},     {"node_id", update.nodeId},
-                                  {"event", e.kind},   {"message", e.message},
-                                  {"run_id", e.runId}, {"seq", e.seq}}
+                std::cout << json{{"t_ns", e.tNs},
+                                  {"node_id", update.nodeId.value()},
+                                  {"event", e.kind},
+                                  {"message", e.message},
+                                  {"run_id", e.runId.value()},
+                                  {"seq", e.seq}}
                                  .dump()
                           << std::endl;
             } else {
-                std::cout << formatTimeOfDay(e.tNs) << "  " << update.nodeId << "  event " << e.kind
-                          << ": " << e.message << std::endl;
+                std::cout << formatTimeOfDay(e.tNs) << "  " << update.nodeId.value() << "  event "
+                          << e.kind << ": " << e.message << std::endl;
             }
         }
     }
@@ -220,7 +223,8 @@ class MemoryPrinter {
         return max ? it->second.max : it->second.value;
     }
 
-    void flush(const std::string& nodeId) {
+    void flush(const runplane::NodeId& node) {
+        const std::string& nodeId = node.value();
         if (m_pendingT == 0 || m_values.find(series::kHostMemUsed) == m_values.end()) {
             m_values.clear();
             m_pendingT = 0;
@@ -296,12 +300,12 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         std::lock_guard lock(statusMutex);
         std::string line;
         if (status.state == IngestState::Streaming && lastReported.rfind("streaming", 0) != 0) {
-            line =
-                "streaming from " + status.address +
-                (status.node ? " (" + status.node->hostname + ", node " + status.node->nodeId + ")"
-                             : std::string()) +
-                " into " + options.history + ", resuming after seq " +
-                std::to_string(status.cursor);
+            line = "streaming from " + status.address +
+                   (status.node ? " (" + status.node->hostname + ", node " +
+                                      status.node->nodeId.value() + ")"
+                                : std::string()) +
+                   " into " + options.history + ", resuming after seq " +
+                   std::to_string(status.cursor);
         } else if ((status.state == IngestState::Backoff || status.state == IngestState::Failed) &&
                    !status.lastError.empty()) {
             line = status.lastError +

@@ -112,7 +112,7 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
     SubmitSpec spec;
     spec.address = options.address;
     spec.name = options.name;
-    spec.run.runId = options.runId;
+    spec.run.runId = runplane::RunId{options.runId};
     spec.run.workdir = options.workdir;
     spec.run.sampleHz = options.sampleHz;
     spec.run.argv = options.argv;
@@ -222,13 +222,13 @@ void runStop(const StopOptions& options, runplane::cli::CliContext& context) {
     controllerOptions.client = connection->client;
     Controller controller(controllerOptions);
     auto stopped = controller.stopRun(runplane::cli::resolveAddress(options.address, *connection),
-                                      options.runId, options.grace);
+                                      runplane::RunId{options.runId}, options.grace);
     if (!stopped.ok()) {
         std::cerr << "runplanectl stop: " << stopped.error() << "\n";
         context.exitCode = 1;
         return;
     }
-    std::cout << "run " << stopped->runId << ": " << toString(stopped->state)
+    std::cout << "run " << stopped->runId.value() << ": " << toString(stopped->state)
               << (stopped->message.empty() ? "" : " (" + stopped->message + ")") << "\n";
 }
 
@@ -291,8 +291,9 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
         return;
     }
     auto status = (*client)->tailLogs(
-        options.runId, options.stderrStream ? LogStreamKind::Stderr : LogStreamKind::Stdout,
-        options.from, options.follow, [](const LogChunkInfo& chunk) {
+        runplane::RunId{options.runId},
+        options.stderrStream ? LogStreamKind::Stderr : LogStreamKind::Stdout, options.from,
+        options.follow, [](const LogChunkInfo& chunk) {
             std::cout.write(chunk.data.data(), static_cast<std::streamsize>(chunk.data.size()));
             std::cout.flush();
             return true;

@@ -165,12 +165,12 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     }
     StartRunSpec run = spec.run;
     if (run.runId.empty()) {
-        run.runId = generateRunId();
+        run.runId = RunId{generateRunId()};
     }
-    const db::RunId runId{run.runId};
+    const db::RunId runId = run.runId;
     if (auto existing = (*history)->run(runId);
         existing.ok() && *existing && (*existing)->state != db::RunState::Running) {
-        return Error{(*history)->path() + ": run id '" + run.runId +
+        return Error{(*history)->path() + ": run id '" + run.runId.value() +
                      "' already exists and has ended; choose another id"};
     }
     auto started = nodeClient->startRun(run);
@@ -179,7 +179,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     }
     db::RunRecord record;
     record.id = runId;
-    record.name = spec.name.empty() ? run.runId : spec.name;
+    record.name = spec.name.empty() ? run.runId.value() : spec.name;
     record.recipeYaml = run.recipeYaml;
     // Provenance: what the caller recorded, plus the daemon that runs it.
     auto provenance = nlohmann::json::parse(
@@ -188,7 +188,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
         provenance = nlohmann::json{{"caller", spec.provenanceJson}};
     }
     provenance["daemon"] = {{"address", spec.address},
-                            {"node_id", node->nodeId},
+                            {"node_id", node->nodeId.value()},
                             {"hostname", node->hostname},
                             {"version", node->daemonVersion},
                             {"protocol_version", node->protocolVersion},
@@ -197,10 +197,10 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     record.state = telemetry::historyState(started->state);
     record.startedNs = started->startedNs ? started->startedNs : unixNowNs();
     record.endedNs = started->endedNs;
-    record.nodes = {node->nodeId};
+    record.nodes = {node->nodeId.value()};
     record.message = started->message;
     if (Status s = (*history)->upsertRun(record); !s.ok()) {
-        return Error{"run " + run.runId + " started on " + spec.address +
+        return Error{"run " + run.runId.value() + " started on " + spec.address +
                      " but could not be recorded: " + s.error()};
     }
     // A fast run may have ended, and its run-state event been ingested, before the record
@@ -224,7 +224,7 @@ Result<db::RunRecord> Controller::submitRun(const SubmitSpec& spec) {
     return record;
 }
 
-Result<RunStatusInfo> Controller::stopRun(const std::string& address, const std::string& runId,
+Result<RunStatusInfo> Controller::stopRun(const std::string& address, const RunId& runId,
                                           double graceSeconds) {
     std::shared_ptr<NodeClient> nodeClient = client(address);
     if (!nodeClient) {
@@ -240,7 +240,7 @@ Result<RunStatusInfo> Controller::stopRun(const std::string& address, const std:
     }
     auto history = db::History::open(m_options.historyPath);
     if (history.ok()) {
-        (void)(*history)->updateRunState(db::RunId{runId}, telemetry::historyState(stopped->state),
+        (void)(*history)->updateRunState(runId, telemetry::historyState(stopped->state),
                                          stopped->endedNs, stopped->message);
     }
     return stopped;
@@ -264,7 +264,7 @@ Result<std::vector<RunStatusInfo>> Controller::syncRuns(const std::string& addre
         return Error{history.error()};
     }
     for (const auto& run : *runs) {
-        const db::RunId runId{run.runId};
+        const db::RunId& runId = run.runId;
         auto known = (*history)->run(runId);
         if (known.ok() && *known) {
             (void)(*history)->updateRunState(runId, telemetry::historyState(run.state), run.endedNs,

@@ -46,7 +46,7 @@ struct ControllerCallbacks {
     std::function<void(const TelemetryUpdate&)> onTelemetry;
     std::function<void(const NodeView&)> onNodeStatus;
     /// Which samples onTelemetry gets (IngestorCallbacks::liveSample; empty: every one).
-    std::function<bool(const std::string& series, const std::string& runId)> liveSample;
+    std::function<bool(const std::string& series, const RunId& runId)> liveSample;
 };
 
 /// What submitRun() needs: the run on one node (multi-node dispatch comes with Ray bring-up).
@@ -81,7 +81,7 @@ class Controller {
     /// recorded and the error names the address.
     Result<db::RunRecord> submitRun(const SubmitSpec& spec);
     /// StopRun on the node and records the resulting state.
-    Result<RunStatusInfo> stopRun(const std::string& address, const std::string& runId,
+    Result<RunStatusInfo> stopRun(const std::string& address, const RunId& runId,
                                   double graceSeconds);
     /// ListRuns on a node and updates the state of the runs the history knows.
     Result<std::vector<RunStatusInfo>> syncRuns(const std::string& address);

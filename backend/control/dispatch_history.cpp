@@ -46,7 +46,7 @@ Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request
         return Error{history.error()};
     }
     const std::string runId =
-        result.headRun.runId.empty() ? request.run.runId : result.headRun.runId;
+        (result.headRun.runId.empty() ? request.run.runId : result.headRun.runId).value();
     if (result.launched) {
         db::RunRecord record;
         record.id = db::RunId{runId};

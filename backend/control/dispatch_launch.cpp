@@ -235,16 +235,16 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
     run.env = multiNodeEnv(r);
     result.runEnv = run.env;
     if (run.runId.empty()) {
-        run.runId =
-            "dispatch-" + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+        run.runId = RunId{"dispatch-" +
+                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                              std::chrono::system_clock::now().time_since_epoch())
-                                             .count());
+                                             .count())};
     }
     auto client = NodeClient::create(r.head, r.client);
     Result<RunStatusInfo> started =
         client ? (*client)->startRun(run) : Result<RunStatusInfo>(Error{client.error()});
     log.emit(DispatchStep::StartRun, r.head, true, started.ok(), 1.0,
-             started ? "run " + run.runId + " started on the head (pid " +
+             started ? "run " + run.runId.value() + " started on the head (pid " +
                            std::to_string(started->pid) + ")"
                      : started.error());
     if (!started) {
@@ -271,7 +271,7 @@ StopResult stopMultiNode(const StopRequest& r, const DispatchCallback& onEvent) 
             std::max(opts.callTimeout,
                      std::chrono::milliseconds(static_cast<long>(r.graceSeconds * 1000) + 5000));
         auto stopClient = NodeClient::create(r.head, opts);
-        auto st = stopClient ? (*stopClient)->stopRun(r.runId, r.graceSeconds)
+        auto st = stopClient ? (*stopClient)->stopRun(RunId{r.runId}, r.graceSeconds)
                              : Result<RunStatusInfo>(Error{stopClient.error()});
         log.emit(DispatchStep::StopRun, r.head, true, st.ok(), 1.0,
                  st ? "run " + r.runId + " " + toString(st->state) : st.error());

@@ -275,11 +275,10 @@ void HistoryWriter::applyRuns(const std::vector<RunStateChange>& runs) {
         std::int64_t endedNs = ended ? change.tNs : 0;
         // The node's wall clock may have stepped back since the run started (NTP, an
         // operator): a run never ends before it started (docs/reliability.md).
-        if (auto known = m_history->run(db::RunId{change.runId}); ended && known.ok() && *known) {
+        if (auto known = m_history->run(change.runId); ended && known.ok() && *known) {
             endedNs = std::max(endedNs, (*known)->startedNs);
         }
-        (void)m_history->updateRunState(db::RunId{change.runId}, change.state, endedNs,
-                                        change.message);
+        (void)m_history->updateRunState(change.runId, change.state, endedNs, change.message);
     }
 }
 

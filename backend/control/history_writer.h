@@ -66,7 +66,7 @@ struct HistoryWriterOptions {
 /// A run-state change reported by a node (run_state / process_exit event), applied to the run
 /// record right after the batch that carried it committed.
 struct RunStateChange {
-    std::string runId;
+    RunId runId;
     db::RunState state = db::RunState::Running;
     std::int64_t tNs = 0;  // the event's time; the end time when the state is final
     std::string message;

@@ -67,7 +67,7 @@ ClusterProbe probeNcclAcross(const std::vector<std::string>& addresses, const Nc
             continue;
         }
         n.reachable = true;
-        n.nodeId = info->nodeId;
+        n.nodeId = info->nodeId.value();
         n.gpus = static_cast<std::uint32_t>(info->gpus.size());
     }
     if (out.nodes.size() == 1) {

@@ -297,14 +297,14 @@ Result<RunStatusInfo> NodeClient::startRun(const StartRunSpec& spec) {
     return fromProto(reply);
 }
 
-Result<RunStatusInfo> NodeClient::stopRun(const std::string& runId, double graceSeconds) {
+Result<RunStatusInfo> NodeClient::stopRun(const RunId& runId, double graceSeconds) {
     grpc::ClientContext context;
     // Stopping waits for the grace period on the daemon side.
     prepare(context, m_options, false);
     context.set_deadline(std::chrono::system_clock::now() + m_options.callTimeout +
                          std::chrono::milliseconds(static_cast<int>(graceSeconds * 1000) + 1000));
     v1::StopRunRequest request;
-    request.set_run_id(runId);
+    request.set_run_id(runId.value());
     request.set_grace_seconds(graceSeconds);
     v1::RunStatus reply;
     const grpc::Status status = m_channel->stub->StopRun(&context, request, &reply);
@@ -383,9 +383,8 @@ Result<std::uint64_t> NodeClient::ackTelemetry(std::uint64_t committedThroughSeq
     return reply.trimmed_through_seq();
 }
 
-Status NodeClient::tailLogs(const std::string& runId, LogStreamKind stream,
-                            std::uint64_t fromOffset, bool follow,
-                            const std::function<bool(const LogChunkInfo&)>& onChunk,
+Status NodeClient::tailLogs(const RunId& runId, LogStreamKind stream, std::uint64_t fromOffset,
+                            bool follow, const std::function<bool(const LogChunkInfo&)>& onChunk,
                             StreamCanceller* canceller) {
     grpc::ClientContext context;
     prepare(context, m_options, !follow);
@@ -394,7 +393,7 @@ Status NodeClient::tailLogs(const std::string& runId, LogStreamKind stream,
         return {};
     }
     v1::TailLogsRequest request;
-    request.set_run_id(runId);
+    request.set_run_id(runId.value());
     request.set_stream(stream == LogStreamKind::Stdout ? v1::LOG_STREAM_STDOUT
                                                        : v1::LOG_STREAM_STDERR);
     request.set_from_offset(fromOffset);

@@ -126,7 +126,7 @@ class NodeClient {
     Result<NodeSummary> getNode();
     Result<PreflightResult> preflight(const PreflightSpec& spec);
     Result<RunStatusInfo> startRun(const StartRunSpec& spec);
-    Result<RunStatusInfo> stopRun(const std::string& runId, double graceSeconds);
+    Result<RunStatusInfo> stopRun(const RunId& runId, double graceSeconds);
     Result<std::vector<RunStatusInfo>> listRuns();
     /// Which libnccl a run with this environment would load, candidates in loader order.
     Result<std::vector<NcclLibrarySummary>> resolveNccl(
@@ -142,8 +142,8 @@ class NodeClient {
     /// Streams a run's log from an offset, calling onChunk for each chunk on the caller's thread
     /// until eof, an error, onChunk returning false, or canceller->cancel(). No deadline when
     /// follow is set.
-    Status tailLogs(const std::string& runId, LogStreamKind stream, std::uint64_t fromOffset,
-                    bool follow, const std::function<bool(const LogChunkInfo&)>& onChunk,
+    Status tailLogs(const RunId& runId, LogStreamKind stream, std::uint64_t fromOffset, bool follow,
+                    const std::function<bool(const LogChunkInfo&)>& onChunk,
                     StreamCanceller* canceller = nullptr);
 
     /// Streams telemetry from fromSeq (0 = oldest kept), calling onBatch on the caller's thread

@@ -183,7 +183,7 @@ NcclLibrarySummary fromProto(const v1::NcclLibrary& library) {
 NodeSummary fromProto(const v1::NodeInfo& info, const std::string& address) {
     NodeSummary out;
     out.address = address;
-    out.nodeId = info.node_id();
+    out.nodeId = NodeId{info.node_id()};
     out.spoolIncarnation = info.spool_incarnation();
     out.hostname = info.hostname();
     out.cpuArch = info.cpu_arch();
@@ -208,7 +208,7 @@ NodeSummary fromProto(const v1::NodeInfo& info, const std::string& address) {
 
 RunStatusInfo fromProto(const v1::RunStatus& status) {
     RunStatusInfo out;
-    out.runId = status.run_id();
+    out.runId = RunId{status.run_id()};
     out.state = fromProto(status.state());
     out.exitCode = status.exit_code();
     out.termSignal = status.term_signal();
@@ -266,7 +266,7 @@ TelemetryBatchInfo fromProto(const v1::TelemetryBatch& batch) {
 
 v1::StartRunRequest toProto(const StartRunSpec& spec) {
     v1::StartRunRequest out;
-    out.set_run_id(spec.runId);
+    out.set_run_id(spec.runId.value());
     for (const auto& arg : spec.argv) {
         out.add_argv(arg);
     }

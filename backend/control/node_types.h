@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ids.h"
 #include "common/telemetry/event_kind.h"
 #include "common/telemetry/run_state.h"
 #include "common/telemetry/series.h"
@@ -76,7 +77,7 @@ struct NcclProbeSummary {
 /// GetNode's answer, plus the address it came from.
 struct NodeSummary {
     std::string address;
-    std::string nodeId;
+    NodeId nodeId;
     std::string hostname;
     std::string cpuArch;
     std::uint32_t cpuCores = 0;
@@ -101,7 +102,7 @@ using telemetry::toString;
 
 /// What StartRun needs: argv is executed without a shell; workdir is relative to the run root.
 struct StartRunSpec {
-    std::string runId;
+    RunId runId;
     std::vector<std::string> argv;
     std::map<std::string, std::string> env;
     std::string workdir;
@@ -112,7 +113,7 @@ struct StartRunSpec {
 
 /// A run as the daemon reports it.
 struct RunStatusInfo {
-    std::string runId;
+    RunId runId;
     NodeRunState state = NodeRunState::Unspecified;
     std::int32_t exitCode = 0;
     std::int32_t termSignal = 0;

@@ -7,7 +7,7 @@
 namespace runplane::control {
 
 struct RunLogRecorder::Follower {
-    std::string runId;
+    RunId runId;
     LogStreamKind stream = LogStreamKind::Stdout;
     StreamCanceller canceller;
     std::thread thread;
@@ -29,7 +29,7 @@ void RunLogRecorder::noticeRun(const std::string& runId) {
     m_seen.insert(runId);
     for (LogStreamKind stream : {LogStreamKind::Stdout, LogStreamKind::Stderr}) {
         auto f = std::make_unique<Follower>();
-        f->runId = runId;
+        f->runId = RunId{runId};
         f->stream = stream;
         Follower* raw = f.get();
         m_followers.push_back(std::move(f));
@@ -48,7 +48,7 @@ void RunLogRecorder::follow(Follower& f) {
     // 30 failed attempts in a row (a minute): the daemon does not know the run (or is gone for
     // good); what was stored so far stays.
     while (!reachedEof && !f.canceller.cancelled() && failures < 30) {
-        auto from = (*history)->runLogEnd(db::RunId{f.runId}, stream);
+        auto from = (*history)->runLogEnd(f.runId, stream);
         if (!from.ok()) {
             return;
         }
@@ -57,8 +57,7 @@ void RunLogRecorder::follow(Follower& f) {
             f.runId, f.stream, *from, /*follow=*/true,
             [&](const LogChunkInfo& chunk) {
                 if (!chunk.data.empty()) {
-                    (void)(*history)->appendRunLog(db::RunId{f.runId}, stream, chunk.offset,
-                                                   chunk.data);
+                    (void)(*history)->appendRunLog(f.runId, stream, chunk.offset, chunk.data);
                 }
                 reachedEof = chunk.eof;
                 got = true;

@@ -66,7 +66,7 @@ std::string nodeInfoJson(const NodeSummary& node) {
 }
 
 // The samples and events of a planned batch past `previous`, for live views.
-TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& batch,
+TelemetryUpdate liveUpdate(const NodeId& nodeId, const TelemetryBatchInfo& batch,
                            const BatchPlan& plan, std::uint64_t previous,
                            const IngestorCallbacks& callbacks) {
     TelemetryUpdate out;
@@ -76,24 +76,25 @@ TelemetryUpdate liveUpdate(const std::string& nodeId, const TelemetryBatchInfo& 
             continue;
         }
         ++out.newSamples;
-        if (!callbacks.liveSample || callbacks.liveSample(sample.series, sample.runId)) {
+        RunId runId{sample.runId};  // the ingest structs hold strings (issue #22)
+        if (!callbacks.liveSample || callbacks.liveSample(sample.series, runId)) {
             out.samples.push_back(
-                LiveSample{sample.seq, sample.tNs, sample.runId,
+                LiveSample{sample.seq, sample.tNs, std::move(runId),
                            SampleInfo{sample.series, sample.value, sample.min, sample.max,
                                       sample.step, telemetry::unitFromString(sample.unit)}});
         }
     }
     for (const auto& record : batch.records) {
         if (record.isEvent && record.seq > previous) {
-            out.events.push_back(LiveEvent{record.seq, record.tNs, record.runId,
+            out.events.push_back(LiveEvent{record.seq, record.tNs, RunId{record.runId},
                                            toString(record.event.kind), record.event.message,
                                            db::eventAttrs(record.event.attrs)});
         }
     }
     for (const auto& event : plan.batch.events) {
         if (event.seq == 0) {
-            out.events.push_back(
-                LiveEvent{0, event.tNs, event.runId, event.kind, event.message, event.attrs});
+            out.events.push_back(LiveEvent{0, event.tNs, RunId{event.runId}, event.kind,
+                                           event.message, event.attrs});
         }
     }
     return out;
@@ -265,8 +266,8 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     if (node->nodeId.empty()) {
         return Error{"runplaned at " + options.address + " reported no node id"};
     }
-    db::NodeRecord record{db::NodeId{node->nodeId}, options.address, node->hostname,
-                          nodeInfoJson(*node), unixNowNs()};
+    db::NodeRecord record{node->nodeId, options.address, node->hostname, nodeInfoJson(*node),
+                          unixNowNs()};
     Result<std::uint64_t> cursor = Error{"no cursor"};
     bool reset = false;
     Status prepared = lane->execute([&](db::History& history) -> Status {
@@ -327,7 +328,7 @@ Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& no
                                                            db::History& history, bool& reset) {
     incarnation = node.spoolIncarnation;
     adoptLegacy = false;
-    auto latest = history.latestCursor(db::NodeId{node.nodeId});
+    auto latest = history.latestCursor(node.nodeId);
     if (!latest.ok()) {
         return Error{latest.error()};
     }
@@ -345,12 +346,12 @@ Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& no
         return stored.lastSeq;
     }
     const std::string message =
-        "node " + node.nodeId + " at " + options.address + " has a new spool (incarnation " +
-        std::to_string(stored.incarnation) + " -> " + std::to_string(incarnation) +
-        ": its state directory was replaced); seq " + std::to_string(stored.lastSeq) +
+        "node " + node.nodeId.value() + " at " + options.address +
+        " has a new spool (incarnation " + std::to_string(stored.incarnation) + " -> " +
+        std::to_string(incarnation) + ": its state directory was replaced); seq " +
+        std::to_string(stored.lastSeq) +
         " of the old spool was the last stored, the new one is ingested from its first record";
-    if (Status s = history.recordNodeReset(db::NodeId{node.nodeId}, stored, incarnation, message);
-        !s.ok()) {
+    if (Status s = history.recordNodeReset(node.nodeId, stored, incarnation, message); !s.ok()) {
         return Error{s.error()};
     }
     reset = true;
@@ -361,13 +362,13 @@ Status TelemetryIngestor::Impl::outOfRange(const NodeSummary& node, std::uint64_
                                            const Status& error) {
     if (adoptLegacy && incarnation != 0) {
         // The pre-incarnation cursor was not this spool's: a reset after all.
-        const std::string message = "node " + node.nodeId + " at " + options.address +
+        const std::string message = "node " + node.nodeId.value() + " at " + options.address +
                                     " has a new spool (its state directory was replaced; it "
                                     "ends before seq " +
                                     std::to_string(cursor + 1) + " stored earlier)";
         if (Status s = lane->execute([&](db::History& history) {
-                return history.recordNodeReset(db::NodeId{node.nodeId}, db::NodeCursor{0, cursor},
-                                               incarnation, message);
+                return history.recordNodeReset(node.nodeId, db::NodeCursor{0, cursor}, incarnation,
+                                               message);
             });
             !s.ok()) {
             return s;
@@ -386,9 +387,9 @@ Status TelemetryIngestor::Impl::outOfRange(const NodeSummary& node, std::uint64_
 
 bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatchInfo&& batch,
                                           std::uint64_t& expected, Status& failure) {
-    if (!batch.nodeId.empty() && batch.nodeId != node.nodeId) {
+    if (!batch.nodeId.empty() && batch.nodeId != node.nodeId.value()) {
         failure = Error{"runplaned at " + options.address + " changed its node id from " +
-                        node.nodeId + " to " + batch.nodeId + "; reconnecting"};
+                        node.nodeId.value() + " to " + batch.nodeId + "; reconnecting"};
         return false;
     }
     if (batch.spoolIncarnation != 0 && batch.spoolIncarnation != incarnation) {
@@ -399,7 +400,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     }
     if (adoptLegacy) {
         if (Status s = lane->execute([&](db::History& history) {
-                return history.adoptIncarnation(db::NodeId{node.nodeId}, incarnation);
+                return history.adoptIncarnation(node.nodeId, incarnation);
             });
             !s.ok()) {
             failure = s;
@@ -407,7 +408,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         }
         adoptLegacy = false;
     }
-    BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
+    BatchPlan plan = planBatch(node.nodeId.value(), batch, expected, unixNowNs());
     plan.batch.incarnation = incarnation;
     const std::uint64_t previous = expected == 0 ? 0 : expected - 1;
     // Run state changes reported by the daemon update the run records we know (the writer
@@ -421,7 +422,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
             record.event.kind == EventKindInfo::ProcessExit) {
             if (auto state = runStateOf(record.event)) {
                 runs.push_back(
-                    RunStateChange{record.runId, *state, record.tNs, record.event.message});
+                    RunStateChange{RunId{record.runId}, *state, record.tNs, record.event.message});
             }
         }
     }

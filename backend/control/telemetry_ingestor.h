@@ -70,7 +70,7 @@ struct IngestorStatus {
 struct LiveSample {
     std::uint64_t seq = 0;
     std::int64_t tNs = 0;
-    std::string runId;
+    RunId runId;  // empty: a node-level sample
     SampleInfo sample;
 };
 
@@ -78,7 +78,7 @@ struct LiveSample {
 struct LiveEvent {
     std::uint64_t seq = 0;
     std::int64_t tNs = 0;
-    std::string runId;
+    RunId runId;  // empty: a node-level event
     std::string kind;
     std::string message;
     db::EventAttrs attrs;  // as the history stores them
@@ -88,7 +88,7 @@ struct LiveEvent {
 /// the history sees these rows.
 struct TelemetryUpdate {
     std::string address;
-    std::string nodeId;
+    NodeId nodeId;
     std::vector<LiveSample> samples;  // those IngestorCallbacks::liveSample asked for
     std::vector<LiveEvent> events;
     std::uint64_t cursor = 0;
@@ -103,7 +103,7 @@ struct IngestorCallbacks {
     /// Which samples onTelemetry gets (series name, run id; empty: every one). A batch's live
     /// copy is held until its commit, so under load, with the writer's queue full, a listener
     /// that needs few series keeps that copy small (docs/performance.md, "Load").
-    std::function<bool(const std::string& series, const std::string& runId)> liveSample;
+    std::function<bool(const std::string& series, const RunId& runId)> liveSample;
 };
 
 /// Streams one daemon into the history on a thread of its own. Owns that thread (and, without

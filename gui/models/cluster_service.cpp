@@ -11,6 +11,9 @@ namespace {
 QString qs(const std::string& s) {
     return QString::fromStdString(s);
 }
+QString qs(const NodeId& id) {
+    return qs(id.value());
+}
 }  // namespace
 
 ClusterService::ClusterService(const QString& historyPath, QObject* parent)
@@ -37,7 +40,7 @@ void ClusterService::createController(const control::NodeClientOptions& client, 
     };
     // onTelemetry uses the nodes' own host memory only: the live copies of the rest are not
     // made (under load each batch's copy waits for its commit in the writer's queue).
-    callbacks.liveSample = [](const std::string& series, const std::string& runId) {
+    callbacks.liveSample = [](const std::string& series, const RunId& runId) {
         return runId.empty() && series == telemetry::series::kHostMemUsed;
     };
     m_controller = std::make_shared<control::Controller>(options, callbacks);

@@ -91,7 +91,7 @@ void LogTailer::start(const QString& address, const QString& runId, bool stderrS
         }
         bool got = false;
         const Status status = (*client)->tailLogs(
-            runId.toStdString(),
+            RunId{runId.toStdString()},
             stderrStream ? control::LogStreamKind::Stderr : control::LogStreamKind::Stdout, 0, true,
             [&](const control::LogChunkInfo& chunk) {
                 if (!chunk.data.empty()) {

@@ -272,7 +272,7 @@ void AddClusterDialog::testConnection() {
                 ok = true;
                 ++answered;
                 text = tr("ok (%1): %2, node id %3, %4 GPU(s), runplaned %5")
-                           .arg(security, qs(node->hostname), qs(node->nodeId))
+                           .arg(security, qs(node->hostname), qs(node->nodeId.value()))
                            .arg(node->gpus.size())
                            .arg(qs(node->daemonVersion));
             }

@@ -112,7 +112,7 @@ TEST(Ingestor, LiveUpdatesCarryOnlyTheSamplesAskedFor) {
         }
         lastCursor = update.cursor;
     };
-    callbacks.liveSample = [](const std::string& series, const std::string&) {
+    callbacks.liveSample = [](const std::string& series, const RunId&) {
         return series == "host.mem.used_bytes";
     };
     TelemetryIngestor ingestor(optionsFor(address, history), callbacks);

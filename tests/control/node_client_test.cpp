@@ -61,7 +61,7 @@ TEST(NodeClient, GetNodeMapsTheInventory) {
     ASSERT_TRUE(client.ok());
     auto node = (*client)->getNode();
     ASSERT_TRUE(node.ok()) << node.error();
-    EXPECT_EQ(node->nodeId, "node-xyz");
+    EXPECT_EQ(node->nodeId.value(), "node-xyz");
     EXPECT_EQ(node->hostname, "fakehost");
     EXPECT_EQ(node->address, address);
     EXPECT_EQ(node->protocolVersion, 1u);

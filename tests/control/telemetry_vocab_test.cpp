@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "backend/control/node_convert.h"
@@ -197,6 +198,25 @@ TEST(NodeConvert, EveryTypedRunStateConverts) {
                   control::runStateFromName(v1::RunState_Name(static_cast<v1::RunState>(v))))
             << v1::RunState_Name(static_cast<v1::RunState>(v));
     }
+}
+
+// The controller's value types hold typed ids (issue #22): node_convert wraps the ids the daemon
+// sends and unwraps them into requests, the strings on the wire unchanged.
+static_assert(std::is_same_v<decltype(control::StartRunSpec::runId), RunId>);
+static_assert(std::is_same_v<decltype(control::RunStatusInfo::runId), RunId>);
+static_assert(std::is_same_v<decltype(control::NodeSummary::nodeId), NodeId>);
+
+TEST(NodeConvert, IdsAreTypedOnOurSideAndStringsOnTheWire) {
+    v1::NodeInfo info;
+    info.set_node_id("node-7");
+    EXPECT_EQ(control::fromProto(info, "10.0.0.7:7070").nodeId, NodeId{"node-7"});
+    v1::RunStatus status;
+    status.set_run_id("grpo-1");
+    EXPECT_EQ(control::fromProto(status).runId, RunId{"grpo-1"});
+    control::StartRunSpec spec;
+    spec.runId = RunId{"grpo-2"};
+    spec.argv = {"/bin/true"};
+    EXPECT_EQ(control::toProto(spec).run_id(), "grpo-2");
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ LaunchRequest request(const Cluster& c) {
     r.pollInterval = std::chrono::milliseconds(200);
     r.preflight.env["PATH"] = fakeRayDir() + ":/usr/bin:/bin";
     r.client.callTimeout = std::chrono::milliseconds(3000);
-    r.run.runId = "mn-1";
+    r.run.runId = runplane::RunId{"mn-1"};
     r.run.argv = {"/bin/sh", "-c",
                   "echo \"MASTER_ADDR=$MASTER_ADDR ACTOR_NUM_NODES=$ACTOR_NUM_NODES "
                   "ACTOR_NUM_GPUS_PER_NODE=$ACTOR_NUM_GPUS_PER_NODE RAY_ADDRESS=$RAY_ADDRESS\"; "
@@ -62,7 +62,7 @@ std::string headStdout(const std::string& head, const std::string& runId) {
     std::string out;
     for (int i = 0; i < 50 && out.find('\n') == std::string::npos; ++i) {
         out.clear();
-        (void)(*client)->tailLogs(runId, LogStreamKind::Stdout, 0, false,
+        (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
                                   [&](const LogChunkInfo& ch) {
                                       out += ch.data;
                                       return true;
@@ -138,7 +138,7 @@ TEST(DispatchLaunch, BringUpWaitsForGpuTotalThenRunsOnHeadAndStopTearsDown) {
     EXPECT_EQ(steps, want);
 
     // The launcher ran on the head with the multi-node environment.
-    EXPECT_EQ(result.headRun.runId, "mn-1");
+    EXPECT_EQ(result.headRun.runId.value(), "mn-1");
     EXPECT_EQ(result.headRun.role, RunRole::Head);
     const auto out = headStdout(r.head, "mn-1");
     EXPECT_NE(out.find("MASTER_ADDR=127.0.0.1 ACTOR_NUM_NODES=3 ACTOR_NUM_GPUS_PER_NODE=2 "

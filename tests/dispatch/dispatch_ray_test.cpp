@@ -74,10 +74,11 @@ std::string stdoutOf(const std::string& address, const std::string& runId) {
     if (!client.ok()) {
         return out;
     }
-    (void)(*client)->tailLogs(runId, LogStreamKind::Stdout, 0, false, [&](const LogChunkInfo& ch) {
-        out += ch.data;
-        return true;
-    });
+    (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
+                              [&](const LogChunkInfo& ch) {
+                                  out += ch.data;
+                                  return true;
+                              });
     return out;
 }
 
@@ -87,7 +88,7 @@ NodeRunState runState(const std::string& address, const std::string& runId) {
         auto runs = (*client)->listRuns();
         if (runs.ok()) {
             for (const auto& r : *runs) {
-                if (r.runId == runId) {
+                if (r.runId.value() == runId) {
                     return r.state;
                 }
             }
@@ -124,7 +125,7 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
     r.preflight.env = env;
     r.overridePreflight = true;  // MASTER_ADDR on loopback is a real FAIL for multi-node; recorded
     r.client.callTimeout = std::chrono::seconds(150);
-    r.run.runId = "ray-run-1";
+    r.run.runId = runplane::RunId{"ray-run-1"};
     r.run.argv = {venv + "/bin/python", source + "/tests/dispatch/ray_job.py"};
     r.run.env = env;
 
@@ -161,7 +162,7 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
     std::string out;
     ASSERT_TRUE(waitFor(
         [&] {
-            out = stdoutOf(r.head, r.run.runId);
+            out = stdoutOf(r.head, r.run.runId.value());
             return out.find("eval 3:") != std::string::npos;
         },
         std::chrono::seconds(90)))
@@ -213,7 +214,7 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
     EXPECT_FALSE(after.rows[1].reachable);
     ASSERT_NE(after.rows[1].find("daemon"), nullptr);
     EXPECT_NE(after.rows[1].find("daemon")->message.find("daemon lost"), std::string::npos);
-    EXPECT_EQ(runState(r.head, r.run.runId), NodeRunState::Running)
+    EXPECT_EQ(runState(r.head, r.run.runId.value()), NodeRunState::Running)
         << "a lost worker daemon is not a failed run";
 
     // Stop: the run, then Ray on the (unreachable) worker and the head. The worker's step fails
@@ -221,7 +222,7 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
     StopRequest s;
     s.head = r.head;
     s.workers = r.workers;
-    s.runId = r.run.runId;
+    s.runId = r.run.runId.value();
     s.graceSeconds = 5;
     s.force = true;
     s.client.callTimeout = std::chrono::seconds(150);
@@ -230,8 +231,8 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
     ASSERT_FALSE(stopped.errors.empty());
     EXPECT_NE(stopped.errors.front().find(r.workers[0]), std::string::npos)
         << stopped.errors.front();
-    EXPECT_EQ(runState(r.head, r.run.runId), NodeRunState::Stopped);
-    ASSERT_TRUE(recordStop(history, r.run.runId, stopped).ok());
+    EXPECT_EQ(runState(r.head, r.run.runId.value()), NodeRunState::Stopped);
+    ASSERT_TRUE(recordStop(history, r.run.runId.value(), stopped).ok());
     EXPECT_EQ(
         runplane::testing::queryInt(
             history, "SELECT count(*) FROM runs WHERE id = 'ray-run-1' AND status = 'stopped';"),

@@ -136,7 +136,7 @@ TEST(RunsPageLive, FollowsARealSmokeRunThroughARealDaemon) {
     control::SubmitSpec spec;
     spec.address = node.address();
     spec.name = "smoke (gui live test)";
-    spec.run.runId = "gui-live-smoke";
+    spec.run.runId = RunId{"gui-live-smoke"};
     spec.run.recipeYaml = readRecipe("smoke-local.yaml");
     spec.run.argv = shortSmokeArgv(smoke, 8, 16);
     auto submitted = controller.submitRun(spec);
@@ -229,7 +229,7 @@ TEST(ComparePageLive, OverlaysTwoRealSmokeRunsAndDiffsTheirRecipes) {
         control::SubmitSpec spec;
         spec.address = node.address();
         spec.name = r.name;
-        spec.run.runId = r.id;
+        spec.run.runId = RunId{r.id};
         spec.run.recipeYaml = readRecipe(r.recipe);
         spec.run.argv = learningSmokeArgv(smoke, r.rank, r.alpha);
         auto submitted = controller.submitRun(spec);

@@ -136,7 +136,7 @@ TEST(IngestIntegration, CutConnectionResumesExactlyOnceWhileTheRunGoesOn) {
     Controller controller(copts);
     SubmitSpec spec;
     spec.address = address;  // submitted directly; only the telemetry goes over the link
-    spec.run.runId = "through-the-cut";
+    spec.run.runId = RunId{"through-the-cut"};
     spec.run.argv = {"/bin/sh", "-c",
                      "i=0; while [ $i -lt 300 ]; do echo \"step $i: {'train/loss': 1.0}\"; "
                      "i=$((i+1)); sleep 0.1; done"};
@@ -233,7 +233,7 @@ TEST(IngestIntegration, SubmittedRunIsRecordedAndItsEndArrives) {
     SubmitSpec spec;
     spec.address = address;
     spec.name = "echo run";
-    spec.run.runId = "run-echo-1";
+    spec.run.runId = RunId{"run-echo-1"};
     spec.run.argv = {"/bin/sh", "-c", "echo 'step 1: {\"loss\": 0.5}'; exit 3"};
     spec.run.recipeYaml = "name: echo\n";
     spec.provenanceJson = R"({"git_rev":"deadbeef"})";

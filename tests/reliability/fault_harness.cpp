@@ -47,7 +47,7 @@ void FaultTest::submit(const std::string& runId, const std::vector<std::string>&
     }
     control::SubmitSpec spec;
     spec.address = m_address;
-    spec.run.runId = runId;
+    spec.run.runId = RunId{runId};
     spec.run.argv = argv;
     auto submitted = m_controller->submitRun(spec);
     ASSERT_TRUE(submitted.ok()) << submitted.error();
