@@ -51,12 +51,7 @@ Result<ModelShape> ModelCatalog::parseModel(std::string_view text, std::string_v
         diagnostics.push_back({"", detail::locOf(e.mark), "YAML syntax error: " + e.msg});
     }
     if (!diagnostics.empty()) {
-        std::string message;
-        for (const auto& d : diagnostics) {
-            message += message.empty() ? "" : "\n";
-            message += d.format(fileName);
-        }
-        return Error{message};
+        return Error{formatDiagnostics(diagnostics, fileName)};
     }
     return shape;
 }
@@ -91,12 +86,7 @@ Result<UnsizedModel> ModelCatalog::parseUnsizedModel(std::string_view text,
         diagnostics.push_back({"", detail::locOf(e.mark), "YAML syntax error: " + e.msg});
     }
     if (!diagnostics.empty()) {
-        std::string message;
-        for (const auto& d : diagnostics) {
-            message += message.empty() ? "" : "\n";
-            message += d.format(fileName);
-        }
-        return Error{message};
+        return Error{formatDiagnostics(diagnostics, fileName)};
     }
     return model;
 }

@@ -44,6 +44,18 @@ std::string ParseDiagnostic::format(std::string_view file) const {
     return out;
 }
 
+std::string formatDiagnostics(const std::vector<ParseDiagnostic>& diagnostics,
+                              std::string_view file) {
+    std::string message;
+    for (const auto& d : diagnostics) {
+        if (!message.empty()) {
+            message += '\n';
+        }
+        message += d.format(file);
+    }
+    return message;
+}
+
 const char* toString(Framework v) {
     return detail::enumName(v);
 }

@@ -356,6 +356,10 @@ struct ParseDiagnostic {
     std::string format(std::string_view file) const;
 };
 
+/// Every diagnostic's format(file), one per line: the message of a file that did not parse.
+std::string formatDiagnostics(const std::vector<ParseDiagnostic>& diagnostics,
+                              std::string_view file);
+
 /// Every problem of a recipe file at once (unknown keys, wrong types, missing required fields).
 struct ParseOutcome {
     std::optional<Recipe> recipe;  // set iff diagnostics is empty

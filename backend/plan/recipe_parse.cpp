@@ -394,14 +394,7 @@ Result<Recipe> parseRecipe(std::string_view text, std::string_view fileName) {
     if (outcome.recipe.has_value()) {
         return std::move(*outcome.recipe);
     }
-    std::string message;
-    for (const auto& d : outcome.diagnostics) {
-        if (!message.empty()) {
-            message += '\n';
-        }
-        message += d.format(fileName);
-    }
-    return Error{message};
+    return Error{formatDiagnostics(outcome.diagnostics, fileName)};
 }
 
 Result<std::string> readRecipeText(const std::string& path) {
