@@ -16,9 +16,9 @@ namespace {
 using clock::unixNowNs;
 
 // Events share one timestamp base but stay in step order: a nanosecond apart.
-db::IngestBatch eventsBatch(const std::string& runId, const std::vector<DispatchEvent>& events) {
+db::IngestBatch eventsBatch(const RunId& runId, const std::vector<DispatchEvent>& events) {
     db::IngestBatch batch;
-    batch.nodeId = kDispatchEventsNode;
+    batch.nodeId = NodeId{kDispatchEventsNode};
     std::int64_t t = unixNowNs() - static_cast<std::int64_t>(events.size());
     for (const auto& e : events) {
         db::IngestEvent ev;
@@ -45,12 +45,11 @@ Status recordLaunch(const DispatchRecordSpec& spec, const LaunchRequest& request
     if (!history.ok()) {
         return Error{history.error()};
     }
-    const std::string runId =
-        (result.headRun.runId.empty() ? request.run.runId : result.headRun.runId).value();
+    const RunId& runId = result.headRun.runId.empty() ? request.run.runId : result.headRun.runId;
     if (result.launched) {
         db::RunRecord record;
-        record.id = db::RunId{runId};
-        record.name = spec.runName.empty() ? runId : spec.runName;
+        record.id = runId;
+        record.name = spec.runName.empty() ? runId.value() : spec.runName;
         record.recipeYaml = spec.recipeYaml;
         auto provenance = nlohmann::json::parse(
             spec.provenanceJson.empty() ? std::string("{}") : spec.provenanceJson, nullptr, false);
@@ -88,16 +87,16 @@ Status recordStop(const std::string& historyPath, const std::string& runId,
     if (!history.ok()) {
         return Error{history.error()};
     }
-    auto stored = (*history)->ingest(eventsBatch(runId, result.events));
+    const RunId id{runId};
+    auto stored = (*history)->ingest(eventsBatch(id, result.events));
     if (!stored.ok()) {
         return Error{stored.error()};
     }
     for (const auto& e : result.events) {
         if (e.step == DispatchStep::StopRun && e.ok) {
-            auto run = (*history)->run(db::RunId{runId});
+            auto run = (*history)->run(id);
             if (run.ok() && *run && (*run)->state == db::RunState::Running) {
-                return (*history)->updateRunState(db::RunId{runId}, db::RunState::Stopped,
-                                                  unixNowNs(),
+                return (*history)->updateRunState(id, db::RunState::Stopped, unixNowNs(),
                                                   "stopped by runplanectl dispatch stop");
             }
         }

@@ -50,7 +50,7 @@ std::optional<db::RunState> runStateFromAttrs(const db::EventAttrs& attrs) {
 BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
                     std::uint64_t expected, std::int64_t nowNs) {
     BatchPlan plan;
-    plan.batch.nodeId = nodeId;
+    plan.batch.nodeId = NodeId{nodeId};
     std::vector<const TelemetryRecordInfo*> records;
     records.reserve(batch.records.size());
     for (const auto& record : batch.records) {
@@ -129,7 +129,7 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
             db::IngestEvent event;
             event.seq = record->seq;
             event.tNs = record->tNs;
-            event.runId = record->runId;
+            event.runId = RunId{record->runId};
             event.kind = toString(record->event.kind);
             event.message = record->event.message;
             event.attrs = db::eventAttrs(record->event.attrs);
@@ -138,7 +138,7 @@ BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
             db::IngestSample sample;
             sample.seq = record->seq;
             sample.tNs = record->tNs;
-            sample.runId = record->runId;
+            sample.runId = RunId{record->runId};
             sample.series = record->sample.series;
             sample.unit = telemetry::toString(sampleUnit(record->sample));
             sample.value = record->sample.value;

@@ -121,12 +121,13 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
         return Error{history.error()};
     }
     const std::int64_t t = unixNowNs();
+    const RunId id{runId};
     for (const auto& n : probe.nodes) {
         db::IngestBatch batch;
-        batch.nodeId = n.nodeId.empty() ? n.address : n.nodeId;
+        batch.nodeId = NodeId{n.nodeId.empty() ? n.address : n.nodeId};
         db::IngestEvent summary;
         summary.tNs = t;
-        summary.runId = runId;
+        summary.runId = id;
         summary.kind = "nccl_probe";
         summary.message = !n.report.verdict.empty() ? n.report.verdict
                           : !n.error.empty()        ? n.error
@@ -149,7 +150,7 @@ Status recordNcclProbe(const std::string& historyPath, const std::string& runId,
         for (const auto& r : n.report.rows) {
             db::IngestEvent row;
             row.tNs = rowT++;
-            row.runId = runId;
+            row.runId = id;
             row.kind = "info";
             row.message = "nccl " + r.collective + " " + std::to_string(r.bytes) + " B: busbw " +
                           std::to_string(r.busbwGbps) + " GB/s";

@@ -76,10 +76,9 @@ TelemetryUpdate liveUpdate(const NodeId& nodeId, const TelemetryBatchInfo& batch
             continue;
         }
         ++out.newSamples;
-        RunId runId{sample.runId};  // the ingest structs hold strings (issue #22)
-        if (!callbacks.liveSample || callbacks.liveSample(sample.series, runId)) {
+        if (!callbacks.liveSample || callbacks.liveSample(sample.series, sample.runId)) {
             out.samples.push_back(
-                LiveSample{sample.seq, sample.tNs, std::move(runId),
+                LiveSample{sample.seq, sample.tNs, sample.runId,
                            SampleInfo{sample.series, sample.value, sample.min, sample.max,
                                       sample.step, telemetry::unitFromString(sample.unit)}});
         }
@@ -93,8 +92,8 @@ TelemetryUpdate liveUpdate(const NodeId& nodeId, const TelemetryBatchInfo& batch
     }
     for (const auto& event : plan.batch.events) {
         if (event.seq == 0) {
-            out.events.push_back(LiveEvent{0, event.tNs, RunId{event.runId}, event.kind,
-                                           event.message, event.attrs});
+            out.events.push_back(
+                LiveEvent{0, event.tNs, event.runId, event.kind, event.message, event.attrs});
         }
     }
     return out;

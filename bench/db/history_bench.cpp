@@ -35,7 +35,7 @@ fs::path scratch(const std::string& name) {
 IngestSample million10Hz(std::uint64_t seq) {
     const double v = 6.0e11 + 1.0e9 * std::sin(static_cast<double>(seq) * 1e-3);
     return IngestSample{seq,     kT0 + static_cast<std::int64_t>(seq) * kDt,
-                        "",      "host.mem.used_bytes",
+                        RunId{}, "host.mem.used_bytes",
                         "bytes", v,
                         v - 1e6, v + 1e6,
                         -1};
@@ -43,7 +43,7 @@ IngestSample million10Hz(std::uint64_t seq) {
 
 IngestBatch batchOf(std::uint64_t first, std::uint64_t count, const std::string& node) {
     IngestBatch batch;
-    batch.nodeId = node;
+    batch.nodeId = NodeId{node};
     batch.samples.reserve(count);
     for (std::uint64_t seq = first; seq < first + count; ++seq) {
         batch.samples.push_back(million10Hz(seq));
@@ -152,8 +152,8 @@ struct Telemetry {
         }
         std::int64_t t = kT0 + tick * kDt + lateness();
         t -= t % resolutionNs;
-        return IngestSample{seq,   t,     "", "node.series." + std::to_string(series), "", level,
-                            level, level, -1};
+        return IngestSample{
+            seq, t, RunId{}, "node.series." + std::to_string(series), "", level, level, level, -1};
     }
 };
 
@@ -165,7 +165,7 @@ std::vector<IngestBatch> telemetryBatches(std::uint64_t total, std::uint64_t per
     std::vector<IngestBatch> batches;
     for (std::uint64_t first = 1; first <= total; first += perBatch) {
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         for (std::uint64_t seq = first; seq < first + perBatch && seq <= total; ++seq) {
             batch.samples.push_back(gen.sample(seq, levels[(seq - 1) % kSeries]));
         }

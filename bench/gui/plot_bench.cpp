@@ -52,13 +52,13 @@ struct Fixture {
         history = std::move(*h);
         for (int first = 0; first < kSamples; first += 50'000) {
             db::IngestBatch batch;
-            batch.nodeId = "node-a";
+            batch.nodeId = db::NodeId{"node-a"};
             for (int i = first; i < first + 50'000; ++i) {
                 const double v =
                     6.2e11 + 2e10 * std::sin(i * 1e-3) + (i == kSamples / 2 ? 3e11 : 0);
-                batch.samples.push_back(db::IngestSample{static_cast<std::uint64_t>(i + 1),
-                                                         kT0 + i * kDt, "", "host.mem.used_bytes",
-                                                         "bytes", v, v - 1e9, v + 1e9, -1});
+                batch.samples.push_back(
+                    db::IngestSample{static_cast<std::uint64_t>(i + 1), kT0 + i * kDt, db::RunId{},
+                                     "host.mem.used_bytes", "bytes", v, v - 1e9, v + 1e9, -1});
             }
             batch.throughSeq = static_cast<std::uint64_t>(first + 50'000);
             if (auto r = history->ingest(batch); !r) {

@@ -20,6 +20,8 @@ namespace {
 using runplane::db::History;
 using runplane::db::IngestBatch;
 using runplane::db::IngestSample;
+using runplane::db::NodeId;
+using runplane::db::RunId;
 using runplane::db::SeriesQuery;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -105,14 +107,14 @@ int run(const PeerArgs& args) {
         std::vector<IngestBatch> batches;
         for (std::int64_t first = 0; first < total; first += args.batch) {
             IngestBatch batch;
-            batch.nodeId = "n1";
+            batch.nodeId = NodeId{"n1"};
             for (std::int64_t i = first; i < std::min(total, first + args.batch); ++i) {
                 const std::int64_t step = i / args.series, key = i % args.series;
                 const double v = 1.0 + 0.5 * std::sin(static_cast<double>(step) * 1e-3 +
                                                       static_cast<double>(key));
-                batch.samples.push_back(
-                    IngestSample{static_cast<std::uint64_t>(i + 1), kT0 + step * kDt, "peer-run",
-                                 names[static_cast<std::size_t>(key)], "", v, v, v, step});
+                batch.samples.push_back(IngestSample{
+                    static_cast<std::uint64_t>(i + 1), kT0 + step * kDt, RunId{"peer-run"},
+                    names[static_cast<std::size_t>(key)], "", v, v, v, step});
             }
             batch.throughSeq = batch.samples.back().seq;
             batches.push_back(std::move(batch));

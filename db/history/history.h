@@ -186,7 +186,7 @@ struct EventFilter {
 struct IngestSample {
     std::uint64_t seq = 0;
     std::int64_t tNs = 0;
-    std::string runId;
+    RunId runId;  // empty: a node-level sample
     std::string series;
     std::string unit;
     double value = 0;
@@ -199,7 +199,7 @@ struct IngestSample {
 struct IngestEvent {
     std::uint64_t seq = 0;
     std::int64_t tNs = 0;
-    std::string runId;
+    RunId runId;  // empty: a node-level event
     std::string kind;
     std::string message;
     EventAttrs attrs;
@@ -207,7 +207,7 @@ struct IngestEvent {
 
 /// What one telemetry batch contributes, committed atomically with the node's cursor.
 struct IngestBatch {
-    std::string nodeId;
+    NodeId nodeId;
     /// The daemon's spool incarnation these seqs belong to (0: from before incarnations).
     std::uint64_t incarnation = 0;
     std::vector<IngestSample> samples;

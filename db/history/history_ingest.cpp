@@ -260,7 +260,7 @@ Result<std::vector<IngestResult>> History::ingestMany(std::span<const IngestBatc
 Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
                                                 std::vector<std::string>& newSeriesKeys) {
     Impl& impl = *this;
-    auto cursor = readCursor(impl.selectCursor, batch.nodeId, batch.incarnation);
+    auto cursor = readCursor(impl.selectCursor, batch.nodeId.value(), batch.incarnation);
     if (!cursor.ok()) {
         return Error{cursor.error()};
     }
@@ -268,11 +268,13 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
     std::uint64_t newCursor = std::max(*cursor, batch.throughSeq);
 
     auto seriesIdFor = [&](const IngestSample& sample) -> Result<std::int64_t> {
-        std::string key = seriesKey(batch.nodeId, sample.runId, sample.series);
+        std::string key = seriesKey(batch.nodeId.value(), sample.runId.value(), sample.series);
         if (auto it = impl.seriesIds.find(key); it != impl.seriesIds.end()) {
             return it->second;
         }
-        impl.selectSeries.bind(1, batch.nodeId).bind(2, sample.runId).bind(3, sample.series);
+        impl.selectSeries.bind(1, batch.nodeId.value())
+            .bind(2, sample.runId.value())
+            .bind(3, sample.series);
         auto row = impl.selectSeries.step();
         std::int64_t id = 0;
         const bool found = row.ok() && *row;
@@ -284,8 +286,8 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
             return Error{row.error()};
         }
         if (!found) {
-            impl.insertSeries.bind(1, batch.nodeId)
-                .bind(2, sample.runId)
+            impl.insertSeries.bind(1, batch.nodeId.value())
+                .bind(2, sample.runId.value())
                 .bind(3, sample.series)
                 .bind(4, sample.unit);
             if (Status s = impl.insertSeries.run(); !s.ok()) {
@@ -319,8 +321,8 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
             ++result.duplicatesSkipped;
             continue;
         }
-        key.assign(batch.nodeId).push_back('\0');
-        key.append(sample.runId).push_back('\0');
+        key.assign(batch.nodeId.value()).push_back('\0');
+        key.append(sample.runId.value()).push_back('\0');
         key.append(sample.series);
         std::int64_t seriesId = 0;
         if (auto it = impl.seriesIds.find(key); it != impl.seriesIds.end()) {
@@ -394,14 +396,14 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
             ++result.duplicatesSkipped;
             continue;
         }
-        impl.insertEvent.bind(1, batch.nodeId);
+        impl.insertEvent.bind(1, batch.nodeId.value());
         if (event.seq == 0) {
             impl.insertEvent.bindNull(2);
         } else {
             impl.insertEvent.bind(2, static_cast<std::int64_t>(event.seq));
         }
         impl.insertEvent.bind(3, event.tNs)
-            .bind(4, event.runId)
+            .bind(4, event.runId.value())
             .bind(5, event.kind)
             .bind(6, event.message)
             .bind(7, encodeEventAttrs(event.attrs))
@@ -415,7 +417,7 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
             ++result.duplicatesSkipped;
         }
     }
-    impl.upsertCursor.bind(1, batch.nodeId)
+    impl.upsertCursor.bind(1, batch.nodeId.value())
         .bind(2, static_cast<std::int64_t>(newCursor))
         .bind(3, nowNs())
         .bind(4, incarnationBits(batch.incarnation));

@@ -27,7 +27,7 @@ namespace faultvfs = runplane::testing::faultvfs;
 // Seqs first..last of one node, one sample each of series "s".
 db::IngestBatch batchOf(const std::string& node, std::uint64_t first, std::uint64_t last) {
     db::IngestBatch b;
-    b.nodeId = node;
+    b.nodeId = db::NodeId{node};
     b.incarnation = 7;
     for (std::uint64_t seq = first; seq <= last; ++seq) {
         db::IngestSample s;

@@ -24,7 +24,7 @@ TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
     const std::int64_t start = clock::unixNowNs() - 30 * kDay;
     std::uint64_t seq = 0;
     db::IngestBatch old;
-    old.nodeId = "n1";
+    old.nodeId = db::NodeId{"n1"};
     for (std::int64_t t = start; t < start + 10 * kDay; t += 60'000'000'000) {
         db::IngestSample s;
         s.seq = ++seq;
@@ -50,7 +50,7 @@ TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     do {
         db::IngestBatch fresh;
-        fresh.nodeId = "n1";
+        fresh.nodeId = db::NodeId{"n1"};
         db::IngestSample s;
         s.seq = ++seq;
         s.tNs = clock::unixNowNs();

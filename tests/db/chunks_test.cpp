@@ -167,7 +167,7 @@ TEST(ChunkMigration, Version5SamplesSurviveBitExact) {
 }
 
 IngestSample sample(std::uint64_t seq, std::int64_t t, double v, const std::string& name = "m") {
-    return IngestSample{seq, t, "", name, "", v, v, v, -1};
+    return IngestSample{seq, t, RunId{}, name, "", v, v, v, -1};
 }
 
 // Many small batches (heads rewritten in place), a reopen (the head resumes), out-of-order
@@ -179,7 +179,7 @@ TEST(ChunkIngest, ExactlyOnceAndExactThroughHeadsAndReopens) {
     std::uint64_t seq = 0;
     auto makeBatch = [&](int n) {
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         for (int i = 0; i < n; ++i) {
             ++seq;
             std::int64_t t = static_cast<std::int64_t>(seq) * 100'000'000;
@@ -245,7 +245,7 @@ TEST(ChunkIngest, TwoConnectionsKeepEachOthersSamples) {
     ASSERT_TRUE(a.ok() && b.ok());
     for (std::uint64_t i = 1; i <= 20; ++i) {
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         batch.samples.push_back(sample(i, static_cast<std::int64_t>(i), 1.0));
         batch.throughSeq = i;
         ASSERT_TRUE(((i % 2) ? *a : *b)->ingest(batch).ok());
@@ -275,7 +275,7 @@ TEST(ChunkIngest, CellsHoldEverySampleOnceWhetherSealedOrNot) {
     const std::uint64_t spikeSeq = total - 100;  // in the last, unsealed chunk
     for (int batchIndex = 0; seq < static_cast<std::uint64_t>(total); ++batchIndex) {
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         for (int i = 0; i < 41 && seq < static_cast<std::uint64_t>(total); ++i) {
             ++seq;
             batch.samples.push_back(sample(seq, static_cast<std::int64_t>(seq) * step,
@@ -317,7 +317,7 @@ TEST(ChunkRead, RangeReadsNeedNoSorterAndCutEdgeChunksExactly) {
         auto history = History::open(path);
         ASSERT_TRUE(history.ok()) << history.error();
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         for (int i = 1; i <= total; ++i) {
             batch.samples.push_back(sample(static_cast<std::uint64_t>(i),
                                            static_cast<std::int64_t>(i) * 100'000'000, i * 0.5));

@@ -109,11 +109,11 @@ TEST(Decimate, OneSampleSpikeSurvivesInMillionPointSeries) {
     const std::int64_t dt = 100'000'000;  // 10 Hz
     for (std::uint64_t first = 1; first <= kCount; first += 50'000) {
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         for (std::uint64_t seq = first; seq < first + 50'000; ++seq) {
             const double v = 6.0e11 + 1.0e9 * std::sin(static_cast<double>(seq) * 1e-3);
             IngestSample s{seq,     t0 + static_cast<std::int64_t>(seq) * dt,
-                           "",      "host.mem.used_bytes",
+                           RunId{}, "host.mem.used_bytes",
                            "bytes", v,
                            v,       v,
                            -1};
@@ -185,7 +185,7 @@ TEST(Decimate, RollupReadKeepsSpikesExtremesAndCounts) {
     double trueMin = 1e300, trueMax = -1e300;
     for (std::uint64_t first = 1; first <= kCount; first += 997) {  // odd batch size
         IngestBatch batch;
-        batch.nodeId = "n1";
+        batch.nodeId = NodeId{"n1"};
         for (std::uint64_t seq = first; seq < std::min(first + 997, kCount + 1); ++seq) {
             double v = 100.0 + 10.0 * std::sin(static_cast<double>(seq) * 1e-2);
             if (std::find(spikes.begin(), spikes.end(), seq) != spikes.end()) {
@@ -195,7 +195,7 @@ TEST(Decimate, RollupReadKeepsSpikesExtremesAndCounts) {
             truth[t] = v;
             trueMin = std::min(trueMin, v);
             trueMax = std::max(trueMax, v);
-            batch.samples.push_back(IngestSample{seq, t, "", "x", "", v, v, v, -1});
+            batch.samples.push_back(IngestSample{seq, t, RunId{}, "x", "", v, v, v, -1});
         }
         batch.throughSeq = batch.samples.back().seq;
         ASSERT_TRUE(history.ingest(batch).ok());

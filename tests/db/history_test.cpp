@@ -27,7 +27,7 @@ std::unique_ptr<History> openOrDie(const std::string& path) {
 IngestBatch makeBatch(const std::string& node, std::uint64_t firstSeq, std::uint64_t lastSeq,
                       const std::string& series = "host.mem.used_bytes") {
     IngestBatch batch;
-    batch.nodeId = node;
+    batch.nodeId = NodeId{node};
     for (std::uint64_t seq = firstSeq; seq <= lastSeq; ++seq) {
         IngestSample s;
         s.seq = seq;
@@ -170,9 +170,9 @@ TEST(History, EventsAreIdempotentAndControllerGapsKept) {
     ScratchDir dir;
     auto history = openOrDie(dir.file("h.sqlite"));
     IngestBatch batch;
-    batch.nodeId = "n1";
-    batch.events.push_back({5, 50, "run-1", "phase", "rollout", {{"phase", "rollout"}}});
-    batch.events.push_back({0, 40, "", "gap", "records 1..4 missing", {{"first_seq", "1"}}});
+    batch.nodeId = NodeId{"n1"};
+    batch.events.push_back({5, 50, RunId{"run-1"}, "phase", "rollout", {{"phase", "rollout"}}});
+    batch.events.push_back({0, 40, RunId{}, "gap", "records 1..4 missing", {{"first_seq", "1"}}});
     ASSERT_TRUE(history->ingest(batch).ok());
     auto again = history->ingest(batch);
     ASSERT_TRUE(again.ok());
@@ -233,11 +233,11 @@ TEST(History, EventAttributesKeepTheirJsonTypes) {
                               {"nccl_env", {{"NCCL_DEBUG", "WARN"}, {"NCCL_IB_HCA", "mlx5"}}},
                               {"error", ""}};
     IngestBatch batch;
-    batch.nodeId = "n1";
-    batch.events.push_back({1, 10, "run-1", "gap", "records 1..4 missing", gap});
-    batch.events.push_back({2, 20, "run-1", "dispatch.ray_stop", "unreachable", step});
-    batch.events.push_back({3, 30, "run-1", "nccl_probe", "healthy", probe});
-    batch.events.push_back({4, 40, "run-1", "info", "no attributes", {}});
+    batch.nodeId = NodeId{"n1"};
+    batch.events.push_back({1, 10, RunId{"run-1"}, "gap", "records 1..4 missing", gap});
+    batch.events.push_back({2, 20, RunId{"run-1"}, "dispatch.ray_stop", "unreachable", step});
+    batch.events.push_back({3, 30, RunId{"run-1"}, "nccl_probe", "healthy", probe});
+    batch.events.push_back({4, 40, RunId{"run-1"}, "info", "no attributes", {}});
     batch.throughSeq = 4;
     ASSERT_TRUE(history->ingest(batch).ok());
     // The bytes the callers stored when they dumped the JSON themselves: compact, keys sorted,
@@ -307,10 +307,10 @@ TEST(History, EventsStoredBeforeTheMapReadBackUnchanged) {
     // Each old row's attributes, as read, are exactly its stored JSON, and storing them again
     // writes the same bytes.
     IngestBatch again;
-    again.nodeId = "n2";
+    again.nodeId = NodeId{"n2"};
     for (std::size_t i = 0; i < old.size(); ++i) {
         EXPECT_EQ(nlohmann::json((*events)[i].attrs), nlohmann::json::parse(old[i])) << old[i];
-        again.events.push_back({i + 1, 100, "r", "info", "m", (*events)[i].attrs});
+        again.events.push_back({i + 1, 100, RunId{"r"}, "info", "m", (*events)[i].attrs});
     }
     again.throughSeq = old.size();
     ASSERT_TRUE(history->ingest(again).ok());
@@ -377,7 +377,7 @@ TEST(History, ListSeriesWithExtent) {
     ASSERT_TRUE(history->ingest(makeBatch("n1", 1, 10)).ok());
     IngestBatch metrics = makeBatch("n1", 11, 12, "eval/gsm8k");
     for (auto& s : metrics.samples) {
-        s.runId = "run-1";
+        s.runId = RunId{"run-1"};
     }
     ASSERT_TRUE(history->ingest(metrics).ok());
     auto all = history->listSeries(SeriesFilter{});
@@ -400,14 +400,16 @@ TEST(History, RunMetricsLastAndBest) {
     ScratchDir dir;
     auto history = openOrDie(dir.file("h.sqlite"));
     IngestBatch batch;
-    batch.nodeId = "n1";
+    batch.nodeId = NodeId{"n1"};
     const double acc[] = {0.2, 0.7, 0.5};
     const double loss[] = {2.0, 0.5, 0.9};
     for (int i = 0; i < 3; ++i) {
-        batch.samples.push_back({static_cast<std::uint64_t>(2 * i + 1), (i + 1) * 1000, "run-1",
-                                 "eval/arith", "", acc[i], acc[i], acc[i], (i + 1) * 10});
-        batch.samples.push_back({static_cast<std::uint64_t>(2 * i + 2), (i + 1) * 1000, "run-1",
-                                 "train/loss", "", loss[i], loss[i], loss[i], (i + 1) * 10});
+        batch.samples.push_back({static_cast<std::uint64_t>(2 * i + 1), (i + 1) * 1000,
+                                 RunId{"run-1"}, "eval/arith", "", acc[i], acc[i], acc[i],
+                                 (i + 1) * 10});
+        batch.samples.push_back({static_cast<std::uint64_t>(2 * i + 2), (i + 1) * 1000,
+                                 RunId{"run-1"}, "train/loss", "", loss[i], loss[i], loss[i],
+                                 (i + 1) * 10});
     }
     ASSERT_TRUE(history->ingest(batch).ok());
     auto evals = history->runMetrics(RunId{"run-1"});

@@ -65,7 +65,7 @@ void fill(History& h) {
 
     std::uint64_t seq = 0;
     IngestBatch batch;
-    batch.nodeId = "n1";
+    batch.nodeId = NodeId{"n1"};
     auto flush = [&] {
         batch.throughSeq = seq;
         auto r = h.ingest(batch);
@@ -77,7 +77,7 @@ void fill(History& h) {
         IngestSample s;
         s.seq = ++seq;
         s.tNs = t;
-        s.runId = run;
+        s.runId = RunId{run};
         s.series = name;
         s.value = s.min = s.max = v;
         batch.samples.push_back(s);
@@ -302,7 +302,7 @@ TEST(Retention, SpaceOfOneSeriesDayRawAndRetained) {
     constexpr std::int64_t kHours = 6;
     constexpr std::int64_t kPeriod = kSec / 10;
     IngestBatch batch;
-    batch.nodeId = "n1";
+    batch.nodeId = NodeId{"n1"};
     std::uint64_t seq = 0;
     for (std::int64_t t = kStart; t < kStart + kHours * 3600 * kSec; t += kPeriod) {
         IngestSample s;

@@ -259,15 +259,15 @@ TEST(HostMemoryPlot, ManyNodesKeepEveryBucketsPeak) {
     std::vector<double> peaks;
     for (int n = 0; n < kNodes; ++n) {
         db::IngestBatch batch;
-        batch.nodeId = "node-" + std::to_string(n);
-        nodeIds << QString::fromStdString(batch.nodeId);
+        batch.nodeId = db::NodeId{"node-" + std::to_string(n)};
+        nodeIds << QString::fromStdString(batch.nodeId.value());
         const int peakAt = 1000 + 317 * n;  // inside a bucket, never its last sample
         peaks.push_back(7.0e11 + 1e9 * n);
         for (int i = 0; i < kSamples; ++i) {
             double v = 5.0e11 + 1e9 * ((i + n) % 10);
             v = i == peakAt ? peaks.back() : v;
             batch.samples.push_back(db::IngestSample{static_cast<std::uint64_t>(i + 1),
-                                                     kT0 + i * 100'000'000LL, "",
+                                                     kT0 + i * 100'000'000LL, db::RunId{},
                                                      "host.mem.used_bytes", "bytes", v, v, v, -1});
         }
         batch.throughSeq = kSamples;

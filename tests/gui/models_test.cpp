@@ -347,7 +347,7 @@ Status appendSamples(db::History& history, std::vector<db::IngestSample> samples
         return Error{cursor.error()};
     }
     db::IngestBatch batch;
-    batch.nodeId = "node-a";
+    batch.nodeId = db::NodeId{"node-a"};
     std::uint64_t seq = 1;
     if (*cursor) {
         batch.incarnation = (*cursor)->incarnation;
@@ -409,12 +409,12 @@ TEST(IncrementalRefresh, ShowsTheSameAsAFullReadAfterNewData) {
     std::vector<db::IngestSample> more;
     for (int k = 1; k <= 5; ++k) {
         const std::int64_t t = end + k * 1'000'000'000LL;
-        more.push_back(db::IngestSample{0, t, "", "host.mem.used_bytes", "bytes", 7e11 + k * 1e9,
-                                        6.9e11, 7.1e11 + k * 1e9, -1});
-        more.push_back(db::IngestSample{0, t, spec.runId, "eval/gsm8k", "", 0.76 + k * 0.01,
-                                        0.76 + k * 0.01, 0.76 + k * 0.01, 40 + k});
-        more.push_back(
-            db::IngestSample{0, t, spec.runId, "train/loss", "", 0.5 - k * 0.01, 0.4, 0.6, 40 + k});
+        more.push_back(db::IngestSample{0, t, db::RunId{}, "host.mem.used_bytes", "bytes",
+                                        7e11 + k * 1e9, 6.9e11, 7.1e11 + k * 1e9, -1});
+        more.push_back(db::IngestSample{0, t, db::RunId{spec.runId}, "eval/gsm8k", "",
+                                        0.76 + k * 0.01, 0.76 + k * 0.01, 0.76 + k * 0.01, 40 + k});
+        more.push_back(db::IngestSample{0, t, db::RunId{spec.runId}, "train/loss", "",
+                                        0.5 - k * 0.01, 0.4, 0.6, 40 + k});
     }
     ASSERT_TRUE(appendSamples(history, more).ok());
     const auto before = cache.counts();
@@ -437,10 +437,10 @@ TEST(IncrementalRefresh, ShowsTheSameAsAFullReadAfterNewData) {
     EXPECT_TRUE(sawGsm);
 
     // A sample older than the last one read (a late resend): a full read, still the same.
-    ASSERT_TRUE(
-        appendSamples(history, {db::IngestSample{0, spec.startNs + 1'500'000'000LL, spec.runId,
-                                                 "eval/gsm8k", "", 0.1, 0.1, 0.1, 0}})
-            .ok());
+    ASSERT_TRUE(appendSamples(history, {db::IngestSample{0, spec.startNs + 1'500'000'000LL,
+                                                         db::RunId{spec.runId}, "eval/gsm8k", "",
+                                                         0.1, 0.1, 0.1, 0}})
+                    .ok());
     const auto beforeLate = cache.counts();
     auto late = loadRunSnapshot(history, run, 0, 0, kBuckets, nullptr, &cache);
     ASSERT_TRUE(late) << late.error();
@@ -501,10 +501,11 @@ TEST(IncrementalRefresh, DecimatedFollowingAndMetricValuesMatchFullReads) {
         std::vector<db::IngestSample> samples;
         for (int i = 0; i < n; ++i, ++step, next += 100'000'000LL) {
             const double v = 1e9 + static_cast<double>((step * 7919) % 1000) * 1e6;
-            samples.push_back(
-                db::IngestSample{0, next, "", "host.mem.used_bytes", "bytes", v, v - 1, v + 1, -1});
+            samples.push_back(db::IngestSample{0, next, db::RunId{}, "host.mem.used_bytes", "bytes",
+                                               v, v - 1, v + 1, -1});
             const double acc = 0.5 + static_cast<double>((step * 31) % 97) / 200.0;
-            samples.push_back(db::IngestSample{0, next, run, "eval/acc", "", acc, acc, acc, step});
+            samples.push_back(
+                db::IngestSample{0, next, db::RunId{run}, "eval/acc", "", acc, acc, acc, step});
         }
         return appendSamples(history, std::move(samples));
     };
@@ -559,10 +560,10 @@ TEST(IncrementalRefresh, DecimatedFollowingAndMetricValuesMatchFullReads) {
 
     // A late sample inside an earlier bucket (and a better eval value than any): full reads.
     ASSERT_TRUE(
-        appendSamples(history, {db::IngestSample{0, t0 + 1'234'567LL, "", "host.mem.used_bytes",
-                                                 "bytes", 5e9, 5e9, 5e9, -1},
-                                db::IngestSample{0, t0 + 1'234'567LL, run, "eval/acc", "", 0.999,
-                                                 0.999, 0.999, 0}})
+        appendSamples(history, {db::IngestSample{0, t0 + 1'234'567LL, db::RunId{},
+                                                 "host.mem.used_bytes", "bytes", 5e9, 5e9, 5e9, -1},
+                                db::IngestSample{0, t0 + 1'234'567LL, db::RunId{run}, "eval/acc",
+                                                 "", 0.999, 0.999, 0.999, 0}})
             .ok());
     const auto beforeLate = cache.counts();
     check("late sample");
@@ -580,8 +581,8 @@ TEST(IncrementalRefresh, FixedGridReadsAgreeFromAnyBucketBoundary) {
     std::vector<db::IngestSample> samples;
     for (int i = 0; i < 6 * 3600; ++i) {  // 6 h at 1 Hz, with spikes
         const double v = (i % 997 == 0) ? 9e9 : 1e9 + static_cast<double>((i * 7919) % 1000) * 1e6;
-        samples.push_back(db::IngestSample{0, t0 + i * 1'000'000'000LL, "", "host.mem.used_bytes",
-                                           "bytes", v, v - 5, v + 5, -1});
+        samples.push_back(db::IngestSample{0, t0 + i * 1'000'000'000LL, db::RunId{},
+                                           "host.mem.used_bytes", "bytes", v, v - 5, v + 5, -1});
     }
     ASSERT_TRUE(appendSamples(history, std::move(samples)).ok());
     auto all = history.listSeries({});

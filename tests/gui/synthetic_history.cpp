@@ -84,7 +84,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             seq = *cursor + 1;
         }
         db::IngestBatch batch;
-        batch.nodeId = node;
+        batch.nodeId = db::NodeId{node};
         auto flush = [&]() -> Status {
             if (batch.samples.empty() && batch.events.empty()) {
                 return {};
@@ -104,7 +104,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             db::IngestSample s;
             s.seq = seq++;
             s.tNs = t;
-            s.runId = runId;
+            s.runId = db::RunId{runId};
             s.series = series;
             s.unit = unit;
             s.value = v;
@@ -118,7 +118,7 @@ Result<std::int64_t> writeSyntheticRun(db::History& history, const SyntheticRunS
             db::IngestEvent e;
             e.seq = seq++;
             e.tNs = t;
-            e.runId = spec.runId;
+            e.runId = db::RunId{spec.runId};
             e.kind = kind;
             e.message = message;
             e.attrs = attrs;

@@ -175,10 +175,10 @@ TEST(NodeReset, CursorMigrationKeepsAVersionTwoFile) {
     // A new incarnation reuses seqs 1..3: stored next to the old rows, not dropped as duplicates.
     ASSERT_TRUE((*history)->recordNodeReset(db::NodeId{"n"}, **cursor, 42, "reset").ok());
     db::IngestBatch batch;
-    batch.nodeId = "n";
+    batch.nodeId = db::NodeId{"n"};
     batch.incarnation = 42;
-    batch.samples.push_back({1, 40, "", "host.mem.used_bytes", "bytes", 7, 7, 7, -1});
-    batch.events.push_back({3, 50, "", "info", "new", {}});
+    batch.samples.push_back({1, 40, db::RunId{}, "host.mem.used_bytes", "bytes", 7, 7, 7, -1});
+    batch.events.push_back({3, 50, db::RunId{}, "info", "new", {}});
     batch.throughSeq = 3;
     auto stored = (*history)->ingest(batch);
     ASSERT_TRUE(stored.ok()) << stored.error();

@@ -121,7 +121,7 @@ void makeOldHistory(const std::string& path) {
         ASSERT_TRUE((*h)->upsertRun(run).ok());
     }
     db::IngestBatch batch;
-    batch.nodeId = "n1";
+    batch.nodeId = db::NodeId{"n1"};
     std::uint64_t seq = 0;
     for (std::int64_t t = start; t < now; t += 60'000'000'000) {
         for (const char* run : {"", "old-run", "kept-run"}) {
@@ -131,7 +131,7 @@ void makeOldHistory(const std::string& path) {
             db::IngestSample s;
             s.seq = ++seq;
             s.tNs = t;
-            s.runId = run;
+            s.runId = db::RunId{run};
             s.series = *run ? "train/loss" : "host.mem.used_bytes";
             s.value = s.min = s.max = 1;
             batch.samples.push_back(s);
