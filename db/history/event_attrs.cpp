@@ -7,19 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
 
 namespace runplane::db {
-namespace {
-
-// Compact, never throws on invalid UTF-8 (bytes from logs are replaced): common/json_text.h's
-// policy, which every caller used when it dumped the attributes itself.
-std::string compact(const nlohmann::json& j) {
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-}  // namespace
 
 EventAttrs eventAttrs(const std::map<std::string, std::string>& strings) {
     return EventAttrs(strings.begin(), strings.end());
@@ -30,7 +22,7 @@ std::string attrText(const EventAttrs& attrs, std::string_view name) {
     if (it == attrs.end()) {
         return {};
     }
-    return it->second.is_string() ? it->second.get<std::string>() : compact(it->second);
+    return it->second.is_string() ? it->second.get<std::string>() : json_text::dump(it->second);
 }
 
 std::string encodeEventAttrs(const EventAttrs& attrs) {
@@ -39,7 +31,7 @@ std::string encodeEventAttrs(const EventAttrs& attrs) {
     for (const auto& [key, value] : attrs) {
         object[key] = value;
     }
-    return compact(object);
+    return json_text::dump(object);
 }
 
 EventAttrs decodeEventAttrs(const std::string& json) {
