@@ -47,10 +47,10 @@ std::optional<db::RunState> runStateFromAttrs(const db::EventAttrs& attrs) {
     return std::nullopt;
 }
 
-BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
-                    std::uint64_t expected, std::int64_t nowNs) {
+BatchPlan planBatch(const NodeId& nodeId, const TelemetryBatchInfo& batch, std::uint64_t expected,
+                    std::int64_t nowNs) {
     BatchPlan plan;
-    plan.batch.nodeId = NodeId{nodeId};
+    plan.batch.nodeId = nodeId;
     std::vector<const TelemetryRecordInfo*> records;
     records.reserve(batch.records.size());
     for (const auto& record : batch.records) {

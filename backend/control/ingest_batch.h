@@ -23,8 +23,8 @@ struct BatchPlan {
 /// nothing from this node yet (then the stream's first record starts the sequence and only
 /// holes inside the stream are gaps). Holes covered by an EVENT_GAP record of the daemon (attrs
 /// first_seq..last_seq) are not reported twice.
-BatchPlan planBatch(const std::string& nodeId, const TelemetryBatchInfo& batch,
-                    std::uint64_t expected, std::int64_t nowNs);
+BatchPlan planBatch(const NodeId& nodeId, const TelemetryBatchInfo& batch, std::uint64_t expected,
+                    std::int64_t nowNs);
 
 /// The history state a run_state event reports (EventInfo::runState: the typed field, or the
 /// "state" attribute of a record from before it), if any.

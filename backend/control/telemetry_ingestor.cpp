@@ -407,7 +407,7 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
         }
         adoptLegacy = false;
     }
-    BatchPlan plan = planBatch(node.nodeId.value(), batch, expected, unixNowNs());
+    BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
     plan.batch.incarnation = incarnation;
     const std::uint64_t previous = expected == 0 ? 0 : expected - 1;
     // Run state changes reported by the daemon update the run records we know (the writer

@@ -25,7 +25,7 @@ TelemetryRecordInfo gapEvent(std::uint64_t seq, std::uint64_t first, std::uint64
 
 TEST(PlanBatch, ContiguousRecordsPassThrough) {
     TelemetryBatchInfo batch{"n", 0, {sample(5), sample(6), sample(7)}};
-    BatchPlan plan = planBatch("n", batch, 5, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 5, 0);
     EXPECT_EQ(plan.batch.samples.size(), 3u);
     EXPECT_TRUE(plan.batch.events.empty());
     EXPECT_EQ(plan.batch.throughSeq, 7u);
@@ -35,7 +35,7 @@ TEST(PlanBatch, ContiguousRecordsPassThrough) {
 
 TEST(PlanBatch, RecordsBelowTheCursorAreDropped) {
     TelemetryBatchInfo batch{"n", 0, {sample(3), sample(4), sample(5), sample(6)}};
-    BatchPlan plan = planBatch("n", batch, 5, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 5, 0);
     ASSERT_EQ(plan.batch.samples.size(), 2u);
     EXPECT_EQ(plan.batch.samples[0].seq, 5u);
     EXPECT_EQ(plan.gaps, 0u);
@@ -43,7 +43,7 @@ TEST(PlanBatch, RecordsBelowTheCursorAreDropped) {
 
 TEST(PlanBatch, TrimmedRangeBecomesAGapEvent) {
     TelemetryBatchInfo batch{"n", 20, {sample(20), sample(21)}};
-    BatchPlan plan = planBatch("n", batch, 11, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 11, 0);
     ASSERT_EQ(plan.gaps, 1u);
     ASSERT_EQ(plan.batch.events.size(), 1u);
     const auto& gap = plan.batch.events[0];
@@ -57,7 +57,7 @@ TEST(PlanBatch, TrimmedRangeBecomesAGapEvent) {
 
 TEST(PlanBatch, HoleInsideTheStreamBecomesAGapEvent) {
     TelemetryBatchInfo batch{"n", 0, {sample(1), sample(2), sample(6)}};
-    BatchPlan plan = planBatch("n", batch, 1, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 1, 0);
     ASSERT_EQ(plan.gaps, 1u);
     EXPECT_EQ(plan.batch.events[0].attrs.at("first_seq"), "3");
     EXPECT_EQ(plan.batch.events[0].attrs.at("last_seq"), "5");
@@ -66,27 +66,27 @@ TEST(PlanBatch, HoleInsideTheStreamBecomesAGapEvent) {
 TEST(PlanBatch, DaemonDeclaredGapIsNotReportedTwice) {
     // The spool dropped 3..8 and appended its own EVENT_GAP (seq 9).
     TelemetryBatchInfo batch{"n", 9, {gapEvent(9, 3, 8), sample(10)}};
-    BatchPlan plan = planBatch("n", batch, 3, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 3, 0);
     EXPECT_EQ(plan.gaps, 0u);
     ASSERT_EQ(plan.batch.events.size(), 1u);
     EXPECT_EQ(plan.batch.events[0].seq, 9u);
     EXPECT_EQ(plan.batch.events[0].kind, "gap");
     // Partly declared: only the rest is reported.
-    BatchPlan partial = planBatch("n", batch, 1, 0);
+    BatchPlan partial = planBatch(NodeId{"n"}, batch, 1, 0);
     ASSERT_EQ(partial.gaps, 1u);
     EXPECT_EQ(partial.batch.events[0].attrs.at("last_seq"), "2");
 }
 
 TEST(PlanBatch, FreshHistoryStartsAtTheFirstRecord) {
     TelemetryBatchInfo batch{"n", 40, {sample(40), sample(41)}};
-    BatchPlan plan = planBatch("n", batch, 0, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 0, 0);
     EXPECT_EQ(plan.gaps, 0u);
     EXPECT_EQ(plan.batch.throughSeq, 41u);
 }
 
 TEST(PlanBatch, EmptyHeartbeatKeepsTheCursor) {
     TelemetryBatchInfo batch{"n", 0, {}};
-    BatchPlan plan = planBatch("n", batch, 12, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 12, 0);
     EXPECT_EQ(plan.batch.throughSeq, 11u);
     EXPECT_EQ(plan.nextExpected, 12u);
 }
@@ -107,7 +107,7 @@ TEST(Units, TheSentUnitIsStoredTheSuffixOnlyForSamplesWithout) {
     oldPlain.sample.series = "eval/gsm8k";
     oldPlain.sample.unit = std::nullopt;
     TelemetryBatchInfo batch{"n", 0, {typed, sentNone, old, oldPlain}};
-    BatchPlan plan = planBatch("n", batch, 1, 0);
+    BatchPlan plan = planBatch(NodeId{"n"}, batch, 1, 0);
     ASSERT_EQ(plan.batch.samples.size(), 4u);
     EXPECT_EQ(plan.batch.samples[0].unit, "bytes");
     EXPECT_EQ(plan.batch.samples[1].unit, "");

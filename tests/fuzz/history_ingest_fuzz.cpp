@@ -52,7 +52,7 @@ db::History& history() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     db::History& h = history();
-    const std::string nodeId = "fuzz-node-" + std::to_string(state().inputs++);
+    const db::NodeId nodeId{"fuzz-node-" + std::to_string(state().inputs++)};
     fuzz::ByteReader in(data, size);
     for (int n = 0; n < 8 && !in.empty(); ++n) {
         v1::TelemetryBatch wire;
@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             continue;
         }
         control::TelemetryBatchInfo batch = control::fromProto(wire);
-        auto cursor = h.ingestCursor(db::NodeId{nodeId});
+        auto cursor = h.ingestCursor(nodeId);
         const std::uint64_t expected = cursor.ok() && *cursor > 0 ? *cursor + 1 : 0;
         control::BatchPlan plan =
             control::planBatch(nodeId, batch, expected, 1'700'000'000'000'000'000);
@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     }
     db::SeriesFilter filter;
-    filter.nodeId = db::NodeId{nodeId};
+    filter.nodeId = nodeId;
     (void)h.listSeries(filter);
     return 0;
 }
