@@ -16,49 +16,32 @@ namespace runplane::plan::launch::detail {
 namespace {
 
 // run_inkling.py's own options that carry a recipe field (radixark/miles@067dc320
-// scripts/run_inkling.py, ScriptArgs): the option, the rule whose field it carries, and the
-// launcher's default as its command line spells it ("" = always written: the node shape;
+// scripts/run_inkling.py, ScriptArgs): the option (spelled as the train.py flag whose rule carries
+// the field), and the launcher's default as its command line spells it ("" = always written: the
+// node shape;
 // --num-nodes defaults to SLURM_JOB_NUM_NODES, not to the recipe). An option at the launcher's
 // default is left out: the launcher takes that value itself. It has no --tp / --pp / --cp / --ep /
 // --etp,
 // --n-samples-per-prompt, --lora, --recompute, --model-variant or --hardware.
 struct InklingOption {
     const char* option;
-    const char* rule;
     const char* launcherDefault;
 };
 // (LoRA rank / alpha only with a rank: they matter in --train-mode lora alone)
 constexpr InklingOption kInklingOptions[] = {
-    {"--num-nodes", "--num-nodes", ""},
-    {"--num-gpus-per-node", "--num-gpus-per-node", ""},  // its 4 is a GB300 node's
-    {"--num-rollout", "--num-rollout", "100"},
-    {"--rollout-batch-size", "--rollout-batch-size", "32"},
-    {"--global-batch-size", "--global-batch-size", "64"},
-    {"--rollout-max-response-len", "--rollout-max-response-len", "4096"},
-    {"--lora-rank", "--lora-rank", "32"},
-    {"--lora-alpha", "--lora-alpha", "32"},
-    {"--model-dir", "--model-dir", "/root/models"},
+    {"--num-nodes", ""},
+    {"--num-gpus-per-node", ""},  // its 4 is a GB300 node's
+    {"--num-rollout", "100"},
+    {"--rollout-batch-size", "32"},
+    {"--global-batch-size", "64"},
+    {"--rollout-max-response-len", "4096"},
+    {"--lora-rank", "32"},
+    {"--lora-alpha", "32"},
+    {"--model-dir", "/root/models"},
 };
 // run_inkling.py _MODEL_REGISTRY: the --model-name values it takes
 constexpr std::string_view kInklingModels[] = {"Inkling", "Inkling-4layer", "Inkling-Small",
                                                "Inkling-Small-4layer"};
-
-const FlagRule* ruleByFlag(std::string_view flag) {
-    for (const auto& rule : flagRules()) {
-        if (flag == rule.flag) {
-            return &rule;
-        }
-    }
-    return nullptr;
-}
-
-std::string lowered(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -70,7 +53,7 @@ const FlagRule* launcherOptionRule(const Recipe& r, std::string_view option) {
     }
     for (const auto& opt : kInklingOptions) {
         if (option == opt.option) {
-            return ruleByFlag(opt.rule);
+            return ruleNamed(opt.option);
         }
     }
     return nullptr;
@@ -88,7 +71,7 @@ void buildInklingGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
     std::vector<ScriptFlag> options;  // what the launcher is told, for what it decides from them
     std::set<std::string> asOption;
     for (const auto& opt : kInklingOptions) {
-        const FlagRule* rule = ruleByFlag(opt.rule);
+        const FlagRule* rule = ruleNamed(opt.option);
         asOption.insert(rule->field.str());
         std::vector<FlagValues> out;
         if (rule->field.str().rfind("lora.", 0) != 0 || r.lora.rank > 0) {
@@ -97,12 +80,11 @@ void buildInklingGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         for (auto& fv : out) {
             const bool unset = std::any_of(fv.values.begin(), fv.values.end(),
                                            [](const std::string& v) { return v.empty(); });
-            if (fv.flag != opt.rule || unset ||
+            if (fv.flag != opt.option || unset ||
                 (*opt.launcherDefault != '\0' && fv.values.size() == 1 &&
                  fv.values[0] == opt.launcherDefault)) {
                 continue;
             }
-            fv.flag = opt.option;
             script.lines.push_back(lineOf(r, fv));
             options.push_back({fv.flag, fv.values, "", 0, false, true, false, false});
         }
@@ -115,10 +97,10 @@ void buildInklingGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         }
     }
     if (!modelNamed) {
-        const std::string wanted =
-            lowered(r.model.variant.empty() ? r.model.name : r.model.name + "-" + r.model.variant);
+        const std::string wanted = asciiLower(
+            r.model.variant.empty() ? r.model.name : r.model.name + "-" + r.model.variant);
         const auto* hit = std::find_if(std::begin(kInklingModels), std::end(kInklingModels),
-                                       [&](std::string_view m) { return lowered(m) == wanted; });
+                                       [&](std::string_view m) { return asciiLower(m) == wanted; });
         if (hit != std::end(kInklingModels)) {
             FlagValues fv{"--model-name", {std::string(*hit)}};
             script.lines.push_back(lineOf(r, fv));

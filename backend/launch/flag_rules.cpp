@@ -322,11 +322,16 @@ const FlagRule* findRule(std::string_view flag) {
 const FlagRule* findScriptOption(std::string_view option) {
     for (const auto& opt : scriptOptions()) {
         if (option == opt.option) {
-            for (const auto& rule : flagRules()) {
-                if (std::string_view(rule.flag) == opt.rule) {
-                    return &rule;
-                }
-            }
+            return ruleNamed(opt.rule);
+        }
+    }
+    return nullptr;
+}
+
+const FlagRule* ruleNamed(std::string_view flag) {
+    for (const auto& rule : flagRules()) {
+        if (flag == rule.flag) {
+            return &rule;
         }
     }
     return nullptr;

@@ -85,6 +85,8 @@ std::string spelledFlag(const Recipe& r, std::string_view flag);
 const FlagRule* findRule(std::string_view flag);
 /// The rule for a miles launcher option ("--tp"), or nullptr.
 const FlagRule* findScriptOption(std::string_view option);
+/// The rule spelled exactly `flag` (no alias, any flavour); nullptr if none.
+const FlagRule* ruleNamed(std::string_view flag);
 
 /// The rule's flags as an export writes them. In the miles launcher's --extra-args only explicit
 /// trainer node / GPU counts are written: the launcher derives them from its own options.

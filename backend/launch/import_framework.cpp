@@ -10,6 +10,7 @@
 
 #include "backend/launch/flag_rules.h"
 #include "backend/launch/import_parts.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 
@@ -61,9 +62,7 @@ std::optional<std::pair<Flavour, std::string>> frameworkFromLocation(const std::
             return found;
         }
         // the checkout's folder: its name, as words, says one framework
-        std::string base = dir.filename().string();
-        std::transform(base.begin(), base.end(), base.begin(),
-                       [](unsigned char c) { return char(std::tolower(c)); });
+        const std::string base = asciiLower(dir.filename().string());
         std::vector<std::string> words(1);
         for (char c : base) {
             if (std::isalnum(static_cast<unsigned char>(c))) {

@@ -41,18 +41,12 @@ std::string catalogModelNamed(std::string name, const ModelCatalog* catalog) {
     if (catalog == nullptr || name.empty()) {
         return "";
     }
-    auto lower = [](std::string t) {
-        for (char& c : t) {
-            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        }
-        return t;
-    };
     static const char* const kSuffixes[] = {"-instruct", "-thinking", "-bf16", "-fp8",  "-int4",
                                             "-nvfp4",    "-base",     "-it",   "-2507", "-hf"};
-    std::string want = lower(name);
+    std::string want = asciiLower(name);
     for (bool stripped = true; stripped;) {
         for (const auto& m : catalog->models()) {
-            if (lower(m.name) == want) {
+            if (asciiLower(m.name) == want) {
                 return m.name;
             }
         }

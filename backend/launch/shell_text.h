@@ -48,6 +48,14 @@ inline bool isNameChar(char c) {
 inline bool isBlank(char c) {
     return c == ' ' || c == '\t' || c == '\n';
 }
+/// The text with A-Z lowered (names compared without case: models, checkout folders).
+inline std::string asciiLower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+}
 
 std::string formatInt(long long value);
 /// Shortest text that reads back as the same double (1e-05, 0.7, 64).
