@@ -179,7 +179,8 @@ std::optional<ModelShape> shapeFromModelArgs(const std::string& name,
     return shape;
 }
 
-// The GPUs the head's `ray start --head --num-gpus N` offers.
+// The rollout's weight dtype from a word of the --hf-checkpoint folder's name, or from slime's
+// INT4 QAT flag.
 void readCheckpointDtype(Recipe& r, std::vector<LaunchNote>& notes, const std::string& file) {
     std::string dir = r.checkpoints.hfCheckpoint;
     while (!dir.empty() && dir.back() == '/') {
