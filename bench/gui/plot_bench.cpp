@@ -15,6 +15,8 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QHeaderView>
+#include <QTableView>
 #include <QTemporaryDir>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/pages/run_view.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace {
@@ -269,8 +272,64 @@ void BM_ClusterRedraw256Raw(benchmark::State& state) {
     clusterRedraw(state, 0);
 }
 
+// The live Runs page's once-a-second refresh of a 256-node run: RunView::setSnapshot with new
+// host-memory buckets and peaks, then the event loop's layout and paint (offscreen). The
+// reference sizes the peaks table's columns as Qt's default ResizeToContents does (up to 1,000
+// rows measured on each refresh: here all 256), RunView measures the visible rows.
+std::shared_ptr<const RunSnapshot> runSnapshot(int shift) {
+    auto snapshot = std::make_shared<RunSnapshot>();
+    snapshot->hostMemory = clusterNodes(64, shift);
+    snapshot->run.id = QStringLiteral("load-run");
+    snapshot->run.startT = 1.767e9;
+    snapshot->t0 = 1.767e9;
+    snapshot->t1 = 1.767e9 + 600;
+    snapshot->lines.ramBytes = 1099511627776.0;
+    for (const PointSeries& s : snapshot->hostMemory) {
+        snapshot->run.nodes << s.nodeId;
+        NodePeakRow peak;
+        peak.nodeId = s.nodeId;
+        peak.peakBytes = *std::max_element(s.max.begin(), s.max.end()) + shift;
+        peak.peakT = s.t.back();
+        peak.phase = QStringLiteral("rollout");
+        snapshot->peaks.push_back(peak);
+    }
+    return snapshot;
+}
+
+void runViewRefresh(benchmark::State& state, bool measureEveryRow) {
+    RunView view;
+    view.resize(1400, 900);
+    view.show();
+    if (measureEveryRow) {
+        for (QTableView* table : view.findChildren<QTableView*>()) {
+            table->horizontalHeader()->setResizeContentsPrecision(1000);  // Qt's default
+        }
+    }
+    std::vector<std::shared_ptr<const RunSnapshot>> refreshes;
+    for (int i = 0; i < 4; ++i) {
+        refreshes.push_back(runSnapshot(i));
+    }
+    std::size_t i = 0;
+    view.setSnapshot(refreshes[i++]);
+    QApplication::processEvents();
+    for (auto _ : state) {
+        view.setSnapshot(refreshes[i++ % refreshes.size()]);
+        QApplication::processEvents();  // the delayed layout and the paint
+    }
+}
+
+void BM_RunViewRefresh256(benchmark::State& state) {
+    runViewRefresh(state, false);
+}
+
+void BM_RunViewRefresh256ReferenceEveryRowSized(benchmark::State& state) {
+    runViewRefresh(state, true);
+}
+
 }  // namespace
 
+BENCHMARK(BM_RunViewRefresh256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_RunViewRefresh256ReferenceEveryRowSized)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ClusterRedraw256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ClusterRedraw256Raw)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_LoadAndDraw1M)->Unit(benchmark::kMillisecond)->MinTime(2.0);

@@ -7,6 +7,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +49,7 @@ struct Args {
     int drainSeconds = 120;
     bool sigtermUnderLoad = false;
     bool inlineCheckpoints = false;
+    int clusterNice = 0;
 };
 
 long rssKiB(pid_t pid) {
@@ -94,6 +97,23 @@ std::map<std::string, double> cpuByThreadName(int pid) {
         }
     }
     return out;
+}
+
+// Lowers every thread of this process but the calling one (the simulated nodes' gRPC threads,
+// the generator, the probes) to `nice` (Linux's nice is per thread; a thread they start
+// inherits it). The calling thread keeps its priority, so a controller it forks later does not
+// inherit it. Returns how many threads were lowered.
+int reniceOtherThreads(int nice) {
+    const auto self = static_cast<pid_t>(syscall(SYS_gettid));
+    int lowered = 0;
+    std::error_code ec;
+    for (const auto& task : fs::directory_iterator("/proc/self/task", ec)) {
+        const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+        if (tid != self && setpriority(PRIO_PROCESS, static_cast<id_t>(tid), nice) == 0) {
+            ++lowered;
+        }
+    }
+    return lowered;
 }
 
 std::string firstLine(const std::string& path, const std::string& prefix) {
@@ -357,6 +377,7 @@ int runParent(const Args& args) {
     HistoryProbe probe(historyPath, cluster.nodeIds().front());
     LoadStats stats(LoadParams{args.nodes, args.hz, args.series, args.seconds, args.controller});
     cluster.startGenerator();
+    const int reniced = args.clusterNice > 0 ? reniceOtherThreads(args.clusterNice) : 0;
     const auto t0 = Clock::now();
     // The controller's CPU over the load (all its threads, and its main = GUI thread).
     const std::string childStat = "/proc/" + std::to_string(child.pid) + "/stat";
@@ -443,6 +464,7 @@ int runParent(const Args& args) {
         report["summary"]["controller_stop_under_load_s"] = stopUnderLoadS;
         report["summary"]["controller_stop_under_load_exit"] = stopUnderLoadRc;
     }
+    report["cluster_nice"] = {{"nice", args.clusterNice}, {"threads", reniced}};
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -495,6 +517,11 @@ int main(int argc, char** argv) {
         app.add_flag("--check", args.check,
                      "exit 1 unless every sample arrived once, the GUI reported and the "
                      "history stayed readable");
+        app.add_option("--cluster-nice", args.clusterNice,
+                       "run the simulated nodes' threads (and the bench's own) at this nice "
+                       "value, the controller at its own: nodes that would be other machines "
+                       "do not take its cores (0: off)")
+            ->check(CLI::Range(0, 19));
         app.add_flag("--inline-checkpoints", args.inlineCheckpoints,
                      "lib only: the history writer checkpoints the WAL inside its own commits "
                      "(SQLite's automatic checkpoints) instead of on its checkpoint thread: the "

@@ -159,7 +159,9 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     const auto clusterPaint = field(m_gui, "cluster_paint_ms");
     const auto plotRedraw = field(m_gui, "cluster_plot_redraw_ms");
     const auto plotRedrawCpu = field(m_gui, "cluster_plot_redraw_cpu_ms");
+    const auto clusterPaintCpu = field(m_gui, "cluster_paint_cpu_ms");
     const auto runsPaint = field(m_gui, "runs_paint_ms");
+    const auto runsPaintCpu = field(m_gui, "runs_paint_cpu_ms");
     const auto stall = field(m_gui, "stall_max_ms");
     nlohmann::json lastLib;
     for (const auto& line : m_gui) {
@@ -202,9 +204,11 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
           {"history_reader_last_error", readerError},
           {"gui",
            {{"cluster_paint_ms", spread(clusterPaint)},
+            {"cluster_paint_cpu_ms", spread(clusterPaintCpu)},
             {"cluster_plot_redraw_ms", spread(plotRedraw)},
             {"cluster_plot_redraw_cpu_ms", spread(plotRedrawCpu)},
             {"runs_paint_ms", spread(runsPaint)},
+            {"runs_paint_cpu_ms", spread(runsPaintCpu)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},

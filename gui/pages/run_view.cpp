@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -80,7 +81,14 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     m_peaksView = new QTableView(top);
     m_peaksView->setModel(m_peaks);
     m_peaksView->verticalHeader()->hide();
-    m_peaksView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Columns fit the rows in view, measured again on each refresh and scroll: measuring all
+    // rows (Qt's default, up to 1,000) was three quarters of a 256-node run's refresh
+    // (docs/performance.md, BM_RunViewRefresh256).
+    QHeaderView* peaksHeader = m_peaksView->horizontalHeader();
+    peaksHeader->setSectionResizeMode(QHeaderView::ResizeToContents);
+    peaksHeader->setResizeContentsPrecision(0);
+    connect(m_peaksView->verticalScrollBar(), &QScrollBar::valueChanged, peaksHeader,
+            [peaksHeader] { peaksHeader->resizeSections(QHeaderView::ResizeToContents); });
     m_peaksView->setMinimumWidth(430);
     top->addWidget(m_hostPlot);
     top->addWidget(m_peaksView);

@@ -4,6 +4,7 @@
 // Runs page's empty states (no runs yet; a history that cannot be read).
 #include <gtest/gtest.h>
 
+#include <QApplication>
 #include <QFile>
 #include <QScrollBar>
 #include <QTableView>
@@ -302,4 +303,38 @@ TEST(HostMemoryPlot, ManyNodesKeepEveryBucketsPeak) {
     }
     // The y axis reaches the highest peak (it follows the data, peaks included).
     EXPECT_GE(plot.yRange().second, peaks.back() / 1e9);
+}
+
+// The peaks table sizes its columns from the rows in view (a 256-node refresh measured every row
+// before), and again when it scrolls: a long node id further down is shown whole once in view.
+TEST(RunViewPeaks, ColumnsFitTheRowsScrolledIntoView) {
+    RunView view;
+    view.resize(1400, 900);
+    view.show();
+    auto snapshot = std::make_shared<RunSnapshot>();
+    snapshot->run.id = QStringLiteral("r");
+    const QString longId = QStringLiteral("gpu-node-with-a-much-longer-name-0255.cluster.example");
+    for (int n = 0; n < 256; ++n) {
+        NodePeakRow peak;
+        peak.nodeId = n == 255 ? longId : QStringLiteral("node-%1").arg(n);
+        peak.peakBytes = 1e11 + n;
+        snapshot->run.nodes << peak.nodeId;
+        snapshot->peaks.push_back(peak);
+    }
+    view.setSnapshot(snapshot);
+    QApplication::processEvents();
+    QTableView* table = nullptr;
+    for (QTableView* t : view.findChildren<QTableView*>()) {
+        table = t->model() == view.peaksModel() ? t : table;
+    }
+    ASSERT_NE(table, nullptr);
+    ASSERT_EQ(table->model()->rowCount(), 256);
+    const int longWidth = table->fontMetrics().horizontalAdvance(longId);
+    // In view: the short ids only, so the node column is narrower than the long id.
+    ASSERT_LT(table->rowAt(table->viewport()->height() - 1), 255);
+    EXPECT_LT(table->columnWidth(PeaksModel::NodeColumn), longWidth);
+    table->verticalScrollBar()->setValue(table->verticalScrollBar()->maximum());
+    QApplication::processEvents();
+    EXPECT_EQ(table->rowAt(table->viewport()->height() - 1), 255);
+    EXPECT_GE(table->columnWidth(PeaksModel::NodeColumn), longWidth);
 }
