@@ -51,6 +51,7 @@ Result<std::shared_ptr<HistoryWriter>> HistoryWriter::open(HistoryWriterOptions 
     }
     db::OpenOptions open;
     open.busyTimeoutMs = options.busyTimeoutMs;
+    open.durableCommits = options.durableCommits;
     if (options.checkpointThread) {
         open.walAutoCheckpointPages = 0;  // the checkpoint thread's connection does it
     }

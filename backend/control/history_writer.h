@@ -61,6 +61,11 @@ struct HistoryWriterOptions {
     /// nor waits for an fsync, and the next transaction can start while the copy runs. false:
     /// SQLite's automatic checkpoints inside the writer's commits, the truncation after them.
     bool checkpointThread = true;
+    /// The writer's commits are durable (synchronous=FULL: the WAL is fsynced in each commit)
+    /// before its lanes' cursors move, i.e. before a node is acknowledged and drops the records:
+    /// a power cut of the controller's host then loses no acknowledged record
+    /// (docs/reliability.md). false: synchronous=NORMAL (fsync at checkpoints only).
+    bool durableCommits = true;
 };
 
 /// A run-state change reported by a node (run_state / process_exit event), applied to the run

@@ -62,6 +62,7 @@ int runLib(const ChildOptions& options) {
     copts.historyPath = options.historyPath;
     copts.sampleHz = profile->telemetryHz;
     copts.writer.checkpointThread = !options.inlineCheckpoints;
+    copts.writer.durableCommits = !options.unsyncedCommits;
     control::Controller controller(copts);
     for (const auto& address : profile->addresses()) {
         if (Status s = controller.addNode(address); !s.ok()) {

@@ -14,6 +14,7 @@ struct ChildOptions {
     std::string historyPath;
     std::string runId;
     bool inlineCheckpoints = false;  // lib: the writer checkpoints in its commits (A/B)
+    bool unsyncedCommits = false;    // lib: synchronous=NORMAL commits (A/B of durable ones)
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

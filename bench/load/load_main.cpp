@@ -49,6 +49,7 @@ struct Args {
     int drainSeconds = 120;
     bool sigtermUnderLoad = false;
     bool inlineCheckpoints = false;
+    bool unsyncedCommits = false;
     int clusterNice = 0;
 };
 
@@ -150,6 +151,9 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
                                          history,          "--run-id", runId};
         if (args.inlineCheckpoints) {
             argv.emplace_back("--inline-checkpoints");
+        }
+        if (args.unsyncedCommits) {
+            argv.emplace_back("--unsynced-commits");
         }
         std::vector<char*> raw;
         for (auto& a : argv) {
@@ -522,6 +526,10 @@ int main(int argc, char** argv) {
                        "value, the controller at its own: nodes that would be other machines "
                        "do not take its cores (0: off)")
             ->check(CLI::Range(0, 19));
+        app.add_flag("--unsynced-commits", args.unsyncedCommits,
+                     "lib only: the history writer commits with synchronous=NORMAL (fsync at "
+                     "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
+                     "durable commits");
         app.add_flag("--inline-checkpoints", args.inlineCheckpoints,
                      "lib only: the history writer checkpoints the WAL inside its own commits "
                      "(SQLite's automatic checkpoints) instead of on its checkpoint thread: the "
@@ -534,6 +542,7 @@ int main(int argc, char** argv) {
         CLI11_PARSE(app, argc, argv);
         if (childFlag->count() > 0) {
             child.inlineCheckpoints = args.inlineCheckpoints;
+            child.unsyncedCommits = args.unsyncedCommits;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

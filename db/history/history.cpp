@@ -170,7 +170,9 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
         const auto deadline = std::chrono::steady_clock::now() +
                               std::chrono::milliseconds(std::max(options.busyTimeoutMs, 0));
         for (int attempt = 0;; ++attempt) {
-            Status s = (*db)->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+            Status s = (*db)->exec(options.durableCommits
+                                       ? "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                                       : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
             if (s.ok()) {
                 break;
             }

@@ -299,6 +299,11 @@ struct OpenOptions {
     /// connection never checkpoint on its own (another one calls checkpointWal, e.g. the
     /// controller's history writer, whose commits then never copy pages or fsync).
     int walAutoCheckpointPages = -1;
+    /// synchronous=FULL instead of NORMAL: a commit returns only once the WAL is fsynced, so a
+    /// power cut keeps every transaction this connection committed. For a connection whose
+    /// commits others act on (the controller's history writer acknowledges to the daemons,
+    /// which then drop the records); NORMAL syncs only at checkpoints.
+    bool durableCommits = false;
 };
 
 /// What one checkpointWal() did (sqlite3_wal_checkpoint_v2's counts).

@@ -2,6 +2,7 @@
 // (fault VFS in this process, or a real full tmpfs), a full spool disk (tmpfs), the history
 // locked by another process, a power cut of the controller's host, the node's clock stepping.
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -65,6 +66,48 @@ TEST_F(HistoryFaultTest, HistoryWriteIoError) {
 }
 
 // A real filesystem running out of space under the history (and its WAL).
+// A power cut of the controller's host, modelled on the disk: every write to the history and its
+// WAL since that file's last fsync is lost (fault VFS, copyAsSynced). Every batch the history
+// writer reported committed (the ingestor's cursor; it acknowledges that to the daemon, which
+// then drops the records) must be in what the cut leaves. With synchronous=NORMAL commits
+// (fsync at checkpoints only) the cut loses acknowledged batches and this fails.
+TEST_F(HistoryFaultTest, PowerCutKeepsEveryAcknowledgedRecord) {
+    faultvfs::trackUnsynced("history.sqlite");
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(60, 3));
+    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+    // A reader in a long read transaction (the GUI reading a wide range): checkpoints cannot
+    // copy the frames committed after its snapshot, so they do not fsync the WAL either; only
+    // the commit's own sync makes a batch durable then.
+    sqlite3* reader = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(m_history.c_str(), &reader, SQLITE_OPEN_READONLY, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM ingest_cursor;", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    for (int i = 0; i < 8; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(53 * (i + 1)));
+        const std::uint64_t acknowledged = in.status().cursor;
+        const std::string dir = m_dir.file("cut-" + std::to_string(i));
+        std::filesystem::create_directories(dir);
+        ASSERT_FALSE(faultvfs::copyAsSynced(m_history, dir).empty());
+        const std::string copy = dir + "/history.sqlite";
+        EXPECT_EQ(integrity(copy), "ok") << copy;
+        const auto c = runplane::testing::checkContinuity(copy, "node-f");
+        EXPECT_TRUE(c.error.empty()) << c.error;
+        EXPECT_GE(c.cursor, acknowledged)
+            << "cut " << i << ": committed through seq " << acknowledged
+            << ", the disk holds through " << c.cursor;
+        EXPECT_TRUE(c.missing.empty()) << copy;
+    }
+    sqlite3_exec(reader, "COMMIT;", nullptr, nullptr, nullptr);
+    sqlite3_close(reader);
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
 TEST_F(FaultTest, HistoryDiskFullOnARealFilesystem) {
     Tmpfs disk(m_dir.file("hist-disk"), "4m");
     if (!disk.ok()) {

@@ -2,8 +2,14 @@
 
 #include <sqlite3.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <mutex>
 
 namespace runplane::testing::faultvfs {
@@ -25,6 +31,45 @@ std::atomic<std::uint64_t> g_injected{0};
 
 sqlite3_file* real(sqlite3_file* f) {
     return reinterpret_cast<ShimFile*>(f)->real;
+}
+
+// The power-cut model: per tracked path (every connection's file object of one path shares it),
+// the bytes each write or truncation replaced since the last sync, oldest first, and the size
+// at that sync.
+struct Undo {
+    sqlite3_int64 offset = 0;
+    std::string bytes;
+};
+struct Tracked {
+    sqlite3_int64 syncedSize = 0;
+    std::vector<Undo> undo;
+};
+std::mutex g_trackMutex;  // held across a tracked write, so a copy sees none half done
+std::string g_trackFilter;
+std::map<std::string, Tracked> g_tracked;
+
+bool tracked(sqlite3_file* f) {
+    const char* name = reinterpret_cast<ShimFile*>(f)->name;
+    return name != nullptr && !g_trackFilter.empty() &&
+           std::strstr(name, g_trackFilter.c_str()) != nullptr;
+}
+
+sqlite3_int64 fileSize(sqlite3_file* f) {
+    sqlite3_int64 size = 0;
+    return real(f)->pMethods->xFileSize(real(f), &size) == SQLITE_OK ? size : 0;
+}
+
+// Remembers what [offset, offset + n) holds now, as far as the file reaches (beyond its end the
+// synced size cuts it off).
+void remember(sqlite3_file* f, sqlite3_int64 offset, sqlite3_int64 n) {
+    const sqlite3_int64 end = std::min(offset + n, fileSize(f));
+    if (end <= offset) {
+        return;
+    }
+    Undo undo{offset, std::string(static_cast<std::size_t>(end - offset), '\0')};
+    (void)real(f)->pMethods->xRead(real(f), undo.bytes.data(), static_cast<int>(end - offset),
+                                   offset);
+    g_tracked[reinterpret_cast<ShimFile*>(f)->name].undo.push_back(std::move(undo));
 }
 
 // The error for an operation when the armed fault applies to it, else SQLITE_OK.
@@ -66,11 +111,19 @@ int xWrite(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
     if (int rc = injectedError(f, false); rc != SQLITE_OK) {
         return rc;
     }
+    std::lock_guard lock(g_trackMutex);
+    if (tracked(f)) {
+        remember(f, off, n);
+    }
     return real(f)->pMethods->xWrite(real(f), p, n, off);
 }
 int xTruncate(sqlite3_file* f, sqlite3_int64 size) {
     if (int rc = injectedError(f, false); rc != SQLITE_OK) {
         return rc;
+    }
+    std::lock_guard lock(g_trackMutex);
+    if (tracked(f)) {
+        remember(f, size, std::max<sqlite3_int64>(0, fileSize(f) - size));
     }
     return real(f)->pMethods->xTruncate(real(f), size);
 }
@@ -78,7 +131,14 @@ int xSync(sqlite3_file* f, int flags) {
     if (int rc = injectedError(f, true); rc != SQLITE_OK) {
         return rc;
     }
-    return real(f)->pMethods->xSync(real(f), flags);
+    std::lock_guard lock(g_trackMutex);
+    const int rc = real(f)->pMethods->xSync(real(f), flags);
+    if (rc == SQLITE_OK && tracked(f)) {
+        Tracked& t = g_tracked[reinterpret_cast<ShimFile*>(f)->name];
+        t.undo.clear();
+        t.syncedSize = fileSize(f);
+    }
+    return rc;
 }
 int xFileSize(sqlite3_file* f, sqlite3_int64* size) {
     return real(f)->pMethods->xFileSize(real(f), size);
@@ -148,6 +208,10 @@ int xOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* 
     const int rc = g_real->xOpen(g_real, name, shim->real, flags, outFlags);
     if (rc == SQLITE_OK && shim->real->pMethods != nullptr) {
         shim->base.pMethods = &kMethods;
+        std::lock_guard lock(g_trackMutex);
+        if (tracked(f) && g_tracked.find(name) == g_tracked.end()) {
+            g_tracked[name].syncedSize = fileSize(f);  // what it held before counts as on disk
+        }
     }
     return rc;
 }
@@ -182,6 +246,36 @@ void disarm() {
 
 std::uint64_t injected() {
     return g_injected.load();
+}
+
+void trackUnsynced(const std::string& pathFilter) {
+    std::lock_guard lock(g_trackMutex);
+    g_trackFilter = pathFilter;
+}
+
+std::vector<std::string> copyAsSynced(const std::string& path, const std::string& toDir) {
+    std::lock_guard lock(g_trackMutex);
+    std::vector<std::string> written;
+    for (const std::string& from : {path, path + "-wal"}) {
+        const auto found = g_tracked.find(from);
+        if (found == g_tracked.end() || !std::filesystem::exists(from)) {
+            continue;
+        }
+        const Tracked& t = found->second;
+        const std::string to = toDir + "/" + std::filesystem::path(from).filename().string();
+        std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+        const int fd = ::open(to.c_str(), O_WRONLY);
+        if (fd < 0) {
+            continue;
+        }
+        for (auto it = t.undo.rbegin(); it != t.undo.rend(); ++it) {
+            (void)::pwrite(fd, it->bytes.data(), it->bytes.size(), it->offset);
+        }
+        (void)::ftruncate(fd, t.syncedSize);
+        ::close(fd);
+        written.push_back(to);
+    }
+    return written;
 }
 
 }  // namespace runplane::testing::faultvfs

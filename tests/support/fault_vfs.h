@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace runplane::testing::faultvfs {
 
@@ -20,5 +21,14 @@ void arm(Fault fault, const std::string& pathFilter);
 void disarm();
 /// Calls that failed because of an armed fault since install().
 std::uint64_t injected();
+
+/// Power-cut model: from now on, for files opened afterwards whose path contains `pathFilter`,
+/// remembers what each write (and truncation) replaced until the file is next synced (xSync);
+/// content a file had when it was opened counts as on disk.
+void trackUnsynced(const std::string& pathFilter);
+/// Copies the tracked file `path` and its `path` + "-wal" into `toDir` (same file names), as a
+/// power cut now would leave them: every write since that file's last sync undone, its size the
+/// synced one. Atomic against the tracked writes (they wait). Returns the paths written.
+std::vector<std::string> copyAsSynced(const std::string& path, const std::string& toDir);
 
 }  // namespace runplane::testing::faultvfs
