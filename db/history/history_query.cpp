@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 
 #include <sys/mman.h>
 
@@ -13,6 +14,7 @@
 #include "db/history/history_impl.h"
 #include "db/history/retention.h"
 #include "db/history/rollup.h"
+#include "db/history/staged.h"
 
 namespace runplane::db {
 
@@ -159,6 +161,36 @@ Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) 
         info.firstNs = count->columnInt(1);
         info.lastNs = count->columnInt(2);
         count->reset();
+    }
+    // And the staged samples (staged.h), read once per node (the list is ordered by node).
+    struct Staged {
+        std::int64_t count = 0;
+        std::int64_t first = 0;
+        std::int64_t last = 0;
+    };
+    std::unordered_map<std::int64_t, Staged> staged;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        SeriesInfo& info = series[i];
+        if (i == 0 || series[i - 1].nodeId != info.nodeId) {
+            staged.clear();
+            if (Status s = forEachNodeStagedSample(
+                    *m_impl->db, info.nodeId.value(),
+                    [&](std::int64_t id, std::int64_t, const ChunkSample& p) {
+                        Staged& st = staged[id];
+                        st.first = st.count == 0 ? p.tNs : std::min(st.first, p.tNs);
+                        st.last = st.count == 0 ? p.tNs : std::max(st.last, p.tNs);
+                        ++st.count;
+                    });
+                !s.ok()) {
+                return Error{s.error()};
+            }
+        }
+        if (auto it = staged.find(info.id); it != staged.end()) {
+            const Staged& st = it->second;
+            info.firstNs = info.count == 0 ? st.first : std::min(info.firstNs, st.first);
+            info.lastNs = info.count == 0 ? st.last : std::max(info.lastNs, st.last);
+            info.count += st.count;
+        }
     }
     return series;
 }
