@@ -429,6 +429,18 @@ Result<WalCheckpoint> History::checkpointWal() {
     return out;
 }
 
+ReadSnapshot::ReadSnapshot(sqlite::Database& db) {
+    if (sqlite3_get_autocommit(db.handle()) != 0 && db.exec("BEGIN;").ok()) {
+        m_db = &db;
+    }
+}
+
+ReadSnapshot::~ReadSnapshot() {
+    if (m_db != nullptr) {
+        (void)m_db->exec("COMMIT;");
+    }
+}
+
 Status History::beginRead() {
     std::lock_guard lock(m_mutex);
     if (sqlite3_get_autocommit(m_impl->db->handle()) == 0) {

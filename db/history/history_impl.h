@@ -81,6 +81,20 @@ struct History::Impl {
                                      std::vector<std::string>& newSeriesKeys);
 };
 
+/// A read made of several statements (the chunks, then the staged rows: a seal committed
+/// between them would move samples from one to the other) sees one snapshot: a deferred read
+/// transaction for the scope, unless one is open already (beginRead, or a write).
+class ReadSnapshot {
+  public:
+    explicit ReadSnapshot(sqlite::Database& db);
+    ~ReadSnapshot();
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+  private:
+    sqlite::Database* m_db = nullptr;  // set when this snapshot began the transaction
+};
+
 /// Key of Impl::seriesIds.
 std::string seriesKey(const std::string& nodeId, const std::string& runId, const std::string& name);
 

@@ -112,6 +112,7 @@ bool lowerIsBetter(const std::string& name) {
 
 Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     std::string sql = "SELECT id, node_id, run_id, name, unit FROM series WHERE 1";
     if (!filter.nodeId.empty()) {
         sql += " AND node_id = ?1";
@@ -224,6 +225,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
 
 Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     std::vector<SeriesPoint> reuse = std::move(out.points);
     reuse.clear();
     out = SeriesPoints{};
@@ -478,6 +480,7 @@ Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) 
 Result<std::vector<MetricSummary>> History::runMetrics(const RunId& runId,
                                                        const std::string& prefix) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     auto list = m_impl->db->prepare(
         "SELECT id, node_id, name FROM series WHERE run_id = ?1 "
         "AND substr(name, 1, length(?2)) = ?2 ORDER BY name, node_id;");
@@ -597,6 +600,7 @@ Result<std::vector<NodePeak>> peaksLocked(sqlite::Database& db, const std::strin
 Result<std::vector<NodePeak>> History::nodePeaks(const std::string& series, std::int64_t t0Ns,
                                                  std::int64_t t1Ns) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     return peaksLocked(*m_impl->db, series, t0Ns, t1Ns, nullptr);
 }
 
@@ -612,6 +616,7 @@ Result<std::vector<NodePeak>> History::runPeaks(const RunId& runId, const std::s
     const std::int64_t end =
         record.endedNs > 0 ? record.endedNs : std::numeric_limits<std::int64_t>::max();
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);
     return peaksLocked(*m_impl->db, series, record.startedNs, end, &record.nodes);
 }
 

@@ -8,15 +8,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "db/history/chunks.h"
 #include "db/history/history.h"
+#include "db/history/retention.h"
 #include "db/history/rollup.h"
 #include "db/history/schema.h"
 #include "db/history/staged.h"
@@ -249,6 +252,58 @@ TEST(Staged, AReaderDuringTheRunSeesEverySampleOnce) {
     expectCellsPlusStagedAreAll(path, feed.total());
 }
 
+// A reader thread racing a writer thread (seals committed between any two statements): every
+// read is a prefix of the series, no sample missing or doubled, and within beginRead/endRead
+// the count, the raw read and the cell-based read agree.
+TEST(Staged, AConcurrentReaderNeverSeesASampleTwiceOrMissing) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    auto writer = History::open(path);
+    auto reader = History::open(path);
+    ASSERT_TRUE(writer.ok() && reader.ok());
+    NodeFeed feed("n1", {9, 4});
+    ASSERT_TRUE((*writer)->ingest(feed.next()).ok());
+    const std::int64_t id = seriesId(**reader, "n1", "s0");
+    std::atomic<bool> done{false};
+    std::thread write([&] {
+        for (int i = 0; i < 400; ++i) {
+            EXPECT_TRUE((*writer)->ingest(feed.next()).ok());
+        }
+        done = true;
+    });
+    int reads = 0;
+    while (!done || reads < 5) {
+        ++reads;
+        ASSERT_TRUE((*reader)->beginRead().ok());
+        SeriesFilter filter;
+        filter.nodeId = NodeId{"n1"};
+        filter.name = "s0";
+        auto list = (*reader)->listSeries(filter);
+        auto raw = (*reader)->querySeries(SeriesQuery{id, kMin, kMax, 1'000'000});
+        auto wide = (*reader)->querySeries(SeriesQuery{id, kMin, kMax, 8});
+        ASSERT_TRUE((*reader)->endRead().ok());
+        ASSERT_TRUE(list.ok() && raw.ok() && wide.ok());
+        ASSERT_EQ(list->size(), 1u);
+        const auto n = static_cast<std::int64_t>(raw->points.size());
+        ASSERT_EQ((*list)[0].count, n);
+        ASSERT_EQ(wide->sourceCount, n);
+        for (std::int64_t i = 0; i < n; ++i) {
+            ASSERT_EQ(raw->points[static_cast<std::size_t>(i)].tNs,
+                      1'700'000'000'000'000'000 + i * 10'000'000'000)
+                << "read " << reads << ", sample " << i << " of " << n;
+        }
+        // Without beginRead each call is still one snapshot: a prefix, once each.
+        auto alone = (*reader)->querySeries(SeriesQuery{id, kMin, kMax, 1'000'000});
+        ASSERT_TRUE(alone.ok());
+        for (std::size_t i = 0; i < alone->points.size(); ++i) {
+            ASSERT_EQ(alone->points[i].tNs,
+                      1'700'000'000'000'000'000 + static_cast<std::int64_t>(i) * 10'000'000'000);
+        }
+    }
+    write.join();
+    expectEachSampleOnce(**reader, path, id, feed.stored(0), "end");
+}
+
 // Two connections ingesting one node in turn: each has its own heads and staged rows; nothing
 // is lost or doubled while they run and after they close.
 TEST(Staged, TwoConnectionsIngestingOneNodeAlternately) {
@@ -365,6 +420,64 @@ TEST(Staged, AWriterThatDiedLeavesRowsTheNextOpenAdopts) {
         ASSERT_TRUE((*h)->ingest(feed.next()).ok());
     }
     expectEachSampleOnce(**h, path, seriesId(**h, "n1", "s0"), feed.stored(0), "continued");
+}
+
+// A version-7 file whose writer left a head chunk with unrolled samples (v7 rewrote heads in
+// place) migrates to 8 unchanged and reads every sample once; a new writer does not continue
+// that chunk but begins its own.
+TEST(Staged, AVersion7HeadWithUnrolledSamplesStaysReadable) {
+    ScratchDir dir;
+    const std::string path = dir.file("v7.sqlite");
+    std::vector<ChunkSample> sealed;
+    std::vector<ChunkSample> head;
+    for (int i = 1; i <= 300; ++i) {
+        ChunkSample s{
+            1'700'000'000'000'000'000 + i * 10'000'000'000LL, i, i * 0.25, i * 0.25, i * 0.25, -1};
+        (i <= 200 ? sealed : head).push_back(s);
+    }
+    {
+        auto db = sqlite::Database::open(path);
+        ASSERT_TRUE(db.ok()) << db.error();
+        auto version = applyMigrations(**db, migrations().first(7), false);
+        ASSERT_TRUE(version.ok() && *version == 7);
+        ASSERT_TRUE((*db)
+                        ->exec("INSERT INTO series(id, node_id, run_id, name, unit) VALUES "
+                               "(1, 'n1', '', 's0', '');")
+                        .ok());
+        ASSERT_TRUE(insertChunks(**db, 1, 0, sealed).ok());
+        auto upsert = (*db)->prepare(rollupUpsertSql());
+        ASSERT_TRUE(upsert.ok());
+        ASSERT_TRUE(rollSamples(*upsert, 1, sealed, kRetainedRollupLevel).ok());
+        // The head: its first 40 samples rolled, the last 60 not (unrolled = 60).
+        ASSERT_TRUE(insertChunks(**db, 1, 0, head).ok());
+        ASSERT_TRUE(rollSamples(*upsert, 1, std::span(head).first(40), kRetainedRollupLevel).ok());
+        ASSERT_TRUE((*db)
+                        ->exec("UPDATE chunks SET unrolled = 60 WHERE id = "
+                               "(SELECT max(id) FROM chunks);")
+                        .ok());
+    }
+    auto h = History::open(path);
+    ASSERT_TRUE(h.ok()) << h.error();
+    EXPECT_EQ(*(*h)->schemaVersion(), 8);
+    EXPECT_EQ(scalar(path, "SELECT sum(unrolled) FROM chunks;"), 60);
+    expectEachSampleOnce(**h, path, 1, 300, "migrated");
+    // The 60 unrolled samples are in no cell yet.
+    EXPECT_EQ(scalar(path, "SELECT sum(count) FROM sample_rollup WHERE level = 2;"), 300 - 60);
+    IngestBatch batch;
+    batch.nodeId = NodeId{"n1"};
+    for (std::uint64_t seq = 301; seq <= 320; ++seq) {
+        batch.samples.push_back(
+            sample(seq, 1'700'000'000'000'000'000 + static_cast<std::int64_t>(seq) * 10'000'000'000,
+                   1.0, "s0"));
+    }
+    batch.throughSeq = 320;
+    ASSERT_TRUE((*h)->ingest(batch).ok());
+    EXPECT_EQ(scalar(path, "SELECT count(*) FROM chunks;"), 2);  // the v7 head is not rewritten
+    expectEachSampleOnce(**h, path, 1, 320, "ingested after");
+    auto wide = (*h)->querySeries(SeriesQuery{1, kMin, kMax, 5});
+    ASSERT_TRUE(wide.ok());
+    EXPECT_TRUE(wide->decimated);
+    EXPECT_EQ(wide->sourceCount, 320);
 }
 
 // A damaged staged row is an error naming the file and the row, for every reader; the format's
