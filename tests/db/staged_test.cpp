@@ -386,6 +386,7 @@ TEST(Staged, RolledBackOrphansAreReadOnceAndAdoptedWhenAlone) {
 TEST(Staged, AWriterThatDiedLeavesRowsTheNextOpenAdopts) {
     ScratchDir dir;
     const std::string path = dir.file("h.sqlite");
+    registerSamplesView();  // this process opens no History before it reads the view
     NodeFeed feed("n1", {6, 2, 1});
     const pid_t child = ::fork();
     ASSERT_GE(child, 0);
