@@ -11,6 +11,7 @@
 #include "db/history/chunk_codec.h"
 #include "db/history/chunks.h"
 #include "db/history/history.h"
+#include "db/history/staged.h"
 #include "db/sqlite/sqlite.h"
 
 namespace runplane::db {
@@ -93,6 +94,7 @@ class ReadSnapshot {
 
   private:
     sqlite::Database* m_db = nullptr;  // set when this snapshot began the transaction
+    StagedMemoScope m_memo;            // one read of a series' staged rows per snapshot
 };
 
 /// Key of Impl::seriesIds.

@@ -116,6 +116,19 @@ Status forEachRowSample(sqlite::Database& db, sqlite::Statement& stmt, std::int6
     }
 }
 
+struct Memo {
+    int depth = 0;
+    bool valid = false;
+    const sqlite::Database* db = nullptr;
+    std::int64_t seriesId = 0;
+    std::vector<std::pair<std::int64_t, ChunkSample>> samples;  // (incarnation, sample)
+};
+
+Memo& memo() {
+    thread_local Memo m;
+    return m;
+}
+
 bool noStagedTable(const std::string& error) {
     return error.find("no such table: staged") != std::string::npos;
 }
@@ -130,10 +143,45 @@ Status forEachStagedSample(sqlite::Database& db, std::int64_t seriesId, const St
     if (!stmt.ok()) {
         return noStagedTable(stmt.error()) ? Status{} : Status{stmt.failure()};
     }
-    if (seriesId > 0) {
-        stmt->bind(1, seriesId);
+    if (seriesId <= 0) {
+        return forEachRowSample(db, *stmt, 0, fn);
     }
-    return forEachRowSample(db, *stmt, seriesId, fn);
+    stmt->bind(1, seriesId);
+    Memo& m = memo();
+    if (m.depth == 0) {
+        return forEachRowSample(db, *stmt, seriesId, fn);
+    }
+    if (!m.valid || m.db != &db || m.seriesId != seriesId) {
+        m.valid = false;
+        m.samples.clear();
+        if (Status s =
+                forEachRowSample(db, *stmt, seriesId,
+                                 [&](std::int64_t, std::int64_t incarnation, const ChunkSample& p) {
+                                     m.samples.emplace_back(incarnation, p);
+                                 });
+            !s.ok()) {
+            return s;
+        }
+        m.valid = true;
+        m.db = &db;
+        m.seriesId = seriesId;
+    }
+    for (const auto& [incarnation, p] : m.samples) {
+        fn(seriesId, incarnation, p);
+    }
+    return {};
+}
+
+StagedMemoScope::StagedMemoScope() {
+    ++memo().depth;
+}
+
+StagedMemoScope::~StagedMemoScope() {
+    Memo& m = memo();
+    if (--m.depth == 0) {
+        m.valid = false;
+        m.samples.clear();
+    }
 }
 
 Status forEachNodeStagedSample(sqlite::Database& db, const std::string& nodeId,

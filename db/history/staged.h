@@ -52,6 +52,18 @@ using StagedSampleFn =
 /// A file without the table (before schema 8, e.g. read during its own migration) has none.
 Status forEachStagedSample(sqlite::Database& db, std::int64_t seriesId, const StagedSampleFn& fn);
 
+/// While one is alive on a thread, forEachStagedSample of one series reads that series' staged
+/// samples once and replays them to later calls for the same connection and series (a query
+/// reads them for its extent, its raw edges and its cells). Only for a caller that holds one
+/// snapshot for the scope (History's ReadSnapshot). Scopes nest; the outermost one clears.
+class StagedMemoScope {
+  public:
+    StagedMemoScope();
+    ~StagedMemoScope();
+    StagedMemoScope(const StagedMemoScope&) = delete;
+    StagedMemoScope& operator=(const StagedMemoScope&) = delete;
+};
+
 /// forEachStagedSample for every series of one node.
 Status forEachNodeStagedSample(sqlite::Database& db, const std::string& nodeId,
                                const StagedSampleFn& fn);
