@@ -56,6 +56,7 @@ struct History::Impl {
     /// of one of its series decodes the node's staged rows, so this bounds what a read adds
     /// (docs/history.md).
     static constexpr std::size_t kMaxStagedRows = 64;
+    std::vector<ChunkSample> sealBuffer;  // writeSealed's decoded samples (reused)
     /// flock()ed shared for the History's life on the file's lock file (-1: none, read-only).
     int lockFd = -1;
 

@@ -103,7 +103,9 @@ Status History::Impl::writeSealed(std::int64_t seriesId, std::int64_t incarnatio
     if (Status s = insertChunk.run(); !s.ok()) {
         return s;
     }
-    std::vector<ChunkSample>& samples = chunk_detail::chunkBuffer();
+    // A member, not the thread's chunkBuffer(): the destructor seals, and a History destroyed
+    // at exit (a static) would find the thread_local buffer destroyed already.
+    std::vector<ChunkSample>& samples = sealBuffer;
     samples.clear();
     if (Status s = decodeChunk(h.encoder.codec(), h.encoder.bytes(), h.meta.count, samples);
         !s.ok()) {
