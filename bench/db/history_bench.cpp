@@ -179,6 +179,7 @@ void removeDb(const fs::path& path) {
     fs::remove(path);
     fs::remove(path.string() + "-wal");
     fs::remove(path.string() + "-shm");
+    fs::remove(path.string() + "-lock");
 }
 
 // Bytes of the file once the WAL is checkpointed into it (free pages not counted).

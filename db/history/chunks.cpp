@@ -4,6 +4,7 @@
 
 #include "db/history/decimate.h"
 #include "db/history/rollup.h"
+#include "db/history/staged.h"
 
 #include <algorithm>
 #include <cmath>
@@ -49,6 +50,17 @@ Error damaged(const sqlite::Database& db, const Status& status) {
     return Error{db.path() + ": damaged chunk: " + status.error()};
 }
 
+Status stagedInRange(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0, std::int64_t t1,
+                     std::vector<ChunkSample>& out) {
+    if (Status s = loadStagedSamples(db, seriesId, t0, t1, out); !s.ok()) {
+        return s;
+    }
+    if (!std::is_sorted(out.begin(), out.end(), sampleBefore)) {
+        std::sort(out.begin(), out.end(), sampleBefore);
+    }
+    return {};
+}
+
 }  // namespace chunk_detail
 
 Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0, std::int64_t t1,
@@ -76,7 +88,12 @@ Status loadSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0,
             return chunk_detail::damaged(db, s);
         }
     }
-    // Chunks that overlap (out-of-order samples, interleaved incarnations) need the sort.
+    // The samples staged since the series' last sealed chunk (staged.h).
+    if (Status s = loadStagedSamples(db, seriesId, t0, t1, out); !s.ok()) {
+        return s;
+    }
+    // Chunks that overlap (out-of-order samples, interleaved incarnations, staged samples among
+    // chunks) need the sort.
     const auto begin = out.begin() + static_cast<std::ptrdiff_t>(start);
     if (!std::is_sorted(begin, out.end(), sampleBefore)) {
         std::sort(begin, out.end(), sampleBefore);
@@ -150,6 +167,26 @@ Result<ChunkExtent> chunkExtent(sqlite::Database& db, std::int64_t seriesId, std
             return chunk_detail::damaged(db, s);
         }
     }
+    // Staged samples count as one more span (streamSamples emits them as one block).
+    bool staged = false;
+    std::int64_t stagedLo = 0;
+    std::int64_t stagedHi = 0;
+    if (Status s = forEachStagedSample(db, seriesId,
+                                       [&](std::int64_t, std::int64_t, const ChunkSample& p) {
+                                           stagedLo = staged ? std::min(stagedLo, p.tNs) : p.tNs;
+                                           stagedHi = staged ? std::max(stagedHi, p.tNs) : p.tNs;
+                                           staged = true;
+                                           if (p.tNs >= t0 && p.tNs <= t1) {
+                                               take(p.tNs);
+                                               ++extent.bound;
+                                           }
+                                       });
+        !s.ok()) {
+        return Error{s.error()};
+    }
+    if (staged) {
+        spans.emplace_back(stagedLo, stagedHi);
+    }
     std::sort(spans.begin(), spans.end());
     for (std::size_t i = 1; i < spans.size(); ++i) {
         if (spans[i].first <= spans[i - 1].second) {
@@ -197,6 +234,19 @@ Status addUnrolledSamples(sqlite::Database& db, std::int64_t seriesId, int level
         if (!s.ok()) {
             return chunk_detail::damaged(db, s);
         }
+    }
+    // Staged samples are in no cell until their node is sealed.
+    if (Status s = forEachStagedSample(
+            db, seriesId,
+            [&](std::int64_t, std::int64_t, const ChunkSample& p) {
+                const std::int64_t cell = bucketIndex(p.tNs, width);
+                if (cell >= firstCell && cell <= lastCell) {
+                    addToCell(added[cell],
+                              SeqPoint{SeriesPoint{p.tNs, p.value, p.min, p.max, p.step}, p.seq});
+                }
+            });
+        !s.ok()) {
+        return s;
     }
     if (added.empty()) {
         return {};
@@ -318,6 +368,13 @@ struct ViewCursor {
     std::int64_t incarnation = 0;
     std::int64_t rowid = 0;
     bool eof = true;
+    // After the chunks, the staged samples (staged.h): all decoded at once, each with its own
+    // series and incarnation.
+    bool stagedPhase = false;
+    bool filtered = false;  // series_id = filterSeries
+    std::int64_t filterSeries = 0;
+    std::vector<std::int64_t> stagedSeries;
+    std::vector<std::int64_t> stagedIncarnations;
 };
 
 enum Column { kSeries, kTime, kSeq, kValue, kMin, kMax, kStep, kIncarnation };
@@ -371,12 +428,62 @@ int viewClose(sqlite3_vtab_cursor* base) {
     return SQLITE_OK;
 }
 
+// The staged samples of the cursor's series (or all) into rows; a file without the table
+// (before schema 8) has none.
+int viewLoadStaged(ViewCursor* cursor, sqlite3* db) {
+    cursor->stagedPhase = true;
+    cursor->rows.clear();
+    cursor->index = 0;
+    if (cursor->filtered && cursor->filterSeries <= 0) {
+        return SQLITE_OK;  // no series has such an id
+    }
+    sqlite3_stmt* stmt = nullptr;
+    const char* sql = cursor->filtered
+                          ? "SELECT incarnation, codec, data FROM staged WHERE node_id = "
+                            "(SELECT node_id FROM series WHERE id = ?1) ORDER BY id;"
+                          : "SELECT incarnation, codec, data FROM staged ORDER BY id;";
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+        sqlite3_finalize(stmt);
+        return SQLITE_OK;  // no staged table
+    }
+    sqlite3_bind_int64(stmt, 1, cursor->filterSeries);
+    int rc = SQLITE_OK;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const std::int64_t incarnation = sqlite3_column_int64(stmt, 0);
+        const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt, 2));
+        const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, 2));
+        Status decoded;
+        Status split = forEachStagedSection({data, size}, [&](const StagedSection& section) {
+            if (!decoded.ok() || (cursor->filtered && section.seriesId != cursor->filterSeries)) {
+                return;
+            }
+            decoded = decodeChunk(kChunkCodec, section.bytes, section.count, cursor->rows);
+            cursor->stagedSeries.resize(cursor->rows.size(), section.seriesId);
+            cursor->stagedIncarnations.resize(cursor->rows.size(), incarnation);
+        });
+        if (sqlite3_column_int(stmt, 1) != kChunkCodec || !split.ok() || !decoded.ok()) {
+            sqlite3_finalize(stmt);
+            return SQLITE_CORRUPT;
+        }
+    }
+    sqlite3_finalize(stmt);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 // Moves to the next sample, decoding the next chunk when the current one is used up.
 int viewAdvance(ViewCursor* cursor) {
+    if (cursor->stagedPhase) {
+        cursor->eof = cursor->index >= cursor->rows.size();
+        return SQLITE_OK;
+    }
     while (cursor->index >= cursor->rows.size()) {
         const int rc = sqlite3_step(cursor->chunks);
         if (rc == SQLITE_DONE) {
-            cursor->eof = true;
+            const int staged = viewLoadStaged(cursor, sqlite3_db_handle(cursor->chunks));
+            if (staged != SQLITE_OK) {
+                return staged;
+            }
+            cursor->eof = cursor->rows.empty();
             return SQLITE_OK;
         }
         if (rc != SQLITE_ROW) {
@@ -418,9 +525,18 @@ int viewFilter(sqlite3_vtab_cursor* base, int idxNum, const char*, int argc, sql
     if (rc != SQLITE_OK) {
         return rc;
     }
+    cursor->filtered = false;
+    cursor->filterSeries = 0;
     if (idxNum == 1 && argc > 0) {
         sqlite3_bind_value(cursor->chunks, 1, argv[0]);
+        // A series id that is not an integer matches no staged row (nor any chunk).
+        cursor->filtered = true;
+        cursor->filterSeries =
+            sqlite3_value_type(argv[0]) == SQLITE_INTEGER ? sqlite3_value_int64(argv[0]) : 0;
     }
+    cursor->stagedPhase = false;
+    cursor->stagedSeries.clear();
+    cursor->stagedIncarnations.clear();
     cursor->rows.clear();
     cursor->index = 0;
     cursor->rowid = 0;
@@ -451,7 +567,8 @@ int viewColumn(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
     const ChunkSample& s = cursor->rows[cursor->index];
     switch (column) {
         case kSeries:
-            sqlite3_result_int64(ctx, cursor->series);
+            sqlite3_result_int64(
+                ctx, cursor->stagedPhase ? cursor->stagedSeries[cursor->index] : cursor->series);
             break;
         case kTime:
             sqlite3_result_int64(ctx, s.tNs);
@@ -472,7 +589,9 @@ int viewColumn(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
             sqlite3_result_int64(ctx, s.step);
             break;
         default:
-            sqlite3_result_int64(ctx, cursor->incarnation);
+            sqlite3_result_int64(ctx, cursor->stagedPhase
+                                          ? cursor->stagedIncarnations[cursor->index]
+                                          : cursor->incarnation);
             break;
     }
     return SQLITE_OK;

@@ -99,6 +99,9 @@ Result<sqlite::Statement> rangeChunks(sqlite::Database& db, std::int64_t seriesI
 /// This thread's reusable buffer for one decoded chunk.
 std::vector<ChunkSample>& chunkBuffer();
 Error damaged(const sqlite::Database& db, const Status& status);
+/// The series' staged samples (staged.h) with t in [t0, t1], in (t, seq) order.
+Status stagedInRange(sqlite::Database& db, std::int64_t seriesId, std::int64_t t0, std::int64_t t1,
+                     std::vector<ChunkSample>& out);
 }  // namespace chunk_detail
 
 template <typename Fn>
@@ -114,6 +117,18 @@ Status streamSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t
         }
         return {};
     }
+    // Staged samples: one span disjoint from every chunk's, emitted as one block in its place.
+    std::vector<ChunkSample> staged;
+    if (Status s = chunk_detail::stagedInRange(db, seriesId, t0, t1, staged); !s.ok()) {
+        return s;
+    }
+    bool stagedDone = staged.empty();
+    auto emitStaged = [&] {
+        for (const ChunkSample& p : staged) {
+            fn(p);
+        }
+        stagedDone = true;
+    };
     auto stmt = chunk_detail::rangeChunks(db, seriesId, t0, t1);
     if (!stmt.ok()) {
         return Error{stmt.error()};
@@ -125,6 +140,9 @@ Status streamSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t
             return Error{row.error()};
         }
         if (!*row) {
+            if (!stagedDone) {
+                emitStaged();
+            }
             return {};
         }
         // Decoded into a buffer that stays in cache (count is checked against the blob size).
@@ -149,6 +167,9 @@ Status streamSamples(sqlite::Database& db, std::int64_t seriesId, std::int64_t t
         }
         if (!sorted) {
             std::sort(buffer.data(), out, sampleBefore);
+        }
+        if (!stagedDone && out != buffer.data() && staged.back().tNs < buffer.front().tNs) {
+            emitStaged();
         }
         for (const ChunkSample* p = buffer.data(); p != out; ++p) {
             fn(*p);

@@ -1,8 +1,11 @@
 #include "db/history/history.h"
 #include "db/history/chunks.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -102,7 +105,49 @@ History::History(std::unique_ptr<sqlite::Database> db, std::string path)
     m_impl->db = std::move(db);
 }
 
-History::~History() = default;
+History::~History() {
+    if (m_impl && m_impl->db) {
+        // A clean close leaves no staged rows of this connection behind; if it fails they stay
+        // as orphans (still read exactly once, adopted by the next History alone on the file).
+        std::lock_guard lock(m_mutex);
+        (void)m_impl->sealAll();
+    }
+    const int fd = m_impl ? m_impl->lockFd : -1;
+    m_impl.reset();  // the connection closes before the lock goes
+    if (fd >= 0) {
+        ::close(fd);
+    }
+}
+
+Status History::sealHeads() {
+    std::lock_guard lock(m_mutex);
+    return m_impl->sealAll();
+}
+
+namespace {
+
+// The lock file beside the history (PATH-lock, 0600): every read-write History holds a shared
+// flock on it for its life; one that gets the exclusive lock is alone on the file. Not the
+// database file itself: closing any descriptor of that file drops the POSIX locks SQLite's
+// other connections of this process hold on it (docs/history.md, "Chunks").
+Result<int> openLockFile(const std::string& path) {
+    const std::string lockPath = path + "-lock";
+    const int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return Error{lockPath + ": cannot open the history's lock file: " + std::strerror(errno)};
+    }
+    return fd;
+}
+
+int flockRetrying(int fd, int operation) {
+    int rc = 0;
+    do {
+        rc = ::flock(fd, operation);
+    } while (rc != 0 && errno == EINTR);
+    return rc;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOptions options) {
     if (path.empty()) {
@@ -189,7 +234,30 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
             return s.failure();
         }
     }
-    return std::unique_ptr<History>(new History(std::move(*db), path));
+    auto history = std::unique_ptr<History>(new History(std::move(*db), path));
+    if (!options.readOnly) {
+        auto fd = openLockFile(path);
+        if (!fd.ok()) {
+            return Error{fd.error()};
+        }
+        history->m_impl->lockFd = *fd;
+        if (flockRetrying(*fd, LOCK_EX | LOCK_NB) == 0) {
+            // Alone on the file: staged rows are orphans of writers that are gone (a crash, a
+            // rolled-back transaction); their samples become sealed chunks. If that fails they
+            // stay, still read exactly once.
+            if (Status s = history->m_impl->adoptStaged(); !s.ok()) {
+                std::fprintf(stderr, "runplane history: %s: staged rows not adopted: %s\n",
+                             path.c_str(), s.error().c_str());
+            }
+        } else if (errno != EWOULDBLOCK) {
+            return Error{path + "-lock: flock: " + std::strerror(errno)};
+        }
+        // Waits while a History adopts (it holds the lock exclusively).
+        if (flockRetrying(*fd, LOCK_SH) != 0) {
+            return Error{path + "-lock: flock: " + std::strerror(errno)};
+        }
+    }
+    return history;
 }
 
 Result<int> History::schemaVersion() {
@@ -361,6 +429,18 @@ Result<WalCheckpoint> History::checkpointWal() {
         return Error{m_impl->db->lastError()};
     }
     return out;
+}
+
+ReadSnapshot::ReadSnapshot(sqlite::Database& db) {
+    if (sqlite3_get_autocommit(db.handle()) != 0 && db.exec("BEGIN;").ok()) {
+        m_db = &db;
+    }
+}
+
+ReadSnapshot::~ReadSnapshot() {
+    if (m_db != nullptr) {
+        (void)m_db->exec("COMMIT;");
+    }
 }
 
 Status History::beginRead() {

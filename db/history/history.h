@@ -31,7 +31,7 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 /// Bound on a run's stored output per stream (the tail is kept), 16 MiB.
 inline constexpr std::uint64_t kRunLogMaxBytes = 16ull << 20;
@@ -374,6 +374,9 @@ class History {
     /// The cursor of the node's most recent incarnation: the last seq accounted for (0 when
     /// nothing was ingested yet).
     Result<std::uint64_t> ingestCursor(const NodeId& nodeId);
+    /// Writes this connection's open chunks as sealed chunks and deletes the staged rows it
+    /// wrote (one transaction; docs/history.md, "Chunks"). The destructor does the same.
+    Status sealHeads();
     /// The node's most recent incarnation and its cursor; nullopt when nothing was ingested.
     Result<std::optional<NodeCursor>> latestCursor(const NodeId& nodeId);
     /// The node's spool was replaced: stores a "node_reset" event (attrs old/new incarnation,

@@ -2,6 +2,7 @@
 // batches with ingestMany).
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "db/history/history_impl.h"
 #include "db/history/retention.h"
 #include "db/history/rollup.h"
+#include "db/history/staged.h"
 
 namespace runplane::db {
 
@@ -37,14 +39,9 @@ Status History::Impl::prepareIngest() {
         {&insertChunk,
          "INSERT INTO chunks(series_id, incarnation, t_min, t_max, seq_min, seq_max, count, "
          "data, codec, unrolled) VALUES (?2, ?1, ?3, ?4, ?5, ?6, ?7, ?8, ?10, ?11);"},
-        // ?1: incarnation
-        {&updateChunk,
-         "UPDATE chunks SET t_min = ?3, t_max = ?4, seq_min = ?5, seq_max = ?6, count = ?7, "
-         "data = ?8, codec = ?10, unrolled = ?11 WHERE id = ?1 AND series_id = ?2 AND "
-         "count = ?9;"},
-        {&lastChunk,
-         "SELECT id, incarnation, count, data, codec, unrolled FROM chunks WHERE series_id = ?1 "
-         "ORDER BY id DESC LIMIT 1;"},
+        {&insertStaged,
+         "INSERT INTO staged(node_id, incarnation, codec, data) VALUES (?1, ?2, ?3, ?4);"},
+        {&deleteStaged, "DELETE FROM staged WHERE id = ?1;"},
         {&insertEvent,
          "INSERT OR IGNORE INTO events(node_id, seq, t_ns, run_id, kind, message, attrs_json, "
          "incarnation) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8);"},
@@ -89,116 +86,114 @@ Result<std::uint64_t> readCursor(sqlite::Statement& stmt, const std::string& nod
 
 }  // namespace
 
-Result<History::Impl::Head*> History::Impl::head(std::int64_t seriesId, std::int64_t incarnation) {
-    auto [it, inserted] = heads.try_emplace(seriesId);
-    Head& h = it->second;
-    if (!inserted) {
-        return &h;
-    }
-    // A new connection continues the series' last chunk while it is open (same incarnation,
-    // room left), so reconnecting ingestors do not leave a trail of short chunks.
-    lastChunk.bind(1, seriesId);
-    auto row = lastChunk.step();
-    Status status;
-    if (row.ok() && *row && lastChunk.columnInt(1) == incarnation &&
-        lastChunk.columnInt(2) < kChunkMaxSamples) {
-        // A v6 chunk (codec 0) is re-encoded: the row is rewritten in the current codec.
-        status =
-            forEachChunkSample(static_cast<int>(lastChunk.columnInt(4)), lastChunk.columnBlob(3),
-                               lastChunk.columnInt(2), [&](const ChunkSample& s) {
-                                   h.encoder.append(s);
-                                   h.meta.add(s);
-                               });
-        if (status.ok()) {
-            h.rowId = lastChunk.columnInt(0);
-            h.incarnation = incarnation;
-            h.storedCount = h.meta.count;
-            h.rolled =
-                h.meta.count - std::clamp<std::int64_t>(lastChunk.columnInt(5), 0, h.meta.count);
-        } else {
-            h = Impl::Head{};
-        }
-    }
-    lastChunk.reset();
-    if (!row.ok()) {
-        heads.erase(it);
-        return Error{row.error()};
-    }
-    if (!status.ok()) {
-        heads.erase(it);
-        return Error{db->path() + ": damaged chunk of series " + std::to_string(seriesId) + ": " +
-                     status.error()};
-    }
-    return &h;
-}
-
-Status History::Impl::rollHead(std::int64_t seriesId, Head& h) {
-    if (h.rolled >= h.meta.count) {
+Status History::Impl::writeSealed(std::int64_t seriesId, std::int64_t incarnation, const Head& h) {
+    if (h.meta.count == 0) {
         return {};
     }
-    std::vector<ChunkSample> samples;
+    insertChunk.bind(1, incarnation)
+        .bind(2, seriesId)
+        .bind(3, h.meta.tMin)
+        .bind(4, h.meta.tMax)
+        .bind(5, h.meta.seqMin)
+        .bind(6, h.meta.seqMax)
+        .bind(7, h.meta.count)
+        .bindBlob(8, h.encoder.bytes().data(), static_cast<int>(h.encoder.bytes().size()))
+        .bind(10, static_cast<std::int64_t>(h.encoder.codec()))
+        .bind(11, std::int64_t{0});
+    if (Status s = insertChunk.run(); !s.ok()) {
+        return s;
+    }
+    // A member, not the thread's chunkBuffer(): the destructor seals, and a History destroyed
+    // at exit (a static) would find the thread_local buffer destroyed already.
+    std::vector<ChunkSample>& samples = sealBuffer;
+    samples.clear();
     if (Status s = decodeChunk(h.encoder.codec(), h.encoder.bytes(), h.meta.count, samples);
         !s.ok()) {
         return s;
     }
-    if (Status s = rollSamples(upsertRollup, seriesId,
-                               std::span(samples).subspan(static_cast<std::size_t>(h.rolled)),
-                               kRetainedRollupLevel);
-        !s.ok()) {
-        return s;
+    return rollSamples(upsertRollup, seriesId, samples, kRetainedRollupLevel);
+}
+
+Status History::Impl::sealNode(NodeHeads& node, std::span<const std::int64_t> keep,
+                               std::vector<std::uint8_t>& keptRow) {
+    for (auto it = node.heads.begin(); it != node.heads.end();) {
+        const Head& h = it->second;
+        if (!h.full() && std::find(keep.begin(), keep.end(), it->first) != keep.end()) {
+            appendStagedSection(keptRow, it->first, h.encoder);
+            ++it;
+            continue;
+        }
+        if (Status s = writeSealed(it->first, node.incarnation, h); !s.ok()) {
+            return s;
+        }
+        it = node.heads.erase(it);
     }
-    h.rolled = h.meta.count;
+    for (std::int64_t id : node.staged) {
+        deleteStaged.bind(1, id);
+        if (Status s = deleteStaged.run(); !s.ok()) {
+            return s;
+        }
+    }
+    node.staged.clear();
     return {};
 }
 
-Status History::Impl::storeHead(std::int64_t seriesId, Head& h, bool seal) {
-    if (h.pending.empty() && !seal) {
+Status History::Impl::sealAll() {
+    if (nodes.empty()) {
         return {};
     }
-    // Sealing writes unrolled = 0 and merges the samples into the cells only once the row is
-    // known to be ours (the guarded update matched), in the same transaction.
-    auto bindRow = [&](sqlite::Statement& stmt, bool sealed) -> sqlite::Statement& {
-        return stmt.bind(2, seriesId)
-            .bind(3, h.meta.tMin)
-            .bind(4, h.meta.tMax)
-            .bind(5, h.meta.seqMin)
-            .bind(6, h.meta.seqMax)
-            .bind(7, h.meta.count)
-            .bindBlob(8, h.encoder.bytes().data(), static_cast<int>(h.encoder.bytes().size()))
-            .bind(10, static_cast<std::int64_t>(h.encoder.codec()))
-            .bind(11, sealed ? 0 : h.meta.count - h.rolled);
-    };
-    bool sealed = seal;
-    if (h.rowId != 0) {
-        bindRow(updateChunk, seal).bind(1, h.rowId).bind(9, h.storedCount);
-        if (Status s = updateChunk.run(); !s.ok()) {
-            return s;
-        }
-        if (db->changes() == 1) {
-            h.storedCount = h.meta.count;
-            h.pending.clear();
-            return seal ? rollHead(seriesId, h) : Status{};
-        }
-        // Another connection pruned or rewrote the row: its samples are its own now (and so is
-        // rolling them); ours go into a new chunk, not sealed yet.
-        h.encoder = ChunkEncoder{};
-        h.meta = ChunkMeta{};
-        for (const ChunkSample& s : h.pending) {
-            h.encoder.append(s);
-            h.meta.add(s);
-        }
-        h.rowId = 0;
-        h.rolled = 0;
-        sealed = false;
-    }
-    bindRow(insertChunk, sealed).bind(1, h.incarnation);
-    if (Status s = insertChunk.run(); !s.ok()) {
+    if (Status s = prepareIngest(); !s.ok()) {
         return s;
     }
-    h.rowId = db->lastInsertRowId();
-    h.storedCount = h.meta.count;
-    h.pending.clear();
-    return sealed ? rollHead(seriesId, h) : Status{};
+    sqlite::Transaction tx(*db);
+    if (!tx.begun().ok()) {
+        nodes.clear();
+        return tx.begun();
+    }
+    std::vector<std::uint8_t> none;
+    for (auto& [nodeId, node] : nodes) {
+        if (Status s = sealNode(node, {}, none); !s.ok()) {
+            nodes.clear();  // rolled back: the staged rows stay (orphans, still read)
+            return s;
+        }
+    }
+    nodes.clear();
+    return tx.commit();
+}
+
+Status History::Impl::adoptStaged() {
+    if (Status s = prepareIngest(); !s.ok()) {
+        return s;
+    }
+    sqlite::Transaction tx(*db);
+    if (!tx.begun().ok()) {
+        return tx.begun();
+    }
+    // Per (series, incarnation), in row order: each becomes sealed chunks, rolled up.
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<ChunkSample>> samples;
+    if (Status s = forEachStagedSample(
+            *db, 0,
+            [&](std::int64_t seriesId, std::int64_t incarnation, const ChunkSample& p) {
+                samples[{seriesId, incarnation}].push_back(p);
+            });
+        !s.ok()) {
+        return s;
+    }
+    if (samples.empty()) {
+        return {};
+    }
+    for (const auto& [key, list] : samples) {
+        if (Status s = insertChunks(*db, key.first, key.second, list); !s.ok()) {
+            return s;
+        }
+        if (Status s = rollSamples(upsertRollup, key.first, list, kRetainedRollupLevel); !s.ok()) {
+            return s;
+        }
+    }
+    if (Status s = db->exec("DELETE FROM staged;"); !s.ok()) {
+        return s;
+    }
+    return tx.commit();
 }
 
 Result<std::uint64_t> History::ingestCursor(const NodeId& node) {
@@ -229,13 +224,13 @@ Result<std::vector<IngestResult>> History::ingestMany(std::span<const IngestBatc
         return s.failure();
     }
     // A failure rolls back every batch of the transaction: series ids first cached by any of
-    // them and every chunk head may describe rows that are gone.
+    // them may describe rows that are gone, and the heads samples that are not on disk.
     std::vector<std::string> newSeriesKeys;
     auto fail = [&](const Error& error) -> Result<std::vector<IngestResult>> {
         for (const auto& key : newSeriesKeys) {
             impl.seriesIds.erase(key);
         }
-        impl.heads.clear();
+        impl.nodes.clear();
         return error;
     };
     sqlite::Transaction tx(*impl.db);
@@ -361,33 +356,69 @@ Result<IngestResult> History::Impl::ingestBatch(const IngestBatch& batch,
     }
     auto fail = [](const std::string& error) -> Result<IngestResult> { return Error{error}; };
     const std::int64_t incarnation = incarnationBits(batch.incarnation);
-    for (const Group& group : groups) {
-        result.samplesInserted += group.samples.size();
-        // The samples into the series' open chunk; a full one is stored and a new one begun.
-        auto head = impl.head(group.seriesId, incarnation);
-        if (!head.ok()) {
-            return fail(head.error());
-        }
-        Impl::Head* h = *head;
-        for (const ChunkSample& s : group.samples) {
-            if (h->meta.count > 0 && (h->full() || h->incarnation != incarnation)) {
-                if (Status st = impl.storeHead(group.seriesId, *h, /*seal=*/true); !st.ok()) {
-                    return fail(st.error());
-                }
-                *h = Impl::Head{};
+    // The samples into their series' heads (docs/history.md, "Chunks"). The batch's samples go
+    // into one staged row of the node, unless a head fills, the incarnation changes or the node
+    // has too many staged rows: then the node is sealed (every head written as a sealed chunk,
+    // its staged rows deleted) and the batch needs no staged row.
+    if (!groups.empty()) {
+        Impl::NodeHeads& node = impl.nodes[batch.nodeId.value()];
+        if (!node.heads.empty() && node.incarnation != incarnation) {
+            std::vector<std::uint8_t> none;
+            if (Status st = impl.sealNode(node, {}, none); !st.ok()) {
+                return fail(st.error());
             }
-            h->incarnation = incarnation;
-            h->encoder.append(s);
-            h->meta.add(s);
-            h->pending.push_back(s);
         }
-        // A head filled by this batch is sealed now, not when the series' next sample comes.
-        const bool full = h->full();
-        if (Status st = impl.storeHead(group.seriesId, *h, full); !st.ok()) {
-            return fail(st.error());
+        node.incarnation = incarnation;
+        bool seal = node.staged.size() >= Impl::kMaxStagedRows;
+        std::vector<std::uint8_t> row;
+        // Heads begun in this batch after their predecessor filled: they hold only this batch's
+        // samples, so a seal stages them instead of writing them as short chunks.
+        std::vector<std::int64_t> begun;
+        for (const Group& group : groups) {
+            if (group.samples.empty()) {
+                continue;  // every sample of it was a repeat
+            }
+            result.samplesInserted += group.samples.size();
+            Impl::Head& h = node.heads[group.seriesId];
+            ChunkEncoder section;
+            for (const ChunkSample& s : group.samples) {
+                if (h.meta.count > 0 && h.full()) {
+                    // Full mid-batch: written now, the node sealed at the batch's end.
+                    if (Status st = impl.writeSealed(group.seriesId, incarnation, h); !st.ok()) {
+                        return fail(st.error());
+                    }
+                    h = Impl::Head{};
+                    if (begun.empty() || begun.back() != group.seriesId) {
+                        begun.push_back(group.seriesId);
+                    }
+                    seal = true;
+                }
+                h.encoder.append(s);
+                h.meta.add(s);
+                if (!seal) {
+                    section.append(s);
+                }
+            }
+            seal = seal || h.full();
+            if (!seal) {
+                appendStagedSection(row, group.seriesId, section);
+            }
         }
-        if (full) {
-            *h = Impl::Head{};
+        if (seal) {
+            row.clear();
+            if (Status st = impl.sealNode(node, begun, row); !st.ok()) {
+                return fail(st.error());
+            }
+        }
+        if (!row.empty()) {
+            impl.insertStaged.bind(1, batch.nodeId.value())
+                .bind(2, incarnation)
+                .bind(3, static_cast<std::int64_t>(kChunkCodec))
+                .bindBlob(4, row.data(), static_cast<int>(row.size()));
+            if (Status st = impl.insertStaged.run(); !st.ok()) {
+                return fail(st.error());
+            }
+            node.staged.push_back(impl.db->lastInsertRowId());
         }
     }
     for (const IngestEvent& event : batch.events) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 
 #include <sys/mman.h>
 
@@ -13,6 +14,7 @@
 #include "db/history/history_impl.h"
 #include "db/history/retention.h"
 #include "db/history/rollup.h"
+#include "db/history/staged.h"
 
 namespace runplane::db {
 
@@ -110,6 +112,7 @@ bool lowerIsBetter(const std::string& name) {
 
 Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     std::string sql = "SELECT id, node_id, run_id, name, unit FROM series WHERE 1";
     if (!filter.nodeId.empty()) {
         sql += " AND node_id = ?1";
@@ -160,6 +163,36 @@ Result<std::vector<SeriesInfo>> History::listSeries(const SeriesFilter& filter) 
         info.lastNs = count->columnInt(2);
         count->reset();
     }
+    // And the staged samples (staged.h), read once per node (the list is ordered by node).
+    struct Staged {
+        std::int64_t count = 0;
+        std::int64_t first = 0;
+        std::int64_t last = 0;
+    };
+    std::unordered_map<std::int64_t, Staged> staged;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        SeriesInfo& info = series[i];
+        if (i == 0 || series[i - 1].nodeId != info.nodeId) {
+            staged.clear();
+            if (Status s = forEachNodeStagedSample(
+                    *m_impl->db, info.nodeId.value(),
+                    [&](std::int64_t id, std::int64_t, const ChunkSample& p) {
+                        Staged& st = staged[id];
+                        st.first = st.count == 0 ? p.tNs : std::min(st.first, p.tNs);
+                        st.last = st.count == 0 ? p.tNs : std::max(st.last, p.tNs);
+                        ++st.count;
+                    });
+                !s.ok()) {
+                return Error{s.error()};
+            }
+        }
+        if (auto it = staged.find(info.id); it != staged.end()) {
+            const Staged& st = it->second;
+            info.firstNs = info.count == 0 ? st.first : std::min(info.firstNs, st.first);
+            info.lastNs = info.count == 0 ? st.last : std::max(info.lastNs, st.last);
+            info.count += st.count;
+        }
+    }
     return series;
 }
 
@@ -192,6 +225,7 @@ Result<SeriesPoints> History::querySeries(const SeriesQuery& query) {
 
 Status History::querySeries(const SeriesQuery& query, SeriesPoints& out) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     std::vector<SeriesPoint> reuse = std::move(out.points);
     reuse.clear();
     out = SeriesPoints{};
@@ -446,6 +480,7 @@ Result<std::vector<EventRecord>> History::listEvents(const EventFilter& filter) 
 Result<std::vector<MetricSummary>> History::runMetrics(const RunId& runId,
                                                        const std::string& prefix) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     auto list = m_impl->db->prepare(
         "SELECT id, node_id, name FROM series WHERE run_id = ?1 "
         "AND substr(name, 1, length(?2)) = ?2 ORDER BY name, node_id;");
@@ -565,6 +600,7 @@ Result<std::vector<NodePeak>> peaksLocked(sqlite::Database& db, const std::strin
 Result<std::vector<NodePeak>> History::nodePeaks(const std::string& series, std::int64_t t0Ns,
                                                  std::int64_t t1Ns) {
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);  // chunks and staged rows of one snapshot
     return peaksLocked(*m_impl->db, series, t0Ns, t1Ns, nullptr);
 }
 
@@ -580,6 +616,7 @@ Result<std::vector<NodePeak>> History::runPeaks(const RunId& runId, const std::s
     const std::int64_t end =
         record.endedNs > 0 ? record.endedNs : std::numeric_limits<std::int64_t>::max();
     std::lock_guard lock(m_mutex);
+    ReadSnapshot snapshot(*m_impl->db);
     return peaksLocked(*m_impl->db, series, record.startedNs, end, &record.nodes);
 }
 

@@ -188,6 +188,15 @@ Result<PruneReport> History::prune(const PruneOptions& options) {
     report.rawCutoffNs = floorDiv(now - policy->rawDays * kDayNs, grid) * grid;
     report.rollupCutoffNs = floorDiv(now - policy->rollupDays * kDayNs, grid) * grid;
     const int batch = std::max(1, options.batchRows);
+    if (!options.dryRun) {
+        // This connection's own open chunks become sealed chunks first, so that what it
+        // ingested is pruned like the rest; other connections' staged rows are left alone
+        // (they hold the newest samples, docs/history.md "Retention").
+        std::lock_guard lock(m_mutex);
+        if (Status s = m_impl->sealAll(); !s.ok()) {
+            return Error{s.error()};
+        }
+    }
 
     std::vector<Candidate> candidates;
     std::map<std::string, std::vector<Window>> windows;  // node id -> pinned windows

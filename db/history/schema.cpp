@@ -201,6 +201,22 @@ ALTER TABLE chunks ADD COLUMN unrolled INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX chunks_unrolled ON chunks(series_id) WHERE unrolled > 0;
 )sql";
 
+// Version 8 (issue #20): `staged` holds what one transaction added for one node (a section per
+// series, staged.h) while the writer keeps that node's open chunks in memory, instead of
+// rewriting every open chunk row in every transaction. When a head fills, the node's heads are
+// written as sealed chunks and its staged rows deleted. Nothing existing is rewritten: v7 head
+// chunks with unrolled samples stay readable as they are.
+constexpr const char* kSchemaV8 = R"sql(
+CREATE TABLE staged (
+    id          INTEGER PRIMARY KEY,
+    node_id     TEXT NOT NULL,
+    incarnation INTEGER NOT NULL,
+    codec       INTEGER NOT NULL,
+    data        BLOB NOT NULL
+);
+CREATE INDEX staged_node ON staged(node_id, id);
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
@@ -211,6 +227,8 @@ const std::array kMigrations = {
               &convertSamplesToChunks},
     Migration{7, "chunks: per-chunk time unit; rollup cells merged when a chunk is sealed",
               kSchemaV7},
+    Migration{8, "staged: a node's new samples in one row per transaction until a chunk fills",
+              kSchemaV8},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

@@ -323,12 +323,11 @@ TEST(History, FailedBatchLeavesNothingBehind) {
     auto history = openOrDie(path);
     ASSERT_TRUE(history->ingest(makeBatch("n1", 1, 5)).ok());
     {
-        // Fault injection: writing the chunk that holds seq 8 fails inside the transaction.
+        // Fault injection: staging the next batch's samples fails inside the transaction.
         auto db = sqlite::Database::open(path);
         ASSERT_TRUE(db.ok());
         ASSERT_TRUE((*db)
-                        ->exec("CREATE TRIGGER fail_seq_8 BEFORE INSERT ON chunks WHEN "
-                               "NEW.seq_min <= 8 AND NEW.seq_max >= 8 BEGIN "
+                        ->exec("CREATE TRIGGER fail_seq_8 BEFORE INSERT ON staged BEGIN "
                                "SELECT RAISE(ABORT, 'injected'); END;")
                         .ok());
     }

@@ -81,6 +81,7 @@ TEST(HistorySecurity, NewFileWalShmAndDirectoriesAreOwnerOnly) {
     EXPECT_EQ(modeOf(path), 0600u);
     EXPECT_EQ(modeOf(path + "-wal"), 0600u);
     EXPECT_EQ(modeOf(path + "-shm"), 0600u);
+    EXPECT_EQ(modeOf(path + "-lock"), 0600u);
     EXPECT_EQ(modeOf(dir.file("deep")), 0700u);
     EXPECT_EQ(modeOf(dir.file("deep/er")), 0700u);
     EXPECT_EQ(modeOf(dir.path().string()), 0755u);  // an existing directory is left alone

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include "backend/control/ingest_batch.h"
 #include "backend/control/node_convert.h"
@@ -36,7 +37,7 @@ db::History& history() {
     State& s = state();
     if (s.history == nullptr || s.inputs % 1000 == 0) {
         s.history.reset();
-        for (const char* suffix : {"", "-wal", "-shm"}) {
+        for (const char* suffix : {"", "-wal", "-shm", "-lock"}) {
             std::filesystem::remove(s.path + suffix);
         }
         auto opened = db::History::open(s.path);
@@ -80,6 +81,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     db::SeriesFilter filter;
     filter.nodeId = nodeId;
-    (void)h.listSeries(filter);
+    // The reads that add the staged rows (schema 8) to the chunks: extent, raw and cells.
+    auto series = h.listSeries(filter);
+    if (series.ok()) {
+        for (const db::SeriesInfo& info : *series) {
+            (void)h.querySeries(db::SeriesQuery{info.id, std::numeric_limits<std::int64_t>::min(),
+                                                std::numeric_limits<std::int64_t>::max(), 16});
+        }
+    }
     return 0;
 }
