@@ -2,9 +2,10 @@
 # Link it PRIVATE into every first-party target; generated and third-party code never sees it.
 add_library(runplane_warnings INTERFACE)
 option(RUNPLANE_WERROR "Treat warnings in Runplane's own code as errors" ON)
+# -Wshadow=local is GCC's spelling (clang, used for the fuzz build, does not know it).
 target_compile_options(runplane_warnings INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
-  -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough>
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
+  -Wnon-virtual-dtor -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough>
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${RUNPLANE_WERROR}>>:-Werror>)
 
 # runplane_add_gtest(name SOURCES... LIBS... [LABELS...] [FIXTURES...]): one test binary per
