@@ -452,16 +452,15 @@ int viewLoadStaged(ViewCursor* cursor, sqlite3* db) {
         const std::int64_t incarnation = sqlite3_column_int64(stmt, 0);
         const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt, 2));
         const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, 2));
-        Status decoded;
-        Status split = forEachStagedSection({data, size}, [&](const StagedSection& section) {
-            if (!decoded.ok() || (cursor->filtered && section.seriesId != cursor->filterSeries)) {
-                return;
-            }
-            decoded = decodeChunk(kChunkCodec, section.bytes, section.count, cursor->rows);
-            cursor->stagedSeries.resize(cursor->rows.size(), section.seriesId);
-            cursor->stagedIncarnations.resize(cursor->rows.size(), incarnation);
-        });
-        if (sqlite3_column_int(stmt, 1) != kChunkCodec || !split.ok() || !decoded.ok()) {
+        const Status decoded =
+            forEachStagedRowSample(sqlite3_column_int64(stmt, 1), {data, size},
+                                   cursor->filtered ? cursor->filterSeries : 0,
+                                   [&](std::int64_t seriesId, const ChunkSample& p) {
+                                       cursor->rows.push_back(p);
+                                       cursor->stagedSeries.push_back(seriesId);
+                                       cursor->stagedIncarnations.push_back(incarnation);
+                                   });
+        if (!decoded.ok()) {
             sqlite3_finalize(stmt);
             return SQLITE_CORRUPT;
         }

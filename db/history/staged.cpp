@@ -76,6 +76,23 @@ Status forEachStagedSection(std::span<const std::uint8_t> data,
     return {};
 }
 
+Status forEachStagedRowSample(std::int64_t codec, std::span<const std::uint8_t> data,
+                              std::int64_t only,
+                              const std::function<void(std::int64_t, const ChunkSample&)>& fn) {
+    if (codec != kChunkCodec) {
+        return Error{"unknown codec " + std::to_string(codec)};
+    }
+    Status decoded;
+    Status split = forEachStagedSection(data, [&](const StagedSection& s) {
+        if (!decoded.ok() || (only > 0 && s.seriesId != only)) {
+            return;
+        }
+        decoded = forEachChunkSample(kChunkCodec, s.bytes, s.count,
+                                     [&](const ChunkSample& p) { fn(s.seriesId, p); });
+    });
+    return split.ok() ? decoded : split;
+}
+
 namespace {
 
 // The rows of a prepared SELECT id, incarnation, codec, data FROM staged ... (bound); samples of
@@ -90,28 +107,13 @@ Status forEachRowSample(sqlite::Database& db, sqlite::Statement& stmt, std::int6
         if (!*row) {
             return {};
         }
-        const std::int64_t rowId = stmt.columnInt(0);
         const std::int64_t incarnation = stmt.columnInt(1);
-        const std::int64_t codec = stmt.columnInt(2);
-        if (codec != kChunkCodec) {
-            return Error{db.path() + ": damaged staged row " + std::to_string(rowId) +
-                         ": unknown codec " + std::to_string(codec)};
-        }
-        Status decoded;
-        Status split = forEachStagedSection(stmt.columnBlob(3), [&](const StagedSection& s) {
-            if (!decoded.ok() || (only > 0 && s.seriesId != only)) {
-                return;
-            }
-            decoded = forEachChunkSample(kChunkCodec, s.bytes, s.count, [&](const ChunkSample& p) {
-                fn(s.seriesId, incarnation, p);
-            });
-        });
-        if (split.ok() && !decoded.ok()) {
-            split = decoded;
-        }
-        if (!split.ok()) {
-            return Error{db.path() + ": damaged staged row " + std::to_string(rowId) + ": " +
-                         split.error()};
+        Status decoded = forEachStagedRowSample(
+            stmt.columnInt(2), stmt.columnBlob(3), only,
+            [&](std::int64_t seriesId, const ChunkSample& p) { fn(seriesId, incarnation, p); });
+        if (!decoded.ok()) {
+            return Error{db.path() + ": damaged staged row " + std::to_string(stmt.columnInt(0)) +
+                         ": " + decoded.error()};
         }
     }
 }
@@ -136,6 +138,14 @@ bool noStagedTable(const std::string& error) {
 }  // namespace
 
 Status forEachStagedSample(sqlite::Database& db, std::int64_t seriesId, const StagedSampleFn& fn) {
+    Memo& m = memo();
+    const bool memoised = seriesId > 0 && m.depth > 0;
+    if (memoised && m.valid && m.db == &db && m.seriesId == seriesId) {
+        for (const auto& [incarnation, p] : m.samples) {
+            fn(seriesId, incarnation, p);
+        }
+        return {};
+    }
     auto stmt =
         db.prepare(seriesId > 0 ? "SELECT id, incarnation, codec, data FROM staged WHERE node_id = "
                                   "(SELECT node_id FROM series WHERE id = ?1) ORDER BY id;"
@@ -147,25 +157,22 @@ Status forEachStagedSample(sqlite::Database& db, std::int64_t seriesId, const St
         return forEachRowSample(db, *stmt, 0, fn);
     }
     stmt->bind(1, seriesId);
-    Memo& m = memo();
-    if (m.depth == 0) {
+    if (!memoised) {
         return forEachRowSample(db, *stmt, seriesId, fn);
     }
-    if (!m.valid || m.db != &db || m.seriesId != seriesId) {
-        m.valid = false;
-        m.samples.clear();
-        if (Status s =
-                forEachRowSample(db, *stmt, seriesId,
-                                 [&](std::int64_t, std::int64_t incarnation, const ChunkSample& p) {
-                                     m.samples.emplace_back(incarnation, p);
-                                 });
-            !s.ok()) {
-            return s;
-        }
-        m.valid = true;
-        m.db = &db;
-        m.seriesId = seriesId;
+    m.valid = false;
+    m.samples.clear();
+    if (Status s =
+            forEachRowSample(db, *stmt, seriesId,
+                             [&](std::int64_t, std::int64_t incarnation, const ChunkSample& p) {
+                                 m.samples.emplace_back(incarnation, p);
+                             });
+        !s.ok()) {
+        return s;
     }
+    m.valid = true;
+    m.db = &db;
+    m.seriesId = seriesId;
     for (const auto& [incarnation, p] : m.samples) {
         fn(seriesId, incarnation, p);
     }

@@ -42,6 +42,13 @@ struct StagedSection {
 Status forEachStagedSection(std::span<const std::uint8_t> data,
                             const std::function<void(const StagedSection&)>& fn);
 
+/// Decodes one staged row's `data` written in `codec`: fn(seriesId, sample) for every sample of
+/// the sections whose series is `only` (0: every section), in stored order. An error for an
+/// unknown codec or a damaged section (the caller names the file and row).
+Status forEachStagedRowSample(std::int64_t codec, std::span<const std::uint8_t> data,
+                              std::int64_t only,
+                              const std::function<void(std::int64_t, const ChunkSample&)>& fn);
+
 /// A staged sample with the series and incarnation of its row.
 using StagedSampleFn =
     std::function<void(std::int64_t seriesId, std::int64_t incarnation, const ChunkSample&)>;
