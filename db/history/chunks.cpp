@@ -438,10 +438,7 @@ int viewLoadStaged(ViewCursor* cursor, sqlite3* db) {
         return SQLITE_OK;  // no series has such an id
     }
     sqlite3_stmt* stmt = nullptr;
-    const char* sql = cursor->filtered
-                          ? "SELECT incarnation, codec, data FROM staged WHERE node_id = "
-                            "(SELECT node_id FROM series WHERE id = ?1) ORDER BY id;"
-                          : "SELECT incarnation, codec, data FROM staged ORDER BY id;";
+    const char* sql = cursor->filtered ? kSelectStagedRowsOfSeriesSql : kSelectAllStagedRowsSql;
     if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
         sqlite3_finalize(stmt);
         return SQLITE_OK;  // no staged table
@@ -449,11 +446,12 @@ int viewLoadStaged(ViewCursor* cursor, sqlite3* db) {
     sqlite3_bind_int64(stmt, 1, cursor->filterSeries);
     int rc = SQLITE_OK;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        const std::int64_t incarnation = sqlite3_column_int64(stmt, 0);
-        const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt, 2));
-        const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, 2));
+        // Columns: id, incarnation, codec, data (kSelect*StagedRows*Sql).
+        const std::int64_t incarnation = sqlite3_column_int64(stmt, 1);
+        const auto* data = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt, 3));
+        const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, 3));
         const Status decoded =
-            forEachStagedRowSample(sqlite3_column_int64(stmt, 1), {data, size},
+            forEachStagedRowSample(sqlite3_column_int64(stmt, 2), {data, size},
                                    cursor->filtered ? cursor->filterSeries : 0,
                                    [&](std::int64_t seriesId, const ChunkSample& p) {
                                        cursor->rows.push_back(p);

@@ -146,10 +146,7 @@ Status forEachStagedSample(sqlite::Database& db, std::int64_t seriesId, const St
         }
         return {};
     }
-    auto stmt =
-        db.prepare(seriesId > 0 ? "SELECT id, incarnation, codec, data FROM staged WHERE node_id = "
-                                  "(SELECT node_id FROM series WHERE id = ?1) ORDER BY id;"
-                                : "SELECT id, incarnation, codec, data FROM staged ORDER BY id;");
+    auto stmt = db.prepare(seriesId > 0 ? kSelectStagedRowsOfSeriesSql : kSelectAllStagedRowsSql);
     if (!stmt.ok()) {
         return noStagedTable(stmt.error()) ? Status{} : Status{stmt.failure()};
     }

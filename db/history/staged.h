@@ -49,6 +49,14 @@ Status forEachStagedRowSample(std::int64_t codec, std::span<const std::uint8_t> 
                               std::int64_t only,
                               const std::function<void(std::int64_t, const ChunkSample&)>& fn);
 
+/// The staged rows' columns every reader selects, in this order: id, incarnation, codec, data.
+/// Of one series' node (bind ?1 to the series id), or of every node; both in id order.
+inline constexpr const char* kSelectStagedRowsOfSeriesSql =
+    "SELECT id, incarnation, codec, data FROM staged WHERE node_id = "
+    "(SELECT node_id FROM series WHERE id = ?1) ORDER BY id;";
+inline constexpr const char* kSelectAllStagedRowsSql =
+    "SELECT id, incarnation, codec, data FROM staged ORDER BY id;";
+
 /// A staged sample with the series and incarnation of its row.
 using StagedSampleFn =
     std::function<void(std::int64_t seriesId, std::int64_t incarnation, const ChunkSample&)>;
