@@ -1,12 +1,12 @@
 #include "backend/control/history_writer.h"
 
-#include <pthread.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <optional>
 #include <unordered_map>
+
+#include "common/thread_role.h"
 
 namespace runplane::control {
 
@@ -18,11 +18,6 @@ using SteadyClock = std::chrono::steady_clock;
 // the write lock, so trying again can succeed.
 bool isBusy(ErrorCode code) {
     return code == ErrorCode::Busy;
-}
-
-// The name shows in top -H, perf and /proc/PID/task/*/comm (bench_load's per-thread CPU).
-void setThreadName(const char* name) {
-    pthread_setname_np(pthread_self(), name);
 }
 
 constexpr const char* kStopped = "the history writer stopped; the batch was not stored";
@@ -74,12 +69,12 @@ Result<std::shared_ptr<HistoryWriter>> HistoryWriter::open(HistoryWriterOptions 
     writer->m_history = std::move(*history);
     writer->m_checkpointer = std::move(checkpointer);
     writer->m_thread = std::thread([raw = writer.get()] {
-        setThreadName("history-writer");
+        threads::enterBackground("history-writer");
         raw->loop();
     });
     if (writer->m_checkpointer) {
         writer->m_checkpointThread = std::thread([raw = writer.get()] {
-            setThreadName("history-ckpt");
+            threads::enterBackground("history-ckpt");
             raw->checkpointLoop();
         });
     }

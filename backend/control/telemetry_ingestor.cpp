@@ -1,7 +1,5 @@
 #include "backend/control/telemetry_ingestor.h"
 
-#include <pthread.h>
-
 #include "backend/control/run_log_recorder.h"
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include "backend/control/ingest_batch.h"
 #include "common/clock.h"
 #include "common/json_text.h"
+#include "common/thread_role.h"
 #include "db/history/history.h"
 
 namespace runplane::control {
@@ -214,7 +213,7 @@ void TelemetryIngestor::Impl::run() {
         ackWanted.reset();
     }
     acker = std::thread([this] {
-        pthread_setname_np(pthread_self(), "ingest-ack");
+        threads::enterBackground("ingest-ack");
         ackLoop();
     });
     std::chrono::milliseconds backoff = options.backoffInitial;
@@ -540,7 +539,7 @@ Status TelemetryIngestor::start() {
     m_impl->canceller.reset();
     m_impl->status.state = IngestState::Connecting;
     m_impl->thread = std::thread([impl = m_impl.get()] {
-        pthread_setname_np(pthread_self(), "ingest");  // per-thread CPU in top -H, bench_load
+        threads::enterBackground("ingest");
         impl->run();
     });
     return {};

@@ -17,6 +17,7 @@
 
 #include "backend/control/cluster_profile.h"
 #include "backend/control/controller.h"
+#include "common/thread_role.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
@@ -113,6 +114,7 @@ int runLib(const ChildOptions& options) {
 
 int runGui(const ChildOptions& options, int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
+    threads::setBackgroundNice(options.backgroundNice);  // as runplane's main does
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("RunplaneLoadBench"));
     QApplication::setApplicationName(QStringLiteral("bench_load"));

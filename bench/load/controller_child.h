@@ -15,6 +15,7 @@ struct ChildOptions {
     std::string runId;
     bool inlineCheckpoints = false;  // lib: the writer checkpoints in its commits (A/B)
     bool unsyncedCommits = false;    // lib: synchronous=NORMAL commits (A/B of durable ones)
+    int backgroundNice = 0;          // gui: threads::setBackgroundNice, as the GUI sets it
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

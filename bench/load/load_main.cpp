@@ -28,6 +28,7 @@
 #include "bench/load/controller_child.h"
 #include "bench/load/load_stats.h"
 #include "bench/load/sim_cluster.h"
+#include "common/thread_role.h"
 #include "db/history/history.h"
 
 namespace fs = std::filesystem;
@@ -51,6 +52,7 @@ struct Args {
     bool inlineCheckpoints = false;
     bool unsyncedCommits = false;
     int clusterNice = 0;
+    int backgroundNice = threads::kGuiBackgroundNice;
 };
 
 long rssKiB(pid_t pid) {
@@ -155,6 +157,8 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         if (args.unsyncedCommits) {
             argv.emplace_back("--unsynced-commits");
         }
+        argv.emplace_back("--background-nice");
+        argv.emplace_back(std::to_string(args.backgroundNice));
         std::vector<char*> raw;
         for (auto& a : argv) {
             raw.push_back(a.data());
@@ -469,6 +473,7 @@ int runParent(const Args& args) {
         report["summary"]["controller_stop_under_load_exit"] = stopUnderLoadRc;
     }
     report["cluster_nice"] = {{"nice", args.clusterNice}, {"threads", reniced}};
+    report["background_nice"] = args.controller == "gui" ? args.backgroundNice : 0;
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -526,6 +531,11 @@ int main(int argc, char** argv) {
                        "value, the controller at its own: nodes that would be other machines "
                        "do not take its cores (0: off)")
             ->check(CLI::Range(0, 19));
+        app.add_option("--background-nice", args.backgroundNice,
+                       "gui: the controller's background threads (ingest, history writer and "
+                       "reader) run this many nice levels below its GUI thread, as in the GUI "
+                       "(common/thread_role.h; 0: the same, the A/B of that setting)")
+            ->check(CLI::Range(0, 19));
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
@@ -543,6 +553,7 @@ int main(int argc, char** argv) {
         if (childFlag->count() > 0) {
             child.inlineCheckpoints = args.inlineCheckpoints;
             child.unsyncedCommits = args.unsyncedCommits;
+            child.backgroundNice = args.backgroundNice;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "common/build_info.h"
+#include "common/thread_role.h"
 #include "gui/app/app_settings.h"
 #include "gui/app/command_line.h"
 #include "gui/app/compare_report.h"
@@ -192,6 +193,9 @@ int runApplication(int argc, char** argv) {
         return 2;
     }
     ensureRuntimeDir();
+    // Before any page starts its ingest, writer or reader threads: they run below the GUI thread
+    // so that a paint does not wait for a core behind them (common/thread_role.h).
+    threads::setBackgroundNice(threads::kGuiBackgroundNice);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("Runplane"));
     QApplication::setApplicationName(QStringLiteral("runplane"));

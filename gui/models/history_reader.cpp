@@ -1,7 +1,6 @@
 #include "gui/models/history_reader.h"
 
-#include <pthread.h>
-
+#include "common/thread_role.h"
 #include "db/history/history.h"
 
 namespace runplane::gui {
@@ -9,9 +8,9 @@ namespace runplane::gui {
 HistoryReader::HistoryReader(QString path)
     : m_path(std::move(path)), m_connection(std::make_shared<Connection>(m_path.toStdString())) {
     // Named so that per-thread CPU (top -H, /proc/PID/task) tells the GUI's history reads from
-    // the rest (docs/performance.md "Load"); it starts no threads that would inherit the name.
-    m_worker.post(QStringLiteral("__name"),
-                  [] { pthread_setname_np(pthread_self(), "history-reader"); });
+    // the rest (docs/performance.md "Load"), and below the GUI thread where the process asked
+    // for it (common/thread_role.h); it starts no threads that would inherit either.
+    m_worker.post(QStringLiteral("__name"), [] { threads::enterBackground("history-reader"); });
 }
 
 HistoryReader::~HistoryReader() {

@@ -6,10 +6,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "backend/control/history_writer.h"
+#include "common/thread_role.h"
 #include "db/history/history.h"
 #include "db/sqlite/sqlite.h"
 #include "tests/db/test_util.h"
@@ -473,6 +477,47 @@ TEST(IngestWriter, AConnectionWithoutAutoCheckpointsLeavesTheWalToAnother) {
     EXPECT_FALSE(done->busy);
     EXPECT_GT(done->logFrames, 0);
     EXPECT_EQ(done->backfilledFrames, done->logFrames);
+}
+
+namespace {
+
+// The nice value of this process's thread named `name` (/proc/self/task/TID/stat, field 19),
+// -100 if there is none.
+int niceOfThreadNamed(const std::string& name) {
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string taskName;
+        std::getline(comm, taskName);
+        if (taskName != name) {
+            continue;
+        }
+        std::ifstream statFile(task.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(statFile)), {});
+        std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // field 3 on
+        std::string field;
+        for (int i = 3; i <= 19 && fields >> field; ++i) {
+        }
+        return std::stoi(field);
+    }
+    return -100;
+}
+
+}  // namespace
+
+// The GUI lowers its background threads (common/thread_role.h); the writer's two are among them.
+TEST(IngestWriter, ItsThreadsRunBelowTheGuiThreadWhereTheProcessAsks) {
+    ScratchDir dir;
+    const int base = threads::currentThreadNice();
+    threads::setBackgroundNice(threads::kGuiBackgroundNice);
+    auto writer = HistoryWriter::open(HistoryWriterOptions{dir.file("h.sqlite")});
+    ASSERT_TRUE(writer.ok()) << writer.error();
+    const int expected = std::min(base + threads::kGuiBackgroundNice, 19);
+    EXPECT_TRUE(waitUntil([&] { return niceOfThreadNamed("history-writer") == expected; }))
+        << niceOfThreadNamed("history-writer");
+    EXPECT_TRUE(waitUntil([&] { return niceOfThreadNamed("history-ckpt") == expected; }))
+        << niceOfThreadNamed("history-ckpt");
+    EXPECT_EQ(threads::currentThreadNice(), base);
+    threads::setBackgroundNice(0);  // process-wide: the other tests' threads stay as they were
 }
 
 }  // namespace runplane::control
