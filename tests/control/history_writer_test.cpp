@@ -6,10 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "backend/control/history_writer.h"
@@ -18,12 +15,14 @@
 #include "db/sqlite/sqlite.h"
 #include "tests/db/test_util.h"
 #include "tests/support/fault_vfs.h"
+#include "tests/support/thread_nice.h"
 #include "tests/support/wait.h"
 
 namespace runplane::control {
 namespace {
 
 using namespace std::chrono_literals;
+using runplane::testing::niceOfThreadNamed;
 using runplane::testing::ScratchDir;
 using runplane::testing::waitUntil;
 namespace faultvfs = runplane::testing::faultvfs;
@@ -478,31 +477,6 @@ TEST(IngestWriter, AConnectionWithoutAutoCheckpointsLeavesTheWalToAnother) {
     EXPECT_GT(done->logFrames, 0);
     EXPECT_EQ(done->backfilledFrames, done->logFrames);
 }
-
-namespace {
-
-// The nice value of this process's thread named `name` (/proc/self/task/TID/stat, field 19),
-// -100 if there is none.
-int niceOfThreadNamed(const std::string& name) {
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-        std::ifstream comm(task.path() / "comm");
-        std::string taskName;
-        std::getline(comm, taskName);
-        if (taskName != name) {
-            continue;
-        }
-        std::ifstream statFile(task.path() / "stat");
-        std::string stat((std::istreambuf_iterator<char>(statFile)), {});
-        std::istringstream fields(stat.substr(stat.rfind(')') + 2));  // field 3 on
-        std::string field;
-        for (int i = 3; i <= 19 && fields >> field; ++i) {
-        }
-        return std::stoi(field);
-    }
-    return -100;
-}
-
-}  // namespace
 
 // The GUI lowers its background threads (common/thread_role.h); the writer's two are among them.
 TEST(IngestWriter, ItsThreadsRunBelowTheGuiThreadWhereTheProcessAsks) {

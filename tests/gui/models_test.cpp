@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/thread_role.h"
 #include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
@@ -20,6 +21,7 @@
 #include "gui/models/serial_worker.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
+#include "tests/support/thread_nice.h"
 
 using namespace runplane;
 using namespace runplane::gui;
@@ -247,6 +249,23 @@ TEST_F(HistoryQueries, ReaderDeliversOnTheGuiThread) {
     ASSERT_TRUE(waitUntil([&] { return got.has_value(); }, 5000));
     ASSERT_TRUE(*got);
     EXPECT_EQ((*got)->size(), 1u);
+}
+
+// runplane lowers its background threads below the GUI thread (common/thread_role.h): the
+// reader's worker is one of them.
+TEST_F(HistoryQueries, ReaderThreadRunsBelowTheGuiThreadWhereTheProcessAsks) {
+    const int base = threads::currentThreadNice();
+    threads::setBackgroundNice(threads::kGuiBackgroundNice);
+    {
+        HistoryReader reader(QString::fromStdString(m_path));
+        const int expected = std::min(base + threads::kGuiBackgroundNice, 19);
+        EXPECT_TRUE(waitUntil(
+            [&] { return runplane::testing::niceOfThreadNamed("history-reader") == expected; },
+            5000))
+            << runplane::testing::niceOfThreadNamed("history-reader");
+        EXPECT_EQ(threads::currentThreadNice(), base);
+    }
+    threads::setBackgroundNice(0);  // process-wide: the other tests' threads stay as they were
 }
 
 TEST(SecondsAbove, CountsIntervalsAboveTheLineWithGapsCapped) {
