@@ -255,11 +255,12 @@ void checkStreamOptimizerState(const RuleContext& ctx, const RecipeFlags& flags)
 
 void checkLoraAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
     const Recipe& r = ctx.recipe;
-    const int rank =
-        r.lora.rank > 0 ? r.lora.rank : static_cast<int>(flags.number("--lora-rank").value_or(0));
+    // miles' --lora-rank is an int: set from 1 on. Compared as the double it was read as, never
+    // cast: a script's 5.6e104 is "set" (miles' argparse refuses it) and not undefined behaviour.
+    const bool rankSet = r.lora.rank > 0 || flags.number("--lora-rank").value_or(0) >= 1;
     // miles turns sglang's switch on when the trainer's is on; they can only disagree the other
     // way round.
-    if (rank > 0 && flags.on("--sglang-experts-shared-outer-loras") &&
+    if (rankSet && flags.on("--sglang-experts-shared-outer-loras") &&
         !flags.on("--experts-shared-outer-loras")) {
         ctx.emitField("lora.shared-outer-agree", flags.field("--sglang-experts-shared-outer-loras"),
                       "experts_shared_outer_loras and sglang_experts_shared_outer_loras must agree",
@@ -277,7 +278,7 @@ void checkLoraAdditions(const RuleContext& ctx, const RecipeFlags& flags) {
     auto fail = [&](const std::string& message, const std::string& fix) {
         ctx.emitField("lora.multi-lora", field, message, fix);
     };
-    if (rank <= 0) {
+    if (!rankSet) {
         fail("--lora-rank must be set when --multi-lora-n-adapters > 0", "set lora.rank");
     } else if (!hasTargets) {
         fail("--target-modules must be set when --multi-lora-n-adapters > 0",

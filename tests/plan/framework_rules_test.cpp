@@ -666,6 +666,30 @@ TEST(FrameworkRules, ScoreCenteringKeepsSlimesWordingAndPointsAtTheFlag) {
     EXPECT_TRUE(has("Score centering does not support streaming rollout."));
 }
 
+// Found by fuzz_import (docs/fuzzing.md, sixth round): `--lora-rank 5.5e104` was cast to int
+// (undefined behaviour; INT_MIN on x86-64, so "must be set"). A rank given as a flag counts from 1
+// on, however large; below 1 it is not set.
+TEST(FrameworkRules, AHugeLoraRankFlagIsSetNotCast) {
+    const auto multiLoraMessage = [](const std::string& rank) {
+        Recipe r = test::loadShipped(kMiles);
+        multiLoraReady(r);
+        r.lora.rank = 0;
+        arg(r, "--lora-rank " + rank);
+        const auto findings = findingsOf(r);
+        const Finding* f = findRule(findings, "lora.multi-lora");
+        return f ? f->message : std::string("<none>");
+    };
+    for (const char* huge : {"5.5e104", "1e300", "4294967296", "16"}) {
+        EXPECT_EQ(multiLoraMessage(huge).find("--lora-rank must be set"), std::string::npos)
+            << huge;
+    }
+    for (const char* unset : {"0", "0.5", "-3", "-1e300"}) {
+        EXPECT_EQ(multiLoraMessage(unset),
+                  "--lora-rank must be set when --multi-lora-n-adapters > 0")
+            << unset;
+    }
+}
+
 TEST(FrameworkRules, MilesOnlyChecksKeepMilesWordingAndStayQuietForSlime) {
     const auto messageOf = [](const Recipe& r, const char* rule) {
         const auto findings = findingsOf(r);
