@@ -190,8 +190,7 @@ StagedMemoScope::~StagedMemoScope() {
 
 Status forEachNodeStagedSample(sqlite::Database& db, const std::string& nodeId,
                                const StagedSampleFn& fn) {
-    auto stmt = db.prepare(
-        "SELECT id, incarnation, codec, data FROM staged WHERE node_id = ?1 ORDER BY id;");
+    auto stmt = db.prepare(kSelectStagedRowsOfNodeSql);
     if (!stmt.ok()) {
         return noStagedTable(stmt.error()) ? Status{} : Status{stmt.failure()};
     }

@@ -50,10 +50,13 @@ Status forEachStagedRowSample(std::int64_t codec, std::span<const std::uint8_t> 
                               const std::function<void(std::int64_t, const ChunkSample&)>& fn);
 
 /// The staged rows' columns every reader selects, in this order: id, incarnation, codec, data.
-/// Of one series' node (bind ?1 to the series id), or of every node; both in id order.
+/// Of one series' node (bind ?1 to the series id), of one node (bind ?1 to its id), or of every
+/// node; all in id order.
 inline constexpr const char* kSelectStagedRowsOfSeriesSql =
     "SELECT id, incarnation, codec, data FROM staged WHERE node_id = "
     "(SELECT node_id FROM series WHERE id = ?1) ORDER BY id;";
+inline constexpr const char* kSelectStagedRowsOfNodeSql =
+    "SELECT id, incarnation, codec, data FROM staged WHERE node_id = ?1 ORDER BY id;";
 inline constexpr const char* kSelectAllStagedRowsSql =
     "SELECT id, incarnation, codec, data FROM staged ORDER BY id;";
 
