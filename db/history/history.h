@@ -299,11 +299,14 @@ struct OpenOptions {
     /// connection never checkpoint on its own (another one calls checkpointWal, e.g. the
     /// controller's history writer, whose commits then never copy pages or fsync).
     int walAutoCheckpointPages = -1;
-    /// synchronous=FULL instead of NORMAL: a commit returns only once the WAL is fsynced, so a
-    /// power cut keeps every transaction this connection committed. For a connection whose
-    /// commits others act on (the controller's history writer acknowledges to the daemons,
-    /// which then drop the records); NORMAL syncs only at checkpoints.
-    bool durableCommits = false;
+    /// synchronous=FULL (the default): a commit returns only once the WAL is fsynced, so a
+    /// power cut keeps every transaction this connection committed (the controller's history
+    /// writer acknowledges its commits to the daemons, which then drop the records). Every
+    /// writer of one history must be durable: a NORMAL commit sits in the WAL unsynced, and if
+    /// another connection's fsync then fails and the kernel drops those pages, the WAL index
+    /// still points at frames the disk no longer holds and the history reads back malformed
+    /// (`HistoryFaultTest.HistoryFsyncFailsAndLosesItsWrites`). false: NORMAL, for the A/B.
+    bool durableCommits = true;
 };
 
 /// What one checkpointWal() did (sqlite3_wal_checkpoint_v2's counts).

@@ -65,7 +65,35 @@ TEST_F(HistoryFaultTest, HistoryWriteIoError) {
     expectExactlyOnce();
 }
 
-// A real filesystem running out of space under the history (and its WAL).
+// Every fsync of the history and its WAL fails (SQLITE_IOERR_FSYNC) while the run ends. The
+// writer's commits fsync the WAL (synchronous=FULL), so each commit fails and nothing it held is
+// acknowledged; the connection must still commit once fsync works again.
+TEST_F(HistoryFaultTest, HistoryFsyncFails) {
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(30, 3));
+    historyOutage(in, faultvfs::Fault::SyncError, "disk I/O error");
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
+// As above, and each failed fsync loses what it was to write: the history's and the WAL's writes
+// since their last good sync are undone in place (the kernel dropped the dirty pages after a
+// writeback error). A commit that failed is written again in full, a checkpoint that failed is
+// not counted, so the history stays intact and holds every record once.
+TEST_F(HistoryFaultTest, HistoryFsyncFailsAndLosesItsWrites) {
+    faultvfs::trackUnsynced("history.sqlite");
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(30, 3));
+    historyOutage(in, faultvfs::Fault::SyncErrorLosesWrites, "disk I/O error");
+    EXPECT_GT(faultvfs::writesLost(), 0u);
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
 // A power cut of the controller's host, modelled on the disk: every write to the history and its
 // WAL since that file's last fsync is lost (fault VFS, copyAsSynced). Every batch the history
 // writer reported committed (the ingestor's cursor; it acknowledges that to the daemon, which
@@ -108,6 +136,7 @@ TEST_F(HistoryFaultTest, PowerCutKeepsEveryAcknowledgedRecord) {
     expectExactlyOnce();
 }
 
+// A real filesystem running out of space under the history (and its WAL).
 TEST_F(FaultTest, HistoryDiskFullOnARealFilesystem) {
     Tmpfs disk(m_dir.file("hist-disk"), "4m");
     if (!disk.ok()) {

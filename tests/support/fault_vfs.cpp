@@ -20,6 +20,8 @@ struct ShimFile {
     sqlite3_file base;
     sqlite3_file* real;
     const char* name;  // valid until xClose (SQLite keeps its file names)
+    // How many lost-write sync errors of its path this handle has been told of (see dropUnsynced).
+    std::uint64_t syncErrorsSeen;
 };
 
 sqlite3_vfs* g_real = nullptr;
@@ -28,6 +30,7 @@ std::mutex g_mutex;
 std::string g_filter;
 std::atomic<int> g_fault{static_cast<int>(Fault::None)};
 std::atomic<std::uint64_t> g_injected{0};
+std::atomic<std::uint64_t> g_writesLost{0};
 
 sqlite3_file* real(sqlite3_file* f) {
     return reinterpret_cast<ShimFile*>(f)->real;
@@ -38,11 +41,16 @@ sqlite3_file* real(sqlite3_file* f) {
 // at that sync.
 struct Undo {
     sqlite3_int64 offset = 0;
-    std::string bytes;
+    std::string bytes;          // what the range written or cut held, as far as the file reached
+    sqlite3_int64 written = 0;  // a write's length (0: a truncation)
 };
 struct Tracked {
     sqlite3_int64 syncedSize = 0;
     std::vector<Undo> undo;
+    // Lost-write sync errors of this path so far. As Linux reports a writeback error to every
+    // descriptor of the file at its next fsync (errseq_t), each handle's next sync fails after
+    // one, whichever connection's sync lost the writes.
+    std::uint64_t syncErrors = 0;
 };
 std::mutex g_trackMutex;  // held across a tracked write, so a copy sees none half done
 std::string g_trackFilter;
@@ -61,14 +69,18 @@ sqlite3_int64 fileSize(sqlite3_file* f) {
 
 // Remembers what [offset, offset + n) holds now, as far as the file reaches (beyond its end the
 // synced size cuts it off).
-void remember(sqlite3_file* f, sqlite3_int64 offset, sqlite3_int64 n) {
+void remember(sqlite3_file* f, sqlite3_int64 offset, sqlite3_int64 n, bool isWrite) {
     const sqlite3_int64 end = std::min(offset + n, fileSize(f));
-    if (end <= offset) {
+    Undo undo{offset,
+              std::string(static_cast<std::size_t>(std::max<sqlite3_int64>(0, end - offset)), '\0'),
+              isWrite ? n : 0};
+    if (undo.bytes.empty() && !isWrite) {
         return;
     }
-    Undo undo{offset, std::string(static_cast<std::size_t>(end - offset), '\0')};
-    (void)real(f)->pMethods->xRead(real(f), undo.bytes.data(), static_cast<int>(end - offset),
-                                   offset);
+    if (!undo.bytes.empty()) {
+        (void)real(f)->pMethods->xRead(real(f), undo.bytes.data(),
+                                       static_cast<int>(undo.bytes.size()), offset);
+    }
     g_tracked[reinterpret_cast<ShimFile*>(f)->name].undo.push_back(std::move(undo));
 }
 
@@ -90,7 +102,7 @@ int injectedError(sqlite3_file* f, bool isSync) {
         rc = SQLITE_FULL;
     } else if (!isSync && fault == Fault::WriteError) {
         rc = SQLITE_IOERR_WRITE;
-    } else if (isSync && fault == Fault::SyncError) {
+    } else if (isSync && (fault == Fault::SyncError || fault == Fault::SyncErrorLosesWrites)) {
         rc = SQLITE_IOERR_FSYNC;
     }
     if (rc != SQLITE_OK) {
@@ -113,7 +125,7 @@ int xWrite(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
     }
     std::lock_guard lock(g_trackMutex);
     if (tracked(f)) {
-        remember(f, off, n);
+        remember(f, off, n, true);
     }
     return real(f)->pMethods->xWrite(real(f), p, n, off);
 }
@@ -123,15 +135,60 @@ int xTruncate(sqlite3_file* f, sqlite3_int64 size) {
     }
     std::lock_guard lock(g_trackMutex);
     if (tracked(f)) {
-        remember(f, size, std::max<sqlite3_int64>(0, fileSize(f) - size));
+        remember(f, size, std::max<sqlite3_int64>(0, fileSize(f) - size), false);
     }
     return real(f)->pMethods->xTruncate(real(f), size);
 }
+
+// The pages a failed sync was to write are gone, as if evicted at once: each write since the
+// file's last good sync is undone in the file itself, newest first (the bytes it replaced; zeros
+// where it had extended the file). The file's size is metadata and stays what it is now, so
+// truncations stay and nothing is restored beyond the current end.
+void dropUnsynced(sqlite3_file* f) {
+    Tracked& t = g_tracked[reinterpret_cast<ShimFile*>(f)->name];
+    const sqlite3_int64 size = fileSize(f);
+    for (auto it = t.undo.rbegin(); it != t.undo.rend(); ++it) {
+        const sqlite3_int64 end = std::min(it->offset + it->written, size);
+        if (it->written == 0 || end <= it->offset) {
+            continue;
+        }
+        std::string old(static_cast<std::size_t>(end - it->offset), '\0');
+        std::copy_n(it->bytes.begin(), std::min(it->bytes.size(), old.size()), old.begin());
+        (void)real(f)->pMethods->xWrite(real(f), old.data(), static_cast<int>(old.size()),
+                                        it->offset);
+        ++g_writesLost;
+    }
+    t.undo.clear();
+    t.syncedSize = size;
+    reinterpret_cast<ShimFile*>(f)->syncErrorsSeen = ++t.syncErrors;
+}
+
+// Whether a lost-write sync error of f's path happened since f last heard of one (it hears now).
+bool unreportedSyncError(sqlite3_file* f) {
+    auto* shim = reinterpret_cast<ShimFile*>(f);
+    const auto found = g_tracked.find(shim->name);
+    if (found == g_tracked.end() || found->second.syncErrors == shim->syncErrorsSeen) {
+        return false;
+    }
+    shim->syncErrorsSeen = found->second.syncErrors;
+    return true;
+}
+
 int xSync(sqlite3_file* f, int flags) {
     if (int rc = injectedError(f, true); rc != SQLITE_OK) {
+        if (static_cast<Fault>(g_fault.load()) == Fault::SyncErrorLosesWrites) {
+            std::lock_guard lock(g_trackMutex);
+            if (tracked(f)) {
+                dropUnsynced(f);
+            }
+        }
         return rc;
     }
     std::lock_guard lock(g_trackMutex);
+    if (tracked(f) && unreportedSyncError(f)) {
+        ++g_injected;
+        return SQLITE_IOERR_FSYNC;
+    }
     const int rc = real(f)->pMethods->xSync(real(f), flags);
     if (rc == SQLITE_OK && tracked(f)) {
         Tracked& t = g_tracked[reinterpret_cast<ShimFile*>(f)->name];
@@ -205,12 +262,18 @@ int xOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* 
     shim->real = reinterpret_cast<sqlite3_file*>(shim + 1);
     shim->base.pMethods = nullptr;
     shim->name = name;
+    shim->syncErrorsSeen = 0;
     const int rc = g_real->xOpen(g_real, name, shim->real, flags, outFlags);
     if (rc == SQLITE_OK && shim->real->pMethods != nullptr) {
         shim->base.pMethods = &kMethods;
         std::lock_guard lock(g_trackMutex);
-        if (tracked(f) && g_tracked.find(name) == g_tracked.end()) {
-            g_tracked[name].syncedSize = fileSize(f);  // what it held before counts as on disk
+        if (tracked(f)) {
+            const auto found = g_tracked.find(name);
+            if (found == g_tracked.end()) {
+                g_tracked[name].syncedSize = fileSize(f);  // what it held before is on disk
+            } else {
+                shim->syncErrorsSeen = found->second.syncErrors;  // errors before it opened
+            }
         }
     }
     return rc;
@@ -246,6 +309,10 @@ void disarm() {
 
 std::uint64_t injected() {
     return g_injected.load();
+}
+
+std::uint64_t writesLost() {
+    return g_writesLost.load();
 }
 
 void trackUnsynced(const std::string& pathFilter) {

@@ -4,7 +4,10 @@
 // afterwards (the in-process TelemetryIngestor's history) goes through it. While a fault is
 // armed, writes (xWrite, and xTruncate) or syncs (xSync) of files whose path contains the
 // filter fail with the chosen SQLite error, as a full disk (SQLITE_FULL), a failing device
-// (SQLITE_IOERR_WRITE) or a failed fsync (SQLITE_IOERR_FSYNC) looks to SQLite.
+// (SQLITE_IOERR_WRITE) or a failed fsync (SQLITE_IOERR_FSYNC) looks to SQLite. A failed fsync
+// may also lose what it was to write (SyncErrorLosesWrites: Linux marks the dirty pages clean
+// after a writeback error, so they never reach the disk; PostgreSQL's "fsyncgate"): the file's
+// writes since its last good sync are undone in place, as if those pages were evicted at once.
 
 #include <cstdint>
 #include <string>
@@ -12,7 +15,15 @@
 
 namespace runplane::testing::faultvfs {
 
-enum class Fault { None, DiskFull, WriteError, SyncError };
+enum class Fault {
+    None,
+    DiskFull,
+    WriteError,
+    SyncError,
+    /// SyncError, and the file's writes since its last good sync are undone (the file must be
+    /// tracked: trackUnsynced before it is opened).
+    SyncErrorLosesWrites,
+};
 
 /// Registers the VFS as the process default (idempotent).
 void install();
@@ -21,6 +32,8 @@ void arm(Fault fault, const std::string& pathFilter);
 void disarm();
 /// Calls that failed because of an armed fault since install().
 std::uint64_t injected();
+/// Writes undone by SyncErrorLosesWrites since install().
+std::uint64_t writesLost();
 
 /// Power-cut model: from now on, for files opened afterwards whose path contains `pathFilter`,
 /// remembers what each write (and truncation) replaced until the file is next synced (xSync);
