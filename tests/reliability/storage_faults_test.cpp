@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "backend/agent/spool.h"
 #include "tests/agent/tmpfs.h"
 #include "tests/reliability/fault_harness.h"
 #include "tests/support/fault_vfs.h"
@@ -122,6 +123,62 @@ TEST_F(HistoryFaultTest, PowerCutKeepsEveryAcknowledgedRecord) {
     ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
     expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
     expectExactlyOnce();
+}
+
+// A power cut of the node, modelled on its disk (fault VFS, copyAsSynced): the daemon's spool
+// (the library runplaned uses, in this process) appends, trims what a controller acknowledged and
+// appends again; at 8 moments the spool and its WAL are copied as a cut would leave them. Every
+// append that returned is in the copy (the daemon reports a record's seq only after its append,
+// and the run's exit status is one of them), the copy opens intact, and the seqs it issues next
+// are new: a seq is never reused for other content after a cut.
+TEST(SpoolPowerCut, EveryAppendThatReturnedSurvivesAndNoSeqIsReused) {
+    faultvfs::install();
+    faultvfs::trackUnsynced("spool.sqlite");
+    runplane::testing::ScratchDir dir;
+    const std::string path = dir.file("spool.sqlite");
+    auto spool = agent::Spool::open({path, 1 << 20});
+    ASSERT_TRUE(spool.ok()) << spool.error();
+    auto records = [](int n, int cut) {
+        std::vector<v1::TelemetryRecord> out(static_cast<std::size_t>(n));
+        for (auto& r : out) {
+            r.mutable_sample()->set_series("cut-" + std::to_string(cut));
+            r.mutable_sample()->set_value(cut);
+        }
+        return out;
+    };
+    for (int cut = 0; cut < 8; ++cut) {
+        std::uint64_t last = 0;
+        for (int batch = 0; batch < 3; ++batch) {
+            auto appended = records(40 + 7 * cut, cut);
+            auto seq = (*spool)->append(appended, {{"cut", std::to_string(cut)}});
+            ASSERT_TRUE(seq.ok()) << seq.error();
+            last = *seq;
+        }
+        ASSERT_TRUE((*spool)->acknowledge(last - 30).ok());  // a controller committed through here
+        const std::string cutDir = dir.file("cut-" + std::to_string(cut));
+        std::filesystem::create_directories(cutDir);
+        ASSERT_FALSE(faultvfs::copyAsSynced(path, cutDir).empty());
+        const std::string copy = cutDir + "/spool.sqlite";
+        EXPECT_EQ(queryInt(copy,
+                           "SELECT count(*) FROM pragma_integrity_check WHERE "
+                           "integrity_check <> 'ok';"),
+                  0)
+            << copy;
+        auto reopened = agent::Spool::open({copy, 1 << 20});
+        ASSERT_TRUE(reopened.ok()) << reopened.error();
+        EXPECT_EQ((*reopened)->incarnation(), (*spool)->incarnation());
+        EXPECT_GE((*reopened)->lastSeq(), last) << "cut " << cut;
+        auto kept = (*reopened)->read(last - 29, 1000);
+        ASSERT_TRUE(kept.ok()) << kept.error();
+        ASSERT_EQ(kept->size(), 30u) << "cut " << cut;
+        EXPECT_EQ(kept->back().seq(), last);
+        EXPECT_EQ(kept->back().sample().series(), "cut-" + std::to_string(cut));
+        EXPECT_EQ((*reopened)->meta("cut"), std::to_string(cut));
+        auto next = records(1, 99);
+        auto nextSeq = (*reopened)->append(next);
+        ASSERT_TRUE(nextSeq.ok()) << nextSeq.error();
+        EXPECT_EQ(*nextSeq, last + 1);
+    }
 }
 
 // A real filesystem running out of space under the history (and its WAL).
