@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -407,12 +409,18 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         }
     }
     if (!meta && !in.milesScript) {
-        const int actorGpus = r.trainer.nodes.value_or(1) * trainerGpusPerNode(r);
-        const int rollout =
+        // The script's counts are not bounded yet (validate checks them against recipe_limits.h),
+        // so the sum is taken in 64 bits and the node count clamped into int: validate then
+        // names the field that is out of range (int overflowed here, found by fuzz_import).
+        const std::int64_t actorGpus =
+            std::int64_t{r.trainer.nodes.value_or(1)} * trainerGpusPerNode(r);
+        const std::int64_t rollout =
             r.placement == Placement::Disaggregated ? r.rollout.numGpus.value_or(0) : 0;
-        const int gpn = std::max(1, r.hardware.gpusPerNode);
-        r.cluster.nodes =
-            std::max(r.trainer.nodes.value_or(1), (actorGpus + rollout + gpn - 1) / gpn);
+        const std::int64_t gpn = std::max(1, r.hardware.gpusPerNode);
+        const std::int64_t nodes = std::max<std::int64_t>(r.trainer.nodes.value_or(1),
+                                                          (actorGpus + rollout + gpn - 1) / gpn);
+        r.cluster.nodes = static_cast<int>(std::clamp<std::int64_t>(
+            nodes, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
     }
     if (touched.count("trainer.nodes")) {
         const int observed = *r.trainer.nodes;

@@ -302,13 +302,15 @@ std::vector<Finding> validate(const Recipe& recipe, const ModelCatalog& catalog)
 
 Plan planRecipe(const Recipe& recipe, const ModelCatalog& catalog) {
     Plan plan;
-    plan.layout = computeLayout(recipe);
-    // Nothing below is sized from a field outside its bound (a recipe built in code skips the
-    // parser's checks); such a recipe gets its limit findings and an empty plan.
+    // Nothing below is sized from a field outside its bound (a recipe built in code, such as the
+    // importer's, skips the parser's checks); such a recipe gets its limit findings and an empty
+    // plan. The layout too: its products of counts overflow int beyond the bounds (found by
+    // fuzz_import: 2 x 1,650,356,894 GPUs per node).
     plan.findings = limitFindings(recipe, nullptr);
     if (!plan.findings.empty()) {
         return plan;
     }
+    plan.layout = computeLayout(recipe);
     // From here on the recipe is within its bounds: each step gets the layout and the parameter
     // counts computed once (detail/plan_steps.h) instead of recomputing and rechecking them.
     plan.topology = detail::planTopologyWithin(plan.layout);

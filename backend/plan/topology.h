@@ -35,6 +35,8 @@ struct Layout {
     bool colocate = false;
 };
 
+/// The recipe's layout. Only for a recipe within its bounds (checkRecipeLimits finds nothing, as
+/// for every parsed recipe): its products of counts are taken in int.
 Layout computeLayout(const Recipe& recipe);
 
 /// NCCL version code (major*10000 + minor*100 + patch) this run needs at run time: 23007

@@ -82,6 +82,20 @@ TEST(HostileInput, LaunchCommandWithoutFlagsImports) {
     EXPECT_FALSE(r->recipe.trainer.recompute);
 }
 
+// Issue #20 (fuzz_import under UBSan): the node count the importer derives from the flags summed
+// the trainer's and the rollout's GPUs in int, which overflowed for counts near 2^31 (the limits
+// are checked later, by validate). 1 node x 10^9 GPUs + 1.5 x 10^9 rollout GPUs at 10^9 per
+// node is 3 nodes; in int the sum wrapped negative and the count came out as 1.
+TEST(HostileInput, HugeGpuCountsGiveTheirNodeCountWithoutOverflow) {
+    auto r = importScriptText(
+        "#!/bin/bash\npython3 train.py --actor-num-nodes 1 "
+        "--actor-num-gpus-per-node 1000000000 "
+        "--rollout-num-gpus 1500000000 --rollout-num-gpus-per-engine 1\n",
+        "/nonexistent/run.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->recipe.cluster.nodes, 3);
+}
+
 TEST(HostileInput, DeeplyNestedDefaultsEndInAFinding) {
     const std::string script = "\nLR=" + repeat("${X:-", 5000) + "1" + repeat("}", 5000) +
                                "\npython3 train.py --lr \"$LR\" --rollout-batch-size 8\n";

@@ -246,6 +246,9 @@ TEST(HostileRecipe, CodeBuiltHugeRecipesAreRefusedAtPlanEntry) {
         EXPECT_TRUE(hasErrors(plan.findings));
         EXPECT_TRUE(plan.topology.gpus.empty());
         EXPECT_TRUE(plan.memory.nodes.empty());
+        // Nor the layout: its products of counts overflowed int (fuzz_import under UBSan).
+        EXPECT_EQ(plan.layout.nodes, 0);
+        EXPECT_EQ(plan.layout.clusterGpus, 0);
     }
 }
 
