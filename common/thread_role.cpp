@@ -1,12 +1,15 @@
 #include "common/thread_role.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace runplane::threads {
@@ -18,6 +21,25 @@ std::atomic<int> g_levels{0};
 // The nice value background threads take (the setter's own plus the levels); unset while
 // g_levels is 0.
 std::atomic<int> g_target{0};
+
+// The kernel's struct sched_attr (linux/sched/types.h; glibc 2.36 has no wrapper for the call).
+struct SchedAttr {
+    std::uint32_t size;
+    std::uint32_t policy;
+    std::uint64_t flags;
+    std::int32_t nice;
+    std::uint32_t priority;
+    std::uint64_t runtime;  // SCHED_OTHER from Linux 6.12: the thread's slice in ns
+    std::uint64_t deadline;
+    std::uint64_t period;
+    std::uint32_t utilMin;
+    std::uint32_t utilMax;
+};
+
+bool readOwnAttr(SchedAttr& attr) {
+    attr = {};
+    return syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) == 0;
+}
 
 }  // namespace
 
@@ -51,6 +73,22 @@ void enterBackground(const char* name) {
     if (currentThreadNice() < target) {
         (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), target);
     }
+}
+
+bool setOwnSlice(int microseconds) {
+    SchedAttr attr;
+    if (!readOwnAttr(attr) || attr.policy != SCHED_OTHER) {
+        return false;
+    }
+    attr.size = sizeof attr;
+    attr.flags = 0;
+    attr.runtime = static_cast<std::uint64_t>(std::max(microseconds, 0)) * 1000;
+    return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;
+}
+
+int ownSlice() {
+    SchedAttr attr;
+    return readOwnAttr(attr) ? static_cast<int>(attr.runtime / 1000) : 0;
 }
 
 }  // namespace runplane::threads

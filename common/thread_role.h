@@ -30,4 +30,16 @@ void enterBackground(const char* name);
 /// The calling thread's nice value (Linux per-thread), for tests and reports.
 int currentThreadNice();
 
+/// Asks the kernel for a time slice of `microseconds` for the calling thread (Linux 6.12+,
+/// EEVDF's custom slices: sched_setattr's sched_runtime for a SCHED_OTHER thread, 100 us to
+/// 100 ms; no privilege needed). A slice shorter than the default gives the thread earlier
+/// deadlines, so on waking it preempts a thread with a longer slice instead of waiting for that
+/// slice to end. Keeps the thread's policy and nice. False where the kernel refused or has no
+/// such call; 0 asks for the kernel's default again.
+bool setOwnSlice(int microseconds);
+
+/// The calling thread's time slice in microseconds as the kernel reports it (sched_getattr's
+/// sched_runtime), or 0 where it cannot be read.
+int ownSlice();
+
 }  // namespace runplane::threads

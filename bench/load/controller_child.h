@@ -16,6 +16,8 @@ struct ChildOptions {
     bool inlineCheckpoints = false;  // lib: the writer checkpoints in its commits (A/B)
     bool unsyncedCommits = false;    // lib: synchronous=NORMAL commits (A/B of durable ones)
     int backgroundNice = 0;          // gui: threads::setBackgroundNice, as the GUI sets it
+    int guiSliceUs = 0;              // gui: threads::setOwnSlice on the GUI thread (0: default)
+    bool paintApart = false;         // gui: the Runs page painted in its own event-loop turn
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

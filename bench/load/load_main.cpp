@@ -53,6 +53,8 @@ struct Args {
     bool unsyncedCommits = false;
     int clusterNice = 0;
     int backgroundNice = threads::kGuiBackgroundNice;
+    int guiSliceUs = 0;
+    bool paintApart = false;
 };
 
 long rssKiB(pid_t pid) {
@@ -159,6 +161,11 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         }
         argv.emplace_back("--background-nice");
         argv.emplace_back(std::to_string(args.backgroundNice));
+        argv.emplace_back("--gui-slice-us");
+        argv.emplace_back(std::to_string(args.guiSliceUs));
+        if (args.paintApart) {
+            argv.emplace_back("--paint-apart");
+        }
         std::vector<char*> raw;
         for (auto& a : argv) {
             raw.push_back(a.data());
@@ -474,6 +481,8 @@ int runParent(const Args& args) {
     }
     report["cluster_nice"] = {{"nice", args.clusterNice}, {"threads", reniced}};
     report["background_nice"] = args.controller == "gui" ? args.backgroundNice : 0;
+    report["gui_slice_us"] = args.controller == "gui" ? args.guiSliceUs : 0;
+    report["paint_apart"] = args.controller == "gui" && args.paintApart;
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -536,6 +545,15 @@ int main(int argc, char** argv) {
                        "reader) run this many nice levels below its GUI thread, as in the GUI "
                        "(common/thread_role.h; 0: the same, the A/B of that setting)")
             ->check(CLI::Range(0, 19));
+        app.add_option("--gui-slice-us", args.guiSliceUs,
+                       "gui: the GUI thread asks the kernel for a time slice of this many "
+                       "microseconds (EEVDF custom slices, Linux 6.12+; common/thread_role.h; "
+                       "0: the kernel's default)")
+            ->check(CLI::Range(0, 100000));
+        app.add_flag("--paint-apart", args.paintApart,
+                     "gui: paint the Runs page half a second after the Cluster page, in its own "
+                     "event-loop turn, as the GUI paints the one page its tab shows (default: "
+                     "at once after the Cluster page's redraw and paint, as before)");
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
@@ -554,6 +572,8 @@ int main(int argc, char** argv) {
             child.inlineCheckpoints = args.inlineCheckpoints;
             child.unsyncedCommits = args.unsyncedCommits;
             child.backgroundNice = args.backgroundNice;
+            child.guiSliceUs = args.guiSliceUs;
+            child.paintApart = args.paintApart;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

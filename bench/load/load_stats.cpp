@@ -162,6 +162,8 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     const auto clusterPaintCpu = field(m_gui, "cluster_paint_cpu_ms");
     const auto runsPaint = field(m_gui, "runs_paint_ms");
     const auto runsPaintCpu = field(m_gui, "runs_paint_cpu_ms");
+    const auto clusterPaintQueued = field(m_gui, "cluster_paint_queued_ms");
+    const auto runsPaintQueued = field(m_gui, "runs_paint_queued_ms");
     const auto stall = field(m_gui, "stall_max_ms");
     nlohmann::json lastLib;
     for (const auto& line : m_gui) {
@@ -209,6 +211,8 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"cluster_plot_redraw_cpu_ms", spread(plotRedrawCpu)},
             {"runs_paint_ms", spread(runsPaint)},
             {"runs_paint_cpu_ms", spread(runsPaintCpu)},
+            {"cluster_paint_queued_ms", spread(clusterPaintQueued)},
+            {"runs_paint_queued_ms", spread(runsPaintQueued)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},

@@ -71,3 +71,28 @@ TEST_F(ThreadRole, ANameLongerThanTheKernelKeepsIsCut) {
 }
 
 }  // namespace
+
+// setOwnSlice: the slice the kernel reports back for the calling thread (a thread of its own, so
+// the test process's main thread keeps its default). Skips on kernels without EEVDF's custom
+// slices (before Linux 6.12 sched_getattr reports no slice for a SCHED_OTHER thread).
+TEST(ThreadSlice, TheKernelReportsTheSliceAskedFor) {
+    int before = 0;
+    bool set = false;
+    int after = 0;
+    bool reset = false;
+    int restored = 0;
+    std::thread([&] {
+        before = threads::ownSlice();
+        set = threads::setOwnSlice(250);
+        after = threads::ownSlice();
+        reset = threads::setOwnSlice(0);
+        restored = threads::ownSlice();
+    }).join();
+    if (before == 0) {
+        GTEST_SKIP() << "this kernel reports no time slice for SCHED_OTHER threads (Linux < 6.12)";
+    }
+    ASSERT_TRUE(set);
+    EXPECT_EQ(after, 250);
+    EXPECT_TRUE(reset);
+    EXPECT_EQ(restored, before);  // 0 gives the kernel's default back
+}
