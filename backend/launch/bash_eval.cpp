@@ -382,6 +382,10 @@ bool Evaluator::evalRead(const SimpleCommand& cmd) {
         var.values = {unknownValue(cmd.line, v.why)};
         return true;
     }
+    // Each element gets v's provenance and a slice of its text; copying v whole per element was
+    // quadratic in the word (found by fuzz_import).
+    Value shell = v;
+    shell.text.clear();
     std::size_t i = 0;
     while (i < v.text.size()) {
         while (i < v.text.size() && isBlank(v.text[i])) {
@@ -392,9 +396,9 @@ bool Evaluator::evalRead(const SimpleCommand& cmd) {
             ++j;
         }
         if (j > i) {
-            Value item = v;
-            item.text = v.text.substr(i, j - i);
-            var.values.push_back(item);
+            Value item = shell;
+            item.text.assign(v.text, i, j - i);
+            var.values.push_back(std::move(item));
         }
         i = j;
     }

@@ -335,6 +335,16 @@ TEST(HostileInput, UnquotedSeqSplitsInLinearTime) {
     (void)r;
 }
 
+// fuzz_import (a 60 s timeout beside other work; 1.8 s without ASan, 10.6 s of CPU with it):
+// `read -a NAME <<< WORD` copied the whole expanded WORD into each element before cutting the
+// element's text out of it, quadratic in the word: here 262,144 elements of a 512 KB value
+// ("1 1 1 ...", doubled 18 times) would copy 137 GB.
+TEST(HostileInput, ReadIntoAnArraySplitsInLinearTime) {
+    std::string script = "X='1 '\n" + repeat("X=\"$X$X\"\n", 18) + "read -r -a A <<< \"$X\"\n";
+    const ScriptReading r = readTimed(script);
+    EXPECT_EQ(limitNote(r), nullptr) << allNotes(r);
+}
+
 // fuzz_import (out of memory at 2 GiB): every field of an unquoted expansion kept its own copy of
 // the word as written, and the expansion budget did not count those copies, so 100k fields of a
 // 2 KB word took 200 MB and more (gigabytes for longer words). The copies are charged now: the
