@@ -58,13 +58,21 @@ double threadQueuedMs() {
     return got == 2 ? static_cast<double>(waitNs) * 1e-6 : 0;
 }
 
-// Paint time of a whole page: every child widget's paintEvent into an image of its size.
-double paintMs(QWidget* page) {
+// One paint of a whole page (every child widget's paintEvent into an image of its size): its
+// wall time, the GUI thread's CPU time and its time queued for a core meanwhile.
+struct PaintTime {
+    double wallMs = 0, cpuMs = 0, queuedMs = 0;
+};
+// (CPU and queueing count from before the image's allocation, the wall time from after it, as
+// the figures were taken before this helper.)
+PaintTime timedPaint(QWidget* page) {
+    const double cpuMark = threadCpuMs();
+    const double queuedMark = threadQueuedMs();
     QImage image(page->size(), QImage::Format_ARGB32_Premultiplied);
     QElapsedTimer timer;
     timer.start();
     page->render(&image);
-    return msSince(timer);
+    return {msSince(timer), threadCpuMs() - cpuMark, threadQueuedMs() - queuedMark};
 }
 
 int runLib(const ChildOptions& options) {
@@ -171,15 +179,12 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
     // (--paint-apart) half a second later in its own event-loop turn, as the GUI paints the one
     // page its tab shows.
     struct ClusterFigures {
-        double plotMs = 0, plotCpuMs = 0, paintMs = 0, paintCpuMs = 0, paintQueuedMs = 0;
+        double plotMs = 0, plotCpuMs = 0;
+        PaintTime paint;
         bool runSelected = false;
     } last;
     auto paintRunsAndReport = [&] {
-        const double cpuMark = threadCpuMs();
-        const double queuedMark = threadQueuedMs();
-        const double runsMs = paintMs(&runs);
-        const double runsCpuMs = threadCpuMs() - cpuMark;
-        const double runsQueuedMs = threadQueuedMs() - queuedMark;
+        const PaintTime runsPaint = timedPaint(&runs);
         std::printf(
             "{\"gui\":{\"cluster_paint_ms\":%.3f,\"cluster_paint_cpu_ms\":%.3f,"
             "\"cluster_paint_queued_ms\":%.3f,"
@@ -187,9 +192,10 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
             "\"runs_paint_ms\":%.3f,\"runs_paint_cpu_ms\":%.3f,\"runs_paint_queued_ms\":%.3f,"
             "\"stall_max_ms\":%.3f,\"nodes_listed\":%d,"
             "\"plot_series\":%d,\"run_selected\":%s}}\n",
-            last.paintMs, last.paintCpuMs, last.paintQueuedMs, last.plotMs, last.plotCpuMs, runsMs,
-            runsCpuMs, runsQueuedMs, stallMax, static_cast<int>(cluster.addresses().size()),
-            cluster.memoryPlot()->seriesCount(), last.runSelected ? "true" : "false");
+            last.paint.wallMs, last.paint.cpuMs, last.paint.queuedMs, last.plotMs, last.plotCpuMs,
+            runsPaint.wallMs, runsPaint.cpuMs, runsPaint.queuedMs, stallMax,
+            static_cast<int>(cluster.addresses().size()), cluster.memoryPlot()->seriesCount(),
+            last.runSelected ? "true" : "false");
         std::fflush(stdout);
         stallMax = 0;
         lastTick = msSince(clock);
@@ -205,11 +211,7 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
         cluster.memoryPlot()->flush();
         last.plotMs = msSince(timer);
         last.plotCpuMs = threadCpuMs() - cpuBefore;
-        const double cpuMark = threadCpuMs();
-        const double queuedMark = threadQueuedMs();
-        last.paintMs = paintMs(&cluster);
-        last.paintCpuMs = threadCpuMs() - cpuMark;
-        last.paintQueuedMs = threadQueuedMs() - queuedMark;
+        last.paint = timedPaint(&cluster);
         if (options.paintApart) {
             QTimer::singleShot(500, &app, paintRunsAndReport);
         } else {
