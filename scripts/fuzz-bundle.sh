@@ -31,29 +31,8 @@ done
 [ -d "$stage/seeds/recipe" ] && cp -r recipes "$stage/seeds/recipe/shipped"
 [ -d "$stage/seeds/import" ] && cp -r tests/launch/data "$stage/seeds/import/launch-data"
 cp -r recipes/models "$stage/recipes/models"
-# A leak LeakSanitizer must report (fuzz-parallel.sh runs it first; see there). The block is
-# allocated in a function of its own and its only pointer cleared, so that no live frame or
-# register keeps it (the first canary kept it in main's frame, which the host's libc could leave
-# on the stack, unreported by a working LeakSanitizer).
-clang-14 -x c -O1 -fsanitize=address -o "$stage/bin/lsan-canary" - <<'EOF'
-#include <stdlib.h>
-#include <string.h>
-void* volatile sink;
-__attribute__((noinline)) static void leak(void) {
-  sink = malloc(4242);
-  memset(sink, 1, 4242);
-  sink = 0;
-}
-__attribute__((noinline)) static void scrub(void) {
-  volatile char pad[8192];
-  memset((char*)pad, 0, sizeof pad);
-}
-int main(void) {
-  leak();
-  scrub();
-  return 0;
-}
-EOF
+# The leak fuzz-parallel.sh checks LeakSanitizer with (tests/fuzz/lsan_canary.c).
+cp "$BUILD/tests/fuzz/lsan_canary" "$stage/bin/lsan-canary"
 cp scripts/fuzz-parallel.sh "$stage/"
 tar -C "$stage" -czf "$OUT" .
 echo "fuzz-bundle: $OUT ($(du -h "$OUT" | cut -f1))"
