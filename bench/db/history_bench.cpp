@@ -1,6 +1,7 @@
 // Run history benchmarks (docs/performance.md, section "History"):
 //  - ingest rate: batched transactions vs one transaction per row; across 32 series into
-//    chunks vs raw SQLite row inserts (C API, prepared, WAL, synchronous=NORMAL: the reference);
+//    chunks vs raw SQLite row inserts (C API, prepared, WAL, synchronous=FULL as the history's
+//    writers since issue #20, or NORMAL as before: the reference);
 //  - bytes per sample on disk for regular 10 Hz telemetry, chunks vs the raw row table;
 //  - reading a 1,000,000-sample series: all points (chunks vs raw rows), decimated, a zoom step.
 #include <benchmark/benchmark.h>
@@ -201,13 +202,16 @@ double fileBytes(sqlite3* db) {
 struct RawTable {
     sqlite3* db = nullptr;
     sqlite3_stmt* insertStmt = nullptr;
-    explicit RawTable(const std::string& path, bool index = true) {
+    // durable: synchronous=FULL, the history's default (db::OpenOptions::durableCommits).
+    explicit RawTable(const std::string& path, bool index = true, bool durable = true) {
         removeDb(path);
         if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
             return;
         }
+        sqlite3_exec(db, durable ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;",
+                     nullptr, nullptr, nullptr);
         sqlite3_exec(db,
-                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                     "PRAGMA journal_mode=WAL;"
                      "CREATE TABLE samples (series_id INTEGER NOT NULL, t_ns INTEGER NOT NULL, "
                      "seq INTEGER NOT NULL, value REAL, min REAL, max REAL, step INTEGER NOT NULL "
                      "DEFAULT -1, incarnation INTEGER NOT NULL DEFAULT 0, "
@@ -290,7 +294,8 @@ void BM_Ingest32Series(benchmark::State& state) {
 }
 BENCHMARK(BM_Ingest32Series)->Arg(1000)->Arg(10'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-// Reference: the same batches as raw SQLite rows (arg 1: with v5's unique index, 0: without).
+// Reference: the same batches as raw SQLite rows (arg 1: with v5's unique index, 0: without;
+// arg 2: synchronous=FULL as the history writes, 0: NORMAL).
 void BM_RawSqliteInsert32Series(benchmark::State& state) {
     const std::uint64_t total = 320'000;
     const auto batches = telemetryBatches(total, static_cast<std::uint64_t>(state.range(0)));
@@ -298,7 +303,8 @@ void BM_RawSqliteInsert32Series(benchmark::State& state) {
     for (auto _ : state) {
         state.PauseTiming();
         const fs::path path = scratch("raw32-" + std::to_string(round++) + ".sqlite");
-        auto raw = std::make_unique<RawTable>(path.string(), state.range(1) != 0);
+        auto raw =
+            std::make_unique<RawTable>(path.string(), state.range(1) != 0, state.range(2) != 0);
         if (!raw->ok()) {
             state.SkipWithError("raw sqlite failed");
             return;
@@ -315,9 +321,11 @@ void BM_RawSqliteInsert32Series(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * total));
 }
 BENCHMARK(BM_RawSqliteInsert32Series)
-    ->Args({1000, 1})
-    ->Args({10'000, 1})
-    ->Args({10'000, 0})
+    ->Args({1000, 1, 1})
+    ->Args({10'000, 1, 1})
+    ->Args({10'000, 0, 1})
+    ->Args({1000, 1, 0})
+    ->Args({10'000, 1, 0})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 
