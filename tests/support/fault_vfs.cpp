@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <random>
 
 namespace runplane::testing::faultvfs {
 namespace {
@@ -43,6 +44,7 @@ struct Undo {
     sqlite3_int64 offset = 0;
     std::string bytes;          // what the range written or cut held, as far as the file reached
     sqlite3_int64 written = 0;  // a write's length (0: a truncation)
+    std::string after;          // what a write wrote (for cuts that keep some writes)
 };
 struct Tracked {
     sqlite3_int64 syncedSize = 0;
@@ -69,11 +71,14 @@ sqlite3_int64 fileSize(sqlite3_file* f) {
 
 // Remembers what [offset, offset + n) holds now, as far as the file reaches (beyond its end the
 // synced size cuts it off).
-void remember(sqlite3_file* f, sqlite3_int64 offset, sqlite3_int64 n, bool isWrite) {
+void remember(sqlite3_file* f, sqlite3_int64 offset, sqlite3_int64 n, const void* data) {
+    const bool isWrite = data != nullptr;
     const sqlite3_int64 end = std::min(offset + n, fileSize(f));
     Undo undo{offset,
               std::string(static_cast<std::size_t>(std::max<sqlite3_int64>(0, end - offset)), '\0'),
-              isWrite ? n : 0};
+              isWrite ? n : 0,
+              isWrite ? std::string(static_cast<const char*>(data), static_cast<std::size_t>(n))
+                      : std::string()};
     if (undo.bytes.empty() && !isWrite) {
         return;
     }
@@ -111,6 +116,107 @@ int injectedError(sqlite3_file* f, bool isSync) {
     return rc;
 }
 
+// Copies `from` to `to` as the disk would hold it after a cut: the synced content, then, where
+// `keep` is given, the writes since the last sync that it keeps, in their order (a write that
+// reached the disk ahead of earlier ones). Returns how many unsynced writes were kept.
+std::size_t copyCut(const std::string& from, const Tracked& t, const std::string& to,
+                    std::mt19937_64* keep) {
+    std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+    const int fd = ::open(to.c_str(), O_WRONLY);
+    if (fd < 0) {
+        return 0;
+    }
+    for (auto it = t.undo.rbegin(); it != t.undo.rend(); ++it) {
+        (void)::pwrite(fd, it->bytes.data(), it->bytes.size(), it->offset);
+    }
+    (void)::ftruncate(fd, t.syncedSize);
+    std::size_t kept = 0;
+    for (const Undo& u : t.undo) {
+        if (keep == nullptr || (*keep)() % 2 == 0) {
+            continue;
+        }
+        if (u.written == 0) {
+            (void)::ftruncate(fd, u.offset);
+        } else {
+            (void)::pwrite(fd, u.after.data(), u.after.size(), u.offset);
+        }
+        ++kept;
+    }
+    ::close(fd);
+    return kept;
+}
+
+// copyAsSynced, and copyTorn's copies, with g_trackMutex held.
+std::vector<std::string> copyLocked(const std::string& path, const std::string& toDir,
+                                    std::mt19937_64* keep, std::size_t* kept) {
+    std::vector<std::string> written;
+    for (const std::string& from : {path, path + "-wal"}) {
+        const auto found = g_tracked.find(from);
+        if (found == g_tracked.end() || !std::filesystem::exists(from)) {
+            continue;
+        }
+        const std::string to = toDir + "/" + std::filesystem::path(from).filename().string();
+        const std::size_t n = copyCut(from, found->second, to, keep);
+        if (kept != nullptr) {
+            *kept += n;
+        }
+        written.push_back(to);
+    }
+    return written;
+}
+
+// The cuts armed by cutMidWrite, and those taken.
+struct MidWriteCuts {
+    std::string path;
+    std::string toDir;
+    int everyNth = 0;
+    int tornCopies = 0;
+    int maxCuts = 0;
+    std::uint64_t writes = 0;
+    std::vector<CutTaken> taken;
+};
+MidWriteCuts g_cuts;
+
+std::size_t unsyncedWrites(const std::string& path) {
+    std::size_t n = 0;
+    for (const std::string& p : {path, path + "-wal"}) {
+        if (const auto found = g_tracked.find(p); found != g_tracked.end()) {
+            n += found->second.undo.size();
+        }
+    }
+    return n;
+}
+
+// Called with g_trackMutex held after each tracked write.
+void maybeCutMidWrite(const char* name) {
+    MidWriteCuts& c = g_cuts;
+    if (c.everyNth <= 0 || static_cast<int>(c.taken.size()) >= c.maxCuts ||
+        (name != c.path && name != c.path + "-wal")) {
+        return;
+    }
+    // Only where some writes are unsynced: two at least, so that a cut can keep some, not all.
+    if (++c.writes % static_cast<std::uint64_t>(c.everyNth) != 0 || unsyncedWrites(c.path) < 2) {
+        return;
+    }
+    CutTaken cut;
+    cut.dir = c.toDir + "/cut-" + std::to_string(c.taken.size());
+    cut.unsyncedWrites = unsyncedWrites(c.path);
+    if (const auto db = g_tracked.find(c.path); db != g_tracked.end()) {
+        cut.unsyncedDbWrites = db->second.undo.size();
+    }
+    std::filesystem::create_directories(cut.dir + "/synced");
+    copyLocked(c.path, cut.dir + "/synced", nullptr, nullptr);
+    for (int j = 0; j < c.tornCopies; ++j) {
+        const std::string dir = cut.dir + "/torn-" + std::to_string(j);
+        std::filesystem::create_directories(dir);
+        std::mt19937_64 keep(c.taken.size() * 1000 + static_cast<std::size_t>(j) + 1);
+        std::size_t kept = 0;
+        copyLocked(c.path, dir, &keep, &kept);
+        cut.kept.push_back(kept);
+    }
+    c.taken.push_back(std::move(cut));
+}
+
 int xClose(sqlite3_file* f) {
     const int rc = real(f)->pMethods ? real(f)->pMethods->xClose(real(f)) : SQLITE_OK;
     f->pMethods = nullptr;
@@ -124,10 +230,15 @@ int xWrite(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
         return rc;
     }
     std::lock_guard lock(g_trackMutex);
-    if (tracked(f)) {
-        remember(f, off, n, true);
+    const bool track = tracked(f);
+    if (track) {
+        remember(f, off, n, p);
     }
-    return real(f)->pMethods->xWrite(real(f), p, n, off);
+    const int rc = real(f)->pMethods->xWrite(real(f), p, n, off);
+    if (track && rc == SQLITE_OK) {
+        maybeCutMidWrite(reinterpret_cast<ShimFile*>(f)->name);
+    }
+    return rc;
 }
 int xTruncate(sqlite3_file* f, sqlite3_int64 size) {
     if (int rc = injectedError(f, false); rc != SQLITE_OK) {
@@ -135,7 +246,7 @@ int xTruncate(sqlite3_file* f, sqlite3_int64 size) {
     }
     std::lock_guard lock(g_trackMutex);
     if (tracked(f)) {
-        remember(f, size, std::max<sqlite3_int64>(0, fileSize(f) - size), false);
+        remember(f, size, std::max<sqlite3_int64>(0, fileSize(f) - size), nullptr);
     }
     return real(f)->pMethods->xTruncate(real(f), size);
 }
@@ -322,27 +433,18 @@ void trackUnsynced(const std::string& pathFilter) {
 
 std::vector<std::string> copyAsSynced(const std::string& path, const std::string& toDir) {
     std::lock_guard lock(g_trackMutex);
-    std::vector<std::string> written;
-    for (const std::string& from : {path, path + "-wal"}) {
-        const auto found = g_tracked.find(from);
-        if (found == g_tracked.end() || !std::filesystem::exists(from)) {
-            continue;
-        }
-        const Tracked& t = found->second;
-        const std::string to = toDir + "/" + std::filesystem::path(from).filename().string();
-        std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
-        const int fd = ::open(to.c_str(), O_WRONLY);
-        if (fd < 0) {
-            continue;
-        }
-        for (auto it = t.undo.rbegin(); it != t.undo.rend(); ++it) {
-            (void)::pwrite(fd, it->bytes.data(), it->bytes.size(), it->offset);
-        }
-        (void)::ftruncate(fd, t.syncedSize);
-        ::close(fd);
-        written.push_back(to);
-    }
-    return written;
+    return copyLocked(path, toDir, nullptr, nullptr);
+}
+
+void cutMidWrite(const std::string& path, const std::string& toDir, int everyNth, int tornCopies,
+                 int maxCuts) {
+    std::lock_guard lock(g_trackMutex);
+    g_cuts = MidWriteCuts{path, toDir, everyNth, tornCopies, maxCuts, 0, {}};
+}
+
+std::vector<CutTaken> cutsTaken() {
+    std::lock_guard lock(g_trackMutex);
+    return g_cuts.taken;
 }
 
 }  // namespace runplane::testing::faultvfs

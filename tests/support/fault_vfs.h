@@ -44,4 +44,23 @@ void trackUnsynced(const std::string& pathFilter);
 /// synced one. Atomic against the tracked writes (they wait). Returns the paths written.
 std::vector<std::string> copyAsSynced(const std::string& path, const std::string& toDir);
 
+/// A cut taken by cutMidWrite: DIR/synced/ holds the files as copyAsSynced would have copied
+/// them at that moment, DIR/torn-<j>/ as a cut that lost writes out of order would leave them.
+struct CutTaken {
+    std::string dir;
+    std::size_t unsyncedWrites = 0;    // writes to the file and its WAL since their last syncs
+    std::size_t unsyncedDbWrites = 0;  // of those, to the file itself (a checkpoint's)
+    std::vector<std::size_t> kept;     // of those, how many torn-<j> kept
+};
+/// Out-of-order power-cut model, for the tracked file `path` and its WAL: at every `everyNth`
+/// write to them where two or more are unsynced (mid-transaction, mid-checkpoint), up to
+/// `maxCuts` times, copies both into TODIR/cut-<k>/ (see CutTaken): synced/ with every unsynced
+/// write undone; torn-<j>/ (j < tornCopies) with each unsynced write kept or lost at random
+/// (seeded by k and j), the kept ones applied in their order onto the synced content, as a
+/// disk that wrote back some dirty pages and not earlier ones would leave them. The writer
+/// waits while a cut is copied.
+void cutMidWrite(const std::string& path, const std::string& toDir, int everyNth, int tornCopies,
+                 int maxCuts);
+std::vector<CutTaken> cutsTaken();
+
 }  // namespace runplane::testing::faultvfs
