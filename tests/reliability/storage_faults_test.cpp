@@ -243,6 +243,75 @@ TEST(SpoolPowerCut, EveryAppendThatReturnedSurvivesAndNoSeqIsReused) {
     }
 }
 
+// The node's power cut, losing writes out of order: the spool's appends and trims, cut among
+// their own writes (fault VFS, cutMidWrite: every 3rd write, 24 cuts, 4 torn copies each). Each
+// copy opens intact with the same incarnation, holds every append that had returned before the
+// cut with its records, and the seq it issues next is after all of them: no seq handed out is
+// ever reused for other content.
+TEST(SpoolPowerCut, LosingWritesOutOfOrderKeepsEveryReturnedAppend) {
+    faultvfs::install();
+    faultvfs::trackUnsynced("spool-torn.sqlite");
+    runplane::testing::ScratchDir dir;
+    const std::string path = dir.file("spool-torn.sqlite");
+    auto spool = agent::Spool::open({path, 1 << 20});
+    ASSERT_TRUE(spool.ok()) << spool.error();
+    constexpr std::size_t kCuts = 24;
+    faultvfs::cutMidWrite(path, dir.file("cuts"), 3, 4, kCuts);
+    std::vector<std::uint64_t> returnedAtCut;  // per cut: the last seq an append had returned
+    std::uint64_t returned = 0;
+    for (int batch = 0; batch < 400 && returnedAtCut.size() < kCuts; ++batch) {
+        std::vector<v1::TelemetryRecord> records(static_cast<std::size_t>(20 + batch % 30));
+        for (auto& r : records) {
+            r.mutable_sample()->set_series("batch-" + std::to_string(batch));
+        }
+        auto seq = (*spool)->append(records, {{"batch", std::to_string(batch)}});
+        ASSERT_TRUE(seq.ok()) << seq.error();
+        // Cuts taken during this append saw only the earlier appends returned.
+        returnedAtCut.resize(faultvfs::cutsTaken().size(), returned);
+        returned = *seq;
+        if (batch % 4 == 3) {
+            ASSERT_TRUE((*spool)->acknowledge(returned - 10).ok());
+            returnedAtCut.resize(faultvfs::cutsTaken().size(), returned);
+        }
+    }
+    const auto cuts = faultvfs::cutsTaken();
+    faultvfs::cutMidWrite(path, dir.file("cuts"), 0, 0, 0);
+    ASSERT_EQ(cuts.size(), kCuts);
+    std::size_t partial = 0;
+    for (std::size_t k = 0; k < cuts.size(); ++k) {
+        std::vector<std::string> copies{cuts[k].dir + "/synced/spool-torn.sqlite"};
+        for (std::size_t j = 0; j < cuts[k].kept.size(); ++j) {
+            copies.push_back(cuts[k].dir + "/torn-" + std::to_string(j) + "/spool-torn.sqlite");
+            partial += cuts[k].kept[j] > 0 && cuts[k].kept[j] < cuts[k].unsyncedWrites ? 1 : 0;
+        }
+        for (const std::string& copy : copies) {
+            SCOPED_TRACE(copy + ": appends returned through seq " +
+                         std::to_string(returnedAtCut[k]) + ", " +
+                         std::to_string(cuts[k].unsyncedWrites) + " unsynced writes");
+            EXPECT_EQ(queryInt(copy,
+                               "SELECT count(*) FROM pragma_integrity_check WHERE "
+                               "integrity_check <> 'ok';"),
+                      0);
+            auto reopened = agent::Spool::open({copy, 1 << 20});
+            ASSERT_TRUE(reopened.ok()) << reopened.error();
+            EXPECT_EQ((*reopened)->incarnation(), (*spool)->incarnation());
+            const std::uint64_t last = (*reopened)->lastSeq();
+            EXPECT_GE(last, returnedAtCut[k]);
+            if (returnedAtCut[k] > 0) {
+                auto kept = (*reopened)->read(returnedAtCut[k], 1);
+                ASSERT_TRUE(kept.ok()) << kept.error();
+                ASSERT_EQ(kept->size(), 1u);
+                EXPECT_EQ(kept->front().seq(), returnedAtCut[k]);
+            }
+            std::vector<v1::TelemetryRecord> next(1);
+            auto nextSeq = (*reopened)->append(next);
+            ASSERT_TRUE(nextSeq.ok()) << nextSeq.error();
+            EXPECT_EQ(*nextSeq, last + 1);
+        }
+    }
+    EXPECT_GT(partial, 0u) << "no torn copy kept some unsynced writes and lost others";
+}
+
 // A real filesystem running out of space under the history (and its WAL).
 TEST_F(FaultTest, HistoryDiskFullOnARealFilesystem) {
     Tmpfs disk(m_dir.file("hist-disk"), "4m");
