@@ -312,6 +312,46 @@ TEST(SpoolPowerCut, LosingWritesOutOfOrderKeepsEveryReturnedAppend) {
     EXPECT_GT(partial, 0u) << "no torn copy kept some unsynced writes and lost others";
 }
 
+// A power cut of the node with the daemon itself under the fault VFS (runplaned-powercut:
+// runplaned's main, its SQLite through the VFS): among the spool's writes during a live run the
+// daemon copies the spool as a cut that lost writes out of order would leave it, and kills itself
+// there (SIGKILL: nothing after that write happens). The copy is put back as the node's disk
+// (no -shm: shared memory does not survive a cut), the ordinary runplaned starts on it, and the
+// run is reattached: every seq the controller had is still the daemon's, none is issued twice.
+TEST_F(FaultTest, NodePowerCutRestartsTheDaemonOnWhatTheDiskHeld) {
+    const std::string spool = m_state + "/spool.sqlite";
+    const std::string cuts = m_dir.file("cuts");
+    m_daemon->setBinary(runplane::testing::builtBinary("backend/daemon/runplaned-powercut"));
+    m_daemon->setEnv({"RUNPLANE_TEST_POWER_CUT_PATH=" + spool,
+                      "RUNPLANE_TEST_POWER_CUT_DIR=" + cuts, "RUNPLANE_TEST_POWER_CUT_EVERY=5",
+                      "RUNPLANE_TEST_POWER_CUT_TORN=1", "RUNPLANE_TEST_POWER_CUT_AT=40"});
+    startDaemon();
+    auto& in = ingest();
+    submit("r1", stepsRun(60, 3));
+    ASSERT_TRUE(waitUntil([&] { return in.status().cursor >= 10; })) << in.status().lastError;
+    ASSERT_TRUE(waitUntil([&] { return std::filesystem::exists(cuts + "/powered-off"); },
+                          std::chrono::seconds(40)))
+        << m_daemon->child().stderrText();
+    m_daemon->kill9();  // reaps it: it killed itself at the cut
+    const std::uint64_t cursorAtCut = in.status().cursor;
+    std::string cutDir;
+    std::getline(std::ifstream(cuts + "/powered-off"), cutDir);
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::filesystem::remove(spool + suffix);
+        const std::string torn = cutDir + "/torn-0/spool.sqlite" + suffix;
+        if (std::filesystem::exists(torn) && std::string(suffix) != "-shm") {
+            std::filesystem::copy_file(torn, spool + suffix);
+        }
+    }
+    m_daemon->setBinary("");
+    m_daemon->setEnv({});
+    ASSERT_EQ(m_daemon->start(), m_address) << m_daemon->error();
+    ASSERT_TRUE(waitRunEnded("r1")) << in.status().lastError;
+    EXPECT_GT(in.status().cursor, cursorAtCut);
+    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
 // A real filesystem running out of space under the history (and its WAL).
 TEST_F(FaultTest, HistoryDiskFullOnARealFilesystem) {
     Tmpfs disk(m_dir.file("hist-disk"), "4m");

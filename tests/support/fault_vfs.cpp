@@ -3,12 +3,14 @@
 #include <sqlite3.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -172,6 +174,7 @@ struct MidWriteCuts {
     int everyNth = 0;
     int tornCopies = 0;
     int maxCuts = 0;
+    bool powerOff = false;  // the process kills itself (SIGKILL) after the last cut
     std::uint64_t writes = 0;
     std::vector<CutTaken> taken;
 };
@@ -215,6 +218,10 @@ void maybeCutMidWrite(const char* name) {
         cut.kept.push_back(kept);
     }
     c.taken.push_back(std::move(cut));
+    if (c.powerOff && static_cast<int>(c.taken.size()) == c.maxCuts) {
+        std::ofstream(c.toDir + "/powered-off") << c.taken.back().dir << "\n";
+        ::kill(::getpid(), SIGKILL);
+    }
 }
 
 int xClose(sqlite3_file* f) {
@@ -439,7 +446,13 @@ std::vector<std::string> copyAsSynced(const std::string& path, const std::string
 void cutMidWrite(const std::string& path, const std::string& toDir, int everyNth, int tornCopies,
                  int maxCuts) {
     std::lock_guard lock(g_trackMutex);
-    g_cuts = MidWriteCuts{path, toDir, everyNth, tornCopies, maxCuts, 0, {}};
+    g_cuts = MidWriteCuts{path, toDir, everyNth, tornCopies, maxCuts, false, 0, {}};
+}
+
+void powerCutAt(const std::string& path, const std::string& toDir, int everyNth, int tornCopies,
+                int cutNumber) {
+    std::lock_guard lock(g_trackMutex);
+    g_cuts = MidWriteCuts{path, toDir, everyNth, tornCopies, cutNumber, true, 0, {}};
 }
 
 std::vector<CutTaken> cutsTaken() {

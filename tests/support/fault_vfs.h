@@ -62,5 +62,9 @@ struct CutTaken {
 void cutMidWrite(const std::string& path, const std::string& toDir, int everyNth, int tornCopies,
                  int maxCuts);
 std::vector<CutTaken> cutsTaken();
+/// cutMidWrite, and the power goes off at the `cutNumber`-th cut: once its copies are written
+/// (and TODIR/powered-off names its folder), the process kills itself with SIGKILL.
+void powerCutAt(const std::string& path, const std::string& toDir, int everyNth, int tornCopies,
+                int cutNumber);
 
 }  // namespace runplane::testing::faultvfs
