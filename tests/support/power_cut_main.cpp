@@ -1,16 +1,16 @@
-// Linked into runplaned-powercut (tests/reliability): runplaned's own main (compiled there as
-// runplaned_main) with every SQLite file of the process going through the fault VFS
-// (tests/support/fault_vfs.h), and, where the environment asks, a power cut among the spool's
-// writes: RUNPLANE_TEST_POWER_CUT_PATH (the spool file), _DIR (where the cut's copies go), _EVERY
-// (every Nth write where two or more are unsynced), _TORN (torn copies), _AT (the cut at which
-// the process kills itself). Armed in main, not by a static initialiser: the VFS's own globals
-// live in another translation unit, whose initialisation order is not defined.
+// Linked into runplaned-powercut (tests/reliability): the program's own main (compiled there as
+// wrapped_main) with every SQLite file of the process going through the
+// fault VFS (tests/support/fault_vfs.h), and, where the environment asks, a power cut among the
+// writes to one file: RUNPLANE_TEST_POWER_CUT_PATH (the spool or the history), _DIR (where the
+// cut's copies go), _EVERY (every Nth write where two or more are unsynced), _TORN (torn copies),
+// _AT (the cut at which the process kills itself). Armed in main, not by a static initialiser: the
+// VFS's own globals live in another translation unit, whose initialisation order is not defined.
 #include <cstdlib>
 
 #include "tests/support/fault_vfs.h"
 
 #undef main
-int runplaned_main(int argc, char** argv);
+int wrapped_main(int argc, char** argv);
 
 namespace {
 
@@ -32,5 +32,5 @@ int main(int argc, char** argv) {
                              envInt("RUNPLANE_TEST_POWER_CUT_TORN", 1),
                              envInt("RUNPLANE_TEST_POWER_CUT_AT", 1));
     }
-    return runplaned_main(argc, argv);
+    return wrapped_main(argc, argv);
 }
