@@ -5,7 +5,8 @@
 # Inside: bin/fuzz_* (debug info stripped, symbols kept, RUNPATH $ORIGIN/../lib), lib/ (every
 # shared library they load except glibc's own), seeds/<target> (the committed corpus, plus
 # recipes/ and tests/launch/data for recipe and import), recipes/models (the catalog; run with
-# RUNPLANE_FUZZ_RECIPES_DIR=DIR/recipes), fuzz-parallel.sh and bin/lsan-canary (a 4242-byte leak).
+# RUNPLANE_FUZZ_RECIPES_DIR=DIR/recipes), fuzz-parallel.sh with its fuzz-env.sh, and bin/lsan-canary
+# (a 4242-byte leak).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build-fuzz}"
@@ -33,6 +34,6 @@ done
 cp -r recipes/models "$stage/recipes/models"
 # The leak fuzz-parallel.sh checks LeakSanitizer with (tests/fuzz/lsan_canary.c).
 cp "$BUILD/tests/fuzz/lsan_canary" "$stage/bin/lsan-canary"
-cp scripts/fuzz-parallel.sh "$stage/"
+cp scripts/fuzz-parallel.sh scripts/fuzz-env.sh "$stage/"
 tar -C "$stage" -czf "$OUT" .
 echo "fuzz-bundle: $OUT ($(du -h "$OUT" | cut -f1))"

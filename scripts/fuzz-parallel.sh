@@ -12,28 +12,14 @@ set -uo pipefail
 BIN="$1" SEEDS="$2" WORK="$3" SECS="$4"
 shift 4
 mkdir -p "$WORK/logs"
-# fuzz-bundle.sh adds a program that leaks 4242 bytes under ASan: if LeakSanitizer cannot run on
-# this machine (some sandboxes forbid the ptrace it stops the threads with), "0 leaks" would mean
-# nothing. It runs with the workers' options plus use_stacks=0:use_registers=0 (as LLVM's own
-# LeakSanitizer tests do): a stale copy of the canary's pointer left on the stack by the host's
-# libc must not hide its leak, so the canary says whether LeakSanitizer can scan, nothing else.
-# Its whole output is kept in WORK/logs/lsan-canary.log.
-# ASan's speed options (docs/fuzzing.md, "Sanitizer options"): 2 frames of allocation stack
-# instead of 30 (replay an artifact with FUZZ_ASAN_SPEED= for whole stacks; 0 or 1 frame would
-# silence LeakSanitizer, whose canary then goes unreported), no 4 KB fill of new blocks, a 16 MB
-# quarantine instead of 256 MB.
-ASAN_SPEED="${FUZZ_ASAN_SPEED-malloc_context_size=2:max_malloc_fill_size=0:quarantine_size_mb=16}"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0${ASAN_SPEED:+:$ASAN_SPEED}"
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-leaks_checked=unknown  # no canary in BIN
+# The options and the canary check: fuzz-env.sh beside this script. fuzz-bundle.sh puts the
+# canary in BIN; without it the run says "leaks checked: unknown".
+# shellcheck source=scripts/fuzz-env.sh
+. "$(dirname "$0")/fuzz-env.sh"
+leaks_checked=unknown
 if [ -x "$BIN/lsan-canary" ]; then
   canary_log="$WORK/logs/lsan-canary.log"
-  { echo "ASAN_OPTIONS=$ASAN_OPTIONS LSAN_OPTIONS=${LSAN_OPTIONS:-}"
-    LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}use_stacks=0:use_registers=0:verbosity=1:log_threads=1" \
-      "$BIN/lsan-canary"
-    echo "lsan-canary exit status: $?"
-  } >"$canary_log" 2>&1
-  if grep -q 'detected memory leaks' "$canary_log"; then
+  if leak_canary_reports "$BIN/lsan-canary" "$canary_log"; then
     echo "fuzz-parallel: LeakSanitizer works here (the canary's 4242-byte leak was reported)"
     leaks_checked=yes
   else

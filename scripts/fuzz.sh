@@ -19,25 +19,19 @@ cd "$(dirname "$0")/.."
 BUILD="${1:-build-fuzz}"
 SECONDS_EACH="${2:-600}"
 PER_INPUT="${FUZZ_TIMEOUT:-10}"
-# ASan's speed options (docs/fuzzing.md, "Sanitizer options"): 2 frames of allocation stack
-# instead of 30 (replay an artifact with FUZZ_ASAN_SPEED= for whole stacks; 0 or 1 frame would
-# silence LeakSanitizer, whose canary then goes unreported), no 4 KB fill of new blocks, a 16 MB
-# quarantine instead of 256 MB.
-ASAN_SPEED="${FUZZ_ASAN_SPEED-malloc_context_size=2:max_malloc_fill_size=0:quarantine_size_mb=16}"
 shift $(( $# > 2 ? 2 : $# ))
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(recipe import python_literal log_line spool history_ingest agent_rpc)
 fi
-ASAN_RUN_OPTIONS="detect_leaks=1:allocator_may_return_null=0${ASAN_SPEED:+:$ASAN_SPEED}"
-# LeakSanitizer must report tests/fuzz/lsan_canary.c's leak with these options before a run's
-# "no leak" means anything (its whole output: BUILD_DIR/lsan-canary.log).
+# The sanitizer options, and LeakSanitizer must report tests/fuzz/lsan_canary.c's leak with them
+# before a run's "no leak" means anything (scripts/fuzz-env.sh; output in BUILD_DIR/lsan-canary.log).
+# shellcheck source=scripts/fuzz-env.sh
+. scripts/fuzz-env.sh
 canary="$BUILD/tests/fuzz/lsan_canary"
 [ -x "$canary" ] || { echo "fuzz: $canary missing (make fuzz-build)"; exit 2; }
-ASAN_OPTIONS="$ASAN_RUN_OPTIONS" LSAN_OPTIONS=use_stacks=0:use_registers=0 "$canary" \
-  >"$BUILD/lsan-canary.log" 2>&1 || true  # exits 1 when the leak is reported
-if ! grep -q 'detected memory leaks' "$BUILD/lsan-canary.log"; then
-  echo "fuzz: LeakSanitizer did not report the canary's leak with ASAN_OPTIONS=$ASAN_RUN_OPTIONS" \
+if ! leak_canary_reports "$canary" "$BUILD/lsan-canary.log"; then
+  echo "fuzz: LeakSanitizer did not report the canary's leak with ASAN_OPTIONS=$ASAN_OPTIONS" \
     "(see $BUILD/lsan-canary.log): leak checking does not work here, so no run is trusted"
   exit 2
 fi
@@ -60,10 +54,7 @@ for t in "${TARGETS[@]}"; do
   grown=()
   [ -d "tests/fuzz/corpus-grown/$t" ] && grown=("tests/fuzz/corpus-grown/$t")
   echo "fuzz: $t for ${SECONDS_EACH}s (log $log)"
-  # Leak checking stays on (detect_leaks=1 is ASan's default on Linux).
-  if ASAN_OPTIONS="$ASAN_RUN_OPTIONS" \
-     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     "$exe" -max_total_time="$SECONDS_EACH" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
+  if "$exe" -max_total_time="$SECONDS_EACH" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
        ${FUZZ_RUNS:+-runs="$FUZZ_RUNS"} -timeout="$PER_INPUT" -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$art/" "$work" "tests/fuzz/corpus/$t" "${grown[@]}" "${extra[@]}" >"$log" 2>&1; then
     result="ok"
