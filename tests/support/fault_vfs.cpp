@@ -148,7 +148,8 @@ std::size_t copyCut(const std::string& from, const Tracked& t, const std::string
     return kept;
 }
 
-// copyAsSynced, and copyTorn's copies, with g_trackMutex held.
+// The copies of copyAsSynced and of cutMidWrite's cuts (keep: which unsynced writes reach the
+// disk; none without it), with g_trackMutex held.
 std::vector<std::string> copyLocked(const std::string& path, const std::string& toDir,
                                     std::mt19937_64* keep, std::size_t* kept) {
     std::vector<std::string> written;
