@@ -130,6 +130,29 @@ std::string FaultTest::integrity(const std::string& path) const {
     return row.ok() && *row ? stmt->columnText(0) : std::string("no answer");
 }
 
+std::uint64_t FaultTest::expectWholeBatchesOnly(const std::string& copy) const {
+    EXPECT_EQ(integrity(copy), "ok") << copy;
+    const auto c = runplane::testing::checkContinuity(copy, "node-f");
+    EXPECT_TRUE(c.error.empty()) << c.error;
+    EXPECT_TRUE(c.missing.empty()) << copy;
+    EXPECT_EQ(c.rows, c.distinctSeqs) << copy;
+    EXPECT_EQ(runplane::testing::queryInt(
+                  copy, "SELECT count(*) FROM events WHERE node_id='node-f' AND seq > " +
+                            std::to_string(c.cursor) + ";"),
+              0)
+        << "rows beyond the stored cursor in " << copy;
+    return c.cursor;
+}
+
+void FaultTest::watchUntilR1EndsThenCheck(const std::string& tag) {
+    Child w = watch(tag);
+    ASSERT_TRUE(waitRunEnded("r1")) << w.stderrText();
+    w.kill(SIGTERM);
+    w.wait(std::chrono::seconds(10));
+    expectTrueStatus("r1", db::RunState::Failed, "exit code 3", "exit_code=3");
+    expectExactlyOnce();
+}
+
 void FaultTest::expectExactlyOnce() const {
     const auto c = runplane::testing::checkContinuity(m_history, "node-f");
     const std::string text = "first " + std::to_string(c.firstSeq) + " cursor " +

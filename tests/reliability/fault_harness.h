@@ -55,6 +55,12 @@ class FaultTest : public ::testing::Test {
     /// The two checks: exactly-once continuity of the node's seqs, and the run's true status
     /// (state and message, and exactly one process_exit event with that exit code).
     void expectExactlyOnce() const;
+    /// A copy of the history taken at a cut holds whole batches only: intact, no seq missing
+    /// below its cursor or stored twice, no row beyond the cursor. Returns that cursor.
+    std::uint64_t expectWholeBatchesOnly(const std::string& copy) const;
+    /// A `runplanectl watch` (tagged `tag`) ingests until r1 ends, then stops (SIGTERM); r1 ended
+    /// as stepsRun(..., 3) does and every record was stored exactly once.
+    void watchUntilR1EndsThenCheck(const std::string& tag);
     /// PRAGMA integrity_check of the history (or another file): "ok" when intact.
     std::string integrity(const std::string& path = "") const;
     void expectTrueStatus(const std::string& runId, db::RunState state, const std::string& message,

@@ -86,12 +86,7 @@ TEST_F(FaultTest, ControllerKill9MidStream) {
     first.kill(SIGKILL);
     first.wait(5s);
     std::this_thread::sleep_for(1s);
-    Child second = watch("watch-2");
-    ASSERT_TRUE(waitRunEnded("r1")) << second.stderrText();
-    second.kill(SIGTERM);
-    second.wait(10s);
-    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
-    expectExactlyOnce();
+    watchUntilR1EndsThenCheck("watch-2");
 }
 
 TEST_F(FaultTest, ControllerStoppedWhileTheDaemonSpools) {
@@ -118,12 +113,7 @@ TEST_F(FaultTest, DaemonAndControllerKilledTogether) {
     m_daemon->kill9();
     first.wait(5s);
     ASSERT_EQ(m_daemon->start(), m_address) << m_daemon->error();
-    Child second = watch("watch-2");
-    ASSERT_TRUE(waitRunEnded("r1")) << second.stderrText();
-    second.kill(SIGTERM);
-    second.wait(10s);
-    expectTrueStatus("r1", RunState::Failed, "exit code 3", "exit_code=3");
-    expectExactlyOnce();
+    watchUntilR1EndsThenCheck("watch-2");
 }
 
 // The supervisor is the only process that can learn the exit status (it is the child's parent):

@@ -398,6 +398,19 @@ int xOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* 
     return rc;
 }
 
+// A deleted file's tracked state goes with it (SQLite deletes a WAL when its last connection
+// closes, and a journal after each transaction): a file opened later under the same name starts
+// empty, not with the writes and synced size of the one that was deleted. The unlink itself
+// counts as durable (the model does not bring deleted files back after a cut).
+int xDelete(sqlite3_vfs*, const char* name, int syncDir) {
+    std::lock_guard lock(g_trackMutex);
+    const int rc = g_real->xDelete(g_real, name, syncDir);
+    if (rc == SQLITE_OK && name != nullptr) {
+        g_tracked.erase(name);
+    }
+    return rc;
+}
+
 }  // namespace
 
 void install() {
@@ -410,6 +423,7 @@ void install() {
     g_vfs.zName = "runplane-fault";
     g_vfs.szOsFile = static_cast<int>(sizeof(ShimFile)) + g_real->szOsFile;
     g_vfs.xOpen = xOpen;
+    g_vfs.xDelete = xDelete;
     g_vfs.pNext = nullptr;
     sqlite3_vfs_register(&g_vfs, 1);
 }

@@ -1,5 +1,5 @@
-// Linked into runplaned-powercut (tests/reliability): the program's own main (compiled there as
-// wrapped_main) with every SQLite file of the process going through the
+// Linked into runplaned-powercut and runplanectl-powercut (tests/reliability): the program's own
+// main (compiled there as wrapped_main) with every SQLite file of the process going through the
 // fault VFS (tests/support/fault_vfs.h), and, where the environment asks, a power cut among the
 // writes to one file: RUNPLANE_TEST_POWER_CUT_PATH (the spool or the history), _DIR (where the
 // cut's copies go), _EVERY (every Nth write where two or more are unsynced), _TORN (torn copies),
