@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/resource.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -58,21 +59,45 @@ double threadQueuedMs() {
     return got == 2 ? static_cast<double>(waitNs) * 1e-6 : 0;
 }
 
+// The calling thread's minor page faults and voluntary context switches so far (a paint that
+// sleeps, not queued for a core, is blocked: on a page fault waiting for the process's memory-map
+// lock, or on a lock of its own).
+struct ThreadWaits {
+    long minorFaults = 0, voluntarySwitches = 0;
+};
+ThreadWaits threadWaits() {
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return {usage.ru_minflt, usage.ru_nvcsw};
+}
+
 // One paint of a whole page (every child widget's paintEvent into an image of its size): its
-// wall time, the GUI thread's CPU time and its time queued for a core meanwhile.
+// wall time, the GUI thread's CPU time, its time queued for a core, and its minor faults and
+// voluntary switches meanwhile.
 struct PaintTime {
     double wallMs = 0, cpuMs = 0, queuedMs = 0;
+    long faults = 0, switches = 0;
 };
 // (CPU and queueing count from before the image's allocation, the wall time from after it, as
-// the figures were taken before this helper.)
-PaintTime timedPaint(QWidget* page) {
+// the figures were taken before this helper.) `reused`: paint into that image, allocated once
+// per page as the GUI's backing store is, instead of a new 5 MB image each time whose first
+// touch faults in every page.
+PaintTime timedPaint(QWidget* page, QImage* reused) {
     const double cpuMark = threadCpuMs();
     const double queuedMark = threadQueuedMs();
-    QImage image(page->size(), QImage::Format_ARGB32_Premultiplied);
+    const ThreadWaits waitsMark = threadWaits();
+    QImage fresh;
+    QImage* image = reused != nullptr ? reused : &fresh;
+    if (image->size() != page->size()) {
+        *image = QImage(page->size(), QImage::Format_ARGB32_Premultiplied);
+    }
     QElapsedTimer timer;
     timer.start();
-    page->render(&image);
-    return {msSince(timer), threadCpuMs() - cpuMark, threadQueuedMs() - queuedMark};
+    page->render(image);
+    const ThreadWaits waits = threadWaits();
+    return {msSince(timer), threadCpuMs() - cpuMark, threadQueuedMs() - queuedMark,
+            waits.minorFaults - waitsMark.minorFaults,
+            waits.voluntarySwitches - waitsMark.voluntarySwitches};
 }
 
 int runLib(const ChildOptions& options) {
@@ -183,17 +208,24 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
         PaintTime paint;
         bool runSelected = false;
     } last;
+    // --paint-into-one-image: one image per page for every paint (the GUI's backing store).
+    QImage clusterImage;
+    QImage runsImage;
     auto paintRunsAndReport = [&] {
-        const PaintTime runsPaint = timedPaint(&runs);
+        const PaintTime runsPaint =
+            timedPaint(&runs, options.paintIntoOneImage ? &runsImage : nullptr);
         std::printf(
             "{\"gui\":{\"cluster_paint_ms\":%.3f,\"cluster_paint_cpu_ms\":%.3f,"
             "\"cluster_paint_queued_ms\":%.3f,"
             "\"cluster_plot_redraw_ms\":%.3f,\"cluster_plot_redraw_cpu_ms\":%.3f,"
             "\"runs_paint_ms\":%.3f,\"runs_paint_cpu_ms\":%.3f,\"runs_paint_queued_ms\":%.3f,"
+            "\"cluster_paint_faults\":%ld,\"cluster_paint_switches\":%ld,"
+            "\"runs_paint_faults\":%ld,\"runs_paint_switches\":%ld,"
             "\"stall_max_ms\":%.3f,\"nodes_listed\":%d,"
             "\"plot_series\":%d,\"run_selected\":%s}}\n",
             last.paint.wallMs, last.paint.cpuMs, last.paint.queuedMs, last.plotMs, last.plotCpuMs,
-            runsPaint.wallMs, runsPaint.cpuMs, runsPaint.queuedMs, stallMax,
+            runsPaint.wallMs, runsPaint.cpuMs, runsPaint.queuedMs, last.paint.faults,
+            last.paint.switches, runsPaint.faults, runsPaint.switches, stallMax,
             static_cast<int>(cluster.addresses().size()), cluster.memoryPlot()->seriesCount(),
             last.runSelected ? "true" : "false");
         std::fflush(stdout);
@@ -211,7 +243,7 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
         cluster.memoryPlot()->flush();
         last.plotMs = msSince(timer);
         last.plotCpuMs = threadCpuMs() - cpuBefore;
-        last.paint = timedPaint(&cluster);
+        last.paint = timedPaint(&cluster, options.paintIntoOneImage ? &clusterImage : nullptr);
         if (options.paintApart) {
             QTimer::singleShot(500, &app, paintRunsAndReport);
         } else {

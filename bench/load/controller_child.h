@@ -18,6 +18,7 @@ struct ChildOptions {
     int backgroundNice = 0;          // gui: threads::setBackgroundNice, as the GUI sets it
     int guiSliceUs = 0;              // gui: threads::setOwnSlice on the GUI thread (0: default)
     bool paintApart = false;         // gui: the Runs page painted in its own event-loop turn
+    bool paintIntoOneImage = false;  // gui: each page painted into one image, not a new one
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

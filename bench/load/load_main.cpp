@@ -55,6 +55,7 @@ struct Args {
     int backgroundNice = threads::kGuiBackgroundNice;
     int guiSliceUs = 0;
     bool paintApart = false;
+    bool paintIntoOneImage = false;
 };
 
 long rssKiB(pid_t pid) {
@@ -165,6 +166,9 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         argv.emplace_back(std::to_string(args.guiSliceUs));
         if (args.paintApart) {
             argv.emplace_back("--paint-apart");
+        }
+        if (args.paintIntoOneImage) {
+            argv.emplace_back("--paint-into-one-image");
         }
         std::vector<char*> raw;
         for (auto& a : argv) {
@@ -483,6 +487,7 @@ int runParent(const Args& args) {
     report["background_nice"] = args.controller == "gui" ? args.backgroundNice : 0;
     report["gui_slice_us"] = args.controller == "gui" ? args.guiSliceUs : 0;
     report["paint_apart"] = args.controller == "gui" && args.paintApart;
+    report["paint_into_one_image"] = args.controller == "gui" && args.paintIntoOneImage;
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -554,6 +559,9 @@ int main(int argc, char** argv) {
                      "gui: paint the Runs page half a second after the Cluster page, in its own "
                      "event-loop turn, as the GUI paints the one page its tab shows (default: "
                      "at once after the Cluster page's redraw and paint, as before)");
+        app.add_flag("--paint-into-one-image", args.paintIntoOneImage,
+                     "gui: paint each page into one image allocated once, as the GUI paints "
+                     "into its backing store (default: a new image for every paint, as before)");
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
@@ -574,6 +582,7 @@ int main(int argc, char** argv) {
             child.backgroundNice = args.backgroundNice;
             child.guiSliceUs = args.guiSliceUs;
             child.paintApart = args.paintApart;
+            child.paintIntoOneImage = args.paintIntoOneImage;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

@@ -164,6 +164,10 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     const auto runsPaintCpu = field(m_gui, "runs_paint_cpu_ms");
     const auto clusterPaintQueued = field(m_gui, "cluster_paint_queued_ms");
     const auto runsPaintQueued = field(m_gui, "runs_paint_queued_ms");
+    const auto clusterPaintFaults = field(m_gui, "cluster_paint_faults");
+    const auto runsPaintFaults = field(m_gui, "runs_paint_faults");
+    const auto clusterPaintSwitches = field(m_gui, "cluster_paint_switches");
+    const auto runsPaintSwitches = field(m_gui, "runs_paint_switches");
     const auto stall = field(m_gui, "stall_max_ms");
     nlohmann::json lastLib;
     for (const auto& line : m_gui) {
@@ -213,6 +217,10 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"runs_paint_cpu_ms", spread(runsPaintCpu)},
             {"cluster_paint_queued_ms", spread(clusterPaintQueued)},
             {"runs_paint_queued_ms", spread(runsPaintQueued)},
+            {"cluster_paint_minor_faults", spread(clusterPaintFaults)},
+            {"runs_paint_minor_faults", spread(runsPaintFaults)},
+            {"cluster_paint_voluntary_switches", spread(clusterPaintSwitches)},
+            {"runs_paint_voluntary_switches", spread(runsPaintSwitches)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},
