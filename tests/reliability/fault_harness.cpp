@@ -1,5 +1,6 @@
 #include "tests/reliability/fault_harness.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -64,10 +65,11 @@ control::TelemetryIngestor& FaultTest::ingest(const std::string& address) {
     return *m_ingestors.back();
 }
 
-Child FaultTest::watch(const std::string& tag) {
-    return Child::spawn({runplane::testing::builtBinary("backend/cli/runplanectl"), "watch",
-                         m_address, "--history", m_history},
-                        m_dir.file(tag + ".out"), m_dir.file(tag + ".err"));
+Child FaultTest::watch(const std::string& tag, const std::string& binary,
+                       const std::vector<std::string>& env) {
+    return Child::spawn(
+        {runplane::testing::builtBinary(binary), "watch", m_address, "--history", m_history},
+        m_dir.file(tag + ".out"), m_dir.file(tag + ".err"), env);
 }
 
 std::int64_t FaultTest::storedCursor() const {
@@ -142,6 +144,19 @@ std::uint64_t FaultTest::expectWholeBatchesOnly(const std::string& copy) const {
               0)
         << "rows beyond the stored cursor in " << copy;
     return c.cursor;
+}
+
+void FaultTest::putBackTheTornCopy(const std::string& cuts, const std::string& path) const {
+    std::string cutDir;
+    std::getline(std::ifstream(cuts + "/powered-off"), cutDir);
+    const std::string name = std::filesystem::path(path).filename().string();
+    for (const std::string suffix : {"", "-wal", "-shm"}) {
+        std::filesystem::remove(path + suffix);
+        const std::string torn = cutDir + "/torn-0/" + name + suffix;
+        if (suffix != "-shm" && std::filesystem::exists(torn)) {
+            std::filesystem::copy_file(torn, path + suffix);
+        }
+    }
 }
 
 void FaultTest::watchUntilR1EndsThenCheck(const std::string& tag) {

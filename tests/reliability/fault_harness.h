@@ -41,8 +41,10 @@ class FaultTest : public ::testing::Test {
     void submit(const std::string& runId, const std::vector<std::string>& argv);
     /// An in-process ingest of `address` (default: the daemon) into the history.
     control::TelemetryIngestor& ingest(const std::string& address = "");
-    /// A `runplanectl watch` child ingesting the daemon into the history.
-    Child watch(const std::string& tag);
+    /// A `runplanectl watch` child ingesting the daemon into the history (`binary`: another
+    /// build of runplanectl, relative to the build folder; `env` added to its environment).
+    Child watch(const std::string& tag, const std::string& binary = "backend/cli/runplanectl",
+                const std::vector<std::string>& env = {});
     /// The stored cursor of the node (raw SQL on the history file; -1 when unreadable).
     std::int64_t storedCursor() const;
     /// The run as the history records it (nullopt when absent or unreadable).
@@ -61,6 +63,10 @@ class FaultTest : public ::testing::Test {
     /// A `runplanectl watch` (tagged `tag`) ingests until r1 ends, then stops (SIGTERM); r1 ended
     /// as stepsRun(..., 3) does and every record was stored exactly once.
     void watchUntilR1EndsThenCheck(const std::string& tag);
+    /// After a process under the fault VFS powered off at a cut (CUTS/powered-off names the cut's
+    /// folder): `path` and its WAL become the cut's first torn copy, as the disk held them; the
+    /// -shm goes (shared memory does not survive a cut).
+    void putBackTheTornCopy(const std::string& cuts, const std::string& path) const;
     /// PRAGMA integrity_check of the history (or another file): "ok" when intact.
     std::string integrity(const std::string& path = "") const;
     void expectTrueStatus(const std::string& runId, db::RunState state, const std::string& message,

@@ -334,15 +334,7 @@ TEST_F(FaultTest, NodePowerCutRestartsTheDaemonOnWhatTheDiskHeld) {
         << m_daemon->child().stderrText();
     m_daemon->kill9();  // reaps it: it killed itself at the cut
     const std::uint64_t cursorAtCut = in.status().cursor;
-    std::string cutDir;
-    std::getline(std::ifstream(cuts + "/powered-off"), cutDir);
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-        std::filesystem::remove(spool + suffix);
-        const std::string torn = cutDir + "/torn-0/spool.sqlite" + suffix;
-        if (std::filesystem::exists(torn) && std::string(suffix) != "-shm") {
-            std::filesystem::copy_file(torn, spool + suffix);
-        }
-    }
+    putBackTheTornCopy(cuts, spool);
     m_daemon->setBinary("");
     m_daemon->setEnv({});
     ASSERT_EQ(m_daemon->start(), m_address) << m_daemon->error();
@@ -464,27 +456,15 @@ TEST_F(FaultTest, ControllerPowerCutUnderWatchResumesOnWhatTheDiskHeld) {
     const std::string cuts = m_dir.file("cuts");
     startDaemon();
     submit("r1", stepsRun(60, 3));
-    Child w =
-        Child::spawn({runplane::testing::builtBinary("backend/cli/runplanectl-powercut"), "watch",
-                      m_address, "--history", m_history},
-                     m_dir.file("watch-cut.out"), m_dir.file("watch-cut.err"),
-                     {"RUNPLANE_TEST_POWER_CUT_PATH=" + m_history,
-                      "RUNPLANE_TEST_POWER_CUT_DIR=" + cuts, "RUNPLANE_TEST_POWER_CUT_EVERY=5",
-                      "RUNPLANE_TEST_POWER_CUT_TORN=1", "RUNPLANE_TEST_POWER_CUT_AT=30"});
+    Child w = watch("watch-cut", "backend/cli/runplanectl-powercut",
+                    {"RUNPLANE_TEST_POWER_CUT_PATH=" + m_history,
+                     "RUNPLANE_TEST_POWER_CUT_DIR=" + cuts, "RUNPLANE_TEST_POWER_CUT_EVERY=5",
+                     "RUNPLANE_TEST_POWER_CUT_TORN=1", "RUNPLANE_TEST_POWER_CUT_AT=30"});
     ASSERT_TRUE(waitUntil([&] { return std::filesystem::exists(cuts + "/powered-off"); },
                           std::chrono::seconds(40)))
         << w.stderrText();
     w.wait(5s);  // it killed itself at the cut
-    std::string cutDir;
-    std::getline(std::ifstream(cuts + "/powered-off"), cutDir);
-    for (const char* suffix : {"", "-wal", "-shm"}) {
-        std::filesystem::remove(m_history + suffix);
-        const std::string torn =
-            cutDir + "/torn-0/" + std::filesystem::path(m_history).filename().string() + suffix;
-        if (std::filesystem::exists(torn) && std::string(suffix) != "-shm") {
-            std::filesystem::copy_file(torn, m_history + suffix);
-        }
-    }
+    putBackTheTornCopy(cuts, m_history);
     EXPECT_GT(expectWholeBatchesOnly(m_history), 0u)
         << "the cut kept nothing of the stored batches";
     watchUntilR1EndsThenCheck("watch-after-cut");
