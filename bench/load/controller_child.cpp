@@ -21,6 +21,7 @@
 #include "common/thread_role.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/runs_page.h"
+#include "gui/widgets/flat_style.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace runplane::bench {
@@ -171,6 +172,9 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("RunplaneLoadBench"));
     QApplication::setApplicationName(QStringLiteral("bench_load"));
+    if (!options.platformStyle) {
+        gui::installFlatStyle();  // as runplane's main does
+    }
     const QString history = QString::fromStdString(options.historyPath);
     gui::ClusterPage cluster(history);
     gui::RunsPage runs(history);

@@ -19,6 +19,7 @@ struct ChildOptions {
     int guiSliceUs = 0;              // gui: threads::setOwnSlice on the GUI thread (0: default)
     bool paintApart = false;         // gui: the Runs page painted in its own event-loop turn
     bool paintIntoOneImage = false;  // gui: each page painted into one image, not a new one
+    bool platformStyle = false;      // gui: the platform's style without FlatStyle (A/B)
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

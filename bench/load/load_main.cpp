@@ -56,6 +56,7 @@ struct Args {
     int guiSliceUs = 0;
     bool paintApart = false;
     bool paintIntoOneImage = false;
+    bool platformStyle = false;
 };
 
 long rssKiB(pid_t pid) {
@@ -169,6 +170,9 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         }
         if (args.paintIntoOneImage) {
             argv.emplace_back("--paint-into-one-image");
+        }
+        if (args.platformStyle) {
+            argv.emplace_back("--platform-style");
         }
         std::vector<char*> raw;
         for (auto& a : argv) {
@@ -488,6 +492,7 @@ int runParent(const Args& args) {
     report["gui_slice_us"] = args.controller == "gui" ? args.guiSliceUs : 0;
     report["paint_apart"] = args.controller == "gui" && args.paintApart;
     report["paint_into_one_image"] = args.controller == "gui" && args.paintIntoOneImage;
+    report["platform_style"] = args.controller == "gui" && args.platformStyle;
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -562,6 +567,9 @@ int main(int argc, char** argv) {
         app.add_flag("--paint-into-one-image", args.paintIntoOneImage,
                      "gui: paint each page into one image allocated once, as the GUI paints "
                      "into its backing store (default: a new image for every paint, as before)");
+        app.add_flag("--platform-style", args.platformStyle,
+                     "gui: paint with the platform's style alone, without the GUI's FlatStyle "
+                     "(gui/widgets/flat_style.h): the A/B of that style");
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
@@ -583,6 +591,7 @@ int main(int argc, char** argv) {
             child.guiSliceUs = args.guiSliceUs;
             child.paintApart = args.paintApart;
             child.paintIntoOneImage = args.paintIntoOneImage;
+            child.platformStyle = args.platformStyle;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

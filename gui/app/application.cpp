@@ -23,6 +23,7 @@
 #include "gui/pages/compare_page.h"
 #include "gui/pages/design_page.h"
 #include "gui/pages/runs_page.h"
+#include "gui/widgets/flat_style.h"
 
 namespace runplane::gui {
 
@@ -200,6 +201,7 @@ int runApplication(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("Runplane"));
     QApplication::setApplicationName(QStringLiteral("runplane"));
     QApplication::setApplicationVersion(QString::fromLatin1(runplane::buildInfo().version));
+    installFlatStyle();  // paints never wait on Qt's thread pool (gui/widgets/flat_style.h)
 
     QString historyPath = options.historyPath;
     if (historyPath.isEmpty()) {

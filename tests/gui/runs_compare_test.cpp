@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -27,8 +28,10 @@
 #include "gui/pages/compare_page.h"
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
+#include "gui/widgets/flat_style.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/gui_test_util.h"
+#include "tests/gui/held_pool.h"
 #include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
@@ -77,6 +80,15 @@ class RunsAndCompare : public ::testing::Test {
     }
     static void TearDownTestSuite() { delete s_dir; }
 
+    // Shows `page` with `runId` selected and its first snapshot applied.
+    static void showRun(RunsPage& page, const QString& runId) {
+        page.resize(1700, 1000);
+        page.show();
+        ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+        ASSERT_TRUE(page.selectRun(runId));
+        ASSERT_TRUE(waitUntil([&] { return page.snapshotsApplied() > 0; }, 10000));
+    }
+
     // The same recipe with another learning rate and name (a real edit of its YAML text).
     static std::string editRecipe(std::string yaml, const std::string& name) {
         const auto at = yaml.find("name:");
@@ -120,11 +132,7 @@ TEST_F(RunsAndCompare, RunListModelsPassTheTesterAndFilter) {
 
 TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
     RunsPage page(s_path);
-    page.resize(1700, 1000);
-    page.show();
-    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
-    ASSERT_TRUE(page.selectRun(QStringLiteral("run-synthetic-1")));
-    ASSERT_TRUE(waitUntil([&] { return page.snapshotsApplied() > 0; }, 10000));
+    ASSERT_NO_FATAL_FAILURE(showRun(page, QStringLiteral("run-synthetic-1")));
     RunView* view = page.runView();
     QAbstractItemModelTester peaksTester(view->peaksModel(),
                                          QAbstractItemModelTester::FailureReportingMode::Fatal);
@@ -192,6 +200,31 @@ TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
     emit view->rangeRequested(0, 0, 1000);
     ASSERT_TRUE(waitUntil([&] { return page.snapshotsApplied() > applied; }, 10000));
     EXPECT_FALSE(view->metricsPlot()->isFollowing()) << "a refresh must not undo the user's zoom";
+}
+
+// Under the GUI's style (installFlatStyle, as runplane's main sets it) a repaint of the Runs page
+// (each of its run's tabs) and of the Cluster page never waits on Qt's thread pool: the GUI
+// thread does not sleep in a paint (gui/widgets/flat_style.h).
+TEST_F(RunsAndCompare, RunsAndClusterPagesRepaintWithoutWaitingOnQtsThreadPool) {
+    installFlatStyle();
+    struct RestoreStyle {
+        ~RestoreStyle() { QApplication::setStyle(QStringLiteral("Fusion")); }
+    } restore;
+    RunsPage page(s_path);
+    ASSERT_NO_FATAL_FAILURE(showRun(page, QStringLiteral("run-synthetic-1")));
+    RunView* view = page.runView();
+    for (int tab = 0; tab < view->tabs()->count(); ++tab) {
+        view->tabs()->setCurrentIndex(tab);
+        test::pump(300);  // the tab's plots replot on their timers first
+        EXPECT_LT(test::renderWhileThePoolIsHeld(&page, 3000), 1500)
+            << "a paint of the Runs page's tab " << tab << " waited on the pool";
+    }
+    ClusterPage cluster(s_path);
+    cluster.resize(1700, 1000);
+    cluster.show();
+    test::pump(300);
+    EXPECT_LT(test::renderWhileThePoolIsHeld(&cluster, 3000), 1500)
+        << "a paint of the Cluster page waited on the pool";
 }
 
 TEST_F(RunsAndCompare, ComparePageOverlaysDiffsAndExports) {

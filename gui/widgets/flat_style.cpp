@@ -1,0 +1,129 @@
+#include "gui/widgets/flat_style.h"
+
+#include <QApplication>
+#include <QPainter>
+#include <QStyleFactory>
+#include <QStyleOptionHeader>
+#include <QStyleOptionSlider>
+
+#include <algorithm>
+
+namespace runplane::gui {
+
+namespace {
+
+// A one-pixel outline as four opaque rectangles (QPainter::drawRect with a pen is span-blended).
+void fillOutline(QPainter* painter, const QRect& r, const QColor& color) {
+    if (r.width() < 2 || r.height() < 2) {
+        painter->fillRect(r, color);
+        return;
+    }
+    painter->fillRect(QRect(r.left(), r.top(), r.width(), 1), color);
+    painter->fillRect(QRect(r.left(), r.bottom(), r.width(), 1), color);
+    painter->fillRect(QRect(r.left(), r.top() + 1, 1, r.height() - 2), color);
+    painter->fillRect(QRect(r.right(), r.top() + 1, 1, r.height() - 2), color);
+}
+
+QColor opaque(QColor color) {
+    color.setAlpha(255);
+    return color;
+}
+
+bool active(const QStyleOptionSlider& bar, QStyle::SubControl part) {
+    return (bar.activeSubControls & part) != 0;
+}
+
+}  // namespace
+
+FlatStyle::FlatStyle(const QString& baseStyleKey)
+    : QProxyStyle(baseStyleKey.isEmpty() ? nullptr : QStyleFactory::create(baseStyleKey)) {}
+
+void FlatStyle::drawComplexControl(ComplexControl control, const QStyleOptionComplex* option,
+                                   QPainter* painter, const QWidget* widget) const {
+    const auto* bar = qstyleoption_cast<const QStyleOptionSlider*>(option);
+    if (control != CC_ScrollBar || bar == nullptr) {
+        QProxyStyle::drawComplexControl(control, option, painter, widget);
+        return;
+    }
+    const QPalette& palette = bar->palette;
+    const bool horizontal = bar->orientation == Qt::Horizontal;
+    const bool sunken = (bar->state & State_Sunken) != 0;
+    painter->fillRect(bar->rect, opaque(palette.color(QPalette::Window).darker(106)));
+
+    const QColor button = opaque(palette.color(QPalette::Button));
+    const QColor outline = opaque(palette.color(QPalette::Window).darker(140));
+    for (const SubControl part : {SC_ScrollBarSubLine, SC_ScrollBarAddLine}) {
+        const QRect r = proxy()->subControlRect(CC_ScrollBar, bar, part, widget);
+        if (r.isEmpty()) {
+            continue;
+        }
+        painter->fillRect(r, sunken && active(*bar, part) ? button.darker(120) : button);
+        fillOutline(painter, r, outline);
+        QStyleOption arrow = *bar;
+        arrow.rect = r.adjusted(3, 3, -3, -3);
+        const bool sub = part == SC_ScrollBarSubLine;
+        const PrimitiveElement element =
+            horizontal ? (sub ? PE_IndicatorArrowLeft : PE_IndicatorArrowRight)
+                       : (sub ? PE_IndicatorArrowUp : PE_IndicatorArrowDown);
+        proxy()->drawPrimitive(element, &arrow, painter, widget);
+    }
+    const QRect handle = proxy()->subControlRect(CC_ScrollBar, bar, SC_ScrollBarSlider, widget);
+    if (!handle.isEmpty() && bar->maximum > bar->minimum) {
+        QColor fill = button;
+        if (sunken && active(*bar, SC_ScrollBarSlider)) {
+            fill = fill.darker(120);
+        } else if ((bar->state & State_MouseOver) != 0 && active(*bar, SC_ScrollBarSlider)) {
+            fill = fill.lighter(104);
+        }
+        painter->fillRect(handle, fill);
+        fillOutline(painter, handle, outline);
+    }
+}
+
+void FlatStyle::drawPrimitive(PrimitiveElement element, const QStyleOption* option,
+                              QPainter* painter, const QWidget* widget) const {
+    if (element != PE_FrameTabWidget) {
+        QProxyStyle::drawPrimitive(element, option, painter, widget);
+        return;
+    }
+    const QPalette& palette = option->palette;
+    fillOutline(painter, option->rect, opaque(palette.color(QPalette::Window).darker(140)));
+    fillOutline(painter, option->rect.adjusted(1, 1, -1, -1),
+                opaque(palette.color(QPalette::Window).lighter(110)));
+}
+
+void FlatStyle::drawControl(ControlElement element, const QStyleOption* option, QPainter* painter,
+                            const QWidget* widget) const {
+    const auto* header = qstyleoption_cast<const QStyleOptionHeader*>(option);
+    if (element != CE_HeaderSection || header == nullptr) {
+        QProxyStyle::drawControl(element, option, painter, widget);
+        return;
+    }
+    const QPalette& palette = header->palette;
+    const QRect& r = header->rect;
+    const QColor button = opaque(palette.color(QPalette::Button));
+    painter->fillRect(r, (header->state & State_Sunken) != 0 ? button.darker(110) : button);
+    const QColor outline = opaque(palette.color(QPalette::Window).darker(140));
+    const QColor separator = opaque(palette.color(QPalette::Window).darker(115));
+    const bool last = header->position == QStyleOptionHeader::End ||
+                      header->position == QStyleOptionHeader::OnlyOneSection;
+    if (header->orientation == Qt::Horizontal) {
+        painter->fillRect(QRect(r.left(), r.bottom(), r.width(), 1), outline);
+        if (!last) {
+            painter->fillRect(QRect(r.right(), r.top() + 2, 1, std::max(0, r.height() - 4)),
+                              separator);
+        }
+    } else {
+        painter->fillRect(QRect(r.right(), r.top(), 1, r.height()), outline);
+        if (!last) {
+            painter->fillRect(QRect(r.left() + 2, r.bottom(), std::max(0, r.width() - 4), 1),
+                              separator);
+        }
+    }
+}
+
+void installFlatStyle() {
+    QApplication::setStyle(new FlatStyle(QApplication::style()->name()));
+}
+
+}  // namespace runplane::gui

@@ -1,0 +1,134 @@
+// FlatStyle: scroll bars, tab frames and headers painted without Qt's thread pool, where they
+// should be.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QImage>
+#include <QPainter>
+#include <QScrollBar>
+#include <QStyleOptionHeader>
+#include <QStyleOptionSlider>
+#include <QTabWidget>
+#include <QTableWidget>
+
+#include "gui/widgets/flat_style.h"
+#include "tests/gui/held_pool.h"
+
+using runplane::gui::FlatStyle;
+using runplane::gui::test::renderWhileThePoolIsHeld;
+
+namespace {
+
+// A tab widget holding a 300-row table: a tab frame, a scroll bar and header sections longer
+// than the 96 spans above which Qt 6.4's raster engine splits a fill over its global pool.
+struct TallTabs {
+    QTabWidget tabs;
+    QTableWidget* table = new QTableWidget(300, 4);
+    TallTabs() {
+        tabs.addTab(table, QStringLiteral("peaks"));
+        tabs.resize(640, 480);
+        tabs.show();
+    }
+};
+
+class AppStyle : public ::testing::Test {
+  protected:
+    void TearDown() override { QApplication::setStyle(QStringLiteral("Fusion")); }
+};
+
+}  // namespace
+
+TEST_F(AppStyle, FlatStylePaintsScrollBarsTabFramesAndHeadersWithoutWaitingOnThePool) {
+    QApplication::setStyle(new FlatStyle(QStringLiteral("Fusion")));
+    TallTabs view;
+    const qint64 ms = renderWhileThePoolIsHeld(&view.tabs, 3000);
+    EXPECT_LT(ms, 1500) << "a paint waited for the held thread pool";
+}
+
+// The control: the same widgets under Fusion alone do wait for the pool on Debian 12's Qt, so the
+// check above can fail.
+TEST_F(AppStyle, FusionAloneWaitsOnThePoolForTheSamePaint) {
+    if (QT_VERSION < QT_VERSION_CHECK(6, 4, 0) || QT_VERSION >= QT_VERSION_CHECK(6, 5, 0)) {
+        GTEST_SKIP() << "measured on Qt 6.4 (Debian 12) only";
+    }
+    QApplication::setStyle(QStringLiteral("Fusion"));
+    TallTabs view;
+    EXPECT_GE(renderWhileThePoolIsHeld(&view.tabs, 3000), 2500);
+}
+
+TEST(FlatStyle, DrawsTheHandleInTheButtonColourOverAFlatGroove) {
+    FlatStyle style(QStringLiteral("Fusion"));
+    QScrollBar bar(Qt::Vertical);
+    bar.setStyle(&style);
+    bar.setRange(0, 100);
+    bar.setPageStep(20);
+    bar.setValue(0);
+    bar.resize(16, 300);
+
+    QStyleOptionSlider option;
+    option.initFrom(&bar);
+    option.orientation = Qt::Vertical;
+    option.minimum = bar.minimum();
+    option.maximum = bar.maximum();
+    option.sliderPosition = bar.sliderPosition();
+    option.sliderValue = bar.value();
+    option.singleStep = bar.singleStep();
+    option.pageStep = bar.pageStep();
+    option.subControls = QStyle::SC_All;
+    const QRect handle =
+        style.subControlRect(QStyle::CC_ScrollBar, &option, QStyle::SC_ScrollBarSlider, &bar);
+    const QRect addLine =
+        style.subControlRect(QStyle::CC_ScrollBar, &option, QStyle::SC_ScrollBarAddLine, &bar);
+    ASSERT_FALSE(handle.isEmpty());
+    ASSERT_LT(handle.bottom() + 4, addLine.top());
+
+    QImage image(bar.size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::magenta);
+    bar.render(&image);
+    const QPalette palette = bar.palette();
+    EXPECT_EQ(image.pixel(handle.center()), palette.color(QPalette::Button).rgb());
+    const QPoint groove(handle.center().x(), (handle.bottom() + addLine.top()) / 2);
+    EXPECT_EQ(image.pixel(groove), palette.color(QPalette::Window).darker(106).rgb());
+    // The handle's outline is darker than its fill and than the groove.
+    const QColor outline = image.pixelColor(handle.left(), handle.center().y());
+    EXPECT_LT(outline.lightness(), palette.color(QPalette::Button).lightness());
+}
+
+TEST(FlatStyle, DrawsTheTabWidgetFrameAsAnOutline) {
+    FlatStyle style(QStringLiteral("Fusion"));
+    QStyleOptionTabWidgetFrame frame;
+    frame.rect = QRect(0, 0, 200, 150);
+    frame.palette = QApplication::palette();
+    QImage image(frame.rect.size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::magenta);
+    {
+        QPainter painter(&image);
+        style.drawPrimitive(QStyle::PE_FrameTabWidget, &frame, &painter);
+    }
+    const QRgb outer = frame.palette.color(QPalette::Window).darker(140).rgb();
+    EXPECT_EQ(image.pixel(0, 75), outer);
+    EXPECT_EQ(image.pixel(199, 75), outer);
+    EXPECT_EQ(image.pixel(100, 0), outer);
+    EXPECT_EQ(image.pixel(100, 149), outer);
+    EXPECT_EQ(image.pixel(1, 75), frame.palette.color(QPalette::Window).lighter(110).rgb());
+    EXPECT_EQ(image.pixel(100, 75), QColor(Qt::magenta).rgb()) << "the frame leaves the inside";
+}
+
+TEST(FlatStyle, DrawsAHeaderSectionFlatWithASeparatorAndAnOutline) {
+    FlatStyle style(QStringLiteral("Fusion"));
+    QStyleOptionHeader section;
+    section.rect = QRect(0, 0, 120, 24);
+    section.palette = QApplication::palette();
+    section.orientation = Qt::Horizontal;
+    section.position = QStyleOptionHeader::Beginning;
+    QImage image(section.rect.size(), QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::magenta);
+    {
+        QPainter painter(&image);
+        style.drawControl(QStyle::CE_HeaderSection, &section, &painter);
+    }
+    const QPalette& palette = section.palette;
+    EXPECT_EQ(image.pixel(60, 10), palette.color(QPalette::Button).rgb());
+    EXPECT_EQ(image.pixel(60, 23), palette.color(QPalette::Window).darker(140).rgb());
+    EXPECT_EQ(image.pixel(119, 10), palette.color(QPalette::Window).darker(115).rgb());
+}
