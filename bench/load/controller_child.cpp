@@ -7,13 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "backend/control/cluster_profile.h"
@@ -72,11 +77,30 @@ ThreadWaits threadWaits() {
     return {usage.ru_minflt, usage.ru_nvcsw};
 }
 
+// Time the hypervisor has taken from one CPU so far (/proc/stat "cpuN", its eighth value, in
+// clock ticks: 10 ms), or -1. On a virtual machine a vCPU descheduled by the host still counts
+// its thread's CPU time, so a paint's CPU time alone cannot tell work from steal.
+double cpuStealMs(int cpu) {
+    std::ifstream in("/proc/stat");
+    const std::string key = "cpu" + std::to_string(cpu) + " ";
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(key, 0) == 0) {
+            std::istringstream values(line.substr(key.size()));
+            unsigned long long v[8] = {};
+            for (auto& x : v) {
+                values >> x;
+            }
+            return static_cast<double>(v[7]) * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+        }
+    }
+    return -1;
+}
+
 // One paint of a whole page (every child widget's paintEvent into an image of its size): its
-// wall time, the GUI thread's CPU time, its time queued for a core, and its minor faults and
-// voluntary switches meanwhile.
+// wall time, the GUI thread's CPU time, its time queued for a core, its minor faults and
+// voluntary switches meanwhile, and the steal on its CPU (-1: it ran on another CPU at the end).
 struct PaintTime {
-    double wallMs = 0, cpuMs = 0, queuedMs = 0;
+    double wallMs = 0, cpuMs = 0, queuedMs = 0, stealMs = -1;
     long faults = 0, switches = 0;
 };
 // (CPU and queueing count from before the image's allocation, the wall time from after it, as
@@ -87,6 +111,8 @@ PaintTime timedPaint(QWidget* page, QImage* reused) {
     const double cpuMark = threadCpuMs();
     const double queuedMark = threadQueuedMs();
     const ThreadWaits waitsMark = threadWaits();
+    const int cpu = sched_getcpu();
+    const double stealMark = cpuStealMs(cpu);
     QImage fresh;
     QImage* image = reused != nullptr ? reused : &fresh;
     if (image->size() != page->size()) {
@@ -96,7 +122,12 @@ PaintTime timedPaint(QWidget* page, QImage* reused) {
     timer.start();
     page->render(image);
     const ThreadWaits waits = threadWaits();
-    return {msSince(timer), threadCpuMs() - cpuMark, threadQueuedMs() - queuedMark,
+    const double stealMs =
+        sched_getcpu() == cpu && stealMark >= 0 ? cpuStealMs(cpu) - stealMark : -1;
+    return {msSince(timer),
+            threadCpuMs() - cpuMark,
+            threadQueuedMs() - queuedMark,
+            stealMs,
             waits.minorFaults - waitsMark.minorFaults,
             waits.voluntarySwitches - waitsMark.voluntarySwitches};
 }
@@ -225,13 +256,14 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
             "\"runs_paint_ms\":%.3f,\"runs_paint_cpu_ms\":%.3f,\"runs_paint_queued_ms\":%.3f,"
             "\"cluster_paint_faults\":%ld,\"cluster_paint_switches\":%ld,"
             "\"runs_paint_faults\":%ld,\"runs_paint_switches\":%ld,"
+            "\"cluster_paint_steal_ms\":%.0f,\"runs_paint_steal_ms\":%.0f,"
             "\"stall_max_ms\":%.3f,\"nodes_listed\":%d,"
             "\"plot_series\":%d,\"run_selected\":%s}}\n",
             last.paint.wallMs, last.paint.cpuMs, last.paint.queuedMs, last.plotMs, last.plotCpuMs,
             runsPaint.wallMs, runsPaint.cpuMs, runsPaint.queuedMs, last.paint.faults,
-            last.paint.switches, runsPaint.faults, runsPaint.switches, stallMax,
-            static_cast<int>(cluster.addresses().size()), cluster.memoryPlot()->seriesCount(),
-            last.runSelected ? "true" : "false");
+            last.paint.switches, runsPaint.faults, runsPaint.switches, last.paint.stealMs,
+            runsPaint.stealMs, stallMax, static_cast<int>(cluster.addresses().size()),
+            cluster.memoryPlot()->seriesCount(), last.runSelected ? "true" : "false");
         std::fflush(stdout);
         stallMax = 0;
         lastTick = msSince(clock);

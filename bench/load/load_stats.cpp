@@ -169,6 +169,13 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     const auto clusterPaintSwitches = field(m_gui, "cluster_paint_switches");
     const auto runsPaintSwitches = field(m_gui, "runs_paint_switches");
     const auto stall = field(m_gui, "stall_max_ms");
+    // Steal on the paint's CPU, where it ended on the CPU it started on (-1 otherwise).
+    auto known = [](std::vector<double> v) {
+        std::erase_if(v, [](double x) { return x < 0; });
+        return v;
+    };
+    const auto clusterPaintSteal = known(field(m_gui, "cluster_paint_steal_ms"));
+    const auto runsPaintSteal = known(field(m_gui, "runs_paint_steal_ms"));
     nlohmann::json lastLib;
     for (const auto& line : m_gui) {
         if (line.contains("lib")) {
@@ -221,6 +228,8 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"runs_paint_minor_faults", spread(runsPaintFaults)},
             {"cluster_paint_voluntary_switches", spread(clusterPaintSwitches)},
             {"runs_paint_voluntary_switches", spread(runsPaintSwitches)},
+            {"cluster_paint_steal_ms", spread(clusterPaintSteal)},
+            {"runs_paint_steal_ms", spread(runsPaintSteal)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},
