@@ -123,7 +123,11 @@ void FlatStyle::drawControl(ControlElement element, const QStyleOption* option, 
 }
 
 void installFlatStyle() {
-    QApplication::setStyle(new FlatStyle(QApplication::style()->name()));
+    const QStyle* current = QApplication::style();
+    if (dynamic_cast<const FlatStyle*>(current) != nullptr) {
+        return;  // a proxy's name is empty: a second one would lose `-style NAME`
+    }
+    QApplication::setStyle(new FlatStyle(current->name()));
 }
 
 }  // namespace runplane::gui

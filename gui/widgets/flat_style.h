@@ -27,7 +27,8 @@ class FlatStyle : public QProxyStyle {
                      const QWidget* widget = nullptr) const override;
 };
 
-/// Sets a FlatStyle over the application's current style (so `-style NAME` still picks the base).
+/// Sets a FlatStyle over the application's current style (so `-style NAME` still picks the base);
+/// does nothing where the style is one already.
 void installFlatStyle();
 
 }  // namespace runplane::gui

@@ -33,7 +33,8 @@ struct TallTabs {
 
 class AppStyle : public ::testing::Test {
   protected:
-    void TearDown() override { QApplication::setStyle(QStringLiteral("Fusion")); }
+    // Back to qt_test_main's style for the binary's other tests.
+    void TearDown() override { QApplication::setStyle(new FlatStyle(QStringLiteral("Fusion"))); }
 };
 
 }  // namespace
@@ -131,4 +132,13 @@ TEST(FlatStyle, DrawsAHeaderSectionFlatWithASeparatorAndAnOutline) {
     EXPECT_EQ(image.pixel(60, 10), palette.color(QPalette::Button).rgb());
     EXPECT_EQ(image.pixel(60, 23), palette.color(QPalette::Window).darker(140).rgb());
     EXPECT_EQ(image.pixel(119, 10), palette.color(QPalette::Window).darker(115).rgb());
+}
+
+TEST_F(AppStyle, InstallingTwiceKeepsTheBaseStyle) {
+    QApplication::setStyle(QStringLiteral("Windows"));
+    runplane::gui::installFlatStyle();
+    runplane::gui::installFlatStyle();
+    const auto* flat = dynamic_cast<const FlatStyle*>(QApplication::style());
+    ASSERT_NE(flat, nullptr);
+    EXPECT_EQ(flat->baseStyle()->name(), QStringLiteral("windows"));
 }

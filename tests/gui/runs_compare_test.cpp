@@ -206,10 +206,8 @@ TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
 // (each of its run's tabs) and of the Cluster page never waits on Qt's thread pool: the GUI
 // thread does not sleep in a paint (gui/widgets/flat_style.h).
 TEST_F(RunsAndCompare, RunsAndClusterPagesRepaintWithoutWaitingOnQtsThreadPool) {
-    installFlatStyle();
-    struct RestoreStyle {
-        ~RestoreStyle() { QApplication::setStyle(QStringLiteral("Fusion")); }
-    } restore;
+    installFlatStyle();  // qt_test_main installed it already: this one must keep it
+    ASSERT_NE(dynamic_cast<const FlatStyle*>(QApplication::style()), nullptr);
     RunsPage page(s_path);
     ASSERT_NO_FATAL_FAILURE(showRun(page, QStringLiteral("run-synthetic-1")));
     RunView* view = page.runView();
