@@ -125,7 +125,7 @@ void FlatStyle::drawControl(ControlElement element, const QStyleOption* option, 
 void installFlatStyle() {
     const QStyle* current = QApplication::style();
     if (dynamic_cast<const FlatStyle*>(current) != nullptr) {
-        return;  // a proxy's name is empty: a second one would lose `-style NAME`
+        return;  // a proxy's name is empty: a second one would lose the base (QT_STYLE_OVERRIDE)
     }
     QApplication::setStyle(new FlatStyle(current->name()));
 }

@@ -27,8 +27,8 @@ class FlatStyle : public QProxyStyle {
                      const QWidget* widget = nullptr) const override;
 };
 
-/// Sets a FlatStyle over the application's current style (so `-style NAME` still picks the base);
-/// does nothing where the style is one already.
+/// Sets a FlatStyle over the application's current style (so QT_STYLE_OVERRIDE still picks the
+/// base); does nothing where the style is one already.
 void installFlatStyle();
 
 }  // namespace runplane::gui
