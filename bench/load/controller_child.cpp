@@ -108,11 +108,12 @@ struct PaintTime {
 // per page as the GUI's backing store is, instead of a new 5 MB image each time whose first
 // touch faults in every page.
 PaintTime timedPaint(QWidget* page, QImage* reused) {
-    const double cpuMark = threadCpuMs();
-    const double queuedMark = threadQueuedMs();
-    const ThreadWaits waitsMark = threadWaits();
+    // The steal and rusage reads (a /proc/stat parse) stay outside the interval they measure.
     const int cpu = sched_getcpu();
     const double stealMark = cpuStealMs(cpu);
+    const ThreadWaits waitsMark = threadWaits();
+    const double cpuMark = threadCpuMs();
+    const double queuedMark = threadQueuedMs();
     QImage fresh;
     QImage* image = reused != nullptr ? reused : &fresh;
     if (image->size() != page->size()) {
@@ -121,15 +122,15 @@ PaintTime timedPaint(QWidget* page, QImage* reused) {
     QElapsedTimer timer;
     timer.start();
     page->render(image);
+    PaintTime t;
+    t.wallMs = msSince(timer);
+    t.cpuMs = threadCpuMs() - cpuMark;
+    t.queuedMs = threadQueuedMs() - queuedMark;
     const ThreadWaits waits = threadWaits();
-    const double stealMs =
-        sched_getcpu() == cpu && stealMark >= 0 ? cpuStealMs(cpu) - stealMark : -1;
-    return {msSince(timer),
-            threadCpuMs() - cpuMark,
-            threadQueuedMs() - queuedMark,
-            stealMs,
-            waits.minorFaults - waitsMark.minorFaults,
-            waits.voluntarySwitches - waitsMark.voluntarySwitches};
+    t.faults = waits.minorFaults - waitsMark.minorFaults;
+    t.switches = waits.voluntarySwitches - waitsMark.voluntarySwitches;
+    t.stealMs = sched_getcpu() == cpu && stealMark >= 0 ? cpuStealMs(cpu) - stealMark : -1;
+    return t;
 }
 
 int runLib(const ChildOptions& options) {
