@@ -29,6 +29,15 @@ QColor opaque(QColor color) {
     return color;
 }
 
+// The style's colours, each from the palette once: fills of buttons, handles and sections; the
+// one-pixel outline around them and the tab frame.
+QColor buttonFill(const QPalette& palette) {
+    return opaque(palette.color(QPalette::Button));
+}
+QColor outlineColor(const QPalette& palette) {
+    return opaque(palette.color(QPalette::Window).darker(140));
+}
+
 bool active(const QStyleOptionSlider& bar, QStyle::SubControl part) {
     return (bar.activeSubControls & part) != 0;
 }
@@ -50,8 +59,8 @@ void FlatStyle::drawComplexControl(ComplexControl control, const QStyleOptionCom
     const bool sunken = (bar->state & State_Sunken) != 0;
     painter->fillRect(bar->rect, opaque(palette.color(QPalette::Window).darker(106)));
 
-    const QColor button = opaque(palette.color(QPalette::Button));
-    const QColor outline = opaque(palette.color(QPalette::Window).darker(140));
+    const QColor button = buttonFill(palette);
+    const QColor outline = outlineColor(palette);
     for (const SubControl part : {SC_ScrollBarSubLine, SC_ScrollBarAddLine}) {
         const QRect r = proxy()->subControlRect(CC_ScrollBar, bar, part, widget);
         if (r.isEmpty()) {
@@ -87,7 +96,7 @@ void FlatStyle::drawPrimitive(PrimitiveElement element, const QStyleOption* opti
         return;
     }
     const QPalette& palette = option->palette;
-    fillOutline(painter, option->rect, opaque(palette.color(QPalette::Window).darker(140)));
+    fillOutline(painter, option->rect, outlineColor(palette));
     fillOutline(painter, option->rect.adjusted(1, 1, -1, -1),
                 opaque(palette.color(QPalette::Window).lighter(110)));
 }
@@ -101,9 +110,9 @@ void FlatStyle::drawControl(ControlElement element, const QStyleOption* option, 
     }
     const QPalette& palette = header->palette;
     const QRect& r = header->rect;
-    const QColor button = opaque(palette.color(QPalette::Button));
+    const QColor button = buttonFill(palette);
     painter->fillRect(r, (header->state & State_Sunken) != 0 ? button.darker(110) : button);
-    const QColor outline = opaque(palette.color(QPalette::Window).darker(140));
+    const QColor outline = outlineColor(palette);
     const QColor separator = opaque(palette.color(QPalette::Window).darker(115));
     const bool last = header->position == QStyleOptionHeader::End ||
                       header->position == QStyleOptionHeader::OnlyOneSection;
