@@ -14,12 +14,14 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backend/control/cluster_profile.h"
 #include "backend/control/controller.h"
@@ -130,6 +132,36 @@ PaintTime timedPaint(QWidget* page, QImage* reused) {
     t.faults = waits.minorFaults - waitsMark.minorFaults;
     t.switches = waits.voluntarySwitches - waitsMark.voluntarySwitches;
     t.stealMs = sched_getcpu() == cpu && stealMark >= 0 ? cpuStealMs(cpu) - stealMark : -1;
+    return t;
+}
+
+// A fixed piece of work timed on the GUI thread just before and just after each Runs paint, as
+// a control measured in the same run: when the host slows the thread (a busy SMT sibling, a lower
+// clock, contended memory bandwidth, a vCPU descheduled without steal accounting), the reference
+// slows with it; when only the paint slows, the paint did more work. Two kernels: a dependent
+// integer chain (core speed) and a copy of an image-sized buffer (memory bandwidth; a page's
+// image is 1400 x 900 x 4 bytes).
+struct ReferenceTime {
+    double aluCpuMs = 0, memCpuMs = 0;
+};
+ReferenceTime timedReference() {
+    static std::vector<std::uint64_t> from(1400 * 900 / 2, 1);
+    static std::vector<std::uint64_t> to(from.size(), 0);
+    static volatile std::uint64_t sink = 0;
+    ReferenceTime t;
+    double mark = threadCpuMs();
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL + sink;
+    for (int i = 0; i < 500'000; ++i) {  // about 1 ms at 3 GHz (six dependent operations)
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    sink = x;
+    t.aluCpuMs = threadCpuMs() - mark;
+    mark = threadCpuMs();
+    std::copy(from.begin(), from.end(), to.begin());
+    sink = sink + to[static_cast<std::size_t>(x % to.size())];
+    t.memCpuMs = threadCpuMs() - mark;
     return t;
 }
 
@@ -248,8 +280,11 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
     QImage clusterImage;
     QImage runsImage;
     auto paintRunsAndReport = [&] {
+        const ReferenceTime before = timedReference();
+        const int paintCpu = sched_getcpu();
         const PaintTime runsPaint =
             timedPaint(&runs, options.paintIntoOneImage ? &runsImage : nullptr);
+        const ReferenceTime after = timedReference();
         std::printf(
             "{\"gui\":{\"cluster_paint_ms\":%.3f,\"cluster_paint_cpu_ms\":%.3f,"
             "\"cluster_paint_queued_ms\":%.3f,"
@@ -258,12 +293,16 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
             "\"cluster_paint_faults\":%ld,\"cluster_paint_switches\":%ld,"
             "\"runs_paint_faults\":%ld,\"runs_paint_switches\":%ld,"
             "\"cluster_paint_steal_ms\":%.0f,\"runs_paint_steal_ms\":%.0f,"
+            "\"runs_ref_alu_before_cpu_ms\":%.3f,\"runs_ref_alu_after_cpu_ms\":%.3f,"
+            "\"runs_ref_mem_before_cpu_ms\":%.3f,\"runs_ref_mem_after_cpu_ms\":%.3f,"
+            "\"runs_paint_on_cpu\":%d,"
             "\"stall_max_ms\":%.3f,\"nodes_listed\":%d,"
             "\"plot_series\":%d,\"run_selected\":%s}}\n",
             last.paint.wallMs, last.paint.cpuMs, last.paint.queuedMs, last.plotMs, last.plotCpuMs,
             runsPaint.wallMs, runsPaint.cpuMs, runsPaint.queuedMs, last.paint.faults,
             last.paint.switches, runsPaint.faults, runsPaint.switches, last.paint.stealMs,
-            runsPaint.stealMs, stallMax, static_cast<int>(cluster.addresses().size()),
+            runsPaint.stealMs, before.aluCpuMs, after.aluCpuMs, before.memCpuMs, after.memCpuMs,
+            paintCpu, stallMax, static_cast<int>(cluster.addresses().size()),
             cluster.memoryPlot()->seriesCount(), last.runSelected ? "true" : "false");
         std::fflush(stdout);
         stallMax = 0;

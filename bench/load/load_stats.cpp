@@ -169,6 +169,11 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
     const auto clusterPaintSwitches = field(m_gui, "cluster_paint_switches");
     const auto runsPaintSwitches = field(m_gui, "runs_paint_switches");
     const auto stall = field(m_gui, "stall_max_ms");
+    // The fixed reference work beside each Runs paint (controller_child.cpp: timedReference).
+    const auto refAluBefore = field(m_gui, "runs_ref_alu_before_cpu_ms");
+    const auto refAluAfter = field(m_gui, "runs_ref_alu_after_cpu_ms");
+    const auto refMemBefore = field(m_gui, "runs_ref_mem_before_cpu_ms");
+    const auto refMemAfter = field(m_gui, "runs_ref_mem_after_cpu_ms");
     // Steal on the paint's CPU, where it ended on the CPU it started on (-1 otherwise).
     auto known = [](std::vector<double> v) {
         std::erase_if(v, [](double x) { return x < 0; });
@@ -230,6 +235,10 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"runs_paint_voluntary_switches", spread(runsPaintSwitches)},
             {"cluster_paint_steal_ms", spread(clusterPaintSteal)},
             {"runs_paint_steal_ms", spread(runsPaintSteal)},
+            {"runs_reference_alu_before_cpu_ms", spread(refAluBefore)},
+            {"runs_reference_alu_after_cpu_ms", spread(refAluAfter)},
+            {"runs_reference_mem_before_cpu_ms", spread(refMemBefore)},
+            {"runs_reference_mem_after_cpu_ms", spread(refMemAfter)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},
