@@ -16,6 +16,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QHeaderView>
+#include <QImage>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTemporaryDir>
 
@@ -28,6 +30,7 @@
 #include "gui/models/history_queries.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/pages/run_view.h"
+#include "gui/widgets/flat_style.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace {
@@ -326,8 +329,37 @@ void BM_RunViewRefresh256ReferenceEveryRowSized(benchmark::State& state) {
     runViewRefresh(state, true);
 }
 
+// A whole-view paint of that 256-node run (as the load bench paints the Runs page: every child
+// into one image), with the view's delegates, against Qt's styled delegate on every table.
+void runViewPaint(benchmark::State& state, bool styledDelegates) {
+    RunView view;
+    view.resize(1400, 900);
+    view.show();
+    if (styledDelegates) {
+        for (QTableView* table : view.findChildren<QTableView*>()) {
+            table->setItemDelegate(new QStyledItemDelegate(table));
+        }
+    }
+    view.setSnapshot(runSnapshot(0));
+    QApplication::processEvents();
+    QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        view.render(&image);
+    }
+}
+
+void BM_RunViewPaint256(benchmark::State& state) {
+    runViewPaint(state, false);
+}
+
+void BM_RunViewPaint256ReferenceStyledDelegate(benchmark::State& state) {
+    runViewPaint(state, true);
+}
+
 }  // namespace
 
+BENCHMARK(BM_RunViewPaint256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_RunViewPaint256ReferenceStyledDelegate)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RunViewRefresh256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RunViewRefresh256ReferenceEveryRowSized)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ClusterRedraw256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -342,6 +374,7 @@ int main(int argc, char** argv) {
         qputenv("QT_QPA_PLATFORM", "offscreen");
     }
     QApplication app(argc, argv);
+    installFlatStyle();  // as runplane's main does
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -3,6 +3,8 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QStyledItemDelegate>
+#include <QTableView>
 #include <QTimer>
 
 #include <nlohmann/json.hpp>
@@ -245,6 +247,13 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
     for (QWidget* page : {static_cast<QWidget*>(&cluster), static_cast<QWidget*>(&runs)}) {
         page->resize(1400, 900);
         page->show();
+    }
+    if (options.styledDelegates) {  // the A/B of the pages' CachedTextDelegate
+        for (QWidget* page : {static_cast<QWidget*>(&cluster), static_cast<QWidget*>(&runs)}) {
+            for (QTableView* table : page->findChildren<QTableView*>()) {
+                table->setItemDelegate(new QStyledItemDelegate(table));
+            }
+        }
     }
     if (Status s = cluster.useCluster(QString::fromStdString(options.profile)); !s.ok()) {
         std::fprintf(stderr, "bench_load child: %s\n", s.error().c_str());

@@ -20,6 +20,7 @@ struct ChildOptions {
     bool paintApart = false;         // gui: the Runs page painted in its own event-loop turn
     bool paintIntoOneImage = false;  // gui: each page painted into one image, not a new one
     bool platformStyle = false;      // gui: the platform's style without FlatStyle (A/B)
+    bool styledDelegates = false;    // gui: QStyledItemDelegate in the tables (A/B)
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

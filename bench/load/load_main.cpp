@@ -57,6 +57,7 @@ struct Args {
     bool paintApart = false;
     bool paintIntoOneImage = false;
     bool platformStyle = false;
+    bool styledDelegates = false;
 };
 
 long rssKiB(pid_t pid) {
@@ -173,6 +174,9 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         }
         if (args.platformStyle) {
             argv.emplace_back("--platform-style");
+        }
+        if (args.styledDelegates) {
+            argv.emplace_back("--styled-delegates");
         }
         std::vector<char*> raw;
         for (auto& a : argv) {
@@ -493,6 +497,7 @@ int runParent(const Args& args) {
     report["paint_apart"] = args.controller == "gui" && args.paintApart;
     report["paint_into_one_image"] = args.controller == "gui" && args.paintIntoOneImage;
     report["platform_style"] = args.controller == "gui" && args.platformStyle;
+    report["styled_delegates"] = args.controller == "gui" && args.styledDelegates;
     report["history_bytes"] = fs::exists(historyPath) ? fs::file_size(historyPath) : 0;
     report["history"] = historyPath;
     report["machine"] = {{"cpus", std::thread::hardware_concurrency()},
@@ -570,6 +575,10 @@ int main(int argc, char** argv) {
         app.add_flag("--platform-style", args.platformStyle,
                      "gui: paint with the platform's style alone, without the GUI's FlatStyle "
                      "(gui/widgets/flat_style.h): the A/B of that style");
+        app.add_flag("--styled-delegates", args.styledDelegates,
+                     "gui: the pages' tables paint with Qt's QStyledItemDelegate instead of the "
+                     "GUI's CachedTextDelegate (gui/widgets/cached_text_delegate.h): the A/B of "
+                     "that delegate");
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
@@ -592,6 +601,7 @@ int main(int argc, char** argv) {
             child.paintApart = args.paintApart;
             child.paintIntoOneImage = args.paintIntoOneImage;
             child.platformStyle = args.platformStyle;
+            child.styledDelegates = args.styledDelegates;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

@@ -191,13 +191,15 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             return timeText(r.startT);
         case DurationColumn:
             return formatSeconds(r.durationSeconds(now));
-        case PeakColumn: {
-            QStringList parts;
-            for (const NodePeakRow& p : r.peaks) {
-                parts << formatGB(p.peakBytes);
+        case PeakColumn:
+            // The highest node's peak; every node's is in the tooltip (a list of 256 values
+            // in a cell was unreadable, and shaping it was most of a Runs page paint).
+            if (r.peaks.size() > 1) {
+                return tr("%1 (max of %2 nodes)")
+                    .arg(formatGB(r.maxPeakBytes()))
+                    .arg(r.peaks.size());
             }
-            return parts.join(QStringLiteral(" / "));
-        }
+            return r.peaks.empty() ? QString() : formatGB(r.peaks.front().peakBytes);
         case EvalColumn:
             return evalText(r);
         default:

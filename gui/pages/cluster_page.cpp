@@ -27,6 +27,7 @@
 #include "gui/models/node_table_model.h"
 #include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace runplane::gui {
@@ -89,6 +90,7 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     auto* splitter = new QSplitter(Qt::Vertical, this);
     m_table = new QTableView(splitter);
     m_table->setModel(m_model);
+    m_table->setItemDelegate(new CachedTextDelegate(m_table));
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_table->verticalHeader()->hide();

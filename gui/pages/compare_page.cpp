@@ -25,6 +25,7 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
 #include "gui/pages/metric_panels.h"
+#include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -55,6 +56,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_table = new QTableView(left);
     m_table->setObjectName(QStringLiteral("compareRunsTable"));
     m_table->setModel(m_proxy);
+    m_table->setItemDelegate(new CachedTextDelegate(m_table));
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -110,6 +112,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_plot->setShowToolbar(true);
     m_diffView = new QTableView(vsplit);
     m_diffView->setModel(m_compare);
+    m_diffView->setItemDelegate(new CachedTextDelegate(m_diffView));
     m_diffView->verticalHeader()->hide();
     m_diffView->horizontalHeader()->setStretchLastSection(true);
     m_diffView->setWordWrap(false);

@@ -21,6 +21,7 @@
 #include "gui/models/run_models.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -80,6 +81,7 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     m_peaks = new PeaksModel(this);
     m_peaksView = new QTableView(top);
     m_peaksView->setModel(m_peaks);
+    m_peaksView->setItemDelegate(new CachedTextDelegate(m_peaksView));
     m_peaksView->verticalHeader()->hide();
     // Columns fit the rows in view, measured again on each refresh and scroll: measuring all
     // rows (Qt's default, up to 1,000) was three quarters of a 256-node run's refresh

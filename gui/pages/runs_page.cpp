@@ -22,6 +22,7 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
 #include "gui/pages/run_view.h"
+#include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace runplane::gui {
@@ -73,6 +74,7 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     m_table = new QTableView(left);
     m_table->setObjectName(QStringLiteral("runsTable"));
     m_table->setModel(m_proxy);
+    m_table->setItemDelegate(new CachedTextDelegate(m_table));
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(RunListModel::StartColumn, Qt::DescendingOrder);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);

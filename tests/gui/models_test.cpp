@@ -18,6 +18,7 @@
 #include "gui/models/log_tailer.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/node_table_model.h"
+#include "gui/models/run_models.h"
 #include "gui/models/serial_worker.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
@@ -167,6 +168,16 @@ TEST_F(HistoryQueries, RunListHasPeaksAndEvalSummaries) {
     EXPECT_NEAR(r.durationSeconds(0), 3600, 1e-6);
     ASSERT_EQ(r.peaks.size(), 2u);
     EXPECT_NEAR(r.maxPeakBytes(), 900e9, 1e6);  // the one-sample spike is the peak
+    // The list shows the highest node's peak and how many nodes; the tooltip lists each node.
+    RunListModel model;
+    model.setRuns(*runs);
+    const QModelIndex peak = model.index(0, RunListModel::PeakColumn);
+    EXPECT_EQ(peak.data().toString(),
+              formatGB(r.maxPeakBytes()) + QStringLiteral(" (max of 2 nodes)"));
+    const QString perNode = peak.data(Qt::ToolTipRole).toString();
+    EXPECT_TRUE(perNode.contains(QStringLiteral("node-a: ")) &&
+                perNode.contains(QStringLiteral("node-b: ")))
+        << perNode.toStdString();
     bool sawGsm = false;
     for (const MetricValue& m : r.metrics) {
         if (m.name == QStringLiteral("eval/gsm8k")) {
