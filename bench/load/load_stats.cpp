@@ -56,6 +56,40 @@ std::vector<double> field(const std::vector<nlohmann::json>& lines, const char* 
     return out;
 }
 
+// The Runs paints over the redraw goal, and what was beside each: the fixed reference work
+// (controller_child.cpp: timedReference) just before or after it at over twice its median CPU
+// time (the host ran the thread slower), the hypervisor's steal counter moving on its CPU, or
+// neither (the paint itself took longer).
+nlohmann::json slowRunsPaints(const std::vector<nlohmann::json>& lines, double overMs) {
+    std::vector<double> reference;
+    for (const char* name : {"runs_ref_alu_before_cpu_ms", "runs_ref_alu_after_cpu_ms"}) {
+        const auto v = field(lines, name);
+        reference.insert(reference.end(), v.begin(), v.end());
+    }
+    const double slowReference = 2 * percentile(reference, 0.5);
+    int over = 0, referenceSlowed = 0, steal = 0, neither = 0;
+    for (const auto& line : lines) {
+        if (!line.contains("gui") || !line["gui"].contains("runs_ref_alu_before_cpu_ms")) {
+            continue;
+        }
+        const auto& g = line["gui"];
+        if (g["runs_paint_ms"].get<double>() <= overMs) {
+            continue;
+        }
+        ++over;
+        const bool slowed = std::max(g["runs_ref_alu_before_cpu_ms"].get<double>(),
+                                     g["runs_ref_alu_after_cpu_ms"].get<double>()) > slowReference;
+        const bool stolen = g["runs_paint_steal_ms"].get<double>() > 0;
+        referenceSlowed += slowed ? 1 : 0;
+        steal += stolen ? 1 : 0;
+        neither += !slowed && !stolen ? 1 : 0;
+    }
+    return {{"over_ms", overMs},
+            {"count", over},
+            {"reference_over_twice_its_median", referenceSlowed},
+            {"steal_on_its_cpu", steal},
+            {"neither", neither}};
+}
 }  // namespace
 
 LoadStats::LoadStats(LoadParams params)
@@ -239,6 +273,7 @@ nlohmann::json LoadStats::report(bool drained, double drainSeconds, long rssEndK
             {"runs_reference_alu_after_cpu_ms", spread(refAluAfter)},
             {"runs_reference_mem_before_cpu_ms", spread(refMemBefore)},
             {"runs_reference_mem_after_cpu_ms", spread(refMemAfter)},
+            {"runs_paints_over_goal", slowRunsPaints(m_gui, 16)},
             {"event_loop_stall_ms", spread(stall)},
             {"samples", m_gui.size()}}},
           {"watch_reconnects", reconnects},
