@@ -81,6 +81,9 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
     m_plot->addLayer(QStringLiteral("phases"), m_plot->layer(QStringLiteral("grid")),
                      QCustomPlot::limBelow);
+    // QCustomPlot keeps its "overlay" layer (for a rubber band, which these plots do not use) in
+    // a buffer of its own, blended over the plot on every paint although empty: one buffer.
+    m_plot->layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmLogical);
     m_plot->legend->setVisible(true);
     // Graphs join the legend only when asked (rebuild): adding every graph and removing most
     // again re-lays the wrapped legend grid each time, quadratic in the graphs (256 nodes).

@@ -9,6 +9,8 @@
 
 #include <cmath>
 
+#include <qcustomplot.h>
+
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/gui_test_util.h"
 
@@ -69,6 +71,34 @@ TEST(TimeSeriesPlot, DrawsBandAlarmLinesPhasesAndEvents) {
     EXPECT_EQ(plot.alarmLineCount(), 1);
     EXPECT_EQ(plot.phaseCount(), 2);
     EXPECT_EQ(plot.eventCount(), 1);
+}
+
+// The plot paints from one layer buffer: QCustomPlot's own "overlay" layer, which it keeps in a
+// second buffer blended on every paint, holds nothing here, so merging it changes no pixel.
+TEST(TimeSeriesPlot, PaintsFromOneLayerBufferWithTheSamePixels) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    plot.setSeries(
+        {ramp(QStringLiteral("node-a"), 100, 0), ramp(QStringLiteral("node-b"), 100, 0, 50)});
+    plot.setAlarmLines({AlarmLine{QStringLiteral("alarm 750 GB"), 750, Qt::red, true}});
+    plot.setPhases({PhaseSpan{QStringLiteral("rollout"), 0, 40}});
+    plot.show();
+    plot.flush();
+    auto* custom = plot.findChild<QCustomPlot*>();
+    ASSERT_NE(custom, nullptr);
+    QCPLayer* overlay = custom->layer(QStringLiteral("overlay"));
+    ASSERT_NE(overlay, nullptr);
+    EXPECT_EQ(overlay->mode(), QCPLayer::lmLogical);
+    auto render = [&] {
+        custom->replot(QCustomPlot::rpImmediateRefresh);
+        QImage image(plot.size(), QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::white);
+        plot.render(&image);
+        return image;
+    };
+    const QImage merged = render();
+    overlay->setMode(QCPLayer::lmBuffered);  // QCustomPlot's default
+    EXPECT_TRUE(render() == merged);
 }
 
 TEST(TimeSeriesPlot, ZoomFreezesFollowModeUntilAsked) {
