@@ -62,7 +62,8 @@ void CachedTextDelegate::paint(QPainter* painter, const QStyleOptionViewItem& op
                                    !opt.features.testFlag(QStyleOptionViewItem::WrapText) &&
                                    opt.textElideMode != Qt::ElideNone;
     if (laid == nullptr || !(laid->fits || cutAsTheStyleDoes)) {
-        QStyledItemDelegate::paint(painter, option, index);
+        // What QStyledItemDelegate::paint does, with the option already initialised here.
+        style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
         return;
     }
     // Background, selection and hover, as the style draws them for an item.

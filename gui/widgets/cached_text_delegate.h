@@ -11,9 +11,9 @@ namespace runplane::gui {
 /// cell's text on every paint (once to size it, once to decide on eliding, then to draw): text
 /// shaping was most of a 256-node Runs page paint (docs/performance.md). Here a cell's text is
 /// elided and shaped once per distinct (text, font, width, elide mode) and then drawn as a
-/// QStaticText, at the pixels the styled delegate paints. Left to QStyledItemDelegate: cells
-/// with an icon or a check box, multi-line text, text too wide for its cell in a view that
-/// wraps (a table wraps by default) or does not elide.
+/// QStaticText, at the pixels the styled delegate paints. Drawn as QStyledItemDelegate draws
+/// them (the style's CE_ItemViewItem): cells with an icon or a check box, multi-line text, text
+/// too wide for its cell in a view that wraps (a table wraps by default) or does not elide.
 class CachedTextDelegate : public QStyledItemDelegate {
   public:
     using QStyledItemDelegate::QStyledItemDelegate;
