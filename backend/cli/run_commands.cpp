@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -361,12 +362,20 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                   {"provenance", json::parse(run.provenanceJson, nullptr, false)},
                   {"peaks", json::array()},
                   {"evals", json::array()}};
+        // The table shows the highest node's peak and the node count (as the GUI's run list): a
+        // cell of 256 joined values, cut at 40 characters, showed the first nodes, not the
+        // highest. Every node's peak stays in --json.
         std::string peakText;
-        if (peaks.ok()) {
+        if (peaks.ok() && !peaks->empty()) {
+            double highest = peaks->front().peak;
             for (const auto& p : *peaks) {
                 j["peaks"].push_back(
                     {{"node_id", p.nodeId.value()}, {"peak", p.peak}, {"t_ns", p.peakNs}});
-                peakText += (peakText.empty() ? "" : ", ") + formatBytes(p.peak);
+                highest = std::max(highest, p.peak);
+            }
+            peakText = formatBytes(highest);
+            if (peaks->size() > 1) {
+                peakText += " (max of " + std::to_string(peaks->size()) + " nodes)";
             }
         }
         // The run's primary eval metric (analysis.primary_metric, else the first score-kind

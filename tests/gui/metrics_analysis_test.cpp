@@ -6,9 +6,13 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cmath>
 
 #include "common/metrics/metric_kind.h"
+#include "common/units/units.h"
 #include "db/history/history.h"
 #include "gui/models/compare_data.h"
 #include "gui/models/compare_model.h"
@@ -351,6 +355,41 @@ TEST(CliRuns, LongCellsAreCutUnlessWide) {
     EXPECT_NE(bad.exitCode(), 0);
     const QString err = QString::fromUtf8(bad.readAllStandardError() + bad.readAllStandardOutput());
     EXPECT_TRUE(err.contains(QStringLiteral("--output"))) << err.toStdString();  // names the flag
+}
+
+// A run on several nodes shows its highest node's peak and the node count in the table (a
+// list of every node's peak, cut at the cell width, showed the first nodes instead); the JSON
+// keeps every node's peak.
+TEST(CliRuns, PeakColumnShowsTheHighestNodeAndTheCount) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+    {
+        auto h = db::History::open(path.toStdString());
+        ASSERT_TRUE(h) << h.error();
+        test::SyntheticRunSpec spec = kindRun("run-3", 0);
+        spec.nodes = {"node-a", "node-b", "node-c"};
+        ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
+    }
+    const QString ctl =
+        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
+    auto run = [&](const QStringList& extra) {
+        QProcess p;
+        p.start(ctl,
+                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
+        EXPECT_TRUE(p.waitForFinished(30000));
+        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
+        return p.readAllStandardOutput().toStdString();
+    };
+    const auto list = nlohmann::json::parse(run({QStringLiteral("--json")}));
+    ASSERT_EQ(list.size(), 1u);
+    ASSERT_EQ(list[0]["peaks"].size(), 3u);
+    double highest = 0;
+    for (const auto& p : list[0]["peaks"]) {
+        highest = std::max(highest, p["peak"].get<double>());
+    }
+    const std::string table = run({});
+    const std::string expected = units::formatBytes(highest) + " (max of 3 nodes)";
+    EXPECT_NE(table.find(expected), std::string::npos) << expected << "\n" << table;
 }
 
 // The recipe snapshot's analysis section: a primary metric outside eval/, and kind overrides
