@@ -17,7 +17,10 @@
 #include <QDir>
 #include <QHeaderView>
 #include <QImage>
+#include <QLineEdit>
+#include <QStyleFactory>
 #include <QStyledItemDelegate>
+#include <QTabBar>
 #include <QTableView>
 #include <QTemporaryDir>
 
@@ -356,9 +359,46 @@ void BM_RunViewPaint256ReferenceStyledDelegate(benchmark::State& state) {
     runViewPaint(state, true);
 }
 
+// The Runs page's chrome that Fusion strokes as antialiased rounded rectangles: the run view's
+// tab bar (five tabs) and the run filter's line edit, under FlatStyle against Fusion alone.
+void chromePaint(benchmark::State& state, bool fusionAlone) {
+    std::unique_ptr<QStyle> fusion(QStyleFactory::create(QStringLiteral("Fusion")));
+    QTabBar tabs;
+    for (const char* name : {"Memory", "NCCL", "Metrics", "Panels", "Log"}) {
+        tabs.addTab(QString::fromLatin1(name));
+    }
+    QLineEdit filter;
+    filter.setPlaceholderText(QStringLiteral("filter runs (name, recipe, node, id)"));
+    if (fusionAlone) {
+        tabs.setStyle(fusion.get());
+        filter.setStyle(fusion.get());
+    }
+    tabs.resize(307, 26);
+    filter.resize(439, 22);
+    tabs.show();
+    filter.show();
+    QApplication::processEvents();
+    QImage tabsImage(tabs.size(), QImage::Format_ARGB32_Premultiplied);
+    QImage filterImage(filter.size(), QImage::Format_ARGB32_Premultiplied);
+    for (auto _ : state) {
+        tabs.render(&tabsImage);
+        filter.render(&filterImage);
+    }
+}
+
+void BM_RunsChromePaint(benchmark::State& state) {
+    chromePaint(state, false);
+}
+
+void BM_RunsChromePaintReferenceFusion(benchmark::State& state) {
+    chromePaint(state, true);
+}
+
 }  // namespace
 
 BENCHMARK(BM_RunViewPaint256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_RunsChromePaint)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+BENCHMARK(BM_RunsChromePaintReferenceFusion)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
 BENCHMARK(BM_RunViewPaint256ReferenceStyledDelegate)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RunViewRefresh256)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_RunViewRefresh256ReferenceEveryRowSized)->Unit(benchmark::kMillisecond)->MinTime(2.0);

@@ -5,6 +5,8 @@
 #include <QStyleFactory>
 #include <QStyleOptionHeader>
 #include <QStyleOptionSlider>
+#include <QStyleOptionTab>
+#include <QTabBar>
 
 #include <algorithm>
 
@@ -36,6 +38,9 @@ QColor buttonFill(const QPalette& palette) {
 }
 QColor outlineColor(const QPalette& palette) {
     return opaque(palette.color(QPalette::Window).darker(140));
+}
+QColor focusOutline(const QPalette& palette) {
+    return opaque(palette.color(QPalette::Highlight).darker(125));
 }
 
 bool active(const QStyleOptionSlider& bar, QStyle::SubControl part) {
@@ -91,18 +96,77 @@ void FlatStyle::drawComplexControl(ComplexControl control, const QStyleOptionCom
 
 void FlatStyle::drawPrimitive(PrimitiveElement element, const QStyleOption* option,
                               QPainter* painter, const QWidget* widget) const {
-    if (element != PE_FrameTabWidget) {
-        QProxyStyle::drawPrimitive(element, option, painter, widget);
-        return;
-    }
     const QPalette& palette = option->palette;
-    fillOutline(painter, option->rect, outlineColor(palette));
-    fillOutline(painter, option->rect.adjusted(1, 1, -1, -1),
-                opaque(palette.color(QPalette::Window).lighter(110)));
+    switch (element) {
+        case PE_FrameTabWidget:
+            fillOutline(painter, option->rect, outlineColor(palette));
+            fillOutline(painter, option->rect.adjusted(1, 1, -1, -1),
+                        opaque(palette.color(QPalette::Window).lighter(110)));
+            return;
+        case PE_PanelLineEdit: {  // Fusion: an antialiased rounded rectangle, stroked
+            painter->fillRect(option->rect, palette.base());
+            const auto* frame = qstyleoption_cast<const QStyleOptionFrame*>(option);
+            if (frame != nullptr && frame->lineWidth > 0) {
+                proxy()->drawPrimitive(PE_FrameLineEdit, option, painter, widget);
+            }
+            return;
+        }
+        case PE_FrameLineEdit: {
+            const bool focus =
+                (option->state & State_HasFocus) != 0 && (option->state & State_Enabled) != 0;
+            fillOutline(painter, option->rect,
+                        focus ? focusOutline(palette) : outlineColor(palette));
+            return;
+        }
+        default:
+            QProxyStyle::drawPrimitive(element, option, painter, widget);
+    }
+}
+
+// A tab above its pane (QTabWidget's default): the selected one in the window's colour, open
+// towards the pane; the others in the button colour, two pixels lower, as Fusion places them.
+// (Fusion strokes antialiased rounded corners and fills gradients: half a tab bar's paint.)
+bool FlatStyle::drawTabShape(const QStyleOption* option, QPainter* painter) const {
+    const auto* tab = qstyleoption_cast<const QStyleOptionTab*>(option);
+    if (tab == nullptr ||
+        (tab->shape != QTabBar::RoundedNorth && tab->shape != QTabBar::TriangularNorth)) {
+        return false;
+    }
+    const QPalette& palette = tab->palette;
+    const QColor outline = outlineColor(palette);
+    const bool selected = (tab->state & State_Selected) != 0;
+    QRect r = tab->rect;
+    if (selected) {
+        painter->fillRect(r, opaque(palette.color(QPalette::Window)));
+        painter->fillRect(QRect(r.left(), r.top(), r.width(), 1), outline);
+        painter->fillRect(QRect(r.left(), r.top() + 1, 1, r.height() - 1), outline);
+        painter->fillRect(QRect(r.right(), r.top() + 1, 1, r.height() - 1), outline);
+        return true;
+    }
+    r.adjust(0, 2, 0, 0);
+    QColor fill = buttonFill(palette).darker(104);
+    if ((tab->state & State_MouseOver) != 0 && (tab->state & State_Enabled) != 0) {
+        fill = buttonFill(palette);
+    }
+    painter->fillRect(r, fill);
+    // One line between neighbours: a tab draws its left edge unless the selected one (which draws
+    // both) is to its left, and its right edge only at the end of the row.
+    painter->fillRect(QRect(r.left(), r.top(), r.width(), 1), outline);
+    painter->fillRect(QRect(r.left(), r.bottom(), r.width(), 1), outline);
+    if (tab->selectedPosition != QStyleOptionTab::PreviousIsSelected) {
+        painter->fillRect(QRect(r.left(), r.top(), 1, r.height()), outline);
+    }
+    if (tab->position == QStyleOptionTab::End || tab->position == QStyleOptionTab::OnlyOneTab) {
+        painter->fillRect(QRect(r.right(), r.top(), 1, r.height()), outline);
+    }
+    return true;
 }
 
 void FlatStyle::drawControl(ControlElement element, const QStyleOption* option, QPainter* painter,
                             const QWidget* widget) const {
+    if (element == CE_TabBarTabShape && drawTabShape(option, painter)) {
+        return;
+    }
     const auto* header = qstyleoption_cast<const QStyleOptionHeader*>(option);
     if (element != CE_HeaderSection || header == nullptr) {
         QProxyStyle::drawControl(element, option, painter, widget);

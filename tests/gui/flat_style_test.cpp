@@ -8,6 +8,7 @@
 #include <QScrollBar>
 #include <QStyleOptionHeader>
 #include <QStyleOptionSlider>
+#include <QStyleOptionTab>
 #include <QTabWidget>
 #include <QTableWidget>
 
@@ -132,6 +133,81 @@ TEST(FlatStyle, DrawsAHeaderSectionFlatWithASeparatorAndAnOutline) {
     EXPECT_EQ(image.pixel(60, 10), palette.color(QPalette::Button).rgb());
     EXPECT_EQ(image.pixel(60, 23), palette.color(QPalette::Window).darker(140).rgb());
     EXPECT_EQ(image.pixel(119, 10), palette.color(QPalette::Window).darker(115).rgb());
+}
+
+TEST(FlatStyle, DrawsALineEditAsABaseFillWithAnOutlineThatShowsFocus) {
+    FlatStyle style(QStringLiteral("Fusion"));
+    QStyleOptionFrame frame;
+    frame.rect = QRect(0, 0, 200, 22);
+    frame.palette = QApplication::palette();
+    frame.lineWidth = 1;
+    frame.state = QStyle::State_Enabled;
+    auto draw = [&] {
+        QImage image(frame.rect.size(), QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::magenta);
+        QPainter painter(&image);
+        style.drawPrimitive(QStyle::PE_PanelLineEdit, &frame, &painter);
+        painter.end();
+        return image;
+    };
+    const QPalette& palette = frame.palette;
+    const QImage plain = draw();
+    EXPECT_EQ(plain.pixel(100, 11), palette.color(QPalette::Base).rgb());
+    EXPECT_EQ(plain.pixel(1, 11), palette.color(QPalette::Base).rgb());
+    for (const QPoint& edge : {QPoint(0, 11), QPoint(199, 11), QPoint(100, 0), QPoint(100, 21)}) {
+        EXPECT_EQ(plain.pixel(edge), palette.color(QPalette::Window).darker(140).rgb());
+    }
+    frame.state |= QStyle::State_HasFocus;
+    EXPECT_EQ(draw().pixel(0, 11), palette.color(QPalette::Highlight).darker(125).rgb());
+}
+
+// Tabs above their pane: the selected one open towards the pane in the window's colour, the
+// others two pixels lower in the button colour, one line between neighbours.
+TEST(FlatStyle, DrawsTabsFlatWithOneLineBetweenNeighbours) {
+    FlatStyle style(QStringLiteral("Fusion"));
+    QStyleOptionTab tab;
+    tab.rect = QRect(0, 0, 80, 26);
+    tab.palette = QApplication::palette();
+    tab.shape = QTabBar::RoundedNorth;
+    tab.state = QStyle::State_Enabled;
+    auto draw = [&] {
+        QImage image(tab.rect.size(), QImage::Format_ARGB32_Premultiplied);
+        image.fill(Qt::magenta);
+        QPainter painter(&image);
+        style.drawControl(QStyle::CE_TabBarTabShape, &tab, &painter);
+        painter.end();
+        return image;
+    };
+    const QPalette& palette = tab.palette;
+    const QRgb outline = palette.color(QPalette::Window).darker(140).rgb();
+    const QRgb magenta = QColor(Qt::magenta).rgb();
+
+    tab.state |= QStyle::State_Selected;
+    tab.position = QStyleOptionTab::Middle;
+    const QImage selected = draw();
+    EXPECT_EQ(selected.pixel(40, 0), outline);
+    EXPECT_EQ(selected.pixel(0, 13), outline);
+    EXPECT_EQ(selected.pixel(79, 13), outline);
+    EXPECT_EQ(selected.pixel(40, 25), palette.color(QPalette::Window).rgb()) << "open below";
+
+    tab.state &= ~QStyle::State_Selected;
+    tab.selectedPosition = QStyleOptionTab::PreviousIsSelected;
+    const QImage afterSelected = draw();
+    EXPECT_EQ(afterSelected.pixel(40, 1), magenta) << "two pixels lower";
+    EXPECT_EQ(afterSelected.pixel(40, 2), outline);
+    EXPECT_EQ(afterSelected.pixel(40, 25), outline);
+    EXPECT_EQ(afterSelected.pixel(40, 13), palette.color(QPalette::Button).darker(104).rgb());
+    EXPECT_NE(afterSelected.pixel(0, 13), outline) << "the selected tab draws that edge";
+    EXPECT_NE(afterSelected.pixel(79, 13), outline) << "the next tab draws that edge";
+
+    tab.selectedPosition = QStyleOptionTab::NotAdjacent;
+    tab.position = QStyleOptionTab::End;
+    const QImage last = draw();
+    EXPECT_EQ(last.pixel(0, 13), outline);
+    EXPECT_EQ(last.pixel(79, 13), outline);
+
+    tab.shape = QTabBar::RoundedWest;  // beside the pane: the base style's
+    EXPECT_NE(draw().pixel(40, 13), palette.color(QPalette::Button).darker(104).rgb());
 }
 
 TEST_F(AppStyle, InstallingTwiceKeepsTheBaseStyle) {
