@@ -6,11 +6,15 @@
 #include <QImage>
 #include <QPainter>
 #include <QScrollBar>
+#include <QStyleFactory>
 #include <QStyleOptionHeader>
 #include <QStyleOptionSlider>
 #include <QStyleOptionTab>
+#include <QStyleOptionViewItem>
 #include <QTabWidget>
 #include <QTableWidget>
+
+#include <memory>
 
 #include "gui/widgets/flat_style.h"
 #include "tests/gui/held_pool.h"
@@ -208,6 +212,59 @@ TEST(FlatStyle, DrawsTabsFlatWithOneLineBetweenNeighbours) {
 
     tab.shape = QTabBar::RoundedWest;  // beside the pane: the base style's
     EXPECT_NE(draw().pixel(40, 13), palette.color(QPalette::Button).darker(104).rgb());
+}
+
+// An item view's cell and row panels skip Fusion's per-call colour work and go to QCommonStyle,
+// which Fusion hands them to: the same pixels as Fusion's, in every state a table paints.
+TEST(FlatStyle, PaintsItemViewPanelsWithFusionsPixels) {
+    FlatStyle flat(QStringLiteral("Fusion"));
+    std::unique_ptr<QStyle> fusion(QStyleFactory::create(QStringLiteral("Fusion")));
+    QTableWidget table(4, 2);  // the widget the options come from (enabled, with a palette)
+    table.show();
+    const QStyle::State states[] = {
+        QStyle::State_Enabled,
+        QStyle::State_Enabled | QStyle::State_Active,
+        QStyle::State_Enabled | QStyle::State_Selected,
+        QStyle::State_Enabled | QStyle::State_Selected | QStyle::State_Active,
+        QStyle::State_Enabled | QStyle::State_MouseOver | QStyle::State_Active,
+        QStyle::State_None,
+    };
+    int compared = 0;
+    int painted = 0;  // renders that drew over the cell's middle (a fill, a selection)
+    for (const QStyle::PrimitiveElement element :
+         {QStyle::PE_PanelItemViewItem, QStyle::PE_PanelItemViewRow}) {
+        for (const QStyle::State state : states) {
+            for (const bool alternate : {false, true}) {
+                for (const bool tinted : {false, true}) {
+                    QStyleOptionViewItem item;
+                    item.initFrom(&table);
+                    item.rect = QRect(0, 0, 120, 22);
+                    item.state = state;
+                    item.features =
+                        alternate ? QStyleOptionViewItem::Alternate : QStyleOptionViewItem::None;
+                    item.backgroundBrush = tinted ? QBrush(QColor(255, 230, 200)) : QBrush();
+                    item.text = QStringLiteral("612.1 GB");
+                    item.features |= QStyleOptionViewItem::HasDisplay;
+                    auto draw = [&](const QStyle& style) {
+                        QImage image(item.rect.size(), QImage::Format_ARGB32_Premultiplied);
+                        image.fill(Qt::magenta);
+                        QPainter painter(&image);
+                        style.drawPrimitive(element, &item, &painter, &table);
+                        painter.end();
+                        return image;
+                    };
+                    const QImage image = draw(flat);
+                    EXPECT_TRUE(image == draw(*fusion))
+                        << "element " << element << " state " << int(state) << " alternate "
+                        << alternate << " tinted " << tinted;
+                    ++compared;
+                    painted += image.pixel(60, 11) != QColor(Qt::magenta).rgb() ? 1 : 0;
+                }
+            }
+        }
+    }
+    EXPECT_EQ(compared, 48);
+    EXPECT_GE(painted, 24);
 }
 
 TEST_F(AppStyle, InstallingTwiceKeepsTheBaseStyle) {
