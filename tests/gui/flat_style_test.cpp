@@ -42,6 +42,17 @@ class AppStyle : public ::testing::Test {
     void TearDown() override { QApplication::setStyle(new FlatStyle(QStringLiteral("Fusion"))); }
 };
 
+// What `draw` paints on an image of `size` filled with magenta (which shows what it left).
+template <class Draw>
+QImage paintedOverMagenta(QSize size, Draw draw) {
+    QImage image(size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::magenta);
+    QPainter painter(&image);
+    draw(&painter);
+    painter.end();
+    return image;
+}
+
 }  // namespace
 
 TEST_F(AppStyle, FlatStylePaintsScrollBarsTabFramesAndHeadersWithoutWaitingOnThePool) {
@@ -105,12 +116,9 @@ TEST(FlatStyle, DrawsTheTabWidgetFrameAsAnOutline) {
     QStyleOptionTabWidgetFrame frame;
     frame.rect = QRect(0, 0, 200, 150);
     frame.palette = QApplication::palette();
-    QImage image(frame.rect.size(), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::magenta);
-    {
-        QPainter painter(&image);
-        style.drawPrimitive(QStyle::PE_FrameTabWidget, &frame, &painter);
-    }
+    const QImage image = paintedOverMagenta(frame.rect.size(), [&](QPainter* painter) {
+        style.drawPrimitive(QStyle::PE_FrameTabWidget, &frame, painter);
+    });
     const QRgb outer = frame.palette.color(QPalette::Window).darker(140).rgb();
     EXPECT_EQ(image.pixel(0, 75), outer);
     EXPECT_EQ(image.pixel(199, 75), outer);
@@ -127,12 +135,9 @@ TEST(FlatStyle, DrawsAHeaderSectionFlatWithASeparatorAndAnOutline) {
     section.palette = QApplication::palette();
     section.orientation = Qt::Horizontal;
     section.position = QStyleOptionHeader::Beginning;
-    QImage image(section.rect.size(), QImage::Format_ARGB32_Premultiplied);
-    image.fill(Qt::magenta);
-    {
-        QPainter painter(&image);
-        style.drawControl(QStyle::CE_HeaderSection, &section, &painter);
-    }
+    const QImage image = paintedOverMagenta(section.rect.size(), [&](QPainter* painter) {
+        style.drawControl(QStyle::CE_HeaderSection, &section, painter);
+    });
     const QPalette& palette = section.palette;
     EXPECT_EQ(image.pixel(60, 10), palette.color(QPalette::Button).rgb());
     EXPECT_EQ(image.pixel(60, 23), palette.color(QPalette::Window).darker(140).rgb());
@@ -147,12 +152,9 @@ TEST(FlatStyle, DrawsALineEditAsABaseFillWithAnOutlineThatShowsFocus) {
     frame.lineWidth = 1;
     frame.state = QStyle::State_Enabled;
     auto draw = [&] {
-        QImage image(frame.rect.size(), QImage::Format_ARGB32_Premultiplied);
-        image.fill(Qt::magenta);
-        QPainter painter(&image);
-        style.drawPrimitive(QStyle::PE_PanelLineEdit, &frame, &painter);
-        painter.end();
-        return image;
+        return paintedOverMagenta(frame.rect.size(), [&](QPainter* painter) {
+            style.drawPrimitive(QStyle::PE_PanelLineEdit, &frame, painter);
+        });
     };
     const QPalette& palette = frame.palette;
     const QImage plain = draw();
@@ -175,12 +177,9 @@ TEST(FlatStyle, DrawsTabsFlatWithOneLineBetweenNeighbours) {
     tab.shape = QTabBar::RoundedNorth;
     tab.state = QStyle::State_Enabled;
     auto draw = [&] {
-        QImage image(tab.rect.size(), QImage::Format_ARGB32_Premultiplied);
-        image.fill(Qt::magenta);
-        QPainter painter(&image);
-        style.drawControl(QStyle::CE_TabBarTabShape, &tab, &painter);
-        painter.end();
-        return image;
+        return paintedOverMagenta(tab.rect.size(), [&](QPainter* painter) {
+            style.drawControl(QStyle::CE_TabBarTabShape, &tab, painter);
+        });
     };
     const QPalette& palette = tab.palette;
     const QRgb outline = palette.color(QPalette::Window).darker(140).rgb();
@@ -246,12 +245,9 @@ TEST(FlatStyle, PaintsItemViewPanelsWithFusionsPixels) {
                     item.text = QStringLiteral("612.1 GB");
                     item.features |= QStyleOptionViewItem::HasDisplay;
                     auto draw = [&](const QStyle& style) {
-                        QImage image(item.rect.size(), QImage::Format_ARGB32_Premultiplied);
-                        image.fill(Qt::magenta);
-                        QPainter painter(&image);
-                        style.drawPrimitive(element, &item, &painter, &table);
-                        painter.end();
-                        return image;
+                        return paintedOverMagenta(item.rect.size(), [&](QPainter* painter) {
+                            style.drawPrimitive(element, &item, painter, &table);
+                        });
                     };
                     const QImage image = draw(flat);
                     EXPECT_TRUE(image == draw(*fusion))

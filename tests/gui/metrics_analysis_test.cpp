@@ -92,6 +92,25 @@ const MetricValue* find(const std::vector<MetricValue>& values, const char* name
     return nullptr;
 }
 
+QString runplanectl() {
+    return test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
+}
+
+// `runplanectl runs --history HISTORY EXTRA...`, expected to exit 0: its standard output, and
+// its standard error after it where asked.
+QString ctlRuns(const QString& history, const QStringList& extra, bool withStderr = false) {
+    QProcess p;
+    p.start(runplanectl(),
+            QStringList{QStringLiteral("runs"), QStringLiteral("--history"), history} + extra);
+    EXPECT_TRUE(p.waitForFinished(30000));
+    EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
+    QByteArray out = p.readAllStandardOutput();
+    if (withStderr) {
+        out += p.readAllStandardError();
+    }
+    return QString::fromUtf8(out);
+}
+
 }  // namespace
 
 TEST(MetricKinds, ClassifiesSlimeAndMilesNames) {
@@ -299,16 +318,7 @@ TEST_F(MetricsAnalysis, ComparePlotHoverHasBothRuns) {
 }
 
 TEST_F(MetricsAnalysis, CliRunsShowsThePrimaryEval) {
-    const QString ctl =
-        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
-    auto run = [&](const QStringList& extra) {
-        QProcess p;
-        p.start(ctl,
-                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), s_path} + extra);
-        EXPECT_TRUE(p.waitForFinished(30000));
-        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
-        return QString::fromUtf8(p.readAllStandardOutput());
-    };
+    auto run = [&](const QStringList& extra) { return ctlRuns(s_path, extra); };
     const QString table = run({});
     EXPECT_TRUE(table.contains(QStringLiteral("PRIMARY EVAL"))) << table.toStdString();
     EXPECT_FALSE(table.contains(QStringLiteral("response_len"))) << table.toStdString();
@@ -332,16 +342,8 @@ TEST(CliRuns, LongCellsAreCutUnlessWide) {
         spec.name = longName;
         ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
     }
-    const QString ctl =
-        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
-    auto run = [&](const QStringList& extra) {
-        QProcess p;
-        p.start(ctl,
-                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
-        EXPECT_TRUE(p.waitForFinished(30000));
-        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
-        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
-    };
+    const QString ctl = runplanectl();
+    auto run = [&](const QStringList& extra) { return ctlRuns(path, extra, true); };
     const QString cut = run({});
     EXPECT_FALSE(cut.contains(QString::fromStdString(longName)));
     EXPECT_TRUE(cut.contains(QString::fromStdString(std::string(37, 'n') + "...")))
@@ -370,16 +372,7 @@ TEST(CliRuns, PeakColumnShowsTheHighestNodeAndTheCount) {
         spec.nodes = {"node-a", "node-b", "node-c"};
         ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
     }
-    const QString ctl =
-        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
-    auto run = [&](const QStringList& extra) {
-        QProcess p;
-        p.start(ctl,
-                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
-        EXPECT_TRUE(p.waitForFinished(30000));
-        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
-        return p.readAllStandardOutput().toStdString();
-    };
+    auto run = [&](const QStringList& extra) { return ctlRuns(path, extra).toStdString(); };
     const auto list = nlohmann::json::parse(run({QStringLiteral("--json")}));
     ASSERT_EQ(list.size(), 1u);
     ASSERT_EQ(list[0]["peaks"].size(), 3u);
@@ -411,16 +404,7 @@ TEST(CliRuns, RecipeAnalysisDecidesThePrimaryMetric) {
                        "    eval/gsm8k/time: {kind: score, direction: lower}\n";
         ASSERT_TRUE(test::writeSyntheticRun(**h, k));
     }
-    const QString ctl =
-        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl");
-    auto run = [&](const QStringList& extra) {
-        QProcess p;
-        p.start(ctl,
-                QStringList{QStringLiteral("runs"), QStringLiteral("--history"), path} + extra);
-        EXPECT_TRUE(p.waitForFinished(30000));
-        EXPECT_EQ(p.exitCode(), 0) << p.readAllStandardError().toStdString();
-        return QString::fromUtf8(p.readAllStandardOutput());
-    };
+    auto run = [&](const QStringList& extra) { return ctlRuns(path, extra); };
     const QString table = run({QStringLiteral("-o"), QStringLiteral("wide")});
     // run-p: train/ppo_kl is a KL term (lower is better): best 0.001 at step 10, last 0.05.
     EXPECT_TRUE(table.contains(QStringLiteral("train/ppo_kl best 0.001@10 last 0.050")))
