@@ -196,6 +196,20 @@ void TimeSeriesPlot::updatePhaseLane() {
             [lane = m_lane](const QCPRange& r) { lane->axis(QCPAxis::atBottom)->setRange(r); });
 }
 
+// The legend's row holds it only while it has entries to show: QCPLayoutGrid gives a column
+// the smallest maximum width of its elements, and an empty legend's is its few pixels of
+// margin, which squeezed an empty plot's axis rect to 50 of 390 px (a run without GPUs).
+void TimeSeriesPlot::placeLegend(bool shown) {
+    QCPLayoutGrid* grid = m_plot->plotLayout();
+    const bool placed = grid->element(0, 0) == m_plot->legend;
+    if (shown && !placed) {
+        grid->addElement(0, 0, m_plot->legend);
+    } else if (!shown && placed) {
+        grid->take(m_plot->legend);  // row 0 stays, empty: no size constraint
+    }
+    m_plot->legend->setVisible(shown);
+}
+
 QRect TimeSeriesPlot::dataRect() const {
     return m_plot->axisRect()->rect();
 }
@@ -424,7 +438,6 @@ void TimeSeriesPlot::scheduleReplot() {
 void TimeSeriesPlot::rebuild() {
     m_dirty = false;
     m_plot->clearItems();
-    m_plot->legend->setVisible(m_legendVisible);
 
     // The graphs are reused when the curves keep their shape (count, band, style, legend
     // entry) and the phase names are the same: a live refresh only replaces their data, without
@@ -569,6 +582,8 @@ void TimeSeriesPlot::rebuild() {
             label->setFont(f);
         }
     }
+
+    placeLegend(m_legendVisible && m_plot->legend->itemCount() > 0);
 
     if (!m_placeholder.isEmpty()) {
         auto* text = new QCPItemText(m_plot);

@@ -110,6 +110,7 @@ class TimeSeriesPlot : public QWidget {
     void applyFollowRange();
     void autoscaleY();
     void updatePhaseLane();
+    void placeLegend(bool shown);
     void onUserRangeChange();
     void showHoverTip(QMouseEvent* event);
     std::pair<double, double> dataExtent() const;

@@ -101,6 +101,30 @@ TEST(TimeSeriesPlot, PaintsFromOneLayerBufferWithTheSamePixels) {
     EXPECT_TRUE(render() == merged);
 }
 
+// An empty legend used to cap the plot's layout column at its few pixels of margin: a plot with
+// nothing to show (a run without GPUs) drew its axes 50 px wide in a 390 px plot, tick labels
+// piled on each other. The legend leaves the layout while it has no entries.
+TEST(TimeSeriesPlot, AnEmptyPlotKeepsItsFullWidth) {
+    for (const bool legendVisible : {false, true}) {
+        TimeSeriesPlot plot;
+        plot.resize(390, 250);
+        plot.setLegendVisible(legendVisible);
+        plot.show();
+        plot.setPlaceholder(QStringLiteral("no GPU memory samples (no GPU, or NVML unavailable)"));
+        plot.flush();
+        EXPECT_GT(plot.dataRect().width(), 300) << "legend visible: " << legendVisible;
+        EXPECT_TRUE(plot.legendRect().isEmpty());
+        // Entries bring the legend back, above the data.
+        plot.setSeries({ramp(QStringLiteral("node-a"), 100, 0)});
+        plot.flush();
+        EXPECT_GT(plot.dataRect().width(), 300);
+        EXPECT_EQ(!plot.legendRect().isEmpty(), legendVisible);
+        if (legendVisible) {
+            EXPECT_LE(plot.legendRect().bottom(), plot.dataRect().top());
+        }
+    }
+}
+
 TEST(TimeSeriesPlot, ZoomFreezesFollowModeUntilAsked) {
     TimeSeriesPlot plot;
     plot.resize(800, 400);
