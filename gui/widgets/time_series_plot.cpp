@@ -44,6 +44,16 @@ QColor withAlpha(QColor c, int alpha) {
     return c;
 }
 
+// Wall-clock ticks labelled HH:mm:ss, one second apart at the least: QCustomPlot's date-time
+// ticker steps below a second over a short range (a run's first seconds), which labelled
+// several ticks with the same second.
+class WallClockTicker final : public QCPAxisTickerDateTime {
+  protected:
+    double getTickStep(const QCPRange& range) override {
+        return std::max(1.0, QCPAxisTickerDateTime::getTickStep(range));
+    }
+};
+
 }  // namespace
 
 TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
@@ -234,7 +244,7 @@ void TimeSeriesPlot::setXAxisKind(XAxisKind kind) {
     m_xKind = kind;
     switch (kind) {
         case XAxisKind::WallClock: {
-            QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
+            QSharedPointer<QCPAxisTickerDateTime> ticker(new WallClockTicker);
             ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
             ticker->setDateTimeSpec(Qt::LocalTime);
             m_plot->xAxis->setTicker(ticker);

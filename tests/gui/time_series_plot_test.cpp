@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QImage>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QWheelEvent>
 
@@ -122,6 +123,27 @@ TEST(TimeSeriesPlot, AnEmptyPlotKeepsItsFullWidth) {
         if (legendVisible) {
             EXPECT_LE(plot.legendRect().bottom(), plot.dataRect().top());
         }
+    }
+}
+
+// A wall-clock axis over a few seconds (a run just started) labels each tick with its own second:
+// QCustomPlot's date-time ticker stepped by half seconds there, "21:35:22" twice.
+TEST(TimeSeriesPlot, WallClockTicksOverAFewSecondsAreDistinctSeconds) {
+    for (int samples = 2; samples <= 8; ++samples) {  // 1 to 7 s of data, one sample a second
+        TimeSeriesPlot plot;
+        plot.resize(600, 300);
+        plot.setXAxisKind(XAxisKind::WallClock);
+        plot.setFollowWindow(0);
+        plot.setSeries({ramp(QStringLiteral("node-a"), samples, 1767261600.0)});
+        plot.show();
+        plot.flush();
+        auto* custom = plot.findChild<QCustomPlot*>();
+        ASSERT_NE(custom, nullptr);
+        const QVector<QString> labels = custom->xAxis->tickVectorLabels();
+        ASSERT_GE(labels.size(), 2) << samples << " samples";
+        const QSet<QString> distinct(labels.begin(), labels.end());
+        EXPECT_EQ(distinct.size(), labels.size())
+            << samples << " samples: " << labels.join(QStringLiteral(", ")).toStdString();
     }
 }
 
