@@ -8,6 +8,7 @@
 #include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
@@ -115,6 +116,7 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_marginGroup = new QCPMarginGroup(m_plot);
     m_plot->axisRect()->setMarginGroup(QCP::msLeft | QCP::msRight, m_marginGroup);
     layout->addWidget(m_plot, 1);
+    m_plot->installEventFilter(this);  // legend columns fitted to each new width
 
     m_replotTimer = new QTimer(this);
     m_replotTimer->setSingleShot(true);
@@ -218,6 +220,38 @@ void TimeSeriesPlot::placeLegend(bool shown) {
         grid->take(m_plot->legend);  // row 0 stays, empty: no size constraint
     }
     m_plot->legend->setVisible(shown);
+}
+
+// As many legend columns (at most kLegendColumns) as the widest entry leaves room for: four
+// fixed columns ran wide entries ("node-a run.tree.rss_bytes") past the plot's right edge,
+// where they were cut off.
+void TimeSeriesPlot::fitLegendColumns(int plotWidth) {
+    QCPLegend* legend = m_plot->legend;
+    int widest = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {  // cells of the grid, some empty
+        if (const QCPAbstractLegendItem* entry = legend->item(i)) {
+            widest = std::max(widest, entry->minimumOuterSizeHint().width());
+        }
+    }
+    if (widest <= 0) {
+        return;
+    }
+    const int usable = plotWidth - legend->margins().left() - legend->margins().right();
+    const int columns = std::clamp(
+        (usable + legend->columnSpacing()) / std::max(1, widest + legend->columnSpacing()), 1,
+        kLegendColumns);
+    if (columns != legend->wrap()) {
+        legend->setWrap(columns);
+        legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries
+    }
+}
+
+bool TimeSeriesPlot::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_plot && event->type() == QEvent::Resize) {
+        // Before QCustomPlot's own resize handling, which lays out and replots at the new size.
+        fitLegendColumns(static_cast<QResizeEvent*>(event)->size().width());
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 QRect TimeSeriesPlot::dataRect() const {
@@ -593,7 +627,12 @@ void TimeSeriesPlot::rebuild() {
         }
     }
 
-    placeLegend(m_legendVisible && m_plot->legend->itemCount() > 0);
+    bool anyEntry = false;
+    for (int i = 0; i < m_plot->legend->itemCount() && !anyEntry; ++i) {
+        anyEntry = m_plot->legend->item(i) != nullptr;  // grid cells, some may be empty
+    }
+    placeLegend(m_legendVisible && anyEntry);
+    fitLegendColumns(m_plot->width());
 
     if (!m_placeholder.isEmpty()) {
         auto* text = new QCPItemText(m_plot);

@@ -103,6 +103,7 @@ class TimeSeriesPlot : public QWidget {
 
   protected:
     void showEvent(QShowEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
 
   private:
     void scheduleReplot();
@@ -111,6 +112,7 @@ class TimeSeriesPlot : public QWidget {
     void autoscaleY();
     void updatePhaseLane();
     void placeLegend(bool shown);
+    void fitLegendColumns(int plotWidth);
     void onUserRangeChange();
     void showHoverTip(QMouseEvent* event);
     std::pair<double, double> dataExtent() const;

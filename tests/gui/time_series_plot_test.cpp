@@ -147,6 +147,47 @@ TEST(TimeSeriesPlot, WallClockTicksOverAFewSecondsAreDistinctSeconds) {
     }
 }
 
+// Legend entries wrap into as many columns as fit: four fixed columns ran wide entries past the
+// plot's right edge, where they were cut ("phase: rollou"); a wider plot gets four again.
+TEST(TimeSeriesPlot, LegendColumnsFitThePlotsWidth) {
+    TimeSeriesPlot plot;
+    plot.resize(470, 300);
+    std::vector<PlotSeries> series;
+    for (const char* node : {"node-a", "node-b", "node-c", "node-d", "node-e"}) {
+        series.push_back(ramp(QStringLiteral("%1 run.tree.rss_bytes").arg(QLatin1String(node)), 50,
+                              1767261600.0));
+    }
+    plot.setSeries(series);
+    plot.show();
+    plot.flush();
+    auto* custom = plot.findChild<QCustomPlot*>();
+    ASSERT_NE(custom, nullptr);
+    auto everyEntryInside = [&] {
+        custom->replot(QCustomPlot::rpImmediateRefresh);
+        int entries = 0;
+        for (int i = 0; i < custom->legend->itemCount(); ++i) {  // grid cells, some empty
+            const QCPAbstractLegendItem* entry = custom->legend->item(i);
+            if (entry == nullptr) {
+                continue;
+            }
+            ++entries;
+            if (entry->outerRect().right() > custom->viewport().right()) {
+                return false;
+            }
+        }
+        return entries == 5;
+    };
+    EXPECT_TRUE(everyEntryInside());
+    EXPECT_LT(custom->legend->wrap(), 4);
+    plot.resize(1400, 300);
+    QApplication::processEvents();
+    EXPECT_TRUE(everyEntryInside());
+    EXPECT_EQ(custom->legend->wrap(), 4);
+    plot.resize(470, 300);
+    QApplication::processEvents();
+    EXPECT_TRUE(everyEntryInside());
+}
+
 TEST(TimeSeriesPlot, ZoomFreezesFollowModeUntilAsked) {
     TimeSeriesPlot plot;
     plot.resize(800, 400);
