@@ -355,8 +355,23 @@ std::string writeProfile(const std::string& dir, const SimCluster& cluster, doub
     return path;
 }
 
+// A temporary directory of the bench's own, removed (with the history in it) when the run ends.
+struct OwnTempDir {
+    std::string path;
+    OwnTempDir(const OwnTempDir&) = delete;
+    OwnTempDir& operator=(const OwnTempDir&) = delete;
+    OwnTempDir() = default;
+    ~OwnTempDir() {
+        if (!path.empty()) {
+            std::error_code ignored;
+            fs::remove_all(path, ignored);
+        }
+    }
+};
+
 int runParent(const Args& args) {
     std::string workdir = args.workdir;
+    OwnTempDir ownDir;  // without --workdir: each run used to leave its history under /tmp
     if (workdir.empty()) {
         char tmpl[] = "/tmp/bench_load.XXXXXX";
         if (mkdtemp(tmpl) == nullptr) {
@@ -364,6 +379,7 @@ int runParent(const Args& args) {
             return 1;
         }
         workdir = tmpl;
+        ownDir.path = workdir;
     }
     fs::create_directories(workdir);
     const std::string historyPath = workdir + "/history.sqlite";
@@ -540,7 +556,9 @@ int main(int argc, char** argv) {
                        "gui: ClusterPage + RunsPage offscreen (the GUI's controller); lib: "
                        "control::Controller alone")
             ->check(CLI::IsMember({"gui", "lib"}));
-        app.add_option("--workdir", args.workdir, "directory for the history and the profile");
+        app.add_option("--workdir", args.workdir,
+                       "directory for the history and the profile (default: a temporary "
+                       "directory, removed at the end)");
         app.add_option("--report", args.report, "also write the JSON report here");
         app.add_option("--drain-seconds", args.drainSeconds, "wait this long for the backlog")
             ->check(CLI::Range(1, 3600));
