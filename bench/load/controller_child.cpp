@@ -336,7 +336,18 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
         }
     });
     report.start(1000);
-    return QApplication::exec();
+    const int rc = QApplication::exec();
+    if (!options.savePagesDir.empty()) {  // the pages as the load left them, to look at
+        const QString dir = QString::fromStdString(options.savePagesDir);
+        for (const auto& [page, name] : {std::pair<QWidget*, const char*>{&cluster, "cluster"},
+                                         std::pair<QWidget*, const char*>{&runs, "runs"}}) {
+            const QString path = dir + QStringLiteral("/%1.png").arg(QLatin1String(name));
+            if (!page->grab().save(path)) {
+                std::fprintf(stderr, "bench_load child: cannot save %s\n", qPrintable(path));
+            }
+        }
+    }
+    return rc;
 }
 
 }  // namespace

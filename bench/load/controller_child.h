@@ -21,6 +21,7 @@ struct ChildOptions {
     bool paintIntoOneImage = false;  // gui: each page painted into one image, not a new one
     bool platformStyle = false;      // gui: the platform's style without FlatStyle (A/B)
     bool styledDelegates = false;    // gui: QStyledItemDelegate in the tables (A/B)
+    std::string savePagesDir;        // gui: both pages saved as PNGs here at the end
 };
 
 int runControllerChild(const ChildOptions& options, int argc, char** argv);

@@ -58,6 +58,7 @@ struct Args {
     bool paintIntoOneImage = false;
     bool platformStyle = false;
     bool styledDelegates = false;
+    std::string savePages;
 };
 
 long rssKiB(pid_t pid) {
@@ -177,6 +178,10 @@ Child spawnChild(const Args& args, const std::string& profile, const std::string
         }
         if (args.styledDelegates) {
             argv.emplace_back("--styled-delegates");
+        }
+        if (!args.savePages.empty()) {
+            argv.emplace_back("--save-pages");
+            argv.emplace_back(args.savePages);
         }
         std::vector<char*> raw;
         for (auto& a : argv) {
@@ -597,6 +602,9 @@ int main(int argc, char** argv) {
                      "gui: the pages' tables paint with Qt's QStyledItemDelegate instead of the "
                      "GUI's CachedTextDelegate (gui/widgets/cached_text_delegate.h): the A/B of "
                      "that delegate");
+        app.add_option("--save-pages", args.savePages,
+                       "gui: save both pages, as painted at the end of the load, to "
+                       "DIR/cluster.png and DIR/runs.png");
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
@@ -620,6 +628,7 @@ int main(int argc, char** argv) {
             child.paintIntoOneImage = args.paintIntoOneImage;
             child.platformStyle = args.platformStyle;
             child.styledDelegates = args.styledDelegates;
+            child.savePagesDir = args.savePages;
             return runControllerChild(child, argc, argv);
         }
         return runParent(args);

@@ -283,7 +283,7 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
         showHostMemory(*m_hostPlot, s.hostMemory, s.lines, s.phases, s.events);
     }
     if (s.gpuMemory.empty()) {
-        m_gpuPlot->setPlaceholder(tr("no GPU memory samples (no GPU, or NVML unavailable)"));
+        m_gpuPlot->setPlaceholder(tr("no GPU memory samples\n(no GPU, or NVML unavailable)"));
     } else {
         showSeries(*m_gpuPlot, s.gpuMemory, s.phases, tr("GPU memory used"));
     }

@@ -315,7 +315,8 @@ void TimeSeriesPlot::setShowToolbar(bool show) {
 }
 
 void TimeSeriesPlot::setYAxisVisible(bool visible) {
-    m_plot->yAxis->setTickLabels(visible);
+    m_yAxisVisible = visible;
+    m_plot->yAxis->setTickLabels(visible && hasData());
     m_plot->yAxis->setTicks(visible);
     m_plot->yAxis->grid()->setVisible(visible);
     scheduleReplot();
@@ -634,6 +635,11 @@ void TimeSeriesPlot::rebuild() {
     placeLegend(m_legendVisible && anyEntry);
     fitLegendColumns(m_plot->width());
 
+    // Axes without data (a placeholder) carry no numbers: QCustomPlot's default range would
+    // label them 0-5 s and -0.5-0.5.
+    m_plot->xAxis->setTickLabels(hasData());
+    m_plot->yAxis->setTickLabels(hasData() && m_yAxisVisible);
+
     if (!m_placeholder.isEmpty()) {
         auto* text = new QCPItemText(m_plot);
         text->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -649,6 +655,10 @@ void TimeSeriesPlot::rebuild() {
         applyFollowRange();
     }
     autoscaleY();
+}
+
+bool TimeSeriesPlot::hasData() const {
+    return !m_series.empty() || !m_phases.empty() || !m_events.empty();
 }
 
 std::pair<double, double> TimeSeriesPlot::dataExtent() const {

@@ -115,6 +115,7 @@ class TimeSeriesPlot : public QWidget {
     void fitLegendColumns(int plotWidth);
     void onUserRangeChange();
     void showHoverTip(QMouseEvent* event);
+    bool hasData() const;  // curves, phases or events to draw
     std::pair<double, double> dataExtent() const;
 
     QCustomPlot* m_plot = nullptr;
@@ -137,6 +138,7 @@ class TimeSeriesPlot : public QWidget {
     double m_fixedYLo = 0;
     double m_fixedYHi = 0;
     bool m_legendVisible = true;
+    bool m_yAxisVisible = true;
 
     bool m_dirty = false;
     bool m_replotPending = false;

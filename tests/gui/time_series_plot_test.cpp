@@ -115,11 +115,17 @@ TEST(TimeSeriesPlot, AnEmptyPlotKeepsItsFullWidth) {
         plot.flush();
         EXPECT_GT(plot.dataRect().width(), 300) << "legend visible: " << legendVisible;
         EXPECT_TRUE(plot.legendRect().isEmpty());
+        auto* custom = plot.findChild<QCustomPlot*>();
+        ASSERT_NE(custom, nullptr);
+        EXPECT_FALSE(custom->xAxis->tickLabels()) << "no numbers on axes without data";
+        EXPECT_FALSE(custom->yAxis->tickLabels());
         // Entries bring the legend back, above the data.
         plot.setSeries({ramp(QStringLiteral("node-a"), 100, 0)});
         plot.flush();
         EXPECT_GT(plot.dataRect().width(), 300);
         EXPECT_EQ(!plot.legendRect().isEmpty(), legendVisible);
+        EXPECT_TRUE(custom->xAxis->tickLabels());
+        EXPECT_TRUE(custom->yAxis->tickLabels());
         if (legendVisible) {
             EXPECT_LE(plot.legendRect().bottom(), plot.dataRect().top());
         }
