@@ -225,17 +225,12 @@ void TimeSeriesPlot::placeLegend(bool shown) {
 // As many legend columns (at most kLegendColumns) as the widest entry leaves room for: four
 // fixed columns ran wide entries ("node-a run.tree.rss_bytes") past the plot's right edge,
 // where they were cut off.
-void TimeSeriesPlot::fitLegendColumns(int plotWidth) {
-    QCPLegend* legend = m_plot->legend;
-    int widest = 0;
-    for (int i = 0; i < legend->itemCount(); ++i) {  // cells of the grid, some empty
-        if (const QCPAbstractLegendItem* entry = legend->item(i)) {
-            widest = std::max(widest, entry->minimumOuterSizeHint().width());
-        }
-    }
+// `widest`: widestLegendEntry().
+void TimeSeriesPlot::fitLegendColumns(int plotWidth, int widest) {
     if (widest <= 0) {
         return;
     }
+    QCPLegend* legend = m_plot->legend;
     const int usable = plotWidth - legend->margins().left() - legend->margins().right();
     const int columns = std::clamp(
         (usable + legend->columnSpacing()) / std::max(1, widest + legend->columnSpacing()), 1,
@@ -246,10 +241,22 @@ void TimeSeriesPlot::fitLegendColumns(int plotWidth) {
     }
 }
 
+// The widest legend entry's width; 0 when the legend has none.
+int TimeSeriesPlot::widestLegendEntry() const {
+    const QCPLegend* legend = m_plot->legend;
+    int widest = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {  // cells of the grid, some empty
+        if (const QCPAbstractLegendItem* entry = legend->item(i)) {
+            widest = std::max(widest, entry->minimumOuterSizeHint().width());
+        }
+    }
+    return widest;
+}
+
 bool TimeSeriesPlot::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_plot && event->type() == QEvent::Resize) {
         // Before QCustomPlot's own resize handling, which lays out and replots at the new size.
-        fitLegendColumns(static_cast<QResizeEvent*>(event)->size().width());
+        fitLegendColumns(static_cast<QResizeEvent*>(event)->size().width(), widestLegendEntry());
     }
     return QWidget::eventFilter(watched, event);
 }
@@ -315,10 +322,10 @@ void TimeSeriesPlot::setShowToolbar(bool show) {
 }
 
 void TimeSeriesPlot::setYAxisVisible(bool visible) {
-    m_yAxisVisible = visible;
-    m_plot->yAxis->setTickLabels(visible && hasData());
+    m_yAxisVisible = visible;  // tick labels: rebuild(), which also asks whether there is data
     m_plot->yAxis->setTicks(visible);
     m_plot->yAxis->grid()->setVisible(visible);
+    m_dirty = true;
     scheduleReplot();
 }
 
@@ -628,12 +635,9 @@ void TimeSeriesPlot::rebuild() {
         }
     }
 
-    bool anyEntry = false;
-    for (int i = 0; i < m_plot->legend->itemCount() && !anyEntry; ++i) {
-        anyEntry = m_plot->legend->item(i) != nullptr;  // grid cells, some may be empty
-    }
-    placeLegend(m_legendVisible && anyEntry);
-    fitLegendColumns(m_plot->width());
+    const int widestEntry = widestLegendEntry();
+    placeLegend(m_legendVisible && widestEntry > 0);
+    fitLegendColumns(m_plot->width(), widestEntry);
 
     // Axes without data (a placeholder) carry no numbers: QCustomPlot's default range would
     // label them 0-5 s and -0.5-0.5.

@@ -112,7 +112,8 @@ class TimeSeriesPlot : public QWidget {
     void autoscaleY();
     void updatePhaseLane();
     void placeLegend(bool shown);
-    void fitLegendColumns(int plotWidth);
+    void fitLegendColumns(int plotWidth, int widest);
+    int widestLegendEntry() const;
     void onUserRangeChange();
     void showHoverTip(QMouseEvent* event);
     bool hasData() const;  // curves, phases or events to draw
