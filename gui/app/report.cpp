@@ -14,6 +14,7 @@
 #include "gui/app/report_text.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
+#include "gui/models/run_derivations.h"
 #include "gui/models/step_axis.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"

@@ -17,6 +17,7 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
+#include "gui/models/run_derivations.h"
 
 namespace runplane::gui {
 

@@ -3,6 +3,7 @@
 #include "common/units/units.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/run_data.h"
+#include "gui/models/run_derivations.h"
 
 #include <QBrush>
 #include <QColor>

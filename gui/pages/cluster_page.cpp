@@ -25,6 +25,7 @@
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/node_table_model.h"
+#include "gui/models/run_derivations.h"
 #include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/cached_text_delegate.h"

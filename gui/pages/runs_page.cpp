@@ -20,6 +20,7 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
+#include "gui/models/run_derivations.h"
 #include "gui/models/run_models.h"
 #include "gui/pages/run_view.h"
 #include "gui/widgets/cached_text_delegate.h"

@@ -17,6 +17,7 @@
 #include "backend/plan/recipe.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
+#include "gui/models/run_derivations.h"
 #include "gui/models/run_models.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/pages/run_view.h"

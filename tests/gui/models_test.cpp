@@ -18,6 +18,7 @@
 #include "gui/models/log_tailer.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/node_table_model.h"
+#include "gui/models/run_derivations.h"
 #include "gui/models/run_models.h"
 #include "gui/models/serial_worker.h"
 #include "tests/gui/gui_test_util.h"

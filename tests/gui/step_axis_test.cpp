@@ -11,6 +11,7 @@
 #include "db/history/history.h"
 #include "gui/models/compare_data.h"
 #include "gui/models/history_queries.h"
+#include "gui/models/run_derivations.h"
 #include "gui/models/step_axis.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/run_view.h"
