@@ -19,7 +19,6 @@
 #include <QImage>
 #include <QLineEdit>
 #include <QStyleFactory>
-#include <QStyledItemDelegate>
 #include <QTabBar>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -33,6 +32,7 @@
 #include "gui/models/history_queries.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/pages/run_view.h"
+#include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/flat_style.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -339,9 +339,7 @@ void runViewPaint(benchmark::State& state, bool styledDelegates) {
     view.resize(1400, 900);
     view.show();
     if (styledDelegates) {
-        for (QTableView* table : view.findChildren<QTableView*>()) {
-            table->setItemDelegate(new QStyledItemDelegate(table));
-        }
+        useStyledDelegates(&view);
     }
     view.setSnapshot(runSnapshot(0));
     QApplication::processEvents();

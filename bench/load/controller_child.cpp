@@ -3,8 +3,6 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
-#include <QStyledItemDelegate>
-#include <QTableView>
 #include <QTimer>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +28,7 @@
 #include "common/thread_role.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/runs_page.h"
+#include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/flat_style.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -249,11 +248,8 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
         page->show();
     }
     if (options.styledDelegates) {  // the A/B of the pages' CachedTextDelegate
-        for (QWidget* page : {static_cast<QWidget*>(&cluster), static_cast<QWidget*>(&runs)}) {
-            for (QTableView* table : page->findChildren<QTableView*>()) {
-                table->setItemDelegate(new QStyledItemDelegate(table));
-            }
-        }
+        gui::useStyledDelegates(&cluster);
+        gui::useStyledDelegates(&runs);
     }
     if (Status s = cluster.useCluster(QString::fromStdString(options.profile)); !s.ok()) {
         std::fprintf(stderr, "bench_load child: %s\n", s.error().c_str());

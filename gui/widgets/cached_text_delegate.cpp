@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <QStyle>
 #include <QStyleOptionViewItem>
+#include <QTableView>
 
 namespace runplane::gui {
 
@@ -97,6 +98,12 @@ void CachedTextDelegate::paint(QPainter* painter, const QStyleOptionViewItem& op
             colorGroup(opt),
             opt.state.testFlag(QStyle::State_Selected) ? QPalette::Highlight : QPalette::Window);
         style->drawPrimitive(QStyle::PE_FrameFocusRect, &focus, painter, widget);
+    }
+}
+
+void useStyledDelegates(QWidget* root) {
+    for (QTableView* table : root->findChildren<QTableView*>()) {
+        table->setItemDelegate(new QStyledItemDelegate(table));
     }
 }
 

@@ -48,4 +48,8 @@ class CachedTextDelegate : public QStyledItemDelegate {
     mutable QHash<Key, LaidOut> m_cache;
 };
 
+/// Puts every table view under `root` back on Qt's QStyledItemDelegate: the reference side of the
+/// benches' delegate A/B (`--styled-delegates`, BM_RunViewPaint256ReferenceStyledDelegate).
+void useStyledDelegates(QWidget* root);
+
 }  // namespace runplane::gui
