@@ -35,6 +35,7 @@ constexpr int kRangeSettleMs = 150;    // zoom/pan settles before the owner re-q
 constexpr int kMaxEventLabels = 40;    // beyond this, markers only (labels would overlap)
 constexpr int kLegendColumns = 4;      // legend entries per row above the plot
 constexpr int kPhaseLaneHeight = 14;   // px: the phase lane under the data
+constexpr int kEventLabelChars = 28;   // longer marker labels are elided (the log has them whole)
 
 QVector<double> toQVector(const std::vector<double>& v) {
     return QVector<double>(v.begin(), v.end());
@@ -43,6 +44,18 @@ QVector<double> toQVector(const std::vector<double>& v) {
 QColor withAlpha(QColor c, int alpha) {
     c.setAlpha(alpha);
     return c;
+}
+
+// Line and marker labels lie over the data: a backing of the plot's white, a little
+// translucent, keeps their text readable where a curve runs under it.
+void backLabel(QCPItemText* label) {
+    label->setBrush(QColor(255, 255, 255, 215));
+    label->setPadding(QMargins(2, 0, 2, 0));
+}
+
+// A cut label must not read as another value ("... for 60" of "... for 600 s"): elide it.
+QString elided(const QString& text, int chars) {
+    return text.size() <= chars ? text : text.left(chars - 1) + QChar(0x2026);
 }
 
 // Wall-clock ticks labelled HH:mm:ss, one second apart at the least: QCustomPlot's date-time
@@ -224,7 +237,8 @@ void TimeSeriesPlot::placeLegend(bool shown) {
 
 // As many legend columns (at most kLegendColumns) as the widest entry leaves room for: four
 // fixed columns ran wide entries ("node-a run.tree.rss_bytes") past the plot's right edge,
-// where they were cut off.
+// where they were cut off. An export fits them to its own width, then back to the widget's (a
+// report's plot is never shown: fitted to the hidden widget, it had one column).
 // `widest`: widestLegendEntry().
 void TimeSeriesPlot::fitLegendColumns(int plotWidth, int widest) {
     if (widest <= 0) {
@@ -441,11 +455,13 @@ void TimeSeriesPlot::flush() {
 
 bool TimeSeriesPlot::savePng(const QString& path, int width, int height) {
     flush();
-    if (!m_plot->savePng(path, width, height)) {
+    fitLegendColumns(width, widestLegendEntry());
+    const bool saved = m_plot->savePng(path, width, height);
+    fitLegendColumns(m_plot->width(), widestLegendEntry());
+    if (!saved) {
         m_lastError = tr("could not write PNG %1").arg(path);
-        return false;
     }
-    return true;
+    return saved;
 }
 
 bool TimeSeriesPlot::saveSvg(const QString& path, int width, int height) {
@@ -461,7 +477,9 @@ bool TimeSeriesPlot::saveSvg(const QString& path, int width, int height) {
         m_lastError = tr("could not write SVG %1").arg(path);
         return false;
     }
+    fitLegendColumns(width, widestLegendEntry());
     m_plot->toPainter(&painter, width, height);
+    fitLegendColumns(m_plot->width(), widestLegendEntry());
     painter.end();
     return true;
 #else
@@ -605,6 +623,7 @@ void TimeSeriesPlot::rebuild() {
                                     Qt::AlignBottom);
         label->setText(a.label);
         label->setColor(a.color);
+        backLabel(label);
         QFont f = font();
         f.setPointSizeF(std::max(6.0, f.pointSizeF() - 1));
         label->setFont(f);
@@ -627,8 +646,9 @@ void TimeSeriesPlot::rebuild() {
             label->position->setCoords(e.t, 0.01);
             label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
             label->setRotation(-90);
-            label->setText(e.label.left(28));
+            label->setText(elided(e.label, kEventLabelChars));
             label->setColor(e.color);
+            backLabel(label);
             QFont f = font();
             f.setPointSizeF(std::max(6.0, f.pointSizeF() - 2));
             label->setFont(f);

@@ -307,3 +307,121 @@ TEST(TimeSeriesPlot, PlaceholderClearsCurves) {
     plot.flush();
     EXPECT_EQ(plot.drawnPointCount(), 0);
 }
+
+// Line labels lie over the data (the plan's peak line is labelled at the left, across the
+// curves): each label has a backing, so a curve under it does not run through its text.
+TEST(TimeSeriesPlot, LineLabelsStayReadableOverTheData) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    PlotSeries flat;
+    flat.name = QStringLiteral("node-a");
+    flat.color = QColor(0, 0, 255);
+    flat.lineWidth = 5;
+    flat.antialiased = false;
+    for (int i = 0; i < 100; ++i) {
+        flat.t.push_back(i);
+        flat.value.push_back(100);
+    }
+    plot.setSeries({flat});
+    // The label's bottom edge is at its line: put the line just under the curve.
+    const QString text = QStringLiteral("planned rollout 100.0 GB (peak)");
+    plot.setAlarmLines({AlarmLine{text, 99, QColor(0, 0x72, 0xB2), true, true}});
+    plot.show();
+    plot.flush();
+    auto* custom = plot.findChild<QCustomPlot*>();
+    ASSERT_NE(custom, nullptr);
+    QCPItemText* label = nullptr;
+    for (int i = 0; i < custom->itemCount(); ++i) {
+        auto* t = qobject_cast<QCPItemText*>(custom->item(i));
+        label = t != nullptr && t->text() == text ? t : label;
+    }
+    ASSERT_NE(label, nullptr);
+    custom->replot(QCustomPlot::rpImmediateRefresh);
+    QImage image(plot.size(), QImage::Format_ARGB32);
+    image.fill(Qt::white);
+    plot.render(&image);
+    const QRect box = QRect(custom->mapTo(&plot, label->topLeft->pixelPosition().toPoint()),
+                            custom->mapTo(&plot, label->bottomRight->pixelPosition().toPoint()))
+                          .adjusted(1, 1, -1, -1);
+    ASSERT_GT(box.width(), 50);
+    int pureCurve = 0;
+    int curveOutside = 0;
+    for (int y = 0; y < image.height(); ++y) {
+        for (int x = 0; x < image.width(); ++x) {
+            if (image.pixelColor(x, y) == flat.color) {
+                (box.contains(x, y) ? pureCurve : curveOutside)++;
+            }
+        }
+    }
+    EXPECT_GT(curveOutside, 500) << "the curve is drawn beside the label";
+    EXPECT_EQ(pureCurve, 0) << "the curve shows through the label's text at full strength";
+}
+
+// A marker's label longer than fits is elided, never cut to read as another value.
+TEST(TimeSeriesPlot, LongMarkerLabelsAreElidedNotCut) {
+    TimeSeriesPlot plot;
+    plot.resize(800, 400);
+    plot.setSeries({ramp(QStringLiteral("node-a"), 100, 0)});
+    const QString longText = QStringLiteral("node-b: above 750.0 GB for 600 s");
+    const QString shortText = QStringLiteral("node-a: nccl warning");
+    plot.setEvents({EventMarker{20, longText, Qt::red}, EventMarker{60, shortText, Qt::red}});
+    plot.show();
+    plot.flush();
+    auto* custom = plot.findChild<QCustomPlot*>();
+    ASSERT_NE(custom, nullptr);
+    QStringList texts;
+    for (int i = 0; i < custom->itemCount(); ++i) {
+        if (auto* t = qobject_cast<QCPItemText*>(custom->item(i))) {
+            texts << t->text();
+        }
+    }
+    EXPECT_TRUE(texts.contains(shortText)) << texts.join(QLatin1Char('|')).toStdString();
+    const QString cut = longText.left(27) + QChar(0x2026);
+    EXPECT_TRUE(texts.contains(cut)) << texts.join(QLatin1Char('|')).toStdString();
+}
+
+// A report's plots are exported from widgets never shown (never laid out): the legend's
+// columns follow the export's width, not the widget's (one column per entry pushed a hidden
+// plot's data down by a legend six rows tall and cut its first entry off).
+TEST(TimeSeriesPlot, AnExportLaysTheLegendOutForItsOwnWidth) {
+    auto dataTopInExport = [](bool shown) {
+        TimeSeriesPlot plot;
+        plot.resize(1400, 500);
+        if (shown) {
+            plot.show();  // laid out at 1400 px; a hidden one's inner plot keeps Qt's default
+            pump(20);
+        }
+        std::vector<PlotSeries> series;
+        for (int k = 0; k < 6; ++k) {
+            PlotSeries s;
+            s.name = QStringLiteral("node-%1").arg(k);
+            s.color = k == 0 ? QColor(255, 0, 0) : QColor(0, 0, 50 + 30 * k);
+            s.antialiased = false;
+            for (int i = 0; i < 50; ++i) {
+                s.t.push_back(i);
+                s.value.push_back(k == 0 ? 100 : 10);  // node-0 along the top of the range
+            }
+            series.push_back(std::move(s));
+        }
+        plot.setSeries(std::move(series));
+        plot.setFixedYRange(0, 100);
+        QTemporaryDir dir;
+        const QString png = dir.filePath(QStringLiteral("export.png"));
+        if (!plot.savePng(png, 1400, 500)) {
+            return -1;
+        }
+        const QImage image(png);
+        for (int y = 0; y < image.height(); ++y) {
+            for (int x = image.width() / 2; x < image.width() * 3 / 4; ++x) {
+                if (image.pixelColor(x, y) == QColor(255, 0, 0)) {
+                    return y;
+                }
+            }
+        }
+        return -1;
+    };
+    const int shown = dataTopInExport(true);
+    const int hidden = dataTopInExport(false);
+    ASSERT_GT(shown, 0);
+    EXPECT_EQ(hidden, shown) << "the exported data area starts lower when the plot was not shown";
+}
