@@ -336,9 +336,7 @@ void TimeSeriesPlot::setShowToolbar(bool show) {
 }
 
 void TimeSeriesPlot::setYAxisVisible(bool visible) {
-    m_yAxisVisible = visible;  // tick labels: rebuild(), which also asks whether there is data
-    m_plot->yAxis->setTicks(visible);
-    m_plot->yAxis->grid()->setVisible(visible);
+    m_yAxisVisible = visible;  // ticks, labels and grid: rebuild(), which also asks for data
     m_dirty = true;
     scheduleReplot();
 }
@@ -659,10 +657,15 @@ void TimeSeriesPlot::rebuild() {
     placeLegend(m_legendVisible && widestEntry > 0);
     fitLegendColumns(m_plot->width(), widestEntry);
 
-    // Axes without data (a placeholder) carry no numbers: QCustomPlot's default range would
-    // label them 0-5 s and -0.5-0.5.
-    m_plot->xAxis->setTickLabels(hasData());
-    m_plot->yAxis->setTickLabels(hasData() && m_yAxisVisible);
+    // Axes without data (a placeholder) carry no numbers, ticks or grid: QCustomPlot's default
+    // range would label them 0-5 s and -0.5-0.5 and run its zero line through the placeholder.
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        const bool scaled = hasData() && (axis == m_plot->xAxis || m_yAxisVisible);
+        axis->setTickLabels(scaled);
+        axis->setTicks(scaled);
+        axis->setSubTicks(scaled);
+        axis->grid()->setVisible(scaled);
+    }
 
     if (!m_placeholder.isEmpty()) {
         auto* text = new QCPItemText(m_plot);

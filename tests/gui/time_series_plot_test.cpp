@@ -117,15 +117,21 @@ TEST(TimeSeriesPlot, AnEmptyPlotKeepsItsFullWidth) {
         EXPECT_TRUE(plot.legendRect().isEmpty());
         auto* custom = plot.findChild<QCustomPlot*>();
         ASSERT_NE(custom, nullptr);
-        EXPECT_FALSE(custom->xAxis->tickLabels()) << "no numbers on axes without data";
-        EXPECT_FALSE(custom->yAxis->tickLabels());
+        for (QCPAxis* axis : {custom->xAxis, custom->yAxis}) {
+            EXPECT_FALSE(axis->tickLabels()) << "no numbers on axes without data";
+            EXPECT_FALSE(axis->ticks());
+            EXPECT_FALSE(axis->grid()->visible()) << "no zero line through the placeholder";
+        }
         // Entries bring the legend back, above the data.
         plot.setSeries({ramp(QStringLiteral("node-a"), 100, 0)});
         plot.flush();
         EXPECT_GT(plot.dataRect().width(), 300);
         EXPECT_EQ(!plot.legendRect().isEmpty(), legendVisible);
-        EXPECT_TRUE(custom->xAxis->tickLabels());
-        EXPECT_TRUE(custom->yAxis->tickLabels());
+        for (QCPAxis* axis : {custom->xAxis, custom->yAxis}) {
+            EXPECT_TRUE(axis->tickLabels());
+            EXPECT_TRUE(axis->ticks());
+            EXPECT_TRUE(axis->grid()->visible());
+        }
         if (legendVisible) {
             EXPECT_LE(plot.legendRect().bottom(), plot.dataRect().top());
         }
