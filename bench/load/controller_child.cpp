@@ -1,6 +1,7 @@
 #include "bench/load/controller_child.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QTimer>
@@ -335,6 +336,7 @@ int runGui(const ChildOptions& options, int argc, char** argv) {
     const int rc = QApplication::exec();
     if (!options.savePagesDir.empty()) {  // the pages as the load left them, to look at
         const QString dir = QString::fromStdString(options.savePagesDir);
+        QDir().mkpath(dir);  // a missing directory fails at the save below, which says so
         for (const auto& [page, name] : {std::pair<QWidget*, const char*>{&cluster, "cluster"},
                                          std::pair<QWidget*, const char*>{&runs, "runs"}}) {
             const QString path = dir + QStringLiteral("/%1.png").arg(QLatin1String(name));

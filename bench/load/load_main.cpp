@@ -604,7 +604,7 @@ int main(int argc, char** argv) {
                      "that delegate");
         app.add_option("--save-pages", args.savePages,
                        "gui: save both pages, as painted at the end of the load, to "
-                       "DIR/cluster.png and DIR/runs.png");
+                       "DIR/cluster.png and DIR/runs.png (DIR is made if missing)");
         app.add_flag("--unsynced-commits", args.unsyncedCommits,
                      "lib only: the history writer commits with synchronous=NORMAL (fsync at "
                      "checkpoints only) instead of fsyncing the WAL in each commit: the A/B of "
