@@ -192,6 +192,12 @@ TEST_F(RunsAndCompare, RunsPageShowsTheLiveViewOfTheSelectedRun) {
     view->showMetric(QStringLiteral("eval/*"));
     view->metricsPlot()->flush();
     EXPECT_EQ(view->metricsPlot()->seriesCount(), 2);  // eval/aime, eval/gsm8k
+    test::pump(100);
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("runs-metrics.png"))));
+    view->tabs()->setCurrentIndex(3);
+    test::pump(300);
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("runs-panels.png"))));
+    view->tabs()->setCurrentIndex(2);
 
     // A zoom on the metrics plot survives the next snapshot of the same run.
     view->metricsPlot()->setVisibleRange(5, 15);
