@@ -13,6 +13,7 @@
 #include "backend/cli/command_registry.h"
 #include "backend/plan/hf_config.h"
 #include "backend/plan/planner.h"
+#include "common/units/units.h"
 
 namespace {
 
@@ -150,8 +151,8 @@ void printPlanText(const Plan& plan, const Recipe& recipe, const std::string& fi
             std::cout << " (" << m.numLinearAttentionLayers() << " " << toString(m.linear.kind)
                       << " + " << m.numFullAttentionLayers() << " full attention)";
         }
-        std::cout << ", " << plan.params.total / 1e9 << " B params (" << plan.params.active / 1e9
-                  << " B active)\n";
+        std::cout << ", " << runplane::units::formatCount(plan.params.total) << " params ("
+                  << runplane::units::formatCount(plan.params.active) << " active)\n";
     }
     std::cout << "layout: " << l.nodes << " nodes x " << l.gpusPerNode << " GPUs; trainer "
               << l.worldSize << " ranks TP" << l.tp << " PP" << l.pp << " CP" << l.cp << " EP"

@@ -2,27 +2,51 @@
 
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 
 namespace runplane::units {
 
-std::string formatBytes(double bytes) {
-    if (std::isnan(bytes)) {
+namespace {
+
+// One step of a unit ladder: from `from` (absolute value) up, value / unit printed with `format`.
+struct Step {
+    double from;
+    double unit;
+    const char* format;
+};
+
+// The first step whose `from` the value reaches (steps from the largest down; the last one's
+// `from` is 0).
+std::string formatScaled(double value, std::initializer_list<Step> steps) {
+    if (std::isnan(value)) {
         return "nan";
     }
-    const double size = std::fabs(bytes);
-    char text[48];
-    if (size >= 100 * kBytesPerGB) {
-        std::snprintf(text, sizeof text, "%.1f GB", bytes / kBytesPerGB);
-    } else if (size >= kBytesPerGB) {
-        std::snprintf(text, sizeof text, "%.2f GB", bytes / kBytesPerGB);
-    } else if (size >= 1e6) {
-        std::snprintf(text, sizeof text, "%.0f MB", bytes / 1e6);
-    } else if (size >= 1e3) {
-        std::snprintf(text, sizeof text, "%.0f kB", bytes / 1e3);
-    } else {
-        std::snprintf(text, sizeof text, "%.0f B", bytes);
+    for (const Step& step : steps) {
+        if (std::fabs(value) >= step.from || step.from == 0) {
+            char text[48];
+            std::snprintf(text, sizeof text, step.format, value / step.unit);
+            return text;
+        }
     }
-    return text;
+    return {};
+}
+
+}  // namespace
+
+std::string formatBytes(double bytes) {
+    return formatScaled(bytes, {{100 * kBytesPerGB, kBytesPerGB, "%.1f GB"},
+                                {kBytesPerGB, kBytesPerGB, "%.2f GB"},
+                                {1e6, 1e6, "%.0f MB"},
+                                {1e3, 1e3, "%.0f kB"},
+                                {0, 1, "%.0f B"}});
+}
+
+std::string formatCount(double count) {
+    return formatScaled(count, {{100e9, 1e9, "%.1f B"},
+                                {1e9, 1e9, "%.2f B"},
+                                {1e6, 1e6, "%.1f M"},
+                                {1e3, 1e3, "%.1f K"},
+                                {0, 1, "%.0f"}});
 }
 
 std::string formatDuration(double seconds) {

@@ -14,6 +14,11 @@ inline constexpr double kBytesPerGB = 1e9;
 /// ("320 MB"). NaN -> "nan".
 std::string formatBytes(double bytes);
 
+/// A count of parameters (or tokens) with a decimal suffix, as model names write them: B from
+/// 10^9 with one decimal from 100 B and two below ("2419.8 B", "30.53 B"), then M and K with one
+/// decimal ("792.7 K"), else whole. NaN -> "nan".
+std::string formatCount(double count);
+
 /// Seconds -> "3h 05m", "4m 09s", "12s" (rounded to the second); negative or NaN -> "-".
 std::string formatDuration(double seconds);
 

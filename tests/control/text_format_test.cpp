@@ -17,6 +17,7 @@ namespace runplane::control {
 namespace {
 
 using units::formatBytes;
+using units::formatCount;
 using units::formatDuration;
 
 TEST(FormatDuration, OneStyleForTheCliAndTheGui) {
@@ -25,6 +26,18 @@ TEST(FormatDuration, OneStyleForTheCliAndTheGui) {
     EXPECT_EQ(formatDuration(3 * 3600 + 5 * 60 + 59), "3h 05m");
     EXPECT_EQ(formatDuration(-1), "-");
     EXPECT_EQ(formatDuration(std::nan("")), "-");
+}
+
+// Parameter counts as model names write them; a 0.8 M-parameter smoke model printed as
+// "0.000792704 B params".
+TEST(FormatCount, ParameterCountsWithTheSuffixOfTheirSize) {
+    EXPECT_EQ(formatCount(2419.8e9), "2419.8 B");  // qwen3.8-2.4T-A95B
+    EXPECT_EQ(formatCount(30.5321e9), "30.53 B");  // qwen3-30B-A3B
+    EXPECT_EQ(formatCount(3.35303e9), "3.35 B");   // its active parameters
+    EXPECT_EQ(formatCount(792704), "792.7 K");     // runplane-smoke
+    EXPECT_EQ(formatCount(12.5e6), "12.5 M");
+    EXPECT_EQ(formatCount(512), "512");
+    EXPECT_EQ(formatCount(std::nan("")), "nan");
 }
 
 TEST(FormatBytes, DecimalUnitsAsTheSeedAndTheGui) {
