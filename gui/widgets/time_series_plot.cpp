@@ -226,7 +226,9 @@ void TimeSeriesPlot::updatePhaseLane() {
 // margin, which squeezed an empty plot's axis rect to 50 of 390 px (a run without GPUs).
 void TimeSeriesPlot::placeLegend(bool shown) {
     QCPLayoutGrid* grid = m_plot->plotLayout();
-    const bool placed = grid->element(0, 0) == m_plot->legend;
+    // hasElement first: element() of an empty cell logs a warning (on every rebuild of a plot
+    // without legend entries).
+    const bool placed = grid->hasElement(0, 0) && grid->element(0, 0) == m_plot->legend;
     if (shown && !placed) {
         grid->addElement(0, 0, m_plot->legend);
     } else if (!shown && placed) {

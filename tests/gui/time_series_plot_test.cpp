@@ -431,3 +431,32 @@ TEST(TimeSeriesPlot, AnExportLaysTheLegendOutForItsOwnWidth) {
     ASSERT_GT(shown, 0);
     EXPECT_EQ(hidden, shown) << "the exported data area starts lower when the plot was not shown";
 }
+
+namespace {
+QStringList g_qtMessages;
+void collectQtMessage(QtMsgType, const QMessageLogContext&, const QString& message) {
+    g_qtMessages << message;
+}
+}  // namespace
+
+// A plot without legend entries (every 256-node plot) rebuilt without a word on stderr: asking
+// the layout for the legend's empty cell made QCustomPlot log a warning on each rebuild (2,365
+// lines in a ten-minute load run).
+TEST(TimeSeriesPlot, RebuildsWithoutLoggingWhenItHasNoLegend) {
+    TimeSeriesPlot plot;
+    plot.resize(600, 300);
+    plot.show();
+    g_qtMessages.clear();
+    const QtMessageHandler previous = qInstallMessageHandler(collectQtMessage);
+    for (int i = 0; i < 3; ++i) {
+        plot.setPlaceholder(QStringLiteral("no samples"));
+        plot.flush();
+        PlotSeries s = ramp(QStringLiteral("node-a"), 20 + i, 0);
+        s.inLegend = false;
+        plot.setPlaceholder(QString());
+        plot.setSeries({s});
+        plot.flush();
+    }
+    qInstallMessageHandler(previous);
+    EXPECT_TRUE(g_qtMessages.isEmpty()) << g_qtMessages.join(QLatin1Char('\n')).toStdString();
+}
