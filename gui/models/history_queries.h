@@ -33,9 +33,6 @@ class ModelCatalog;
 
 namespace runplane::gui {
 
-inline double nsToSeconds(std::int64_t ns) {
-    return static_cast<double>(ns) * 1e-9;
-}
 std::int64_t secondsToNs(double seconds);
 
 /// Converts a history answer into plot points (see PointSeries for decimated results).

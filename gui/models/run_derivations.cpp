@@ -11,7 +11,6 @@
 #include "backend/plan/memory_model.h"
 #include "backend/plan/recipe.h"
 #include "backend/plan/topology.h"
-#include "gui/models/history_queries.h"  // nsToSeconds
 
 namespace runplane::gui {
 

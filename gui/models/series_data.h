@@ -16,6 +16,11 @@
 
 namespace runplane::gui {
 
+/// The history's nanoseconds since the epoch -> the seconds these types hold.
+inline double nsToSeconds(std::int64_t ns) {
+    return static_cast<double>(ns) * 1e-9;
+}
+
 /// One series, ready to plot: per point the value line and the min–max band of its interval.
 /// When the history decimated the range, each point is one bucket: t = bucket middle,
 /// value = last sample, min/max = the bucket's extremes (so a one-sample spike stays visible).
