@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/ids.h"
 #include "common/metrics/metric_kind.h"
 #include "common/result.h"
 #include "db/history/history.h"
@@ -133,6 +134,14 @@ NodeMemoryResult loadNodeHostMemory(db::History& history, const QStringList& nod
 /// what a live view's SeriesCache, its snapshot and its plots hold (docs/performance.md, "Load").
 inline constexpr int kRunPointBudget = 1 << 20;
 int runSeriesBuckets(int maxBuckets, std::size_t seriesCount);
+
+/// Last and best (by direction) of every series of the run starting with `prefix` ("" = all),
+/// kinds after the recipe's overrides (analysis.metric_kinds). With a cache (a live view's
+/// refresh, inside one read snapshot), each series comes through SeriesCache::metricSummary:
+/// the same values, reading only the samples that are new since the last refresh.
+Result<std::vector<MetricValue>> loadMetricValues(
+    db::History& history, const RunId& runId, const std::string& prefix = "eval/",
+    const std::vector<metrics::KindOverride>& overrides = {}, SeriesCache* cache = nullptr);
 
 /// The history list: every run, newest first, with peaks and last/best eval metrics.
 Result<std::vector<RunRow>> loadRunList(db::History& history);

@@ -5,10 +5,6 @@
 #include <set>
 #include <tuple>
 
-#include "backend/analysis/run_metrics.h"
-#include "db/history/history.h"
-#include "gui/models/history_queries.h"
-
 namespace runplane::gui {
 
 namespace {
@@ -17,57 +13,6 @@ QString kindText(metrics::Kind kind) {
     return QString::fromUtf8(k.data(), static_cast<qsizetype>(k.size()));
 }
 }  // namespace
-
-Result<std::vector<MetricValue>> loadMetricValues(
-    db::History& history, const RunId& runId, const std::string& prefix,
-    const std::vector<metrics::KindOverride>& overrides, SeriesCache* cache) {
-    if (cache != nullptr) {
-        // The series runMetricsByKind summarises (History::runMetrics: name starting with
-        // prefix, in name then node order), each through the cache.
-        db::SeriesFilter filter;
-        filter.runId = runId;
-        filter.name = prefix.empty() ? std::string() : prefix + "*";
-        auto listed = history.listSeries(filter);
-        if (!listed) {
-            return Error{listed.error()};
-        }
-        std::vector<const db::SeriesInfo*> series;
-        for (const db::SeriesInfo& info : *listed) {
-            if (info.name.compare(0, prefix.size(), prefix) == 0) {
-                series.push_back(&info);
-            }
-        }
-        std::sort(series.begin(), series.end(), [](const auto* a, const auto* b) {
-            return std::tie(a->name, a->nodeId) < std::tie(b->name, b->nodeId);
-        });
-        std::vector<MetricValue> out;
-        for (const db::SeriesInfo* info : series) {
-            const metrics::MetricInfo kind = metrics::classify(info->name, info->unit, overrides);
-            auto summary = cache->metricSummary(history, *info, kind.direction);
-            if (!summary) {
-                return Error{summary.error()};
-            }
-            if (!summary->has_value()) {
-                continue;  // no sample yet
-            }
-            const db::MetricSummary& m = **summary;
-            out.push_back(MetricValue{QString::fromStdString(m.series), m.last, m.lastStep, m.best,
-                                      m.bestStep, kind});
-        }
-        return out;
-    }
-    auto rows = metrics::runMetricsByKind(history, runId, prefix, overrides);
-    if (!rows) {
-        return Error{rows.error()};
-    }
-    std::vector<MetricValue> out;
-    for (const metrics::RunMetric& r : *rows) {
-        const db::MetricSummary& m = r.summary;
-        out.push_back(MetricValue{QString::fromStdString(m.series), m.last, m.lastStep, m.best,
-                                  m.bestStep, r.info});
-    }
-    return out;
-}
 
 void applyKindOverrides(std::vector<PointSeries>& series,
                         const std::vector<metrics::KindOverride>& overrides) {

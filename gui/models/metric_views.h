@@ -1,37 +1,20 @@
 #pragma once
 // The GUI side of the metric table (common/metrics/metric_kind.h): last/best values by each
 // metric's direction, the eval plot's score-only series, and W&B-style automatic panels (one per
-// prefix group and kind, so one y axis carries one unit). loadMetricValues blocks on SQLite
-// (worker thread); the rest is pure.
+// prefix group and kind, so one y axis carries one unit). Pure: the history read behind the
+// values (loadMetricValues) is in history_queries.
 
 #include <QString>
 #include <QStringList>
 
 #include <map>
-#include <string>
 #include <vector>
 
-#include "common/ids.h"
 #include "common/metrics/metric_kind.h"
-#include "common/result.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
 
-namespace runplane::db {
-class History;
-}
-
 namespace runplane::gui {
-
-class SeriesCache;
-
-/// Last and best (by direction) of every series of the run starting with `prefix` ("" = all),
-/// kinds after the recipe's overrides (analysis.metric_kinds). With a cache (a live view's
-/// refresh, inside one read snapshot), each series comes through SeriesCache::metricSummary:
-/// the same values, reading only the samples that are new since the last refresh.
-Result<std::vector<MetricValue>> loadMetricValues(
-    db::History& history, const RunId& runId, const std::string& prefix = "eval/",
-    const std::vector<metrics::KindOverride>& overrides = {}, SeriesCache* cache = nullptr);
 
 /// Sets PointSeries::info of every series an override matches.
 void applyKindOverrides(std::vector<PointSeries>& series,
