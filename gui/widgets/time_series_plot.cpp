@@ -1,6 +1,6 @@
-// One file on purpose (~650 lines): it is the only place that touches QCustomPlot for time plots
-// (series, bands, lines, phase lane, legend row, follow/zoom, hover, export), and splitting it
-// would spread QCustomPlot types across headers.
+// The only place with time_series_plot_overlays.cpp that touches QCustomPlot for time plots:
+// here the curves and bands, the phase lane, follow/zoom, hover and export; there what is drawn
+// over them (phase spans, reference lines, event markers, the placeholder) and the legend row.
 #include "gui/widgets/time_series_plot.h"
 
 #include <qcustomplot.h>
@@ -8,7 +8,6 @@
 #include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QResizeEvent>
 #include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
@@ -32,10 +31,7 @@ namespace {
 
 constexpr int kReplotIntervalMs = 40;  // ≤ 25 fps
 constexpr int kRangeSettleMs = 150;    // zoom/pan settles before the owner re-queries
-constexpr int kMaxEventLabels = 40;    // beyond this, markers only (labels would overlap)
-constexpr int kLegendColumns = 4;      // legend entries per row above the plot
 constexpr int kPhaseLaneHeight = 14;   // px: the phase lane under the data
-constexpr int kEventLabelChars = 28;   // longer marker labels are elided (the log has them whole)
 
 QVector<double> toQVector(const std::vector<double>& v) {
     return QVector<double>(v.begin(), v.end());
@@ -44,18 +40,6 @@ QVector<double> toQVector(const std::vector<double>& v) {
 QColor withAlpha(QColor c, int alpha) {
     c.setAlpha(alpha);
     return c;
-}
-
-// Line and marker labels lie over the data: a backing of the plot's white, a little
-// translucent, keeps their text readable where a curve runs under it.
-void backLabel(QCPItemText* label) {
-    label->setBrush(QColor(255, 255, 255, 215));
-    label->setPadding(QMargins(2, 0, 2, 0));
-}
-
-// A cut label must not read as another value ("... for 60" of "... for 600 s"): elide it.
-QString elided(const QString& text, int chars) {
-    return text.size() <= chars ? text : text.left(chars - 1) + QChar(0x2026);
 }
 
 // Wall-clock ticks labelled HH:mm:ss, one second apart at the least: QCustomPlot's date-time
@@ -219,62 +203,6 @@ void TimeSeriesPlot::updatePhaseLane() {
     grid->setRowStretchFactor(grid->rowCount() - 1, 0.001);
     connect(m_plot->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), m_lane,
             [lane = m_lane](const QCPRange& r) { lane->axis(QCPAxis::atBottom)->setRange(r); });
-}
-
-// The legend's row holds it only while it has entries to show: QCPLayoutGrid gives a column
-// the smallest maximum width of its elements, and an empty legend's is its few pixels of
-// margin, which squeezed an empty plot's axis rect to 50 of 390 px (a run without GPUs).
-void TimeSeriesPlot::placeLegend(bool shown) {
-    QCPLayoutGrid* grid = m_plot->plotLayout();
-    // hasElement first: element() of an empty cell logs a warning (on every rebuild of a plot
-    // without legend entries).
-    const bool placed = grid->hasElement(0, 0) && grid->element(0, 0) == m_plot->legend;
-    if (shown && !placed) {
-        grid->addElement(0, 0, m_plot->legend);
-    } else if (!shown && placed) {
-        grid->take(m_plot->legend);  // row 0 stays, empty: no size constraint
-    }
-    m_plot->legend->setVisible(shown);
-}
-
-// As many legend columns (at most kLegendColumns) as the widest entry leaves room for: four
-// fixed columns ran wide entries ("node-a run.tree.rss_bytes") past the plot's right edge,
-// where they were cut off. An export fits them to its own width, then back to the widget's (a
-// report's plot is never shown: fitted to the hidden widget, it had one column).
-// `widest`: widestLegendEntry().
-void TimeSeriesPlot::fitLegendColumns(int plotWidth, int widest) {
-    if (widest <= 0) {
-        return;
-    }
-    QCPLegend* legend = m_plot->legend;
-    const int usable = plotWidth - legend->margins().left() - legend->margins().right();
-    const int columns = std::clamp(
-        (usable + legend->columnSpacing()) / std::max(1, widest + legend->columnSpacing()), 1,
-        kLegendColumns);
-    if (columns != legend->wrap()) {
-        legend->setWrap(columns);
-        legend->setFillOrder(QCPLegend::foColumnsFirst, true);  // re-lays the entries
-    }
-}
-
-// The widest legend entry's width; 0 when the legend has none.
-int TimeSeriesPlot::widestLegendEntry() const {
-    const QCPLegend* legend = m_plot->legend;
-    int widest = 0;
-    for (int i = 0; i < legend->itemCount(); ++i) {  // cells of the grid, some empty
-        if (const QCPAbstractLegendItem* entry = legend->item(i)) {
-            widest = std::max(widest, entry->minimumOuterSizeHint().width());
-        }
-    }
-    return widest;
-}
-
-bool TimeSeriesPlot::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_plot && event->type() == QEvent::Resize) {
-        // Before QCustomPlot's own resize handling, which lays out and replots at the new size.
-        fitLegendColumns(static_cast<QResizeEvent*>(event)->size().width(), widestLegendEntry());
-    }
-    return QWidget::eventFilter(watched, event);
 }
 
 QRect TimeSeriesPlot::dataRect() const {
@@ -579,23 +507,6 @@ void TimeSeriesPlot::rebuild() {
     // Phases: drawn in their own lane under the data (an axis rect of its own, x linked to the
     // plot's), one legend swatch per distinct phase. They never shade the data area.
     updatePhaseLane();
-    for (const PhaseSpan& p : m_phases) {
-        auto* rect = new QCPItemRect(m_plot);
-        rect->setLayer(QStringLiteral("phases"));
-        rect->setClipAxisRect(m_lane);
-        for (QCPItemPosition* pos : {rect->topLeft, rect->bottomRight}) {
-            pos->setAxes(m_lane->axis(QCPAxis::atBottom), m_lane->axis(QCPAxis::atLeft));
-            pos->setAxisRect(m_lane);
-            pos->setTypeX(QCPItemPosition::ptPlotCoords);
-            pos->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        }
-        rect->topLeft->setCoords(p.t0, 0);
-        rect->bottomRight->setCoords(std::max(p.t1, p.t0), 1);
-        rect->setPen(Qt::NoPen);
-        QColor c = phaseColor(p.phase);
-        c.setAlpha(std::min(255, c.alpha() * 3));
-        rect->setBrush(c);
-    }
     for (const QString& name : phaseNames) {
         QCPGraph* swatch = graph();
         if (!reuse) {
@@ -603,57 +514,10 @@ void TimeSeriesPlot::rebuild() {
         }
         swatch->setName(tr("phase: %1").arg(name));
         swatch->setPen(Qt::NoPen);
-        QColor c = phaseColor(name);
-        c.setAlpha(std::min(255, c.alpha() * 3));
-        swatch->setBrush(c);
+        swatch->setBrush(phaseFill(name));
     }
 
-    for (const AlarmLine& a : m_alarms) {
-        auto* line = new QCPItemStraightLine(m_plot);
-        line->point1->setCoords(0, a.y);
-        line->point2->setCoords(1, a.y);
-        QPen pen(a.color, 1.4);
-        pen.setStyle(a.dashed ? Qt::DashLine : Qt::SolidLine);
-        line->setPen(pen);
-        auto* label = new QCPItemText(m_plot);
-        label->position->setTypeX(QCPItemPosition::ptAxisRectRatio);
-        label->position->setTypeY(QCPItemPosition::ptPlotCoords);
-        label->position->setCoords(a.labelLeft ? 0.005 : 0.995, a.y);
-        label->setPositionAlignment((a.labelLeft ? Qt::AlignLeft : Qt::AlignRight) |
-                                    Qt::AlignBottom);
-        label->setText(a.label);
-        label->setColor(a.color);
-        backLabel(label);
-        QFont f = font();
-        f.setPointSizeF(std::max(6.0, f.pointSizeF() - 1));
-        label->setFont(f);
-    }
-
-    const bool labelEvents = static_cast<int>(m_events.size()) <= kMaxEventLabels;
-    for (const EventMarker& e : m_events) {
-        auto* line = new QCPItemStraightLine(m_plot);
-        line->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        line->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        line->point1->setCoords(e.t, 0);
-        line->point2->setCoords(e.t, 1);
-        QPen pen(e.color, 1.2);
-        pen.setStyle(Qt::DotLine);
-        line->setPen(pen);
-        if (labelEvents && !e.label.isEmpty()) {
-            auto* label = new QCPItemText(m_plot);
-            label->position->setTypeX(QCPItemPosition::ptPlotCoords);
-            label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-            label->position->setCoords(e.t, 0.01);
-            label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
-            label->setRotation(-90);
-            label->setText(elided(e.label, kEventLabelChars));
-            label->setColor(e.color);
-            backLabel(label);
-            QFont f = font();
-            f.setPointSizeF(std::max(6.0, f.pointSizeF() - 2));
-            label->setFont(f);
-        }
-    }
+    addOverlayItems();
 
     const int widestEntry = widestLegendEntry();
     placeLegend(m_legendVisible && widestEntry > 0);
@@ -667,14 +531,6 @@ void TimeSeriesPlot::rebuild() {
         axis->setTicks(scaled);
         axis->setSubTicks(scaled);
         axis->grid()->setVisible(scaled);
-    }
-
-    if (!m_placeholder.isEmpty()) {
-        auto* text = new QCPItemText(m_plot);
-        text->position->setType(QCPItemPosition::ptAxisRectRatio);
-        text->position->setCoords(0.5, 0.5);
-        text->setText(m_placeholder);
-        text->setColor(QColor(110, 110, 110));
     }
 
     m_graphLayout = std::move(layout);

@@ -21,6 +21,7 @@
 #include "gui/widgets/plot_types.h"
 
 class QCPAxisRect;
+class QCPItemText;
 class QCPMarginGroup;
 class QCustomPlot;
 class QTimer;
@@ -111,6 +112,11 @@ class TimeSeriesPlot : public QWidget {
     void applyFollowRange();
     void autoscaleY();
     void updatePhaseLane();
+    /// Phase spans, reference lines with their labels, event markers and the placeholder, as
+    /// items over the curves (time_series_plot_overlays.cpp).
+    void addOverlayItems();
+    QCPItemText* lineLabel(const QString& text, const QColor& color, int smaller);
+    static QColor phaseFill(const QString& phase);  // a phase's lane span and legend swatch
     void placeLegend(bool shown);
     void fitLegendColumns(int plotWidth, int widest);
     int widestLegendEntry() const;
@@ -118,6 +124,8 @@ class TimeSeriesPlot : public QWidget {
     void showHoverTip(QMouseEvent* event);
     bool hasData() const;  // curves, phases or events to draw
     std::pair<double, double> dataExtent() const;
+
+    static constexpr int kLegendColumns = 4;  // at most, entries per row above the plot
 
     QCustomPlot* m_plot = nullptr;
     QCPAxisRect* m_lane = nullptr;  // the phase lane (only while there are phases)
