@@ -4,17 +4,9 @@
 
 #include "backend/control/controller.h"
 #include "gui/models/cluster_connection.h"
+#include "gui/models/qt_text.h"
 
 namespace runplane::gui {
-
-namespace {
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-QString qs(const NodeId& id) {
-    return qs(id.value());
-}
-}  // namespace
 
 ClusterService::ClusterService(const QString& historyPath, QObject* parent)
     : QObject(parent), m_historyPath(historyPath) {

@@ -17,21 +17,14 @@
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
+#include "gui/models/qt_text.h"
 #include "gui/models/run_derivations.h"
 
 namespace runplane::gui {
 
 namespace {
 
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
 // A node id is shown (and kept in the Qt rows) as its text.
-QString qs(const NodeId& id) {
-    return QString::fromStdString(id.value());
-}
-
 void flatten(const YAML::Node& node, const QString& path,
              std::vector<std::pair<QString, QString>>& out) {
     if (node.IsMap()) {

@@ -6,13 +6,11 @@
 
 #include <algorithm>
 
+#include "gui/models/qt_text.h"
+
 namespace runplane::gui {
 
 namespace {
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 int rank(plan::Severity s) {
     switch (s) {

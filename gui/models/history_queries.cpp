@@ -22,6 +22,7 @@
 #include "db/history/decimate.h"
 #include "db/history/history.h"
 #include "gui/models/metric_views.h"
+#include "gui/models/qt_text.h"
 
 namespace runplane::gui {
 
@@ -29,18 +30,6 @@ using telemetry::EventKind;
 namespace series = telemetry::series;
 
 namespace {
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-
-// Ids are shown (and kept in the Qt rows) as their text.
-QString qs(const RunId& id) {
-    return QString::fromStdString(id.value());
-}
-QString qs(const NodeId& id) {
-    return QString::fromStdString(id.value());
-}
 
 QString attr(const db::EventAttrs& attrs, const char* key) {
     return qs(db::attrText(attrs, key));

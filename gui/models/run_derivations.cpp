@@ -11,6 +11,7 @@
 #include "backend/plan/memory_model.h"
 #include "backend/plan/recipe.h"
 #include "backend/plan/topology.h"
+#include "gui/models/qt_text.h"
 
 namespace runplane::gui {
 
@@ -18,12 +19,6 @@ using telemetry::EventKind;
 
 namespace {
 
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
-QString qs(const NodeId& id) {
-    return QString::fromStdString(id.value());
-}
 QString attr(const db::EventAttrs& attrs, const char* key) {
     return qs(db::attrText(attrs, key));
 }

@@ -23,14 +23,11 @@
 
 #include "backend/control/node_client.h"
 #include "gui/models/cluster_connection.h"
+#include "gui/models/qt_text.h"
 
 namespace runplane::gui {
 
 namespace {
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 bool validAddress(const QString& address) {
     const qsizetype colon = address.lastIndexOf(QLatin1Char(':'));

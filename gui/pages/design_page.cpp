@@ -31,6 +31,7 @@
 #include "backend/launch/launch.h"
 #include "backend/plan/catalog.h"
 #include "gui/models/findings_model.h"
+#include "gui/models/qt_text.h"
 #include "gui/models/serial_worker.h"
 #include "gui/pages/plan_views.h"
 #include "gui/pages/recipe_form.h"
@@ -40,10 +41,6 @@
 namespace runplane::gui {
 
 namespace {
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 DesignResult computeDesign(const plan::Recipe& recipe, const plan::ModelCatalog& catalog,
                            plan::launch::Flavour flavour) {

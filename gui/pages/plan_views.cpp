@@ -5,15 +5,12 @@
 #include <set>
 #include <tuple>
 
+#include "gui/models/qt_text.h"
 #include "gui/widgets/palette.h"
 
 namespace runplane::gui {
 
 namespace {
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 QString phaseLabel(plan::Phase p) {
     return QString::fromLatin1(plan::toString(p)).replace(QLatin1Char('_'), QLatin1Char(' '));

@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "backend/plan/catalog.h"
+#include "gui/models/qt_text.h"
 
 namespace runplane::gui {
 
@@ -28,9 +29,6 @@ using plan::FieldValue;
 using plan::Recipe;
 using plan::RecipeField;
 
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 QString qs(std::string_view s) {
     return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
 }

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "gui/models/qt_text.h"
 #include "gui/pages/recipe_form.h"
 
 namespace runplane::gui {
@@ -18,10 +19,6 @@ namespace runplane::gui {
 namespace {
 
 using plan::Recipe;
-
-QString qs(const std::string& s) {
-    return QString::fromStdString(s);
-}
 
 QStringList toList(const std::vector<std::string>& v) {
     QStringList out;
