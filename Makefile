@@ -21,7 +21,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# Only the programs the demo runs; the tests, benchmarks and fuzzers are left to `make test`.
+demo: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target demo-programs
 	@./scripts/demo.sh $(BUILD)
 
 test: build

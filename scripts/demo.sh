@@ -19,6 +19,9 @@ done
 rm -rf "$DEMO"
 mkdir -p "$DEMO"
 export RUNPLANE_HISTORY="$PWD/$DEMO/history.sqlite"
+# Qt wants a private (0700) runtime directory; an inherited XDG_RUNTIME_DIR=/tmp makes it warn.
+export XDG_RUNTIME_DIR="$PWD/$DEMO/runtime"
+mkdir -m 700 -p "$XDG_RUNTIME_DIR"
 
 pids=()
 cleanup() {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -42,6 +43,22 @@ std::optional<nlohmann::json> readJson(const std::string& path) {
         return std::nullopt;
     }
     return j;
+}
+
+// How long a status query waits for exit.json once the program is seen gone (the supervisor writes
+// it right after reaping; a quick program must not be answered "running, is the disk full?").
+constexpr std::chrono::milliseconds kExitRecordWait{1500};
+
+// The first words the supervisor logs when exit.json cannot be written (supervisor.cpp, writeExit).
+constexpr const char* kExitWriteRetrying = "retrying until it can be written";
+
+// A small text file (supervisor.log), bounded: only its first 64 KiB are looked at.
+std::string readFileText(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text(64 * 1024, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    return text;
 }
 
 std::string signalName(int sig) {
@@ -234,10 +251,24 @@ v1::RunStatus RunManager::refresh(Entry& e) {
     if (processAlive(e.supervisorPid, e.supervisorStartTicks)) {
         st.set_state(v1::RUN_STATE_RUNNING);
         if (e.childPid != 0 && !processAlive(e.childPid, e.childStartTicks)) {
-            st.set_message(
-                "the run has ended; its supervisor is still recording the exit status "
-                "(is the state disk full? see " +
-                e.dir + "/" + kSupervisorLog + ")");
+            // The supervisor writes exit.json within milliseconds of reaping the program: wait for
+            // it (bounded) rather than answer "running" for a run that has just ended.
+            const auto deadline = std::chrono::steady_clock::now() + kExitRecordWait;
+            while (std::chrono::steady_clock::now() < deadline) {
+                if (readExit()) {
+                    return st;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            // Blame the disk only when the supervisor said a write failed.
+            const bool writeFailed =
+                readFileText(e.dir + "/" + kSupervisorLog).find(kExitWriteRetrying) !=
+                std::string::npos;
+            st.set_message(writeFailed ? "the run has ended; its supervisor cannot write the exit "
+                                         "status (is the state disk full? see " +
+                                             e.dir + "/" + kSupervisorLog + ")"
+                                       : std::string("the run has ended; its supervisor is "
+                                                     "recording the exit status"));
         }
         return st;
     }

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include "backend/cli/command_registry.h"
 #include "backend/plan/hf_config.h"
@@ -139,6 +141,24 @@ std::string phaseLine(const std::array<PhaseMemory, kPhaseCount>& phases) {
     return out;
 }
 
+// One line for the layout. A CPU-only recipe (the smoke workload: no GPUs per node) says so instead
+// of "0 GPUs; trainer 0 ranks ... DP 0", which reads as a broken plan.
+std::string layoutLine(const Layout& l) {
+    std::ostringstream out;
+    out << l.nodes << (l.nodes == 1 ? " node" : " nodes");
+    if (l.gpusPerNode == 0) {
+        out << ", CPU only: the smoke workload, no trainer or engine GPUs";
+        return out.str();
+    }
+    out << " x " << l.gpusPerNode << " GPUs; trainer " << l.worldSize << " ranks TP" << l.tp
+        << " PP" << l.pp << " CP" << l.cp << " EP" << l.ep << " ETP" << l.etp << " -> DP " << l.dp
+        << ", expert-DP " << l.expertDp << "; rollout " << l.rolloutGpus << " GPUs = " << l.engines
+        << " x " << toString(l.engine) << " engine(s) of " << l.gpusPerEngine << " (TP"
+        << l.engineTp << " DP" << l.engineDp << " EP" << l.engineEp << " PP" << l.enginePp << ")"
+        << (l.engineCrossNode ? ", cross-node" : "");
+    return out.str();
+}
+
 void printPlanText(const Plan& plan, const Recipe& recipe, const std::string& file) {
     printFindings(plan.findings, file);
     const Layout& l = plan.layout;
@@ -154,13 +174,7 @@ void printPlanText(const Plan& plan, const Recipe& recipe, const std::string& fi
         std::cout << ", " << runplane::units::formatCount(plan.params.total) << " params ("
                   << runplane::units::formatCount(plan.params.active) << " active)\n";
     }
-    std::cout << "layout: " << l.nodes << " nodes x " << l.gpusPerNode << " GPUs; trainer "
-              << l.worldSize << " ranks TP" << l.tp << " PP" << l.pp << " CP" << l.cp << " EP"
-              << l.ep << " ETP" << l.etp << " -> DP " << l.dp << ", expert-DP " << l.expertDp
-              << "; rollout " << l.rolloutGpus << " GPUs = " << l.engines << " x "
-              << toString(l.engine) << " engine(s) of " << l.gpusPerEngine << " (TP" << l.engineTp
-              << " DP" << l.engineDp << " EP" << l.engineEp << " PP" << l.enginePp << ")"
-              << (l.engineCrossNode ? ", cross-node" : "") << "\n";
+    std::cout << "layout: " << layoutLine(l) << "\n";
     std::cout << "\ntopology:\n";
     for (const auto& line : plan.topology.summaryLines()) {
         std::cout << "  " << line << "\n";

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -75,8 +76,22 @@ int runReport(const AppOptions& options, const QString& historyPath) {
     return 0;
 }
 
+// Whether XDG_RUNTIME_DIR names a directory Qt accepts: ours, mode 0700 exactly. Anything else
+// (unset, /tmp with 0777, another user's) makes QStandardPaths warn on every use.
+bool runtimeDirIsPrivate() {
+    const QByteArray value = qgetenv("XDG_RUNTIME_DIR");
+    if (value.isEmpty()) {
+        return false;
+    }
+    struct stat st {};
+    if (::stat(value.constData(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        return false;
+    }
+    return st.st_uid == ::getuid() && (st.st_mode & 0777) == 0700;
+}
+
 void ensureRuntimeDir() {
-    if (!qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+    if (runtimeDirIsPrivate()) {
         return;
     }
     // Qt wants a private (0700) runtime directory; /tmp itself is 0777.

@@ -143,6 +143,40 @@ TEST(CliIntegration, CorruptHistoryIsRefusedAndUntouched) {
     daemon.stop();
 }
 
+// issue 50: the plan text of a CPU-only recipe reads as one, not as a broken layout
+// ("1 nodes x 0 GPUs; trainer 0 ranks ... DP 0").
+TEST(CliIntegration, PlanOfACpuRecipeSaysCpuOnly) {
+    ScratchDir dir;
+    auto plan = runCtl({"plan", sourceDir() + "/recipes/smoke-local.yaml"}, dir.path().string());
+    ASSERT_EQ(plan.exitCode, 0) << plan.err;
+    EXPECT_NE(
+        plan.out.find("layout: 1 node, CPU only: the smoke workload, no trainer or engine GPUs"),
+        std::string::npos)
+        << plan.out;
+    EXPECT_EQ(plan.out.find("0 ranks"), std::string::npos) << plan.out;
+    EXPECT_EQ(plan.out.find("1 nodes"), std::string::npos) << plan.out;
+}
+
+// issue 50: a program that ends at once is reported with its exit status (or, within the bounded
+// wait, as being recorded), never with a hint that the state disk is full on a disk with room.
+TEST(CliIntegration, QuickProgramsNeverBlameTheDisk) {
+    ScratchDir dir;
+    Daemon daemon(dir.file("state"), "node-q");
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    const std::string history = dir.file("history.sqlite");
+    for (int i = 0; i < 12; ++i) {
+        auto submit = runCtl({"submit", address, "--history", history, "--run-id",
+                              "quick-" + std::to_string(i), "--json", "--", "/bin/true"},
+                             dir.path().string());
+        ASSERT_EQ(submit.exitCode, 0) << submit.err;
+        const auto reply = nlohmann::json::parse(submit.out);
+        const std::string message = reply["message"].get<std::string>();
+        EXPECT_EQ(message.find("disk"), std::string::npos) << "submit " << i << ": " << message;
+    }
+    daemon.stop();
+}
+
 TEST(CliIntegration, SubmitThenRunsListsTheRun) {
     ScratchDir dir;
     Daemon daemon(dir.file("state"), "node-s");
