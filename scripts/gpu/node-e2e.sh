@@ -21,8 +21,20 @@ TARBALL=${1:-$(ls build/package/runplane-node-*-linux-x86_64.tar.gz 2>/dev/null 
 [ -f "$TARBALL" ] || { echo "node-e2e: no bundle (pass its path, or make package first)" >&2; exit 2; }
 WORK=${WORK:-/tmp/runplane-node-e2e}
 PYTHON=${PYTHON:-python3}
-RUN_ID=${RUN_ID:-h200-node-e2e-$(date +%Y%m%d-%H%M%S)}
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0a}
+# The run is named after the GPU this host really has ("NVIDIA H100 80GB HBM3" -> h100-80gb-hbm3),
+# "cpu" where nvidia-smi finds none; RUN_NAME overrides it.
+gpu_slug() {
+    local name
+    name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+    name=$(printf '%s' "$name" | tr '[:upper:]' '[:lower:]' | sed -E 's/^nvidia[ -]*//; s/[^a-z0-9]+/-/g; s/^-+//; s/-+$//')
+    printf '%s' "${name:-cpu}"
+}
+RUN_NAME=${RUN_NAME:-$(gpu_slug)-node-e2e}
+RUN_ID=${RUN_ID:-$RUN_NAME-$(date +%Y%m%d-%H%M%S)}
+# The smoke's CUDA arch from the GPU's compute capability (9.0 -> 9.0a as before on H100/H200).
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ' || true)
+[ "$cc" = "9.0" ] && cc=9.0a
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-${cc:-9.0a}}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 rm -rf "$WORK"
 mkdir -p "$WORK"
@@ -37,6 +49,7 @@ step "environment"
 {
     echo "date: $(date -Is)"
     echo "host: $(hostname)"
+    echo "run: $RUN_NAME ($RUN_ID)"
     echo "bundle: $(basename "$TARBALL") ($(du -h "$TARBALL" | cut -f1))"
     grep PRETTY_NAME /etc/os-release || true
     ldd --version 2>&1 | head -1 || true
@@ -92,7 +105,7 @@ for i in "${!argv[@]}"; do
     [ "${argv[$i]}" = "--device" ] && argv[$((i + 1))]=cuda
 done
 echo "${argv[*]}" >"$OUT/smoke-argv.txt"
-"$CTL" submit "$ADDR" --recipe recipes/smoke-local.yaml --name h200-node-e2e --run-id "$RUN_ID" \
+"$CTL" submit "$ADDR" --recipe recipes/smoke-local.yaml --name "$RUN_NAME" --run-id "$RUN_ID" \
     -- "${argv[@]}" | tee "$OUT/submit.txt"
 start=$SECONDS
 while :; do
