@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -356,6 +357,101 @@ TEST_F(SenderTest, NoRulesMeansNothingIsStoredOrSent) {
     sender->stop();
     EXPECT_TRUE(deliveries().empty());
     EXPECT_EQ(receiver.arrived(), 0);
+}
+
+TEST_F(SenderTest, TheQueueIsBoundedAndTheRestWaitsInTheHistory) {
+    std::atomic<bool> healthy{false};
+    Receiver receiver([&](int, const ReceivedRequest&) {
+        return healthy ? Answer{} : Answer{500, "down", ""};
+    });
+    auto sender =
+        start(rules("destinations:\n"
+                    "  - {name: hook, type: webhook, url: '" +
+                    receiver.url("/hook") +
+                    "'}\n"
+                    "delivery: {max_pending: 2, backoff_base: 50ms, backoff_max: 100ms}\n"
+                    "rules:\n"
+                    "  - {name: all, min_level: info, to: hook}\n"));
+    ingest({{"stall", "q1", {}},
+            {"stall", "q2", {}},
+            {"stall", "q3", {}},
+            {"stall", "q4", {}},
+            {"stall", "q5", {}}});
+    ASSERT_TRUE(waitUntil([&] { return receiver.arrived() >= 6; }));
+    {
+        // Two pending, the cursor after the second event: the other three wait, stored.
+        auto store = db::AlertStore::open(history);
+        ASSERT_TRUE(store.ok());
+        EXPECT_EQ(*(*store)->countPending(), 2);
+        EXPECT_EQ(deliveries().size(), 2u);
+        std::set<std::string> tried;
+        for (const auto& r : receiver.requests()) {
+            tried.insert(json::parse(r.body)["event"]["message"].get<std::string>());
+        }
+        EXPECT_EQ(tried, (std::set<std::string>{"q1", "q2"}));
+    }
+    healthy = true;
+    ASSERT_TRUE(waitUntil([&] { return sender->stats().sent == 5; }));
+    sender->stop();
+}
+
+TEST_F(SenderTest, AlertsTestSendsToEachDestinationAndPrintsWhatCameBack) {
+    Receiver receiver([](int, const ReceivedRequest& r) {
+        return r.path.rfind("/slack", 0) == 0 ? Answer{200, "ok", ""}
+                                              : Answer{404, "no_such_hook", ""};
+    });
+    const std::string file = writeRules(
+        "destinations:\n"
+        "  - {name: slack, type: slack, url: '" +
+        receiver.url("/slack/T0/SECRETS") +
+        "'}\n"
+        "  - {name: gone, type: discord, url: '" +
+        receiver.url("/discord/1/SECRETD") +
+        "'}\n"
+        "  - {name: echo, type: command, argv: [echo, pong]}\n"
+        "rules: []\n");
+    const auto r = runplane::testing::runCtl({"alerts", "test", "--alerts", file}, dir.path());
+    EXPECT_EQ(r.exitCode, 1) << r.err;  // one destination did not take it
+    EXPECT_NE(r.out.find("slack (slack): delivered - HTTP 200 ok"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("gone (discord): NOT delivered - HTTP 404 no_such_hook"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("echo (command): delivered - exit 0: pong"), std::string::npos) << r.out;
+    EXPECT_EQ((r.out + r.err).find("SECRET"), std::string::npos) << r.out << r.err;
+    ASSERT_EQ(receiver.requests().size(), 2u);
+    EXPECT_EQ(json::parse(receiver.requests()[0].body)["text"].get<std::string>().rfind(
+                  "[INFO] test alert from runplane", 0),
+              0u);
+
+    const auto missing = runplane::testing::runCtl(
+        {"alerts", "test", "--alerts", dir.file("none.yaml")}, dir.path());
+    EXPECT_EQ(missing.exitCode, 2);
+    EXPECT_NE(missing.err.find("none.yaml: no alerts file"), std::string::npos) << missing.err;
+}
+
+TEST_F(SenderTest, AlertsStatusShowsTheLastDeliveries) {
+    Receiver receiver;
+    auto sender =
+        start(rules("destinations:\n"
+                    "  - {name: hook, type: webhook, url: '" +
+                    receiver.url("/hook") +
+                    "'}\n"
+                    "rules:\n"
+                    "  - {name: stalls, events: [stall], to: hook}\n"));
+    ingest({{"stall", "no step for 600 s", {}}});
+    ASSERT_TRUE(waitUntil([&] { return sender->stats().sent == 1; }));
+    const auto r =
+        runplane::testing::runCtl({"alerts", "status", "--history", history, "--json"}, dir.path());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const json status = json::parse(r.out);
+    EXPECT_EQ(status["pending"], 0);
+    EXPECT_TRUE(status["sender"]["active"].get<bool>());
+    ASSERT_EQ(status["deliveries"].size(), 1u);
+    EXPECT_EQ(status["deliveries"][0]["rule"], "stalls");
+    EXPECT_EQ(status["deliveries"][0]["destination"], "hook");
+    EXPECT_EQ(status["deliveries"][0]["state"], "sent");
+    EXPECT_EQ(status["deliveries"][0]["result"], "HTTP 200 ok");
+    sender->stop();
 }
 
 // ---- real `runplanectl alerts run` children
