@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "backend/cli/alerts_cli.h"
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
 #include "backend/control/history_location.h"
@@ -171,6 +172,7 @@ struct WatchOptions {
     double sampleHz = 0;
     bool json = false;
     std::string consumer;
+    std::string alerts;  // rules file (docs/alerts.md); empty: the default one if it exists
     runplane::cli::ConnectionFlags connection;
 };
 
@@ -324,6 +326,12 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         std::cerr << "runplanectl watch: retention: " << error << std::endl;
     };
     RetentionPruner pruner(pruneOptions);
+    auto alertSender = runplane::cli::startWatchAlerts(options.alerts, options.history);
+    if (!alertSender.ok()) {
+        std::cerr << "runplanectl watch: alerts: " << alertSender.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
     pruner.start();
     if (auto s = ingestor.start(); !s.ok()) {
         std::cerr << "runplanectl watch: " << s.error() << "\n";
@@ -346,6 +354,9 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     }
     ingestor.stop();
     pruner.stop();
+    if (*alertSender) {
+        (*alertSender)->stop();
+    }
     if (const auto pruned = pruner.totals(); pruned.rowsDeleted() > 0) {
         std::cerr << "runplanectl watch: retention deleted " << pruned.rowsDeleted()
                   << " old rows (" << pruned.samplesDeleted << " raw samples), file "
@@ -406,6 +417,9 @@ const bool kRegistered =
                              "The daemon-side cursor name of this watcher (default "
                              "watch-<history hash>@<host>); records are kept until every "
                              "watcher's cursor acknowledged them");
+        watchCmd->add_option("--alerts", watch->alerts,
+                             "Alert rules file (default ~/.config/runplane/alerts.yaml when it "
+                             "exists; docs/alerts.md)");
         watchCmd->callback([watch, &context] { runWatch(*watch, context); });
     });
 

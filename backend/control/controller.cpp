@@ -1,11 +1,13 @@
 #include "backend/control/controller.h"
 
+#include "backend/alerts/sender.h"
 #include "backend/control/ingest_batch.h"
 #include "common/clock.h"
 #include "common/json_text.h"
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -53,9 +55,37 @@ Controller::Controller(ControllerOptions options, ControllerCallbacks callbacks)
             m_writer = *opened;
         }
     }
+    if (m_options.ingestTelemetry && !m_options.historyPath.empty() && m_options.alertsFile) {
+        startAlerts();
+    }
+}
+
+void Controller::startAlerts() {
+    const bool given = !m_options.alertsFile->empty();
+    const std::string path = given ? *m_options.alertsFile : alerts::defaultAlertsPath();
+    std::error_code ec;
+    if (!given && !std::filesystem::exists(path, ec)) {
+        return;  // no rules file: nothing is sent
+    }
+    auto rules = alerts::loadAlertRules(path);
+    if (!rules.ok()) {
+        m_alertsError = rules.error();
+        return;
+    }
+    alerts::SenderOptions sender;
+    sender.historyPath = m_options.historyPath;
+    sender.rules = std::move(*rules);
+    m_alerts = std::make_unique<alerts::AlertSender>(std::move(sender));
+    if (Status s = m_alerts->start(); !s.ok()) {
+        m_alertsError = s.error();
+        m_alerts.reset();
+    }
 }
 
 Controller::~Controller() {
+    if (m_alerts) {
+        m_alerts->stop();
+    }
     stopAll();
     if (m_writer) {
         m_writer->stop();

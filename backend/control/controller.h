@@ -21,6 +21,10 @@
 #include "common/result.h"
 #include "db/history/history.h"
 
+namespace runplane::alerts {
+class AlertSender;
+}
+
 namespace runplane::control {
 
 struct ControllerOptions {
@@ -33,6 +37,9 @@ struct ControllerOptions {
     std::chrono::milliseconds pruneInterval = std::chrono::hours(1);
     /// The history writer's settings (history_writer.h); its historyPath is historyPath above.
     HistoryWriterOptions writer;
+    /// With ingestTelemetry: send alerts for what the history stores (docs/alerts.md) by this
+    /// rules file; "" the default one when it exists; nullopt: no alerts.
+    std::optional<std::string> alertsFile;
 };
 
 /// One node as the controller sees it (a value snapshot).
@@ -91,15 +98,21 @@ class Controller {
     /// What the shared history writer did so far (zeros without telemetry ingest).
     HistoryWriterStats writerStats() const;
     const ControllerOptions& options() const { return m_options; }
+    /// Why alerts are not sent although a rules file was asked for ("" when they are, or none
+    /// was asked for).
+    std::string alertsError() const { return m_alertsError; }
 
   private:
     struct Node;
+    void startAlerts();
     ControllerOptions m_options;
     ControllerCallbacks m_callbacks;
     mutable std::mutex m_mutex;
     std::map<std::string, std::unique_ptr<Node>> m_nodes;
     std::unique_ptr<RetentionPruner> m_pruner;
     std::shared_ptr<HistoryWriter> m_writer;  // shared by the ingestors (history_writer.h)
+    std::unique_ptr<alerts::AlertSender> m_alerts;
+    std::string m_alertsError;
 };
 
 }  // namespace runplane::control

@@ -31,7 +31,7 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 /// Bound on a run's stored output per stream (the tail is kept), 16 MiB.
 inline constexpr std::uint64_t kRunLogMaxBytes = 16ull << 20;

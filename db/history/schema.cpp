@@ -217,6 +217,40 @@ CREATE TABLE staged (
 CREATE INDEX staged_node ON staged(node_id, id);
 )sql";
 
+// Version 9 (issue #48): the alert sender's cursor over events.id, its lease (one sender at a
+// time per history) and one row per delivery (docs/alerts.md). Nothing existing changes.
+constexpr const char* kSchemaV9 = R"sql(
+CREATE TABLE alert_cursor (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    last_event_id INTEGER NOT NULL,
+    updated_ns    INTEGER NOT NULL
+);
+CREATE TABLE alert_lease (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    holder     TEXT NOT NULL,
+    expires_ns INTEGER NOT NULL
+);
+CREATE TABLE alert_deliveries (
+    id           INTEGER PRIMARY KEY,
+    event_id     INTEGER NOT NULL,
+    rule         TEXT NOT NULL,
+    destination  TEXT NOT NULL,
+    quiet_key    TEXT NOT NULL DEFAULT '',
+    state        TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed', 'suppressed')),
+    payload_json TEXT NOT NULL DEFAULT '{}',
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    created_ns   INTEGER NOT NULL,
+    next_ns      INTEGER NOT NULL,
+    deadline_ns  INTEGER NOT NULL,
+    done_ns      INTEGER NOT NULL DEFAULT 0,
+    result       TEXT NOT NULL DEFAULT '',
+    UNIQUE (event_id, rule, destination)
+);
+CREATE INDEX alert_deliveries_pending ON alert_deliveries(next_ns) WHERE state = 'pending';
+CREATE INDEX alert_deliveries_rule ON alert_deliveries(rule, created_ns);
+CREATE INDEX alert_deliveries_quiet ON alert_deliveries(quiet_key, created_ns);
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
@@ -229,6 +263,8 @@ const std::array kMigrations = {
               kSchemaV7},
     Migration{8, "staged: a node's new samples in one row per transaction until a chunk fills",
               kSchemaV8},
+    Migration{9, "alerts: the sender's cursor over events, its lease, one row per delivery",
+              kSchemaV9},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

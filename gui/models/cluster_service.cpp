@@ -23,6 +23,7 @@ void ClusterService::createController(const control::NodeClientOptions& client, 
     options.historyPath = m_historyPath.toStdString();
     options.client = client;
     options.sampleHz = sampleHz;
+    options.alertsFile = std::string();  // ~/.config/runplane/alerts.yaml when it exists
     control::ControllerCallbacks callbacks;
     callbacks.onTelemetry = [this, generation](const control::TelemetryUpdate& u) {
         onTelemetry(u, generation);
