@@ -235,6 +235,14 @@ TEST(MetricsHttp, RedTeam41_IdleAndSlowConnectionsDoNotBlockAScrape) {
         EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000))
             << "round " << round;
     }
+    // The cap per peer (16) closed the oldest waiting connections to make room: the first idle
+    // socket is gone, not held until its deadline.
+    {
+        pollfd p{idle.front()->fd(), POLLIN, 0};
+        char c;
+        EXPECT_TRUE(::poll(&p, 1, 100) > 0 && ::recv(idle.front()->fd(), &c, 1, 0) <= 0)
+            << "the oldest idle connection was closed for the newer ones";
+    }
     // A slow sender is closed by its request deadline (5 s), however it trickles.
     Client slow(s.port());
     const auto t0 = std::chrono::steady_clock::now();
