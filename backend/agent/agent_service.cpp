@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -168,6 +169,11 @@ bool WatchState::pump() {
         } else {
             for (auto& r : *records) {
                 nextSeq = r.seq() + 1;
+                if (r.has_event() && r.event().kind() == v1::EVENT_GAP &&
+                    r.event().attrs().count("why") != 0 &&
+                    r.event().attrs().at("why") == "unreadable_record") {
+                    logger->warn("WatchTelemetry: " + r.event().message());
+                }
                 *batch.add_records() = std::move(r);
             }
             if (records->empty()) {
@@ -324,6 +330,50 @@ bool TailState::pump() {
     return true;
 }
 
+// ListRuns bounds (docs/protocol.md, "ListRuns"): one run's argv, and all argv in one reply.
+constexpr std::size_t kListArgvBytes = 4096;
+constexpr std::size_t kListArgvCount = 64;
+constexpr std::size_t kListRunsArgvBytes = 1u << 20;
+
+// Keeps whole arguments while they fit (the first one is cut at a character boundary if it
+// alone is too long) and ends a cut argv with one element saying what was left out.
+void summarizeArgv(v1::RunStatus& run, std::size_t maxBytes, std::size_t maxCount) {
+    const int total = run.argv_size();
+    std::size_t bytes = 0;
+    int kept = 0;
+    bool cutFirst = false;
+    while (kept < total && static_cast<std::size_t>(kept) < maxCount) {
+        const std::size_t size = run.argv(kept).size();
+        if (bytes + size > maxBytes) {
+            if (kept == 0) {
+                std::string* first = run.mutable_argv(0);
+                std::size_t cut = maxBytes;
+                while (cut > 0 && (static_cast<unsigned char>((*first)[cut]) & 0xC0) == 0x80) {
+                    --cut;  // never split a UTF-8 sequence: the reply must stay valid
+                }
+                first->resize(cut);
+                cutFirst = true;
+                kept = 1;
+            }
+            break;
+        }
+        bytes += size;
+        ++kept;
+    }
+    if (kept == total && !cutFirst) {
+        return;
+    }
+    std::uint64_t hidden = 0;
+    for (int i = kept; i < total; ++i) {
+        hidden += run.argv(i).size();
+    }
+    run.mutable_argv()->DeleteSubrange(kept, total - kept);
+    run.add_argv("... (argv summarised: " + std::to_string(total - kept) + " more of " +
+                 std::to_string(total) + " arguments, " + std::to_string(hidden) +
+                 " bytes, not shown" + (cutFirst ? "; argv[0] cut" : "") +
+                 "; the run keeps its full argv)");
+}
+
 grpc::Status mapRunError(const Error& error) {
     switch (error.code) {
         case ErrorCode::NotFound:
@@ -408,7 +458,24 @@ grpc::ServerUnaryReactor* AgentService::ListRuns(grpc::CallbackServerContext* ct
                                                  const v1::ListRunsRequest*,
                                                  v1::ListRunsResponse* response) {
     return unary(ctx, "ListRuns", [this, response] {
+        // Every run, each argv summarised, and past kListRunsArgvBytes of argv in one reply the
+        // rest of the runs carry only a marker: a reply stays far below a client's 4 MB limit.
+        std::size_t argvBytes = 0;
         for (auto& r : m_deps.runs->list()) {
+            summarizeArgv(r, kListArgvBytes, kListArgvCount);
+            std::size_t size = 0;
+            for (const auto& a : r.argv()) {
+                size += a.size();
+            }
+            if (argvBytes + size > kListRunsArgvBytes) {
+                const int total = r.argv_size();
+                r.clear_argv();
+                r.add_argv("... (argv not shown: this ListRuns reply already carries " +
+                           std::to_string(argvBytes) + " bytes of argv; " + std::to_string(total) +
+                           " elements)");
+                size = r.argv(0).size();
+            }
+            argvBytes += size;
             *response->add_runs() = std::move(r);
         }
         return grpc::Status::OK;

@@ -30,6 +30,7 @@
 #include "backend/agent/tls_floor.h"
 #include "backend/agent/work_pool.h"
 #include "backend/agent/workdir.h"
+#include "common/credential_file.h"
 
 namespace runplane::agent {
 namespace {
@@ -45,13 +46,8 @@ std::string selfDir() {
 }
 
 Result<std::string> readFile(const std::string& path, const std::string& flag) {
-    std::ifstream in(path);
-    if (!in) {
-        return Error{flag + " " + path + ": cannot read"};
-    }
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+    // Regular files only, size-capped, never blocking on a FIFO (common/credential_file.h).
+    return readCredentialFile(path, kPemFileMaxBytes, flag);
 }
 
 // gRPC only says "cannot listen" for an unusable certificate or key; name the file and the
@@ -215,10 +211,15 @@ int daemonMain(int argc, char** argv) {
     spoolOptions.maxBytes = config.spoolMaxBytes;
     auto spool = Spool::open(spoolOptions);
     if (!spool) {
-        return fail("spool: " + spool.error());
+        // A damaged file stops the daemon: say which file and how to start again.
+        return fail("spool " + spoolOptions.path + ": " + spool.error() + "\n  " +
+                    spoolRecoveryAdvice(spoolOptions.path));
     }
     for (const std::string& note : (*spool)->permissionNotes()) {
         logger.warn("spool: " + note);
+    }
+    if (!(*spool)->rollbackNote().empty()) {
+        logger.error("spool: " + (*spool)->rollbackNote());
     }
     RunManagerOptions runOptions;
     runOptions.stateDir = config.stateDir;

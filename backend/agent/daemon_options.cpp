@@ -10,6 +10,7 @@
 #include "backend/agent/daemon_config.h"
 #include "backend/agent/logger.h"
 #include "common/build_info.h"
+#include "common/credential_file.h"
 
 namespace runplane::agent {
 namespace {
@@ -72,12 +73,12 @@ bool isLoopbackHost(const std::string& host) {
 }
 
 Result<std::string> readTokenFile(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        return Error{"--token-file " + path + ": cannot read"};
+    // Regular files only, at most 4 KiB, never blocking on a FIFO (common/credential_file.h).
+    auto text = readCredentialFile(path, kTokenFileMaxBytes, "--token-file");
+    if (!text) {
+        return text.failure();
     }
-    std::string token;
-    std::getline(in, token);
+    std::string token = text->substr(0, text->find('\n'));
     while (!token.empty() &&
            (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) {
         token.pop_back();

@@ -6,10 +6,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <memory>
+#include <tuple>
 
 #include "backend/agent/auth.h"
 #include "backend/agent/daemon_config.h"
 #include "backend/agent/proc_tree.h"
+#include "common/credential_file.h"
 
 namespace runplane::agent {
 namespace {
@@ -57,6 +59,35 @@ std::string sha256(const std::string& text) {
 
 }  // namespace
 
+std::string bcryptHashProblem(const std::string& hash) {
+    // $2a$ / $2b$ / $2y$, two cost digits, '$', 22 characters of salt and 31 of hash in
+    // bcrypt's base64 alphabet: 60 characters in all.
+    const auto b64 = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '/';
+    };
+    const bool prefix = hash.size() >= 7 && hash[0] == '$' && hash[1] == '2' &&
+                        (hash[2] == 'a' || hash[2] == 'b' || hash[2] == 'y') && hash[3] == '$' &&
+                        hash[4] >= '0' && hash[4] <= '9' && hash[5] >= '0' && hash[5] <= '9' &&
+                        hash[6] == '$';
+    bool body = hash.size() == 60;
+    for (std::size_t i = 7; body && i < hash.size(); ++i) {
+        body = b64(hash[i]);
+    }
+    if (!prefix || !body) {
+        return "not a well-formed bcrypt hash ($2y$<cost>$ and 53 characters of [./A-Za-z0-9], "
+               "60 in all; make one with `htpasswd -nbBC 10 USER PASSWORD`)";
+    }
+    const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+    if (cost < kMinBcryptCost || cost > kMaxBcryptCost) {
+        return "bcrypt cost " + std::to_string(cost) + " is outside " +
+               std::to_string(kMinBcryptCost) + ".." + std::to_string(kMaxBcryptCost) +
+               " (each wrong password costs the daemon 2^cost rounds of CPU; cost 31 takes "
+               "days per check)";
+    }
+    return {};
+}
+
 bool verifyBcrypt(const std::string& password, const std::string& hash) {
     if (hash.rfind("$2", 0) != 0 || password.size() > 1024) {
         return false;
@@ -67,11 +98,13 @@ bool verifyBcrypt(const std::string& password, const std::string& hash) {
 }
 
 Result<MetricsWebConfig> loadMetricsWebConfig(const std::string& path) {
+    auto configText = readCredentialFile(path, kConfigFileMaxBytes, "--metrics-web-config");
+    if (!configText) {
+        return configText.failure();
+    }
     YAML::Node root;
     try {
-        root = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-        return Error{"--metrics-web-config " + path + ": cannot read"};
+        root = YAML::Load(*configText);
     } catch (const YAML::Exception& e) {
         return Error{path + ":" + std::to_string(e.mark.line + 1) + ":" +
                      std::to_string(e.mark.column + 1) + ": " + e.msg};
@@ -131,6 +164,9 @@ Result<MetricsWebConfig> loadMetricsWebConfig(const std::string& path) {
                     return Error{where(path, u.second) + ": basic_auth_users." + user +
                                  " must be a bcrypt hash ($2y$...), not a password"};
                 }
+                if (std::string why = bcryptHashProblem(*hash); !why.empty()) {
+                    return Error{where(path, u.second) + ": basic_auth_users." + user + ": " + why};
+                }
                 c.basicAuthUsers[user] = *hash;
             }
         } else if (key == "bearer_token_file") {
@@ -144,17 +180,19 @@ Result<MetricsWebConfig> loadMetricsWebConfig(const std::string& path) {
                          "' (tls_server_config, basic_auth_users, bearer_token_file)"};
         }
     }
-    const std::pair<const std::string*, std::string*> files[] = {
-        {&c.certFile, &c.certPem}, {&c.keyFile, &c.keyPem}, {&c.clientCaFile, &c.clientCaPem}};
-    for (const auto& [file, content] : files) {
+    const std::tuple<const char*, const std::string*, std::string*> files[] = {
+        {"tls_server_config.cert_file", &c.certFile, &c.certPem},
+        {"tls_server_config.key_file", &c.keyFile, &c.keyPem},
+        {"tls_server_config.client_ca_file", &c.clientCaFile, &c.clientCaPem}};
+    for (const auto& [key, file, content] : files) {
         if (file->empty()) {
             continue;
         }
-        auto text = readSmallFile(*file, 1 << 20);
-        if (!text) {
-            return Error{path + ": " + *file + " is not readable"};
+        auto pem = readCredentialFile(*file, kPemFileMaxBytes, key);
+        if (!pem) {
+            return Error{path + ": " + pem.error()};
         }
-        *content = std::move(*text);
+        *content = std::move(*pem);
     }
     if (!c.bearerTokenFile.empty()) {
         auto token = readTokenFile(c.bearerTokenFile);

@@ -63,6 +63,15 @@ class MetricsAuth {
     mutable std::set<std::string> m_verified;
 };
 
+/// Bounds on a basic_auth_users hash's cost: a check of a wrong password runs bcrypt in full
+/// (2^cost rounds, before any authentication), so a high cost is a denial of service by config.
+inline constexpr int kMinBcryptCost = 4;
+inline constexpr int kMaxBcryptCost = 14;
+
+/// Empty when `hash` is a well-formed bcrypt hash ($2a$/$2b$/$2y$, cost within the bounds,
+/// 60 characters); else what is wrong, in a sentence.
+std::string bcryptHashProblem(const std::string& hash);
+
 /// Verifies `password` against a crypt(3) hash ($2y$/$2b$ bcrypt). False on any error.
 bool verifyBcrypt(const std::string& password, const std::string& hash);
 

@@ -1,12 +1,17 @@
 #include "backend/agent/spool.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <random>
+
+#include "backend/agent/record_text.h"
 
 namespace runplane::agent {
 
@@ -54,6 +59,23 @@ class RawStatement {
 
 }  // namespace
 
+v1::TelemetryRecord unreadableRecordGap(std::uint64_t seq, int bytes) {
+    v1::TelemetryRecord gap;
+    gap.set_seq(seq);
+    gap.set_t_unix_ns(nowUnixNs());
+    auto* ev = gap.mutable_event();
+    ev->set_kind(v1::EVENT_GAP);
+    ev->set_message("spool record seq " + std::to_string(seq) + " (" + std::to_string(bytes) +
+                    " bytes) cannot be read (damaged, or stored by an older daemon with text "
+                    "that is not UTF-8); it is skipped and seq " +
+                    std::to_string(seq) + " is lost");
+    (*ev->mutable_attrs())["first_seq"] = std::to_string(seq);
+    (*ev->mutable_attrs())["last_seq"] = std::to_string(seq);
+    (*ev->mutable_attrs())["count"] = "1";
+    (*ev->mutable_attrs())["why"] = "unreadable_record";
+    return gap;
+}
+
 std::optional<std::uint64_t> parseSpoolCounter(const std::string& text) {
     std::uint64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -65,6 +87,100 @@ std::optional<std::uint64_t> parseSpoolCounter(const std::string& text) {
 
 Spool::Spool(std::unique_ptr<sqlite::Database> db, SpoolOptions options)
     : m_db(std::move(db)), m_options(std::move(options)) {}
+
+Spool::~Spool() {
+    if (m_highWaterFd >= 0) {
+        ::close(m_highWaterFd);
+    }
+}
+
+std::string spoolRecoveryAdvice(const std::string& path) {
+    return "to recover: stop runplaned, move " + path + " (with " + path + "-wal and " + path +
+           "-shm if present) aside, e.g. `mv " + path + " " + path +
+           ".damaged`, and start runplaned again: it makes a new, empty spool (a new "
+           "incarnation; controllers start it from seq 0). Records no controller had "
+           "acknowledged are lost; run records and logs are kept (docs/daemon.md, \"Damaged "
+           "spool\")";
+}
+
+// After open's load(): the file must not be behind what this incarnation already issued.
+Status Spool::checkHighWater() {
+    const std::string path = m_options.path + ".highwater";
+    m_highWaterFd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (m_highWaterFd < 0) {
+        return {};  // best effort: the spool works without it (the next write says nothing)
+    }
+    char text[128] = {};
+    const ssize_t n = ::pread(m_highWaterFd, text, sizeof(text) - 1, 0);
+    unsigned long long incarnation = 0, next = 0;
+    const bool parsed =
+        n > 0 && std::sscanf(text, "runplane-spool-highwater v1 incarnation=%llu next_seq=%llu",
+                             &incarnation, &next) == 2;
+    if (n > 0 && !parsed) {
+        m_rollbackNote = path + " was unreadable and is rewritten (a torn write at a power cut?)";
+    } else if (parsed && incarnation != m_incarnation) {
+        m_rollbackNote = "spool " + m_options.path + " has incarnation " +
+                         std::to_string(m_incarnation) + ", but " + path + " says incarnation " +
+                         std::to_string(incarnation) + " had issued seqs below " +
+                         std::to_string(next) +
+                         ": the spool file was replaced or lost (controllers see a new "
+                         "incarnation and start it from seq 0)";
+    } else if (parsed && next > m_stats.nextSeq) {
+        const std::uint64_t first = m_stats.nextSeq, last = next - 1;
+        v1::TelemetryRecord gap;
+        gap.set_t_unix_ns(nowUnixNs());
+        auto* ev = gap.mutable_event();
+        ev->set_kind(v1::EVENT_GAP);
+        ev->set_message("spool " + m_options.path + " rolled back: seq " + std::to_string(first) +
+                        ".." + std::to_string(last) +
+                        " were issued before but are no longer in the file (its WAL was "
+                        "truncated or deleted, or an older copy was put back); they are lost "
+                        "and never reused");
+        (*ev->mutable_attrs())["first_seq"] = std::to_string(first);
+        (*ev->mutable_attrs())["last_seq"] = std::to_string(last);
+        (*ev->mutable_attrs())["count"] = std::to_string(last - first + 1);
+        (*ev->mutable_attrs())["why"] = "spool_rolled_back";
+        m_rollbackNote = ev->message();
+        std::vector<v1::TelemetryRecord> records{gap};
+        const SpoolStats before = m_stats;
+        m_stats.nextSeq = next;
+        sqlite::Transaction tx(*m_db);
+        Status s = tx.begun();
+        if (s.ok()) {
+            s = insertLocked(records);
+        }
+        if (s.ok()) {
+            s = m_db->exec("INSERT OR REPLACE INTO meta(key, value) VALUES('next_seq', '" +
+                           std::to_string(m_stats.nextSeq) + "')");
+        }
+        if (s.ok()) {
+            s = tx.commit();
+        }
+        if (!s.ok()) {
+            m_stats = before;
+            return Error{m_options.path + ": rolled back behind seq " + std::to_string(next) +
+                         " and the gap could not be recorded: " + s.error()};
+        }
+    }
+    noteHighWaterLocked();
+    return {};
+}
+
+// After a commit: the next seq, for checkHighWater() at the next open. No fsync: the spool's
+// own commit is durable first, so this file can only lag behind it.
+void Spool::noteHighWaterLocked() {
+    if (m_highWaterFd < 0 || m_stats.nextSeq == m_highWaterWritten) {
+        return;
+    }
+    char text[128];
+    const int n = std::snprintf(
+        text, sizeof(text), "runplane-spool-highwater v1 incarnation=%020llu next_seq=%020llu\n",
+        static_cast<unsigned long long>(m_incarnation),
+        static_cast<unsigned long long>(m_stats.nextSeq));
+    if (n > 0 && ::pwrite(m_highWaterFd, text, static_cast<std::size_t>(n), 0) == n) {
+        m_highWaterWritten = m_stats.nextSeq;
+    }
+}
 
 Result<std::unique_ptr<Spool>> Spool::open(const SpoolOptions& options) {
     sqlite::Database::Options dbOptions;
@@ -92,6 +208,9 @@ Result<std::unique_ptr<Spool>> Spool::open(const SpoolOptions& options) {
     }
     std::unique_ptr<Spool> spool(new Spool(std::move(*db), options));
     if (Status s = spool->load(); !s.ok()) {
+        return Error{s.error()};
+    }
+    if (Status s = spool->checkHighWater(); !s.ok()) {
         return Error{s.error()};
     }
     return spool;
@@ -177,6 +296,8 @@ Status Spool::insertLocked(std::vector<v1::TelemetryRecord>& records) {
         if (r.t_unix_ns() == 0) {
             r.set_t_unix_ns(nowUnixNs());
         }
+        // A string that is not UTF-8 would serialize but never parse back (record_text.h).
+        m_stats.textRepaired += makeRecordTextValid(r) > 0 ? 1 : 0;
         body.clear();
         r.SerializeToString(&body);
         ins->bind(1, static_cast<std::int64_t>(m_stats.nextSeq))
@@ -239,6 +360,7 @@ Result<std::uint64_t> Spool::append(std::vector<v1::TelemetryRecord>& records,
             return Error{s.error()};
         }
     }
+    noteHighWaterLocked();
     const std::uint64_t last = m_stats.nextSeq - 1;
     if (m_stats.payloadBytes > m_options.maxBytes) {
         if (Status s = enforceBound(nullptr); !s.ok()) {
@@ -328,6 +450,7 @@ Status Spool::enforceBound(std::vector<v1::TelemetryRecord>* appended) {
         m_stats = before;
         return s;
     }
+    noteHighWaterLocked();
     auto oldest = m_db->prepare("SELECT min(seq) FROM records");
     if (oldest && oldest->step().ok()) {
         m_stats.oldestKeptSeq =
@@ -374,6 +497,7 @@ Result<std::uint64_t> Spool::appendGap(std::uint64_t count, const std::string& w
         m_stats = before;
         return Error{s.error()};
     }
+    noteHighWaterLocked();
     return gapRecords.front().seq();
 }
 
@@ -387,7 +511,7 @@ Result<std::vector<v1::TelemetryRecord>> Spool::read(std::uint64_t fromSeq,
     std::lock_guard lock(m_mutex);
     std::vector<v1::TelemetryRecord> out;
     RawStatement q(m_db->handle(),
-                   "SELECT body FROM records WHERE seq >= ?1 ORDER BY seq LIMIT ?2");
+                   "SELECT seq, body FROM records WHERE seq >= ?1 ORDER BY seq LIMIT ?2");
     if (q.get() == nullptr) {
         return Error{m_db->lastError()};
     }
@@ -401,12 +525,15 @@ Result<std::vector<v1::TelemetryRecord>> Spool::read(std::uint64_t fromSeq,
         if (rc != SQLITE_ROW) {
             return Error{m_db->lastError()};
         }
-        const void* data = sqlite3_column_blob(q.get(), 0);
-        const int size = sqlite3_column_bytes(q.get(), 0);
+        const auto seq = static_cast<std::uint64_t>(sqlite3_column_int64(q.get(), 0));
+        const void* data = sqlite3_column_blob(q.get(), 1);
+        const int size = sqlite3_column_bytes(q.get(), 1);
         v1::TelemetryRecord r;
-        if (!r.ParseFromArray(data, size)) {
-            return Error{m_db->path() + ": corrupt spool record after seq " +
-                         std::to_string(out.empty() ? fromSeq : out.back().seq())};
+        if (!r.ParseFromArray(data, size) || r.seq() != seq) {
+            // One damaged record must not stop every watcher: it is sent as a gap event in its
+            // own place (same seq), so the stream goes on and the loss is visible and counted.
+            r = unreadableRecordGap(seq, size);
+            ++m_stats.unreadableSkipped;
         }
         out.push_back(std::move(r));
     }

@@ -13,6 +13,12 @@
 // with its position), and at most `maxCursors` exist (the least recently used goes first), so a
 // watcher that never comes back cannot pin the spool forever; the size bound applies regardless.
 //
+// A roll-back of the file (its WAL truncated or deleted, or an older copy put back) would make
+// seqs be issued twice in one incarnation. So the next seq is also kept apart, in
+// <path>.highwater (written after each commit, no fsync: it can lag, never lead): when open()
+// finds the file behind it, the seqs in between are never reused, an EVENT_GAP names them
+// (why "spool_rolled_back") and rollbackNote() says so for the daemon's log.
+//
 // Thread-safety: every method may be called from any thread (one internal mutex, one connection).
 
 #include <chrono>
@@ -64,7 +70,14 @@ struct SpoolStats {
     std::uint64_t payloadBytes = 0;
     std::uint64_t droppedRecords = 0;  // ever, by the size bound
     std::uint64_t trimmedThrough = 0;  // highest acknowledged seq trimmed
+    std::uint64_t textRepaired = 0;    // records stored with text made valid UTF-8 (this process)
+    std::uint64_t unreadableSkipped = 0;  // damaged records read back as gap events (this process)
 };
+
+/// What read() returns in place of a stored record that cannot be parsed (damaged bytes, or a
+/// non-UTF-8 string from a daemon before the text boundary): an EVENT_GAP with the record's own
+/// seq, attrs first_seq = last_seq = seq, count 1, why "unreadable_record".
+v1::TelemetryRecord unreadableRecordGap(std::uint64_t seq, int bytes);
 
 /// See the file comment. Owns its SQLite connection.
 class Spool {
@@ -87,7 +100,8 @@ class Spool {
     /// next append reports the real problem).
     void reclaimWal();
 
-    /// Records with seq >= fromSeq (0 = oldest kept), ascending, at most maxRecords.
+    /// Records with seq >= fromSeq (0 = oldest kept), ascending, at most maxRecords. A record
+    /// that cannot be parsed comes back as unreadableRecordGap(seq) instead of an error.
     Result<std::vector<v1::TelemetryRecord>> read(std::uint64_t fromSeq, std::size_t maxRecords);
 
     /// A watch by `consumer` starts at `fromSeq` (0 = oldest kept): creates its cursor just
@@ -114,6 +128,14 @@ class Spool {
     SpoolStats stats();
     std::uint64_t lastSeq();  // nextSeq - 1
 
+    /// Non-empty when open() found the spool file behind its high-water mark (or a high-water
+    /// mark of another incarnation): one sentence for the daemon's log.
+    const std::string& rollbackNote() const { return m_rollbackNote; }
+
+    ~Spool();
+    Spool(const Spool&) = delete;
+    Spool& operator=(const Spool&) = delete;
+
     /// Spool files whose wider mode open() tightened to 0600, one sentence each (logged once).
     const std::vector<std::string>& permissionNotes() const { return m_db->permissionNotes(); }
 
@@ -128,12 +150,21 @@ class Spool {
                             std::vector<v1::TelemetryRecord>* notices);
     Status trimLocked(std::uint64_t through);
     Status insertNoticesLocked(std::vector<v1::TelemetryRecord>& notices);
+    Status checkHighWater();
+    void noteHighWaterLocked();
 
     std::mutex m_mutex;
     std::unique_ptr<sqlite::Database> m_db;
     SpoolOptions m_options;
     SpoolStats m_stats;
     std::uint64_t m_incarnation = 0;
+    int m_highWaterFd = -1;
+    std::uint64_t m_highWaterWritten = 0;
+    std::string m_rollbackNote;
 };
+
+/// What to tell an operator when the spool file at `path` cannot be opened or read (damaged):
+/// the file, and how to start again.
+std::string spoolRecoveryAdvice(const std::string& path);
 
 }  // namespace runplane::agent

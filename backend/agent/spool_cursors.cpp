@@ -137,6 +137,8 @@ Status Spool::openCursor(const std::string& consumer, std::uint64_t fromSeq) {
     }
     if (!s.ok()) {
         m_stats = saved;
+    } else {
+        noteHighWaterLocked();
     }
     return s;
 }
@@ -252,6 +254,7 @@ Result<std::uint64_t> Spool::acknowledge(const std::string& consumer, std::uint6
         m_stats = before;
         return Error{s.error()};
     }
+    noteHighWaterLocked();
     return m_stats.trimmedThrough;
 }
 

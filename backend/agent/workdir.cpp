@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <vector>
 
 namespace runplane::agent {
@@ -24,6 +25,43 @@ std::string canonical(const std::string& path) {
 bool isUnder(const std::string& path, const std::string& root) {
     return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
            (root == "/" || path[root.size()] == '/');
+}
+
+// Checks on the request text alone, before any system call: a NUL would cut the path where the
+// kernel reads it, and a deep path costs every later realpath() time in proportion to its
+// depth (2,000 levels took 95 s of daemon CPU before these bounds).
+Status checkWorkdirText(const std::string& requested) {
+    if (requested.find('\0') != std::string::npos) {
+        return Error{"workdir contains a NUL byte at character " +
+                     std::to_string(requested.find('\0') + 1) + " (refused, as in argv and env)"};
+    }
+    if (requested.size() > kMaxWorkdirBytes) {
+        return Error{"workdir is " + std::to_string(requested.size()) + " bytes long; at most " +
+                     std::to_string(kMaxWorkdirBytes) + " are allowed"};
+    }
+    std::size_t depth = 0, pos = 0;
+    while (pos <= requested.size()) {
+        std::size_t next = requested.find('/', pos);
+        if (next == std::string::npos) {
+            next = requested.size();
+        }
+        const std::size_t length = next - pos;
+        if (length > kMaxWorkdirComponentBytes) {
+            return Error{"workdir component " + std::to_string(depth + 1) + " is " +
+                         std::to_string(length) + " bytes long; at most " +
+                         std::to_string(kMaxWorkdirComponentBytes) + " are allowed"};
+        }
+        const std::string_view part(requested.data() + pos, length);
+        if (!part.empty() && part != ".") {
+            ++depth;
+        }
+        pos = next + 1;
+    }
+    if (depth > kMaxWorkdirDepth) {
+        return Error{"workdir has " + std::to_string(depth) + " levels; at most " +
+                     std::to_string(kMaxWorkdirDepth) + " are allowed under the run root"};
+    }
+    return {};
 }
 
 }  // namespace
@@ -76,6 +114,9 @@ Status makeDirectories(const std::string& path, unsigned mode) {
 
 Result<std::string> confineWorkdir(const std::string& root, const std::string& requested,
                                    const std::string& fallback) {
+    if (Status s = checkWorkdirText(requested); !s.ok()) {
+        return s.failure();
+    }
     if (Status s = makeDirectories(root, 0750); !s.ok()) {
         return Error{"run root " + s.error()};
     }
@@ -116,6 +157,15 @@ Result<std::string> confineWorkdir(const std::string& root, const std::string& r
     }
     if (parts.empty()) {
         return Error{"workdir '" + requested + "' names the run root itself; use a subdirectory"};
+    }
+    std::size_t total = rootReal.size();
+    for (const auto& part : parts) {
+        total += 1 + part.size();
+    }
+    if (total >= PATH_MAX) {
+        return Error{"workdir: the path under the run root " + rootReal + " would be " +
+                     std::to_string(total) + " bytes long, more than the system's PATH_MAX (" +
+                     std::to_string(PATH_MAX) + ")"};
     }
     std::string cur = rootReal;
     for (const auto& part : parts) {

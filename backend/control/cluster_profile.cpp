@@ -1,5 +1,7 @@
 #include "backend/control/cluster_profile.h"
 
+#include "common/credential_file.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstdlib>
@@ -87,15 +89,17 @@ std::string clusterProfilePath(const std::string& nameOrFile) {
 Result<ClusterProfile> loadClusterProfile(const std::string& nameOrFile) {
     const std::string file = clusterProfilePath(nameOrFile);
     std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) {
+    if (!fs::exists(file, ec)) {
         return Error{"--cluster " + nameOrFile + ": no profile at " + file};
     }
-    if (fs::file_size(file, ec) > (1u << 20)) {
-        return Error{file + ": larger than 1 MiB; not a cluster profile"};
+    // Regular files only, at most 1 MiB, never blocking on a FIFO (common/credential_file.h).
+    auto text = readCredentialFile(file, kConfigFileMaxBytes, "--cluster profile");
+    if (!text) {
+        return text.failure();
     }
     YAML::Node root;
     try {
-        root = YAML::LoadFile(file);
+        root = YAML::Load(*text);
     } catch (const YAML::Exception& e) {
         return Error{where(file, e.mark) + ": " + e.msg};
     }
@@ -203,12 +207,11 @@ Result<ClusterProfile> loadClusterProfile(const std::string& nameOrFile) {
 }
 
 Result<std::string> readClientTokenFile(const std::string& path, const std::string& origin) {
-    std::ifstream in(path);
-    if (!in) {
-        return Error{origin + " " + path + ": cannot read the token file"};
+    auto text = readCredentialFile(path, kTokenFileMaxBytes, origin);
+    if (!text) {
+        return Error{text.error() + " (the token file)"};
     }
-    std::string token;
-    std::getline(in, token);
+    std::string token = text->substr(0, text->find('\n'));
     const auto first = token.find_first_not_of(" \t");
     const auto last = token.find_last_not_of(" \t\r");
     token = first == std::string::npos ? "" : token.substr(first, last - first + 1);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/control/dispatch.h"
+#include "common/credential_file.h"
 #include "runplane/v1/agent.grpc.pb.h"
 
 namespace runplane::control {
@@ -17,14 +18,12 @@ Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
                                                   const NodeClientOptions& options) {
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (!options.tlsRootCertFile.empty()) {
-        std::ifstream in(options.tlsRootCertFile, std::ios::binary);
-        if (!in) {
-            return Error{options.tlsRootCertFile + ": cannot read the TLS root certificate"};
+        auto pem = readCredentialFile(options.tlsRootCertFile, kPemFileMaxBytes, "");
+        if (!pem) {
+            return Error{pem.error() + " (the TLS root certificate)"};
         }
-        std::ostringstream ss;
-        ss << in.rdbuf();
         grpc::SslCredentialsOptions ssl;
-        ssl.pem_root_certs = ss.str();
+        ssl.pem_root_certs = std::move(*pem);
         credentials = grpc::SslCredentials(ssl);
     } else if (isLoopbackAddress(address)) {
         credentials = grpc::InsecureChannelCredentials();

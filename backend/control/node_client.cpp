@@ -15,6 +15,7 @@
 
 #include "backend/control/cluster_certs.h"
 #include "backend/control/node_convert.h"
+#include "common/credential_file.h"
 #include "runplane/v1/agent.grpc.pb.h"
 
 namespace runplane::control {
@@ -54,13 +55,12 @@ bool StreamCanceller::cancelled() const {
 namespace {
 
 Result<std::string> readFile(const std::string& path, const std::string& what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return Error{path + ": cannot read the " + what};
+    // Regular files only, size-capped, never blocking on a FIFO (common/credential_file.h).
+    auto text = readCredentialFile(path, kPemFileMaxBytes, "");
+    if (!text) {
+        return Error{text.error() + " (the " + what + ")"};
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    return text;
 }
 
 // A certificate outside its validity window fails the handshake with an opaque

@@ -178,7 +178,7 @@ TEST(MetricsWebConfig, ReadsTheExporterToolkitSubsetAndNamesMistakes) {
     std::ofstream(good) << "tls_server_config:\n  cert_file: " << dir.path()
                         << "/cert.pem\n  key_file: " << dir.path()
                         << "/key.pem\n  min_version: TLS12\nbasic_auth_users:\n  prom: "
-                           "$2y$10$abcdefghijklmnopqrstuuvwxyz0123456789ABCDEFGHIJKLMNO\n"
+                           "$2y$10$abcdefghijklmnopqrstuuvwxyz0123456789ABCDEFGHIJKLMNOP\n"
                         << "bearer_token_file: " << token << "\n";
     auto c = loadMetricsWebConfig(good);
     ASSERT_TRUE(c.ok()) << c.error();
@@ -198,7 +198,7 @@ TEST(MetricsWebConfig, ReadsTheExporterToolkitSubsetAndNamesMistakes) {
     expectError("tls_server_config:\n  certfile: x\n", "bad.yml:2:3: unknown key");
     expectError("basic_auth_users:\n  prom: plaintext\n", "must be a bcrypt hash");
     expectError("tls_server_config:\n  cert_file: /nonexistent\n  key_file: /nonexistent\n",
-                "/nonexistent is not readable");
+                "tls_server_config.cert_file /nonexistent: cannot open");
     expectError("tls_server_config:\n  min_version: TLS10\n", "TLS12 or TLS13");
     expectError("tls_server_config: [\n", "bad.yml:");
     expectError("scheme: https\n", "unknown key 'scheme'");

@@ -197,8 +197,8 @@ TEST(StockTools, MetricsOffLoopbackNeedsTlsAndCredentials) {
     EXPECT_FALSE(plain.ok());
     EXPECT_NE(plain.error().find("--metrics-web-config"), std::string::npos) << plain.error();
     const std::string web = dir.path() + "/web.yml";
-    std::ofstream(web)
-        << "basic_auth_users:\n  p: '$2y$05$abcdefghijklmnopqrstuuvwxyz0123456789ABCDEFGHIJKLMN'\n";
+    std::ofstream(web) << "basic_auth_users:\n  p: "
+                          "'$2y$05$abcdefghijklmnopqrstuuvwxyz0123456789ABCDEFGHIJKLMNOP'\n";
     DaemonProcess noTls(dir.path() + "/b",
                         {"--metrics-listen", "0.0.0.0:0", "--metrics-web-config", web});
     EXPECT_FALSE(noTls.ok());

@@ -7,6 +7,8 @@
 // is checked in full (run id, argv, env, workdir confinement) but can never start anything: the
 // run-record folder is replaced by a plain file, so the mkdir of a run's record fails. Not fuzzed:
 // Preflight, ResolveNccl, the NCCL probes and the Ray calls, which run programs on the host.
+// Two ended runs with 200 KB of argv each are re-attached at start, so ListRuns summarises
+// (issue 41 item 9); seeds also give deep and NUL-carrying working directories (items 4, 10).
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/server_interceptor.h>
 #include <unistd.h>
@@ -126,6 +128,20 @@ struct Daemon {
         ro.stateDir = dir + "/state";
         ro.runRoot = dir + "/runs";
         ro.supervisorPath = dir + "/no-supervisor";
+        // Two ended runs with large argv (issue 41 item 9), re-attached from their records, so
+        // that ListRuns has something to summarise.
+        for (const char* id : {"big-argv-1", "big-argv-2"}) {
+            const std::string record = ro.stateDir + "/runs.d/" + id;
+            std::filesystem::create_directories(record);
+            std::string argv = "[\"/bin/true\"";
+            for (int i = 0; i < 400; ++i) {
+                argv += ",\"" + std::string(500, static_cast<char>('a' + i % 26)) + "\"";
+            }
+            std::ofstream(record + "/spec.json")
+                << "{\"run_id\":\"" << id << "\",\"argv\":" << argv << "]}\n";
+            std::ofstream(record + "/exit.json")
+                << "{\"exit_code\":0,\"term_signal\":0,\"ended_unix_ns\":1}\n";
+        }
         runs = require(RunManager::open(ro, logger));
         // No run can ever be created (see the file comment).
         std::filesystem::remove_all(ro.stateDir + "/runs.d");

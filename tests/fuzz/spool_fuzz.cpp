@@ -1,7 +1,8 @@
 // The daemon's spool reading a file it did not write: meta values and record rows (seq, size,
 // protobuf body, gap_first) from the fuzzer are stored with plain SQLite (built in memory, written
 // as the file a clean close leaves), then Spool::open loads the counters, read() decodes every
-// body, and acknowledge/append run on what was loaded.
+// body, and acknowledge/append run on what was loaded; the append's text (a series name, run id,
+// message and attributes) is the input's first 48 bytes, and must read back (issue 41 item 1).
 //
 // Input: one flag byte (bit i: meta key i present), the four meta values (short strings), then
 // records: seq (8 bytes), flag byte (bit 0: gap_first set, bit 1: size column from the input),
@@ -10,10 +11,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "backend/agent/spool.h"
+#include "common/utf8_text.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace runplane::agent;
@@ -38,7 +41,7 @@ const std::string& spoolPath() {
 }
 
 void removeSpool(const std::string& path) {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal", ".highwater"}) {
         ::unlink((path + suffix).c_str());
     }
 }
@@ -173,9 +176,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)s.acknowledge(records->front().seq());
     }
     (void)s.read(stats.oldestKeptSeq, 10);
-    std::vector<runplane::v1::TelemetryRecord> fresh(1);
-    fresh[0].mutable_sample()->set_series("fuzz");
-    (void)s.append(fresh);
+    // Text from a run into the spool (issue 41 item 1): the input's first bytes, whatever they
+    // are, as a series name, a run id, a message and an attribute. What was appended must read
+    // back (never as an unreadable-record gap), its text valid UTF-8.
+    const std::string text(reinterpret_cast<const char*>(data), std::min<std::size_t>(size, 48));
+    std::vector<runplane::v1::TelemetryRecord> fresh(2);
+    fresh[0].mutable_sample()->set_series(text);
+    fresh[0].set_run_id(text.substr(0, 16));
+    fresh[1].mutable_event()->set_kind(runplane::v1::EVENT_INFO);
+    fresh[1].mutable_event()->set_message(text);
+    (*fresh[1].mutable_event()->mutable_attrs())[text.substr(0, 8)] = text;
+    (*fresh[1].mutable_event()->mutable_attrs())[text.substr(std::min<std::size_t>(8, text.size()),
+                                                             8)] = text.substr(0, 4);
+    const auto last = s.append(fresh);
+    if (last.ok() && *last >= 2) {
+        auto back = s.read(*last - 1, 2);
+        for (const auto& r : back.ok() ? *back : std::vector<runplane::v1::TelemetryRecord>{}) {
+            if (r.seq() + 1 < *last || r.seq() > *last) {
+                continue;  // a row of the fuzzed file (a damaged one may hold seqs past 2^63)
+            }
+            const auto& attrs = r.event().attrs();
+            if (r.has_event() && attrs.count("why") != 0 &&
+                attrs.at("why") == "unreadable_record") {
+                std::abort();  // a record the spool itself wrote did not read back
+            }
+            if (!runplane::isValidUtf8(r.sample().series()) ||
+                !runplane::isValidUtf8(r.event().message()) || !runplane::isValidUtf8(r.run_id())) {
+                std::abort();
+            }
+        }
+    }
     (void)s.acknowledge(s.lastSeq());
     return 0;  // the next input removes the files first (the scratch folder goes with the process)
 }

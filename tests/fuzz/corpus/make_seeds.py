@@ -91,3 +91,16 @@ write("agent_rpc", "ack.bin", rpc(5, "AckTelemetryRequest", 'committed_through_s
 write("agent_rpc", "ack-beyond.bin", rpc(5, "AckTelemetryRequest", 'committed_through_seq: 18446744073709551615'))
 write("agent_rpc", "get-node-wrong-token.bin", rpc(6, "GetNodeRequest", "", auth=b"\x02" + short_string(b"Bearer nope")))
 write("agent_rpc", "get-node-no-token.bin", rpc(6, "GetNodeRequest", "", auth=b"\x01"))
+
+# issue 41 (daemon side): deep and NUL-carrying working directories, a large argv.
+write("agent_rpc", "start-run-deep-workdir.bin", rpc(0, "StartRunRequest", 'run_id: "deep" argv: "/bin/true" workdir: "%s"' % ("d/" * 2000)))
+write("agent_rpc", "start-run-nul-workdir.bin", rpc(0, "StartRunRequest", 'run_id: "nul" argv: "/bin/true" workdir: "q\\000r"'))
+write("agent_rpc", "start-run-large-argv.bin", rpc(0, "StartRunRequest", 'run_id: "big" ' + " ".join('argv: "%s"' % (chr(97 + i % 26) * 100) for i in range(70))))
+
+# credentials: five fixture selectors (0 token, 1 FIFO, 2 link to the FIFO, 3 /dev/zero,
+# 4 folder, 5 2 MiB file, 6 missing, 7 empty), then YAML text after the keys.
+write("credentials", "good.bin", bytes([0, 0, 0, 0, 0]) + b"basic_auth_users:\n  p: '$2y$10$abcdefghijklmnopqrstuuvwxyz0123456789ABCDEFGHIJKLMNOP'\n")
+write("credentials", "fifo.bin", bytes([1, 1, 2, 1, 1]))
+write("credentials", "dev-zero.bin", bytes([3, 3, 3, 3, 3]))
+write("credentials", "folder-huge-missing.bin", bytes([4, 5, 6, 7, 5]))
+write("credentials", "bcrypt-cost-31.bin", bytes([0, 0, 0, 0, 2]) + b"basic_auth_users:\n  p: '$2y$31$abcdefghijklmnopqrstuuvwxyz0123456789ABCDEFGHIJKLMNOP'\ntelemetry_hz: 1\n")
