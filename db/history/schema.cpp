@@ -217,6 +217,22 @@ CREATE TABLE staged (
 CREATE INDEX staged_node ON staged(node_id, id);
 )sql";
 
+// Version 9 (issue #44): a run's diagnoses, kept after its nodes are gone. `json` is the whole
+// document (docs/diagnosis.md, "Format"), `bytes` its length; the history keeps at most
+// kDiagnosisMaxBytesPerRun per run (the oldest go first).
+constexpr const char* kSchemaV9 = R"sql(
+CREATE TABLE run_diagnoses (
+    id       INTEGER PRIMARY KEY,
+    run_id   TEXT NOT NULL,
+    t_ns     INTEGER NOT NULL,
+    trigger  TEXT NOT NULL,
+    headline TEXT NOT NULL,
+    bytes    INTEGER NOT NULL,
+    json     TEXT NOT NULL
+);
+CREATE INDEX run_diagnoses_run ON run_diagnoses(run_id, t_ns);
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
@@ -229,6 +245,7 @@ const std::array kMigrations = {
               kSchemaV7},
     Migration{8, "staged: a node's new samples in one row per transaction until a chunk fills",
               kSchemaV8},
+    Migration{9, "run_diagnoses: a run's hang/failure diagnoses", kSchemaV9},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
