@@ -103,8 +103,9 @@ std::vector<RasCommunicator> mergedCommunicators(const std::vector<NodeDiagnosis
     return out;
 }
 
+// NCCL prints a communicator hash as "0x" and 16 hex digits; anything longer is cut there.
 std::string shortHash(const std::string& h) {
-    return h.size() > 16 ? h.substr(0, 16) : h;
+    return h.size() > 18 ? h.substr(0, 18) : h;
 }
 
 void rasFindings(const std::vector<RasCommunicator>& comms, Verdict& v) {

@@ -349,3 +349,36 @@ TEST(RunDiagnosisJson, RoundTripsAndStaysWithinItsBound) {
 
 }  // namespace
 }  // namespace runplane::diagnosis
+
+namespace runplane::diagnosis {
+namespace {
+
+// The report and stack recorded on the H100 host (scripts/gpu/ras-diagnose.sh).
+TEST(RecordedOnGpuHost, TheRealReportAndStackParse) {
+    auto r = parseRasReport(fixture("ras_h100_one_rank_nccl2289.json"));
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->ncclVersion, "2.28.9");
+    EXPECT_EQ(r->communicatorsCount, 1);
+    const auto& c = r->communicators.at(0);
+    EXPECT_EQ(c.hash, "0x2d9cc5fe3b2c1c64");
+    EXPECT_EQ(c.size, 1);
+    ASSERT_EQ(c.ranks.size(), 1u);
+    EXPECT_EQ(c.ranks[0].pid, 611);
+    EXPECT_TRUE(c.ranks[0].status.present);
+    EXPECT_EQ(c.ranks[0].collectiveCounts.size(), 5u);  // one rank: NCCL counted no launch
+    EXPECT_TRUE(c.missingRanks.empty());
+    FakeRas ras(fixture("ras_h100_one_rank_nccl2289.json"));
+    auto fetched = fetchRasReport(at(ras));
+    ASSERT_TRUE(fetched.ok()) << fetched.error();
+    auto stack = parsePySpyJson(fixture("pyspy_h100_wait_for_peer.json"));
+    ASSERT_TRUE(stack.ok()) << stack.error();
+    NodeDiagnosis n;
+    n.rasAvailable = true;
+    n.ras = fetched->report;
+    n.stacks.push_back({611, "", *stack});
+    const Verdict v = judge({n});
+    EXPECT_EQ(v.headline, "all 1 ranks in wait_for_peer (ras_job.py:28)");
+}
+
+}  // namespace
+}  // namespace runplane::diagnosis
