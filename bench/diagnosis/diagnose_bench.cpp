@@ -6,7 +6,11 @@
 //                stored in the history (what Runplane does)
 //   sequential16 the reference: the same 16 nodes asked one after another, then stored
 //   single       one node alone (the per-node collection cost)
-// Usage: diagnose_bench [--nodes N] [--reps R]. Prints RESULT lines.
+// With --ras silent every node's RAS accepts the connection and never answers (the worst case a
+// hung job offers): each node's collection then waits out its RAS bound (--timeout-ms, default
+// 8000), in parallel with its stacks.
+// Usage: diagnose_bench [--nodes N] [--reps R] [--ras answer|silent] [--timeout-ms T].
+// Prints RESULT lines.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -39,14 +43,20 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int nodes = 16, reps = 3;
+    int nodes = 16, reps = 3, timeoutMs = 8000;
+    bool silent = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (std::strcmp(argv[i], "--nodes") == 0) {
             nodes = std::atoi(argv[i + 1]);
         } else if (std::strcmp(argv[i], "--reps") == 0) {
             reps = std::atoi(argv[i + 1]);
+        } else if (std::strcmp(argv[i], "--ras") == 0) {
+            silent = std::strcmp(argv[i + 1], "silent") == 0;
+        } else if (std::strcmp(argv[i], "--timeout-ms") == 0) {
+            timeoutMs = std::atoi(argv[i + 1]);
         }
     }
+    const auto collect = std::chrono::milliseconds(timeoutMs);
     if (!diagnosis::testing::haveVenv()) {
         std::cerr << "no py-spy venv at " << diagnosis::testing::pySpyVenv()
                   << " (scripts/setup-pyspy-venv.sh)\n";
@@ -55,7 +65,9 @@ int main(int argc, char** argv) {
     std::ifstream in(testing::sourceDir() + "/tests/diagnosis/fixtures/ras_healthy.json");
     std::ostringstream report;
     report << in.rdbuf();
-    diagnosis::testing::FakeRas ras(report.str());
+    diagnosis::testing::FakeRas ras(report.str(), silent
+                                                      ? diagnosis::testing::FakeRas::Mode::Silent
+                                                      : diagnosis::testing::FakeRas::Mode::Answer);
     diagnosis::testing::ClusterOptions o;
     o.nodes = nodes;
     o.functionOf = [](int i) { return i == 3 ? "all_gather_into_tensor" : "barrier"; };
@@ -77,6 +89,8 @@ int main(int argc, char** argv) {
         bool done = false;
         control::DiagnosisTrigger::Options to;
         to.historyPath = history;
+        to.base.collectTimeout = collect;
+        to.base.callTimeout = collect + std::chrono::seconds(6);
         to.addressesOf = [&](const RunId&) { return cluster.addresses(); };
         to.onDone = [&](const RunId&, const std::string&,
                         const Result<diagnosis::RunDiagnosis>& d) {
@@ -103,6 +117,8 @@ int main(int argc, char** argv) {
                 control::DiagnoseSpec spec;
                 spec.runId = RunId("hung-run");
                 spec.addresses = {a};
+                spec.collectTimeout = collect;
+                spec.callTimeout = collect + std::chrono::seconds(6);
                 auto one = control::diagnoseAcross(spec);
                 all.nodes.push_back(one.nodes.front());
             }
@@ -115,12 +131,15 @@ int main(int argc, char** argv) {
             spec.runId = RunId("hung-run");
             spec.trigger = "single";
             spec.addresses = {cluster.addresses().front()};
+            spec.collectTimeout = collect;
+            spec.callTimeout = collect + std::chrono::seconds(6);
             const auto t0 = Clock::now();
             (void)control::diagnoseAndStore(history, spec);
             single.push_back(ms(Clock::now() - t0));
         }
     }
     std::cout << "RESULT diagnose nodes=" << nodes << " reps=" << reps
+              << " ras=" << (silent ? "silent" : "answer") << " timeout_ms=" << timeoutMs
               << " parallel_trigger_to_stored_ms=" << median(parallel)
               << " sequential_reference_ms=" << median(sequential)
               << " single_node_ms=" << median(single) << " target_ms=15000\n";
