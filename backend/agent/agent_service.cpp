@@ -11,6 +11,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "backend/agent/diagnose.h"
 #include "backend/agent/preflight.h"
 #include "backend/agent/ray_control.h"
 #include "compute/gpu/nccl_probe.h"
@@ -694,6 +695,36 @@ grpc::ServerUnaryReactor* AgentService::RayStop(grpc::CallbackServerContext* ctx
         *response = rayStop(*request);
         return grpc::Status::OK;
     });
+}
+
+grpc::ServerUnaryReactor* AgentService::Diagnose(grpc::CallbackServerContext* ctx,
+                                                 const v1::DiagnoseRequest* request,
+                                                 v1::DiagnoseReport* response) {
+    auto* reactor = ctx->DefaultReactor();
+    if (grpc::Status auth = m_deps.auth->check(ctx, "Diagnose"); !auth.ok()) {
+        reactor->Finish(auth);
+        return reactor;
+    }
+    m_diagnosePool->post([this, reactor, request, response] {
+        DiagnoseOptions options;
+        options.nodeId = m_deps.nodeId;
+        options.gpuTelemetry = m_deps.gpuTelemetry;
+        options.nativeFrames = request->native();
+        if (request->timeout_ms() > 0) {
+            options.rasTimeout = options.stackTimeout =
+                std::chrono::milliseconds(std::min<std::uint32_t>(request->timeout_ms(), 60000));
+        }
+        auto node = diagnoseRun(*m_deps.runs, request->run_id(), options);
+        if (!node) {
+            reactor->Finish(mapRunError(node.failure()));
+            return;
+        }
+        response->set_node_id(m_deps.nodeId);
+        response->set_json(
+            toJson(*node).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        reactor->Finish(grpc::Status::OK);
+    });
+    return reactor;
 }
 
 }  // namespace runplane::agent

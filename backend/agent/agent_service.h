@@ -33,6 +33,7 @@ struct AgentServiceDeps {
     const Authenticator* auth = nullptr;
     Logger* logger = nullptr;
     std::size_t maxRecordsPerBatch = 500;
+    bool gpuTelemetry = true;  // false: --no-gpu (a diagnosis then reads no NVML)
 };
 
 class AgentService final : public v1::Agent::CallbackService {
@@ -79,12 +80,17 @@ class AgentService final : public v1::Agent::CallbackService {
     grpc::ServerUnaryReactor* RayStop(grpc::CallbackServerContext* ctx,
                                       const v1::RayStopRequest* request,
                                       v1::RayCommandResult* response) override;
+    grpc::ServerUnaryReactor* Diagnose(grpc::CallbackServerContext* ctx,
+                                       const v1::DiagnoseRequest* request,
+                                       v1::DiagnoseReport* response) override;
 
   private:
     template <typename Fn>
     grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* ctx, const char* method, Fn fn);
 
     AgentServiceDeps m_deps;
+    // Diagnoses take seconds (RAS, py-spy): their own threads, so RPCs on the pool never wait.
+    std::unique_ptr<WorkPool> m_diagnosePool = std::make_unique<WorkPool>(2);
 };
 
 }  // namespace runplane::agent

@@ -258,6 +258,7 @@ int daemonMain(int argc, char** argv) {
     deps.pool = &pool;
     deps.auth = &auth;
     deps.logger = &logger;
+    deps.gpuTelemetry = config.gpuTelemetry;
     AgentService service(deps);
 
     std::shared_ptr<grpc::ServerCredentials> creds;

@@ -16,6 +16,7 @@
 #include "backend/cli/alerts_cli.h"
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
+#include "backend/control/diagnose.h"
 #include "backend/control/history_location.h"
 #include "backend/control/node_client.h"
 #include "backend/control/retention_pruner.h"
@@ -173,6 +174,7 @@ struct WatchOptions {
     bool json = false;
     std::string consumer;
     std::string alerts;  // rules file (docs/alerts.md); empty: the default one if it exists
+    bool noDiagnose = false;
     runplane::cli::ConnectionFlags connection;
 };
 
@@ -296,8 +298,29 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     ingest.client = connection->client;
     ingest.client.consumer = options.consumer;  // empty: watch-<history hash>@<host>
     ingest.consumerRole = "watch";
+    // A run's first stall and its failure start a diagnosis of the run (docs/diagnosis.md).
+    runplane::control::DiagnosisTrigger::Options diagnose;
+    diagnose.historyPath = options.history;
+    diagnose.base.client = connection->client;
+    diagnose.onDone = [](const runplane::RunId& run, const std::string& trigger,
+                         const runplane::Result<runplane::diagnosis::RunDiagnosis>& d) {
+        std::cerr << "runplanectl watch: diagnosis of run " << run.value() << " (" << trigger
+                  << "): " << (d ? d->verdict.headline : d.error()) << std::endl;
+    };
+    runplane::control::DiagnosisTrigger trigger(diagnose);
     IngestorCallbacks callbacks;
-    callbacks.onTelemetry = [&](const TelemetryUpdate& update) { printer.onUpdate(update); };
+    callbacks.onTelemetry = [&](const TelemetryUpdate& update) {
+        printer.onUpdate(update);
+        for (const auto& e : update.events) {
+            auto state = e.attrs.find("state");
+            if (!options.noDiagnose) {
+                trigger.onEvent(e.runId, e.kind,
+                                state != e.attrs.end() && state->second.is_string()
+                                    ? state->second.get<std::string>()
+                                    : std::string());
+            }
+        }
+    };
     callbacks.onStatus = [&](const IngestorStatus& status) {
         std::lock_guard lock(statusMutex);
         std::string line;
@@ -413,6 +436,8 @@ const bool kRegistered =
         watchCmd->add_option("--hz", watch->sampleHz, "Requested host sampling rate (1..10)")
             ->check(CLI::Range(0.0, 10.0));
         watchCmd->add_flag("--json", watch->json, "Print one JSON object per line");
+        watchCmd->add_flag("--no-diagnose", watch->noDiagnose,
+                           "Do not diagnose a run on its first stall or its failure");
         watchCmd->add_option("--consumer", watch->consumer,
                              "The daemon-side cursor name of this watcher (default "
                              "watch-<history hash>@<host>); records are kept until every "

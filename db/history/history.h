@@ -31,7 +31,7 @@ class Database;
 namespace runplane::db {
 
 /// The schema version this build writes. Opening a file with a newer version is refused.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 /// Bound on a run's stored output per stream (the tail is kept), 16 MiB.
 inline constexpr std::uint64_t kRunLogMaxBytes = 16ull << 20;
@@ -42,6 +42,19 @@ struct RunLogText {
     std::uint64_t firstOffset = 0;  // > the asked offset when older bytes were dropped by the bound
     std::uint64_t endOffset = 0;
     bool truncated = false;  // bytes before firstOffset existed but are no longer stored
+};
+
+/// Bound on the diagnoses kept per run (issue #44): past it the oldest go (the newest stays).
+inline constexpr std::uint64_t kDiagnosisMaxBytesPerRun = 8ull << 20;
+
+/// One stored diagnosis of a run (docs/diagnosis.md): its verdict's headline and the whole
+/// document as JSON text.
+struct DiagnosisRecord {
+    std::int64_t id = 0;
+    std::int64_t tNs = 0;
+    std::string trigger;  // on_demand, stall, failed, phase_overrun
+    std::string headline;
+    std::string json;
 };
 
 /// Lifecycle of a run as the history records it (common/telemetry/run_state.h). "DaemonLost"
@@ -444,6 +457,15 @@ class History {
     /// The stored bytes of the stream from `fromOffset` on.
     Result<RunLogText> readRunLog(const RunId& runId, const std::string& stream,
                                   std::uint64_t fromOffset = 0);
+
+    /// A run's diagnoses (run_diagnoses.cpp). Stores one; past maxBytesPerRun of JSON for the
+    /// run the oldest are deleted (never the one just stored). Returns its id.
+    Result<std::int64_t> addDiagnosis(const RunId& runId, std::int64_t tNs,
+                                      const std::string& trigger, const std::string& headline,
+                                      const std::string& json,
+                                      std::uint64_t maxBytesPerRun = kDiagnosisMaxBytesPerRun);
+    /// Newest first; with withJson false the documents are left out (a listing).
+    Result<std::vector<DiagnosisRecord>> listDiagnoses(const RunId& runId, bool withJson = true);
 
   private:
     History(std::unique_ptr<sqlite::Database> db, std::string path);

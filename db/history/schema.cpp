@@ -251,6 +251,22 @@ CREATE INDEX alert_deliveries_rule ON alert_deliveries(rule, created_ns);
 CREATE INDEX alert_deliveries_quiet ON alert_deliveries(quiet_key, created_ns);
 )sql";
 
+// Version 10 (issue #44): a run's diagnoses, kept after its nodes are gone. `json` is the whole
+// document (docs/diagnosis.md, "Format"), `bytes` its length; the history keeps at most
+// kDiagnosisMaxBytesPerRun per run (the oldest go first).
+constexpr const char* kSchemaV10 = R"sql(
+CREATE TABLE run_diagnoses (
+    id       INTEGER PRIMARY KEY,
+    run_id   TEXT NOT NULL,
+    t_ns     INTEGER NOT NULL,
+    trigger  TEXT NOT NULL,
+    headline TEXT NOT NULL,
+    bytes    INTEGER NOT NULL,
+    json     TEXT NOT NULL
+);
+CREATE INDEX run_diagnoses_run ON run_diagnoses(run_id, t_ns);
+)sql";
+
 const std::array kMigrations = {
     Migration{1, "foundation: runs, nodes, series, samples, events, ingest_cursor", kSchemaV1},
     Migration{2, "sample_rollup: min/max pyramid for decimated reads", kSchemaV2, &backfillRollups},
@@ -265,6 +281,7 @@ const std::array kMigrations = {
               kSchemaV8},
     Migration{9, "alerts: the sender's cursor over events, its lease, one row per delivery",
               kSchemaV9},
+    Migration{10, "run_diagnoses: a run's hang/failure diagnoses", kSchemaV10},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

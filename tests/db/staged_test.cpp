@@ -459,7 +459,7 @@ TEST(Staged, AVersion7HeadWithUnrolledSamplesStaysReadable) {
     }
     auto h = History::open(path);
     ASSERT_TRUE(h.ok()) << h.error();
-    EXPECT_EQ(*(*h)->schemaVersion(), kSchemaVersion);  // 7 -> 8 and on
+    EXPECT_EQ(*(*h)->schemaVersion(), kSchemaVersion);  // migrated to the current version
     EXPECT_EQ(scalar(path, "SELECT sum(unrolled) FROM chunks;"), 60);
     expectEachSampleOnce(**h, path, 1, 300, "migrated");
     // The 60 unrolled samples are in no cell yet.

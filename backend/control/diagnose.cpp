@@ -1,0 +1,315 @@
+// A run's diagnosis across its nodes, stored with the run (diagnose.h). Opens its own channel
+// per node with the same security rule as the other control RPCs: plaintext only to loopback,
+// TLS when a root certificate is given, bearer token as metadata.
+#include "backend/control/diagnose.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "db/history/history.h"
+#include "runplane/v1/agent.grpc.pb.h"
+
+namespace runplane::control {
+namespace {
+
+namespace dx = runplane::diagnosis;
+using Clock = std::chrono::steady_clock;
+
+std::int64_t nowUnixNs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
+                                                  const NodeClientOptions& options) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    if (!options.tlsRootCertFile.empty()) {
+        std::ifstream in(options.tlsRootCertFile, std::ios::binary);
+        if (!in) {
+            return Error{options.tlsRootCertFile + ": cannot read the TLS root certificate"};
+        }
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        grpc::SslCredentialsOptions ssl;
+        ssl.pem_root_certs = ss.str();
+        if (!options.tlsCertFile.empty() && !options.tlsKeyFile.empty()) {
+            std::ifstream cert(options.tlsCertFile, std::ios::binary);
+            std::ifstream key(options.tlsKeyFile, std::ios::binary);
+            std::ostringstream c, k;
+            c << cert.rdbuf();
+            k << key.rdbuf();
+            ssl.pem_cert_chain = c.str();
+            ssl.pem_private_key = k.str();
+        }
+        credentials = grpc::SslCredentials(ssl);
+    } else if (isLoopbackAddress(address)) {
+        credentials = grpc::InsecureChannelCredentials();
+    } else {
+        return Error{
+            "refusing a plaintext connection to " + address +
+            ": only loopback addresses may be reached without TLS (give a TLS root certificate)"};
+    }
+    grpc::ChannelArguments args;
+    if (!options.tlsServerName.empty()) {
+        args.SetSslTargetNameOverride(options.tlsServerName);
+    }
+    args.SetMaxReceiveMessageSize(64 << 20);
+    return v1::Agent::NewStub(grpc::CreateCustomChannel(address, credentials, args));
+}
+
+dx::NodeDiagnosis diagnoseOne(const std::string& address, const DiagnoseSpec& spec) {
+    dx::NodeDiagnosis failed;
+    failed.address = address;
+    failed.runId = spec.runId.value();
+    auto stub = makeStub(address, spec.client);
+    if (!stub) {
+        failed.error = stub.error();
+        return failed;
+    }
+    v1::DiagnoseRequest req;
+    req.set_run_id(spec.runId.value());
+    req.set_native(spec.native);
+    req.set_timeout_ms(static_cast<std::uint32_t>(spec.collectTimeout.count()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + spec.callTimeout);
+    if (!spec.client.bearerToken.empty()) {
+        context.AddMetadata("authorization", "Bearer " + spec.client.bearerToken);
+    }
+    v1::DiagnoseReport resp;
+    const grpc::Status st = (*stub)->Diagnose(&context, req, &resp);
+    if (!st.ok()) {
+        failed.error = rpcFailure(address, "Diagnose", static_cast<RpcCode>(st.error_code()),
+                                  st.error_message())
+                           .message;
+        return failed;
+    }
+    const auto j = nlohmann::json::parse(resp.json(), nullptr, false);
+    if (j.is_discarded()) {
+        failed.error = "the daemon at " + address + " sent a diagnosis that is not JSON";
+        return failed;
+    }
+    auto node = dx::nodeDiagnosisFromJson(j);
+    if (!node) {
+        failed.error = address + ": " + node.error();
+        return failed;
+    }
+    node->address = address;
+    return std::move(*node);
+}
+
+}  // namespace
+
+dx::RunDiagnosis diagnoseAcross(const DiagnoseSpec& spec) {
+    const auto t0 = Clock::now();
+    dx::RunDiagnosis out;
+    out.runId = spec.runId.value();
+    out.trigger = spec.trigger;
+    out.tUnixNs = nowUnixNs();
+    out.nodes.resize(spec.addresses.size());
+    std::vector<std::thread> threads;
+    threads.reserve(spec.addresses.size());
+    for (std::size_t i = 0; i < spec.addresses.size(); ++i) {
+        threads.emplace_back([&, i] { out.nodes[i] = diagnoseOne(spec.addresses[i], spec); });
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    out.verdict = dx::judge(out.nodes);
+    out.tookMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+    return out;
+}
+
+Result<std::int64_t> storeDiagnosis(const std::string& historyPath,
+                                    const dx::RunDiagnosis& diagnosis) {
+    auto history = db::History::open(historyPath);
+    if (!history) {
+        return history.failure();
+    }
+    const std::string text = dx::boundedJsonText(diagnosis, kDiagnosisMaxDocumentBytes);
+    return (*history)->addDiagnosis(RunId(diagnosis.runId), diagnosis.tUnixNs, diagnosis.trigger,
+                                    diagnosis.verdict.headline, text);
+}
+
+Result<dx::RunDiagnosis> diagnoseAndStore(const std::string& historyPath,
+                                          const DiagnoseSpec& spec) {
+    dx::RunDiagnosis d = diagnoseAcross(spec);
+    auto stored = storeDiagnosis(historyPath, d);
+    if (!stored) {
+        return Error{"diagnosis of run " + spec.runId.value() + " not stored: " + stored.error()};
+    }
+    return d;
+}
+
+Result<std::vector<std::string>> runNodeAddresses(const std::string& historyPath,
+                                                  const RunId& runId) {
+    auto history = db::History::open(historyPath);
+    if (!history) {
+        return history.failure();
+    }
+    auto run = (*history)->run(runId);
+    if (!run) {
+        return run.failure();
+    }
+    if (!*run) {
+        return Error{historyPath + ": no run '" + runId.value() + "'", ErrorCode::NotFound};
+    }
+    auto nodes = (*history)->listNodes();
+    if (!nodes) {
+        return nodes.failure();
+    }
+    std::vector<std::string> out;
+    for (const auto& entry : (*run)->nodes) {
+        std::string address;
+        for (const auto& n : *nodes) {
+            if (n.nodeId.value() == entry) {
+                address = n.address;
+            }
+        }
+        if (address.empty() && entry.find(':') != std::string::npos) {
+            address = entry;  // dispatch records addresses
+        }
+        if (!address.empty() && std::find(out.begin(), out.end(), address) == out.end()) {
+            out.push_back(address);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+Result<std::vector<std::pair<std::int64_t, std::string>>> phaseEvents(db::History& history,
+                                                                      const RunId& runId) {
+    db::EventFilter filter;
+    filter.runId = runId;
+    filter.kind = "phase";
+    filter.limit = 100000;
+    auto events = history.listEvents(filter);
+    if (!events) {
+        return events.failure();
+    }
+    std::vector<std::pair<std::int64_t, std::string>> out;
+    for (const auto& e : *events) {
+        auto it = e.attrs.find("phase");
+        if (it != e.attrs.end() && it->second.is_string()) {
+            out.emplace_back(e.tNs, it->second.get<std::string>());
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& historyPath,
+                                                      const RunId& runId, std::int64_t nowNs) {
+    auto history = db::History::open(historyPath);
+    if (!history) {
+        return history.failure();
+    }
+    auto run = (*history)->run(runId);
+    if (!run) {
+        return run.failure();
+    }
+    if (!*run || (*run)->endedNs != 0) {
+        return std::optional<PhaseOverrun>();
+    }
+    auto own = phaseEvents(**history, runId);
+    if (!own) {
+        return own.failure();
+    }
+    const auto spans = dx::phaseSpans(*own, 0);
+    if (spans.empty() || spans.back().endNs != 0) {
+        return std::optional<PhaseOverrun>();
+    }
+    const auto& current = spans.back();
+    auto runs = (*history)->listRuns();
+    if (!runs) {
+        return runs.failure();
+    }
+    std::vector<double> past;
+    for (const auto& r : *runs) {
+        if (r.id == runId || r.recipeYaml.empty() || r.recipeYaml != (*run)->recipeYaml) {
+            continue;
+        }
+        auto events = phaseEvents(**history, r.id);
+        if (!events) {
+            return events.failure();
+        }
+        for (const auto& s : dx::phaseSpans(*events, r.endedNs)) {
+            if (s.phase == current.phase && s.endNs > s.startNs) {
+                past.push_back(s.seconds());
+            }
+        }
+    }
+    const auto limit = dx::phaseLimit(past);
+    const double elapsed = static_cast<double>(nowNs - current.startNs) / 1e9;
+    if (!limit || elapsed <= limit->limitSeconds) {
+        return std::optional<PhaseOverrun>();
+    }
+    return std::optional<PhaseOverrun>(PhaseOverrun{current.phase, elapsed, *limit});
+}
+
+// ------------------------------------------------------------------ DiagnosisTrigger
+
+DiagnosisTrigger::DiagnosisTrigger(Options options) : m_options(std::move(options)) {}
+
+DiagnosisTrigger::~DiagnosisTrigger() {
+    std::vector<std::thread> threads;
+    {
+        std::lock_guard lock(m_mutex);
+        threads.swap(m_threads);
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+}
+
+bool DiagnosisTrigger::onEvent(const RunId& runId, const std::string& kind,
+                               const std::string& state) {
+    if (runId.value().empty()) {
+        return false;
+    }
+    if (kind == "stall") {
+        return fire(runId, "stall");
+    }
+    if (kind == "run_state" && (state == "failed" || state == "RUN_STATE_FAILED")) {
+        return fire(runId, "failed");
+    }
+    return false;
+}
+
+bool DiagnosisTrigger::checkPhase(const RunId& runId, std::int64_t nowNs) {
+    auto overrun = checkPhaseOverrun(m_options.historyPath, runId, nowNs);
+    return overrun && *overrun && fire(runId, "phase_overrun");
+}
+
+bool DiagnosisTrigger::fire(const RunId& runId, const std::string& trigger) {
+    std::lock_guard lock(m_mutex);
+    if (!m_fired.insert({runId.value(), trigger}).second) {
+        return false;
+    }
+    m_threads.emplace_back([this, runId, trigger] {
+        DiagnoseSpec spec = m_options.base;
+        spec.runId = runId;
+        spec.trigger = trigger;
+        if (m_options.addressesOf) {
+            spec.addresses = m_options.addressesOf(runId);
+        } else if (auto a = runNodeAddresses(m_options.historyPath, runId)) {
+            spec.addresses = std::move(*a);
+        }
+        auto result = spec.addresses.empty()
+                          ? Result<dx::RunDiagnosis>(
+                                Error{"run " + runId.value() + ": no node address known"})
+                          : diagnoseAndStore(m_options.historyPath, spec);
+        if (m_options.onDone) {
+            m_options.onDone(runId, trigger, result);
+        }
+    });
+    return true;
+}
+
+}  // namespace runplane::control

@@ -1,0 +1,40 @@
+#pragma once
+// The phase-overrun trigger's rule (issue #44, docs/diagnosis.md "Triggers"): a phase of a run
+// that lasts longer than max(3 x median, median + 10 min) of the same phase in the same recipe's
+// past runs (at least kMinPhaseSamples past occurrences) is worth a diagnosis.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace runplane::diagnosis {
+
+inline constexpr std::size_t kMinPhaseSamples = 3;
+inline constexpr double kPhaseFactor = 3.0;
+inline constexpr double kPhaseMarginSeconds = 600.0;
+
+/// One occurrence of a phase: from its phase event to the next phase event (or the run's end).
+struct PhaseSpan {
+    std::string phase;
+    std::int64_t startNs = 0;
+    std::int64_t endNs = 0;  // 0: still going
+    double seconds() const { return static_cast<double>(endNs - startNs) / 1e9; }
+};
+
+/// The spans of a run from its phase events (time, phase name) in time order; the last span
+/// ends at endNs (0: the run is still in it).
+std::vector<PhaseSpan> phaseSpans(const std::vector<std::pair<std::int64_t, std::string>>& events,
+                                  std::int64_t endNs);
+
+struct PhaseLimit {
+    double medianSeconds = 0;
+    double limitSeconds = 0;  // max(kPhaseFactor x median, median + kPhaseMarginSeconds)
+    std::size_t samples = 0;
+};
+
+/// The limit from past durations; nullopt with fewer than kMinPhaseSamples.
+std::optional<PhaseLimit> phaseLimit(std::vector<double> pastSeconds);
+
+}  // namespace runplane::diagnosis
