@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/control/bearer_token.h"
 #include "backend/control/dispatch.h"
 #include "runplane/v1/agent.grpc.pb.h"
 
@@ -15,6 +16,9 @@ namespace {
 
 Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
                                                   const NodeClientOptions& options) {
+    if (const std::string problem = bearerTokenProblem(options.bearerToken); !problem.empty()) {
+        return Error{"bearer token: " + problem};  // gRPC would abort on it (issue 41)
+    }
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (!options.tlsRootCertFile.empty()) {
         std::ifstream in(options.tlsRootCertFile, std::ios::binary);

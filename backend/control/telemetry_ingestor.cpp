@@ -224,8 +224,13 @@ void TelemetryIngestor::Impl::run() {
         if (stopping()) {
             break;
         }
-        if (fatal) {
-            failedWith = result.error();
+        // A damaged history fails every write to come, or worse takes them where it is
+        // damaged: stop writing into it (issue 41).
+        const bool damaged = !result.ok() && db::saysHistoryDamaged(result.error());
+        if (fatal || damaged) {
+            failedWith = damaged ? options.historyPath + ": the history is damaged (" +
+                                       result.error() + "); stopped writing into it"
+                                 : result.error();
             break;
         }
         update([&](IngestorStatus& s) {
