@@ -301,7 +301,7 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
             context.exitCode = 1;
             return;
         }
-        existing = runplane::Error{"closed"};
+        existing = runplane::Error{"closed"};  // the check's connection goes before the writer's
         std::vector<std::string> found;
         if (!problems.ok() && runplane::db::saysHistoryDamaged(problems.error())) {
             found.push_back(problems.error());

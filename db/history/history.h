@@ -484,7 +484,7 @@ class History {
 
     // ---- integrity (issue 41, docs/history.md "Damaged, read-only or locked histories")
     /// PRAGMA quick_check: the first `maxProblems` problems SQLite finds; empty when intact.
-    /// Reads the whole file (about 1 s a GB).
+    /// Reads the whole file (watch runs it once at start).
     Result<std::vector<std::string>> quickCheck(int maxProblems = 5);
 
   private:
