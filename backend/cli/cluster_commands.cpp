@@ -60,6 +60,9 @@ const bool kRegistered =
             ->capture_default_str();
         initCmd->add_option("--days", init->init.days, "Validity of the certificates in days")
             ->capture_default_str();
+        initCmd->add_flag("--force", init->init.force,
+                          "Replace the CA key, token and certificates of a cluster already in "
+                          "--out (its daemons must then get the new ones)");
         initCmd->callback([init, &context] { runInit(*init, context); });
     });
 

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "backend/control/bearer_token.h"
 #include "backend/control/cluster_profile.h"
 
 namespace runplane::cli {
@@ -48,23 +49,33 @@ Result<Connection> resolveConnection(const ConnectionFlags& flags) {
     }
     c.client.tlsServerName = pick(flags.tlsServerName, profile.tlsServerName);
     const char* env = std::getenv("RUNPLANE_TOKEN");
+    std::string tokenOrigin;  // where the token came from, for an error about it
     if (!flags.tokenFile.empty()) {
         auto t = control::readClientTokenFile(flags.tokenFile, "--token-file");
         if (!t.ok()) {
             return Error{t.error()};
         }
         c.client.bearerToken = *t;
+        tokenOrigin = "--token-file " + flags.tokenFile;
     } else if (env && *env) {
         c.client.bearerToken = env;
         if (c.client.bearerToken.size() < 16) {
             return Error{"$RUNPLANE_TOKEN: the token must be at least 16 characters"};
         }
+        tokenOrigin = "$RUNPLANE_TOKEN";
     } else if (!profile.tokenFile.empty()) {
         auto t = control::readClientTokenFile(profile.tokenFile, profile.path + ": token_file");
         if (!t.ok()) {
             return Error{t.error()};
         }
         c.client.bearerToken = *t;
+        tokenOrigin = profile.path + ": token_file " + profile.tokenFile;
+    }
+    // gRPC aborts the process on a header value it cannot send (issue 41): say what is wrong
+    // and where the token came from instead.
+    if (const std::string problem = control::bearerTokenProblem(c.client.bearerToken);
+        !problem.empty()) {
+        return Error{tokenOrigin + ": " + problem};
     }
     return c;
 }

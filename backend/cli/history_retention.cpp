@@ -26,6 +26,7 @@ struct RetentionOptions {
     bool json = false;
     bool dryRun = false;
     bool vacuum = false;
+    bool trustClock = false;
     int rawDays = 0;     // 0: keep the stored value
     int rollupDays = 0;  // 0: keep the stored value
     std::string runId;
@@ -96,6 +97,7 @@ void runPrune(const RetentionOptions& options, CliContext& context) {
     runplane::db::PruneOptions prune;
     prune.dryRun = options.dryRun;
     prune.vacuum = options.vacuum;
+    prune.trustClock = options.trustClock;
     auto report = history->prune(prune);
     if (!report.ok()) {
         std::cerr << "runplanectl history prune: " << report.error() << "\n";
@@ -107,6 +109,7 @@ void runPrune(const RetentionOptions& options, CliContext& context) {
         std::cout << json{{"dry_run", r.dryRun},
                           {"raw_cutoff_ns", r.rawCutoffNs},
                           {"rollup_cutoff_ns", r.rollupCutoffNs},
+                          {"newest_sample_ns", r.newestSampleNs},
                           {"series_pruned", r.seriesPruned},
                           {"samples_deleted", r.samplesDeleted},
                           {"fine_rollups_deleted", r.fineRollupsDeleted},
@@ -190,6 +193,9 @@ void addRetentionCommands(CLI::App& group, CliContext& context) {
     pruneCmd->add_flag("--dry-run", prune->dryRun, "Count what would be deleted; change nothing");
     pruneCmd->add_flag("--vacuum", prune->vacuum,
                        "VACUUM afterwards (rewrites the file; writers wait meanwhile)");
+    pruneCmd->add_flag("--trust-clock", prune->trustClock,
+                       "Prune by this machine's clock even when it is ahead of the newest "
+                       "sample stored by more than the raw horizon (an old history)");
     pruneCmd->add_flag("--json", prune->json, "Print JSON");
     pruneCmd->callback([prune, &context] { runPrune(*prune, context); });
 

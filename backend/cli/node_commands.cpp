@@ -4,9 +4,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <iostream>
 #include <map>
@@ -24,6 +26,7 @@
 #include "backend/control/text_format.h"
 #include "common/telemetry/series.h"
 #include "common/units/units.h"
+#include "db/history/history.h"
 
 namespace {
 
@@ -288,9 +291,47 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         context.exitCode = 2;
         return;
     }
+    // A history that fails its integrity check is not written into (issue 41): say where it is
+    // damaged and stop, non-zero. (A new file has nothing to check.)
+    if (std::error_code ec; std::filesystem::exists(options.history, ec)) {
+        runplane::db::OpenOptions readOnly;
+        readOnly.readOnly = true;
+        auto existing = runplane::db::History::open(options.history, readOnly);
+        auto problems = existing.ok() ? (*existing)->quickCheck()
+                                      : runplane::Result<std::vector<std::string>>(
+                                            runplane::Error{existing.ok() ? "" : existing.error()});
+        if (!existing.ok() && runplane::db::saysHistoryDamaged(existing.error())) {
+            std::cerr << "runplanectl watch: " << existing.error() << "; not writing into it\n";
+            context.exitCode = 1;
+            return;
+        }
+        existing = runplane::Error{"closed"};  // the check's connection goes before the writer's
+        std::vector<std::string> found;
+        if (!problems.ok() && runplane::db::saysHistoryDamaged(problems.error())) {
+            found.push_back(problems.error());
+        } else if (problems.ok()) {
+            found = *problems;
+        }
+        if (!found.empty()) {
+            std::cerr << "runplanectl watch: " << options.history
+                      << ": the history fails its integrity check (PRAGMA quick_check:";
+            for (const auto& p : found) {
+                std::cerr << "\n  " << p;
+            }
+            std::cerr << "\n); not writing into a damaged history. Keep it for inspection; "
+                         "`sqlite3 "
+                      << options.history
+                      << " .recover` salvages what is readable, or move it aside and watch "
+                         "into a new history\n";
+            context.exitCode = 1;
+            return;
+        }
+        // Other errors (read-only, locked, a newer schema) are the writer's to report below.
+    }
     MemoryPrinter printer(options.json);
     std::mutex statusMutex;
     std::string lastReported;
+    auto lastReportedAt = std::chrono::steady_clock::now();
     IngestorOptions ingest;
     ingest.address = addresses->front();
     ingest.historyPath = options.history;
@@ -336,17 +377,27 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
             line = status.lastError +
                    (status.state == IngestState::Backoff ? "; retrying" : std::string());
         }
-        if (!line.empty() && line != lastReported) {
+        // A line is said when it changes, and an unchanged error again every 10 s: a watch
+        // waiting on a lock or a full disk says so while it waits (issue 41).
+        const auto now = std::chrono::steady_clock::now();
+        if (!line.empty() &&
+            (line != lastReported || (status.state != IngestState::Streaming &&
+                                      now - lastReportedAt >= std::chrono::seconds(10)))) {
             std::cerr << "runplanectl watch: " << line << std::endl;
             lastReported = line;
+            lastReportedAt = now;
         }
     };
     TelemetryIngestor ingestor(ingest, callbacks);
     // Retention runs online while watching: at start, then hourly, in small batches.
     PrunerOptions pruneOptions;
     pruneOptions.historyPath = options.history;
-    pruneOptions.onError = [](const std::string& error) {
+    std::atomic<bool> damagedByPrune{false};
+    pruneOptions.onError = [&damagedByPrune](const std::string& error) {
         std::cerr << "runplanectl watch: retention: " << error << std::endl;
+        if (runplane::db::saysHistoryDamaged(error)) {
+            damagedByPrune = true;  // a damaged chunk the prune found: stop writing
+        }
     };
     RetentionPruner pruner(pruneOptions);
     auto alertSender = runplane::cli::startWatchAlerts(options.alerts, options.history);
@@ -364,7 +415,7 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<long long>(options.seconds * 1000));
     while (true) {
-        if (ingestor.status().state == IngestState::Failed) {
+        if (ingestor.status().state == IngestState::Failed || damagedByPrune) {
             break;
         }
         if (options.seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
@@ -394,6 +445,17 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         std::cerr << "runplanectl watch: the node's spool was replaced (state directory reset); "
                      "a node_reset event was recorded and the new spool ingested from its start"
                   << std::endl;
+    }
+    if (damagedByPrune || runplane::db::saysHistoryDamaged(status.lastError)) {
+        std::cerr << "runplanectl watch: stopped: " << options.history
+                  << " is damaged; nothing more was written into it. Keep it for inspection; "
+                     "`sqlite3 "
+                  << options.history
+                  << " .recover` salvages what is readable, or move it aside and watch into a "
+                     "new history"
+                  << std::endl;
+        context.exitCode = 1;
+        return;
     }
     // Nothing stored is a failure whatever the reason (a watch that stored nothing proves
     // nothing); the last error says why.

@@ -244,34 +244,56 @@ struct LogsOptions {
     runplane::cli::ConnectionFlags connection;
 };
 
-// The output the controller stored in the history while the run streamed. True when printed.
-bool printStoredLog(const LogsOptions& options, const std::string& why) {
+// The output the controller stored in the history while the run streamed: true when printed,
+// false when the history holds none of it, an error saying why the history cannot tell (missing,
+// damaged, unreadable: issue 41 — never "no stored output" for a history that could not be read).
+runplane::Result<bool> printStoredLog(const LogsOptions& options, const std::string& why) {
     std::error_code ec;
     if (options.history.empty() || !fs::exists(options.history, ec)) {
-        return false;
+        return runplane::Error{"no history file at " + options.history};
     }
     runplane::db::OpenOptions open;
     open.readOnly = true;
     auto history = runplane::db::History::open(options.history, open);
     if (!history.ok()) {
-        return false;
+        return runplane::Error{history.error()};
     }
     const std::string stream = options.stderrStream ? "stderr" : "stdout";
     auto stored = (*history)->readRunLog(runplane::RunId{options.runId}, stream, options.from);
-    if (!stored.ok() || (stored->text.empty() && stored->endOffset == 0)) {
+    if (!stored.ok()) {
+        return runplane::Error{stored.error()};
+    }
+    if (stored->text.empty() && stored->endOffset == 0) {
         return false;
+    }
+    std::string missing;
+    if (!stored->missing.empty()) {
+        missing = ", " + std::to_string(stored->missingBytes()) + " bytes missing in " +
+                  std::to_string(stored->missing.size()) + " range" +
+                  (stored->missing.size() == 1 ? "" : "s") + " (";
+        for (std::size_t i = 0; i < stored->missing.size(); ++i) {
+            missing += (i == 0 ? "" : ", ") + std::to_string(stored->missing[i].first) + ".." +
+                       std::to_string(stored->missing[i].second);
+        }
+        missing += "), marked where they fall";
     }
     std::cerr << "runplanectl logs: " << why << "; showing the " << stream << " stored in "
               << options.history << " (bytes " << stored->firstOffset << ".." << stored->endOffset
-              << (stored->truncated ? ", older bytes dropped by the bound" : "") << ")\n";
-    std::cout.write(stored->text.data(), static_cast<std::streamsize>(stored->text.size()));
+              << (stored->truncated ? ", older bytes dropped by the bound" : "") << missing
+              << ")\n";
+    const std::string shown = stored->shown();
+    std::cout.write(shown.data(), static_cast<std::streamsize>(shown.size()));
     std::cout.flush();
     return true;
 }
 
 void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
     if (options.fromHistory) {
-        if (!printStoredLog(options, "--from-history")) {
+        auto printed = printStoredLog(options, "--from-history");
+        if (!printed.ok()) {
+            std::cerr << "runplanectl logs: " << printed.error() << "\n";
+            context.exitCode = 1;
+        } else if (!*printed) {
             std::cerr << "runplanectl logs: no stored output of run " << options.runId << " in "
                       << options.history << "\n";
             context.exitCode = 1;
@@ -301,10 +323,21 @@ void runLogs(const LogsOptions& options, runplane::cli::CliContext& context) {
         });
     if (!status.ok()) {
         // A finished run's output outlives its daemon: fall back to what the history stored.
-        if (!options.follow && printStoredLog(options, status.error())) {
-            return;
+        std::string storedProblem;
+        if (!options.follow) {
+            auto printed = printStoredLog(options, status.error());
+            if (printed.ok() && *printed) {
+                return;
+            }
+            if (!printed.ok() && runplane::db::saysHistoryDamaged(printed.error())) {
+                storedProblem = printed.error();
+            }
         }
         std::cerr << "runplanectl logs: " << status.error() << "\n";
+        if (!storedProblem.empty()) {
+            std::cerr << "runplanectl logs: and the stored copy cannot be read: " << storedProblem
+                      << "\n";
+        }
         context.exitCode = 1;
     }
 }

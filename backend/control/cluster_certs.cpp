@@ -275,8 +275,24 @@ Result<ClusterInitResult> initCluster(const ClusterInitOptions& o) {
     ::chmod(o.outDir.c_str(), 0700);
     const fs::path dir = fs::absolute(o.outDir);
     const std::string profilePath = (dir / (o.name + ".yaml")).string();
-    if (fs::exists(profilePath)) {
-        return Error{profilePath + " exists; refusing to replace a cluster's keys (remove it)"};
+    // Every file init writes: one that exists belongs to a cluster already set up here (its
+    // daemons trust that CA and token), whatever its profile is called.
+    std::vector<std::string> files = {"ca.pem",     "ca.key", "client.pem",
+                                      "client.key", "token",  o.name + ".yaml"};
+    for (const auto& [host, port] : hosts) {
+        files.push_back("server-" + host + ".pem");
+        files.push_back("server-" + host + ".key");
+    }
+    std::string existing;
+    for (const auto& file : files) {
+        if (fs::exists(dir / file, ec) || fs::is_symlink(dir / file, ec)) {
+            existing += (existing.empty() ? "" : ", ") + file;
+        }
+    }
+    if (!existing.empty() && !o.force) {
+        return Error{dir.string() + " holds a cluster already (" + existing +
+                     "); refusing to replace a cluster's keys: its daemons trust that CA and "
+                     "token. Choose another --out, or pass --force to replace them"};
     }
     Validity validity;
     validity.notAfterSeconds = static_cast<long>(o.days) * 24 * 3600;

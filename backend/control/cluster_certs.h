@@ -46,6 +46,9 @@ struct ClusterInitOptions {
     std::string name = "cluster";
     int days = 365;
     int defaultPort = 7070;
+    /// Replace the files of a cluster already in outDir (its CA key, token, ...). Without it
+    /// init refuses when any file it would write exists (issue 41).
+    bool force = false;
 };
 struct ClusterInitResult {
     std::string profilePath;
@@ -53,7 +56,8 @@ struct ClusterInitResult {
     std::vector<std::string> daemonCommands;
 };
 /// Writes ca.pem, ca.key, server-HOST.{pem,key}, client.{pem,key}, token and NAME.yaml into
-/// outDir (created 0700; keys and token 0600). Refuses to overwrite an existing profile.
+/// outDir (created 0700; keys and token 0600). Refuses, naming them, when any of those files
+/// exists already (another cluster's CA key or token), unless options.force.
 Result<ClusterInitResult> initCluster(const ClusterInitOptions& options);
 
 }  // namespace runplane::control

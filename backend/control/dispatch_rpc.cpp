@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/control/bearer_token.h"
 #include "backend/control/dispatch.h"
 #include "common/credential_file.h"
 #include "runplane/v1/agent.grpc.pb.h"
@@ -16,6 +17,9 @@ namespace {
 
 Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
                                                   const NodeClientOptions& options) {
+    if (const std::string problem = bearerTokenProblem(options.bearerToken); !problem.empty()) {
+        return Error{"bearer token: " + problem};  // gRPC would abort on it (issue 41)
+    }
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (!options.tlsRootCertFile.empty()) {
         auto pem = readCredentialFile(options.tlsRootCertFile, kPemFileMaxBytes, "");

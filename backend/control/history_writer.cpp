@@ -20,6 +20,17 @@ bool isBusy(ErrorCode code) {
     return code == ErrorCode::Busy;
 }
 
+// A busy error given up on, with who holds the lock (issue 41: say what a writer waits for).
+Error busyWithHolders(const Error& error, const std::string& path) {
+    std::string holders;
+    for (const std::string& h : db::historyLockHolders(path)) {
+        holders += (holders.empty() ? "" : "; ") + h;
+    }
+    return Error{error.message + (holders.empty() ? std::string(" (held by another connection)")
+                                                  : " (" + holders + ")"),
+                 error.code};
+}
+
 constexpr const char* kStopped = "the history writer stopped; the batch was not stored";
 constexpr const char* kCancelled = "ingest stopped; the batch was not stored";
 
@@ -238,9 +249,11 @@ Result<std::vector<db::IngestResult>> HistoryWriter::commit(std::vector<db::Inge
     const auto start = SteadyClock::now();
     while (true) {
         auto results = m_history->ingestMany(batches);
-        if (results.ok() || !isBusy(results.code()) ||
-            SteadyClock::now() - start >= m_options.busyRetry) {
+        if (results.ok() || !isBusy(results.code())) {
             return results;
+        }
+        if (SteadyClock::now() - start >= m_options.busyRetry) {
+            return busyWithHolders(results.failure(), m_options.historyPath);
         }
         std::unique_lock lock(m_mutex);
         if (m_work.wait_for(lock, std::chrono::milliseconds(20), [&] { return m_stopping; })) {
@@ -254,9 +267,11 @@ Status HistoryWriter::runOp(const std::function<Status(db::History&)>& op) {
     const auto start = SteadyClock::now();
     while (true) {
         Status status = op(*m_history);
-        if (status.ok() || !isBusy(status.code()) ||
-            SteadyClock::now() - start >= m_options.busyRetry) {
+        if (status.ok() || !isBusy(status.code())) {
             return status;
+        }
+        if (SteadyClock::now() - start >= m_options.busyRetry) {
+            return busyWithHolders(status.failure(), m_options.historyPath);
         }
         std::unique_lock lock(m_mutex);
         if (m_work.wait_for(lock, std::chrono::milliseconds(20), [&] { return m_stopping; })) {

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/control/bearer_token.h"
 #include "backend/control/cluster_certs.h"
 #include "backend/control/node_convert.h"
 #include "common/credential_file.h"
@@ -147,6 +148,10 @@ Result<std::shared_ptr<NodeClient>> NodeClient::create(const std::string& addres
     if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
         std::stoi(port) == 0 || std::stoi(port) > 65535) {
         return Error{"'" + address + "': port must be a number in 1..65535"};
+    }
+    // A token gRPC cannot send would abort the process at the first call (issue 41).
+    if (const std::string problem = bearerTokenProblem(options.bearerToken); !problem.empty()) {
+        return Error{"bearer token: " + problem};
     }
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (!options.tlsRootCertFile.empty()) {

@@ -53,14 +53,20 @@ void RunLogRecorder::follow(Follower& f) {
             return;
         }
         bool got = false;
+        bool storeFailed = false;
         const Status s = m_client->tailLogs(
             f.runId, f.stream, *from, /*follow=*/true,
             [&](const LogChunkInfo& chunk) {
-                if (!chunk.data.empty()) {
-                    (void)(*history)->appendRunLog(f.runId, stream, chunk.offset, chunk.data);
+                got = true;
+                if (!chunk.data.empty() &&
+                    !(*history)->appendRunLog(f.runId, stream, chunk.offset, chunk.data).ok()) {
+                    // Not stored (a full disk, the history locked): stop this tail and resume
+                    // from the stored end, so that the daemon sends this chunk again instead of
+                    // the next one being stored after a hole (issue 41).
+                    storeFailed = true;
+                    return false;
                 }
                 reachedEof = chunk.eof;
-                got = true;
                 return true;
             },
             &f.canceller);
@@ -68,7 +74,7 @@ void RunLogRecorder::follow(Follower& f) {
             break;
         }
         // The daemon went away or the run is unknown to it: try again a little later.
-        failures = (s.ok() || got) ? 0 : failures + 1;
+        failures = (s.ok() || got || storeFailed) ? 0 : failures + 1;
         for (int i = 0; i < 20 && !f.canceller.cancelled(); ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }

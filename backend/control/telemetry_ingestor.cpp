@@ -200,12 +200,29 @@ Status TelemetryIngestor::Impl::attach(std::shared_ptr<HistoryWriter>& own) {
 
 void TelemetryIngestor::Impl::run() {
     std::shared_ptr<HistoryWriter> own;
-    if (Status s = attach(own); !s.ok()) {
+    // A history another connection is creating or migrating (watch's own pruner opens it at the
+    // same moment) is busy for a moment: wait that out, saying so, instead of failing for good.
+    for (std::chrono::milliseconds wait = options.backoffInitial;;
+         wait = std::min(wait * 2, options.backoffMax)) {
+        Status s = attach(own);
+        if (s.ok()) {
+            break;
+        }
+        const bool busy = s.code() == ErrorCode::Busy ||
+                          s.error().find("database is locked") != std::string::npos;
+        if (!busy || stopping()) {
+            update([&](IngestorStatus& st) {
+                st.state = busy ? IngestState::Stopped : IngestState::Failed;
+                st.lastError = s.error();
+            });
+            return;
+        }
         update([&](IngestorStatus& st) {
-            st.state = IngestState::Failed;
+            st.state = IngestState::Backoff;
             st.lastError = s.error();
         });
-        return;
+        std::unique_lock lock(mutex);
+        wake.wait_for(lock, wait, [&] { return stopRequested; });
     }
     {
         std::lock_guard lock(mutex);
@@ -224,8 +241,13 @@ void TelemetryIngestor::Impl::run() {
         if (stopping()) {
             break;
         }
-        if (fatal) {
-            failedWith = result.error();
+        // A damaged history fails every write to come, or worse takes them where it is
+        // damaged: stop writing into it (issue 41).
+        const bool damaged = !result.ok() && db::saysHistoryDamaged(result.error());
+        if (fatal || damaged) {
+            failedWith = damaged ? options.historyPath + ": the history is damaged (" +
+                                       result.error() + "); stopped writing into it"
+                                 : result.error();
             break;
         }
         update([&](IngestorStatus& s) {

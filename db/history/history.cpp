@@ -147,9 +147,76 @@ int flockRetrying(int fd, int operation) {
     return rc;
 }
 
+// Takes the shared flock of a read-write History, waiting while another holds it exclusively
+// (one adopting staged rows, or any process that took it): every 5 s the wait is said on stderr
+// with who holds the lock (issue 41: a writer never waits silently).
+int flockSharedSaying(int fd, const std::string& path) {
+    const auto start = std::chrono::steady_clock::now();
+    auto nextNote = start + std::chrono::seconds(2);
+    while (true) {
+        if (flockRetrying(fd, LOCK_SH | LOCK_NB) == 0) {
+            return 0;
+        }
+        if (errno != EWOULDBLOCK) {
+            return -1;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= nextNote) {
+            nextNote = now + std::chrono::seconds(5);
+            std::string holders;
+            for (const std::string& h : historyLockHolders(path)) {
+                holders += (holders.empty() ? "" : "; ") + h;
+            }
+            std::fprintf(
+                stderr,
+                "runplane history: %s: waiting %lld s for %s-lock, held exclusively by %s\n",
+                path.c_str(),
+                static_cast<long long>(
+                    std::chrono::duration_cast<std::chrono::seconds>(now - start).count()),
+                path.c_str(),
+                holders.empty() ? "another process (not found in /proc/locks)" : holders.c_str());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOptions options) {
+    auto opened = openFile(path, options);
+    if (opened.ok() || path.empty()) {
+        return opened;
+    }
+    // Say what is wrong with the file, where, and what to do (issue 41), not only SQLite's
+    // "unable to open database file".
+    const std::string& error = opened.error();
+    if (saysHistoryDamaged(error)) {
+        return Error{path + ": the history is damaged (" + error +
+                         "). Keep it for inspection; `sqlite3 " + path +
+                         " .recover` salvages what is readable, or move it aside and start a "
+                         "new history",
+                     opened.code()};
+    }
+    const bool cannotOpen = error.find("unable to open database file") != std::string::npos ||
+                            error.find("readonly database") != std::string::npos ||
+                            error.find("cannot open the history's lock file") != std::string::npos;
+    if (const std::string problem = cannotOpen ? historyWriteProblem(path) : std::string();
+        !problem.empty()) {
+        return Error{
+            options.readOnly
+                ? path + ": cannot read the history: " + problem + ", and SQLite must create " +
+                      path + "-shm beside a WAL-mode history to read it. Copy " + path + " (and " +
+                      path + "-wal if present) to a writable folder and pass the copy to --history"
+                : path + ": the history is read-only: " + problem + ". runplane writes to " + path +
+                      " and creates " + path + "-wal, " + path + "-shm and " + path +
+                      "-lock beside it: make them writable (remount, chmod u+w), or pass "
+                      "--history a file in a writable folder (a copy of this one)",
+            opened.code()};
+    }
+    return opened;
+}
+
+Result<std::unique_ptr<History>> History::openFile(const std::string& path, OpenOptions options) {
     if (path.empty()) {
         return Error{"history: no file given"};
     }
@@ -173,6 +240,16 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
     auto db = sqlite::Database::open(path, dbOptions);
     if (!db.ok()) {
         return Error{db.error()};
+    }
+    // SQLite opens a file it may not write read-only without a word; a writer must know now.
+    if (!options.readOnly && sqlite3_db_readonly((*db)->handle(), "main") == 1) {
+        const std::string problem = historyWriteProblem(path);
+        return Error{path + ": the history is read-only: " +
+                     (problem.empty() ? std::string("SQLite opened it read-only") : problem) +
+                     ". runplane writes to " + path + " and creates " + path + "-wal, " + path +
+                     "-shm and " + path +
+                     "-lock beside it: make them writable (remount, chmod u+w), or pass "
+                     "--history a file in a writable folder (a copy of this one)"};
     }
     // Said once: after the first open the mode is 0600 and there is nothing more to say.
     for (const std::string& note : (*db)->permissionNotes()) {
@@ -252,8 +329,8 @@ Result<std::unique_ptr<History>> History::open(const std::string& path, OpenOpti
         } else if (errno != EWOULDBLOCK) {
             return Error{path + "-lock: flock: " + std::strerror(errno)};
         }
-        // Waits while a History adopts (it holds the lock exclusively).
-        if (flockRetrying(*fd, LOCK_SH) != 0) {
+        // Waits while a History adopts (it holds the lock exclusively), saying so.
+        if (flockSharedSaying(*fd, path) != 0) {
             return Error{path + "-lock: flock: " + std::strerror(errno)};
         }
     }

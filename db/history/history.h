@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,22 @@ struct RunLogText {
     std::uint64_t firstOffset = 0;  // > the asked offset when older bytes were dropped by the bound
     std::uint64_t endOffset = 0;
     bool truncated = false;  // bytes before firstOffset existed but are no longer stored
+    /// Ranges [from, to) inside firstOffset..endOffset that were never stored (a chunk the
+    /// daemon no longer had when the recorder resumed); `text` joins the stored bytes around
+    /// them, so a reader shows each hole where it is (issue 41).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> missing;
+    std::uint64_t missingBytes() const {
+        std::uint64_t n = 0;
+        for (const auto& [from, to] : missing) {
+            n += to - from;
+        }
+        return n;
+    }
+    /// Where each hole falls in `text`: the byte index of text at which range missing[i] is.
+    std::vector<std::size_t> missingAt;
+    /// `text` with a line at each hole: "[runplane: N bytes missing here (bytes A..B were not
+    /// stored)]" (docs/history.md, "Run output").
+    std::string shown() const;
 };
 
 /// Bound on the diagnoses kept per run (issue #44): past it the oldest go (the newest stays).
@@ -278,7 +295,11 @@ struct PruneOptions {
     bool dryRun = false;     // count what would go; change nothing
     bool vacuum = false;     // VACUUM afterwards: rewrites the whole file (blocks writers)
     std::int64_t nowNs = 0;  // 0: the clock
-    int batchRows = 5000;    // rows deleted per transaction (ingest waits at most one batch)
+    /// Prune by the clock even when it is ahead of the newest sample stored. Without it the
+    /// horizon is measured from min(clock, newest sample), and a clock ahead of the newest sample
+    /// by more than the raw horizon is refused (issue 41, docs/history.md "Retention").
+    bool trustClock = false;
+    int batchRows = 5000;  // rows deleted per transaction (ingest waits at most one batch)
     /// Called between batches with the mutex released; returning false stops the prune early
     /// (what was committed stays; the next prune continues).
     std::function<bool()> betweenBatches;
@@ -290,6 +311,7 @@ struct PruneReport {
     bool complete = true;             // false: stopped early by betweenBatches
     std::int64_t rawCutoffNs = 0;     // raw samples before this were (would be) deleted
     std::int64_t rollupCutoffNs = 0;  // rollup cells before this were (would be) deleted
+    std::int64_t newestSampleNs = 0;  // the newest sample stored (0: none, or trustClock)
     std::int64_t seriesPruned = 0;
     std::int64_t samplesDeleted = 0;
     std::int64_t fineRollupsDeleted = 0;  // 1 s / 8 s cells before the raw cutoff
@@ -329,6 +351,21 @@ struct WalCheckpoint {
     int backfilledFrames = 0;  // of them copied into the database file (all of them, or up to
                                // the oldest reader's snapshot)
 };
+
+/// Whether an error of the history says the file itself is damaged (SQLite's "database disk
+/// image is malformed" or "file is not a database", a damaged chunk, staged row or stored
+/// output): retrying cannot help, and writing more into the file should stop (issue 41).
+bool saysHistoryDamaged(std::string_view error);
+
+/// Why this process cannot write the history at `path` and the files beside it ("" when it
+/// can): a read-only file system, the file or its folder not writable. Names the path.
+std::string historyWriteProblem(const std::string& path);
+
+/// Who holds a lock the history's writers wait for: the exclusive flock on PATH-lock, SQLite's
+/// write lock (byte 120 of PATH-shm) or a write lock on PATH itself, as /proc/locks lists them,
+/// other processes only. One sentence per holder, "pid N (COMMAND LINE) holds WHAT"; empty
+/// when none is found (or /proc/locks is unreadable).
+std::vector<std::string> historyLockHolders(const std::string& path);
 
 /// The run history in one SQLite file. Owns one connection. Every method may be called from any
 /// thread: calls are serialised by an internal mutex. For parallelism open one History per
@@ -466,9 +503,14 @@ class History {
                                       std::uint64_t maxBytesPerRun = kDiagnosisMaxBytesPerRun);
     /// Newest first; with withJson false the documents are left out (a listing).
     Result<std::vector<DiagnosisRecord>> listDiagnoses(const RunId& runId, bool withJson = true);
+    // ---- integrity (issue 41, docs/history.md "Damaged, read-only or locked histories")
+    /// PRAGMA quick_check: the first `maxProblems` problems SQLite finds; empty when intact.
+    /// Reads the whole file (watch runs it once at start).
+    Result<std::vector<std::string>> quickCheck(int maxProblems = 5);
 
   private:
     History(std::unique_ptr<sqlite::Database> db, std::string path);
+    static Result<std::unique_ptr<History>> openFile(const std::string& path, OpenOptions options);
     struct Impl;
     std::unique_ptr<Impl> m_impl;
     std::string m_path;

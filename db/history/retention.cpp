@@ -3,6 +3,8 @@
 // docs/history.md, "Retention".
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "db/history/history_impl.h"
 #include "db/history/retention.h"
 #include "db/history/rollup.h"
+#include "db/history/staged.h"
 
 namespace runplane::db {
 
@@ -175,15 +178,87 @@ Status History::setRetention(const RetentionPolicy& policy) {
     return tx.commit();
 }
 
+namespace {
+
+// The time of the newest sample the file holds: the sealed chunks (one index probe per series)
+// and the staged rows (the writers' open chunks, bounded by a chunk per series). 0: none.
+Result<std::int64_t> newestSampleNs(sqlite::Database& db) {
+    auto chunks = db.prepare(
+        "SELECT coalesce(max((SELECT max(t_max) FROM chunks c WHERE c.series_id = s.id)), 0) "
+        "FROM series s;");
+    if (!chunks.ok()) {
+        return Error{chunks.error()};
+    }
+    auto row = chunks->step();
+    if (!row.ok()) {
+        return Error{row.error()};
+    }
+    std::int64_t newest = chunks->columnInt(0);
+    chunks.value() = sqlite::Statement();
+    if (Status s = forEachStagedSample(db, 0,
+                                       [&](std::int64_t, std::int64_t, const ChunkSample& p) {
+                                           newest = std::max(newest, p.tNs);
+                                       });
+        !s.ok()) {
+        return Error{s.error()};
+    }
+    return newest;
+}
+
+std::string utcText(std::int64_t ns) {
+    const std::time_t seconds = static_cast<std::time_t>(floorDiv(ns, 1'000'000'000));
+    std::tm tm{};
+    char text[32] = "?";
+    if (gmtime_r(&seconds, &tm) != nullptr) {
+        std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
+    }
+    return text;
+}
+
+}  // namespace
+
 Result<PruneReport> History::prune(const PruneOptions& options) {
     auto policy = retention();
     if (!policy.ok()) {
         return Error{policy.error()};
     }
-    const std::int64_t now = options.nowNs != 0 ? options.nowNs : nowNs();
-    const std::int64_t grid = rollupWidth(kRollupLevels - 1);
+    const std::int64_t clockNs = options.nowNs != 0 ? options.nowNs : nowNs();
+    std::int64_t now = clockNs;
     PruneReport report;
     report.dryRun = options.dryRun;
+    // The clock guard (issue 41, docs/history.md "Retention"): the horizon is measured back
+    // from the newest sample stored when the clock is ahead of it, so a clock running ahead
+    // never deletes the newest horizon's worth of data; when it is ahead by more than the raw
+    // horizon, the prune is refused (it would delete every raw sample) unless the caller
+    // trusts the clock.
+    if (!options.trustClock) {
+        Result<std::int64_t> newest = Error{""};
+        {
+            std::lock_guard lock(m_mutex);
+            newest = newestSampleNs(*m_impl->db);
+        }
+        if (!newest.ok()) {
+            return Error{newest.error()};
+        }
+        report.newestSampleNs = *newest;
+        if (*newest != 0) {
+            const std::int64_t ahead = clockNs - *newest;
+            if (ahead > policy->rawDays * kDayNs) {
+                char days[32];
+                std::snprintf(days, sizeof days, "%.1f", static_cast<double>(ahead) / kDayNs);
+                return Error{
+                    m_path + ": refusing to prune: the clock (" + utcText(clockNs) + ") is " +
+                        days + " days ahead of the newest sample stored (" + utcText(*newest) +
+                        "), more than the " + std::to_string(policy->rawDays) +
+                        " days raw samples are kept, so pruning by it would delete every raw "
+                        "sample. Check this machine's clock; if it is right and the history is "
+                        "only old, `runplanectl history prune --trust-clock` prunes by it",
+                    ErrorCode::InvalidArgument};
+            }
+            now = std::min(now, *newest);
+        }
+    }
+    const std::int64_t grid = rollupWidth(kRollupLevels - 1);
     // Cutoffs on the coarsest rollup grid: every rollup cell lies wholly before or after them.
     report.rawCutoffNs = floorDiv(now - policy->rawDays * kDayNs, grid) * grid;
     report.rollupCutoffNs = floorDiv(now - policy->rollupDays * kDayNs, grid) * grid;

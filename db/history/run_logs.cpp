@@ -28,6 +28,9 @@ Result<std::string> inflateText(const void* data, int size, std::uint64_t rawByt
     if (rawBytes > (64ull << 20)) {
         return Error{"run log: a chunk claims " + std::to_string(rawBytes) + " bytes"};
     }
+    if (data == nullptr && size > 0) {
+        return Error{"run log: a stored chunk is corrupt"};
+    }
     std::string out(rawBytes, '\0');
     uLongf outSize = static_cast<uLongf>(rawBytes);
     if (uncompress(reinterpret_cast<Bytef*>(out.data()), &outSize, static_cast<const Bytef*>(data),
@@ -63,6 +66,23 @@ Result<std::uint64_t> storedEnd(sqlite::Database& db, const std::string& runId,
 }
 
 }  // namespace
+
+std::string RunLogText::shown() const {
+    std::string out;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < missing.size() && i < missingAt.size(); ++i) {
+        out.append(text, at, missingAt[i] - at);
+        at = missingAt[i];
+        if (!out.empty() && out.back() != '\n') {
+            out += '\n';
+        }
+        out += "[runplane: " + std::to_string(missing[i].second - missing[i].first) +
+               " bytes missing here (bytes " + std::to_string(missing[i].first) + ".." +
+               std::to_string(missing[i].second) + " were not stored)]\n";
+    }
+    out.append(text, at, std::string::npos);
+    return out;
+}
 
 Result<std::uint64_t> History::runLogEnd(const RunId& runId, const std::string& stream) {
     std::lock_guard lock(m_mutex);
@@ -166,7 +186,11 @@ Result<RunLogText> History::readRunLog(const RunId& run, const std::string& stre
                            "SELECT offset, raw_bytes, data FROM run_logs WHERE run_id = ?1 AND "
                            "stream = ?2 AND offset + raw_bytes > ?3 ORDER BY offset;",
                            -1, &stmt, nullptr) != SQLITE_OK) {
-        return Error{std::string("run log: ") + sqlite3_errmsg(m_impl->db->handle())};
+        const int primary = sqlite3_errcode(m_impl->db->handle()) & 0xff;
+        const bool damaged = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
+        return Error{m_path + (damaged ? ": the history is damaged: " : ": ") + "reading the " +
+                     stream + " of run " + runId +
+                     " (table run_logs): " + sqlite3_errmsg(m_impl->db->handle())};
     }
     sqlite3_bind_text(stmt, 1, runId.data(), static_cast<int>(runId.size()), SQLITE_TRANSIENT);
     sqlite3_bind_text(stmt, 2, stream.data(), static_cast<int>(stream.size()), SQLITE_TRANSIENT);
@@ -181,9 +205,16 @@ Result<RunLogText> History::readRunLog(const RunId& run, const std::string& stre
             inflateText(sqlite3_column_blob(stmt, 2), sqlite3_column_bytes(stmt, 2), rawBytes);
         if (!text.ok()) {
             sqlite3_finalize(stmt);
-            return Error{text.error()};
+            return Error{m_path + ": the history is damaged: the " + stream + " of run " + runId +
+                         " stored at bytes " + std::to_string(offset) + ".." +
+                         std::to_string(offset + rawBytes) + ": " + text.error()};
         }
         std::string_view piece = *text;
+        if (!first && offset > out.endOffset) {
+            // A range the recorder never got (the daemon had dropped it): shown, not joined.
+            out.missing.emplace_back(out.endOffset, offset);
+            out.missingAt.push_back(out.text.size());
+        }
         if (first) {
             out.firstOffset = std::max(offset, fromOffset);
             out.truncated = offset > fromOffset;
@@ -197,7 +228,11 @@ Result<RunLogText> History::readRunLog(const RunId& run, const std::string& stre
     }
     sqlite3_finalize(stmt);
     if (rc != SQLITE_DONE) {
-        return Error{std::string("run log: ") + sqlite3_errmsg(m_impl->db->handle())};
+        const int primary = rc & 0xff;
+        const bool damaged = primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
+        return Error{m_path + (damaged ? ": the history is damaged: " : ": ") + "reading the " +
+                     stream + " of run " + runId + " after byte " + std::to_string(out.endOffset) +
+                     " (table run_logs): " + sqlite3_errmsg(m_impl->db->handle())};
     }
     if (first) {
         out.firstOffset = out.endOffset = fromOffset;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <mutex>
 
+#include "backend/control/bearer_token.h"
+
 namespace runplane::gui {
 
 namespace {
@@ -51,6 +53,12 @@ Result<control::NodeClientOptions> clientOptionsFor(const control::ClusterProfil
         if (o.bearerToken.size() < 16) {
             return Error{"$RUNPLANE_TOKEN: the token must be at least 16 characters"};
         }
+    }
+    if (const std::string problem = control::bearerTokenProblem(o.bearerToken); !problem.empty()) {
+        return Error{(profile.tokenFile.empty()
+                          ? std::string("$RUNPLANE_TOKEN")
+                          : profile.path + ": token_file " + profile.tokenFile) +
+                     ": " + problem};
     }
     return o;
 }

@@ -26,7 +26,8 @@ QString storedLog(const std::string& historyPath, const RunId& runId, bool stder
     if (!stored) {
         return {};
     }
-    return QString::fromUtf8(stored->text.data(), static_cast<qsizetype>(stored->text.size()));
+    const std::string shown = stored->shown();  // holes marked where they are
+    return QString::fromUtf8(shown.data(), static_cast<qsizetype>(shown.size()));
 }
 
 }  // namespace

@@ -321,6 +321,7 @@ TEST(Retention, SpaceOfOneSeriesDayRawAndRetained) {
     ASSERT_TRUE(h.ingest(batch).ok());
     PruneOptions prune;
     prune.nowNs = kNow + 60 * kDay;  // everything is past raw_days, nothing past rollup_days
+    prune.trustClock = true;         // the clock is 90 days ahead of these samples on purpose
     prune.vacuum = true;
     auto report = h.prune(prune);
     ASSERT_TRUE(report.ok()) << report.error();
@@ -349,6 +350,60 @@ TEST(Retention, SpaceOfOneSeriesDayRawAndRetained) {
 
 // A version-3 file (before retention) with a row in every table opens as version 4 with every
 // row intact, runs unpinned, and the default policy.
+// Issue 41 item 6: a controller whose clock runs 30 days ahead of its data. The prune is refused
+// (it would delete every raw sample), a dry run too; within the horizon the cutoff is measured
+// from the newest sample stored, never from the clock; --trust-clock prunes by the clock.
+TEST(Retention, ClockThirtyDaysAheadOfTheDataPrunesNothing) {
+    ScratchDir dir;
+    const std::string path = dir.file("h.sqlite");
+    auto opened = History::open(path);
+    ASSERT_TRUE(opened.ok()) << opened.error();
+    History& h = **opened;
+    fill(h);  // one sample a minute from kNow - 30 days to kNow
+    const std::int64_t samples = scalar(path, "SELECT count(*) FROM samples;");
+    const std::int64_t newest = scalar(path, "SELECT max(t_ns) FROM samples;");
+    PruneOptions ahead;
+    ahead.nowNs = kNow + 30 * kDay;
+    for (const bool dry : {true, false}) {
+        ahead.dryRun = dry;
+        auto refused = h.prune(ahead);
+        ASSERT_FALSE(refused.ok()) << "dry run " << dry;
+        EXPECT_NE(refused.error().find(path + ": refusing to prune: the clock"), std::string::npos)
+            << refused.error();
+        EXPECT_NE(refused.error().find("days ahead of the newest sample stored"), std::string::npos)
+            << refused.error();
+        EXPECT_NE(refused.error().find("--trust-clock"), std::string::npos) << refused.error();
+    }
+    EXPECT_EQ(scalar(path, "SELECT count(*) FROM samples;"), samples);
+    EXPECT_EQ(scalar(path, "SELECT count(*) FROM series_horizon;"), 0);
+
+    // 10 days ahead (within the 14-day horizon): the cutoff is the newest sample minus 14 days.
+    PruneOptions within;
+    within.nowNs = kNow + 10 * kDay;
+    within.dryRun = true;
+    auto measured = h.prune(within);
+    ASSERT_TRUE(measured.ok()) << measured.error();
+    EXPECT_EQ(measured->newestSampleNs, newest);
+    EXPECT_LE(measured->rawCutoffNs, newest - 14 * kDay);
+    EXPECT_GT(measured->rawCutoffNs, newest - 14 * kDay - 4 * kDay);  // the 3.03-day grid
+    // Nothing newer than the newest sample minus the horizon would go.
+    EXPECT_EQ(measured->samplesDeleted,
+              scalar(path, "SELECT count(*) FROM samples WHERE t_ns < " +
+                               std::to_string(measured->rawCutoffNs) +
+                               " AND series_id NOT IN (SELECT id FROM series WHERE run_id = "
+                               "'pinned-run' OR name LIKE 'eval/%') AND NOT (t_ns BETWEEN " +
+                               std::to_string(kPinnedFrom) + " AND " + std::to_string(kPinnedTo) +
+                               " AND series_id IN (SELECT id FROM "
+                               "series WHERE run_id = ''));"));
+
+    PruneOptions trusted = ahead;
+    trusted.dryRun = false;
+    trusted.trustClock = true;
+    auto pruned = h.prune(trusted);
+    ASSERT_TRUE(pruned.ok()) << pruned.error();
+    EXPECT_GT(pruned->samplesDeleted, 0);
+}
+
 TEST(Retention, MigrationFromVersion3KeepsEveryRow) {
     ScratchDir dir;
     const std::string path = dir.file("v3.sqlite");
