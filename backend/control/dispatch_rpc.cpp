@@ -103,6 +103,9 @@ Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOpt
     out.aliveNodes = resp.alive_nodes();
     out.rayVersion = resp.ray_version();
     out.raw = resp.raw();
+    for (const auto& r : resp.local_raylets()) {
+        out.localRaylets.push_back({r.pid(), r.gcs_address(), r.node_ip(), r.cluster_id()});
+    }
     return out;
 }
 
