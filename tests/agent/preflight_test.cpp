@@ -228,10 +228,10 @@ TEST(RayVersion, RayletArgumentsNameItsClusterInEitherSpelling) {
     EXPECT_EQ(dashes.gcs_address(), "198.18.0.11:6379");
     EXPECT_EQ(dashes.node_ip(), "198.18.0.12");
     EXPECT_EQ(dashes.cluster_id(), "4f2a");
-    const auto underscores = parseRayletArgs({"raylet", "--gcs_address", "10.1.2.3:6380",
-                                              "--node-ip-address=10.1.2.4"});
-    EXPECT_EQ(underscores.gcs_address(), "10.1.2.3:6380");
-    EXPECT_EQ(underscores.node_ip(), "10.1.2.4");
+    const auto underscores = parseRayletArgs({"raylet", "--gcs_address", "198.19.2.3:6380",
+                                              "--node-ip-address=198.19.2.4"});
+    EXPECT_EQ(underscores.gcs_address(), "198.19.2.3:6380");
+    EXPECT_EQ(underscores.node_ip(), "198.19.2.4");
     EXPECT_EQ(underscores.cluster_id(), "");
 }
 
