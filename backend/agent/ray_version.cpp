@@ -157,7 +157,8 @@ RayVersionAnswer rayVersionOnPath(const std::string& path) {
         while (!out.empty() && out.back() == '\n') {
             out.pop_back();
         }
-        entry.answer = {r.succeeded(), r.succeeded() ? exe + ": " + out : exe + ": " + r.describeEnd(),
+        entry.answer = {r.succeeded(),
+                        r.succeeded() ? exe + ": " + out : exe + ": " + r.describeEnd(),
                         "ray --version"};
         if (!r.succeeded()) {
             return entry.answer;  // a failure is not cached: the next preflight tries again

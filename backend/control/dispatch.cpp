@@ -337,8 +337,8 @@ std::string verifyJoined(const std::vector<RayletIdentity>& raylets, const std::
     }
     if (!clusterId.empty() && !own->clusterId.empty() && own->clusterId != clusterId) {
         return "its raylet (pid " + std::to_string(own->pid) + ") belongs to cluster " +
-               own->clusterId + ", not the head's " + clusterId +
-               " (another Ray head answers on " + gcsAddress + ")";
+               own->clusterId + ", not the head's " + clusterId + " (another Ray head answers on " +
+               gcsAddress + ")";
     }
     return "";
 }

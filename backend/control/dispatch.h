@@ -193,7 +193,10 @@ struct RayStartSpec {
 /// for the command: 130 s for start/stop, 35 s for status).
 Result<RayCommandInfo> rayStart(const std::string& address, const RayStartSpec& spec,
                                 const NodeClientOptions& options);
-Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options);
+/// `ray status` on the node, plus the raylets its process table shows; with rayletsOnly, only
+/// those (no Python start: what bring-up uses to check who joined).
+Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options,
+                                 bool rayletsOnly = false);
 Result<RayCommandInfo> rayStop(const std::string& address, bool force,
                                const NodeClientOptions& options);
 

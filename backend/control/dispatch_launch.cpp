@@ -99,8 +99,8 @@ std::string verifyCluster(const LaunchRequest& r, const std::vector<std::string>
                           const std::string& gcsAddress, EventLog& log) {
     std::vector<std::future<Result<RayClusterInfo>>> answers;
     for (const auto& node : nodes) {
-        answers.push_back(std::async(std::launch::async,
-                                     [&r, node] { return rayStatus(node, r.client); }));
+        answers.push_back(
+            std::async(std::launch::async, [&r, node] { return rayStatus(node, r.client, true); }));
     }
     std::vector<Result<RayClusterInfo>> status;
     for (auto& a : answers) {
@@ -122,7 +122,8 @@ std::string verifyCluster(const LaunchRequest& r, const std::vector<std::string>
         if (!status[i].ok()) {
             why = status[i].error();
         } else if (status[i]->localRaylets.empty()) {
-            message = "not verified: this node's daemon sees no raylet (Ray in another PID namespace?)";
+            message =
+                "not verified: this node's daemon sees no raylet (Ray in another PID namespace?)";
         } else {
             why = verifyJoined(status[i]->localRaylets, ip, gcsAddress, clusterId);
             message = "node " + ip + " joined the GCS at " + gcsAddress +
@@ -191,14 +192,16 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
     // 2. Head. A head already part of a Ray cluster (a stale one, or another user's GCS on the
     // port) would make `ray start --head` fail or, worse, workers join the stranger: refuse.
     const std::string headIp = nodeIpOf(r, r.head);
-    if (const auto before = rayStatus(r.head, r.client); before.ok()) {
+    if (const auto before = rayStatus(r.head, r.client, /*rayletsOnly=*/true); before.ok()) {
         for (const auto& raylet : before->localRaylets) {
-            const std::string port = std::to_string(r.rayPort);
-            if (raylet.nodeIp == headIp ||
-                raylet.gcsAddress.size() > port.size() &&
-                    raylet.gcsAddress.compare(raylet.gcsAddress.size() - port.size() - 1,
-                                              std::string::npos, ":" + port) == 0) {
-                result.error = "head " + r.head + ": a Ray cluster already runs there (raylet pid " +
+            const std::string portSuffix = ":" + std::to_string(r.rayPort);
+            const bool samePort =
+                raylet.gcsAddress.size() > portSuffix.size() &&
+                raylet.gcsAddress.compare(raylet.gcsAddress.size() - portSuffix.size(),
+                                          portSuffix.size(), portSuffix) == 0;
+            if (raylet.nodeIp == headIp || samePort) {
+                result.error = "head " + r.head +
+                               ": a Ray cluster already runs there (raylet pid " +
                                std::to_string(raylet.pid) + ", node " + raylet.nodeIp + ", GCS " +
                                raylet.gcsAddress + "); stop it there (`ray stop`) or choose " +
                                "another Ray port";

@@ -85,7 +85,8 @@ Result<RayCommandInfo> rayStart(const std::string& address, const RayStartSpec& 
     return convert(resp);
 }
 
-Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options) {
+Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options,
+                                 bool rayletsOnly) {
     auto stub = makeStub(address, options);
     if (!stub) {
         return Error{stub.error()};
@@ -93,7 +94,9 @@ Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOpt
     grpc::ClientContext context;
     prepare(context, options, std::chrono::seconds(35));
     v1::RayClusterStatus resp;
-    const grpc::Status st = (*stub)->RayStatus(&context, v1::RayStatusRequest{}, &resp);
+    v1::RayStatusRequest req;
+    req.set_raylets_only(rayletsOnly);
+    const grpc::Status st = (*stub)->RayStatus(&context, req, &resp);
     if (!st.ok()) {
         return rpcError(address, "RayStatus", st);
     }

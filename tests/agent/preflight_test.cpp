@@ -211,7 +211,8 @@ TEST(RayVersion, ReadFromTheInstalledPackagesMetadata) {
     // An upgrade replaces the dist-info directory: the cache notices.
     std::filesystem::rename(site / "ray-2.60.0.dist-info", site / "ray-2.61.0.dist-info");
     writeText(site / "ray-2.61.0.dist-info/METADATA", "Name: ray\nVersion: 2.61.0\n");
-    EXPECT_EQ(rayVersionOnPath(path).message, (venv / "bin/ray").string() + ": ray, version 2.61.0");
+    EXPECT_EQ(rayVersionOnPath(path).message,
+              (venv / "bin/ray").string() + ": ray, version 2.61.0");
 
     // No ray on PATH.
     const auto none = rayVersionOnPath("/nonexistent-dir");
@@ -221,15 +222,15 @@ TEST(RayVersion, ReadFromTheInstalledPackagesMetadata) {
 
 // issue 47: the raylet's own command line says which cluster this node joined.
 TEST(RayVersion, RayletArgumentsNameItsClusterInEitherSpelling) {
-    const auto dashes = parseRayletArgs({"/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet",
-                                         "--node_ip_address=198.18.0.12",
-                                         "--gcs-address=198.18.0.11:6379", "--cluster-id",
-                                         "4f2a", "--num_cpus=2"});
+    const auto dashes =
+        parseRayletArgs({"/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet",
+                         "--node_ip_address=198.18.0.12", "--gcs-address=198.18.0.11:6379",
+                         "--cluster-id", "4f2a", "--num_cpus=2"});
     EXPECT_EQ(dashes.gcs_address(), "198.18.0.11:6379");
     EXPECT_EQ(dashes.node_ip(), "198.18.0.12");
     EXPECT_EQ(dashes.cluster_id(), "4f2a");
-    const auto underscores = parseRayletArgs({"raylet", "--gcs_address", "198.19.2.3:6380",
-                                              "--node-ip-address=198.19.2.4"});
+    const auto underscores = parseRayletArgs(
+        {"raylet", "--gcs_address", "198.19.2.3:6380", "--node-ip-address=198.19.2.4"});
     EXPECT_EQ(underscores.gcs_address(), "198.19.2.3:6380");
     EXPECT_EQ(underscores.node_ip(), "198.19.2.4");
     EXPECT_EQ(underscores.cluster_id(), "");

@@ -169,8 +169,7 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
             progress.push_back(e);
         }
     });
-    ASSERT_TRUE(result.launched) << result.error << "\n"
-                                 << formatPreflightTable(result.preflight);
+    ASSERT_TRUE(result.launched) << result.error << "\n" << formatPreflightTable(result.preflight);
     EXPECT_FALSE(result.preflightOverridden);
     EXPECT_TRUE(result.preflight.failures().empty()) << formatPreflightTable(result.preflight);
     ASSERT_EQ(result.preflight.rows.size(), 3u);
@@ -194,9 +193,9 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
         },
         std::chrono::seconds(120)))
         << out;
-    EXPECT_NE(out.find("placed 3 tasks on nodes " + hosts.ip(0) + "," + hosts.ip(1) + "," +
-                       hosts.ip(2)),
-              std::string::npos)
+    EXPECT_NE(
+        out.find("placed 3 tasks on nodes " + hosts.ip(0) + "," + hosts.ip(1) + "," + hosts.ip(2)),
+        std::string::npos)
         << out;
     EXPECT_NE(out.find("env ACTOR_NUM_NODES=3 ACTOR_NUM_GPUS_PER_NODE=1"), std::string::npos)
         << out;

@@ -29,7 +29,8 @@ class NodeProcess : public runplane::testing::DaemonProcess {
                                                       std::move(wrapper)}) {}
 
   private:
-    static std::vector<std::string> args(const std::string& nodeId, std::vector<std::string> extra) {
+    static std::vector<std::string> args(const std::string& nodeId,
+                                         std::vector<std::string> extra) {
         std::vector<std::string> out{"--node-id", nodeId};
         out.insert(out.end(), extra.begin(), extra.end());
         return out;

@@ -71,8 +71,8 @@ int runCommand(const std::vector<std::string>& args, std::string* output) {
 
 DaemonProcess::DaemonProcess(std::string stateDir, std::vector<std::string> args,
                              std::string listen, bool gpuTelemetry)
-    : DaemonProcess(
-          DaemonSpec{std::move(stateDir), std::move(args), std::move(listen), gpuTelemetry, {}, {}}) {}
+    : DaemonProcess(DaemonSpec{
+          std::move(stateDir), std::move(args), std::move(listen), gpuTelemetry, {}, {}}) {}
 
 DaemonProcess::DaemonProcess(DaemonSpec spec) {
     const std::string binary = builtBinary("backend/daemon/runplaned");

@@ -25,9 +25,8 @@ std::string makeTag() {
 // do not share a subnet.
 std::string subnetPrefix() {
     static std::atomic<int> made{0};
-    const int k = static_cast<int>((static_cast<unsigned>(::getpid()) * 7u +
-                                    static_cast<unsigned>(made++)) %
-                                   512u);
+    const int k = static_cast<int>(
+        (static_cast<unsigned>(::getpid()) * 7u + static_cast<unsigned>(made++)) % 512u);
     return "198." + std::to_string(18 + k / 256) + "." + std::to_string(k % 256) + ".";
 }
 
@@ -179,10 +178,9 @@ std::vector<std::string> NetnsHosts::onHost(int i, const std::vector<std::string
 "$@" &
 main=$!
 while kill -0 "$main" 2>/dev/null; do wait "$main"; done)";
-    std::vector<std::string> out{"ip",      "netns", "exec",        ns(i),
-                                 "unshare", "--uts", "--pid",       "--fork",
-                                 "--mount-proc",     "--kill-child=SIGKILL", "--",
-                                 "bash",    "-c",    kInit,         hostname(i)};
+    std::vector<std::string> out{"ip",    "netns", "exec",   ns(i),          "unshare",
+                                 "--uts", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL",
+                                 "--",    "bash",  "-c",     kInit,          hostname(i)};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
 }
