@@ -9,9 +9,11 @@ target_compile_options(runplane_warnings INTERFACE
   $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<BOOL:${RUNPLANE_WERROR}>>:-Werror>)
 
 # runplane_add_gtest(name SOURCES... LIBS... [LABELS...] [FIXTURES...]): one test binary per
-# library, discovered by CTest; FIXTURES are CTest fixtures every discovered test requires.
+# library, discovered by CTest; FIXTURES are CTest fixtures every discovered test requires; LOCK
+# names a CTest RESOURCE_LOCK its tests hold (e.g. `ray`: `ray stop` ends every Ray process a host
+# can see, so two suites that run Ray must not overlap).
 function(runplane_add_gtest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(ARG "" "LOCK" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main runplane_warnings)
   # The suite's own folder (tests/<part>/*.h); the headers of what it tests come with ARG_LIBS.
@@ -37,7 +39,8 @@ function(runplane_add_gtest name)
     "  set_tests_properties(\"\${test_name}\" PROPERTIES\n"
     "    LABELS [==[${labels}]==]\n"
     "    ENVIRONMENT [==[${environment}]==]\n"
-    "    FIXTURES_REQUIRED [==[${ARG_FIXTURES}]==])\n"
+    "    FIXTURES_REQUIRED [==[${ARG_FIXTURES}]==]\n"
+    "    RESOURCE_LOCK [==[${ARG_LOCK}]==])\n"
     "endforeach()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${properties_file}")
 endfunction()

@@ -680,10 +680,15 @@ grpc::ServerUnaryReactor* AgentService::RayStart(grpc::CallbackServerContext* ct
 }
 
 grpc::ServerUnaryReactor* AgentService::RayStatus(grpc::CallbackServerContext* ctx,
-                                                  const v1::RayStatusRequest*,
+                                                  const v1::RayStatusRequest* request,
                                                   v1::RayClusterStatus* response) {
-    return unary(ctx, "RayStatus", [response] {
-        *response = rayStatus();
+    const bool rayletsOnly = request->raylets_only();
+    return unary(ctx, "RayStatus", [response, rayletsOnly] {
+        if (rayletsOnly) {
+            readLocalRaylets("/proc", response);
+        } else {
+            *response = rayStatus();
+        }
         return grpc::Status::OK;
     });
 }

@@ -13,6 +13,7 @@
 #include "backend/agent/host_memory.h"
 #include "backend/agent/node_info.h"
 #include "backend/agent/proc_tree.h"
+#include "backend/agent/ray_version.h"
 #include "common/units/units.h"
 #include "compute/gpu/gpu_inventory.h"
 #include "compute/gpu/nccl_gate.h"
@@ -160,28 +161,8 @@ PreflightEnvironment PreflightEnvironment::system() {
         return std::make_pair(gate.pass, gate.message);
     };
     env.rayVersion = [](const std::string& path) {
-        compute::ProcessSpec spec;
-        std::string exe;
-        std::stringstream ss(path);
-        std::string dir;
-        while (std::getline(ss, dir, ':')) {
-            if (!dir.empty() && ::access((dir + "/ray").c_str(), X_OK) == 0) {
-                exe = dir + "/ray";
-                break;
-            }
-        }
-        if (exe.empty()) {
-            return std::make_pair(false, std::string("ray not found on PATH=") + path);
-        }
-        spec.argv = {exe, "--version"};
-        spec.timeout = std::chrono::seconds(30);
-        const auto r = compute::runProcess(spec);
-        std::string out = r.out;
-        while (!out.empty() && out.back() == '\n') {
-            out.pop_back();
-        }
-        return std::make_pair(r.succeeded(),
-                              r.succeeded() ? exe + ": " + out : exe + ": " + r.describeEnd());
+        const auto answer = rayVersionOnPath(path);
+        return std::make_pair(answer.ok, answer.message);
     };
     env.processes = [] {
         std::vector<std::pair<int, std::string>> out;

@@ -1,10 +1,13 @@
 #include "backend/agent/ray_control.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
+#include "backend/agent/ray_version.h"
 #include "compute/gpu/subprocess.h"
 
 namespace runplane::agent {
@@ -135,6 +138,60 @@ void parseRayStatus(const std::string& text, v1::RayClusterStatus* out) {
     out->set_alive_nodes(nodes);
 }
 
+v1::RayletInfo parseRayletArgs(const std::vector<std::string>& args) {
+    // "--name=value" or "--name value"; Ray has spelled these with dashes and with underscores.
+    auto value = [&](std::initializer_list<const char*> names) -> std::string {
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            for (const char* name : names) {
+                const std::string n = name;
+                if (args[i].rfind(n + "=", 0) == 0) {
+                    return args[i].substr(n.size() + 1);
+                }
+                if (args[i] == n && i + 1 < args.size()) {
+                    return args[i + 1];
+                }
+            }
+        }
+        return "";
+    };
+    v1::RayletInfo info;
+    info.set_gcs_address(value({"--gcs-address", "--gcs_address"}));
+    info.set_node_ip(value({"--node_ip_address", "--node-ip-address"}));
+    info.set_cluster_id(value({"--cluster-id", "--cluster_id"}));
+    return info;
+}
+
+void readLocalRaylets(const std::string& procRoot, v1::RayClusterStatus* out) {
+    DIR* dir = ::opendir(procRoot.c_str());
+    if (dir == nullptr) {
+        return;
+    }
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string pid = entry->d_name;
+        if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        std::ifstream comm(procRoot + "/" + pid + "/comm");
+        std::string name;
+        if (!std::getline(comm, name) || name != "raylet") {
+            continue;
+        }
+        std::ifstream cmdline(procRoot + "/" + pid + "/cmdline", std::ios::binary);
+        std::vector<std::string> args;
+        std::string arg;
+        while (args.size() < 512 && std::getline(cmdline, arg, '\0')) {
+            args.push_back(arg);
+        }
+        v1::RayletInfo info = parseRayletArgs(args);
+        info.set_pid(std::atoi(pid.c_str()));
+        *out->add_local_raylets() = std::move(info);
+        if (out->local_raylets_size() >= 64) {
+            break;
+        }
+    }
+    ::closedir(dir);
+}
+
 v1::RayClusterStatus rayStatus() {
     v1::RayClusterStatus out;
     const auto st = runRay({"ray", "status"}, nullptr, 30);
@@ -143,16 +200,13 @@ v1::RayClusterStatus rayStatus() {
     if (st.exit_code() == 0) {
         parseRayStatus(st.output(), &out);
     }
-    const auto ver = runRay({"ray", "--version"}, nullptr, 30);
-    if (ver.exit_code() == 0) {
-        std::string v = ver.output();
-        const auto p = v.find("version ");
-        v = p != std::string::npos ? v.substr(p + 8) : v;
-        while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) {
-            v.pop_back();
-        }
-        out.set_ray_version(v);
+    const char* path = std::getenv("PATH");
+    const auto ver = rayVersionOnPath(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+    if (ver.ok) {
+        const auto p = ver.message.find("version ");
+        out.set_ray_version(p != std::string::npos ? ver.message.substr(p + 8) : ver.message);
     }
+    readLocalRaylets("/proc", &out);
     return out;
 }
 

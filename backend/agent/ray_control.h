@@ -22,4 +22,10 @@ v1::RayCommandResult rayStop(const v1::RayStopRequest& request);
 /// "Active:" section. Exposed for tests.
 void parseRayStatus(const std::string& text, v1::RayClusterStatus* out);
 
+/// The raylets on this host as their command lines say (`--gcs-address`, `--node_ip_address`,
+/// `--cluster-id`, with either dash or underscore spellings): which Ray cluster this node really
+/// joined. Appended to out's local_raylets (at most 64). Exposed for tests.
+void readLocalRaylets(const std::string& procRoot, v1::RayClusterStatus* out);
+v1::RayletInfo parseRayletArgs(const std::vector<std::string>& args);
+
 }  // namespace runplane::agent

@@ -300,6 +300,8 @@ const char* toString(DispatchStep step) {
             return "ray_start_worker";
         case DispatchStep::WaitCluster:
             return "wait_cluster";
+        case DispatchStep::VerifyCluster:
+            return "verify_cluster";
         case DispatchStep::StartRun:
             return "start_run";
         case DispatchStep::StopRun:
@@ -310,6 +312,35 @@ const char* toString(DispatchStep step) {
             return "rollback";
     }
     return "unknown";
+}
+
+std::string verifyJoined(const std::vector<RayletIdentity>& raylets, const std::string& nodeIp,
+                         const std::string& gcsAddress, const std::string& clusterId) {
+    const RayletIdentity* own = nullptr;
+    for (const auto& r : raylets) {
+        if (r.nodeIp == nodeIp) {
+            own = &r;
+            break;
+        }
+    }
+    if (own == nullptr) {
+        std::string seen;
+        for (const auto& r : raylets) {
+            seen += (seen.empty() ? "" : ", ") + r.nodeIp + " (GCS " + r.gcsAddress + ")";
+        }
+        return "no raylet with node IP " + nodeIp + " runs there" +
+               (seen.empty() ? std::string() : "; raylets seen: " + seen);
+    }
+    if (own->gcsAddress != gcsAddress) {
+        return "its raylet (pid " + std::to_string(own->pid) + ") joined the GCS at " +
+               own->gcsAddress + ", not the head's " + gcsAddress;
+    }
+    if (!clusterId.empty() && !own->clusterId.empty() && own->clusterId != clusterId) {
+        return "its raylet (pid " + std::to_string(own->pid) + ") belongs to cluster " +
+               own->clusterId + ", not the head's " + clusterId + " (another Ray head answers on " +
+               gcsAddress + ")";
+    }
+    return "";
 }
 
 }  // namespace runplane::control

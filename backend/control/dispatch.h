@@ -72,13 +72,14 @@ enum class DispatchStep {
     RayStartHead,
     RayStartWorker,
     WaitCluster,
+    VerifyCluster,
     StartRun,
     StopRun,
     RayStop,
     Rollback
 };
-/// "preflight", "ray_start_head", "ray_start_worker", "wait_cluster", "start_run", "stop_run",
-/// "ray_stop", "rollback".
+/// "preflight", "ray_start_head", "ray_start_worker", "wait_cluster", "start_run",
+/// "verify_cluster", "stop_run", "ray_stop", "rollback".
 const char* toString(DispatchStep step);
 
 /// One step's progress or outcome. done=false records are progress (e.g. the GPU total while
@@ -158,13 +159,27 @@ struct RayCommandInfo {
     std::string output;
     std::vector<std::string> argv;
 };
+/// A raylet the answering node's process table shows: the cluster that node really joined.
+struct RayletIdentity {
+    int pid = 0;
+    std::string gcsAddress;  // HOST:PORT
+    std::string nodeIp;
+    std::string clusterId;  // "" where the Ray version does not pass one
+};
 struct RayClusterInfo {
     bool reachable = false;
     double gpusTotal = 0;
     std::uint32_t aliveNodes = 0;
     std::string rayVersion;
     std::string raw;
+    std::vector<RayletIdentity> localRaylets;
 };
+
+/// Whether node `nodeIp` belongs to the cluster whose GCS is `gcsAddress` (and, when known, whose
+/// id is `clusterId`), judged from the raylets its own daemon sees. "" when it does, else why not,
+/// naming what it joined instead (issue 47: a worker that joined a stranger's GCS).
+std::string verifyJoined(const std::vector<RayletIdentity>& raylets, const std::string& nodeIp,
+                         const std::string& gcsAddress, const std::string& clusterId);
 struct RayStartSpec {
     bool head = false;
     std::string nodeIp;
@@ -178,7 +193,10 @@ struct RayStartSpec {
 /// for the command: 130 s for start/stop, 35 s for status).
 Result<RayCommandInfo> rayStart(const std::string& address, const RayStartSpec& spec,
                                 const NodeClientOptions& options);
-Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options);
+/// `ray status` on the node, plus the raylets its process table shows; with rayletsOnly, only
+/// those (no Python start: what bring-up uses to check who joined).
+Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options,
+                                 bool rayletsOnly = false);
 Result<RayCommandInfo> rayStop(const std::string& address, bool force,
                                const NodeClientOptions& options);
 

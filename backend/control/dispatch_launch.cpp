@@ -93,6 +93,51 @@ void rollback(const std::vector<std::string>& nodes, const NodeClientOptions& op
     }
 }
 
+// One VerifyCluster event per node; "" when every node that shows raylets joined this head's GCS
+// (and cluster id), else the first node's reason.
+std::string verifyCluster(const LaunchRequest& r, const std::vector<std::string>& nodes,
+                          const std::string& gcsAddress, EventLog& log) {
+    std::vector<std::future<Result<RayClusterInfo>>> answers;
+    for (const auto& node : nodes) {
+        answers.push_back(
+            std::async(std::launch::async, [&r, node] { return rayStatus(node, r.client, true); }));
+    }
+    std::vector<Result<RayClusterInfo>> status;
+    for (auto& a : answers) {
+        status.push_back(a.get());
+    }
+    std::string clusterId;  // the head's, from the head's own raylet
+    if (status.front().ok()) {
+        for (const auto& raylet : status.front()->localRaylets) {
+            if (raylet.nodeIp == nodeIpOf(r, r.head)) {
+                clusterId = raylet.clusterId;
+            }
+        }
+    }
+    std::string firstError;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const std::string ip = nodeIpOf(r, nodes[i]);
+        std::string why;
+        std::string message;
+        if (!status[i].ok()) {
+            why = status[i].error();
+        } else if (status[i]->localRaylets.empty()) {
+            message =
+                "not verified: this node's daemon sees no raylet (Ray in another PID namespace?)";
+        } else {
+            why = verifyJoined(status[i]->localRaylets, ip, gcsAddress, clusterId);
+            message = "node " + ip + " joined the GCS at " + gcsAddress +
+                      (clusterId.empty() ? std::string() : " (cluster " + clusterId + ")");
+        }
+        log.emit(DispatchStep::VerifyCluster, nodes[i], true, why.empty(), 1.0,
+                 why.empty() ? message : why);
+        if (!why.empty() && firstError.empty()) {
+            firstError = "node " + nodes[i] + " is not in the cluster just brought up: " + why;
+        }
+    }
+    return firstError;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> multiNodeEnv(const LaunchRequest& r) {
@@ -144,7 +189,27 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
         }
     }
 
-    // 2. Head.
+    // 2. Head. A head already part of a Ray cluster (a stale one, or another user's GCS on the
+    // port) would make `ray start --head` fail or, worse, workers join the stranger: refuse.
+    const std::string headIp = nodeIpOf(r, r.head);
+    if (const auto before = rayStatus(r.head, r.client, /*rayletsOnly=*/true); before.ok()) {
+        for (const auto& raylet : before->localRaylets) {
+            const std::string portSuffix = ":" + std::to_string(r.rayPort);
+            const bool samePort =
+                raylet.gcsAddress.size() > portSuffix.size() &&
+                raylet.gcsAddress.compare(raylet.gcsAddress.size() - portSuffix.size(),
+                                          portSuffix.size(), portSuffix) == 0;
+            if (raylet.nodeIp == headIp || samePort) {
+                result.error = "head " + r.head +
+                               ": a Ray cluster already runs there (raylet pid " +
+                               std::to_string(raylet.pid) + ", node " + raylet.nodeIp + ", GCS " +
+                               raylet.gcsAddress + "); stop it there (`ray stop`) or choose " +
+                               "another Ray port";
+                log.emit(DispatchStep::RayStartHead, r.head, true, false, 1.0, result.error);
+                return result;
+            }
+        }
+    }
     RayStartSpec head;
     head.head = true;
     head.nodeIp = nodeIpOf(r, r.head);
@@ -229,7 +294,16 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
     }
     log.emit(DispatchStep::WaitCluster, r.head, true, true, 1.0, "cluster ready: " + lastSeen);
 
-    // 5. The launcher on the head only, with the multi-node environment.
+    // 5. Prove who joined: every node's own daemon names the raylet on its host, and each must
+    // have registered with this head's GCS (and its cluster id, where Ray passes one). A node
+    // whose daemon sees no raylet at all (Ray in another PID namespace) is noted, not failed.
+    if (const std::string err = verifyCluster(r, all, headAddress, log); !err.empty()) {
+        result.error = err;
+        rollback(touched, r.client, log);
+        return result;
+    }
+
+    // 6. The launcher on the head only, with the multi-node environment.
     StartRunSpec run = r.run;
     run.role = RunRole::Head;
     run.env = multiNodeEnv(r);

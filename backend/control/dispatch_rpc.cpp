@@ -88,7 +88,8 @@ Result<RayCommandInfo> rayStart(const std::string& address, const RayStartSpec& 
     return convert(resp);
 }
 
-Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options) {
+Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOptions& options,
+                                 bool rayletsOnly) {
     auto stub = makeStub(address, options);
     if (!stub) {
         return Error{stub.error()};
@@ -96,7 +97,9 @@ Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOpt
     grpc::ClientContext context;
     prepare(context, options, std::chrono::seconds(35));
     v1::RayClusterStatus resp;
-    const grpc::Status st = (*stub)->RayStatus(&context, v1::RayStatusRequest{}, &resp);
+    v1::RayStatusRequest req;
+    req.set_raylets_only(rayletsOnly);
+    const grpc::Status st = (*stub)->RayStatus(&context, req, &resp);
     if (!st.ok()) {
         return rpcError(address, "RayStatus", st);
     }
@@ -106,6 +109,9 @@ Result<RayClusterInfo> rayStatus(const std::string& address, const NodeClientOpt
     out.aliveNodes = resp.alive_nodes();
     out.rayVersion = resp.ray_version();
     out.raw = resp.raw();
+    for (const auto& r : resp.local_raylets()) {
+        out.localRaylets.push_back({r.pid(), r.gcs_address(), r.node_ip(), r.cluster_id()});
+    }
     return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include "backend/agent/preflight.h"
 #include "backend/agent/ray_control.h"
+#include "backend/agent/ray_version.h"
 #include "tests/agent/daemon_process.h"
 
 namespace runplane::agent {
@@ -176,6 +177,74 @@ TEST(Ray, StartArgvAndStatusParsing) {
     parseRayStatus(status, &st);
     EXPECT_EQ(st.alive_nodes(), 2u);
     EXPECT_DOUBLE_EQ(st.gpus_total(), 16.0);
+}
+
+}  // namespace
+}  // namespace runplane::agent
+
+namespace runplane::agent {
+namespace {
+
+void writeText(const std::filesystem::path& path, const std::string& text) {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+}
+
+// issue 47: Ray's version from the installed package's metadata (no Python start), cached, and
+// read again when the package changes; `ray --version` only where no metadata exists.
+TEST(RayVersion, ReadFromTheInstalledPackagesMetadata) {
+    runplane::testing::TempDir dir("runplane-rayver");
+    const std::filesystem::path venv = dir.path() + "/venv";
+    const auto site = venv / "lib/python3.11/site-packages";
+    // The script is never run: it would fail loudly if it were.
+    writeText(venv / "bin/ray", "#!" + (venv / "bin/python3").string() + "\nexit 3\n");
+    std::filesystem::permissions(venv / "bin/ray", std::filesystem::perms::owner_all);
+    writeText(site / "ray-2.60.0.dist-info/METADATA",
+              "Metadata-Version: 2.1\nName: ray\nVersion: 2.60.0\nSummary: Ray\n");
+    const std::string path = (venv / "bin").string() + ":/usr/bin:/bin";
+
+    const auto first = rayVersionOnPath(path);
+    EXPECT_TRUE(first.ok) << first.message;
+    EXPECT_EQ(first.message, (venv / "bin/ray").string() + ": ray, version 2.60.0");
+    EXPECT_EQ(first.source.rfind("metadata ", 0), 0u) << first.source;
+
+    // An upgrade replaces the dist-info directory: the cache notices.
+    std::filesystem::rename(site / "ray-2.60.0.dist-info", site / "ray-2.61.0.dist-info");
+    writeText(site / "ray-2.61.0.dist-info/METADATA", "Name: ray\nVersion: 2.61.0\n");
+    EXPECT_EQ(rayVersionOnPath(path).message,
+              (venv / "bin/ray").string() + ": ray, version 2.61.0");
+
+    // No ray on PATH.
+    const auto none = rayVersionOnPath("/nonexistent-dir");
+    EXPECT_FALSE(none.ok);
+    EXPECT_NE(none.message.find("ray not found on PATH=/nonexistent-dir"), std::string::npos);
+}
+
+// issue 47: the raylet's own command line says which cluster this node joined.
+TEST(RayVersion, RayletArgumentsNameItsClusterInEitherSpelling) {
+    const auto dashes =
+        parseRayletArgs({"/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet",
+                         "--node_ip_address=198.18.0.12", "--gcs-address=198.18.0.11:6379",
+                         "--cluster-id", "4f2a", "--num_cpus=2"});
+    EXPECT_EQ(dashes.gcs_address(), "198.18.0.11:6379");
+    EXPECT_EQ(dashes.node_ip(), "198.18.0.12");
+    EXPECT_EQ(dashes.cluster_id(), "4f2a");
+    const auto underscores = parseRayletArgs(
+        {"raylet", "--gcs_address", "198.19.2.3:6380", "--node-ip-address=198.19.2.4"});
+    EXPECT_EQ(underscores.gcs_address(), "198.19.2.3:6380");
+    EXPECT_EQ(underscores.node_ip(), "198.19.2.4");
+    EXPECT_EQ(underscores.cluster_id(), "");
+}
+
+TEST(RayVersion, FallsBackToRunningRayWithoutMetadata) {
+    runplane::testing::TempDir dir("runplane-rayver");
+    const std::filesystem::path bin = dir.path() + "/bin";
+    writeText(bin / "ray", "#!/bin/sh\necho 'ray, version 9.9.9'\n");
+    std::filesystem::permissions(bin / "ray", std::filesystem::perms::owner_all);
+    const auto answer = rayVersionOnPath(bin.string());
+    EXPECT_TRUE(answer.ok) << answer.message;
+    EXPECT_EQ(answer.message, (bin / "ray").string() + ": ray, version 9.9.9");
+    EXPECT_EQ(answer.source, "ray --version");
 }
 
 }  // namespace

@@ -132,9 +132,11 @@ TEST(DispatchLaunch, BringUpWaitsForGpuTotalThenRunsOnHeadAndStopTearsDown) {
     for (const auto& e : result.events) {
         steps.push_back(e.step);
     }
-    const std::vector<DispatchStep> want{DispatchStep::Preflight,      DispatchStep::RayStartHead,
-                                         DispatchStep::RayStartWorker, DispatchStep::RayStartWorker,
-                                         DispatchStep::WaitCluster,    DispatchStep::StartRun};
+    // The fake `ray` starts no raylet, so each node's membership is noted as not verified.
+    const std::vector<DispatchStep> want{
+        DispatchStep::Preflight,      DispatchStep::RayStartHead,  DispatchStep::RayStartWorker,
+        DispatchStep::RayStartWorker, DispatchStep::WaitCluster,   DispatchStep::VerifyCluster,
+        DispatchStep::VerifyCluster,  DispatchStep::VerifyCluster, DispatchStep::StartRun};
     EXPECT_EQ(steps, want);
 
     // The launcher ran on the head with the multi-node environment.
@@ -262,4 +264,27 @@ TEST(DispatchLaunch, MultiNodeEnvironmentFromTheRequest) {
     EXPECT_EQ(env.at("ACTOR_NUM_GPUS_PER_NODE"), "8");
     EXPECT_EQ(env.at("RAY_ADDRESS"), "127.0.0.50:6380");
     EXPECT_EQ(env.at("NCCL_DEBUG"), "WARN");
+}
+
+// issue 47: membership is judged from the raylets a node's own daemon sees.
+TEST(VerifyJoined, ANodeBelongsOnlyToTheHeadsGcsAndCluster) {
+    const std::vector<RayletIdentity> ours{{41, "198.18.0.11:6379", "198.18.0.12", "c0ffee"}};
+    EXPECT_EQ(verifyJoined(ours, "198.18.0.12", "198.18.0.11:6379", "c0ffee"), "");
+    EXPECT_EQ(verifyJoined(ours, "198.18.0.12", "198.18.0.11:6379", ""), "");
+
+    const std::vector<RayletIdentity> stranger{{42, "198.18.0.99:6379", "198.18.0.12", "beef"}};
+    EXPECT_NE(verifyJoined(stranger, "198.18.0.12", "198.18.0.11:6379", "c0ffee")
+                  .find("joined the GCS at 198.18.0.99:6379, not the head's 198.18.0.11:6379"),
+              std::string::npos);
+
+    // Same address, another cluster: a foreign head answered on the head's port.
+    const std::vector<RayletIdentity> foreign{{43, "198.18.0.11:6379", "198.18.0.12", "beef"}};
+    EXPECT_NE(verifyJoined(foreign, "198.18.0.12", "198.18.0.11:6379", "c0ffee")
+                  .find("belongs to cluster beef, not the head's c0ffee"),
+              std::string::npos);
+
+    // No raylet of this node's address on its host.
+    EXPECT_NE(verifyJoined(ours, "198.18.0.13", "198.18.0.11:6379", "")
+                  .find("no raylet with node IP 198.18.0.13"),
+              std::string::npos);
 }

@@ -22,11 +22,19 @@ class ScratchDir : public runplane::testing::TempDir {
 class NodeProcess : public runplane::testing::DaemonProcess {
   public:
     NodeProcess(const std::string& stateDir, const std::string& nodeId, const std::string& listen,
-                const std::map<std::string, std::string>& env)
-        : DaemonProcess(runplane::testing::DaemonSpec{
-              stateDir, {"--node-id", nodeId}, listen, false, envList(env)}) {}
+                const std::map<std::string, std::string>& env,
+                std::vector<std::string> extraArgs = {}, std::vector<std::string> wrapper = {})
+        : DaemonProcess(runplane::testing::DaemonSpec{stateDir, args(nodeId, std::move(extraArgs)),
+                                                      listen, false, envList(env),
+                                                      std::move(wrapper)}) {}
 
   private:
+    static std::vector<std::string> args(const std::string& nodeId,
+                                         std::vector<std::string> extra) {
+        std::vector<std::string> out{"--node-id", nodeId};
+        out.insert(out.end(), extra.begin(), extra.end());
+        return out;
+    }
     static std::vector<std::string> envList(const std::map<std::string, std::string>& env) {
         std::vector<std::string> out;
         for (const auto& [k, v] : env) {

@@ -32,7 +32,7 @@ class DaemonProcess {
         for (const QString& a : extraArgs) {
             args.push_back(a.toStdString());
         }
-        return {stateDir, std::move(args), "127.0.0.1:0", /*gpuTelemetry=*/true, {}};
+        return {stateDir, std::move(args), "127.0.0.1:0", /*gpuTelemetry=*/true, {}, {}};
     }
 
     runplane::testing::TempDir m_dir;

@@ -71,8 +71,8 @@ int runCommand(const std::vector<std::string>& args, std::string* output) {
 
 DaemonProcess::DaemonProcess(std::string stateDir, std::vector<std::string> args,
                              std::string listen, bool gpuTelemetry)
-    : DaemonProcess(
-          DaemonSpec{std::move(stateDir), std::move(args), std::move(listen), gpuTelemetry, {}}) {}
+    : DaemonProcess(DaemonSpec{
+          std::move(stateDir), std::move(args), std::move(listen), gpuTelemetry, {}, {}}) {}
 
 DaemonProcess::DaemonProcess(DaemonSpec spec) {
     const std::string binary = builtBinary("backend/daemon/runplaned");
@@ -85,6 +85,7 @@ DaemonProcess::DaemonProcess(DaemonSpec spec) {
         argv.push_back("--no-gpu");
     }
     argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+    argv.insert(argv.begin(), spec.wrapper.begin(), spec.wrapper.end());
     // Several daemons may use one state dir in turn (a restart): each start has its own files.
     static std::atomic<int> starts{0};
     const std::string tag =

@@ -46,6 +46,9 @@ struct DaemonSpec {
     std::string listen = "127.0.0.1:0";
     bool gpuTelemetry = false;  // false passes --no-gpu: tests do not depend on this host's GPUs
     std::vector<std::string> env;
+    /// A command that runs the daemon instead of exec'ing it directly, e.g. NetnsHosts::onHost's
+    /// prefix to run it as a process of a namespace host (argv is appended to it).
+    std::vector<std::string> wrapper;
 };
 
 class DaemonProcess {

@@ -1,0 +1,242 @@
+// issue 47: dispatch across hosts that are hosts. Three network namespaces on one bridge
+// (tests/support/netns_hosts.h), each with its own 198.18.0.0/15 address, hostname, hosts file and
+// process table, one runplaned per host secured as `runplanectl cluster init` makes it (TLS with
+// client certificates and a token: the daemons listen off loopback). Real Ray from PyPI (the
+// ray_venv fixture) is brought up across the interfaces: the head on host 1, workers on hosts 2
+// and 3, each with --node-ip-address = its own address. Checked: preflight passes on every host
+// without an override (MASTER_ADDR is the head's LAN address, NCCL_SOCKET_IFNAME names an
+// interface that exists there, no stale Ray is seen through the PID namespaces); the job places a
+// task on every host's declared GPU; a host whose link is cut reads "daemon lost" while the run
+// goes on, and reads reachable again when the link is back; stop tears the run and Ray down.
+// Needs root (CI runs as root); skipped with the reason elsewhere.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "backend/control/cluster_certs.h"
+#include "backend/control/dispatch.h"
+#include "tests/dispatch/node_process.h"
+#include "tests/support/netns_hosts.h"
+
+using namespace runplane::control;
+using namespace runplane::dispatch_testing;
+using runplane::testing::NetnsHosts;
+
+namespace {
+
+std::string envOr(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+template <typename Pred>
+bool waitFor(Pred&& pred, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (pred()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return pred();
+}
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
+        s.pop_back();
+    }
+    return s;
+}
+
+// A runplaned on namespace host i; the host is powered off before the daemon object goes, so
+// nothing of it (Ray included) outlives the test.
+class HostDaemon : public NodeProcess {
+  public:
+    HostDaemon(NetnsHosts& hosts, int i, const std::string& stateDir, const std::string& pki,
+               const std::map<std::string, std::string>& env)
+        : NodeProcess(stateDir, hosts.hostname(i), hosts.ip(i) + ":0", env,
+                      {"--tls-cert", pki + "/server-" + hosts.ip(i) + ".pem", "--tls-key",
+                       pki + "/server-" + hosts.ip(i) + ".key", "--tls-client-ca", pki + "/ca.pem",
+                       "--token-file", pki + "/token"},
+                      hosts.onHost(i, {})),
+          m_hosts(hosts),
+          m_index(i) {}
+    ~HostDaemon() { m_hosts.powerOff(m_index); }
+    HostDaemon(const HostDaemon&) = delete;
+    HostDaemon& operator=(const HostDaemon&) = delete;
+
+  private:
+    NetnsHosts& m_hosts;
+    int m_index;
+};
+
+std::string stdoutOf(const std::string& address, const NodeClientOptions& options,
+                     const std::string& runId) {
+    auto client = NodeClient::create(address, options);
+    std::string out;
+    if (!client.ok()) {
+        return out;
+    }
+    (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
+                              [&](const LogChunkInfo& ch) {
+                                  out += ch.data;
+                                  return true;
+                              });
+    return out;
+}
+
+NodeRunState runState(const std::string& address, const NodeClientOptions& options,
+                      const std::string& runId) {
+    auto client = NodeClient::create(address, options);
+    if (client.ok()) {
+        if (auto runs = (*client)->listRuns(); runs.ok()) {
+            for (const auto& r : *runs) {
+                if (r.runId.value() == runId) {
+                    return r.state;
+                }
+            }
+        }
+    }
+    return NodeRunState::Unspecified;
+}
+
+}  // namespace
+
+TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv =
+        envOr("RUNPLANE_RAY_VENV", envOr("RUNPLANE_BINARY_DIR", ".") + "/ray-venv");
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray"))
+        << venv << "/bin/ray is missing: the ray_venv fixture (scripts/setup-ray-venv.sh) makes it";
+    const std::string source = envOr("RUNPLANE_SOURCE_DIR", ".");
+
+    NetnsHosts hosts(3, "node");
+    ASSERT_TRUE(hosts.ok()) << hosts.error();
+    ScratchDir dir;
+
+    // The cluster's certificates and token, as `runplanectl cluster init` writes them.
+    ClusterInitOptions init;
+    init.outDir = dir.path() + "/pki";
+    init.name = "netns";
+    for (int i = 0; i < hosts.count(); ++i) {
+        init.hosts.push_back(hosts.ip(i));
+    }
+    ASSERT_TRUE(initCluster(init).ok());
+    NodeClientOptions client;
+    client.callTimeout = std::chrono::seconds(150);
+    client.tlsRootCertFile = init.outDir + "/ca.pem";
+    client.tlsCertFile = init.outDir + "/client.pem";
+    client.tlsKeyFile = init.outDir + "/client.key";
+    client.bearerToken = trimmed(readFile(init.outDir + "/token"));
+
+    const std::map<std::string, std::string> env{{"PATH", venv + "/bin:/usr/bin:/bin"},
+                                                 {"RAY_USAGE_STATS_ENABLED", "0"},
+                                                 {"NCCL_SOCKET_IFNAME", NetnsHosts::kInterface},
+                                                 {"GLOO_SOCKET_IFNAME", NetnsHosts::kInterface}};
+    std::vector<std::unique_ptr<HostDaemon>> daemons;
+    for (int i = 0; i < hosts.count(); ++i) {
+        daemons.push_back(std::make_unique<HostDaemon>(
+            hosts, i, dir.path() + "/state-" + hosts.hostname(i), init.outDir, env));
+        ASSERT_TRUE(daemons.back()->ok()) << daemons.back()->error();
+        // The daemon bound the host's own address, not loopback.
+        EXPECT_EQ(daemons.back()->address().rfind(hosts.ip(i) + ":", 0), 0u)
+            << daemons.back()->address();
+    }
+
+    LaunchRequest r;
+    r.head = daemons[0]->address();
+    r.workers = {daemons[1]->address(), daemons[2]->address()};
+    r.gpusPerNode = 1;
+    r.rayPort = 6379;  // each host has its own port space: the default port, as users run it
+    r.clusterTimeout = std::chrono::seconds(180);
+    r.pollInterval = std::chrono::milliseconds(500);
+    r.preflight.expectedGpus = 0;  // --no-gpu daemons: Ray is told about GPUs that do not exist
+    r.preflight.multiNode = true;
+    r.preflight.masterAddr = hosts.ip(0);
+    r.preflight.env = env;
+    r.client = client;
+    r.run.runId = runplane::RunId{"netns-run-1"};
+    r.run.argv = {venv + "/bin/python", source + "/tests/dispatch/ray_job.py"};
+    r.run.env = env;
+
+    std::vector<DispatchEvent> progress;
+    const auto result = launchMultiNode(r, [&](const DispatchEvent& e) {
+        if (!e.done) {
+            progress.push_back(e);
+        }
+    });
+    ASSERT_TRUE(result.launched) << result.error << "\n" << formatPreflightTable(result.preflight);
+    EXPECT_FALSE(result.preflightOverridden);
+    EXPECT_TRUE(result.preflight.failures().empty()) << formatPreflightTable(result.preflight);
+    ASSERT_EQ(result.preflight.rows.size(), 3u);
+    for (const auto& row : result.preflight.rows) {
+        for (const char* id : {"net.ifname", "net.master_addr", "net.hosts", "proc.stale_ray"}) {
+            const auto* check = row.find(id);
+            ASSERT_NE(check, nullptr) << row.address << " " << id;
+            EXPECT_EQ(check->status, CheckState::Pass) << row.address << " " << check->message;
+        }
+    }
+    ASSERT_FALSE(progress.empty());
+    EXPECT_NE(progress.back().message.find("3/3 GPUs"), std::string::npos)
+        << progress.back().message;
+
+    // The job ran on all three hosts, each seen by Ray at its own interface address.
+    std::string out;
+    ASSERT_TRUE(waitFor(
+        [&] {
+            out = stdoutOf(r.head, client, r.run.runId.value());
+            return out.find("eval 3:") != std::string::npos;
+        },
+        std::chrono::seconds(120)))
+        << out;
+    EXPECT_NE(
+        out.find("placed 3 tasks on nodes " + hosts.ip(0) + "," + hosts.ip(1) + "," + hosts.ip(2)),
+        std::string::npos)
+        << out;
+    EXPECT_NE(out.find("env ACTOR_NUM_NODES=3 ACTOR_NUM_GPUS_PER_NODE=1"), std::string::npos)
+        << out;
+
+    // Host 3's cable cut: its daemon is lost, the run on the head goes on.
+    ASSERT_TRUE(hosts.setLinkUp(2, false)) << hosts.error();
+    NodeClientOptions quick = client;
+    quick.callTimeout = std::chrono::seconds(5);
+    const auto cut = preflightAll({r.head, r.workers[0], r.workers[1]}, r.preflight, quick);
+    ASSERT_EQ(cut.rows.size(), 3u);
+    EXPECT_TRUE(cut.rows[0].reachable);
+    EXPECT_TRUE(cut.rows[1].reachable);
+    EXPECT_FALSE(cut.rows[2].reachable);
+    ASSERT_NE(cut.rows[2].find("daemon"), nullptr);
+    EXPECT_NE(cut.rows[2].find("daemon")->message.find("daemon lost"), std::string::npos)
+        << cut.rows[2].find("daemon")->message;
+    EXPECT_NE(cut.rows[2].find("daemon")->message.find(hosts.ip(2)), std::string::npos)
+        << "the lost row names the host";
+    EXPECT_EQ(runState(r.head, client, r.run.runId.value()), NodeRunState::Running);
+
+    // The link back: the same daemon answers again (it never stopped).
+    ASSERT_TRUE(hosts.setLinkUp(2, true)) << hosts.error();
+    EXPECT_TRUE(waitFor(
+        [&] {
+            const auto back = preflightAll({r.workers[1]}, r.preflight, quick);
+            return back.rows.size() == 1 && back.rows[0].reachable;
+        },
+        std::chrono::seconds(30)));
+
+    // Stop: the run, then Ray on every host (each host's `ray stop` sees only its own processes).
+    StopRequest s;
+    s.head = r.head;
+    s.workers = r.workers;
+    s.runId = r.run.runId.value();
+    s.graceSeconds = 5;
+    s.force = true;
+    s.client = client;
+    const auto stopped = stopMultiNode(s);
+    EXPECT_TRUE(stopped.ok) << (stopped.errors.empty() ? "" : stopped.errors.front());
+    EXPECT_EQ(runState(r.head, client, r.run.runId.value()), NodeRunState::Stopped);
+    const auto status = rayStatus(r.head, s.client);
+    ASSERT_TRUE(status.ok()) << status.error();
+    EXPECT_FALSE(status->reachable) << status->raw;
+}
