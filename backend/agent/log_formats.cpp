@@ -111,8 +111,7 @@ std::size_t find(std::string_view hay, std::string_view needle, std::size_t from
     if (needle.size() < 4 || hay.size() - from < 64) {
         return hay.find(needle, from);  // memmem's set-up costs more than it saves here
     }
-    const void* p =
-        ::memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
+    const void* p = ::memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
     return p == nullptr ? std::string_view::npos
                         : std::size_t(static_cast<const char*>(p) - hay.data());
 }

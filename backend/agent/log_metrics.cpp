@@ -81,9 +81,9 @@ bool hasAnsi(std::string_view line) {
     }
     // Remnants: Ray colours its prefix, `[36m(Actor pid=1)[0m ...`; looked for at the start only.
     const std::string_view head = line.substr(0, 256);
-    return head.size() > 4 && (head.find("[0m") != std::string_view::npos ||
-                               (head[0] == '[' && isDigit(head[1]) &&
-                                head.find("m(") != std::string_view::npos));
+    return head.size() > 4 &&
+           (head.find("[0m") != std::string_view::npos ||
+            (head[0] == '[' && isDigit(head[1]) && head.find("m(") != std::string_view::npos));
 }
 
 std::int64_t digitsValue(std::string_view s, std::size_t& i) {
@@ -212,11 +212,19 @@ ParsedLogLine classifyRaw(std::string_view raw, bool joined, LineView* viewOut =
 }
 
 void merge(ParsedLogLine& into, ParsedLogLine&& from) {
-    for (auto& m : from.metrics) {
-        into.metrics.push_back(std::move(m));
+    if (into.metrics.empty()) {
+        into.metrics = std::move(from.metrics);
+    } else {
+        for (auto& m : from.metrics) {
+            into.metrics.push_back(std::move(m));
+        }
     }
-    for (auto& e : from.events) {
-        into.events.push_back(std::move(e));
+    if (into.events.empty()) {
+        into.events = std::move(from.events);
+    } else {
+        for (auto& e : from.events) {
+            into.events.push_back(std::move(e));
+        }
     }
     into.progress = into.progress || from.progress;
     if (!from.warning.empty()) {

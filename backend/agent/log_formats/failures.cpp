@@ -11,10 +11,12 @@ namespace runplane::agent {
 
 bool recognizeWeightSyncFailure(const LineView& view, ParsedLogLine& out) {
     const std::string_view t = view.text;
-    const bool sglang = logfmt::find(t, "Failed to update parameter online") != std::string_view::npos;
+    const bool sglang =
+        logfmt::find(t, "Failed to update parameter online") != std::string_view::npos;
     const auto method = logfmt::find(t, "Error executing method ");
-    if (!sglang && (method == std::string_view::npos ||
-                    logfmt::find(t.substr(method, 40), "update_weight") == std::string_view::npos)) {
+    if (!sglang &&
+        (method == std::string_view::npos ||
+         logfmt::find(t.substr(method, 40), "update_weight") == std::string_view::npos)) {
         return false;
     }
     LogEvent ev = logfmt::makeEvent(LogEventKind::WeightSyncFailure, "");
@@ -23,7 +25,8 @@ bool recognizeWeightSyncFailure(const LineView& view, ParsedLogLine& out) {
         ev.attrs["engine"] = label;
     }
     std::string summary;
-    if (const auto p = logfmt::find(t, "Failed to update parameter online"); p != std::string_view::npos) {
+    if (const auto p = logfmt::find(t, "Failed to update parameter online");
+        p != std::string_view::npos) {
         std::string_view reason = t.substr(p + 33);
         if (reason.starts_with(": ")) {
             reason.remove_prefix(2);

@@ -48,7 +48,8 @@ std::string codeOf(std::string_view mark, std::string_view line) {
         logfmt::find(line, "unhandled cuda error") != std::string_view::npos) {
         return "1";
     }
-    if (mark == "ncclInternalError" || logfmt::find(line, "internal error") != std::string_view::npos) {
+    if (mark == "ncclInternalError" ||
+        logfmt::find(line, "internal error") != std::string_view::npos) {
         return "3";
     }
     if (mark == "ncclInvalidArgument") {
@@ -57,7 +58,8 @@ std::string codeOf(std::string_view mark, std::string_view line) {
     if (mark == "ncclInvalidUsage") {
         return "5";
     }
-    if (mark == "ncclRemoteError" || logfmt::find(line, "remote process exited") != std::string_view::npos) {
+    if (mark == "ncclRemoteError" ||
+        logfmt::find(line, "remote process exited") != std::string_view::npos) {
         return "6";
     }
     return "";
