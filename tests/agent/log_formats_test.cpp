@@ -172,6 +172,11 @@ TEST(LogFormatSlimeDict, StepThroughRayPrefixWithTimerAndRepeatSuffix) {
     EXPECT_EQ(attr(phases[0], "pid"), "32167");  // the process the phase lane belongs to
     EXPECT_EQ(attr(phases[0], "actor"), "MegatronTrainRayActor");
     EXPECT_EQ(r.names().size(), 13u);  // 12 keys + the timer; the AMEM lines give nothing
+    // Our marker keeps the process too (a phase lane per rank).
+    const auto m = parseLogLine("[rank3]: [runplane-phase] weight_sync");
+    ASSERT_EQ(m.events.size(), 1u);
+    EXPECT_EQ(attr(m.events[0], "rank"), "3");
+    EXPECT_EQ(attr(m.events[0], "phase"), "weight_sync");
 }
 
 TEST(LogFormatSlimeDict, RolloutManagerPerfRecord) {

@@ -12,6 +12,19 @@ bool isNameChar(char c) {
     return (c >= 'a' && c <= 'z') || c == '_' || c == '-' || (c >= '0' && c <= '9');
 }
 
+// The process a phase belongs to (a phase lane per rank): Ray's actor and pid, torchrun's rank.
+void addProcess(const LineView& view, LogEvent& ev) {
+    if (view.pid >= 0) {
+        ev.attrs["pid"] = std::to_string(view.pid);
+    }
+    if (!view.actor.empty()) {
+        ev.attrs["actor"] = std::string(view.actor);
+    }
+    if (view.rank >= 0) {
+        ev.attrs["rank"] = std::to_string(view.rank);
+    }
+}
+
 }  // namespace
 
 bool recognizePhaseMarker(const LineView& view, ParsedLogLine& out) {
@@ -31,6 +44,7 @@ bool recognizePhaseMarker(const LineView& view, ParsedLogLine& out) {
     LogEvent ev = logfmt::makeEvent(LogEventKind::Phase, "phase " + std::string(rest.substr(0, n)));
     ev.attrs["phase"] = std::string(rest.substr(0, n));
     ev.attrs["source"] = "marker";
+    addProcess(view, ev);
     out.events.push_back(std::move(ev));
     out.progress = true;
     return true;
@@ -69,12 +83,7 @@ bool recognizeTimer(const LineView& view, ParsedLogLine& out) {
         ev.attrs["timer"] = std::string(name);
         ev.attrs["edge"] = start ? "start" : "end";
         ev.attrs["source"] = "timer";
-        if (view.pid >= 0) {
-            ev.attrs["pid"] = std::to_string(view.pid);  // the process the phase belongs to
-        }
-        if (!view.actor.empty()) {
-            ev.attrs["actor"] = std::string(view.actor);
-        }
+        addProcess(view, ev);
         out.events.push_back(std::move(ev));
     }
     return true;
