@@ -82,7 +82,7 @@ class LogReader {
     int m_pendingKind = 0;       // lines joined into m_pending so far
     std::string m_tracebackKey;  // the prefix of the stream inside a traceback; "" = none
     bool m_inTraceback = false;
-    std::string m_rayletIp;       // the previous line was the raylet's, from this node
+    std::string m_rayletIp;  // the previous line was the raylet's, from this node
     bool m_prevRaylet = false;
     LogEvent m_heldRayOom;  // the `Task was killed` event, until its details arrive
     int m_heldLines = -1;   // lines left before the held event goes out as it is
