@@ -24,6 +24,9 @@ function(runplane_dep name)
 endfunction()
 runplane_dep(grpc gRPC::grpc++)
 runplane_dep(grpc_reflection gRPC::grpc++_reflection)
+# RE2 (the log classifier's patterns, backend/agent/log_metrics.cpp): found by gRPC's own package
+# config (re2::re2), linked from libre2.a in the static daemon's archive group.
+runplane_dep(re2 re2::re2)
 runplane_dep(protobuf protobuf::libprotobuf)
 runplane_dep(sqlite SQLite::SQLite3)
 runplane_dep(yaml yaml-cpp)

@@ -48,10 +48,38 @@ v1::EventKind eventKind(LogEventKind k) {
             return v1::EVENT_NCCL_WARNING;
         case LogEventKind::NcclError:
             return v1::EVENT_NCCL_ERROR;
+        case LogEventKind::CudaOom:
+            return v1::EVENT_CUDA_OOM;
+        case LogEventKind::RayOom:
+            return v1::EVENT_RAY_OOM;
+        case LogEventKind::HostOom:
+            return v1::EVENT_HOST_OOM;
+        case LogEventKind::WeightSyncFailure:
+            return v1::EVENT_WEIGHT_SYNC_FAILURE;
+        case LogEventKind::BatchMismatch:
+            return v1::EVENT_BATCH_MISMATCH;
+        case LogEventKind::NanLoss:
+            return v1::EVENT_NAN_LOSS;
+        case LogEventKind::SkippedIteration:
+            return v1::EVENT_SKIPPED_ITERATION;
+        case LogEventKind::Crash:
+            return v1::EVENT_CRASH;
         case LogEventKind::Info:
             break;
     }
     return v1::EVENT_INFO;
+}
+
+// The stored spelling of a log event's kind ("cuda_oom"): its proto name without EVENT_.
+std::string kindName(LogEventKind k) {
+    std::string name = v1::EventKind_Name(eventKind(k));
+    if (name.rfind("EVENT_", 0) == 0) {
+        name.erase(0, 6);
+    }
+    for (char& c : name) {
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    return name;
 }
 
 v1::Unit toProto(telemetry::Unit unit) {
@@ -329,8 +357,6 @@ void Collector::syncRuns(std::int64_t nowNs) {
             }
             track.reportedState = m_spool.meta("run." + view.runId + ".state").value_or("");
             track.lastProgressNs = nowNs;
-            track.ncclWindowStartNs = nowNs;
-            track.ncclBudget = static_cast<int>(m_options.ncclEventsPerMinute);
         }
         if (view.sampleHz > 0 && !isFinal(view.status.state())) {
             requestRate("run:" + view.runId, view.sampleHz);
@@ -561,10 +587,12 @@ void Collector::followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, boo
             }
             std::string_view piece(buf.data() + start, nl - start);
             if (log.partial.empty()) {
-                handleLine(run, piece, nowNs);
+                if (!piece.empty()) {
+                    handleLine(run, log.reader.feed(piece), nowNs);
+                }
             } else {
                 log.partial.append(piece);
-                handleLine(run, log.partial, nowNs);
+                handleLine(run, log.reader.feed(log.partial), nowNs);
             }
             log.committed += log.partial.size() + (log.partial.empty() ? piece.size() : 0) + 1;
             log.partial.clear();
@@ -583,10 +611,13 @@ void Collector::followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, boo
     }
     ::close(fd);
     if (drain && !log.partial.empty()) {
-        handleLine(run, log.partial, nowNs);  // the run ended without a final newline
+        handleLine(run, log.reader.feed(log.partial), nowNs);  // no final newline
         log.committed += log.partial.size();
         log.partial.clear();
         progressed = true;
+    }
+    if (drain) {
+        handleLine(run, log.reader.finish(), nowNs);  // a record still waiting for its rest
     }
     if (progressed) {
         // Replace any earlier offset for this log in the pending transaction.
@@ -600,11 +631,7 @@ void Collector::followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, boo
     }
 }
 
-void Collector::handleLine(RunTrack& run, std::string_view line, std::int64_t nowNs) {
-    if (line.empty()) {
-        return;
-    }
-    ParsedLogLine parsed = parseLogLine(line);
+void Collector::handleLine(RunTrack& run, ParsedLogLine parsed, std::int64_t nowNs) {
     if (parsed.progress) {
         if (run.stalled) {
             run.stalled = false;
@@ -618,24 +645,33 @@ void Collector::handleLine(RunTrack& run, std::string_view line, std::int64_t no
                   m.value, m.step);
     }
     for (const auto& ev : parsed.events) {
-        if (ev.kind == LogEventKind::NcclWarning || ev.kind == LogEventKind::NcclError) {
-            if (nowNs - run.ncclWindowStartNs >= 60'000'000'000LL) {
-                if (run.ncclSuppressed > 0) {
+        // A per-minute budget for each kind a log can repeat (phases and info are not limited).
+        if (ev.kind != LogEventKind::Phase && ev.kind != LogEventKind::Info) {
+            const bool nccl =
+                ev.kind == LogEventKind::NcclWarning || ev.kind == LogEventKind::NcclError;
+            const int key = static_cast<int>(nccl ? LogEventKind::NcclError : ev.kind);
+            auto [it, fresh] = run.eventBudgets.try_emplace(key);
+            EventBudget& b = it->second;
+            if (fresh || nowNs - b.windowStartNs >= 60'000'000'000LL) {
+                if (b.suppressed > 0) {
                     addEvent(nowNs, run.runId, v1::EVENT_INFO,
-                             "run " + run.runId + ": " + std::to_string(run.ncclSuppressed) +
-                                 " further NCCL lines in the last minute were not sent as events",
-                             {{"what", "nccl_suppressed"},
-                              {"count", std::to_string(run.ncclSuppressed)}});
+                             "run " + run.runId + ": " + std::to_string(b.suppressed) +
+                                 (nccl ? " further NCCL lines"
+                                       : " further " + kindName(ev.kind) + " events") +
+                                 " in the last minute were not sent as events",
+                             {{"what", nccl ? "nccl_suppressed" : "events_suppressed"},
+                              {"kind", nccl ? "nccl" : kindName(ev.kind)},
+                              {"count", std::to_string(b.suppressed)}});
                 }
-                run.ncclWindowStartNs = nowNs;
-                run.ncclBudget = static_cast<int>(m_options.ncclEventsPerMinute);
-                run.ncclSuppressed = 0;
+                b.windowStartNs = nowNs;
+                b.left = static_cast<int>(m_options.ncclEventsPerMinute);
+                b.suppressed = 0;
             }
-            if (run.ncclBudget <= 0) {
-                ++run.ncclSuppressed;
+            if (b.left <= 0) {
+                ++b.suppressed;
                 continue;
             }
-            --run.ncclBudget;
+            --b.left;
         }
         addEvent(nowNs, run.runId, eventKind(ev.kind), ev.message, ev.attrs);
     }

@@ -26,6 +26,7 @@ struct GpuDevice;
 }
 
 #include "backend/agent/host_memory.h"
+#include "backend/agent/log_metrics.h"
 #include "backend/agent/logger.h"
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
@@ -41,7 +42,7 @@ struct CollectorOptions {
     double memAlarmSeconds = 60;
     std::string meminfoPath = "/proc/meminfo";
     bool gpuTelemetry = true;
-    unsigned ncclEventsPerMinute = 20;          // per run; beyond this lines are counted, not sent
+    unsigned ncclEventsPerMinute = 20;          // per run and log event kind; beyond: counted
     std::size_t spoolBacklogRecords = 100'000;  // held in memory while the spool is unwritable
 };
 
@@ -102,6 +103,13 @@ class Collector {
         std::string metaKey;
         std::uint64_t committed = 0;  // offset after the last complete line handled
         std::string partial;
+        LogReader reader;  // what spans lines (joined records, tracebacks)
+    };
+    // Log events of one kind (NCCL warnings and errors count together) per run per minute.
+    struct EventBudget {
+        int left = 0;
+        std::int64_t windowStartNs = 0;
+        std::uint64_t suppressed = 0;
     };
     struct RunTrack {
         std::string runId;
@@ -110,9 +118,7 @@ class Collector {
         Aggregate rss;
         std::int64_t lastProgressNs = 0;
         bool stalled = false;
-        int ncclBudget = 0;
-        std::int64_t ncclWindowStartNs = 0;
-        std::uint64_t ncclSuppressed = 0;
+        std::map<int, EventBudget> eventBudgets;  // by LogEventKind (NCCL: NcclError)
         bool ended = false;
         bool logsDrained = false;
         std::string reportedState;  // last EVENT_RUN_STATE state stored in the spool
@@ -123,7 +129,7 @@ class Collector {
     void report(std::int64_t nowNs);
     void pollLogs(std::int64_t nowNs, bool final);
     void followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, bool drain);
-    void handleLine(RunTrack& run, std::string_view line, std::int64_t nowNs);
+    void handleLine(RunTrack& run, ParsedLogLine parsed, std::int64_t nowNs);
     void syncRuns(std::int64_t nowNs);
     void sampleGpus(std::int64_t nowNs);
     void reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& gpu);

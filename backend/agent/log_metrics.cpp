@@ -1,335 +1,272 @@
+// The log-line classifier: a line's process prefixes are read once (LineView), one RE2::Set over
+// every format's trigger picks the candidate rows of the table (log_formats.cpp), and only their
+// recognizers run. LogReader adds what spans lines (joined records, Ray's two-line OOM message,
+// a traceback's final exception).
 #include "backend/agent/log_metrics.h"
 
-#include <array>
-#include <charconv>
-#include <cstdlib>
+#include <re2/re2.h>
+#include <re2/set.h>
 
-#include "backend/agent/python_literal.h"
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "backend/agent/log_formats.h"
 
 namespace runplane::agent {
 namespace {
 
-// `<keyword> <id>: {...}` line kinds (frameworks.md §5).
-constexpr std::array<std::string_view, 7> kMetricKeywords = {
-    "step", "critic-step", "rollout", "perf", "eval", "multi_turn", "passrate"};
+constexpr std::size_t kMaxLine = std::size_t(1) << 20;
 
-// Substrings that mark an NCCL error (as opposed to a warning).
-constexpr std::array<std::string_view, 9> kNcclErrorMarks = {
-    "ncclSystemError",
-    "ncclInternalError",
-    "ncclUnhandledCudaError",
-    "ncclInvalidUsage",
-    "ncclRemoteError",
-    "ncclInvalidArgument",
-    "Bad address",
-    "Watchdog caught collective operation timeout",
-    "NCCL communicator was aborted"};
-
-/// A JSON line's step: its integer part, or -1 (unknown) when it is NaN or beyond int64_t
-/// (1e21 or a huge Python int: the plain cast is undefined behaviour; found by fuzz_log_line).
-std::int64_t stepOf(double value) {
-    constexpr double kTwoPow63 = 9223372036854775808.0;  // the first double past INT64_MAX
-    return value >= -kTwoPow63 && value < kTwoPow63 ? static_cast<std::int64_t>(value) : -1;
+// One RE2::Set over every row's trigger, built once (thread-safe static init; Match is const).
+const RE2::Set& triggerSet() {
+    static const std::unique_ptr<RE2::Set> set = [] {
+        RE2::Options options;
+        options.set_encoding(RE2::Options::EncodingLatin1);  // bytes: invalid UTF-8 is just text
+        options.set_log_errors(false);
+        options.set_max_mem(64 << 20);
+        auto s = std::make_unique<RE2::Set>(options, RE2::UNANCHORED);
+        for (const LogFormat& f : logFormats()) {
+            std::string error;
+            if (s->Add(f.trigger, &error) < 0) {
+                std::abort();  // a bad trigger is a programming error (log_metrics_test covers it)
+            }
+        }
+        if (!s->Compile()) {
+            std::abort();
+        }
+        return s;
+    }();
+    return *set;
 }
 
+bool isDigit(char c) {
+    return c >= '0' && c <= '9';
+}
+
+// Removes ANSI colour codes: ESC[...<final>, and their remnants once the escape byte was lost
+// (`[36m`, `[0m`, `[1;31m` as pasted text shows them).
 std::string stripAnsi(std::string_view line) {
     std::string out;
     out.reserve(line.size());
     for (std::size_t i = 0; i < line.size(); ++i) {
         if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
             i += 2;
-            while (i < line.size() && !((line[i] >= '@' && line[i] <= '~'))) {
+            while (i < line.size() && !(line[i] >= '@' && line[i] <= '~')) {
                 ++i;
             }
             continue;
+        }
+        if (line[i] == '\x1b') {
+            continue;
+        }
+        if (line[i] == '[' && i + 2 < line.size() && isDigit(line[i + 1])) {
+            std::size_t j = i + 1;
+            while (j < line.size() && j - i <= 8 && (isDigit(line[j]) || line[j] == ';')) {
+                ++j;
+            }
+            if (j < line.size() && line[j] == 'm') {
+                i = j;
+                continue;
+            }
         }
         out += line[i];
     }
     return out;
 }
 
-bool isKeywordChar(char c) {
-    return (c >= 'a' && c <= 'z') || c == '_' || c == '-';
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
-
-// Removes a leading Ray actor prefix "(Name pid=123) " or "(Name pid=123, ip=10.0.0.1) ".
-std::string_view stripRayPrefix(std::string_view s) {
-    s = trim(s);
-    if (!s.empty() && s.front() == '(') {
-        const auto close = s.find(") ");
-        if (close != std::string_view::npos &&
-            s.substr(0, close).find("pid=") != std::string_view::npos) {
-            return trim(s.substr(close + 2));
-        }
-    }
-    return s;
-}
-
-// The metric-line form: finds "<kw> <N>: {" and parses the dict. Returns true when the line had
-// that form (even if the payload failed to parse: then out.warning is set).
-bool parseMetricLine(std::string_view line, ParsedLogLine& out) {
-    std::size_t search = 0;
-    while (true) {
-        const auto colon = line.find(": {", search);
-        if (colon == std::string_view::npos) {
-            return false;
-        }
-        search = colon + 1;
-        std::size_t i = colon;
-        while (i > 0 && line[i - 1] >= '0' && line[i - 1] <= '9') {
-            --i;
-        }
-        if (i == colon || i == 0 || line[i - 1] != ' ') {
-            continue;
-        }
-        const std::size_t digitsBegin = i;
-        std::size_t k = i - 1;  // the space
-        while (k > 0 && isKeywordChar(line[k - 1])) {
-            --k;
-        }
-        const std::string_view keyword = line.substr(k, digitsBegin - 1 - k);
-        if (k > 0 && line[k - 1] != ' ' && line[k - 1] != ']' && line[k - 1] != ')') {
-            continue;
-        }
-        bool known = false;
-        for (auto kw : kMetricKeywords) {
-            known = known || kw == keyword;
-        }
-        if (!known) {
-            continue;
-        }
-        const std::int64_t id = std::strtoll(
-            std::string(line.substr(digitsBegin, colon - digitsBegin)).c_str(), nullptr, 10);
-        const std::size_t brace = colon + 2;
-        std::size_t used = 0;
-        auto value = parsePythonLiteralPrefix(line.substr(brace), &used);
-        out.progress = true;
-        if (!value) {
-            // Columns are reported relative to the whole line.
-            const auto& msg = value.error();
-            std::size_t col = 0;
-            if (msg.rfind("column ", 0) == 0) {
-                col = std::strtoull(msg.c_str() + 7, nullptr, 10);
-                out.warning = std::string(keyword) + " " + std::to_string(id) + ": column " +
-                              std::to_string(col + brace) + msg.substr(msg.find(':'));
-            } else {
-                out.warning = msg;
-            }
-            return true;
-        }
-        std::vector<std::pair<std::string, double>> flat;
-        flattenNumeric(*value, "", flat);
-        for (auto& [name, v] : flat) {
-            out.metrics.push_back(LogMetric{std::move(name), v, id});
-        }
+bool hasAnsi(std::string_view line) {
+    if (std::memchr(line.data(), '\x1b', line.size()) != nullptr) {
         return true;
     }
+    // Remnants: Ray colours its prefix, `[36m(Actor pid=1)[0m ...`; looked for at the start only.
+    const std::string_view head = line.substr(0, 256);
+    return head.size() > 4 &&
+           (head.find("[0m") != std::string_view::npos ||
+            (head[0] == '[' && isDigit(head[1]) && head.find("m(") != std::string_view::npos));
 }
 
-// JSON lines: {"metric": "train/loss", "value": 0.1, "step": 3}, the smoke workload's
-// {"kind": "step", "id": 3, "metrics": {...}}, or a flat {"train/loss": 0.1, "step": 3}.
-bool parseJsonLine(std::string_view line, ParsedLogLine& out) {
-    if (line.size() < 2 || line.front() != '{' || line.back() != '}') {
-        return false;
-    }
-    auto value = parsePythonLiteral(line);
-    if (!value || value->kind != PyValue::Kind::Dict) {
-        return false;
-    }
-    const PyValue* metricName = nullptr;
-    const PyValue* metricValue = nullptr;
-    const PyValue* metrics = nullptr;
-    std::int64_t step = -1;
-    for (const auto& [k, v] : value->entries) {
-        if (k.kind != PyValue::Kind::String) {
-            continue;
-        }
-        const std::string& key = k.text;
-        if ((key == "step" || key == "_step" || key == "id" || key == "global_step" ||
-             key == "iteration") &&
-            (v.kind == PyValue::Kind::Int || v.kind == PyValue::Kind::Float)) {
-            step = stepOf(v.asDouble());
-        } else if ((key == "metric" || key == "name") && v.kind == PyValue::Kind::String) {
-            metricName = &v;
-        } else if (key == "value" && v.isNumeric()) {
-            metricValue = &v;
-        } else if (key == "metrics" && v.kind == PyValue::Kind::Dict) {
-            metrics = &v;
-        }
-    }
-    std::vector<std::pair<std::string, double>> flat;
-    if (metricName != nullptr && metricValue != nullptr) {
-        flat.emplace_back(metricName->text, metricValue->asDouble());
-    } else if (metrics != nullptr) {
-        flattenNumeric(*metrics, "", flat);
-    } else {
-        for (const auto& [k, v] : value->entries) {
-            if (k.kind == PyValue::Kind::String &&
-                (k.text == "step" || k.text == "_step" || k.text == "id" ||
-                 k.text == "global_step" || k.text == "iteration" || k.text == "_timestamp" ||
-                 k.text == "_runtime")) {
-                continue;
-            }
-            flattenNumeric(v, k.keyText(), flat);
-        }
-    }
-    if (flat.empty()) {
-        return false;
-    }
-    for (auto& [name, v] : flat) {
-        out.metrics.push_back(LogMetric{std::move(name), v, step});
-    }
-    out.progress = true;
-    return true;
-}
-
-void parseMarkers(std::string_view line, ParsedLogLine& out) {
-    if (const auto p = line.find("[runplane-phase]"); p != std::string_view::npos) {
-        std::string_view rest = trim(line.substr(p + 16));
-        std::size_t n = 0;
-        while (n < rest.size() && (isKeywordChar(rest[n]) || (rest[n] >= '0' && rest[n] <= '9'))) {
-            ++n;
-        }
-        if (n > 0) {
-            LogEvent ev;
-            ev.kind = LogEventKind::Phase;
-            ev.attrs["phase"] = std::string(rest.substr(0, n));
-            ev.attrs["source"] = "marker";
-            ev.message = "phase " + ev.attrs["phase"];
-            out.events.push_back(std::move(ev));
-            out.progress = true;
-        }
-    }
-    if (const auto p = line.find("Timer "); p != std::string_view::npos) {
-        std::string_view rest = line.substr(p + 6);
-        const auto sp = rest.find(' ');
-        if (sp != std::string_view::npos && sp > 0) {
-            const std::string_view name = rest.substr(0, sp);
-            const std::string_view tail = rest.substr(sp + 1);
-            const bool start = tail.rfind("start", 0) == 0;
-            const bool end = tail.rfind("end", 0) == 0;
-            if (start || end) {
-                out.progress = true;
-                const std::string phase = phaseForTimer(name);
-                if (end) {
-                    if (const auto e = tail.find("elapsed: "); e != std::string_view::npos) {
-                        const double secs =
-                            std::strtod(std::string(tail.substr(e + 9)).c_str(), nullptr);
-                        out.metrics.push_back(
-                            LogMetric{"timer/" + std::string(name) + "_seconds", secs, -1});
-                    }
-                }
-                if (!phase.empty()) {
-                    LogEvent ev;
-                    ev.kind = LogEventKind::Phase;
-                    ev.attrs["phase"] = phase;
-                    ev.attrs["timer"] = std::string(name);
-                    ev.attrs["edge"] = start ? "start" : "end";
-                    ev.attrs["source"] = "timer";
-                    ev.message = "timer " + std::string(name) + (start ? " start" : " end");
-                    out.events.push_back(std::move(ev));
-                }
-            }
-        }
-    }
-    if (line.find("NCCL") != std::string_view::npos ||
-        line.find("nccl") != std::string_view::npos ||
-        line.find("Bad address") != std::string_view::npos ||
-        line.find("Watchdog") != std::string_view::npos) {
-        for (auto mark : kNcclErrorMarks) {
-            if (line.find(mark) != std::string_view::npos) {
-                LogEvent ev;
-                ev.kind = LogEventKind::NcclError;
-                ev.attrs["match"] = std::string(mark);
-                ev.message = std::string(trim(line.substr(0, 1024)));
-                out.events.push_back(std::move(ev));
-                return;
-            }
-        }
-        if (line.find("NCCL WARN") != std::string_view::npos) {
-            LogEvent ev;
-            ev.kind = LogEventKind::NcclWarning;
-            ev.attrs["match"] = "NCCL WARN";
-            ev.message = std::string(trim(line.substr(0, 1024)));
-            out.events.push_back(std::move(ev));
-        }
-    }
-}
-
-/// The number right after `label` in `line` (spaces skipped), or false. `%` is accepted as a
-/// suffix by the caller.
-bool numberAfter(std::string_view line, std::string_view label, double& value,
-                 std::size_t* end = nullptr) {
-    const auto p = line.find(label);
-    if (p == std::string_view::npos) {
-        return false;
-    }
-    std::size_t i = p + label.size();
-    while (i < line.size() && line[i] == ' ') {
+std::int64_t digitsValue(std::string_view s, std::size_t& i) {
+    std::int64_t v = 0;
+    const std::size_t start = i;
+    while (i < s.size() && isDigit(s[i]) && i - start < 12) {
+        v = v * 10 + (s[i] - '0');
         ++i;
     }
-    const char* first = line.data() + i;
-    const char* last = line.data() + line.size();
-    const auto [ptr, ec] = std::from_chars(first, last, value);
-    if (ec != std::errc() || ptr == first) {
-        return false;
-    }
-    if (end != nullptr) {
-        *end = std::size_t(ptr - line.data());
-    }
-    return true;
+    return i == start ? -1 : v;
 }
 
-/// Engine-side scheduler lines (SGLang's `Decode batch. #running-req: 39, #token: 12345, token
-/// usage: 0.45, ... gen throughput (token/s): 1855.00, #queue-req: 0` and its `Prefill batch.`
-/// twin; vLLM's `Avg prompt throughput: 120.3 tokens/s, Avg generation throughput: 1855.2
-/// tokens/s, Running: 39 reqs, Waiting: 0 reqs, GPU KV cache usage: 45.2%`, `Pending:` in older
-/// versions). KV-cache usage is a fraction 0..1 for both engines.
-bool parseEngineLine(std::string_view line, ParsedLogLine& out) {
-    const bool sglang = line.find("Decode batch") != std::string_view::npos ||
-                        line.find("Prefill batch") != std::string_view::npos;
-    const bool vllm = line.find("Avg generation throughput:") != std::string_view::npos ||
-                      line.find("GPU KV cache usage:") != std::string_view::npos;
-    if (!sglang && !vllm) {
-        return false;
+// Quote markers of pasted text: `> ` of a mail or markdown quote, a code span's backtick.
+void stripQuoteMarkers(std::string_view& body) {
+    while (body.starts_with("> ") || body.starts_with("`")) {
+        body.remove_prefix(body.front() == '`' ? 1 : 2);
     }
-    const std::size_t before = out.metrics.size();
-    auto add = [&](std::string_view label, const char* series, double scale = 1.0) {
-        double v = 0;
-        if (numberAfter(line, label, v)) {
-            out.metrics.push_back(LogMetric{series, v * scale, -1});
+}
+
+// Reads the process prefixes of `line` into `view` (text must outlive the view).
+void prepareView(std::string_view text, LineView& view) {
+    view.text = text;
+    std::string_view body = text;  // a line's own indentation stays (traceback frames)
+    std::string_view lead = text;
+    while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) {
+        lead.remove_prefix(1);
+    }
+    if (lead.starts_with("> ") || lead.starts_with("`") || lead.starts_with("(") ||
+        lead.starts_with("[rank")) {
+        stripQuoteMarkers(lead);
+        body = lead;
+    }
+    // Ray: `(ActorClass pid=123) `, `(ActorClass pid=123, ip=10.0.0.1) `, `(raylet) `,
+    // `(raylet, ip=...) `; nested ones (`(Worker pid=1) (Worker_TP0 pid=1) `) too.
+    for (int n = 0; n < 3 && !body.empty() && body.front() == '('; ++n) {
+        const auto close = body.find(')');
+        if (close == std::string_view::npos || close > 200) {
+            break;
         }
-    };
-    if (sglang) {
-        add("#running-req:", "engine/running_requests");
-        add("#queue-req:", "engine/queued_requests");
-        add("#token:", "engine/kv_tokens");
-        add("token usage:", "engine/kv_cache_usage");
-        add("gen throughput (token/s):", "engine/gen_throughput");
-        add("#new-token:", "engine/prefill_tokens");
+        const std::string_view inside = body.substr(1, close - 1);
+        const auto pidAt = inside.find("pid=");
+        const bool raylet = inside.starts_with("raylet");
+        if (pidAt == std::string_view::npos && !raylet) {
+            break;
+        }
+        const auto sp = inside.find_first_of(" ,");
+        view.actor = inside.substr(0, sp);
+        if (pidAt != std::string_view::npos) {
+            std::size_t i = pidAt + 4;
+            view.pid = digitsValue(inside, i);
+        }
+        if (const auto ipAt = inside.find("ip="); ipAt != std::string_view::npos) {
+            const auto end = inside.find_first_of(", ", ipAt);
+            view.ip = inside.substr(ipAt + 3, end == std::string_view::npos ? end : end - ipAt - 3);
+        }
+        body.remove_prefix(close + 1);
+        if (!body.empty() && body.front() == ' ') {
+            body.remove_prefix(1);  // exactly one: the line's own indentation stays
+        }
+    }
+    // torchrun: `[rank3]: ` (and `[rank3]:[E1206 ...`).
+    if (body.starts_with("[rank")) {
+        std::size_t i = 5;
+        const std::int64_t rank = digitsValue(body, i);
+        if (rank >= 0 && i + 1 < body.size() && body[i] == ']' && body[i + 1] == ':') {
+            view.rank = rank;
+            body.remove_prefix(i + 2);
+            if (!body.empty() && body.front() == ' ') {
+                body.remove_prefix(1);
+            }
+        }
+    }
+    view.body = body;
+}
+
+void classify(const LineView& view, ParsedLogLine& out) {
+    if (view.text.size() > kMaxLine) {
+        out.warning = "line longer than 1 MiB ignored";
+        return;
+    }
+    thread_local std::vector<int> hits;
+    hits.clear();
+    std::string_view body = view.body;
+    while (!body.empty() && (body.back() == ' ' || body.back() == '\r' || body.back() == '\t')) {
+        body.remove_suffix(1);
+    }
+    std::string_view lead = body;
+    while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) {
+        lead.remove_prefix(1);
+    }
+    if (!triggerSet().Match(lead, &hits)) {
+        return;
+    }
+    std::sort(hits.begin(), hits.end());
+    const auto& formats = logFormats();
+    bool recordRead = false;
+    for (int i : hits) {
+        const LogFormat& f = formats[static_cast<std::size_t>(i)];
+        if (!f.alsoOthers && recordRead) {
+            continue;
+        }
+        if (f.recognize(view, out) && !f.alsoOthers) {
+            recordRead = true;
+        }
+    }
+}
+
+ParsedLogLine classifyRaw(std::string_view raw, bool joined, LineView* viewOut = nullptr,
+                          std::string* storage = nullptr) {
+    std::string local;
+    std::string& text = storage != nullptr ? *storage : local;
+    std::string_view line = raw;
+    if (hasAnsi(line)) {
+        text = stripAnsi(line);
+        line = text;
+    }
+    LineView view;
+    prepareView(line, view);
+    view.joined = joined;
+    ParsedLogLine out;
+    classify(view, out);
+    if (viewOut != nullptr) {
+        *viewOut = view;
+    }
+    return out;
+}
+
+void merge(ParsedLogLine& into, ParsedLogLine&& from) {
+    if (into.metrics.empty()) {
+        into.metrics = std::move(from.metrics);
     } else {
-        add("Avg prompt throughput:", "engine/prompt_throughput");
-        add("Avg generation throughput:", "engine/gen_throughput");
-        add("Running:", "engine/running_requests");
-        add("Waiting:", "engine/queued_requests");
-        add("Pending:", "engine/queued_requests");
-        add("GPU KV cache usage:", "engine/kv_cache_usage", 0.01);
+        for (auto& m : from.metrics) {
+            into.metrics.push_back(std::move(m));
+        }
     }
-    if (out.metrics.size() == before) {
-        return false;
+    if (into.events.empty()) {
+        into.events = std::move(from.events);
+    } else {
+        for (auto& e : from.events) {
+            into.events.push_back(std::move(e));
+        }
     }
-    out.progress = true;
-    return true;
+    into.progress = into.progress || from.progress;
+    if (!from.warning.empty()) {
+        into.warning = std::move(from.warning);
+    }
+}
+
+// `RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `ray.exceptions.RayTaskError(ValueError):
+// ...`, `KeyboardInterrupt`: the exception line that ends a traceback.
+std::string exceptionName(std::string_view body) {
+    std::size_t i = 0;
+    auto identChar = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isDigit(c) || c == '_' ||
+               c == '.';
+    };
+    if (body.empty() || !((body[0] >= 'a' && body[0] <= 'z') ||
+                          (body[0] >= 'A' && body[0] <= 'Z') || body[0] == '_')) {
+        return "";
+    }
+    while (i < body.size() && identChar(body[i]) && i < 160) {
+        ++i;
+    }
+    std::string_view name = body.substr(0, i);
+    if (i < body.size() && body[i] == '(') {
+        const auto close = body.find(')', i);
+        if (close == std::string_view::npos || close > i + 80) {
+            return "";
+        }
+        i = close + 1;
+    }
+    if (i < body.size() && body[i] != ':') {
+        return "";
+    }
+    const auto dot = name.rfind('.');
+    const std::string_view leaf = dot == std::string_view::npos ? name : name.substr(dot + 1);
+    for (std::string_view suffix :
+         {"Error", "Exception", "Interrupt", "Exit", "Failure", "Timeout", "Killed"}) {
+        if (leaf.ends_with(suffix)) {
+            return std::string(body.substr(0, i));
+        }
+    }
+    return "";
 }
 
 }  // namespace
@@ -355,34 +292,137 @@ std::string phaseForTimer(std::string_view timer) {
 }
 
 ParsedLogLine parseLogLine(std::string_view rawLine) {
-    ParsedLogLine out;
-    std::string cleaned;
-    std::string_view line = rawLine;
-    if (line.find('\x1b') != std::string_view::npos) {
-        cleaned = stripAnsi(line);
-        line = cleaned;
+    return classifyRaw(rawLine, false);
+}
+
+void LogReader::releaseHeld(ParsedLogLine& out) {
+    if (m_heldLines >= 0) {
+        out.events.push_back(std::move(m_heldRayOom));
+        m_heldRayOom = LogEvent{};
+        m_heldLines = -1;
     }
-    if (line.size() > (1u << 20)) {
-        out.warning = "line longer than 1 MiB ignored";
+}
+
+ParsedLogLine LogReader::feed(std::string_view line) {
+    ParsedLogLine out;
+    std::string storage;
+    LineView view;
+    ParsedLogLine cur = classifyRaw(line, false, &view, &storage);
+    if (!m_pending.empty()) {
+        // A continuation has no process prefix of its own and starts no record of its own.
+        const bool continuation = view.actor.empty() && view.rank < 0 && !cur.progress &&
+                                  cur.events.empty() &&
+                                  m_pending.size() + line.size() <= kMaxJoinBytes;
+        if (continuation) {
+            m_pending.append(line);
+            ParsedLogLine joined = classifyRaw(m_pending, true);
+            if (joined.incomplete && m_pendingKind < 4) {
+                ++m_pendingKind;
+                out.progress = true;
+                return out;
+            }
+            m_pending.clear();
+            m_pendingKind = 0;
+            merge(out, std::move(joined));
+            out.incomplete = false;
+            return out;
+        }
+        merge(out, classifyRaw(m_pending, true));
+        m_pending.clear();
+        m_pendingKind = 0;
+    }
+    if (cur.incomplete && line.size() <= kMaxJoinBytes) {
+        m_pending.assign(line);
+        m_pendingKind = 1;
+        out.progress = true;
         return out;
     }
-    const std::string_view body = stripRayPrefix(line);
-    if (!parseMetricLine(line, out) && !parseEngineLine(body, out)) {
-        parseJsonLine(body, out);
+    merge(out, std::move(cur));
+
+    // Ray's memory monitor prints the kill, then the node's figures on the next line(s).
+    bool detail = false;
+    for (auto it = out.events.begin(); it != out.events.end();) {
+        if (it->kind == LogEventKind::RayOom && it->attrs["what"] == "task_killed" &&
+            it->attrs.count("node_used_gb") == 0 && it->attrs.count("task_name") == 0 &&
+            it->message.starts_with("Ray OOM: task killed")) {
+            releaseHeld(out);  // an earlier kill never got its details
+            m_heldRayOom = std::move(*it);
+            m_heldLines = 3;
+            it = out.events.erase(it);
+            continue;
+        }
+        if (it->kind == LogEventKind::RayOom && it->attrs["what"] == "task_killed") {
+            detail = true;
+        }
+        ++it;
     }
-    if (out.metrics.empty() && out.warning.empty()) {
-        if (const auto p = line.find(" skipped: "); p != std::string_view::npos) {
-            const auto e = line.rfind("eval ", p);
-            if (e != std::string_view::npos) {
-                LogEvent ev;
-                ev.kind = LogEventKind::Info;
-                ev.message = std::string(trim(line.substr(e)));
-                ev.attrs["what"] = "eval_skipped";
-                out.events.push_back(std::move(ev));
-            }
+    if (detail && m_heldLines >= 0) {
+        m_heldLines = -1;  // the detail line's event says it all
+        m_heldRayOom = LogEvent{};
+    } else if (m_heldLines > 0 && !logfmt::trim(view.body).empty() &&
+               logfmt::find(view.body, "Task was killed") == std::string_view::npos) {
+        if (--m_heldLines == 0) {
+            releaseHeld(out);
         }
     }
-    parseMarkers(line, out);
+
+    // The raylet breaks its message over lines: the first carries `(raylet, ip=...)`.
+    for (auto& ev : out.events) {
+        if (ev.kind == LogEventKind::RayOom && ev.attrs.count("ip") == 0 && m_prevRaylet &&
+            !m_rayletIp.empty()) {
+            ev.attrs["ip"] = m_rayletIp;
+            ev.attrs["summary"] += " on " + m_rayletIp;
+            ev.message = ev.attrs["summary"];
+        }
+    }
+    m_prevRaylet = view.actor == "raylet";
+    m_rayletIp = m_prevRaylet ? std::string(view.ip) : std::string();
+
+    // Tracebacks: the first unindented line after the frames, from the same process, that names
+    // an exception, is the crash.
+    auto keyOf = [&view] {
+        return std::string(view.actor) + ":" + std::to_string(view.pid) + ":" +
+               std::to_string(view.rank);
+    };
+    const std::string_view body = view.body;
+    const bool indented = !body.empty() && (body.front() == ' ' || body.front() == '\t');
+    if (body.starts_with("Traceback (most recent call last)") ||
+        (indented && logfmt::trim(body).starts_with("File \""))) {
+        m_inTraceback = true;
+        m_tracebackKey = keyOf();
+    } else if (m_inTraceback && !indented && !body.starts_with("^") &&
+               !logfmt::trim(body).empty() && keyOf() == m_tracebackKey) {
+        m_inTraceback = false;
+        const std::string name = exceptionName(body);
+        if (!name.empty()) {
+            const std::string text(logfmt::trim(body.substr(0, 1024)));
+            LogEvent ev = logfmt::makeEvent(LogEventKind::Crash, text);
+            ev.attrs["exception"] = name;
+            ev.attrs["summary"] = text.size() > 200 ? text.substr(0, 200) + "…" : text;
+            if (view.pid >= 0) {
+                ev.attrs["pid"] = std::to_string(view.pid);
+            }
+            if (!view.actor.empty()) {
+                ev.attrs["actor"] = std::string(view.actor);
+            }
+            if (view.rank >= 0) {
+                ev.attrs["rank"] = std::to_string(view.rank);
+            }
+            out.events.push_back(std::move(ev));
+        }
+    }
+    return out;
+}
+
+ParsedLogLine LogReader::finish() {
+    ParsedLogLine out;
+    if (!m_pending.empty()) {
+        merge(out, classifyRaw(m_pending, true));
+        m_pending.clear();
+        m_pendingKind = 0;
+    }
+    releaseHeld(out);
+    m_inTraceback = false;
     return out;
 }
 

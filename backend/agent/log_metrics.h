@@ -19,10 +19,26 @@ struct LogMetric {
     std::int64_t step = -1;
 };
 
-enum class LogEventKind { Phase, NcclWarning, NcclError, Info };
+/// The kinds a log line can raise (docs/daemon.md "Log formats" lists each with its attrs).
+enum class LogEventKind {
+    Phase,
+    NcclWarning,
+    NcclError,
+    Info,
+    CudaOom,
+    RayOom,
+    HostOom,
+    WeightSyncFailure,
+    BatchMismatch,
+    NanLoss,
+    SkippedIteration,
+    Crash
+};
 
 /// An event seen in a line. attrs: phase lines carry phase (+ timer, edge); NCCL lines carry
-/// match (the text that matched).
+/// match (the text that matched); the failure kinds carry the numbers a person would quote
+/// (cuda_oom: gpu, tried_bytes, capacity_bytes, free_bytes, ...). `message` is one line that
+/// says what happened ("CUDA OOM on GPU 3: tried 61.34 GiB, 27.07 GiB free").
 struct LogEvent {
     LogEventKind kind = LogEventKind::Info;
     std::string message;
@@ -37,11 +53,41 @@ struct ParsedLogLine {
     std::vector<LogEvent> events;
     bool progress = false;
     std::string warning;
+    /// The line ends inside a record (a dict cut at its end, a Megatron record without its
+    /// closing `|`): a LogReader joins it with the next line before reading it.
+    bool incomplete = false;
 };
 
-/// Classifies one line (without its newline). Handles the Ray `(Actor pid=N) ` prefix, the
-/// slime/miles logger prefixes, ANSI colour codes and Ray's `[repeated Nx across cluster]`.
+/// Classifies one line (without its newline), on its own: no record joined across lines, no
+/// traceback context. Handles the Ray `(Actor pid=N) ` prefix, the slime/miles logger prefixes,
+/// ANSI colour codes and Ray's `[repeated Nx across cluster]`.
 ParsedLogLine parseLogLine(std::string_view line);
+
+/// Reads one log stream line by line, with what spans lines: a record the terminal or the
+/// framework wrapped (a Megatron `iteration` record without its closing `|`, a `step N: {` dict
+/// cut in the middle, a verl record cut inside a key) is joined with the next line; Ray's memory
+/// monitor message (`Task was killed ...` then `Memory on the node ...`) becomes one event; the
+/// last exception line of a Python traceback is a `crash` event. Memory is bounded: at most one
+/// pending record of at most kMaxJoinBytes.
+class LogReader {
+  public:
+    static constexpr std::size_t kMaxJoinBytes = 256 * 1024;
+
+    ParsedLogLine feed(std::string_view line);
+    /// The end of the stream: what is still pending (a record never completed, a held event).
+    ParsedLogLine finish();
+
+  private:
+    std::string m_pending;       // a record waiting for its continuation line
+    int m_pendingKind = 0;       // lines joined into m_pending so far
+    std::string m_tracebackKey;  // the prefix of the stream inside a traceback; "" = none
+    bool m_inTraceback = false;
+    std::string m_rayletIp;  // the previous line was the raylet's, from this node
+    bool m_prevRaylet = false;
+    LogEvent m_heldRayOom;  // the `Task was killed` event, until its details arrive
+    int m_heldLines = -1;   // lines left before the held event goes out as it is
+    void releaseHeld(ParsedLogLine& out);
+};
 
 /// Maps a framework timer name to a phase ("update_weights" -> "weight_sync"); "" when the
 /// timer does not mark a phase.

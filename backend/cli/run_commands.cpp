@@ -20,6 +20,7 @@
 #include "common/build_info.h"
 #include "common/units/units.h"
 #include "db/history/history.h"
+#include "db/history/run_cause.h"
 
 namespace {
 
@@ -375,8 +376,9 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
         return;
     }
     json out = json::array();
-    std::vector<std::vector<std::string>> rows = {
-        {"ID", "NAME", "STATUS", "NODES", "STARTED", "DURATION", "PEAK HOST MEM", "PRIMARY EVAL"}};
+    std::vector<std::vector<std::string>> rows = {{"ID", "NAME", "STATUS", "NODES", "STARTED",
+                                                   "DURATION", "PEAK HOST MEM", "PRIMARY EVAL",
+                                                   "CAUSE"}};
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
     for (const auto& run : *runs) {
@@ -457,6 +459,14 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                 evalText = text;
             }
         }
+        // Why the run failed, in one line, from its log's failure events (db/history/run_cause.h).
+        std::string causeText;
+        j["cause"] = nullptr;
+        if (auto cause = runplane::db::runCause(**history, run.id); cause.ok() && *cause) {
+            const auto& c = **cause;
+            j["cause"] = {{"kind", c.kind}, {"summary", c.summary}, {"t_ns", c.tNs}};
+            causeText = c.summary;
+        }
         out.push_back(std::move(j));
         const std::int64_t end = run.endedNs > 0 ? run.endedNs : nowNs;
         std::string nodes;
@@ -466,7 +476,8 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
         rows.push_back({run.id.value(), run.name, std::string(runplane::db::toString(run.state)),
                         nodes, formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
-                        peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText});
+                        peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText,
+                        causeText.empty() ? "-" : causeText});
     }
     if (options.json) {
         std::cout << out.dump(2) << "\n";

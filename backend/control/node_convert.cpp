@@ -103,6 +103,22 @@ EventKindInfo fromProto(v1::EventKind kind) {
             return EventKindInfo::RunState;
         case v1::EVENT_INFO:
             return EventKindInfo::Info;
+        case v1::EVENT_CUDA_OOM:
+            return EventKindInfo::CudaOom;
+        case v1::EVENT_RAY_OOM:
+            return EventKindInfo::RayOom;
+        case v1::EVENT_HOST_OOM:
+            return EventKindInfo::HostOom;
+        case v1::EVENT_WEIGHT_SYNC_FAILURE:
+            return EventKindInfo::WeightSyncFailure;
+        case v1::EVENT_BATCH_MISMATCH:
+            return EventKindInfo::BatchMismatch;
+        case v1::EVENT_NAN_LOSS:
+            return EventKindInfo::NanLoss;
+        case v1::EVENT_SKIPPED_ITERATION:
+            return EventKindInfo::SkippedIteration;
+        case v1::EVENT_CRASH:
+            return EventKindInfo::Crash;
         default:
             return EventKindInfo::Unspecified;
     }

@@ -20,16 +20,41 @@ enum class EventKind {
     ProcessExit,
     Gap,
     RunState,
-    Info
+    Info,
+    // From the run's log (issue #42; docs/daemon.md "Log formats").
+    CudaOom,
+    RayOom,
+    HostOom,
+    WeightSyncFailure,
+    BatchMismatch,
+    NanLoss,
+    SkippedIteration,
+    Crash
 };
 
-inline constexpr std::array<EventKind, 10> kEventKinds{
-    EventKind::Unspecified, EventKind::Phase,       EventKind::NcclWarning, EventKind::NcclError,
-    EventKind::Stall,       EventKind::MemoryAlarm, EventKind::ProcessExit, EventKind::Gap,
-    EventKind::RunState,    EventKind::Info};
+inline constexpr std::array<EventKind, 18> kEventKinds{EventKind::Unspecified,
+                                                       EventKind::Phase,
+                                                       EventKind::NcclWarning,
+                                                       EventKind::NcclError,
+                                                       EventKind::Stall,
+                                                       EventKind::MemoryAlarm,
+                                                       EventKind::ProcessExit,
+                                                       EventKind::Gap,
+                                                       EventKind::RunState,
+                                                       EventKind::Info,
+                                                       EventKind::CudaOom,
+                                                       EventKind::RayOom,
+                                                       EventKind::HostOom,
+                                                       EventKind::WeightSyncFailure,
+                                                       EventKind::BatchMismatch,
+                                                       EventKind::NanLoss,
+                                                       EventKind::SkippedIteration,
+                                                       EventKind::Crash};
 
 /// The stored spelling (events.kind): "phase", "nccl_warning", "nccl_error", "stall",
-/// "memory_alarm", "process_exit", "gap", "run_state", "info"; "unspecified" for an event of a
+/// "memory_alarm", "process_exit", "gap", "run_state", "info", "cuda_oom", "ray_oom", "host_oom",
+/// "weight_sync_failure", "batch_mismatch", "nan_loss", "skipped_iteration", "crash";
+/// "unspecified" for an event of a
 /// kind this build does not know. A C string, as its callers join it.
 constexpr const char* toString(EventKind kind) {
     switch (kind) {
@@ -51,6 +76,22 @@ constexpr const char* toString(EventKind kind) {
             return "run_state";
         case EventKind::Info:
             return "info";
+        case EventKind::CudaOom:
+            return "cuda_oom";
+        case EventKind::RayOom:
+            return "ray_oom";
+        case EventKind::HostOom:
+            return "host_oom";
+        case EventKind::WeightSyncFailure:
+            return "weight_sync_failure";
+        case EventKind::BatchMismatch:
+            return "batch_mismatch";
+        case EventKind::NanLoss:
+            return "nan_loss";
+        case EventKind::SkippedIteration:
+            return "skipped_iteration";
+        case EventKind::Crash:
+            return "crash";
         case EventKind::Unspecified:
             break;
     }
@@ -80,6 +121,38 @@ inline constexpr const char* kThresholdBytes = "threshold_bytes";
 inline constexpr const char* kUsedBytes = "used_bytes";
 /// phase: the phase's name.
 inline constexpr const char* kPhase = "phase";
+/// The log's failure kinds (cuda_oom, ray_oom, host_oom, nccl_error, weight_sync_failure,
+/// batch_mismatch, nan_loss, skipped_iteration, crash): the one-line cause a person would quote
+/// ("CUDA OOM on GPU 3: tried 61.34 GiB, 27.07 GiB free"); the run list shows it.
+inline constexpr const char* kSummary = "summary";
 }  // namespace attr
+
+/// Is `kind` an OOM of any kind (alert-level on the Runs and Cluster pages)?
+constexpr bool isOom(EventKind kind) {
+    return kind == EventKind::CudaOom || kind == EventKind::RayOom || kind == EventKind::HostOom;
+}
+
+/// How strongly an event of `kind` explains a failed run (0: not a cause). The run list names
+/// the cause from the strongest, latest such event.
+constexpr int causeRank(EventKind kind) {
+    switch (kind) {
+        case EventKind::CudaOom:
+        case EventKind::HostOom:
+        case EventKind::RayOom:
+            return 5;
+        case EventKind::NcclError:
+        case EventKind::WeightSyncFailure:
+        case EventKind::BatchMismatch:
+            return 4;
+        case EventKind::Crash:
+            return 3;
+        case EventKind::NanLoss:
+            return 2;
+        case EventKind::SkippedIteration:
+            return 1;
+        default:
+            return 0;
+    }
+}
 
 }  // namespace runplane::telemetry

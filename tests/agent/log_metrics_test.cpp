@@ -117,7 +117,7 @@ TEST(LogMetrics, NonFiniteNumpyAndNestedValues) {
 
 TEST(LogMetrics, MalformedPayloadGivesWarningWithColumn) {
     const auto p = parseLogLine("step 3: {'train/loss': 0.1, 'x' 2}");
-    EXPECT_TRUE(p.metrics.empty());
+    ASSERT_EQ(p.metrics.size(), 1u);  // kept up to the bad spot (issue 42)
     EXPECT_TRUE(p.progress);
     EXPECT_NE(p.warning.find("column 33"), std::string::npos) << p.warning;
 }
@@ -283,26 +283,27 @@ TEST(PythonLiteral, EmptyContainersSetsAndTrailingCommas) {
 namespace runplane::agent {
 namespace {
 
-// SGLang's scheduler lines (scheduler decode / prefill stats), through Ray's prefix.
+// SGLang's scheduler lines (scheduler decode / prefill stats), through Ray's prefix; the engine's
+// Ray pid and TP rank label its series (issue 42).
 TEST(LogMetrics, SglangDecodeAndPrefillLines) {
     const auto d = byName(parseLogLine(
         "(SGLangEngine pid=4242) [2026-04-15 07:57:53 TP0] Decode batch. #running-req: 39, "
         "#token: 123456, token usage: 0.45, cuda graph: True, gen throughput (token/s): 1855.20, "
         "#queue-req: 3, "));
     ASSERT_EQ(d.size(), 5u);
-    EXPECT_DOUBLE_EQ(d.at("engine/running_requests").value, 39);
-    EXPECT_DOUBLE_EQ(d.at("engine/queued_requests").value, 3);
-    EXPECT_DOUBLE_EQ(d.at("engine/kv_tokens").value, 123456);
-    EXPECT_DOUBLE_EQ(d.at("engine/kv_cache_usage").value, 0.45);
-    EXPECT_DOUBLE_EQ(d.at("engine/gen_throughput").value, 1855.2);
+    EXPECT_DOUBLE_EQ(d.at("engine/pid4242.tp0/running_requests").value, 39);
+    EXPECT_DOUBLE_EQ(d.at("engine/pid4242.tp0/queued_requests").value, 3);
+    EXPECT_DOUBLE_EQ(d.at("engine/pid4242.tp0/kv_tokens").value, 123456);
+    EXPECT_DOUBLE_EQ(d.at("engine/pid4242.tp0/kv_cache_usage").value, 0.45);
+    EXPECT_DOUBLE_EQ(d.at("engine/pid4242.tp0/gen_throughput").value, 1855.2);
     const auto p = parseLogLine(
         "[2026-04-15 07:57:50 TP0] Prefill batch, #new-seq: 4, #new-token: 2048, "
         "#cached-token: 0, token usage: 0.01, #running-req: 35, #queue-req: 0");
     EXPECT_TRUE(p.progress);
     const auto m = byName(p);
-    EXPECT_DOUBLE_EQ(m.at("engine/prefill_tokens").value, 2048);
-    EXPECT_DOUBLE_EQ(m.at("engine/running_requests").value, 35);
-    EXPECT_EQ(m.count("engine/gen_throughput"), 0u);
+    EXPECT_DOUBLE_EQ(m.at("engine/tp0/prefill_tokens").value, 2048);
+    EXPECT_DOUBLE_EQ(m.at("engine/tp0/running_requests").value, 35);
+    EXPECT_EQ(m.count("engine/tp0/gen_throughput"), 0u);
 }
 
 // vLLM's periodic stats line, current (Waiting) and older (Pending) wording.
@@ -311,11 +312,11 @@ TEST(LogMetrics, VllmStatsLines) {
         "INFO 04-15 07:57:53 [loggers.py:123] Engine 000: Avg prompt throughput: 120.3 tokens/s, "
         "Avg generation throughput: 1855.2 tokens/s, Running: 39 reqs, Waiting: 2 reqs, GPU KV "
         "cache usage: 45.2%, Prefix cache hit rate: 12.0%"));
-    EXPECT_DOUBLE_EQ(m.at("engine/prompt_throughput").value, 120.3);
-    EXPECT_DOUBLE_EQ(m.at("engine/gen_throughput").value, 1855.2);
-    EXPECT_DOUBLE_EQ(m.at("engine/running_requests").value, 39);
-    EXPECT_DOUBLE_EQ(m.at("engine/queued_requests").value, 2);
-    EXPECT_NEAR(m.at("engine/kv_cache_usage").value, 0.452, 1e-12);
+    EXPECT_DOUBLE_EQ(m.at("engine/engine000/prompt_throughput").value, 120.3);
+    EXPECT_DOUBLE_EQ(m.at("engine/engine000/gen_throughput").value, 1855.2);
+    EXPECT_DOUBLE_EQ(m.at("engine/engine000/running_requests").value, 39);
+    EXPECT_DOUBLE_EQ(m.at("engine/engine000/queued_requests").value, 2);
+    EXPECT_NEAR(m.at("engine/engine000/kv_cache_usage").value, 0.452, 1e-12);
     const auto old = byName(parseLogLine(
         "INFO 01-02 03:04:05 metrics.py:345] Avg prompt throughput: 0.0 tokens/s, Avg generation "
         "throughput: 512.0 tokens/s, Running: 8 reqs, Swapped: 0 reqs, Pending: 5 reqs, GPU KV "

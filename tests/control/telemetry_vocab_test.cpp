@@ -41,6 +41,16 @@ TEST(TelemetryVocabulary, EventKindsKeepTheirStoredSpellingAndReadBack) {
     EXPECT_EQ(std::string(toString(EventKind::RunState)), "run_state");
     EXPECT_EQ(std::string(toString(EventKind::Gap)), "gap");
     EXPECT_EQ(eventKindFromString("no_such_kind"), std::nullopt);
+    // The log's failure kinds (issue 42), their cause ranking and which are OOMs.
+    EXPECT_EQ(std::string(toString(EventKind::CudaOom)), "cuda_oom");
+    EXPECT_EQ(std::string(toString(EventKind::WeightSyncFailure)), "weight_sync_failure");
+    EXPECT_EQ(std::string(toString(EventKind::SkippedIteration)), "skipped_iteration");
+    EXPECT_TRUE(isOom(EventKind::HostOom) && isOom(EventKind::RayOom));
+    EXPECT_FALSE(isOom(EventKind::NcclError));
+    EXPECT_GT(causeRank(EventKind::CudaOom), causeRank(EventKind::Crash));
+    EXPECT_GT(causeRank(EventKind::NcclError), causeRank(EventKind::Crash));
+    EXPECT_GT(causeRank(EventKind::Crash), causeRank(EventKind::NanLoss));
+    EXPECT_EQ(causeRank(EventKind::Phase), 0);
 }
 
 TEST(TelemetryVocabulary, NodeStatesFoldIntoHistoryStates) {
