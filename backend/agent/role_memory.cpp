@@ -250,18 +250,44 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
         pid_t ppid = 0;
         std::uint64_t rssPages = 0;
         Known* known = nullptr;
+        bool refreshed = false;  // stat was read this walk (status / smaps_rollup are due too)
     };
     std::vector<Entry> entries;
     entries.reserve(pids.size());
     char path[64];
     char buf[4096];
     std::string cmdline;
+    const std::uint64_t every = std::max<std::uint64_t>(1, m_options.refreshEvery);
     for (std::size_t i = 0; i < pids.size(); ++i) {
         if ((i & 63) == 63 && Clock::now() > deadline) {
             out.skipped += pids.size() - i;
             break;
         }
         const pid_t pid = pids[i];
+        // A process seen in the previous walk is re-read in full (stat: parent, start time) once
+        // every `every` walks, staggered by pid; in between only its statm (RSS), as cheap as the
+        // plain /proc walk the daemon did before.
+        auto known = m_known.find(pid);
+        const bool seen = known != m_known.end() && known->second.epoch + 1 == m_epoch;
+        const bool refresh = !seen || (m_epoch + static_cast<std::uint64_t>(pid)) % every == 0;
+        if (!refresh) {
+            std::snprintf(path, sizeof path, "%d/statm", static_cast<int>(pid));
+            const ssize_t n = readAt(procFd, path, buf, sizeof buf);
+            char* end = nullptr;
+            if (n <= 0) {
+                ++out.vanished;
+                continue;
+            }
+            std::strtoull(buf, &end, 10);  // size
+            const std::uint64_t resident = std::strtoull(end, nullptr, 10);
+            ++out.scanned;
+            Known& k = known->second;
+            k.epoch = m_epoch;
+            k.role = -2;
+            k.engine = 0;
+            entries.push_back(Entry{pid, k.ppid, resident, &k, false});
+            continue;
+        }
         std::snprintf(path, sizeof path, "%d/stat", static_cast<int>(pid));
         const ssize_t n = readAt(procFd, path, buf, sizeof buf);
         StatFields st;
@@ -284,10 +310,11 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
             k.startTicks = st.startTicks;
             k.rule = m_table.match(cmdline, comm);
         }
+        k.ppid = st.ppid;
         k.epoch = m_epoch;
         k.role = -2;  // unresolved
         k.engine = 0;
-        entries.push_back(Entry{pid, st.ppid, st.rssPages, &k});
+        entries.push_back(Entry{pid, st.ppid, st.rssPages, &k, true});
     }
 
     // 3. Roles: the row's, else the parent's, else driver for a run's process, else other.
@@ -390,47 +417,58 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
             continue;
         }
         u.detailed = true;
-        if (Clock::now() > deadline) {
-            ++u.unreadable;  // out of time: counted, not guessed
-            continue;
-        }
-        bool complete = true;
-        std::snprintf(path, sizeof path, "%d/status", static_cast<int>(e.pid));
-        const ssize_t n = readAt(procFd, path, buf, sizeof buf);
-        std::uint64_t swap = 0, lck = 0, pin = 0, shmem = 0;
-        const std::string_view status(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
-        if (n > 0 && kbField(status, "VmSwap", swap)) {
-            kbField(status, "VmLck", lck);
-            kbField(status, "VmPin", pin);
-            u.swapBytes += swap;
-            u.lockedBytes += lck + pin;
-            ++u.detailReadable;
-            const int rule = e.known->rule;
-            if (rule >= 0 && rules[static_cast<std::size_t>(rule)].objectStore) {
-                if (auto mapped = mappedShmBytes(procFd, e.pid)) {
-                    u.objectStoreBytes += *mapped;
-                    ++u.objectStoreProcesses;
-                } else if (kbField(status, "RssShmem", shmem)) {
-                    u.objectStoreBytes += shmem;
-                    ++u.objectStoreProcesses;
+        Known& k = *e.known;
+        // status and smaps_rollup with the full re-read (every `every` walks); the last values
+        // in between. A process whose role changed is read again at once.
+        if (e.refreshed || k.detailRole != role) {
+            if (Clock::now() > deadline) {
+                ++u.unreadable;  // out of time: counted, not guessed
+                continue;
+            }
+            k.detailRole = role;
+            k.statusOk = k.pssOk = k.storeOk = false;
+            std::snprintf(path, sizeof path, "%d/status", static_cast<int>(e.pid));
+            const ssize_t n = readAt(procFd, path, buf, sizeof buf);
+            std::uint64_t lck = 0, pin = 0, shmem = 0;
+            const std::string_view status(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+            if (n > 0 && kbField(status, "VmSwap", k.swapBytes)) {
+                kbField(status, "VmLck", lck);
+                kbField(status, "VmPin", pin);
+                k.lockedBytes = lck + pin;
+                k.statusOk = true;
+                const int rule = k.rule;
+                if (rule >= 0 && rules[static_cast<std::size_t>(rule)].objectStore) {
+                    if (auto mapped = mappedShmBytes(procFd, e.pid)) {
+                        k.storeBytes = *mapped;
+                        k.storeOk = true;
+                    } else if (kbField(status, "RssShmem", shmem)) {
+                        k.storeBytes = shmem;
+                        k.storeOk = true;
+                    }
                 }
             }
-        } else {
-            complete = false;  // gone, or a kernel thread without Vm lines
-        }
-        if (m_options.withPss) {
-            std::snprintf(path, sizeof path, "%d/smaps_rollup", static_cast<int>(e.pid));
-            const ssize_t m = readAt(procFd, path, buf, sizeof buf);
-            std::uint64_t pss = 0;
-            if (m > 0 && kbField(std::string_view(buf, static_cast<std::size_t>(m)), "Pss", pss)) {
-                u.pssBytes += pss;
-                ++u.pssReadable;
-            } else {
-                complete = false;  // permissions (ptrace access), or exited
+            if (m_options.withPss) {
+                std::snprintf(path, sizeof path, "%d/smaps_rollup", static_cast<int>(e.pid));
+                const ssize_t m = readAt(procFd, path, buf, sizeof buf);
+                k.pssOk = m > 0 && kbField(std::string_view(buf, static_cast<std::size_t>(m)),
+                                           "Pss", k.pssBytes);
             }
         }
-        if (!complete) {
-            ++u.unreadable;
+        if (k.statusOk) {
+            u.swapBytes += k.swapBytes;
+            u.lockedBytes += k.lockedBytes;
+            ++u.detailReadable;
+        }
+        if (k.storeOk) {
+            u.objectStoreBytes += k.storeBytes;
+            ++u.objectStoreProcesses;
+        }
+        if (k.pssOk) {
+            u.pssBytes += k.pssBytes;
+            ++u.pssReadable;
+        }
+        if (!k.statusOk || (m_options.withPss && !k.pssOk)) {
+            ++u.unreadable;  // permissions (ptrace access), or exited
         }
     }
     ::close(procFd);

@@ -1,10 +1,12 @@
 #pragma once
 // Host memory by process role (issue 43): one walk of the process table per report classifies
 // every process with a RoleTable (process_roles.h) and sums its memory into its role. Per
-// process: /proc/PID/stat every walk (RSS, parent, start time); /proc/PID/cmdline only when the
-// (pid, start time) pair is new (the role is cached); for the run's roles (every role but
-// `other`) also /proc/PID/status (swap, locked and pinned pages, resident shared memory) and
-// /proc/PID/smaps_rollup (PSS). Bounded: at most maxProcesses processes and timeBudget per walk
+// process: /proc/PID/statm every walk (RSS); for a new process, and every `refreshEvery` walks
+// (staggered by pid) for a known one, /proc/PID/stat (parent, start time: a recycled pid is
+// classified again) and, for the run's roles (every role but `other`), /proc/PID/status (swap,
+// locked and pinned pages) and /proc/PID/smaps_rollup (PSS), whose last readings are summed in
+// between; /proc/PID/cmdline only when the (pid, start time) pair is new (the row is cached).
+// Bounded: at most maxProcesses processes and timeBudget per walk
 // (the rest counted as skipped); a process that vanishes mid-read or a file that cannot be read
 // is counted (vanished, unreadable), never guessed. Formulas: docs/daemon.md, "Process roles".
 // Not thread-safe: the collector thread owns it.
@@ -54,6 +56,9 @@ struct RoleMemoryOptions {
     std::size_t maxProcesses = 65536;
     std::chrono::milliseconds timeBudget{500};
     bool withPss = true;  // read smaps_rollup for the run's roles
+    /// A known process is re-read in full (stat, status, smaps_rollup) every this many walks,
+    /// staggered by pid; in between only its statm. New processes are read in full at once.
+    unsigned refreshEvery = 10;
 };
 
 class RoleMemory {
@@ -76,7 +81,12 @@ class RoleMemory {
         int rule = -1;  // the matching row, -1 none
         int role = -1;  // resolved in the last walk
         pid_t engine = 0;
+        pid_t ppid = 0;  // from the last stat
         std::uint64_t epoch = 0;
+        // The last status / smaps_rollup reading (the run's roles only).
+        int detailRole = -1;
+        bool statusOk = false, pssOk = false, storeOk = false;
+        std::uint64_t swapBytes = 0, lockedBytes = 0, pssBytes = 0, storeBytes = 0;
     };
     RoleTable m_table;
     RoleMemoryOptions m_options;
