@@ -118,6 +118,9 @@ Collector::Collector(CollectorOptions options, Spool& spool, RunManager& runs, L
       m_logger(logger),
       m_writer(spool, logger, SpoolWriterOptions{.maxBacklog = m_options.spoolBacklogRecords}) {
     m_options.sampleHz = std::clamp(m_options.sampleHz, 0.01, kMaxHz);
+    if (m_options.roleMemory) {
+        m_roleMemory = std::make_unique<RoleMemory>(m_options.roleTable);
+    }
     m_snapshot.reportHz = m_options.sampleHz;
 }
 
@@ -328,6 +331,7 @@ void Collector::report(std::int64_t nowNs) {
         }
     }
     syncRuns(nowNs);
+    sampleRoles(nowNs);
     sampleGpus(nowNs);
     checkStalls(nowNs);
     flush();
@@ -513,8 +517,12 @@ void Collector::sampleGpus(std::int64_t nowNs) {
         snaps.push_back({g.index, g.name, g.uuid, g.memoryUsedBytes, g.memoryTotalBytes,
                          g.utilizationPercent, g.eccUncorrected, g.lastXid, g.nvlinkReplayErrors});
     }
-    // Per process, attributed to the run whose tree holds the pid.
+    // Per process, attributed to the run whose tree holds the pid; and summed by role.
+    std::vector<std::pair<unsigned, pid_t>> gpuProcs;
+    std::vector<std::uint64_t> gpuProcBytes;
     for (const auto& p : gs.processes) {
+        gpuProcs.emplace_back(p.gpuIndex, p.pid);
+        gpuProcBytes.push_back(p.usedBytes);
         std::string runId;
         for (const auto& [id, track] : m_tracks) {
             if (std::find(track.pids.begin(), track.pids.end(), p.pid) != track.pids.end()) {
@@ -524,6 +532,7 @@ void Collector::sampleGpus(std::int64_t nowNs) {
         const auto used = static_cast<double>(p.usedBytes);
         addSample(nowNs, runId, series::gpuProcessMemUsed(p.gpuIndex, p.pid), used, used, used);
     }
+    addGpuRoleSamples(nowNs, gpuProcs, gpuProcBytes);
     std::lock_guard lock(m_mutex);
     m_snapshot.gpus = std::move(snaps);
     m_snapshot.gpuUnavailableReason.clear();

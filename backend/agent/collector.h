@@ -28,6 +28,7 @@ struct GpuDevice;
 #include "backend/agent/host_memory.h"
 #include "backend/agent/log_metrics.h"
 #include "backend/agent/logger.h"
+#include "backend/agent/role_memory.h"
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
 #include "backend/agent/spool_writer.h"
@@ -44,6 +45,8 @@ struct CollectorOptions {
     bool gpuTelemetry = true;
     unsigned ncclEventsPerMinute = 20;          // per run and log event kind; beyond: counted
     std::size_t spoolBacklogRecords = 100'000;  // held in memory while the spool is unwritable
+    bool roleMemory = true;                     // memory by process role (role_memory.h)
+    RoleTable roleTable = RoleTable::builtin();
 };
 
 /// Latest values for the Prometheus exposition (a value snapshot).
@@ -67,6 +70,13 @@ struct CollectorSnapshot {
         int state = 0;
     };
     std::vector<Run> runs;
+    /// Memory by process role, the last walk (role_memory.h); empty with the walk off.
+    struct Role {
+        std::string role;
+        std::uint64_t rssBytes = 0;
+        std::size_t processes = 0;
+    };
+    std::vector<Role> roles;
     std::uint64_t lastSeq = 0;
     double reportHz = 1.0;
 };
@@ -132,6 +142,11 @@ class Collector {
     void handleLine(RunTrack& run, ParsedLogLine parsed, std::int64_t nowNs);
     void syncRuns(std::int64_t nowNs);
     void sampleGpus(std::int64_t nowNs);
+    /// Memory by process role (collector_roles.cpp): one walk, role.* series.
+    void sampleRoles(std::int64_t nowNs);
+    /// GPU memory by role: gpu.<i>.role.<role>.mem.used_bytes (collector_roles.cpp).
+    void addGpuRoleSamples(std::int64_t nowNs, const std::vector<std::pair<unsigned, pid_t>>& procs,
+                           const std::vector<std::uint64_t>& usedBytes);
     void reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& gpu);
     void checkStalls(std::int64_t nowNs);
     void flush();
@@ -178,6 +193,7 @@ class Collector {
     std::map<unsigned, GpuCounters> m_gpuCounters;
     std::int64_t m_lastFlushNs = 0;
     std::string m_lastMeminfoError;
+    std::unique_ptr<RoleMemory> m_roleMemory;  // null with roleMemory off
 };
 
 }  // namespace runplane::agent

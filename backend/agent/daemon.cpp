@@ -237,6 +237,14 @@ int daemonMain(int argc, char** argv) {
     collectorOptions.memAlarmBytes = config.memAlarmBytes;
     collectorOptions.memAlarmSeconds = config.memAlarmSeconds;
     collectorOptions.gpuTelemetry = config.gpuTelemetry;
+    collectorOptions.roleMemory = config.roleMemory;
+    if (!config.roleTable.empty()) {
+        auto table = RoleTable::load(config.roleTable);
+        if (!table) {
+            return fail("--role-table: " + table.error());
+        }
+        collectorOptions.roleTable = std::move(*table);
+    }
     collectorOptions.spoolBacklogRecords = config.spoolBacklogRecords;
     Collector collector(collectorOptions, **spool, **runs, logger);
     StreamPump pump;

@@ -32,6 +32,8 @@ struct DaemonConfig {
     std::uint64_t maxRequestBytes = 4ull << 20;   // --max-request-bytes
     double stopGraceSeconds = 10;                 // --stop-grace-seconds (StopRun default)
     bool gpuTelemetry = true;                     // --no-gpu turns it off
+    std::string roleTable;                        // --role-table FILE: extra process-role rows
+    bool roleMemory = true;                       // --no-role-memory turns the role walk off
     unsigned workThreads = 4;
     std::string logLevel = "info";   // --log-level debug|info|warn|error
     std::string logFormat = "auto";  // --log-format auto|text|journald

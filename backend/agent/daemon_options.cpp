@@ -9,6 +9,7 @@
 
 #include "backend/agent/daemon_config.h"
 #include "backend/agent/logger.h"
+#include "backend/agent/process_roles.h"
 #include "common/build_info.h"
 #include "common/credential_file.h"
 
@@ -193,6 +194,12 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
     app.add_option("--mem-alarm-seconds", c.memAlarmSeconds, "... for at least this long")
         ->capture_default_str();
     app.add_option("--node-id", c.nodeId, "node identity (default: hostname)");
+    app.add_option("--role-table", c.roleTable,
+                   "extra process-role rows (ROLE title|cmdline|comm GLOB), tried before the "
+                   "built-in ones (docs/daemon.md, \"Process roles\")");
+    bool noRoleMemory = false;
+    app.add_flag("--no-role-memory", noRoleMemory,
+                 "do not walk the process table for memory by role");
     app.add_option("--supervisor", c.supervisorPath,
                    "runplane-supervisor executable (default: next to runplaned)");
     app.add_option("--max-request-bytes", c.maxRequestBytes, "largest request accepted")
@@ -273,6 +280,12 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
         return Error{"--auth-max-failures: must be within 0 .. 100000"};
     }
     c.gpuTelemetry = !noGpu;
+    c.roleMemory = !noRoleMemory;
+    if (!c.roleTable.empty()) {
+        if (auto table = RoleTable::load(c.roleTable); !table) {
+            return Error{"--role-table: " + table.error()};
+        }
+    }
     if (c.stateDir.empty()) {
         c.stateDir = defaultStateDir();
     }

@@ -148,6 +148,21 @@ std::string renderPrometheus(const CollectorSnapshot& s, const SpoolStats& spool
             [](const CollectorSnapshot::Gpu& g) { return g.nvlinkReplayErrors; },
             [](const CollectorSnapshot::Gpu& g) { return g.nvlinkReplayErrors >= 0; });
     }
+    if (!s.roles.empty()) {
+        o << "# HELP runplane_role_rss_bytes Resident memory of the node's processes of one role "
+             "(docs/daemon.md, Process roles).\n"
+             "# TYPE runplane_role_rss_bytes gauge\n";
+        for (const auto& r : s.roles) {
+            o << "runplane_role_rss_bytes{role=\"" << escapeLabel(r.role) << "\"} " << r.rssBytes
+              << '\n';
+        }
+        o << "# HELP runplane_role_processes Processes of one role on the node.\n"
+             "# TYPE runplane_role_processes gauge\n";
+        for (const auto& r : s.roles) {
+            o << "runplane_role_processes{role=\"" << escapeLabel(r.role) << "\"} " << r.processes
+              << '\n';
+        }
+    }
     if (!s.runs.empty()) {
         o << "# HELP runplane_run_tree_rss_bytes Resident memory of a run's whole process tree.\n"
              "# TYPE runplane_run_tree_rss_bytes gauge\n";

@@ -73,6 +73,34 @@ inline std::string gpu(long long index, std::string_view leaf) {
 inline std::string gpuProcessMemUsed(long long index, long long pid) {
     return gpu(index, "pid." + std::to_string(pid) + "." + kGpuMemUsed);
 }
+
+/// Per process role (issue 43; docs/daemon.md, "Process roles"), node-level:
+/// "role.<role>.<leaf>" (role = trainer, rollout, router, ray, driver, other or a role-table
+/// row's own name, [a-z][a-z0-9_]*); a rollout engine's RSS "role.rollout.engine.<id>.rss_bytes";
+/// GPU memory by role "gpu.<index>.role.<role>.mem.used_bytes"; the walk itself "roles.<leaf>".
+inline constexpr const char* kRolePrefix = "role.";
+inline constexpr const char* kRolePattern = "role.*";  // a History::listSeries filter
+inline constexpr const char* kRoleRss = "rss_bytes";
+inline constexpr const char* kRolePss = "pss_bytes";
+inline constexpr const char* kRoleSwap = "swap_bytes";
+inline constexpr const char* kRoleLocked = "locked_bytes";
+inline constexpr const char* kRoleObjectStore = "object_store_bytes";
+inline constexpr const char* kRoleProcesses = "processes";
+inline constexpr const char* kRoleUnreadable = "unreadable";
+inline constexpr const char* kRolesScanned = "roles.scanned";
+inline constexpr const char* kRolesVanished = "roles.vanished";
+inline constexpr const char* kRolesSkipped = "roles.skipped";
+inline constexpr const char* kRolesScanSeconds = "roles.scan_seconds";
+
+inline std::string role(std::string_view roleName, std::string_view leaf) {
+    return kRolePrefix + std::string(roleName) + "." + std::string(leaf);
+}
+inline std::string roleEngineRss(std::string_view engine) {
+    return role("rollout", "engine." + std::string(engine) + "." + kRoleRss);
+}
+inline std::string gpuRoleMemUsed(long long index, std::string_view roleName) {
+    return gpu(index, "role." + std::string(roleName) + "." + kGpuMemUsed);
+}
 }  // namespace series
 
 /// Inverse of toString (the stored spelling); nullopt for anything else.
@@ -114,7 +142,7 @@ struct Sampled {
 };
 
 /// The series the daemon samples under a whole name (host, run tree), with the unit it sends.
-inline constexpr std::array<Sampled, 9> kSampled{{
+inline constexpr std::array<Sampled, 13> kSampled{{
     {kHostMemTotal, Unit::Bytes},
     {kHostMemAvailable, Unit::Bytes},
     {kHostMemUsed, Unit::Bytes},
@@ -124,6 +152,21 @@ inline constexpr std::array<Sampled, 9> kSampled{{
     {kRunTreeRss, Unit::Bytes},
     {kRunTreePss, Unit::Bytes},
     {kRunTreeProcesses, Unit::None},
+    {kRolesScanned, Unit::None},
+    {kRolesVanished, Unit::None},
+    {kRolesSkipped, Unit::None},
+    {kRolesScanSeconds, Unit::Seconds},
+}};
+
+/// The leaves of the role series ("role.<role>.<leaf>"), with the unit the daemon sends.
+inline constexpr std::array<Sampled, 7> kSampledRole{{
+    {kRoleRss, Unit::Bytes},
+    {kRolePss, Unit::Bytes},
+    {kRoleSwap, Unit::Bytes},
+    {kRoleLocked, Unit::Bytes},
+    {kRoleObjectStore, Unit::Bytes},
+    {kRoleProcesses, Unit::None},
+    {kRoleUnreadable, Unit::None},
 }};
 
 /// The leaves of the GPU series it samples ("gpu.<i>.<leaf>"; "gpu.<i>.pid.<pid>.<leaf>" for
@@ -154,7 +197,37 @@ constexpr std::optional<Unit> sampledUnit(std::string_view name) {
         rest.remove_prefix(end + 1);
         return true;
     };
+    // Removes "role.<name>." from the front of rest (name: [a-z][a-z0-9_]*); false if absent.
+    auto skipRole = [](std::string_view& rest) {
+        constexpr std::string_view prefix = "role.";
+        if (!rest.starts_with(prefix) || rest.size() <= prefix.size() ||
+            rest[prefix.size()] < 'a' || rest[prefix.size()] > 'z') {
+            return false;
+        }
+        std::size_t end = prefix.size();
+        while (end < rest.size() && ((rest[end] >= 'a' && rest[end] <= 'z') ||
+                                     (rest[end] >= '0' && rest[end] <= '9') || rest[end] == '_')) {
+            ++end;
+        }
+        if (end >= rest.size() || rest[end] != '.') {
+            return false;
+        }
+        rest.remove_prefix(end + 1);
+        return true;
+    };
     std::string_view leaf = name;
+    if (skipRole(leaf)) {
+        // "role.rollout.engine.<id>.rss_bytes": an engine's id is digits.
+        if (skipIndexed(leaf, "engine.") && leaf != kRoleRss) {
+            return std::nullopt;
+        }
+        for (const Sampled& s : kSampledRole) {
+            if (s.name == leaf) {
+                return s.unit;
+            }
+        }
+        return std::nullopt;
+    }
     if (!skipIndexed(leaf, kGpuPrefix)) {
         for (const Sampled& s : kSampled) {
             if (s.name == name) {
@@ -165,6 +238,10 @@ constexpr std::optional<Unit> sampledUnit(std::string_view name) {
     }
     if (skipIndexed(leaf, "pid.") && leaf != kGpuMemUsed) {
         return std::nullopt;
+    }
+    if (leaf.starts_with("role.")) {
+        return skipRole(leaf) && leaf == kGpuMemUsed ? std::optional<Unit>(Unit::Bytes)
+                                                     : std::nullopt;
     }
     for (const Sampled& s : kSampledGpu) {
         if (s.name == leaf) {

@@ -4,6 +4,9 @@
 //   2 = the confidential-computing generation (32-byte entries from ..._v3)
 //   3 = nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED
 //   4 = no devices
+// FAKE_NVML_GPU0_PIDS="P1,P2,P3" (environment) names GPU 0's three processes instead of
+// 101..103 (the role tests put real processes' pids there).
+#include <cstdlib>
 #include <cstring>
 
 extern "C" {
@@ -134,7 +137,17 @@ static int fillProcesses(nvmlDevice_t device, unsigned int* count, void* infos) 
         return 7;  // INSUFFICIENT_SIZE
     }
     for (unsigned int k = 0; k < have; ++k) {
-        const unsigned int pid = device->index == 0 ? 101 + k : 201;
+        unsigned int pid = device->index == 0 ? 101 + k : 201;
+        if (const char* pids = std::getenv("FAKE_NVML_GPU0_PIDS"); pids && device->index == 0) {
+            const char* p = pids;
+            for (unsigned int skip = 0; skip < k && p != nullptr; ++skip) {
+                p = std::strchr(p, ',');
+                p = p != nullptr ? p + 1 : nullptr;
+            }
+            if (p != nullptr) {
+                pid = static_cast<unsigned int>(std::strtoul(p, nullptr, 10));
+            }
+        }
         const unsigned long long used =
             device->index == 0 ? (k + 1) * 1073741824ull : ~0ull;  // NVML_VALUE_NOT_AVAILABLE
         if (FAKE_NVML_VARIANT == 2) {

@@ -1,0 +1,87 @@
+// The collector's memory-by-role part (issue 43): one RoleMemory walk per report, sent as
+// node-level role.* series, and NVML's per-process GPU memory summed by the same roles. Kept
+// apart from collector.cpp, whose loop only calls sampleRoles() and addGpuRoleSamples().
+#include <map>
+
+#include "backend/agent/collector.h"
+#include "common/telemetry/series.h"
+
+namespace runplane::agent {
+
+namespace series = telemetry::series;
+
+void Collector::sampleRoles(std::int64_t nowNs) {
+    if (!m_roleMemory) {
+        return;
+    }
+    std::vector<pid_t> runPids;
+    for (const auto& [id, track] : m_tracks) {
+        if (!track.ended) {
+            runPids.insert(runPids.end(), track.pids.begin(), track.pids.end());
+        }
+    }
+    const RoleMemorySample s = m_roleMemory->sample(runPids);
+    auto put = [&](const std::string& name, double v) { addSample(nowNs, "", name, v, v, v); };
+    const auto& roles = m_roleMemory->table().roles();
+    for (std::size_t i = 0; i < roles.size() && i < s.roles.size(); ++i) {
+        const RoleUsage& u = s.roles[i];
+        const std::string& role = roles[i];
+        put(series::role(role, series::kRoleRss), static_cast<double>(u.rssBytes));
+        put(series::role(role, series::kRoleProcesses), static_cast<double>(u.processes));
+        if (u.processes == 0 || !u.detailed) {
+            continue;
+        }
+        // A sum over only some of the role's processes would be a wrong number: sent only when
+        // every process was read; `unreadable` says how many were not.
+        put(series::role(role, series::kRoleUnreadable), static_cast<double>(u.unreadable));
+        if (u.pssReadable == u.processes) {
+            put(series::role(role, series::kRolePss), static_cast<double>(u.pssBytes));
+        }
+        if (u.detailReadable == u.processes) {
+            put(series::role(role, series::kRoleSwap), static_cast<double>(u.swapBytes));
+            put(series::role(role, series::kRoleLocked), static_cast<double>(u.lockedBytes));
+        }
+        if (u.objectStoreProcesses > 0) {
+            put(series::role(role, series::kRoleObjectStore),
+                static_cast<double>(u.objectStoreBytes));
+        }
+    }
+    for (const auto& [engine, rss] : s.engines) {
+        put(series::roleEngineRss(std::to_string(engine)), static_cast<double>(rss));
+    }
+    std::vector<CollectorSnapshot::Role> snap;
+    for (std::size_t i = 0; i < roles.size() && i < s.roles.size(); ++i) {
+        snap.push_back({roles[i], s.roles[i].rssBytes, s.roles[i].processes});
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_snapshot.roles = std::move(snap);
+    }
+    put(series::kRolesScanned, static_cast<double>(s.scanned));
+    put(series::kRolesVanished, static_cast<double>(s.vanished));
+    put(series::kRolesSkipped, static_cast<double>(s.skipped));
+    put(series::kRolesScanSeconds, s.seconds);
+}
+
+void Collector::addGpuRoleSamples(std::int64_t nowNs,
+                                  const std::vector<std::pair<unsigned, pid_t>>& procs,
+                                  const std::vector<std::uint64_t>& usedBytes) {
+    if (!m_roleMemory) {
+        return;
+    }
+    const auto& roles = m_roleMemory->table().roles();
+    std::map<std::pair<unsigned, std::string>, double> byRole;
+    for (std::size_t i = 0; i < procs.size() && i < usedBytes.size(); ++i) {
+        const int role = m_roleMemory->roleOf(procs[i].second);
+        // A process the last walk did not see (it started since) counts as other until the next.
+        const int other = m_roleMemory->table().roleIndex(kRoleOther);
+        const std::string& name = roles[static_cast<std::size_t>(
+            role >= 0 && static_cast<std::size_t>(role) < roles.size() ? role : other)];
+        byRole[{procs[i].first, name}] += static_cast<double>(usedBytes[i]);
+    }
+    for (const auto& [key, bytes] : byRole) {
+        addSample(nowNs, "", series::gpuRoleMemUsed(key.first, key.second), bytes, bytes, bytes);
+    }
+}
+
+}  // namespace runplane::agent
