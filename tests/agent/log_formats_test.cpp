@@ -546,24 +546,19 @@ TEST(LogEventWeightSync, SglangFailedToUpdateParameterOnlineInASlimeRun) {
     EXPECT_TRUE(replay("sglang_update_weights_dp_1814.log").events.empty());
 }
 
-// No public paste of these two was found; the lines are the frameworks' own format strings
-// rendered (vLLM's worker `Error executing method %r. This might cause deadlock in distributed
-// execution.`, the RL trainers' `Not enough samples {len(data)} for global_batch_size {gbs}`).
-TEST(LogEventWeightSync, VllmUpdateWeightFormatString) {
+// No public paste of vLLM's `update_weight` failure or of the batch-size mismatch was found, so
+// neither has a positive test here (docs/daemon.md says so). vLLM's wording for any failed worker
+// method is real (OpenRLHF/OpenRLHF#313, below); a method other than a weight update must not be
+// read as a weight-sync failure.
+TEST(LogEventWeightSync, AnotherFailedVllmWorkerMethodIsNotAWeightSyncFailure) {
+    // Source: OpenRLHF/OpenRLHF#313 (a user's paste, one line).
     const auto p = parseLogLine(
-        "ERROR 05-01 10:00:00 worker_base.py:467] Error executing method "
-        "'update_weight'. This might cause deadlock in distributed execution.");
-    ASSERT_EQ(p.events.size(), 1u);
-    EXPECT_EQ(p.events[0].kind, LogEventKind::WeightSyncFailure);
-    EXPECT_EQ(attr(p.events[0], "engine_kind"), "vllm");
-}
-
-TEST(LogEventBatchMismatch, FormatString) {
-    const auto p = parseLogLine("ValueError: Not enough samples 12 for global_batch_size 64");
-    ASSERT_EQ(p.events.size(), 1u);
-    EXPECT_EQ(p.events[0].kind, LogEventKind::BatchMismatch);
-    EXPECT_EQ(attr(p.events[0], "samples"), "12");
-    EXPECT_EQ(attr(p.events[0], "global_batch_size"), "64");
+        "(RayWorkerWrapper pid=4183, ip=10.3.32.122) ERROR 06-03 23:13:39 worker_base.py:148] "
+        "Error executing method start_worker_execution_loop. This might cause deadlock in "
+        "distributed execution.");
+    for (const auto& e : p.events) {
+        EXPECT_NE(e.kind, LogEventKind::WeightSyncFailure);
+    }
 }
 
 TEST(LogEventCrash, FinalExceptionOfATraceback) {
