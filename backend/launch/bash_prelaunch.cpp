@@ -261,11 +261,13 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                 // a command of the machine, not a function of the script (which the export
                 // would not have): `$(start_teacher ...)` stays not understood
                 static const std::set<std::string, std::less<>> kCommands = {
-                    "date",    "echo",       "printf", "hostname", "basename", "ps",    "python",
-                    "python3", "nvidia-smi", "awk",    "grep",     "cat",      "ls",    "tr",
-                    "wc",      "head",       "tail",   "sed",      "cut",      "ip",    "uname",
-                    "nproc",   "whoami",     "id",     "git",      "pip",      "pip3",  "hostname",
-                    "expr",    "sort",       "find",   "jq",       "free",     "lscpu", "rocm-smi"};
+                    "date",     "echo",       "printf", "hostname", "basename", "ps",    "python",
+                    "python3",  "nvidia-smi", "awk",    "grep",     "cat",      "ls",    "tr",
+                    "wc",       "head",       "tail",   "sed",      "cut",      "ip",    "uname",
+                    "nproc",    "whoami",     "id",     "git",      "pip",      "pip3",  "hostname",
+                    "expr",     "sort",       "find",   "jq",       "free",     "lscpu", "rocm-smi",
+                    "mktemp",   "uuidgen",    "pwd",    "stat",     "getent",   "curl",  "nvcc",
+                    "rocminfo", "lspci",      "numactl"};
                 const std::string first = t.substr(0, t.find_first_of(" \t\n|;&)"));
                 const bool command =
                     kCommands.count(first) > 0 || first.find('/') != std::string::npos;
