@@ -42,16 +42,26 @@ for s in "$@"; do
         [[ "$(basename "${repo}")" == *"${fw}" ]] && ln -sfn "${repo}" "${site}/root/${fw}"
     done
     wrap=(bash -c '"$@"' _)
-    [ -z "${NO_ROOT_MOUNT:-}" ] && wrap=(unshare -m bash -c 'mount --bind "$0" /root && exec "$@"' "${site}/root")
+    # (not for a Python launcher: its Python may live under /root, e.g. pyenv)
+    [ -z "${NO_ROOT_MOUNT:-}" ] && [[ "${s}" != *.py ]] &&
+        wrap=(unshare -m bash -c 'mount --bind "$0" /root && exec "$@"' "${site}/root")
     args=()
     grep -q 'ROLE=\${1:?' "${s}" && args=(-a head -a 10.0.0.1)
+    # a Python launcher with subcommands (typer.Typer: train, prepare, full-train, ...) is run
+    # with `train`, the command that only trains
+    # (and with MASTER_ADDR given: some launchers assert it is set, as a run on a cluster has it)
+    pyargs=()
+    [[ "${s}" == *.py ]] && pyargs=(--env MASTER_ADDR=10.0.0.1)
+    [[ "${s}" == *.py ]] && grep -q '^def train(' "${s}" && grep -q 'typer.Typer' "${s}" &&
+        pyargs+=(--launcher-arg train)
     line="$(RUNPLANECTL="${ctl}" timeout "${timeout_s}" "${wrap[@]}" "${here}/launch-roundtrip.sh" \
-        "${envs[@]}" ${args[@]+"${args[@]}"} "${s}" 2>/dev/null | head -n 1)"
+        "${envs[@]}" ${args[@]+"${args[@]}"} "${s}" -- ${pyargs[@]+"${pyargs[@]}"} 2>/dev/null |
+        head -n 1)"
     read -r flags kept equal added _ <<< "${line:-0 0 0 0 x}"
     [[ "${flags}" =~ ^[0-9]+$ ]] || { flags=0; kept=0; equal=0; added=0; }
     rc=0
     py=()
-    [[ "${s}" == *.py ]] && py=(--run-launcher --python "${PYTHON:-python3}")
+    [[ "${s}" == *.py ]] && py=(--run-launcher --python "${PYTHON:-python3}" ${pyargs[@]+"${pyargs[@]}"})
     "${wrap[@]}" "${ctl}" import "${s}" ${py[@]+"${py[@]}"} "${ienv[@]}" -o "${site}/r.yaml" --force > "${site}/import.log" 2>&1 || rc=$?
     err="$(grep -m1 ': error: ' "${site}/import.log" | tr '\t' ' ' | cut -c1-200)"
     verrs=0

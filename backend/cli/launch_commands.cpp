@@ -200,7 +200,7 @@ int runImport(const ImportCliOptions& o) {
     runplane::Result<ImportResult> result = runplane::Error{""};
     if (pythonLauncher) {
         const runplane::cli::LauncherRecord rec = runplane::cli::recordMilesLauncher(
-            o.script, o.launcherArgs, o.python, o.launcherTimeoutS);
+            o.script, o.launcherArgs, options.env, o.python, o.launcherTimeoutS);
         if (!rec.ok) {
             std::cerr << o.script << ": error: " << detail::escapeControl(rec.error, true) << "\n";
             return 1;

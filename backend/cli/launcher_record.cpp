@@ -251,8 +251,9 @@ std::string lastLines(const std::string& text, int n) {
 }  // namespace
 
 LauncherRecord recordMilesLauncher(const std::string& launcher,
-                                   const std::vector<std::string>& args, const std::string& python,
-                                   int timeoutS) {
+                                   const std::vector<std::string>& args,
+                                   const std::vector<std::pair<std::string, std::string>>& env,
+                                   const std::string& python, int timeoutS) {
     namespace fs = std::filesystem;
     LauncherRecord rec;
     std::error_code ec;
@@ -275,11 +276,21 @@ LauncherRecord recordMilesLauncher(const std::string& launcher,
     cargv.push_back(nullptr);
     std::vector<std::string> envText;
     for (char** e = environ; *e != nullptr; ++e) {
-        if (std::string(*e).rfind("RUNPLANE_RECORD_OUT=", 0) != 0) {
-            envText.emplace_back(*e);
+        const std::string kv(*e);
+        const std::string key = kv.substr(0, kv.find('='));
+        bool given = key == "RUNPLANE_RECORD_OUT";
+        for (const auto& [k, v] : env) {
+            given = given || k == key;
+        }
+        if (!given) {
+            envText.push_back(kv);
         }
     }
+    for (const auto& [k, v] : env) {
+        envText.push_back(k + "=" + v);  // --env K=V: the environment the launcher runs in
+    }
     envText.push_back("RUNPLANE_RECORD_OUT=" + out);
+    envText.emplace_back("PYTHONDONTWRITEBYTECODE=1");  // nothing written beside the launcher
     std::vector<char*> cenv;
     for (auto& e : envText) {
         cenv.push_back(e.data());

@@ -8,6 +8,7 @@
 // import: its `export` lines, `ray start` and `ray job submit ... -- python3 train.py ARGS`.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace runplane::cli {
@@ -18,9 +19,11 @@ struct LauncherRecord {
     std::string error;   // why not (not ok), with the child's last output lines
 };
 
-/// Runs `python -c RECORDER LAUNCHER ARGS...`; timeoutS bounds it (the child is killed after).
+/// Runs `python -c RECORDER LAUNCHER ARGS...` with `env` (import's --env K=V) added to this
+/// process's environment; timeoutS bounds it (the child is killed after).
 LauncherRecord recordMilesLauncher(const std::string& launcher,
-                                   const std::vector<std::string>& args, const std::string& python,
-                                   int timeoutS);
+                                   const std::vector<std::string>& args,
+                                   const std::vector<std::pair<std::string, std::string>>& env,
+                                   const std::string& python, int timeoutS);
 
 }  // namespace runplane::cli

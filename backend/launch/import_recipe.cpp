@@ -529,6 +529,26 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             auto [name, variant] = resolveStem(lastStem, options.catalog, notes, path);
             r.model.name = name;
             r.model.variant = variant;
+            // a name written another way than the catalog's with no MODEL_ARGS to read a shape
+            // from (miles' `model_args_utils.py gpt-oss-20b`, `qwen3-4B-Instruct-2507`, a
+            // `-npu` model file): the catalog model of that name, case and suffixes aside
+            // (issue 45). A sourced model file keeps its name: its export sources that file.
+            std::string base = name;
+            for (const char* npu : {"-npu", "_npu", "-NPU", "_NPU"}) {
+                if (base.size() > 4 && base.ends_with(npu)) {
+                    base.resize(base.size() - 4);
+                }
+            }
+            if (options.catalog != nullptr && variant.empty() && modelFlags.empty() &&
+                options.catalog->find(name) == nullptr &&
+                options.catalog->findUnsized(name) == nullptr) {
+                if (const std::string known = catalogModelNamed(base, options.catalog);
+                    !known.empty()) {
+                    r.model.name = known;
+                    notes.push_back({NoteLevel::Info, path, 0, "model.name",
+                                     "model '" + name + "' is the catalog's '" + known + "'"});
+                }
+            }
         } else {
             modelWithoutModelFile(in, options.catalog, path, r, notes);
         }
