@@ -275,6 +275,23 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                 gpus = gpus || t.rfind("nvidia-smi", 0) == 0;
             }
         }
+        if (!probe && !assignsArray(node) && !m_probeVars.empty()) {
+            // `NUM_GPUS=${NUM_GPUS:-${DETECTED_GPUS}}` after a probe set DETECTED_GPUS (slime's
+            // run-qwen3-4B.sh, the GPU count from `nvidia-smi -L | wc -l`): a value only the run
+            // knows, carried like the probe, so that the count stays ${NUM_GPUS} (issue 45)
+            for (const auto& a : node.commands[0].assigns) {
+                std::string raw = a.value.raw;
+                if (raw.size() > 1 && raw.front() == '"' && raw.back() == '"') {
+                    raw = raw.substr(1, raw.size() - 2);
+                }
+                // only the self-default form NAME=${NAME:-${PROBE}}: NAME is the site's to give
+                const bool selfDefault = raw.rfind("${" + a.name + ":-", 0) == 0 ||
+                                         raw.rfind("${" + a.name + "-", 0) == 0;
+                for (const auto& name : namesRead(raw)) {
+                    probe = probe || (selfDefault && m_probeVars.count(name) > 0);
+                }
+            }
+        }
         if (!probe || assignsArray(node)) {
             return false;
         }
