@@ -159,6 +159,39 @@ TEST(Issue45, AMissingLineContinuationInTheLaunchIsRefusedWithTheLine) {
     EXPECT_FALSE(hasErrors(fine->notes)) << warnings(*fine);
 }
 
+TEST(Issue45, RayPortsAndSubmitWordsAreKeptAndWrittenBack) {
+    test::TempDir dir;
+    auto r = importText(dir, "a/run.sh",
+                        "ray start --head --node-ip-address 127.0.0.1 --num-gpus 8 --port=6399 "
+                        "--dashboard-port=8267 --disable-usage-stats\n"
+                        "ray job submit --address=\"http://127.0.0.1:8267\" --no-wait "
+                        "--submission-id grpo-1 --working-dir=/root/vime -- python3 train.py "
+                        "--rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const auto& start = r->recipe.launcher.rayStartArgs;
+    EXPECT_NE(std::find(start.begin(), start.end(), "--port=6399"), start.end());
+    EXPECT_NE(std::find(start.begin(), start.end(), "--dashboard-port=8267"), start.end());
+    EXPECT_EQ(r->recipe.launcher.raySubmitArgs,
+              (std::vector<std::string>{"--no-wait", "--submission-id", "grpo-1",
+                                        "--working-dir=/root/vime"}));
+    ExportOptions eo;
+    eo.catalog = &test::catalog();
+    Recipe recipe = r->recipe;
+    recipe.cluster.nodes = 2;  // the worker script too
+    auto bundle = exportLaunch(recipe, Flavour::Slime, eo);
+    ASSERT_TRUE(bundle.ok()) << bundle.error();
+    std::string all;
+    for (const auto& f : bundle->files) {
+        all += f.content;
+    }
+    EXPECT_NE(all.find("--address=\"http://127.0.0.1:8267\""), std::string::npos) << all;
+    EXPECT_NE(all.find("--no-wait"), std::string::npos);
+    EXPECT_NE(all.find("--submission-id"), std::string::npos);
+    EXPECT_NE(all.find("grpo-1"), std::string::npos);
+    EXPECT_NE(all.find("${MASTER_ADDR}:6399"), std::string::npos);  // the workers join there
+    EXPECT_EQ(all.find("--dashboard-port=8265"), std::string::npos);
+}
+
 #ifdef RUNPLANE_HAVE_PLAN_RULES
 std::vector<std::string> errorIds(const Recipe& r) {
     std::vector<std::string> out;
