@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
-# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip /
+# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip / hf /
 # docker first on PATH (they only record their argv; nothing real runs; the node they fake is an NVIDIA
 # one: `python3 -c` probes fail, `pip list` shows megatron-core), imports it, exports the recipe, runs
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
 #
 #   scripts/launch-roundtrip.sh [-e K=V]... [-m MODELS-DIR] [-a ARG]... SCRIPT [-- IMPORT-OPTIONS...]
+#
+# A SCRIPT ending in .py is a miles Python launcher: the import runs it with its commands recorded
+# (`runplanectl import --run-launcher`, with $PYTHON, default python3) and the original's argv is
+# what those recorded commands hand train.py under the same stubs.
 #
 # -a ARG: a positional argument of the original script (`bash run-x.sh head 10.0.0.1` for a script
 # that reads ROLE=${1:?...}); the import reads the script as run without arguments (a script
@@ -66,7 +70,7 @@ esac
 exit 0
 SH
 chmod +x "${work}/stub/rec"
-for t in ray python python3 ssh nvidia-smi curl pkill pip docker; do
+for t in ray python python3 ssh nvidia-smi curl pkill pip docker hf huggingface-cli; do
     ln -s rec "${work}/stub/${t}"
 done
 
@@ -109,9 +113,20 @@ flags() {
     ' "${call}" | sort
 }
 
-run "${work}/a" "${script}" ${args[@]+"${args[@]}"}
-"${ctl}" import "${script}" "${envs[@]/#/--env=}" "$@" -o "${work}/recipe.yaml" --force \
-    > "${work}/import.log" 2>&1 || true
+if [[ "${script}" == *.py ]]; then
+    # a miles Python launcher: the import runs it with its commands recorded instead of run
+    # (docs/launch-scripts.md, "miles' Python launchers"); the original's argv is what the recorded
+    # commands hand train.py. PYTHON names the Python (typer installed).
+    "${ctl}" import "${script}" --run-launcher --python "${PYTHON:-python3}" \
+        --recorded "${work}/recorded.sh" "${envs[@]/#/--env=}" "$@" -o "${work}/recipe.yaml" \
+        --force > "${work}/import.log" 2>&1 || true
+    [ -f "${work}/recorded.sh" ] || { cat "${work}/import.log" >&2; exit 1; }
+    run "${work}/a" "${work}/recorded.sh"
+else
+    run "${work}/a" "${script}" ${args[@]+"${args[@]}"}
+    "${ctl}" import "${script}" "${envs[@]/#/--env=}" "$@" -o "${work}/recipe.yaml" --force \
+        > "${work}/import.log" 2>&1 || true
+fi
 framework="$(sed -n 's/^framework: //p' "${work}/recipe.yaml")"
 "${ctl}" export "${work}/recipe.yaml" --flavour "${framework:-slime}" --out "${work}/export" \
     > "${work}/export.log" 2>&1 || { cat "${work}/import.log" "${work}/export.log" >&2; exit 1; }

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/launcher_record.h"
 #include "backend/launch/launch.h"
 #include "backend/launch/shell_text.h"
 #include "backend/plan/catalog.h"
@@ -43,6 +44,12 @@ struct ImportCliOptions {
     std::vector<std::string> sourceRoots;
     bool force = false;
     bool verbose = false;
+    // a miles Python launcher (issue 45): run with its command step replaced by a recorder
+    bool runLauncher = false;
+    std::vector<std::string> launcherArgs;
+    std::string python = "python3";
+    int launcherTimeoutS = 120;
+    std::string recorded;  // write the recorded commands (bash) here
 };
 
 std::string executableDir() {
@@ -181,7 +188,30 @@ int runImport(const ImportCliOptions& o) {
         std::cerr << o.script << ": no such script\n";
         return 2;
     }
-    auto result = importScript(o.script, options);
+    const bool pythonLauncher = o.script.ends_with(".py");
+    if (pythonLauncher && !o.runLauncher) {
+        std::cerr << o.script
+                  << ": a Python launcher: reading it means running it, with the commands it "
+                     "builds recorded instead of run (no download, no Ray, no job); rerun with "
+                     "--run-launcher (and its own options after --launcher-arg), see "
+                     "docs/launch-scripts.md\n";
+        return 2;
+    }
+    runplane::Result<ImportResult> result = runplane::Error{""};
+    if (pythonLauncher) {
+        const runplane::cli::LauncherRecord rec = runplane::cli::recordMilesLauncher(
+            o.script, o.launcherArgs, options.env, o.python, o.launcherTimeoutS);
+        if (!rec.ok) {
+            std::cerr << o.script << ": error: " << detail::escapeControl(rec.error, true) << "\n";
+            return 1;
+        }
+        if (!o.recorded.empty()) {
+            std::ofstream(o.recorded, std::ios::binary | std::ios::trunc) << rec.script;
+        }
+        result = importScriptText(rec.script, o.script, options);
+    } else {
+        result = importScript(o.script, options);
+    }
     if (!result.ok()) {
         std::cerr << detail::escapeControl(result.error(), true) << "\n";
         return 1;
@@ -263,6 +293,18 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
                           "folder `source` may also read from (besides the script's folder and "
                           "the recipes' models/; repeatable)");
     importCmd->add_flag("--verbose", im->verbose, "also print info notes");
+    importCmd->add_flag("--run-launcher", im->runLauncher,
+                        "SCRIPT is a miles Python launcher (scripts/run_*.py): run it with the "
+                        "commands it builds recorded instead of run, and read those");
+    importCmd
+        ->add_option("--launcher-arg", im->launcherArgs,
+                     "an option word for the Python launcher (repeatable, in order)")
+        ->allow_extra_args(false);
+    importCmd->add_option("--python", im->python, "the Python that runs the launcher (python3)");
+    importCmd->add_option("--launcher-timeout", im->launcherTimeoutS,
+                          "seconds the launcher may run (120)");
+    importCmd->add_option("--recorded", im->recorded,
+                          "write the recorded commands (a bash script) here");
     importCmd->callback([im, &context] {
         try {
             context.exitCode = runImport(*im);

@@ -161,6 +161,9 @@ void Evaluator::evalNode(const Node& node) {
             if (argumentLoopRunsZeroTimes(node)) {
                 return;
             }
+            if (!node.caseSubject.empty() && evalCase(node)) {
+                return;
+            }
             note(NoteLevel::Warning, node.line,
                  "not understood: " + node.what +
                      (node.endLine > node.line ? " (lines " + std::to_string(node.line) + "-" +
@@ -239,6 +242,9 @@ void Evaluator::evalNode(const Node& node) {
     }
     if (orExit) {
         evalCommand(node.commands[0]);
+        return;
+    }
+    if (evalAndOrList(node, kinds)) {
         return;
     }
     bool harmless = true;
@@ -412,6 +418,9 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
     std::vector<Field> fields;
     std::string what;
     const CmdKind kind = classify(cmd, &fields, &what);
+    if ((kind == CmdKind::Ignorable || kind == CmdKind::Unknown) && runChildScript(cmd, fields)) {
+        return;
+    }
     switch (kind) {
         case CmdKind::Assign:
             for (const auto& a : cmd.assigns) {
@@ -422,7 +431,11 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
             doExport(cmd, fields);
             return;
         case CmdKind::Source:
-            doSource(cmd, fields);
+            if (cmd.assigns.empty()) {
+                doSource(cmd, fields);
+            } else {
+                sourceWithAssignments(cmd, fields);
+            }
             return;
         case CmdKind::Unset:
             for (std::size_t i = 1; i < fields.size(); ++i) {
@@ -467,6 +480,19 @@ void Evaluator::evalCommand(const SimpleCommand& cmd) {
                      (what.empty() ? "" : " [" + what + "]"));
             return;
         case CmdKind::Unknown:
+            if (m_out.launch.has_value() && !fields.empty() && fields[0].known &&
+                fields[0].text.rfind("--", 0) == 0 && m_out.launch->file == m_file) {
+                // `--flag value \` as a command of its own after the launch: the line before
+                // lacks its `\`, so bash ends the launch there and then fails on this line (slime's
+                // run-kimi-k2-*.sh); the script cannot start as published (issue 45)
+                note(NoteLevel::Error, cmd.line,
+                     "this command starts with the flag " + fields[0].text +
+                         ": the launch command of line " + std::to_string(m_out.launch->line) +
+                         " ends before it (a line continuation \\ is missing), so the script "
+                         "as published hands the framework only the flags before it and then "
+                         "fails here");
+                return;
+            }
             note(NoteLevel::Warning, cmd.line,
                  "not understood: '" + commandText(cmd) + "' (" + what + "); skipped");
             taintCommand(cmd, cmd.line, "line " + std::to_string(cmd.line));

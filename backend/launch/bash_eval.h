@@ -43,6 +43,12 @@ class Evaluator : public Expander {
     void evalNodes(const std::vector<Node>& nodes);
     void evalNode(const Node& node);
     void evalIf(const Node& node);
+    /// A parsed `case` whose subject is known: the matching item is read (bash_case.cpp); false
+    /// when it cannot be decided here.
+    bool evalCase(const Node& node);
+    /// An AND-OR list of test commands, assignments, ignorable commands and exits, or a launch
+    /// followed by `|| true` and the like (bash_lists.cpp); false when it cannot be decided.
+    bool evalAndOrList(const Node& node, const std::vector<CmdKind>& kinds);
     void evalCommand(const SimpleCommand& cmd);
     /// `read -ra NAME <<< WORD`; false when the command is not of that form.
     bool evalRead(const SimpleCommand& cmd);
@@ -50,6 +56,14 @@ class Evaluator : public Expander {
     void assign(const Assignment& a);
     void doExport(const SimpleCommand& cmd, const std::vector<Field>& fields);
     void doSource(const SimpleCommand& cmd, const std::vector<Field>& fields);
+    /// `[exec] bash FILE ARGS` / `./FILE ARGS` before the launch: FILE read as the child shell
+    /// (bash_child.cpp); false when the command is not of that form or FILE is not there.
+    bool runChildScript(const SimpleCommand& cmd, const std::vector<Field>& fields);
+    /// Set by runChildScript: the next doSource reads its file as the main script of a shell of
+    /// its own ($0, depth 0: its Ray bring-up and pre-launch steps are the run's).
+    bool m_sourceAsMain = false;
+    /// `NAME=value source FILE` (bash_source.cpp): NAME holds value while FILE is read.
+    void sourceWithAssignments(const SimpleCommand& cmd, const std::vector<Field>& fields);
     void recordExport(const std::string& name, const Word* valueWord, int line);
     void taint(const std::vector<Node>& nodes, int line, const std::string& what);
     void taintCommand(const SimpleCommand& cmd, int line, const std::string& what);

@@ -337,7 +337,15 @@ Expander::ParamResult Expander::evalParam(const std::string& expr, bool quoted, 
     };
     switch (op.back()) {
         case '-':
-            res.scalar = unsetLike ? operandValue() : *current;
+            if (unsetLike && !isSet && operand.empty() &&
+                (!std::isdigit(static_cast<unsigned char>(name[0])) || !m_args)) {
+                // `${X:-}` (an empty default, the `set -u` safe read) of a variable neither set
+                // nor given: the parameter ${X}, as `${X}` would be, so that a guard
+                // `if [ -z "${X:-}" ]; then ...; exit 1; fi` reads it as passed
+                res.scalar = parameterValue(name, line, false);
+            } else {
+                res.scalar = unsetLike ? operandValue() : *current;
+            }
             break;
         case '=':
             if (unsetLike) {

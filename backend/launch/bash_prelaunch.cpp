@@ -261,16 +261,35 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                 // a command of the machine, not a function of the script (which the export
                 // would not have): `$(start_teacher ...)` stays not understood
                 static const std::set<std::string, std::less<>> kCommands = {
-                    "date",    "echo",       "printf", "hostname", "basename", "ps",    "python",
-                    "python3", "nvidia-smi", "awk",    "grep",     "cat",      "ls",    "tr",
-                    "wc",      "head",       "tail",   "sed",      "cut",      "ip",    "uname",
-                    "nproc",   "whoami",     "id",     "git",      "pip",      "pip3",  "hostname",
-                    "expr",    "sort",       "find",   "jq",       "free",     "lscpu", "rocm-smi"};
+                    "date",     "echo",       "printf", "hostname", "basename", "ps",    "python",
+                    "python3",  "nvidia-smi", "awk",    "grep",     "cat",      "ls",    "tr",
+                    "wc",       "head",       "tail",   "sed",      "cut",      "ip",    "uname",
+                    "nproc",    "whoami",     "id",     "git",      "pip",      "pip3",  "hostname",
+                    "expr",     "sort",       "find",   "jq",       "free",     "lscpu", "rocm-smi",
+                    "mktemp",   "uuidgen",    "pwd",    "stat",     "getent",   "curl",  "nvcc",
+                    "rocminfo", "lspci",      "numactl"};
                 const std::string first = t.substr(0, t.find_first_of(" \t\n|;&)"));
                 const bool command =
                     kCommands.count(first) > 0 || first.find('/') != std::string::npos;
                 probe = probe || (!read && command);
                 gpus = gpus || t.rfind("nvidia-smi", 0) == 0;
+            }
+        }
+        if (!probe && !assignsArray(node) && !m_probeVars.empty()) {
+            // `NUM_GPUS=${NUM_GPUS:-${DETECTED_GPUS}}` after a probe set DETECTED_GPUS (slime's
+            // run-qwen3-4B.sh, the GPU count from `nvidia-smi -L | wc -l`): a value only the run
+            // knows, carried like the probe, so that the count stays ${NUM_GPUS} (issue 45)
+            for (const auto& a : node.commands[0].assigns) {
+                std::string raw = a.value.raw;
+                if (raw.size() > 1 && raw.front() == '"' && raw.back() == '"') {
+                    raw = raw.substr(1, raw.size() - 2);
+                }
+                // only the self-default form NAME=${NAME:-${PROBE}}: NAME is the site's to give
+                const bool selfDefault = raw.rfind("${" + a.name + ":-", 0) == 0 ||
+                                         raw.rfind("${" + a.name + "-", 0) == 0;
+                for (const auto& name : namesRead(raw)) {
+                    probe = probe || (selfDefault && m_probeVars.count(name) > 0);
+                }
             }
         }
         if (!probe || assignsArray(node)) {

@@ -10,6 +10,7 @@
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/bash_limits.h"
 #include "backend/launch/export_plan.h"
+#include "backend/launch/shell_text.h"
 
 namespace runplane::plan::launch::detail {
 namespace {
@@ -195,6 +196,57 @@ void Evaluator::doSource(const SimpleCommand& cmd, const std::vector<Field>& fie
     if (isModel) {
         m_out.modelFiles.insert(found.string());
     }
+    if (m_sourceAsMain) {  // `bash other.sh`: the child shell's own script (bash_child.cpp)
+        m_sourceAsMain = false;
+        const std::string savedMain = m_mainPath;
+        m_mainPath = found.string();
+        runFile(content, found.string(), m_depth);
+        m_mainPath = savedMain;
+        return;
+    }
     runFile(content, found.string(), m_depth + 1);
 }
+}  // namespace runplane::plan::launch::detail
+
+namespace runplane::plan::launch::detail {
+
+// `MODEL_ARGS_ROTARY_BASE=5000000 source models/qwen3-8B.sh` (issue 45): a builtin's prefix
+// assignment lasts for that command, so NAME holds the value while FILE is read and its old value
+// (or none) afterwards. A model file's override travels with the export, which sources the model
+// file itself: the assignment becomes a pre-launch line (`NAME=value`) of the job script.
+void Evaluator::sourceWithAssignments(const SimpleCommand& cmd, const std::vector<Field>& fields) {
+    std::map<std::string, std::optional<Var>> saved;
+    for (const auto& a : cmd.assigns) {
+        const auto it = m_vars.find(a.name);
+        if (!saved.count(a.name)) {
+            saved[a.name] = it == m_vars.end() ? std::nullopt : std::optional<Var>(it->second);
+        }
+    }
+    std::string lines;
+    for (const auto& a : cmd.assigns) {
+        assign(a);
+        const auto it = m_vars.find(a.name);
+        const bool plain = !a.isArray && it != m_vars.end() && !it->second.unknown &&
+                           it->second.values.size() == 1 && !it->second.values[0].symbolic;
+        lines +=
+            a.name + "=" + (plain ? shellQuote(it->second.values[0].text) : a.value.raw) + "\n";
+    }
+    const std::size_t modelFilesBefore = m_out.modelStems.size();
+    doSource(cmd, fields);
+    for (const auto& [name, var] : saved) {
+        if (var) {
+            m_vars[name] = *var;
+        } else {
+            m_vars.erase(name);
+        }
+    }
+    if (m_out.modelStems.size() > modelFilesBefore && !m_out.launch.has_value() &&
+        m_file == m_mainPath) {
+        m_out.preLaunch.push_back({m_file, cmd.line, cmd.endLine, lines});
+        note(NoteLevel::Info, cmd.line,
+             "the model file is read with " + lines.substr(0, lines.find('=')) +
+                 " set for it; the export sets it the same way before sourcing the model file");
+    }
+}
+
 }  // namespace runplane::plan::launch::detail

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 
 #include "backend/launch/bash_limits.h"
 #include "backend/launch/shell_text.h"
@@ -18,6 +19,22 @@ ReaderState::ReaderState(std::string mainPath,
     namespace fs = std::filesystem;
     std::error_code ec;
     std::vector<fs::path> roots = {fs::absolute(fs::path(m_mainPath), ec).parent_path()};
+    // the model files of the checkout the script lives in (an example's
+    // `${SCRIPT_DIR}/../../scripts/models/qwen3-4B.sh`): the nearest `scripts/models` folder of
+    // a folder above the script, up to four levels (issue 45); only that folder, not the checkout
+    for (fs::path dir = roots.front().parent_path(); roots.size() == 1 && !dir.empty();
+         dir = dir.parent_path()) {
+        if (fs::is_directory(dir / "scripts" / "models", ec)) {
+            roots.push_back(dir / "scripts" / "models");
+            break;
+        }
+        if (dir == dir.parent_path() || std::distance(dir.begin(), dir.end()) <= 1 ||
+            std::distance(roots.front().begin(), roots.front().end()) -
+                    std::distance(dir.begin(), dir.end()) >=
+                4) {
+            break;
+        }
+    }
     roots.insert(roots.end(), sourceRoots.begin(), sourceRoots.end());
     for (const auto& root : roots) {
         // (weakly: the folder of an in-memory script need not exist)

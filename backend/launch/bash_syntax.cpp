@@ -342,9 +342,93 @@ class Parser : public Lexer {
             }
         }
         n.assignedNames = assignedInText(m_s.substr(m_pos, endPos - m_pos));
-        jumpTo(endPos);
+        // the items, when they parse as `case WORD in [(]PATTERN[|PATTERN]...) LIST ;; ... esac`;
+        // anything else (`;&`, `;;&`, a stray character) leaves the statement unsupported
+        const std::size_t savePos = m_pos;
+        const int saveLine = m_line;
+        const std::size_t saveLineStart = m_lineStart;
+        const std::size_t saveIssues = m_out.issues.size();
+        const std::size_t saveComments = m_out.comments.size();
+        if (!parseCaseItems(n, endPos)) {
+            n.caseSubject.clear();
+            n.caseItems.clear();
+            n.inner.clear();
+            m_pos = savePos;
+            m_line = saveLine;
+            m_lineStart = saveLineStart;
+            m_out.issues.resize(std::min(m_out.issues.size(), saveIssues));
+            m_out.comments.resize(std::min(m_out.comments.size(), saveComments));
+            jumpTo(endPos);
+        }
         n.endLine = m_line;
         return n;
+    }
+
+    bool parseCaseItems(Node& n, std::size_t endPos) {
+        consumeWord();  // case
+        skipBlanks();
+        bool arr = false;
+        Word subject = readWord(arr);
+        skipBlanks();
+        const Word in = readWord(arr);
+        if (subject.parts.empty() || arr || in.literal() != "in") {
+            return false;
+        }
+        n.caseSubject.push_back(std::move(subject));
+        while (true) {
+            while (!eof() && m_pos < endPos) {
+                skipBlanks();
+                if (peek() == '\n') {
+                    newline();
+                } else if (peek() == '#') {
+                    readComment();
+                } else {
+                    break;
+                }
+            }
+            if (m_pos + 4 == endPos && m_s.substr(m_pos, 4) == "esac") {
+                jumpTo(endPos);
+                return true;
+            }
+            if (m_pos >= endPos || m_aborted) {
+                return false;
+            }
+            Node::CaseItem item;
+            item.line = m_line;
+            if (peek() == '(') {
+                advance();
+            }
+            while (true) {
+                skipBlanks();
+                Word p = readWord(arr);
+                if (p.parts.empty() || arr) {
+                    return false;
+                }
+                item.patterns.push_back(std::move(p));
+                skipBlanks();
+                if (peek() == '|') {
+                    advance();
+                    continue;
+                }
+                if (peek() == ')') {
+                    advance();
+                    break;
+                }
+                return false;
+            }
+            std::string stop;
+            item.body = parseList({";;", "esac"}, &stop);
+            for (const auto& b : item.body) {
+                n.inner.push_back(b);
+            }
+            n.caseItems.push_back(std::move(item));
+            if (stop == "esac") {
+                return m_pos == endPos;
+            }
+            if (stop != ";;" || m_pos > endPos) {
+                return false;
+            }
+        }
     }
 
     Node parseBraced(int line, std::string what) {
@@ -417,6 +501,19 @@ class Parser : public Lexer {
                     }
                 }
                 continue;
+            }
+            if (c == ';' && peek(1) == '&' && stops.count(";;")) {
+                return nodes;  // `;&` (fall through): stoppedAt stays empty, the case is not read
+            }
+            if (c == ';' && peek(1) == ';' && stops.count(";;")) {  // the end of a case item
+                jumpTo(m_pos + 2);
+                if (peek() == '&') {
+                    return nodes;  // `;;&`: stoppedAt stays empty, the case is not read
+                }
+                if (stoppedAt != nullptr) {
+                    *stoppedAt = ";;";
+                }
+                return nodes;
             }
             if (c == ';' || c == '&') {
                 advance();

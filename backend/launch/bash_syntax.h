@@ -88,6 +88,15 @@ struct Node {
     std::vector<std::string> assignedNames;  // found by a text scan when inner is not parsed
     /// Unsupported "function definition": the function's name (inner holds its body).
     std::string funcName;
+    /// Unsupported "case statement" whose items parsed (`case WORD in PATTERN|...) LIST ;; esac`):
+    /// the subject and the items; each item's body is also in inner (the names it may set).
+    struct CaseItem {
+        std::vector<Word> patterns;
+        std::vector<Node> body;
+        int line = 0;
+    };
+    std::vector<Word> caseSubject;  // one word when the case parsed, else empty
+    std::vector<CaseItem> caseItems;
 };
 
 struct Comment {

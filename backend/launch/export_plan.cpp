@@ -379,6 +379,7 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
     plan.rayStartArgs = r.launcher.rayStartArgs;
     plan.rayStop = r.launcher.rayStop;
     plan.rayStopArgs = r.launcher.rayStopArgs;
+    plan.raySubmitArgs = r.launcher.raySubmitArgs;
     const LauncherKind kind = effectiveLauncher(r);
     if (flavour == Flavour::Miles && kind == LauncherKind::MilesScript) {
         if (r.launcher.script.empty()) {
@@ -419,15 +420,21 @@ LaunchPlan buildPlan(const Recipe& r, Flavour flavour, const ExportOptions& opti
         // FSDP builds the model from the --hf-checkpoint config: no MODEL_ARGS (as slime's
         // run-qwen3-30B-A3B-fsdp.sh, which sources the model file but never splices it)
         const bool fsdp = r.trainer.backend == TrainBackend::Fsdp;
-        plan.modelFile = fsdp ? std::string() : modelFileStem(r, options.catalog);
-        if (!fsdp && r.model.shape.has_value()) {
+        // the model's flags written in the script itself (MODEL_ARGS=(...) inline, no model
+        // file: issue 45) travel in extra_args; sourcing a model file would repeat them
+        const bool inlineModelFlags =
+            std::any_of(r.extraArgs.begin(), r.extraArgs.end(),
+                        [](const ExtraArg& e) { return e.flag == "--num-layers"; });
+        plan.modelFile =
+            fsdp || inlineModelFlags ? std::string() : modelFileStem(r, options.catalog);
+        if (!fsdp && !inlineModelFlags && r.model.shape.has_value()) {
             plan.notes.push_back(
                 recipeNote(NoteLevel::Warning, "model.shape",
                            "the recipe's model is an inline shape; the script sources models/" +
                                plan.modelFile + ".sh, which must hold its MODEL_ARGS"));
         }
         buildBashGroups(r, bits, plan);
-        if (fsdp) {
+        if (fsdp || inlineModelFlags) {
             std::erase_if(plan.groups, [](const ArgGroup& g) { return g.name == "MODEL_ARGS"; });
         }
     } else if (isInklingLauncher(r.launcher.script)) {

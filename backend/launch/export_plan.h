@@ -55,6 +55,7 @@ struct LaunchPlan {
     std::vector<std::string> rayStartArgs;  // launcher.ray_start_args
     bool rayStop = false;                   // launcher.ray_stop
     std::vector<std::string> rayStopArgs;
+    std::vector<std::string> raySubmitArgs;  // launcher.ray_submit_args
     std::vector<LaunchNote> notes;
 
     /// The argv the program receives (after the program path), given MODEL_ARGS' contents.

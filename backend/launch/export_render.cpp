@@ -179,6 +179,17 @@ std::string parameterChecks(const LaunchPlan& plan) {
     return out.empty() ? out : out + "\n";
 }
 
+// The head's port (`--port`, 6379) or dashboard port (`--dashboard-port`, 8265) the script
+// chose (launcher.ray_start_args, issue 45): the workers join and the job is submitted there.
+std::string rayPort(const LaunchPlan& plan, const std::string& option, const std::string& dflt) {
+    for (const auto& w : plan.rayStartArgs) {
+        if (w.rfind(option + "=", 0) == 0) {
+            return w.substr(option.size() + 1);
+        }
+    }
+    return dflt;
+}
+
 std::string headStart(const LaunchPlan& plan) {
     std::string out;
     if (plan.rayStop) {
@@ -189,7 +200,10 @@ std::string headStart(const LaunchPlan& plan) {
         out += "\n";
     }
     out += "ray start --head --node-ip-address=\"${MASTER_ADDR}\" --num-gpus " +
-           std::to_string(plan.gpusPerNode) + " --disable-usage-stats --dashboard-port=8265";
+           std::to_string(plan.gpusPerNode) + " --disable-usage-stats";
+    if (rayPort(plan, "--dashboard-port", "").empty()) {
+        out += " --dashboard-port=8265";
+    }
     for (const auto& w : plan.rayStartArgs) {
         out += " " + detail::exportWord(w);
     }
@@ -311,8 +325,13 @@ std::string jobScript(const Recipe& r, const LaunchPlan& plan) {
         out += "\n";
         return out;
     }
-    out += "ray job submit --address=\"http://127.0.0.1:8265\" \\\n";
+    out +=
+        "ray job submit --address=\"http://127.0.0.1:" + rayPort(plan, "--dashboard-port", "8265") +
+        "\" \\\n";
     out += "   --runtime-env-json=\"${RUNTIME_ENV_JSON}\" \\\n";
+    for (const auto& w : plan.raySubmitArgs) {
+        out += "   " + detail::exportWord(w) + " \\\n";
+    }
     out += "   -- " + plan.python + " " + shellQuote(plan.program);
     for (const auto& g : plan.groups) {
         if (g.name == "MODEL_ARGS" || !g.lines.empty()) {
@@ -337,10 +356,9 @@ std::string rayWorker(const Recipe& r, const LaunchPlan& plan) {
                    ") after ray-head.sh; NODE_IP = the LAN IP of that node.");
     out += "set -euo pipefail\n\n" + envBlock(plan);
     out += "NODE_IP=\"${NODE_IP:?set NODE_IP to the LAN IP of this worker}\"\n\n";
-    out +=
-        "ray start --address=\"${MASTER_ADDR}:6379\" --node-ip-address=\"${NODE_IP}\" "
-        "--num-gpus " +
-        std::to_string(plan.gpusPerNode) + "\n";
+    out += "ray start --address=\"${MASTER_ADDR}:" + rayPort(plan, "--port", "6379") +
+           "\" --node-ip-address=\"${NODE_IP}\" --num-gpus " + std::to_string(plan.gpusPerNode) +
+           "\n";
     return out;
 }
 

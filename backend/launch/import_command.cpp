@@ -195,6 +195,10 @@ Result<Interpreted> interpret(const LaunchRead& launch, const ScriptReading& rea
                 in.runtimeEnvJson = f;
             } else if (t == "--runtime-env-json" && j + 1 < argv.size()) {
                 in.runtimeEnvJson = argv[++j];
+            } else if (t == "--address" && j + 1 < argv.size()) {
+                ++j;  // the export submits to its own head
+            } else if (t.rfind("--address=", 0) != 0) {
+                in.submitArgs.push_back(argv[j]);  // --working-dir, --no-wait, --submission-id
             }
         }
         if (dash + 1 >= argv.size()) {

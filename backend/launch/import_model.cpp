@@ -259,7 +259,39 @@ void readBringUp(const ScriptReading& reading, Recipe& r, std::vector<LaunchNote
     r.launcher.rayStartArgs.clear();
     r.launcher.rayStop = false;
     r.launcher.rayStopArgs.clear();
+    // the Ascend runtime's device list, set or required by the script: an NPU run as well
+    bool npu = false;
+    for (const auto& e : reading.exports) {
+        if (!npu && e.name == "ASCEND_RT_VISIBLE_DEVICES") {
+            npu = true;
+            notes.push_back({NoteLevel::Error, e.file, e.line, "hardware.gpu",
+                             "an Ascend NPU run (it exports ASCEND_RT_VISIBLE_DEVICES): runplane "
+                             "plans GPU runs (NVIDIA, AMD) only; not imported"});
+        }
+    }
+    for (const auto& p : reading.parameters) {
+        if (!npu && p.name == "ASCEND_RT_VISIBLE_DEVICES" && !p.uses.empty()) {
+            npu = true;
+            notes.push_back({NoteLevel::Error, p.uses.front().first, p.uses.front().second,
+                             "hardware.gpu",
+                             "an Ascend NPU run (it requires ASCEND_RT_VISIBLE_DEVICES): runplane "
+                             "plans GPU runs (NVIDIA, AMD) only; not imported"});
+        }
+    }
     for (const auto& cmd : reading.rayCommands) {
+        // an Ascend NPU cluster (vime's *-npu.sh: `ray start --num-gpus 0 --resources
+        // '{"NPU": 16}'`): the planner sizes NVIDIA / AMD GPUs only, so the run is refused with
+        // the line rather than read as a run on no GPU (issue 45)
+        for (const auto& f : cmd) {
+            if (!npu && f.known && f.text.find("\"NPU\"") != std::string::npos) {
+                npu = true;
+                notes.push_back(
+                    {NoteLevel::Error, f.file, f.line, "hardware.gpu",
+                     "an Ascend NPU run (ray start declares the resource " + f.text +
+                         "): runplane plans GPU runs (NVIDIA, AMD) only; not imported"});
+                break;
+            }
+        }
         const bool stop = cmd[1].text == "stop";
         bool head = stop;
         for (const auto& f : cmd) {
@@ -276,7 +308,21 @@ void readBringUp(const ScriptReading& reading, Recipe& r, std::vector<LaunchNote
                 continue;
             }
             if (!stop && ownWithValue.count(name)) {
-                if (f.text.find('=') == std::string::npos) {
+                const bool joined = f.text.find('=') != std::string::npos;
+                const std::size_t at = joined ? i : i + 1;
+                const std::string value = at >= cmd.size() ? std::string()
+                                          : joined         ? f.text.substr(f.text.find('=') + 1)
+                                                           : cmd[at].text;
+                // a port other than Ray's default is the run's (the export uses it for the
+                // workers' address and the job submission); the default is written anyway
+                const bool port = name == "--port" || name == "--dashboard-port";
+                const bool digits = !value.empty() && value.size() <= 5 &&
+                                    value.find_first_not_of("0123456789") == std::string::npos;
+                if (port && at < cmd.size() && cmd[at].known && digits &&
+                    value != (name == "--port" ? "6379" : "8265")) {
+                    words.push_back(name + "=" + value);
+                }
+                if (!joined) {
                     ++i;  // its value
                 }
                 continue;

@@ -18,6 +18,8 @@ struct Interpreted {
     bool milesScript = false;
     std::vector<ScriptFlag> flags;
     std::optional<Field> runtimeEnvJson;
+    /// `ray job submit` words besides --address and --runtime-env-json (launcher.ray_submit_args).
+    std::vector<Field> submitArgs;
 };
 
 /// The framework an imported script runs (import_framework.cpp).

@@ -464,6 +464,15 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     }
 
     readBringUp(reading, r, notes);
+    r.launcher.raySubmitArgs.clear();
+    for (const Field& f : in.submitArgs) {
+        if (!f.known) {
+            notes.push_back({NoteLevel::Warning, f.file, f.line, "launcher.ray_submit_args",
+                             "ray job submit word '" + f.text + "' is not known; not kept"});
+            continue;
+        }
+        r.launcher.raySubmitArgs.push_back(f.text);
+    }
     carrySpliceDefinitions(reading, splicedNames, r, notes);
 
     // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an
@@ -520,6 +529,26 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
             auto [name, variant] = resolveStem(lastStem, options.catalog, notes, path);
             r.model.name = name;
             r.model.variant = variant;
+            // a name written another way than the catalog's with no MODEL_ARGS to read a shape
+            // from (miles' `model_args_utils.py gpt-oss-20b`, `qwen3-4B-Instruct-2507`, a
+            // `-npu` model file): the catalog model of that name, case and suffixes aside
+            // (issue 45). A sourced model file keeps its name: its export sources that file.
+            std::string base = name;
+            for (const char* npu : {"-npu", "_npu", "-NPU", "_NPU"}) {
+                if (base.size() > 4 && base.ends_with(npu)) {
+                    base.resize(base.size() - 4);
+                }
+            }
+            if (options.catalog != nullptr && variant.empty() && modelFlags.empty() &&
+                options.catalog->find(name) == nullptr &&
+                options.catalog->findUnsized(name) == nullptr) {
+                if (const std::string known = catalogModelNamed(base, options.catalog);
+                    !known.empty()) {
+                    r.model.name = known;
+                    notes.push_back({NoteLevel::Info, path, 0, "model.name",
+                                     "model '" + name + "' is the catalog's '" + known + "'"});
+                }
+            }
         } else {
             modelWithoutModelFile(in, options.catalog, path, r, notes);
         }
@@ -551,6 +580,27 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         }
     } else if (options.catalog != nullptr && !modelFlags.empty()) {
         crossCheckModel(r, modelFlags, *options.catalog, notes);
+    } else if (!meta && options.modelName.empty() && options.catalog != nullptr &&
+               modelFlags.empty() && !r.model.name.empty() && r.model.variant.empty() &&
+               options.catalog->find(r.model.name) == nullptr &&
+               options.catalog->findUnsized(r.model.name) == nullptr) {
+        // the model's arguments written in the script itself (`MODEL_ARGS=( --num-layers ...)`
+        // with no model file, issue 45): the shape is read from them as from a model file's;
+        // the flags stay in extra_args, so an export writes them back without a model file
+        std::vector<ScriptFlag> inlineFlags;
+        for (const auto& f : in.flags) {
+            if (!f.fromModelFile && !f.inExtraArgs && !f.splice) {
+                inlineFlags.push_back(f);
+            }
+        }
+        if (auto shape = shapeFromModelArgs(r.model.name, inlineFlags)) {
+            r.model.shape = std::move(*shape);
+            notes.push_back({NoteLevel::Info, path, 0, "model.shape",
+                             "model '" + r.model.name +
+                                 "' is not in the catalog and no model file is sourced: its "
+                                 "shape is taken from the model arguments the script writes "
+                                 "itself (an inline model.shape)"});
+        }
     }
     const MilesLauncherFacts* facts = in.milesScript ? milesLauncherFacts(in.program) : nullptr;
     if (!meta && facts != nullptr) {

@@ -282,6 +282,9 @@ struct Launcher {
     /// A `ray stop` before the bring-up, with its words (e.g. --force).
     bool rayStop = false;
     std::vector<std::string> rayStopArgs;
+    /// Words of the script's `ray job submit` besides --address and --runtime-env-json
+    /// (--working-dir=DIR, --no-wait, --submission-id NAME): an export writes them back.
+    std::vector<std::string> raySubmitArgs;
     /// Engine flags spelled with one of their aliases in the imported script
     /// ("--sglang-expert-parallel-size" for --sglang-ep-size): an export writes each flag the
     /// way it was read. Empty (a recipe written by hand) = every flag in its canonical spelling.

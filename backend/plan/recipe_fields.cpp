@@ -504,6 +504,9 @@ std::vector<RecipeField> buildTable() {
         RP_FIELD(launcher.rayStop)(fields::kLauncherRayStop, "ray stop first"),
         RP_FIELD(launcher.rayStopArgs)(fields::kLauncherRayStopArgs, "ray stop arguments", "",
                                        rayStopOff),
+        RP_FIELD(launcher.raySubmitArgs)(fields::kLauncherRaySubmitArgs, "ray job submit arguments",
+                                         "words the job submission gets besides its address "
+                                         "and runtime environment (--no-wait, --working-dir=DIR)"),
         RP_FIELD(launcher.flagSpellings)(fields::kLauncherFlagSpellings, "Flag spellings",
                                          "engine flags written with an alias of their own, one "
                                          "per line (--sglang-expert-parallel-size)"),

@@ -166,6 +166,7 @@ class FieldPath {
     X(kLauncherRayStartArgs, "launcher.ray_start_args") \
     X(kLauncherRayStop, "launcher.ray_stop") \
     X(kLauncherRayStopArgs, "launcher.ray_stop_args") \
+    X(kLauncherRaySubmitArgs, "launcher.ray_submit_args") \
     X(kLauncherFlagSpellings, "launcher.flag_spellings") \
     X(kAnalysisPrimaryMetric, "analysis.primary_metric") \
     X(kAnalysisMemoryAlarmGb, "analysis.memory_alarm_gb")

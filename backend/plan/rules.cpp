@@ -107,6 +107,7 @@ constexpr RuleInfo kRules[] = {
     {"opd.needs-type", S::Error, fields::kAlgorithmOpdType, "--use-opd needs --opd-type (sglang or megatron)", "slime arguments.py:1915 (slime_validate_args)"},
     {"opd.megatron-teacher", S::Error, fields::kCheckpointsOpdTeacherLoad, "--opd-type megatron needs --opd-teacher-load (the teacher checkpoint)", "slime arguments.py:1919"},
     {"opd.sglang-no-teacher", S::Error, fields::kCheckpointsOpdTeacherLoad, "--opd-type sglang forbids --opd-teacher-load (the teacher is an external server)", "slime arguments.py:1935"},
+    {"weight-update.vime-delta", S::Error, fields::kWeightUpdateMode, "vime: --update-weight-mode delta is disabled (NotImplementedError)", "vime arguments.py (_validate_update_weight_args), vllm-project/vime@035f9834"},
     {"opd.teacher-without-opd", S::Error, fields::kCheckpointsOpdTeacherLoad, "--opd-teacher-load without --use-opd", "slime arguments.py:1942"},
     {"algorithm.reinforce-normalize", S::Error, fields::kAlgorithmNormalizeAdvantages, "reinforce_plus_plus(_baseline) needs --normalize-advantages", "slime arguments.py:2027"},
     {"algorithm.rollout-logprobs-tis", S::Error, fields::kAlgorithmUseRolloutLogprobs, "not both --use-rollout-logprobs and --use-tis", "slime arguments.py:2032"},

@@ -33,13 +33,19 @@ void checkOpd(const RuleContext& ctx, const RecipeFlags& flags) {
                     fields::kAlgorithmOpdType, "--opd-type");
     if (!type.given()) {
         ctx.emitField("opd.needs-type", type.field,
-                      "--opd-type must be specified when --use-opd is enabled. Choose 'sglang' or "
-                      "'megatron'.",
+                      std::string("--opd-type must be specified when --use-opd is enabled. "
+                                  "Choose '") +
+                          (r.framework == Framework::Vime ? "vllm" : "sglang") + "' or 'megatron'.",
                       "set algorithm.opd_type: sglang (external teacher server) or megatron "
                       "(teacher loaded from checkpoints.opd_teacher_load)");
         return;
     }
     const std::string& t = type.value;
+    // vime's own arguments.py (vllm-project/vime@035f9834 vime/utils/arguments.py,
+    // vime_validate_args): the external teacher is a vLLM server, `--opd-type vllm`; its
+    // message names 'vllm' or 'megatron'
+    const bool vime = r.framework == Framework::Vime;
+    const std::string external = vime ? "vllm" : "sglang";
     // slime's later examples (examples/on_policy_distillation) load several Megatron teachers
     // with the plural --opd-teacher-loads; either flag names the teacher checkpoint.
     const bool teachers = teacher.given() || flags.has("--opd-teacher-loads");
@@ -51,25 +57,25 @@ void checkOpd(const RuleContext& ctx, const RecipeFlags& flags) {
                 "the path to the teacher model checkpoint.",
                 "set checkpoints.opd_teacher_load to the teacher's torch_dist checkpoint");
         }
-    } else if (t == "sglang") {
+    } else if (t == external) {
         if (teacher.given()) {
             ctx.emitField("opd.sglang-no-teacher", teacher.field,
-                          "--opd-teacher-load should not be set when --opd-type=sglang (it is " +
-                              teacher.value +
-                              "). In sglang mode, teacher log-probs are obtained from external "
+                          "--opd-teacher-load should not be set when --opd-type=" + external +
+                              " (it is " + teacher.value + "). In " + external +
+                              " mode, teacher log-probs are obtained from external "
                               "server during rollout.",
                           "drop checkpoints.opd_teacher_load, or use opd_type: megatron");
         }
-    } else if (t == "self") {
+    } else if (t == "self" && !vime) {
         // On-policy self-distillation (OPSD), used by slime's examples/on_policy_distillation
         // (run-qwen3-8B-opsd.sh): one model is student and teacher. The arguments.py read for
         // docs/rules.md predates it and lists only sglang and megatron; no check of its own was
         // read, so none is made.
     } else {
-        ctx.emitField(
-            "opd.needs-type", type.field,
-            "argument --opd-type: invalid choice: '" + t + "' (choose from 'sglang', 'megatron')",
-            "set algorithm.opd_type: sglang or megatron");
+        ctx.emitField("opd.needs-type", type.field,
+                      "argument --opd-type: invalid choice: '" + t + "' (choose from '" + external +
+                          "', 'megatron')",
+                      "set algorithm.opd_type: " + external + " or megatron");
     }
 }
 

@@ -169,7 +169,14 @@ void checkWeightSync(const RuleContext& ctx, const RecipeFlags& flags, const Wei
                       "at a filesystem shared between the trainer and the rollout engines.",
                       "set weight_update.disk_dir to a directory every node mounts");
     }
-    if (w.delta()) {
+    if (w.delta() && r.framework == Framework::Vime) {
+        // vime_validate_args raises before any other delta check (vllm-project/vime@035f9834
+        // vime/utils/arguments.py, _validate_update_weight_args)
+        ctx.emitField("weight-update.vime-delta", w.mode.field,
+                      "--update-weight-mode=delta is unverified on vime+vLLM and is disabled; use "
+                      "--update-weight-mode=full.",
+                      "set weight_update.mode: full (vime raises NotImplementedError on delta)");
+    } else if (w.delta()) {
         if (!w.disk()) {
             ctx.emitField("weight-update.delta-transport", w.transport.field,
                           "--update-weight-mode=delta requires --update-weight-transport=disk, "

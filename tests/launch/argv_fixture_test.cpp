@@ -96,6 +96,12 @@ void copyFixtureSupport(const std::string& to) {
     }
     fs::copy_file(fixturesDir() + "/hosts.txt", to + "/hosts.txt",
                   fs::copy_options::overwrite_existing);
+    // the scripts a wrapper fixture runs (exec-wrapper.sh: `exec bash common/grpo-common.sh`)
+    fs::create_directories(to + "/common");
+    for (const auto& e : fs::directory_iterator(fixturesDir() + "/common")) {
+        fs::copy_file(e.path(), to + "/common/" + e.path().filename().string(),
+                      fs::copy_options::overwrite_existing);
+    }
 }
 
 test::FakeTools makeFakes(const std::string& root) {

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "tests/launch/launch_test_support.h"
 
@@ -160,6 +161,101 @@ TEST(LaunchCli, ImportSourceStaysInsideTheAllowedFolders) {
         {ctl(), "import", dir.file("scripts/run.sh"), "--source-root", dir.file("nope")}, {},
         dir.path());
     EXPECT_EQ(badRoot.exitCode, 2) << badRoot.output;
+}
+
+// Issue 45: a miles Python launcher (scripts/run_*.py) is read by running it with its command step
+// replaced (docs/launch-scripts.md, "miles' Python launchers"): our own launcher in miles' style
+// (data/py_launcher), run by the system python3. Without --run-launcher the import refuses and
+// says why; with it, the recipe holds what the launcher decides and the export hands train.py the
+// flags the recorded commands hand it.
+std::map<std::string, std::vector<std::string>> trainFlags(const std::vector<test::Call>& calls) {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const auto& c : calls) {
+        if (c.tool != "python3" && c.tool != "python") {
+            continue;
+        }
+        std::size_t i = 0;
+        while (i < c.argv.size() && !c.argv[i].ends_with("train.py")) {
+            ++i;
+        }
+        std::string flag;
+        for (++i; i < c.argv.size(); ++i) {
+            if (c.argv[i].rfind("--", 0) == 0) {
+                flag = c.argv[i];
+                out[flag].clear();
+            } else if (!flag.empty()) {
+                out[flag].push_back(c.argv[i]);
+            }
+        }
+    }
+    return out;
+}
+
+TEST(LaunchCli, PythonLauncherImportsByRecordingTheCommandsItWouldRun) {
+    test::TempDir dir;
+    const std::string launcher = test::dataDir() + "/py_launcher/scripts/run_toy_qwen3_4b.py";
+    auto refused = test::runProcess({ctl(), "import", launcher}, {}, dir.path());
+    EXPECT_EQ(refused.exitCode, 2) << refused.output;
+    EXPECT_NE(refused.output.find("--run-launcher"), std::string::npos) << refused.output;
+    auto run = test::runProcess(
+        {ctl(), "import", launcher, "--run-launcher", "--launcher-arg", "--num-rollout",
+         "--launcher-arg", "50", "--recorded", dir.file("recorded.sh"), "-o", dir.file("r.yaml")},
+        {}, dir.path());
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const std::string recorded = test::readFile(dir.file("recorded.sh"));
+    // the downloads and the cleanup are comments: nothing the launcher builds ran
+    EXPECT_NE(recorded.find("# prepare: hf download Qwen/Qwen3-4B"), std::string::npos) << recorded;
+    EXPECT_NE(recorded.find("ray job submit"), std::string::npos) << recorded;
+    const std::string yaml = test::readFile(dir.file("r.yaml"));
+    EXPECT_NE(yaml.find("framework: miles"), std::string::npos) << yaml;
+    EXPECT_NE(yaml.find("num_rollout: 50"), std::string::npos) << yaml;  // --num-rollout 50
+    EXPECT_NE(yaml.find("tp: 2"), std::string::npos) << yaml;            // __post_init__
+    // round trip: the export hands train.py what the recorded commands hand it
+    auto exported = test::runProcess(
+        {ctl(), "export", dir.file("r.yaml"), "--flavour", "miles", "--out", dir.file("out")}, {},
+        dir.path());
+    ASSERT_EQ(exported.exitCode, 0) << exported.output;
+    std::string job;
+    for (const auto& e : std::filesystem::directory_iterator(dir.file("out"))) {
+        if (e.path().filename().string().rfind("run-", 0) == 0) {
+            job = e.path().string();
+        }
+    }
+    ASSERT_FALSE(job.empty());
+    test::FakeTools original(dir.file("fake-a"));
+    auto env = original.env();
+    env.push_back({"RUNPLANE_RAY_WAIT_TIMEOUT_S", "0"});
+    auto a = test::runProcess({"bash", dir.file("recorded.sh")}, env, dir.path());
+    ASSERT_EQ(a.exitCode, 0) << a.output;
+    test::FakeTools back(dir.file("fake-b"));
+    auto envB = back.env();
+    envB.push_back({"RUNPLANE_RAY_WAIT_TIMEOUT_S", "0"});
+    auto b = test::runProcess({"bash", job}, envB, dir.file("out"));
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    const auto before = trainFlags(original.calls());
+    const auto after = trainFlags(back.calls());
+    ASSERT_GT(before.size(), 40u);
+    for (const auto& [flag, values] : before) {
+        const auto it = after.find(flag);
+        ASSERT_NE(it, after.end()) << flag << " missing from the export";
+        // numbers compare as the framework's parser reads them (0.00 = 0)
+        bool same = it->second.size() == values.size();
+        for (std::size_t i = 0; same && i < values.size(); ++i) {
+            char* endA = nullptr;
+            char* endB = nullptr;
+            const double x = std::strtod(values[i].c_str(), &endA);
+            const double y = std::strtod(it->second[i].c_str(), &endB);
+            same = values[i] == it->second[i] ||
+                   (!values[i].empty() && *endA == '\0' && *endB == '\0' && x == y);
+        }
+        EXPECT_TRUE(same) << flag;
+    }
+    // a launcher that fails says so, with its output
+    test::writeFile(dir.file("bad/scripts/run_bad.py"), "raise SystemExit('no such model')\n");
+    auto bad = test::runProcess(
+        {ctl(), "import", dir.file("bad/scripts/run_bad.py"), "--run-launcher"}, {}, dir.path());
+    EXPECT_EQ(bad.exitCode, 1) << bad.output;
+    EXPECT_NE(bad.output.find("no such model"), std::string::npos) << bad.output;
 }
 
 }  // namespace

@@ -87,6 +87,8 @@ TEST(Catalog, DerivedParameterCountsMatchPublishedSizes) {
         {"qwen3-vl-8B", "", 8.2, 8.2},  // language model only
         {"gpt2", "", 0.124, 0.124},
         {"inkling-small", "", 276, 12},
+        // issue 45: Qwen2.5-3B (miles' search-r1 and LoRA examples): 3.09 B published
+        {"qwen2.5-3B", "", 3.09, 3.09},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);

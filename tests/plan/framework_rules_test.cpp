@@ -550,6 +550,21 @@ std::vector<FrameworkCase> cases() {
              r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
          },
          diskSync, S::Error},
+        // issue 45: vime's own check (vime_validate_args raises NotImplementedError on delta)
+        {"weight-update.vime-delta", kOpd,
+         [](Recipe& r) {
+             r.framework = Framework::Vime;
+             r.rollout.engine = RolloutEngine::Vllm;
+             diskSync(r);
+             r.weightUpdate.mode = WeightUpdateMode::Delta;
+             r.weightUpdate.localCheckpointDir = "/nvme/ckpt";
+         },
+         [](Recipe& r) {
+             r.framework = Framework::Vime;
+             r.rollout.engine = RolloutEngine::Vllm;
+             diskSync(r);
+         },
+         S::Error},
         {"weight-update.delta-local-dir", kOpd,
          [](Recipe& r) {
              diskSync(r);

@@ -119,6 +119,7 @@ Recipe everyFieldRecipe() {
                           {"--dashboard-host=0.0.0.0"},
                           true,
                           {"--force"},
+                          {"--no-wait", "--submission-id", "job-1"},
                           {"--sglang-expert-parallel-size"}};
     r.weightUpdate = WeightUpdate{WeightUpdateMode::Delta, WeightTransport::Disk, "/shared/wu",
                                   "/nvme/ckpt", true};

@@ -1,0 +1,263 @@
+// Issue 45, "import every public launcher": the constructs the reader now follows (an empty-default
+// guard, `case`, `[ a ] || [ b ] && X=v`, `NAME=value source FILE`, a launch followed by
+// `|| true`), vime's own argument checks (`--opd-type vllm`, `--update-weight-mode delta`) and an
+// Ascend NPU run refused with its line. The fixture scripts' value-level round trip is
+// ArgvFixtures.EveryFixtureHandsTheFrameworkTheSameFlagsAndValues.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "backend/launch/launch.h"
+#include "tests/launch/launch_test_support.h"
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+#include "backend/plan/rules.h"
+#endif
+
+namespace runplane::plan::launch {
+namespace {
+
+Result<ImportResult> importFixture(const std::string& name) {
+    ImportOptions options;
+    options.catalog = &test::catalog();
+    return importScript(test::dataDir() + "/fixtures/" + name, options);
+}
+
+Result<ImportResult> importText(const test::TempDir& dir, const std::string& file,
+                                const std::string& text) {
+    test::writeFile(dir.file(file), text);
+    ImportOptions options;
+    options.catalog = &test::catalog();
+    return importScript(dir.file(file), options);
+}
+
+const ScriptParameter* parameterNamed(const ImportResult& r, const std::string& name) {
+    for (const auto& p : r.parameters) {
+        if (p.name == name) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
+std::string warnings(const ImportResult& r) {
+    std::string out;
+    for (const auto& n : r.notes) {
+        if (n.level != NoteLevel::Info) {
+            out += n.file + ":" + std::to_string(n.line) + ": " + n.message + "\n";
+        }
+    }
+    return out;
+}
+
+TEST(Issue45, EmptyDefaultGuardLeavesAParameterInsteadOfStoppingTheReader) {
+    auto r = importFixture("empty-default-guards.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_FALSE(hasErrors(r->notes)) << warnings(*r);
+    // the guards are read as passed: the launch is found and its flags read
+    EXPECT_EQ(r->recipe.rollout.gpusPerEngine, 2);
+    EXPECT_EQ(r->recipe.batch.numRollout, 100);
+    for (const char* name : {"BASE_DIR", "MASTER_ADDR"}) {
+        const ScriptParameter* p = parameterNamed(*r, name);
+        ASSERT_NE(p, nullptr) << name;
+        EXPECT_TRUE(p->required) << name;
+    }
+    // an optional variable read with an empty default stays a parameter, not required
+    const ScriptParameter* hostfile = parameterNamed(*r, "HOSTFILE");
+    ASSERT_NE(hostfile, nullptr);
+    EXPECT_FALSE(hostfile->required);
+    EXPECT_EQ(r->recipe.checkpoints.hfCheckpoint, "${BASE_DIR}/Qwen3-4B");
+}
+
+TEST(Issue45, CaseOrListSourceAssignmentAndOrTrueAreRead) {
+    auto r = importFixture("case-config-or-list.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const std::string w = warnings(*r);
+    EXPECT_EQ(w.find("not understood"), std::string::npos) << w;
+    // the case item for MODEL_SIZE=4B
+    EXPECT_EQ(r->recipe.trainer.tp, 2);
+    EXPECT_EQ(r->recipe.batch.numRollout, 200);
+    EXPECT_EQ(r->recipe.batch.maxTokensPerGpu, 9216);
+    EXPECT_EQ(r->recipe.model.name, "qwen3-4B");
+    // [ TP -gt 1 ] || [ PP -gt 1 ] && SEQ_PARALLEL=--sequence-parallel
+    EXPECT_TRUE(r->recipe.trainer.sequenceParallel);
+    // the assignment on the source line travels with the export
+    const auto& pre = r->recipe.launcher.preLaunch;
+    EXPECT_TRUE(std::any_of(pre.begin(), pre.end(), [](const std::string& s) {
+        return s.find("MODEL_ARGS_ROTARY_BASE=5000000") != std::string::npos;
+    })) << "pre_launch has no MODEL_ARGS_ROTARY_BASE line";
+    bool rotary = false;
+    for (const auto& f : r->flags) {
+        if (f.flag == "--rotary-base") {
+            rotary = f.values == std::vector<std::string>{"5000000"};
+        }
+    }
+    EXPECT_TRUE(rotary) << "the model file saw MODEL_ARGS_ROTARY_BASE";
+}
+
+TEST(Issue45, CaseOnAnUnknownValueStaysNotUnderstoodAndAMissOfEveryPatternReadsNothing) {
+    test::TempDir dir;
+    const std::string tail =
+        "ray job submit -- python3 train.py --tensor-model-parallel-size ${TP} "
+        "--rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n";
+    // the subject is a run-time value: the block is not read and TP stays unknown
+    auto unknown =
+        importText(dir, "a/run.sh",
+                   "M=$(hostname)\ncase \"$M\" in\n  a*) TP=2 ;;\n  *) TP=4 ;;\nesac\n" + tail);
+    ASSERT_TRUE(unknown.ok()) << unknown.error();
+    EXPECT_NE(warnings(*unknown).find("case statement"), std::string::npos) << warnings(*unknown);
+    // a known subject matching no pattern: nothing is set
+    auto miss =
+        importText(dir, "b/run.sh",
+                   "M=zz\nTP=8\ncase \"$M\" in\n  a*|b) TP=2 ;;\n  '*') TP=4 ;;\nesac\n" + tail);
+    ASSERT_TRUE(miss.ok()) << miss.error();
+    EXPECT_EQ(miss->recipe.trainer.tp, 8);
+    // a quoted glob character is literal, an unquoted one matches
+    auto glob =
+        importText(dir, "c/run.sh",
+                   "M=node7\ncase $M in\n  'node*') TP=2 ;;\n  node*) TP=4 ;;\nesac\n" + tail);
+    ASSERT_TRUE(glob.ok()) << glob.error();
+    EXPECT_EQ(glob->recipe.trainer.tp, 4);
+}
+
+TEST(Issue45, AscendNpuRunIsRefusedWithTheLine) {
+    test::TempDir dir;
+    auto r = importText(dir, "vime/examples/run-npu.sh",
+                        "set -ex\nNUM_NPUS=16\n"
+                        "ray start --head --node-ip-address 127.0.0.1 --num-gpus 0 \\\n"
+                        "    --resources \"{\\\"NPU\\\": $NUM_NPUS}\" --disable-usage-stats\n"
+                        "ray job submit -- python3 -u train.py --rollout-batch-size 8 "
+                        "--hf-checkpoint /m/Qwen3-4B --vllm-gpu-memory-utilization 0.7\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    ASSERT_TRUE(hasErrors(r->notes));
+    const auto it = std::find_if(r->notes.begin(), r->notes.end(),
+                                 [](const LaunchNote& n) { return n.level == NoteLevel::Error; });
+    EXPECT_NE(it->message.find("Ascend NPU"), std::string::npos) << it->message;
+    EXPECT_EQ(it->line, 4);
+}
+
+TEST(Issue45, AMissingLineContinuationInTheLaunchIsRefusedWithTheLine) {
+    test::TempDir dir;
+    auto r = importText(dir, "a/run.sh",
+                        "ray job submit -- python3 train.py \\\n"
+                        "   --rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n"
+                        "   --num-rollout 10 \\\n"
+                        "   --global-batch-size 64\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    ASSERT_TRUE(hasErrors(r->notes)) << warnings(*r);
+    const auto it = std::find_if(r->notes.begin(), r->notes.end(),
+                                 [](const LaunchNote& n) { return n.level == NoteLevel::Error; });
+    EXPECT_EQ(it->line, 3);
+    EXPECT_NE(it->message.find("line continuation"), std::string::npos) << it->message;
+    // with the continuation in place nothing is refused
+    auto fine = importText(dir, "b/run.sh",
+                           "ray job submit -- python3 train.py \\\n"
+                           "   --rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B \\\n"
+                           "   --num-rollout 10\n");
+    ASSERT_TRUE(fine.ok()) << fine.error();
+    EXPECT_FALSE(hasErrors(fine->notes)) << warnings(*fine);
+}
+
+TEST(Issue45, RayPortsAndSubmitWordsAreKeptAndWrittenBack) {
+    test::TempDir dir;
+    auto r = importText(dir, "a/run.sh",
+                        "ray start --head --node-ip-address 127.0.0.1 --num-gpus 8 --port=6399 "
+                        "--dashboard-port=8267 --disable-usage-stats\n"
+                        "ray job submit --address=\"http://127.0.0.1:8267\" --no-wait "
+                        "--submission-id grpo-1 --working-dir=/root/vime -- python3 train.py "
+                        "--rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const auto& start = r->recipe.launcher.rayStartArgs;
+    EXPECT_NE(std::find(start.begin(), start.end(), "--port=6399"), start.end());
+    EXPECT_NE(std::find(start.begin(), start.end(), "--dashboard-port=8267"), start.end());
+    EXPECT_EQ(r->recipe.launcher.raySubmitArgs,
+              (std::vector<std::string>{"--no-wait", "--submission-id", "grpo-1",
+                                        "--working-dir=/root/vime"}));
+    ExportOptions eo;
+    eo.catalog = &test::catalog();
+    Recipe recipe = r->recipe;
+    recipe.cluster.nodes = 2;  // the worker script too
+    auto bundle = exportLaunch(recipe, Flavour::Slime, eo);
+    ASSERT_TRUE(bundle.ok()) << bundle.error();
+    std::string all;
+    for (const auto& f : bundle->files) {
+        all += f.content;
+    }
+    EXPECT_NE(all.find("--address=\"http://127.0.0.1:8267\""), std::string::npos) << all;
+    EXPECT_NE(all.find("--no-wait"), std::string::npos);
+    EXPECT_NE(all.find("--submission-id"), std::string::npos);
+    EXPECT_NE(all.find("grpo-1"), std::string::npos);
+    EXPECT_NE(all.find("${MASTER_ADDR}:6399"), std::string::npos);  // the workers join there
+    EXPECT_EQ(all.find("--dashboard-port=8265"), std::string::npos);
+}
+
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+std::vector<std::string> errorIds(const Recipe& r) {
+    std::vector<std::string> out;
+    for (const auto& f : validate(r, test::catalog())) {
+        if (f.severity == Severity::Error) {
+            out.push_back(f.ruleId);
+        }
+    }
+    return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(Issue45, VimeChecksItsOwnOpdTypesAndRefusesDeltaWeightSync) {
+    test::TempDir dir;
+    const std::string head =
+        "source \"$(dirname \"$0\")/models/qwen3-4B.sh\"\n"
+        "ray job submit -- python3 train.py ${MODEL_ARGS[@]} --actor-num-nodes 1 "
+        "--actor-num-gpus-per-node 4 --rollout-num-gpus 4 --rollout-num-gpus-per-engine 4 "
+        "--hf-checkpoint /m/Qwen3-4B --ref-load /m/Qwen3-4B_torch_dist "
+        "--rollout-batch-size 8 --n-samples-per-prompt 4 --global-batch-size 32 "
+        "--vllm-gpu-memory-utilization 0.7 ";
+    test::writeFile(dir.file("vime/scripts/models/qwen3-4B.sh"),
+                    test::readFile(test::dataDir() + "/fixtures/models/qwen3-4B.sh"));
+    // vime's external teacher is a vLLM server: --opd-type vllm is valid there
+    auto vllm = importText(dir, "vime/scripts/run-opd.sh", head + "--use-opd --opd-type vllm\n");
+    ASSERT_TRUE(vllm.ok()) << vllm.error();
+    EXPECT_EQ(vllm->recipe.framework, Framework::Vime);
+    EXPECT_FALSE(contains(errorIds(vllm->recipe), "opd.needs-type"));
+    // ... and sglang is not one of vime's choices
+    auto sglang =
+        importText(dir, "vime/scripts/run-opd2.sh", head + "--use-opd --opd-type sglang\n");
+    ASSERT_TRUE(sglang.ok()) << sglang.error();
+    EXPECT_TRUE(contains(errorIds(sglang->recipe), "opd.needs-type"));
+    // vllm mode forbids a teacher checkpoint, as sglang mode does on slime
+    auto teacher = importText(dir, "vime/scripts/run-opd3.sh",
+                              head + "--use-opd --opd-type vllm --opd-teacher-load /m/t\n");
+    ASSERT_TRUE(teacher.ok()) << teacher.error();
+    EXPECT_TRUE(contains(errorIds(teacher->recipe), "opd.sglang-no-teacher"));
+    // vime_validate_args raises NotImplementedError on delta weight sync, before its other checks
+    auto delta = importText(dir, "vime/scripts/run-delta.sh",
+                            head +
+                                "--update-weight-mode delta --update-weight-transport disk "
+                                "--update-weight-disk-dir /shared/d\n");
+    ASSERT_TRUE(delta.ok()) << delta.error();
+    const auto ids = errorIds(delta->recipe);
+    EXPECT_TRUE(contains(ids, "weight-update.vime-delta"));
+    EXPECT_FALSE(contains(ids, "weight-update.delta-local-dir"));
+    // on slime the same flags meet slime's delta checks, not vime's
+    test::writeFile(dir.file("slime/scripts/models/qwen3-4B.sh"),
+                    test::readFile(test::dataDir() + "/fixtures/models/qwen3-4B.sh"));
+    std::string slimeText = head +
+                            "--update-weight-mode delta --update-weight-transport disk "
+                            "--update-weight-disk-dir /shared/d\n";
+    slimeText.replace(slimeText.find("--vllm-gpu-memory-utilization"),
+                      std::string("--vllm-gpu-memory-utilization").size(),
+                      "--sglang-mem-fraction-static");
+    auto slime = importText(dir, "slime/scripts/run-delta.sh", slimeText);
+    ASSERT_TRUE(slime.ok()) << slime.error();
+    EXPECT_EQ(slime->recipe.framework, Framework::Slime);
+    EXPECT_FALSE(contains(errorIds(slime->recipe), "weight-update.vime-delta"));
+    EXPECT_TRUE(contains(errorIds(slime->recipe), "weight-update.delta-local-dir"));
+}
+#endif
+
+}  // namespace
+}  // namespace runplane::plan::launch
