@@ -28,6 +28,23 @@ Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
         }
         grpc::SslCredentialsOptions ssl;
         ssl.pem_root_certs = std::move(*pem);
+        // Mutual TLS: a daemon started with --tls-client-ca refuses a channel without the client
+        // certificate (found by the network-namespace hosts of issue 47; NodeClient already sent it).
+        if (options.tlsCertFile.empty() != options.tlsKeyFile.empty()) {
+            return Error{"give both a TLS client certificate and its key, or neither"};
+        }
+        if (!options.tlsCertFile.empty()) {
+            auto cert = readCredentialFile(options.tlsCertFile, kPemFileMaxBytes, "");
+            if (!cert) {
+                return Error{cert.error() + " (the TLS client certificate)"};
+            }
+            auto key = readCredentialFile(options.tlsKeyFile, kPemFileMaxBytes, "");
+            if (!key) {
+                return Error{key.error() + " (the TLS client key)"};
+            }
+            ssl.pem_cert_chain = std::move(*cert);
+            ssl.pem_private_key = std::move(*key);
+        }
         credentials = grpc::SslCredentials(ssl);
     } else if (isLoopbackAddress(address)) {
         credentials = grpc::InsecureChannelCredentials();
@@ -36,7 +53,11 @@ Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
             "refusing a plaintext connection to " + address +
             ": only loopback addresses may be reached without TLS (give a TLS root certificate)"};
     }
-    return v1::Agent::NewStub(grpc::CreateChannel(address, credentials));
+    grpc::ChannelArguments args;
+    if (!options.tlsServerName.empty()) {
+        args.SetSslTargetNameOverride(options.tlsServerName);
+    }
+    return v1::Agent::NewStub(grpc::CreateCustomChannel(address, credentials, args));
 }
 
 void prepare(grpc::ClientContext& context, const NodeClientOptions& options,

@@ -89,10 +89,16 @@ int main(int argc, char** argv) {
         const double ms = msSince(t0);
         for (const auto& row : table.rows) {
             const auto* ray = row.find("ray.installed");
-            failedRows += (!row.reachable || ray == nullptr ||
-                           ray->status != runplane::control::CheckState::Pass)
-                              ? 1
-                              : 0;
+            const bool failed = !row.reachable || ray == nullptr ||
+                                ray->status != runplane::control::CheckState::Pass;
+            if (failed && failedRows == 0) {
+                std::fprintf(stderr, "preflight_bench: %s: %s\n", row.address.c_str(),
+                             ray == nullptr ? "no ray.installed check" : ray->message.c_str());
+                for (const auto& c : row.checks) {
+                    std::fprintf(stderr, "  %s: %s\n", c.id.c_str(), c.message.c_str());
+                }
+            }
+            failedRows += failed ? 1 : 0;
         }
         if (round > 0) {  // the first round fills each daemon's cache; report it apart
             wallMs.push_back(ms);

@@ -169,6 +169,11 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
             progress.push_back(e);
         }
     });
+    if (!result.launched) {
+        for (const auto& d : daemons) {
+            ADD_FAILURE() << d->address() << " stderr:\n" << d->stderrText();
+        }
+    }
     ASSERT_TRUE(result.launched) << result.error << "\n" << formatPreflightTable(result.preflight);
     EXPECT_FALSE(result.preflightOverridden);
     EXPECT_TRUE(result.preflight.failures().empty()) << formatPreflightTable(result.preflight);

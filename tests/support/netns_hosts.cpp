@@ -170,6 +170,17 @@ void NetnsHosts::removeEverything() {
     }
 }
 
+// `ip` and `unshare` by absolute path: onHost's command may be started with the environment of the
+// program it runs (a PATH without /usr/sbin).
+static std::string systemTool(const std::string& name) {
+    for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/bin/", "/bin/"}) {
+        if (::access((dir + name).c_str(), X_OK) == 0) {
+            return dir + name;
+        }
+    }
+    return name;
+}
+
 std::vector<std::string> NetnsHosts::onHost(int i, const std::vector<std::string>& argv) const {
     // bash is PID 1 of the host's PID namespace: it sets the hostname, runs the program and reaps
     // the orphans that daemonising programs (ray start) leave to init. --kill-child: when unshare
@@ -178,9 +189,21 @@ std::vector<std::string> NetnsHosts::onHost(int i, const std::vector<std::string
 "$@" &
 main=$!
 while kill -0 "$main" 2>/dev/null; do wait "$main"; done)";
-    std::vector<std::string> out{"ip",    "netns", "exec",   ns(i),          "unshare",
-                                 "--uts", "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL",
-                                 "--",    "bash",  "-c",     kInit,          hostname(i)};
+    std::vector<std::string> out{systemTool("ip"),
+                                 "netns",
+                                 "exec",
+                                 ns(i),
+                                 systemTool("unshare"),
+                                 "--uts",
+                                 "--pid",
+                                 "--fork",
+                                 "--mount-proc",
+                                 "--kill-child=SIGKILL",
+                                 "--",
+                                 "bash",
+                                 "-c",
+                                 kInit,
+                                 hostname(i)};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
 }
