@@ -29,7 +29,8 @@ Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
         grpc::SslCredentialsOptions ssl;
         ssl.pem_root_certs = std::move(*pem);
         // Mutual TLS: a daemon started with --tls-client-ca refuses a channel without the client
-        // certificate (found by the network-namespace hosts of issue 47; NodeClient already sent it).
+        // certificate (found by the network-namespace hosts of issue 47; NodeClient already sent
+        // it).
         if (options.tlsCertFile.empty() != options.tlsKeyFile.empty()) {
             return Error{"give both a TLS client certificate and its key, or neither"};
         }
