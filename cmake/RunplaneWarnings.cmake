@@ -12,8 +12,14 @@ target_compile_options(runplane_warnings INTERFACE
 # library, discovered by CTest; FIXTURES are CTest fixtures every discovered test requires; LOCK
 # names a CTest RESOURCE_LOCK its tests hold (e.g. `ray`: `ray stop` ends every Ray process a host
 # can see, so two suites that run Ray must not overlap).
+# SERIAL: its tests run with nothing else beside them (RUN_SERIAL), for suites whose real
+# components time out when the machine is busy (Ray's raylet start on a loaded 2-core machine).
 function(runplane_add_gtest name)
-  cmake_parse_arguments(ARG "" "LOCK" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "LOCK" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  set(run_serial OFF)
+  if(ARG_SERIAL)
+    set(run_serial ON)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main runplane_warnings)
   # The suite's own folder (tests/<part>/*.h); the headers of what it tests come with ARG_LIBS.
@@ -40,7 +46,8 @@ function(runplane_add_gtest name)
     "    LABELS [==[${labels}]==]\n"
     "    ENVIRONMENT [==[${environment}]==]\n"
     "    FIXTURES_REQUIRED [==[${ARG_FIXTURES}]==]\n"
-    "    RESOURCE_LOCK [==[${ARG_LOCK}]==])\n"
+    "    RESOURCE_LOCK [==[${ARG_LOCK}]==]\n"
+    "    RUN_SERIAL ${run_serial})\n"
     "endforeach()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${properties_file}")
 endfunction()

@@ -72,6 +72,7 @@ void removeStaleNamespaces() {
         runCommand({"ip", "link", "del", m[1].str() + "br"}, nullptr);
         std::error_code ec;
         std::filesystem::remove_all("/etc/netns/" + ns, ec);
+        std::filesystem::remove_all("/tmp/" + ns + "-ray", ec);
     }
 }
 
@@ -164,6 +165,7 @@ void NetnsHosts::removeEverything() {
         runCommand({"ip", "link", "del", h.vethOutside}, nullptr);
         std::error_code ec;
         std::filesystem::remove_all("/etc/netns/" + h.ns, ec);
+        std::filesystem::remove_all("/tmp/" + h.ns + "-ray", ec);
     }
     if (!m_bridge.empty()) {
         runCommand({"ip", "link", "del", m_bridge}, nullptr);
@@ -185,7 +187,12 @@ std::vector<std::string> NetnsHosts::onHost(int i, const std::vector<std::string
     // bash is PID 1 of the host's PID namespace: it sets the hostname, runs the program and reaps
     // the orphans that daemonising programs (ray start) leave to init. --kill-child: when unshare
     // dies (the test stops the host), PID 1 dies, and with it every process of the host.
+    // Ray keeps its sockets and session files under /tmp/ray: each host gets its own (bound over
+    // /tmp/ray in the host's mount namespace), or two workers starting at once on the shared /tmp
+    // race for the same socket names.
     static const char* kInit = R"(hostname "$0" || exit 97
+mkdir -p /tmp/ray "$1" && mount --bind "$1" /tmp/ray || exit 98
+shift
 "$@" &
 main=$!
 while kill -0 "$main" 2>/dev/null; do wait "$main"; done)";
@@ -203,7 +210,8 @@ while kill -0 "$main" 2>/dev/null; do wait "$main"; done)";
                                  "bash",
                                  "-c",
                                  kInit,
-                                 hostname(i)};
+                                 hostname(i),
+                                 "/tmp/" + ns(i) + "-ray"};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
 }
