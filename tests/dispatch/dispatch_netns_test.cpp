@@ -18,6 +18,7 @@
 #include "backend/control/cluster_certs.h"
 #include "backend/control/dispatch.h"
 #include "tests/dispatch/node_process.h"
+#include "tests/dispatch/ray_test_support.h"
 #include "tests/support/netns_hosts.h"
 
 using namespace runplane::control;
@@ -25,23 +26,6 @@ using namespace runplane::dispatch_testing;
 using runplane::testing::NetnsHosts;
 
 namespace {
-
-std::string envOr(const char* name, const std::string& fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-template <typename Pred>
-bool waitFor(Pred&& pred, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return pred();
-}
 
 std::string trimmed(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
@@ -72,44 +56,13 @@ class HostDaemon : public NodeProcess {
     int m_index;
 };
 
-std::string stdoutOf(const std::string& address, const NodeClientOptions& options,
-                     const std::string& runId) {
-    auto client = NodeClient::create(address, options);
-    std::string out;
-    if (!client.ok()) {
-        return out;
-    }
-    (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
-                              [&](const LogChunkInfo& ch) {
-                                  out += ch.data;
-                                  return true;
-                              });
-    return out;
-}
-
-NodeRunState runState(const std::string& address, const NodeClientOptions& options,
-                      const std::string& runId) {
-    auto client = NodeClient::create(address, options);
-    if (client.ok()) {
-        if (auto runs = (*client)->listRuns(); runs.ok()) {
-            for (const auto& r : *runs) {
-                if (r.runId.value() == runId) {
-                    return r.state;
-                }
-            }
-        }
-    }
-    return NodeRunState::Unspecified;
-}
-
 }  // namespace
 
 TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
     if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
         GTEST_SKIP() << why;
     }
-    const std::string venv =
-        envOr("RUNPLANE_RAY_VENV", envOr("RUNPLANE_BINARY_DIR", ".") + "/ray-venv");
+    const std::string venv = rayVenv();
     ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray"))
         << venv << "/bin/ray is missing: the ray_venv fixture (scripts/setup-ray-venv.sh) makes it";
     const std::string source = envOr("RUNPLANE_SOURCE_DIR", ".");
@@ -193,7 +146,7 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
     std::string out;
     ASSERT_TRUE(waitFor(
         [&] {
-            out = stdoutOf(r.head, client, r.run.runId.value());
+            out = stdoutOf(r.head, r.run.runId.value(), client);
             return out.find("eval 3:") != std::string::npos;
         },
         std::chrono::seconds(120)))
@@ -219,7 +172,7 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
         << cut.rows[2].find("daemon")->message;
     EXPECT_NE(cut.rows[2].find("daemon")->message.find(hosts.ip(2)), std::string::npos)
         << "the lost row names the host";
-    EXPECT_EQ(runState(r.head, client, r.run.runId.value()), NodeRunState::Running);
+    EXPECT_EQ(runState(r.head, r.run.runId.value(), client), NodeRunState::Running);
 
     // The link back: the same daemon answers again (it never stopped).
     ASSERT_TRUE(hosts.setLinkUp(2, true)) << hosts.error();
@@ -240,7 +193,7 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
     s.client = client;
     const auto stopped = stopMultiNode(s);
     EXPECT_TRUE(stopped.ok) << (stopped.errors.empty() ? "" : stopped.errors.front());
-    EXPECT_EQ(runState(r.head, client, r.run.runId.value()), NodeRunState::Stopped);
+    EXPECT_EQ(runState(r.head, r.run.runId.value(), client), NodeRunState::Stopped);
     const auto status = rayStatus(r.head, s.client);
     ASSERT_TRUE(status.ok()) << status.error();
     EXPECT_FALSE(status->reachable) << status->raw;

@@ -23,21 +23,13 @@
 #include "backend/control/dispatch_history.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "tests/dispatch/node_process.h"
+#include "tests/dispatch/ray_test_support.h"
 #include "tests/support/history_check.h"
 
 using namespace runplane::control;
 using namespace runplane::dispatch_testing;
 
 namespace {
-
-std::string envOr(const char* name, const std::string& fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
-}
-
-std::string rayVenv() {
-    return envOr("RUNPLANE_RAY_VENV", envOr("RUNPLANE_BINARY_DIR", ".") + "/ray-venv");
-}
 
 /// A TCP port free on `ip` right now (bound and released; Ray takes it a moment later).
 std::uint32_t freePort(const char* ip) {
@@ -54,47 +46,6 @@ std::uint32_t freePort(const char* ip) {
     }
     ::close(fd);
     return port;
-}
-
-template <typename Pred>
-bool waitFor(Pred&& pred, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    return pred();
-}
-
-std::string stdoutOf(const std::string& address, const std::string& runId) {
-    auto client = NodeClient::create(address);
-    std::string out;
-    if (!client.ok()) {
-        return out;
-    }
-    (void)(*client)->tailLogs(runplane::RunId{runId}, LogStreamKind::Stdout, 0, false,
-                              [&](const LogChunkInfo& ch) {
-                                  out += ch.data;
-                                  return true;
-                              });
-    return out;
-}
-
-NodeRunState runState(const std::string& address, const std::string& runId) {
-    auto client = NodeClient::create(address);
-    if (client.ok()) {
-        auto runs = (*client)->listRuns();
-        if (runs.ok()) {
-            for (const auto& r : *runs) {
-                if (r.runId.value() == runId) {
-                    return r.state;
-                }
-            }
-        }
-    }
-    return NodeRunState::Unspecified;
 }
 
 }  // namespace
