@@ -97,7 +97,23 @@ bool verifyBcrypt(const std::string& password, const std::string& hash) {
     return out != nullptr && out[0] != '*' && constantTimeEquals(out, hash);
 }
 
+namespace {
+Result<MetricsWebConfig> parseMetricsWebConfig(const std::string& path);
+}  // namespace
+
 Result<MetricsWebConfig> loadMetricsWebConfig(const std::string& path) {
+    // yaml-cpp throws when a node is read as the wrong kind (a sequence where a key's scalar
+    // belongs: found by fuzz_credentials); no exception may leave the loader.
+    try {
+        return parseMetricsWebConfig(path);
+    } catch (const YAML::Exception& e) {
+        return Error{path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                     std::to_string(e.mark.column + 1) + ": " + e.msg};
+    }
+}
+
+namespace {
+Result<MetricsWebConfig> parseMetricsWebConfig(const std::string& path) {
     auto configText = readCredentialFile(path, kConfigFileMaxBytes, "--metrics-web-config");
     if (!configText) {
         return configText.failure();
@@ -203,6 +219,7 @@ Result<MetricsWebConfig> loadMetricsWebConfig(const std::string& path) {
     }
     return c;
 }
+}  // namespace
 
 MetricsAuth::MetricsAuth(std::map<std::string, std::string> basicAuthUsers, std::string bearerToken)
     : m_users(std::move(basicAuthUsers)), m_bearer(std::move(bearerToken)) {}
