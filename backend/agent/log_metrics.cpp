@@ -341,11 +341,16 @@ ParsedLogLine LogReader::feed(std::string_view line) {
 
     // Ray's memory monitor prints the kill, then the node's figures on the next line(s).
     bool detail = false;
+    // An earlier kill that never got its details is released after the walk: appending to
+    // out.events inside it would invalidate `it` (a use-after-free fuzz_log_line found).
+    std::vector<LogEvent> released;
     for (auto it = out.events.begin(); it != out.events.end();) {
         if (it->kind == LogEventKind::RayOom && it->attrs["what"] == "task_killed" &&
             it->attrs.count("node_used_gb") == 0 && it->attrs.count("task_name") == 0 &&
             it->message.starts_with("Ray OOM: task killed")) {
-            releaseHeld(out);  // an earlier kill never got its details
+            if (m_heldLines >= 0) {
+                released.push_back(std::move(m_heldRayOom));
+            }
             m_heldRayOom = std::move(*it);
             m_heldLines = 3;
             it = out.events.erase(it);
@@ -355,6 +360,9 @@ ParsedLogLine LogReader::feed(std::string_view line) {
             detail = true;
         }
         ++it;
+    }
+    for (auto& e : released) {
+        out.events.push_back(std::move(e));
     }
     if (detail && m_heldLines >= 0) {
         m_heldLines = -1;  // the detail line's event says it all
