@@ -83,7 +83,10 @@ bool recognizeMegatronIteration(const LineView& view, ParsedLogLine& out) {
     double iter = 0;
     double total = 0;
     std::size_t used = 0;
-    if (!parseValue(text.substr(i), iter, used) || !std::isfinite(iter)) {
+    // An iteration is a step number: a finite value that fits the step's int64 (a huge one would
+    // make the cast below undefined; found by fuzz_log_line under UBSan).
+    if (!parseValue(text.substr(i), iter, used) || !std::isfinite(iter) || iter < 0 ||
+        iter > 9.0e15) {
         return false;
     }
     i += used;
