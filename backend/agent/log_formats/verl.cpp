@@ -16,7 +16,9 @@ bool recognizeVerlStep(const LineView& view, ParsedLogLine& out) {
     }
     double stepValue = 0;
     std::size_t end = 0;
-    if (!logfmt::numberAfter(text, "step:", stepValue, 0, &end) || !std::isfinite(stepValue)) {
+    // A step must fit the int64 it becomes (a huge one made the cast undefined: fuzz_log_line).
+    if (!logfmt::numberAfter(text, "step:", stepValue, 0, &end) || !std::isfinite(stepValue) ||
+        stepValue < 0 || stepValue > 9.0e15) {
         return false;
     }
     const auto step = static_cast<std::int64_t>(stepValue);
