@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/control/agent_channel.h"
 #include "db/history/history.h"
 #include "runplane/v1/agent.grpc.pb.h"
 
@@ -25,48 +26,11 @@ std::int64_t nowUnixNs() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-Result<std::unique_ptr<v1::Agent::Stub>> makeStub(const std::string& address,
-                                                  const NodeClientOptions& options) {
-    std::shared_ptr<grpc::ChannelCredentials> credentials;
-    if (!options.tlsRootCertFile.empty()) {
-        std::ifstream in(options.tlsRootCertFile, std::ios::binary);
-        if (!in) {
-            return Error{options.tlsRootCertFile + ": cannot read the TLS root certificate"};
-        }
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        grpc::SslCredentialsOptions ssl;
-        ssl.pem_root_certs = ss.str();
-        if (!options.tlsCertFile.empty() && !options.tlsKeyFile.empty()) {
-            std::ifstream cert(options.tlsCertFile, std::ios::binary);
-            std::ifstream key(options.tlsKeyFile, std::ios::binary);
-            std::ostringstream c, k;
-            c << cert.rdbuf();
-            k << key.rdbuf();
-            ssl.pem_cert_chain = c.str();
-            ssl.pem_private_key = k.str();
-        }
-        credentials = grpc::SslCredentials(ssl);
-    } else if (isLoopbackAddress(address)) {
-        credentials = grpc::InsecureChannelCredentials();
-    } else {
-        return Error{
-            "refusing a plaintext connection to " + address +
-            ": only loopback addresses may be reached without TLS (give a TLS root certificate)"};
-    }
-    grpc::ChannelArguments args;
-    if (!options.tlsServerName.empty()) {
-        args.SetSslTargetNameOverride(options.tlsServerName);
-    }
-    args.SetMaxReceiveMessageSize(64 << 20);
-    return v1::Agent::NewStub(grpc::CreateCustomChannel(address, credentials, args));
-}
-
 dx::NodeDiagnosis diagnoseOne(const std::string& address, const DiagnoseSpec& spec) {
     dx::NodeDiagnosis failed;
     failed.address = address;
     failed.runId = spec.runId.value();
-    auto stub = makeStub(address, spec.client);
+    auto stub = makeAgentStub(address, spec.client, 64 << 20);
     if (!stub) {
         failed.error = stub.error();
         return failed;
