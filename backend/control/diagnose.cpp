@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "backend/control/agent_channel.h"
 #include "db/history/history.h"

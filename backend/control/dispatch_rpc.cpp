@@ -4,8 +4,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "backend/control/agent_channel.h"
 #include "backend/control/dispatch.h"
