@@ -50,6 +50,8 @@ struct LaunchOptions : CommonOptions {
     double timeout = 120;
     unsigned gpusPerNode = 0;  // 0 = recipe's hardware.gpus_per_node
     unsigned rayPort = 6379;
+    std::string rayAuth = "disabled";
+    std::string rayAuthTokenPath;
     std::string runId;
     std::string workdir;
     std::string history = runplane::control::defaultHistoryPath();
@@ -306,6 +308,8 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     r.gpusPerNode = o.gpusPerNode != 0 ? o.gpusPerNode
                                        : static_cast<std::uint32_t>(recipe.hardware.gpusPerNode);
     r.rayPort = o.rayPort;
+    r.rayAuthMode = o.rayAuth;
+    r.rayAuthTokenPath = o.rayAuthTokenPath;
     r.clusterTimeout = std::chrono::milliseconds(static_cast<long>(o.timeout * 1000));
     r.preflight = specs[0];
     for (const auto& s : specs) {
@@ -427,6 +431,13 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     launchCmd->add_option("--gpus-per-node", launch->gpusPerNode,
                           "GPUs declared to Ray per node (default: recipe)");
     launchCmd->add_option("--ray-port", launch->rayPort, "Head's Ray port")->capture_default_str();
+    launchCmd
+        ->add_option("--ray-auth", launch->rayAuth,
+                     "Ray token authentication on every node: disabled or token (RAY_AUTH_MODE)")
+        ->check(CLI::IsMember({"disabled", "token"}))
+        ->capture_default_str();
+    launchCmd->add_option("--ray-auth-token-path", launch->rayAuthTokenPath,
+                          "With --ray-auth token: the token file's path on every node");
     launchCmd->add_option("--run-id", launch->runId, "Run id (default: generated)");
     launchCmd->add_option("--history", launch->history, "History file ($RUNPLANE_HISTORY)")
         ->capture_default_str();

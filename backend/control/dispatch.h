@@ -102,6 +102,12 @@ struct LaunchRequest {
     std::uint32_t gpusPerNode = 0;  // declared to Ray with --num-gpus and expected in the total
     std::uint32_t rayPort = 6379;
     std::uint32_t dashboardPort = 0;
+    /// Ray's token authentication (Ray >= 2.52), set explicitly on every node and in the run's
+    /// environment: left to Ray, a head enables it only because ~/.ray/auth_token exists there
+    /// (which any local `ray.init()` of Ray 2.60 writes), and workers without it cannot join.
+    /// "disabled" or "token"; for "token", rayAuthTokenPath names the token file on every node.
+    std::string rayAuthMode = "disabled";
+    std::string rayAuthTokenPath;
     std::chrono::milliseconds clusterTimeout{std::chrono::seconds(120)};
     std::chrono::milliseconds pollInterval{std::chrono::milliseconds(500)};
     PreflightSpec preflight;
@@ -134,6 +140,10 @@ DispatchResult launchMultiNode(const LaunchRequest& request, const DispatchCallb
 /// ACTOR_NUM_GPUS_PER_NODE, RAY_ADDRESS (what the request's env sets itself wins for none of
 /// these: the cluster decides them).
 std::map<std::string, std::string> multiNodeEnv(const LaunchRequest& request);
+
+/// RAY_AUTH_MODE (and RAY_AUTH_TOKEN_PATH) for every `ray` command of the launch; an error for a
+/// mode other than "disabled" or "token", or token mode without a token path.
+Result<std::map<std::string, std::string>> rayAuthEnv(const LaunchRequest& request);
 
 struct StopRequest {
     std::string head;

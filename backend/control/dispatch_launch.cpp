@@ -140,8 +140,27 @@ std::string verifyCluster(const LaunchRequest& r, const std::vector<std::string>
 
 }  // namespace
 
+Result<std::map<std::string, std::string>> rayAuthEnv(const LaunchRequest& r) {
+    if (r.rayAuthMode != "disabled" && r.rayAuthMode != "token") {
+        return Error{"Ray auth mode: '" + r.rayAuthMode + "' is neither 'disabled' nor 'token'"};
+    }
+    if (r.rayAuthMode == "token" && r.rayAuthTokenPath.empty()) {
+        return Error{"Ray auth mode 'token' needs the token file's path on the nodes"};
+    }
+    std::map<std::string, std::string> env{{"RAY_AUTH_MODE", r.rayAuthMode}};
+    if (r.rayAuthMode == "token") {
+        env["RAY_AUTH_TOKEN_PATH"] = r.rayAuthTokenPath;
+    }
+    return env;
+}
+
 std::map<std::string, std::string> multiNodeEnv(const LaunchRequest& r) {
     std::map<std::string, std::string> env = r.run.env;
+    if (auto auth = rayAuthEnv(r)) {
+        for (const auto& [k, v] : *auth) {
+            env[k] = v;
+        }
+    }
     const std::string headIp = nodeIpOf(r, r.head);
     env["MASTER_ADDR"] = headIp;
     env["ACTOR_NUM_NODES"] = std::to_string(1 + r.workers.size());
@@ -155,6 +174,12 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
     EventLog log(&result.events, onEvent);
     std::vector<std::string> all{r.head};
     all.insert(all.end(), r.workers.begin(), r.workers.end());
+    const auto authEnv = rayAuthEnv(r);
+    if (!authEnv) {
+        result.error = authEnv.error();
+        log.emit(DispatchStep::Preflight, "", true, false, 1.0, result.error);
+        return result;
+    }
 
     // 1. Preflight on every node; a FAIL blocks unless overridden (and then it is recorded).
     if (!r.skipPreflight) {
@@ -211,6 +236,7 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
         }
     }
     RayStartSpec head;
+    head.env = *authEnv;
     head.head = true;
     head.nodeIp = nodeIpOf(r, r.head);
     head.port = r.rayPort;
@@ -233,6 +259,7 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
     std::vector<std::future<std::string>> starts;
     for (const auto& w : r.workers) {
         RayStartSpec ws;
+        ws.env = *authEnv;
         ws.nodeIp = nodeIpOf(r, w);
         ws.headAddress = headAddress;
         ws.numGpus = r.gpusPerNode;

@@ -38,8 +38,10 @@ TEST(RayRoles, FrameworkNamedActorsAndTheObjectStoreAreAttributed) {
     TempDir dir;
     const std::string out = dir.path() + "/pids.json", done = dir.path() + "/done";
     const std::string script = runplane::testing::sourceDir() + "/tests/agent/ray_roles.py";
-    Group ray("exec " + python + " " + script + " " + out + " " + done + " 96 48 128 > " +
-              dir.path() + "/ray.log 2>&1");
+    // RAY_AUTH_MODE set: Ray 2.60's local `ray.init()` would otherwise write ~/.ray/auth_token,
+    // which turns on token authentication for every later `ray start --head` in this home.
+    Group ray("RAY_AUTH_MODE=disabled exec " + python + " " + script + " " + out + " " + done +
+              " 96 48 128 > " + dir.path() + "/ray.log 2>&1");
     ASSERT_TRUE(waitFor([&] { return std::filesystem::exists(out); }, std::chrono::seconds(120)))
         << slurp(dir.path() + "/ray.log");
     const std::string text = slurp(out);

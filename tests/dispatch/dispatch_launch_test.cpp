@@ -264,6 +264,29 @@ TEST(DispatchLaunch, MultiNodeEnvironmentFromTheRequest) {
     EXPECT_EQ(env.at("ACTOR_NUM_GPUS_PER_NODE"), "8");
     EXPECT_EQ(env.at("RAY_ADDRESS"), "127.0.0.50:6380");
     EXPECT_EQ(env.at("NCCL_DEBUG"), "WARN");
+    EXPECT_EQ(env.at("RAY_AUTH_MODE"), "disabled");
+    EXPECT_EQ(env.count("RAY_AUTH_TOKEN_PATH"), 0u);
+}
+
+// Ray's token authentication is one explicit mode for the whole cluster (docs/dispatch.md).
+TEST(DispatchLaunch, RayAuthModeIsExplicitAndChecked) {
+    LaunchRequest r;
+    r.rayAuthMode = "token";
+    EXPECT_FALSE(rayAuthEnv(r).ok()) << "token mode without a token path";
+    r.rayAuthTokenPath = "/etc/ray/token";
+    const auto env = rayAuthEnv(r);
+    ASSERT_TRUE(env.ok()) << env.error();
+    EXPECT_EQ(env->at("RAY_AUTH_MODE"), "token");
+    EXPECT_EQ(env->at("RAY_AUTH_TOKEN_PATH"), "/etc/ray/token");
+    r.rayAuthMode = "Token";
+    const auto bad = rayAuthEnv(r);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("'Token' is neither"), std::string::npos) << bad.error();
+
+    r.head = "127.0.0.5:1";  // refused before any node is asked
+    const DispatchResult result = launchMultiNode(r);
+    EXPECT_FALSE(result.launched);
+    EXPECT_EQ(result.error, bad.error());
 }
 
 // issue 47: membership is judged from the raylets a node's own daemon sees.

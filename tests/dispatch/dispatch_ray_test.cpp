@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "backend/control/dispatch.h"
@@ -57,8 +58,14 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
     const std::string source = envOr("RUNPLANE_SOURCE_DIR", ".");
 
     ScratchDir dir;
-    const std::map<std::string, std::string> env{{"PATH", venv + "/bin:/usr/bin:/bin"},
-                                                 {"RAY_USAGE_STATS_ENABLED", "0"}};
+    // The nodes' home holds a Ray token, as every home does where Ray 2.60's `ray.init()` once
+    // made a local cluster: left to Ray, the head would enable token authentication because of it
+    // and the worker could not join. Dispatch sets RAY_AUTH_MODE on every node instead.
+    const std::string home = dir.path() + "/home";
+    std::filesystem::create_directories(home + "/.ray");
+    std::ofstream(home + "/.ray/auth_token") << std::string(64, 'a');
+    const std::map<std::string, std::string> env{
+        {"PATH", venv + "/bin:/usr/bin:/bin"}, {"HOME", home}, {"RAY_USAGE_STATS_ENABLED", "0"}};
     NodeProcess head(dir.path() + "/head", "ray-head", "127.0.0.11:0", env);
     NodeProcess worker(dir.path() + "/worker", "ray-worker", "127.0.0.12:0", env);
     ASSERT_TRUE(head.ok()) << head.error();
@@ -87,6 +94,9 @@ TEST(RealRay, BringUpLaunchLostWorkerAndTeardown) {
         }
     });
     ASSERT_TRUE(result.launched) << result.error;
+    EXPECT_EQ(result.runEnv.count("RAY_AUTH_MODE") ? result.runEnv.at("RAY_AUTH_MODE") : "",
+              "disabled")
+        << "the job must use the nodes' mode";
 
     // Preflight against the real executable: one version on both nodes.
     ASSERT_EQ(result.preflight.rows.size(), 2u);
