@@ -19,6 +19,7 @@
 #include "gui/models/log_tailer.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/diagnosis_view.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/cached_text_delegate.h"
@@ -186,6 +187,8 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     logLayout->addWidget(m_log, 1);
     m_tabs->addTab(log, tr("Log"));
     m_tailer = new LogTailer(this);
+    m_diagnosis = new DiagnosisView;
+    m_tabs->addTab(m_diagnosis, tr("Diagnosis"));
 
     // Time plots share one x-range: a zoom on one moves the others and asks for data.
     const std::vector<TimeSeriesPlot*> timePlots = {m_hostPlot, m_gpuPlot, m_rssPlot};
@@ -229,6 +232,7 @@ RunView::~RunView() = default;
 
 void RunView::setHistoryPath(const QString& path) {
     m_tailer->setHistoryPath(path);
+    m_diagnosis->setHistoryPath(path);
 }
 
 bool RunView::isFollowing() const {
@@ -244,6 +248,7 @@ void RunView::clear(const QString& message) {
     }
     m_peaks->setPeaks({}, 0, 0);
     m_tailer->stop();
+    m_diagnosis->setRun(QString(), {});
 }
 
 void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
@@ -344,6 +349,7 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
                 address);
         }
         startLogTail();
+        m_diagnosis->setRun(s.run.id, s.nodeAddresses);
     }
 }
 

@@ -5,7 +5,8 @@
 //   NCCL tab:   version-gate verdict, probe busbw vs expected, warnings/errors/stalls on a
 //   timeline. Metrics tab: the eval scores or any one series, by step or wall time, one unit per
 //   axis. Panels tab: every series in automatic panels by prefix and kind. Log tab: the run's
-//   stdout/stderr tail from its node (LogTailer), with a line filter.
+//   stdout/stderr tail from its node (LogTailer), with a line filter. Diagnosis tab: the run's
+//   stored diagnoses and "Diagnose now" (DiagnosisView, issue #44).
 // It asks its owner for data (rangeRequested) and never reads the history itself.
 // GUI thread only; owns its widgets and models.
 
@@ -27,6 +28,7 @@ class QTabWidget;
 
 namespace runplane::gui {
 
+class DiagnosisView;
 class LogTailer;
 class MetricPanelsView;
 class PeaksModel;
@@ -54,6 +56,7 @@ class RunView : public QWidget {
     MetricPanelsView* metricPanels() const { return m_panels; }
     PeaksModel* peaksModel() const { return m_peaks; }
     QTabWidget* tabs() const { return m_tabs; }
+    DiagnosisView* diagnosisView() const { return m_diagnosis; }
     /// Shows the named metric (series name, or "eval/*" for the eval scores) in the Metrics tab;
     /// before the run's series arrive it is kept and applied when they do.
     void showMetric(const QString& name);
@@ -99,6 +102,7 @@ class RunView : public QWidget {
     QLineEdit* m_logFilter = nullptr;
     QPlainTextEdit* m_log = nullptr;
     LogTailer* m_tailer = nullptr;
+    DiagnosisView* m_diagnosis = nullptr;
     std::deque<QString> m_logLines;
     QString m_partialLine;
     QString m_runId;
