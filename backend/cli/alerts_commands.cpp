@@ -15,6 +15,7 @@
 #include "backend/alerts/alert_event.h"
 #include "backend/alerts/rules.h"
 #include "backend/alerts/sender.h"
+#include "backend/alerts/test_message.h"
 #include "backend/alerts/transport.h"
 #include "backend/cli/alerts_cli.h"
 #include "backend/cli/command_registry.h"
@@ -128,10 +129,7 @@ void runTest(const AlertsOptions& o, cli::CliContext& context) {
     int failed = 0;
     json out = json::array();
     for (const auto& d : rules->destinations) {
-        json payload = alerts::testPayload(d.name, alerts::unixNowNs());
-        const std::string key = "runplane-test-" + std::to_string(alerts::unixNowNs());
-        payload["delivery"] = {{"id", 0}, {"attempt", 1}, {"idempotency_key", key}};
-        const auto r = alerts::attempt(d, alerts::renderBody(d.kind, payload), key, secrets);
+        const auto r = alerts::sendTestMessage(d, secrets, alerts::unixNowNs());
         failed += r.delivered ? 0 : 1;
         if (o.json) {
             out.push_back({{"destination", d.name},

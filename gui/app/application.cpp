@@ -20,6 +20,7 @@
 #include "gui/app/main_window.h"
 #include "gui/app/report.h"
 #include "gui/models/cluster_connection.h"
+#include "gui/pages/alerts_page.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/compare_page.h"
 #include "gui/pages/design_page.h"
@@ -143,6 +144,7 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const Q
     window->addPage(cluster, QObject::tr("Cluster"));
     window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
     window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
+    window->addPage(new AlertsPage(historyPath), QObject::tr("Alerts"));  // issue 48
     cluster->setExtraClusters(settings.clusterFiles());
     QObject::connect(cluster, &ClusterPage::clusterChanged, window.get(),
                      [](const QString& nameOrFile) {
