@@ -349,8 +349,8 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
                 address);
         }
         startLogTail();
-        m_diagnosis->setRun(s.run.id, s.nodeAddresses);
     }
+    m_diagnosis->setRun(s.run.id, s.nodeAddresses);  // reads the stored ones for a new run only
 }
 
 void RunView::showMetric(const QString& name) {

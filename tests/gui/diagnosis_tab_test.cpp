@@ -267,3 +267,24 @@ TEST(DiagnosisTab, SaysSoWhenNoNodeOfTheRunCanBeAsked) {
     ASSERT_TRUE(history.ok());
     EXPECT_TRUE((*history)->listDiagnoses(RunId{"lonely-run"}, false)->empty());
 }
+
+// The per-node "Stuck ranks" lines over the recorded RAS reports (tests/diagnosis/fixtures): a
+// rank RAS could not reach, a rank behind in a collective count, and none in a healthy job.
+TEST(DiagnosisTab, StuckRanksOfRecordedRasReports) {
+    auto missing = diagnosis::parseRasReport(fixture("ras_missing_rank.json"));
+    ASSERT_TRUE(missing.ok()) << missing.error();
+    const QStringList m = stuckRanks(*missing);
+    ASSERT_FALSE(m.isEmpty());
+    EXPECT_TRUE(
+        m.contains(QStringLiteral("rank 5 (pid 4105 on 10.0.0.2): missing, considered dead")))
+        << m.join(QLatin1Char('\n')).toStdString();
+    auto lagging = diagnosis::parseRasReport(fixture("ras_lagging_rank.json"));
+    ASSERT_TRUE(lagging.ok()) << lagging.error();
+    EXPECT_EQ(stuckRanks(*lagging),
+              QStringList{QStringLiteral(
+                  "rank 3 (pid 4103 on 10.0.0.1): behind in AllGather (640 of 641)")});
+    auto healthy = diagnosis::parseRasReport(fixture("ras_healthy.json"));
+    ASSERT_TRUE(healthy.ok()) << healthy.error();
+    EXPECT_TRUE(stuckRanks(*healthy).isEmpty())
+        << stuckRanks(*healthy).join(QLatin1Char('\n')).toStdString();
+}

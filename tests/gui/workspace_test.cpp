@@ -151,8 +151,8 @@ TEST_F(Workspace, MenusCarryStandardShortcutsAndDoTheThing) {
     EXPECT_TRUE(keysOf(w->menuAction(Page::Action::Find)).contains(QKeySequence("Ctrl+F")));
     // The page's own actions gave their keys to the menu: one owner per key.
     EXPECT_TRUE(design->standardAction(Page::Action::Open)->shortcut().isEmpty());
-    ASSERT_EQ(w->pageActions().size(), 4u);
-    for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(w->pageActions().size(), 5u);
+    for (int i = 0; i < 5; ++i) {
         EXPECT_EQ(w->pageActions()[static_cast<size_t>(i)]->shortcut(),
                   QKeySequence(QStringLiteral("Ctrl+%1").arg(i + 1)));
     }
