@@ -168,6 +168,26 @@ TEST(DiagnosisArchive, ARealDiagnosisExportedAndReadBack) {
     EXPECT_NE(rasText.find("MISSING rank"), std::string::npos) << rasText;
     EXPECT_NE(rasText.find("communicator 0xb3398875b8b2a063"), std::string::npos) << rasText;
 
+    // The run's status in `runplanectl runs`: the verdict beside the cause, cut in the table,
+    // whole with -o wide and in --json.
+    const auto runs = runplane::testing::runCtl({"runs", "--history", history}, cluster.scratch());
+    ASSERT_EQ(runs.exitCode, 0) << runs.err;
+    const auto header = runs.out.substr(0, runs.out.find('\n'));
+    EXPECT_NE(header.find("CAUSE"), std::string::npos) << header;
+    EXPECT_GT(header.find("DIAGNOSIS"), header.find("CAUSE")) << header;
+    EXPECT_NE(runs.out.find(headline.substr(0, 30)), std::string::npos) << runs.out;
+    const auto wide =
+        runplane::testing::runCtl({"runs", "--history", history, "-o", "wide"}, cluster.scratch());
+    EXPECT_NE(wide.out.find(headline), std::string::npos) << wide.out;
+    const auto runsJson =
+        runplane::testing::runCtl({"runs", "--history", history, "--json"}, cluster.scratch());
+    ASSERT_EQ(runsJson.exitCode, 0) << runsJson.err;
+    const auto listedRuns = nlohmann::json::parse(runsJson.out);
+    ASSERT_EQ(listedRuns.size(), 1u);
+    EXPECT_EQ(listedRuns[0]["diagnosis"]["headline"], headline);
+    EXPECT_EQ(listedRuns[0]["diagnosis"]["trigger"], "on_demand");
+    EXPECT_EQ(listedRuns[0]["diagnosis"]["id"], (*stored)[0].id);
+
     // After the nodes are gone: the stored diagnosis exported again, chosen by its id.
     cluster.daemon(0).kill9();
     cluster.daemon(1).kill9();
