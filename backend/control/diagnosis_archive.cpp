@@ -543,6 +543,13 @@ Result<DiagnosisArchiveWritten> exportDiagnosisArchive(const DiagnosisArchiveSou
                       files->files);
 }
 
+namespace {
+std::string archiveError(archive* a) {
+    const char* why = archive_error_string(a);
+    return why != nullptr ? why : "unreadable";
+}
+}  // namespace
+
 Result<std::vector<ArchiveFile>> readArchive(const std::string& path, std::uint64_t maxBytes) {
     std::unique_ptr<archive, decltype(&archive_read_free)> a(archive_read_new(),
                                                              &archive_read_free);
@@ -552,7 +559,7 @@ Result<std::vector<ArchiveFile>> readArchive(const std::string& path, std::uint6
     archive_read_support_filter_all(a.get());
     archive_read_support_format_all(a.get());
     if (archive_read_open_filename(a.get(), path.c_str(), 64 << 10) != ARCHIVE_OK) {
-        return Error{path + ": " + archive_error_string(a.get())};
+        return Error{path + ": " + archiveError(a.get())};
     }
     std::vector<ArchiveFile> out;
     std::uint64_t total = 0;
@@ -563,7 +570,7 @@ Result<std::vector<ArchiveFile>> readArchive(const std::string& path, std::uint6
             break;
         }
         if (r != ARCHIVE_OK) {
-            return Error{path + ": " + archive_error_string(a.get())};
+            return Error{path + ": " + archiveError(a.get())};
         }
         if (archive_entry_filetype(e) != AE_IFREG) {
             continue;
@@ -574,7 +581,7 @@ Result<std::vector<ArchiveFile>> readArchive(const std::string& path, std::uint6
         while (true) {
             const la_ssize_t n = archive_read_data(a.get(), buf, sizeof buf);
             if (n < 0) {
-                return Error{path + ": " + f.path + ": " + archive_error_string(a.get())};
+                return Error{path + ": " + f.path + ": " + archiveError(a.get())};
             }
             if (n == 0) {
                 break;
