@@ -10,6 +10,7 @@ PKGS=(
   libtorch-dev libopenblas0-pthread
   libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcpp-httplib-dev
+  libarchive-dev
   xvfb xauth fonts-dejavu-core python3 python3-venv openssl patchelf curl iproute2
   clang-14 libclang-rt-14-dev
 )

@@ -11,6 +11,7 @@
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
 #include "backend/control/diagnose.h"
+#include "backend/control/diagnosis_archive.h"
 #include "backend/control/history_location.h"
 #include "db/history/history.h"
 
@@ -28,6 +29,8 @@ struct DiagnoseOptions {
     bool stored = false;
     bool list = false;
     bool noStore = false;
+    std::string archive;  // --archive FILE.tar.gz
+    std::int64_t id = 0;  // --id N: that stored diagnosis
     double timeout = 8;
     runplane::cli::ConnectionFlags connection;
 };
@@ -38,6 +41,25 @@ void printDiagnosis(const dx::RunDiagnosis& d, bool json) {
     } else {
         std::cout << dx::formatDiagnosis(d);
     }
+}
+
+// --archive: the diagnosis (the given document, else the stored one) as one .tar.gz
+// (docs/diagnosis.md "Export"). Says where it went on stderr; exit 2 when it could not.
+void writeArchive(const DiagnoseOptions& o, const std::string& documentJson,
+                  runplane::cli::CliContext& context) {
+    control::DiagnosisArchiveSource source;
+    source.historyPath = o.history;
+    source.runId = runplane::RunId(o.runId);
+    source.diagnosisJson = documentJson;
+    source.diagnosisId = o.id;
+    auto written = control::exportDiagnosisArchive(source, o.archive);
+    if (!written) {
+        std::cerr << "diagnose: no archive: " << written.error() << "\n";
+        context.exitCode = 2;
+        return;
+    }
+    std::cerr << "diagnose: wrote " << written->path << " (" << written->files.size()
+              << " files in " << written->folder << "/, " << written->bytes << " bytes)\n";
 }
 
 void runStored(const DiagnoseOptions& o, runplane::cli::CliContext& context) {
@@ -75,7 +97,26 @@ void runStored(const DiagnoseOptions& o, runplane::cli::CliContext& context) {
         }
         return;
     }
-    const auto& newest = stored->front();
+    const runplane::db::DiagnosisRecord* chosen = &stored->front();
+    if (o.id > 0) {
+        chosen = nullptr;
+        for (const auto& r : *stored) {
+            chosen = r.id == o.id ? &r : chosen;
+        }
+        if (chosen == nullptr) {
+            std::cerr << "diagnose: no stored diagnosis " << o.id << " of run '" << o.runId
+                      << "' (--list shows them)\n";
+            context.exitCode = 1;
+            return;
+        }
+    }
+    const auto& newest = *chosen;
+    if (!o.archive.empty()) {
+        writeArchive(o, newest.json, context);
+        if (context.exitCode != 0) {
+            return;
+        }
+    }
     if (o.json) {
         std::cout << newest.json << "\n";
         return;
@@ -94,7 +135,7 @@ void runStored(const DiagnoseOptions& o, runplane::cli::CliContext& context) {
 }
 
 void runDiagnose(const DiagnoseOptions& o, runplane::cli::CliContext& context) {
-    if (o.stored || o.list) {
+    if (o.stored || o.list || o.id > 0) {
         runStored(o, context);
         return;
     }
@@ -142,6 +183,12 @@ void runDiagnose(const DiagnoseOptions& o, runplane::cli::CliContext& context) {
             std::cerr << "diagnose: not stored in the history: " << s.error() << "\n";
         }
     }
+    if (!o.archive.empty()) {
+        writeArchive(o, dx::boundedJsonText(d, control::kDiagnosisMaxDocumentBytes), context);
+        if (context.exitCode != 0) {
+            return;
+        }
+    }
     printDiagnosis(d, o.json);
     bool anyNode = false;
     for (const auto& n : d.nodes) {
@@ -170,6 +217,12 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
                   "print the newest stored diagnosis of the run (no node is asked)");
     cmd->add_flag("--list", o->list, "list the stored diagnoses of the run");
     cmd->add_flag("--no-store", o->noStore, "do not store the diagnosis in the history");
+    cmd->add_option("--archive", o->archive,
+                    "also write the diagnosis as one .tar.gz to attach to a bug report (verdict, "
+                    "every node's JSON, stacks, RAS, kernel lines, the run's recipe, events and "
+                    "last output; README.txt inside says what each file is)");
+    cmd->add_option("--id", o->id, "with --stored/--archive: this stored diagnosis (--list)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--timeout", o->timeout, "seconds each node may spend on RAS and on each stack")
         ->capture_default_str();
     runplane::cli::addConnectionFlags(cmd, o->connection);

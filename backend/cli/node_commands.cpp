@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "backend/cli/alerts_cli.h"
@@ -178,6 +179,8 @@ struct WatchOptions {
     std::string consumer;
     std::string alerts;  // rules file (docs/alerts.md); empty: the default one if it exists
     bool noDiagnose = false;
+    double phaseCheckSeconds = 60;  // the phase-overrun check's period (docs/diagnosis.md)
+    double phaseMarginSeconds = runplane::diagnosis::kPhaseMarginSeconds;
     runplane::cli::ConnectionFlags connection;
 };
 
@@ -348,11 +351,19 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         std::cerr << "runplanectl watch: diagnosis of run " << run.value() << " (" << trigger
                   << "): " << (d ? d->verdict.headline : d.error()) << std::endl;
     };
+    diagnose.phaseRule.marginSeconds = options.phaseMarginSeconds;
     runplane::control::DiagnosisTrigger trigger(diagnose);
+    // The runs this watch has seen events of: checked for a phase overrun periodically.
+    std::mutex seenMutex;
+    std::set<std::string> seenRuns;
     IngestorCallbacks callbacks;
     callbacks.onTelemetry = [&](const TelemetryUpdate& update) {
         printer.onUpdate(update);
         for (const auto& e : update.events) {
+            if (!e.runId.value().empty()) {
+                std::lock_guard lock(seenMutex);
+                seenRuns.insert(e.runId.value());
+            }
             auto state = e.attrs.find("state");
             if (!options.noDiagnose) {
                 trigger.onEvent(e.runId, e.kind,
@@ -414,9 +425,37 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     }
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<long long>(options.seconds * 1000));
+    const auto phasePeriod =
+        std::chrono::milliseconds(static_cast<long long>(options.phaseCheckSeconds * 1000));
+    auto nextPhaseCheck = std::chrono::steady_clock::now() + phasePeriod;
     while (true) {
         if (ingestor.status().state == IngestState::Failed || damagedByPrune) {
             break;
+        }
+        // A run whose current phase has lasted past its limit is diagnosed, once per episode
+        // (docs/diagnosis.md, "Phase overrun").
+        if (!options.noDiagnose && std::chrono::steady_clock::now() >= nextPhaseCheck) {
+            nextPhaseCheck = std::chrono::steady_clock::now() + phasePeriod;
+            std::vector<std::string> runs;
+            {
+                std::lock_guard lock(seenMutex);
+                runs.assign(seenRuns.begin(), seenRuns.end());
+            }
+            const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count();
+            for (const auto& run : runs) {
+                if (auto o = trigger.checkPhase(runplane::RunId(run), nowNs)) {
+                    char text[200];
+                    std::snprintf(text, sizeof text,
+                                  "phase '%s' has lasted %.0f s, past its limit %.0f s (median "
+                                  "%.0f s of %zu earlier, %zu in this run)",
+                                  o->phase.c_str(), o->elapsedSeconds, o->limit.limitSeconds,
+                                  o->limit.medianSeconds, o->limit.samples, o->ownSamples);
+                    std::cerr << "runplanectl watch: run " << run << ": " << text << "; diagnosing"
+                              << std::endl;
+                }
+            }
         }
         if (options.seconds > 0 && std::chrono::steady_clock::now() >= deadline) {
             break;
@@ -499,7 +538,19 @@ const bool kRegistered =
             ->check(CLI::Range(0.0, 10.0));
         watchCmd->add_flag("--json", watch->json, "Print one JSON object per line");
         watchCmd->add_flag("--no-diagnose", watch->noDiagnose,
-                           "Do not diagnose a run on its first stall or its failure");
+                           "Do not diagnose a run on its first stall, its failure or a phase "
+                           "overrun");
+        watchCmd
+            ->add_option("--phase-check-seconds", watch->phaseCheckSeconds,
+                         "How often the runs seen are checked for a phase lasting past its "
+                         "limit (docs/diagnosis.md)")
+            ->check(CLI::Range(0.1, 86400.0))
+            ->capture_default_str();
+        watchCmd
+            ->add_option("--phase-margin", watch->phaseMarginSeconds,
+                         "Seconds in the phase limit max(3 x median, median + margin)")
+            ->check(CLI::Range(0.0, 86400.0))
+            ->capture_default_str();
         watchCmd->add_option("--consumer", watch->consumer,
                              "The daemon-side cursor name of this watcher (default "
                              "watch-<history hash>@<host>); records are kept until every "

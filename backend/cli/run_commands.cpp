@@ -378,7 +378,7 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     json out = json::array();
     std::vector<std::vector<std::string>> rows = {{"ID", "NAME", "STATUS", "NODES", "STARTED",
                                                    "DURATION", "PEAK HOST MEM", "PRIMARY EVAL",
-                                                   "CAUSE"}};
+                                                   "CAUSE", "DIAGNOSIS"}};
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
     for (const auto& run : *runs) {
@@ -467,6 +467,16 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
             j["cause"] = {{"kind", c.kind}, {"summary", c.summary}, {"t_ns", c.tNs}};
             causeText = c.summary;
         }
+        // The verdict of the run's newest diagnosis (docs/diagnosis.md), beside the cause.
+        std::string diagnosisText;
+        j["diagnosis"] = nullptr;
+        if (auto diagnoses = (*history)->listDiagnoses(run.id, false);
+            diagnoses.ok() && !diagnoses->empty()) {
+            const auto& d = diagnoses->front();
+            j["diagnosis"] = {
+                {"id", d.id}, {"t_ns", d.tNs}, {"trigger", d.trigger}, {"headline", d.headline}};
+            diagnosisText = d.headline;
+        }
         out.push_back(std::move(j));
         const std::int64_t end = run.endedNs > 0 ? run.endedNs : nowNs;
         std::string nodes;
@@ -477,7 +487,8 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                         nodes, formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
                         peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText,
-                        causeText.empty() ? "-" : causeText});
+                        causeText.empty() ? "-" : causeText,
+                        diagnosisText.empty() ? "-" : diagnosisText});
     }
     if (options.json) {
         std::cout << out.dump(2) << "\n";

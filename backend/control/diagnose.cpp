@@ -154,12 +154,35 @@ Result<std::vector<std::pair<std::int64_t, std::string>>> phaseEvents(db::Histor
     if (!events) {
         return events.failure();
     }
+    // Occurrences, not markers (docs/diagnosis.md "Phase overrun"): a timer's end edge closes
+    // the phase it ends ("done", which phaseSpans skips); the same phase announced again by
+    // another process (pid, actor, rank) while it is open is the same occurrence (every rank
+    // prints its marker), by the same process a new one.
     std::vector<std::pair<std::int64_t, std::string>> out;
+    std::string openPhase;
+    std::string openBy;
     for (const auto& e : *events) {
         auto it = e.attrs.find("phase");
-        if (it != e.attrs.end() && it->second.is_string()) {
-            out.emplace_back(e.tNs, it->second.get<std::string>());
+        if (it == e.attrs.end() || !it->second.is_string()) {
+            continue;
         }
+        const std::string phase = it->second.get<std::string>();
+        const std::string by = db::attrText(e.attrs, "pid") + "/" + db::attrText(e.attrs, "actor") +
+                               "/" + db::attrText(e.attrs, "rank");
+        if (db::attrText(e.attrs, "edge") == "end") {
+            if (!openPhase.empty() && phase == openPhase) {
+                out.emplace_back(e.tNs, "done");
+                openPhase.clear();
+            }
+            continue;
+        }
+        if (!openPhase.empty() && phase == openPhase && by != openBy && by != "//" &&
+            openBy != "//") {
+            continue;
+        }
+        out.emplace_back(e.tNs, phase);
+        openPhase = phase == "done" ? std::string() : phase;
+        openBy = by;
     }
     return out;
 }
@@ -167,7 +190,8 @@ Result<std::vector<std::pair<std::int64_t, std::string>>> phaseEvents(db::Histor
 }  // namespace
 
 Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& historyPath,
-                                                      const RunId& runId, std::int64_t nowNs) {
+                                                      const RunId& runId, std::int64_t nowNs,
+                                                      const dx::PhaseRule& rule) {
     auto history = db::History::open(historyPath);
     if (!history) {
         return history.failure();
@@ -188,11 +212,18 @@ Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& history
         return std::optional<PhaseOverrun>();
     }
     const auto& current = spans.back();
+    // The run's own earlier occurrences of the phase (an RL loop repeats rollout and train).
+    std::vector<double> past;
+    for (std::size_t i = 0; i + 1 < spans.size(); ++i) {
+        if (spans[i].phase == current.phase && spans[i].endNs > spans[i].startNs) {
+            past.push_back(spans[i].seconds());
+        }
+    }
+    const std::size_t ownCount = past.size();
     auto runs = (*history)->listRuns();
     if (!runs) {
         return runs.failure();
     }
-    std::vector<double> past;
     for (const auto& r : *runs) {
         if (r.id == runId || r.recipeYaml.empty() || r.recipeYaml != (*run)->recipeYaml) {
             continue;
@@ -207,12 +238,13 @@ Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& history
             }
         }
     }
-    const auto limit = dx::phaseLimit(past);
+    const auto limit = dx::phaseLimit(past, rule);
     const double elapsed = static_cast<double>(nowNs - current.startNs) / 1e9;
     if (!limit || elapsed <= limit->limitSeconds) {
         return std::optional<PhaseOverrun>();
     }
-    return std::optional<PhaseOverrun>(PhaseOverrun{current.phase, elapsed, *limit});
+    return std::optional<PhaseOverrun>(
+        PhaseOverrun{current.phase, current.startNs, ownCount, elapsed, *limit});
 }
 
 // ------------------------------------------------------------------ DiagnosisTrigger
@@ -244,14 +276,27 @@ bool DiagnosisTrigger::onEvent(const RunId& runId, const std::string& kind,
     return false;
 }
 
-bool DiagnosisTrigger::checkPhase(const RunId& runId, std::int64_t nowNs) {
-    auto overrun = checkPhaseOverrun(m_options.historyPath, runId, nowNs);
-    return overrun && *overrun && fire(runId, "phase_overrun");
+std::optional<PhaseOverrun> DiagnosisTrigger::checkPhase(const RunId& runId, std::int64_t nowNs) {
+    auto overrun = checkPhaseOverrun(m_options.historyPath, runId, nowNs, m_options.phaseRule);
+    if (!overrun || !*overrun) {
+        return std::nullopt;
+    }
+    const std::string episode =
+        "phase_overrun:" + (*overrun)->phase + "@" + std::to_string((*overrun)->startNs);
+    if (!fireOnce(runId, "phase_overrun", episode)) {
+        return std::nullopt;
+    }
+    return *overrun;
 }
 
 bool DiagnosisTrigger::fire(const RunId& runId, const std::string& trigger) {
+    return fireOnce(runId, trigger, trigger);
+}
+
+bool DiagnosisTrigger::fireOnce(const RunId& runId, const std::string& trigger,
+                                const std::string& key) {
     std::lock_guard lock(m_mutex);
-    if (!m_fired.insert({runId.value(), trigger}).second) {
+    if (!m_fired.insert({runId.value(), key}).second) {
         return false;
     }
     m_threads.emplace_back([this, runId, trigger] {

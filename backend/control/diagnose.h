@@ -59,15 +59,19 @@ Result<std::vector<std::string>> runNodeAddresses(const std::string& historyPath
 /// A run's current phase lasting past its limit (docs/diagnosis.md, "Triggers").
 struct PhaseOverrun {
     std::string phase;
+    std::int64_t startNs = 0;    // when this occurrence began (the episode's identity)
+    std::size_t ownSamples = 0;  // of limit.samples, earlier occurrences in the run itself
     double elapsedSeconds = 0;
     diagnosis::PhaseLimit limit;
 };
 
 /// Whether the run's current phase (its last phase event) has lasted, at nowNs, longer than the
-/// limit learned from the same phase in past runs of the same recipe (identical recipe_yaml).
-/// nullopt: no current phase, too few past occurrences, or within the limit.
+/// limit learned from the same phase's earlier occurrences: in the run itself, and in past runs
+/// of the same recipe (identical recipe_yaml). nullopt: no current phase (a timer's end edge
+/// closes it), too few earlier occurrences, or within the limit.
 Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& historyPath,
-                                                      const RunId& runId, std::int64_t nowNs);
+                                                      const RunId& runId, std::int64_t nowNs,
+                                                      const diagnosis::PhaseRule& rule = {});
 
 /// Turns live events into diagnoses: a run's first `stall` event, and the run ending `failed`,
 /// each start diagnoseAndStore on a thread of its own (at most one per run and trigger, and one
@@ -84,6 +88,8 @@ class DiagnosisTrigger {
         std::function<void(const RunId&, const std::string& trigger,
                            const Result<diagnosis::RunDiagnosis>&)>
             onDone;
+        /// The phase-overrun rule checkPhase applies.
+        diagnosis::PhaseRule phaseRule;
     };
     explicit DiagnosisTrigger(Options options);
     ~DiagnosisTrigger();  // waits for the diagnoses under way
@@ -95,14 +101,18 @@ class DiagnosisTrigger {
     bool onEvent(const RunId& runId, const std::string& kind, const std::string& state);
     /// Starts a diagnosis with this trigger name (e.g. "phase_overrun") unless one ran already.
     bool fire(const RunId& runId, const std::string& trigger);
-    /// checkPhaseOverrun at nowNs; fires "phase_overrun" when the run's phase is past its limit.
-    /// For the caller's periodic tick (e.g. once a minute per running run).
-    bool checkPhase(const RunId& runId, std::int64_t nowNs);
+    /// checkPhaseOverrun at nowNs; fires "phase_overrun" when the run's phase is past its limit,
+    /// once per episode (one occurrence of the phase: a later occurrence that overruns fires
+    /// again). Returns the overrun when it fired. For the caller's periodic tick (runplanectl
+    /// watch: every --phase-check-seconds for each run it has seen).
+    std::optional<PhaseOverrun> checkPhase(const RunId& runId, std::int64_t nowNs);
 
   private:
+    bool fireOnce(const RunId& runId, const std::string& trigger, const std::string& key);
+
     Options m_options;
     std::mutex m_mutex;
-    std::set<std::pair<std::string, std::string>> m_fired;  // (run, trigger)
+    std::set<std::pair<std::string, std::string>> m_fired;  // (run, trigger or episode key)
     std::vector<std::thread> m_threads;
 };
 

@@ -21,8 +21,8 @@ std::vector<PhaseSpan> phaseSpans(const std::vector<std::pair<std::int64_t, std:
     return out;
 }
 
-std::optional<PhaseLimit> phaseLimit(std::vector<double> past) {
-    if (past.size() < kMinPhaseSamples) {
+std::optional<PhaseLimit> phaseLimit(std::vector<double> past, const PhaseRule& rule) {
+    if (past.empty() || past.size() < rule.minSamples) {
         return std::nullopt;
     }
     std::sort(past.begin(), past.end());
@@ -30,7 +30,7 @@ std::optional<PhaseLimit> phaseLimit(std::vector<double> past) {
     const double median = n % 2 == 1 ? past[n / 2] : (past[n / 2 - 1] + past[n / 2]) / 2;
     PhaseLimit out;
     out.medianSeconds = median;
-    out.limitSeconds = std::max(kPhaseFactor * median, median + kPhaseMarginSeconds);
+    out.limitSeconds = std::max(rule.factor * median, median + rule.marginSeconds);
     out.samples = n;
     return out;
 }

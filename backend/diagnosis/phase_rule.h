@@ -1,7 +1,8 @@
 #pragma once
 // The phase-overrun trigger's rule (issue #44, docs/diagnosis.md "Triggers"): a phase of a run
-// that lasts longer than max(3 x median, median + 10 min) of the same phase in the same recipe's
-// past runs (at least kMinPhaseSamples past occurrences) is worth a diagnosis.
+// that lasts longer than max(3 x median, median + 10 min) of the same phase's earlier occurrences
+// (in the run itself and in the same recipe's past runs; at least kMinPhaseSamples of them) is
+// worth a diagnosis.
 
 #include <cstdint>
 #include <optional>
@@ -28,13 +29,21 @@ struct PhaseSpan {
 std::vector<PhaseSpan> phaseSpans(const std::vector<std::pair<std::int64_t, std::string>>& events,
                                   std::int64_t endNs);
 
+/// The rule's numbers (the defaults above; a watch may lower the margin, e.g. for a short run).
+struct PhaseRule {
+    double factor = kPhaseFactor;
+    double marginSeconds = kPhaseMarginSeconds;
+    std::size_t minSamples = kMinPhaseSamples;
+};
+
 struct PhaseLimit {
     double medianSeconds = 0;
-    double limitSeconds = 0;  // max(kPhaseFactor x median, median + kPhaseMarginSeconds)
+    double limitSeconds = 0;  // max(factor x median, median + margin)
     std::size_t samples = 0;
 };
 
-/// The limit from past durations; nullopt with fewer than kMinPhaseSamples.
-std::optional<PhaseLimit> phaseLimit(std::vector<double> pastSeconds);
+/// The limit from past durations: max(factor x median, median + margin); nullopt with fewer than
+/// rule.minSamples.
+std::optional<PhaseLimit> phaseLimit(std::vector<double> pastSeconds, const PhaseRule& rule = {});
 
 }  // namespace runplane::diagnosis

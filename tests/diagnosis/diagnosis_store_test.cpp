@@ -2,6 +2,10 @@
 // table, the 4 MiB bound of one stored document, and a run's node addresses from the history.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+#include <tuple>
+
 #include "backend/control/diagnose.h"
 #include "db/history/history.h"
 #include "tests/support/daemon_process.h"
@@ -177,6 +181,105 @@ TEST(PhaseOverrun, TheLimitNeedsThreePastOccurrences) {
     ASSERT_EQ(spans.size(), 2u);
     EXPECT_EQ(spans[1].phase, "train");
     EXPECT_EQ(spans[1].endNs, 9);
+}
+
+// The run's own earlier occurrences count (an RL loop repeats its phases); a timer's end edge
+// closes its phase; every rank's marker of one occurrence is one occurrence; the trigger fires
+// once per episode, again for a later occurrence that overruns.
+TEST(PhaseOverrun, TheRunsOwnPhasesOncePerEpisode) {
+    TempDir dir("runplane-diag-store");
+    const std::string path = dir.file("h.sqlite");
+    const std::int64_t s = 1000000000LL;
+    std::uint64_t seq = 0;
+    auto ingest =
+        [&](const std::vector<std::tuple<std::int64_t, std::string, std::string, std::string>>&
+                events) {
+            auto h = db::History::open(path);
+            ASSERT_TRUE(h.ok()) << h.error();
+            db::IngestBatch batch;
+            batch.nodeId = NodeId("n");
+            for (const auto& [t, phase, rank, edge] : events) {
+                db::IngestEvent e;
+                e.seq = ++seq;
+                e.tNs = t * s;
+                e.runId = RunId("loop");
+                e.kind = "phase";
+                std::map<std::string, std::string> attrs = {{"phase", phase}};
+                if (!rank.empty()) {
+                    attrs["rank"] = rank;
+                }
+                if (!edge.empty()) {
+                    attrs["edge"] = edge;
+                }
+                e.attrs = db::eventAttrs(attrs);
+                batch.events.push_back(e);
+            }
+            batch.throughSeq = seq;
+            ASSERT_TRUE((*h)->ingest(batch).ok());
+        };
+    {
+        auto h = db::History::open(path);
+        db::RunRecord r;
+        r.id = RunId("loop");
+        r.name = "loop";
+        r.startedNs = 1000 * s;
+        ASSERT_TRUE((*h)->upsertRun(r).ok());
+    }
+    // Three rollout/train rounds, each marker printed by ranks 0 and 1 (one occurrence);
+    // train takes 20 s, rollout 10 s; then train again (a timer that has not ended).
+    std::vector<std::tuple<std::int64_t, std::string, std::string, std::string>> events;
+    std::int64_t t = 1000;
+    for (int round = 0; round < 3; ++round) {
+        events.push_back({t, "rollout", "0", ""});
+        events.push_back({t, "rollout", "1", ""});
+        events.push_back({t + 10, "train", "0", "start"});
+        events.push_back({t + 10, "train", "1", "start"});
+        events.push_back({t + 30, "train", "0", "end"});
+        events.push_back({t + 30, "train", "1", "end"});
+        t += 30;
+    }
+    events.push_back({t, "train", "0", "start"});  // 1090
+    ingest(events);
+    diagnosis::PhaseRule rule;
+    rule.marginSeconds = 5;  // limit max(3 x 20, 20 + 5) = 60 s
+    auto within = control::checkPhaseOverrun(path, RunId("loop"), (t + 59) * s, rule);
+    ASSERT_TRUE(within.ok()) << within.error();
+    EXPECT_FALSE(within->has_value());
+    auto past = control::checkPhaseOverrun(path, RunId("loop"), (t + 61) * s, rule);
+    ASSERT_TRUE(past.ok()) << past.error();
+    ASSERT_TRUE(past->has_value());
+    EXPECT_EQ((*past)->phase, "train");
+    EXPECT_EQ((*past)->ownSamples, 3u);
+    EXPECT_DOUBLE_EQ((*past)->limit.medianSeconds, 20);
+    EXPECT_DOUBLE_EQ((*past)->limit.limitSeconds, 60);
+    EXPECT_EQ((*past)->startNs, t * s);
+    // The default margin (10 min) holds it back.
+    EXPECT_FALSE(control::checkPhaseOverrun(path, RunId("loop"), (t + 61) * s)->has_value());
+
+    std::vector<std::string> fired;
+    std::mutex mutex;
+    control::DiagnosisTrigger::Options o;
+    o.historyPath = path;
+    o.phaseRule = rule;
+    o.addressesOf = [](const RunId&) { return std::vector<std::string>(); };
+    o.onDone = [&](const RunId&, const std::string& trigger, const Result<RunDiagnosis>&) {
+        std::lock_guard lock(mutex);
+        fired.push_back(trigger);
+    };
+    {
+        control::DiagnosisTrigger trigger(o);
+        EXPECT_FALSE(trigger.checkPhase(RunId("loop"), (t + 59) * s).has_value());
+        EXPECT_TRUE(trigger.checkPhase(RunId("loop"), (t + 61) * s).has_value());
+        EXPECT_FALSE(trigger.checkPhase(RunId("loop"), (t + 120) * s).has_value());  // same one
+        // The timer ends after 200 s: no current phase, nothing to check.
+        ingest({{t + 200, "train", "0", "end"}});
+        EXPECT_FALSE(trigger.checkPhase(RunId("loop"), (t + 400) * s).has_value());
+        // A later occurrence that overruns is a new episode.
+        ingest({{t + 210, "train", "0", "start"}});
+        EXPECT_FALSE(trigger.checkPhase(RunId("loop"), (t + 260) * s).has_value());
+        EXPECT_TRUE(trigger.checkPhase(RunId("loop"), (t + 300) * s).has_value());
+    }
+    EXPECT_EQ(fired, (std::vector<std::string>{"phase_overrun", "phase_overrun"}));
 }
 
 }  // namespace
