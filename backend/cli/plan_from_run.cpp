@@ -1,6 +1,7 @@
 #include "backend/cli/plan_from_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -133,8 +134,9 @@ int printPlanFromRun(const plan::Plan& p, const plan::Recipe& recipe, const std:
                  {"planned_peak_bytes", plannedPeak >= 0 ? json(plannedPeak) : json(nullptr)},
                  {"measured_peak_bytes", got >= 0 ? json(got) : json(nullptr)},
                  {"delta_bytes", both ? json(got - plannedPeak) : json(nullptr)}});
-            table.push_back({nodes[i], row.role, gb(plannedPeak), gb(got),
-                             both ? (got >= plannedPeak ? "+" : "") + gb(got - plannedPeak) : "-"});
+            table.push_back(
+                {nodes[i], row.role, gb(plannedPeak), gb(got),
+                 both ? (got >= plannedPeak ? "+" : "-") + gb(std::abs(got - plannedPeak)) : "-"});
             if (row.planRole == "ray" && got >= 0) {
                 storePeak = std::max(storePeak, got);
             }
@@ -230,8 +232,8 @@ int printPlanFromRun(const plan::Plan& p, const plan::Recipe& recipe, const std:
             std::snprintf(text, sizeof text, "%.3f", c["from_run"].get<double>());
             from = text;
         }
-        std::cout << "  " << field << ": planned " << planned << ", from this run " << from << " ("
-                  << c["basis"].get<std::string>() << ")\n";
+        std::cout << "  " << field << ": planned " << planned << ", from this run " << from << " — "
+                  << c["basis"].get<std::string>() << "\n";
     }
     return 0;
 }

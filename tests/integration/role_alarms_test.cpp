@@ -247,6 +247,9 @@ TEST(LiveRoleAlarms, KeptTrainerBackupDuringTrainIsTwoBackupsOnceAndADroppedOneI
         cwd);
     ASSERT_EQ(text.exitCode, 0) << text.err;
     EXPECT_NE(text.out.find("MEASURED PEAK"), std::string::npos) << text.out;
+    // The trainer's measured peak is below its planned one (weight_sync's 512 MiB staging): a
+    // negative delta, signed.
+    EXPECT_NE(text.out.find("  -0.5"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("memory.process_host_gb: planned 0.030, from this run 0.0"),
               std::string::npos)
         << text.out;
