@@ -197,6 +197,7 @@ RoleMemory::RoleMemory(RoleTable table, RoleMemoryOptions options)
     m_otherRole = m_table.roleIndex(kRoleOther);
     m_driverRole = m_table.roleIndex(kRoleDriver);
     m_rolloutRole = m_table.roleIndex(kRoleRollout);
+    m_rayRole = m_table.roleIndex(kRoleRay);
 }
 
 int RoleMemory::roleOf(pid_t pid) const {
@@ -258,6 +259,7 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
     char buf[4096];
     std::string cmdline;
     const std::uint64_t every = std::max<std::uint64_t>(1, m_options.refreshEvery);
+    const std::unordered_set<pid_t> inRun(runPids.begin(), runPids.end());
     for (std::size_t i = 0; i < pids.size(); ++i) {
         if ((i & 63) == 63 && Clock::now() > deadline) {
             out.skipped += pids.size() - i;
@@ -270,6 +272,20 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
         auto known = m_known.find(pid);
         const bool seen = known != m_known.end() && known->second.epoch + 1 == m_epoch;
         const bool refresh = !seen || (m_epoch + static_cast<std::uint64_t>(pid)) % every == 0;
+        if (!refresh && m_options.reuseOtherRss && known->second.role == m_otherRole &&
+            m_otherRole >= 0 && inRun.count(pid) == 0) {
+            // Not the run's (`other` in the last walk, not in a run's tree): its RSS from its
+            // last full read (at most `every` walks old); the listing above still drops it as
+            // soon as it exits.
+            ++out.scanned;
+            ++out.reused;
+            Known& k = known->second;
+            k.epoch = m_epoch;
+            k.role = -2;
+            k.engine = 0;
+            entries.push_back(Entry{pid, k.ppid, k.rssPages, &k, false});
+            continue;
+        }
         if (!refresh) {
             std::snprintf(path, sizeof path, "%d/statm", static_cast<int>(pid));
             const ssize_t n = readAt(procFd, path, buf, sizeof buf);
@@ -282,6 +298,7 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
             const std::uint64_t resident = std::strtoull(end, nullptr, 10);
             ++out.scanned;
             Known& k = known->second;
+            k.rssPages = resident;
             k.epoch = m_epoch;
             k.role = -2;
             k.engine = 0;
@@ -300,7 +317,10 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
             continue;  // a zombie holds no memory
         }
         Known& k = m_known[pid];
-        if (k.epoch == 0 || k.startTicks != st.startTicks) {
+        // Ray's pooled workers start as `ray::IDLE` and take an actor's title later
+        // (setproctitle): a `ray` process's command line is matched again at each full read.
+        const bool retitle = k.epoch != 0 && k.role == m_rayRole && m_rayRole >= 0;
+        if (k.epoch == 0 || k.startTicks != st.startTicks || retitle) {
             // New, or a recycled pid: read the command line once and match the rows.
             const std::string comm(st.comm);
             std::snprintf(path, sizeof path, "%d/cmdline", static_cast<int>(pid));
@@ -311,6 +331,7 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
             k.rule = m_table.match(cmdline, comm);
         }
         k.ppid = st.ppid;
+        k.rssPages = st.rssPages;
         k.epoch = m_epoch;
         k.role = -2;  // unresolved
         k.engine = 0;
@@ -318,7 +339,6 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
     }
 
     // 3. Roles: the row's, else the parent's, else driver for a run's process, else other.
-    const std::unordered_set<pid_t> inRun(runPids.begin(), runPids.end());
     std::unordered_map<pid_t, std::size_t> index;
     index.reserve(entries.size() * 2);
     for (std::size_t i = 0; i < entries.size(); ++i) {

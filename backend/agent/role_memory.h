@@ -48,6 +48,7 @@ struct RoleMemorySample {
     std::size_t scanned = 0;   // processes measured (zombies and kernel threads included)
     std::size_t vanished = 0;  // listed, then gone before their stat could be read
     std::size_t skipped = 0;   // beyond maxProcesses or the time budget
+    std::size_t reused = 0;    // `other` processes whose last RSS reading was reused (no read)
     double seconds = 0;        // the walk's wall time
 };
 
@@ -59,6 +60,10 @@ struct RoleMemoryOptions {
     /// A known process is re-read in full (stat, status, smaps_rollup) every this many walks,
     /// staggered by pid; in between only its statm. New processes are read in full at once.
     unsigned refreshEvery = 10;
+    /// A known process of `other` (not the run's, in the last walk) is not read between its full
+    /// re-reads: its RSS is the one of its last stat (at most refreshEvery walks old). The walk's
+    /// listing still drops it at once when it exits. false: its statm every walk.
+    bool reuseOtherRss = true;
 };
 
 class RoleMemory {
@@ -81,7 +86,8 @@ class RoleMemory {
         int rule = -1;  // the matching row, -1 none
         int role = -1;  // resolved in the last walk
         pid_t engine = 0;
-        pid_t ppid = 0;  // from the last stat
+        pid_t ppid = 0;              // from the last stat
+        std::uint64_t rssPages = 0;  // the last RSS read (stat or statm)
         std::uint64_t epoch = 0;
         // The last status / smaps_rollup reading (the run's roles only).
         int detailRole = -1;
@@ -96,6 +102,7 @@ class RoleMemory {
     int m_otherRole = -1;
     int m_driverRole = -1;
     int m_rolloutRole = -1;
+    int m_rayRole = -1;
 };
 
 }  // namespace runplane::agent

@@ -8,15 +8,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/run_plan.h"
 #include "backend/control/history_location.h"
 #include "backend/plan/planner.h"
 #include "backend/plan/role_budget.h"
@@ -44,111 +42,6 @@ std::string gb(double bytes) {
     return text;
 }
 
-/// The plan of the run's recipe snapshot; nullopt (with the reason) when there is none.
-std::optional<runplane::plan::Plan> planOf(const std::string& recipeYaml,
-                                           const std::string& recipesDir, std::string& why) {
-    if (recipeYaml.find_first_not_of(" \t\r\n") == std::string::npos) {
-        why = "the run has no recipe snapshot";
-        return std::nullopt;
-    }
-    auto recipe = runplane::plan::parseRecipe(recipeYaml, "recipe snapshot");
-    if (!recipe) {
-        why = recipe.error();
-        return std::nullopt;
-    }
-    std::string dir = recipesDir;
-    if (dir.empty()) {
-        std::error_code ec;
-        const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-        auto located = runplane::plan::locateRecipesDir(ec ? "" : exe.parent_path().string());
-        if (!located) {
-            why = located.error();
-            return std::nullopt;
-        }
-        dir = *located;
-    }
-    auto catalog = runplane::plan::ModelCatalog::loadDirectory(dir + "/models");
-    if (!catalog) {
-        why = catalog.error();
-        return std::nullopt;
-    }
-    return runplane::plan::planRecipe(*recipe, *catalog);
-}
-
-/// A phase's time window on one node, from the run's phase events (docs/daemon.md, "Events"):
-/// a timer's start and end bound it; a marker ("[runplane-phase] NAME") lasts until the next
-/// phase event.
-struct PhaseWindow {
-    runplane::plan::Phase phase = runplane::plan::Phase::Load;
-    std::int64_t t0Ns = 0, t1Ns = 0;
-};
-
-std::optional<runplane::plan::Phase> planPhase(const std::string& name) {
-    for (runplane::plan::Phase p : runplane::plan::kPhases) {
-        if (name == runplane::plan::toString(p)) {
-            return p;
-        }
-    }
-    return std::nullopt;  // eval and unknown names have no plan
-}
-
-std::vector<PhaseWindow> phaseWindows(runplane::db::History& history,
-                                      const runplane::db::RunRecord& run, const std::string& node) {
-    runplane::db::EventFilter filter;
-    filter.nodeId = runplane::NodeId{node};
-    filter.runId = run.id;
-    filter.kind = "phase";
-    std::vector<PhaseWindow> out;
-    auto events = history.listEvents(filter);
-    if (!events) {
-        return out;
-    }
-    const std::int64_t end =
-        run.endedNs > 0 ? run.endedNs : std::numeric_limits<std::int64_t>::max();
-    std::optional<PhaseWindow> open;
-    for (const auto& e : *events) {
-        const auto phase = planPhase(runplane::db::attrText(e.attrs, "phase"));
-        const std::string edge = runplane::db::attrText(e.attrs, "edge");
-        if (open && (edge != "end" || (phase && *phase == open->phase))) {
-            open->t1Ns = e.tNs;
-            out.push_back(*open);
-            open.reset();
-        }
-        if (phase && edge != "end") {
-            open = PhaseWindow{*phase, e.tNs, end};
-        }
-    }
-    if (open) {
-        out.push_back(*open);
-    }
-    return out;
-}
-
-/// The largest value of a node-level series in [t0, t1]; -1 when it has no sample there.
-double peakIn(runplane::db::History& history, const std::string& node, const std::string& name,
-              std::int64_t t0Ns, std::int64_t t1Ns) {
-    auto id = history.findSeries(runplane::NodeId{node}, runplane::RunId{""}, name);
-    if (!id || !*id) {
-        return -1;
-    }
-    runplane::db::SeriesQuery q;
-    q.seriesId = **id;
-    q.t0Ns = t0Ns;
-    q.t1Ns = t1Ns;
-    auto points = history.querySeries(q);
-    if (!points) {
-        return -1;
-    }
-    double peak = -1;
-    for (const auto& p : points->points) {
-        peak = std::max(peak, p.max);
-    }
-    for (const auto& b : points->buckets) {
-        peak = std::max(peak, b.max);
-    }
-    return peak;
-}
-
 void runMemory(const MemoryOptions& options, runplane::cli::CliContext& context) {
     runplane::db::OpenOptions open;
     open.readOnly = true;
@@ -167,7 +60,7 @@ void runMemory(const MemoryOptions& options, runplane::cli::CliContext& context)
     }
     const runplane::db::RunRecord& r = **run;
     std::string why;
-    const auto plan = planOf(r.recipeYaml, options.recipesDir, why);
+    const auto plan = runplane::cli::planOfSnapshot(r.recipeYaml, options.recipesDir, why);
 
     // Measured: each series' peak per node over the run's window.
     struct Row {
@@ -244,9 +137,10 @@ void runMemory(const MemoryOptions& options, runplane::cli::CliContext& context)
         // Alarms, phase by phase, from the role series' peaks inside each phase's window.
         jn["alarms"] = json::array();
         if (planned != nullptr) {
-            for (const PhaseWindow& w : phaseWindows(**history, r, nodes[i])) {
+            for (const runplane::cli::PhaseWindow& w :
+                 runplane::cli::phaseWindowsOf(**history, r, nodes[i])) {
                 auto peak = [&](const std::string& name) {
-                    return peakIn(**history, nodes[i], name, w.t0Ns, w.t1Ns);
+                    return runplane::cli::seriesPeakIn(**history, nodes[i], name, w.t0Ns, w.t1Ns);
                 };
                 runplane::plan::RoleMeasured m;
                 m.trainer = peak(series::role("trainer", series::kRoleRss));

@@ -19,6 +19,7 @@
 #include "backend/cli/alerts_cli.h"
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
+#include "backend/cli/role_alarm_watch.h"
 #include "backend/control/diagnose.h"
 #include "backend/control/history_location.h"
 #include "backend/control/node_client.h"
@@ -181,6 +182,9 @@ struct WatchOptions {
     bool noDiagnose = false;
     double phaseCheckSeconds = 60;  // the phase-overrun check's period (docs/diagnosis.md)
     double phaseMarginSeconds = runplane::diagnosis::kPhaseMarginSeconds;
+    bool noRoleAlarms = false;
+    std::string recipesDir;  // the catalog the role alarms plan with
+    int roleAlarmReports = 3;
     runplane::cli::ConnectionFlags connection;
 };
 
@@ -342,6 +346,19 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     ingest.client = connection->client;
     ingest.client.consumer = options.consumer;  // empty: watch-<history hash>@<host>
     ingest.consumerRole = "watch";
+    // Memory by role against each run's plan, phase by phase (issue 43): alarms that name the
+    // cause, stored with the batch that raised them (role_alarm_watch.h).
+    std::shared_ptr<runplane::cli::RoleAlarmWatch> roleAlarms;
+    if (!options.noRoleAlarms) {
+        runplane::cli::RoleAlarmWatchOptions ro;
+        ro.historyPath = options.history;
+        ro.recipesDir = options.recipesDir;
+        ro.sustainSamples = options.roleAlarmReports;
+        roleAlarms = std::make_shared<runplane::cli::RoleAlarmWatch>(ro);
+        ingest.deriveEvents = [roleAlarms](const runplane::db::IngestBatch& batch) {
+            return roleAlarms->onBatch(batch);
+        };
+    }
     // A run's first stall and its failure start a diagnosis of the run (docs/diagnosis.md).
     runplane::control::DiagnosisTrigger::Options diagnose;
     diagnose.historyPath = options.history;
@@ -558,6 +575,16 @@ const bool kRegistered =
         watchCmd->add_option("--alerts", watch->alerts,
                              "Alert rules file (default ~/.config/runplane/alerts.yaml when it "
                              "exists; docs/alerts.md)");
+        watchCmd->add_flag("--no-role-alarms", watch->noRoleAlarms,
+                           "Do not compare memory by role with the runs' plans");
+        watchCmd->add_option("--recipes", watch->recipesDir,
+                             "Recipes directory holding models/, for the role alarms' plans "
+                             "(default: next to the executable)");
+        watchCmd
+            ->add_option("--role-alarm-reports", watch->roleAlarmReports,
+                         "Reports in a row a role alarm must hold before it is recorded")
+            ->check(CLI::Range(1, 3600))
+            ->capture_default_str();
         watchCmd->callback([watch, &context] { runWatch(*watch, context); });
     });
 

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "backend/cli/command_registry.h"
+#include "backend/cli/plan_from_run.h"
+#include "backend/control/history_location.h"
 #include "backend/plan/hf_config.h"
 #include "backend/plan/planner.h"
 #include "common/units/units.h"
@@ -25,6 +27,8 @@ struct PlanOptions {
     std::string file;
     std::string recipesDir;
     bool json = false;
+    std::string fromRun;  // plan only: a run whose measured peaks face the plan (issue 43)
+    std::string history;
 };
 
 std::string executableDir() {
@@ -232,6 +236,10 @@ int runPlan(const PlanOptions& options) {
         return exitCode;
     }
     const Plan plan = planRecipe(*recipe, *catalog);
+    if (!options.fromRun.empty()) {
+        return runplane::cli::printPlanFromRun(plan, *recipe, options.fromRun, options.history,
+                                               options.json);
+    }
     if (options.json) {
         std::cout << planToJson(plan, options.file) << "\n";
     } else {
@@ -276,6 +284,12 @@ const bool kRegistered =
         CLI::App* planCmd = app.add_subcommand(
             "plan", "findings, topology and memory per node and GPU per phase of a recipe");
         addCommon(planCmd, *planOptions);
+        planOptions->history = runplane::control::defaultHistoryPath();
+        planCmd->add_option("--from-run", planOptions->fromRun,
+                            "a finished run: its measured peak per role beside this plan, and the "
+                            "fixed budgets taken from it");
+        planCmd->add_option("--history", planOptions->history, "History file ($RUNPLANE_HISTORY)")
+            ->capture_default_str();
         planCmd->callback(
             [planOptions, &context] { context.exitCode = guarded(runPlan, *planOptions); });
     });

@@ -430,6 +430,11 @@ bool TelemetryIngestor::Impl::handleBatch(const NodeSummary& node, TelemetryBatc
     }
     BatchPlan plan = planBatch(node.nodeId, batch, expected, unixNowNs());
     plan.batch.incarnation = incarnation;
+    if (options.deriveEvents) {  // seq 0: stored with the batch, delivered live as gaps are
+        auto derived = options.deriveEvents(plan.batch);
+        plan.batch.events.insert(plan.batch.events.end(), std::make_move_iterator(derived.begin()),
+                                 std::make_move_iterator(derived.end()));
+    }
     const std::uint64_t previous = expected == 0 ? 0 : expected - 1;
     // Run state changes reported by the daemon update the run records we know (the writer
     // applies them once the batch committed).

@@ -38,6 +38,10 @@ struct IngestorOptions {
     NodeClientOptions client;  // client.consumer empty: defaultConsumerName(consumerRole, ...)
     std::string consumerRole = "ingest";
     bool recordRunLogs = true;  // keep each run's stdout/stderr in the history (run_log_recorder.h)
+    /// Events the controller derives from a batch before it is stored (seq 0, committed with the
+    /// batch and delivered to onTelemetry with it), e.g. `runplanectl watch`'s role alarms
+    /// (issue 43). Runs on the ingest thread; empty: none.
+    std::function<std::vector<db::IngestEvent>(const db::IngestBatch&)> deriveEvents;
     std::chrono::milliseconds backoffInitial{200};
     std::chrono::milliseconds backoffMax{5000};
 };

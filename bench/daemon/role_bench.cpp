@@ -1,8 +1,11 @@
 // Cost of memory by role (issue 43), beside a reference in the same run. 1,000 real processes
 // (`sleep`, started with argv[0] set to a framework's title: a tenth each trainer, SGLang,
 // vLLM and Ray titles, the rest untitled) are walked at 1 Hz:
-//   roles_cpu_ms      CPU time (user + system, this thread) of one RoleMemory::sample(): stat of
-//                     every process, cmdline of new ones, status + smaps_rollup of the run's roles
+//   roles_cpu_ms      CPU time (user + system, this thread) of one RoleMemory::sample(): statm of
+//                     the run's roles every walk, a tenth of the processes re-read in full (stat,
+//                     status + smaps_rollup of the run's roles), `other`'s last RSS reused
+//   roles_statm_all_cpu_ms  the same walk with statm of every process every walk
+//                     (reuseOtherRss off: the walk before 2026-12-06)
 //   ref_cpu_ms        the reference: one /proc walk reading statm only (listPids + treeMemory
 //                     without PSS, what the daemon did for run trees before)
 //   roles_core_pct    = roles_cpu_ms / 1000 ms x 100: percent of one core at 1 Hz (goal <= 1 %)
@@ -97,7 +100,11 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(2));
 
     RoleMemory roles(RoleTable::builtin());
-    std::vector<double> rolesMs, refMs, firstMs;
+    runplane::agent::RoleMemoryOptions statmAll;
+    statmAll.reuseOtherRss = false;
+    RoleMemory rolesStatmAll(RoleTable::builtin(), statmAll);
+    std::vector<double> rolesMs, refMs, firstMs, statmAllMs;
+    std::size_t reused = 0;
     std::size_t scanned = 0;
     for (int w = 0; w < walks; ++w) {
         double t0 = threadCpuMs();
@@ -105,6 +112,13 @@ int main(int argc, char** argv) {
         const double r = threadCpuMs() - t0;
         (w == 0 ? firstMs : rolesMs).push_back(r);
         scanned = s.scanned;
+        reused = s.reused;
+        t0 = threadCpuMs();
+        const auto all = rolesStatmAll.sample({});
+        if (w > 0) {
+            statmAllMs.push_back(threadCpuMs() - t0);
+        }
+        (void)all;
         t0 = threadCpuMs();
         const auto m = runplane::agent::treeMemory(runplane::agent::listPids(), false);
         refMs.push_back(threadCpuMs() - t0);
@@ -138,16 +152,19 @@ int main(int argc, char** argv) {
         ::waitpid(k, nullptr, 0);
     }
     const double rolesMed = median(rolesMs), refMed = median(refMs);
+    const double allMed = median(statmAllMs);
     std::printf(
-        "{\"processes_started\": %d, \"processes_scanned\": %zu, \"walks\": %d,\n"
+        "{\"processes_started\": %d, \"processes_scanned\": %zu, \"other_reused_last_walk\": "
+        "%zu, \"walks\": %d,\n"
+        " \"roles_statm_all_cpu_ms_median\": %.3f, \"roles_statm_all_core_pct_at_1hz\": %.3f,\n"
         " \"roles_cpu_ms_median\": %.3f, \"roles_cpu_ms_first_walk\": %.3f,\n"
         " \"ref_cpu_ms_median\": %.3f, \"roles_core_pct_at_1hz\": %.3f, \"ref_core_pct_at_1hz\": "
         "%.3f,\n"
         " \"daemon_rss_mb\": %.1f, \"daemon_cpu_pct\": %.3f, \"ref_daemon_rss_mb\": %.1f, "
         "\"ref_daemon_cpu_pct\": %.3f, \"window_s\": %d}\n",
-        processes, scanned, walks, rolesMed, firstMs.empty() ? 0.0 : firstMs[0], refMed,
-        rolesMed / 10.0, refMed / 10.0, a1.rssMiB * 1.048576,
-        100.0 * (a1.cpuSeconds - a0.cpuSeconds) / window, b1.rssMiB * 1.048576,
-        100.0 * (b1.cpuSeconds - b0.cpuSeconds) / window, window);
+        processes, scanned, reused, walks, allMed, allMed / 10.0, rolesMed,
+        firstMs.empty() ? 0.0 : firstMs[0], refMed, rolesMed / 10.0, refMed / 10.0,
+        a1.rssMiB * 1.048576, 100.0 * (a1.cpuSeconds - a0.cpuSeconds) / window,
+        b1.rssMiB * 1.048576, 100.0 * (b1.cpuSeconds - b0.cpuSeconds) / window, window);
     return 0;
 }

@@ -578,5 +578,53 @@ TEST(RoleTelemetry, ABadRoleTableStopsTheDaemonNamingTheLine) {
         << out;
 }
 
+// Ray's pooled worker starts as "ray::IDLE" and takes an actor's title later, in place (Ray's
+// setproctitle rewrites the argv area; same pid, same start time). This process does the same
+// with ctypes: the walk must see the new title at its next full read, not keep `ray` forever.
+// And between full reads a known `other` process is not read at all (its last RSS counts).
+TEST(RoleMemory, ARayWorkerRetitledAsAnActorIsReclassifiedAtItsNextFullRead) {
+    TempDir dir;
+    const std::string d = dir.path();
+    const std::string script = d + "/retitle.py";
+    std::ofstream(script) << "import ctypes, os, sys, time\n"
+                             "f = open('/proc/self/stat').read().rsplit(')', 1)[1].split()\n"
+                             "start, end = int(f[45]), int(f[46])  # arg_start, arg_end\n"
+                             "open(sys.argv[1], 'w').close()\n"
+                             "while not os.path.exists(sys.argv[2]):\n"
+                             "    time.sleep(0.05)\n"
+                             "title = b'ray::MegatronTrainRayActor.train'\n"
+                             "n = end - start\n"
+                             "ctypes.memmove(start, title + b'\\0' * (n - len(title)), n)\n"
+                             "open(sys.argv[3], 'w').close()\n"
+                             "time.sleep(120)\n";
+    Group worker("exec -a 'ray::IDLE' " + realPython() + " " + script + " " + d + "/up " + d +
+                 "/go " + d + "/done");
+    ASSERT_TRUE(waitFiles({d + "/up"}));
+    RoleMemory rm(RoleTable::builtin(), RoleMemoryOptions{.refreshEvery = 3});
+    const RoleTable& t = rm.table();
+    rm.sample({});
+    EXPECT_EQ(roleName(t, rm.roleOf(worker.pid())), "ray");
+    std::ofstream(d + "/go").close();
+    ASSERT_TRUE(waitFiles({d + "/done"}));
+    ASSERT_EQ(titleOfPid(worker.pid()), "ray::MegatronTrainRayActor.train");
+    int walks = 0;
+    while (walks < 6 && roleName(t, rm.roleOf(worker.pid())) != "trainer") {
+        rm.sample({});
+        ++walks;
+    }
+    EXPECT_EQ(roleName(t, rm.roleOf(worker.pid())), "trainer");
+    EXPECT_LE(walks, 3) << "at its next full read (every 3 walks)";
+
+    // This host's own processes (this test at least) are `other`: most walks read none of them.
+    std::size_t reused = 0;
+    for (int i = 0; i < 3; ++i) {
+        reused += rm.sample({}).reused;
+    }
+    EXPECT_GT(reused, 0u);
+    RoleMemory every(RoleTable::builtin(), RoleMemoryOptions{.reuseOtherRss = false});
+    every.sample({});
+    EXPECT_EQ(every.sample({}).reused, 0u);
+}
+
 }  // namespace
 }  // namespace runplane::agent

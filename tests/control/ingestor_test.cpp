@@ -89,6 +89,44 @@ TEST(Ingestor, StoresAcksAndDeliversAfterCommit) {
     EXPECT_EQ(scalar(history, "SELECT count(*) FROM nodes WHERE address='" + address + "';"), 1);
 }
 
+// deriveEvents (issue 43: watch's role alarms): the events it returns for a batch are stored with
+// that batch (seq NULL, controller-made) and delivered live with it; it sees each batch once.
+TEST(Ingestor, DerivedEventsAreStoredAndDeliveredWithTheirBatch) {
+    ScratchDir dir;
+    const std::string history = dir.file("h.sqlite");
+    FakeAgent agent;
+    agent.setRecords(records(1, 30), 7);
+    const std::string address = agent.start();
+    std::atomic<int> batches{0}, liveDerived{0};
+    IngestorOptions options = optionsFor(address, history);
+    options.deriveEvents = [&](const db::IngestBatch& batch) {
+        ++batches;
+        db::IngestEvent e;
+        e.tNs = batch.samples.empty() ? 1 : batch.samples.back().tNs;
+        e.kind = "memory_alarm";
+        e.message = "derived from " + std::to_string(batch.samples.size()) + " samples";
+        e.attrs = db::eventAttrs({{"source", "plan"}});
+        return std::vector<db::IngestEvent>{e};
+    };
+    IngestorCallbacks callbacks;
+    callbacks.onTelemetry = [&](const TelemetryUpdate& update) {
+        for (const auto& e : update.events) {
+            liveDerived += e.seq == 0 && e.kind == "memory_alarm" ? 1 : 0;
+        }
+    };
+    TelemetryIngestor ingestor(options, callbacks);
+    ASSERT_TRUE(ingestor.start().ok());
+    ASSERT_TRUE(waitFor([&] { return agent.lastAck() == 30; })) << agent.lastAck();
+    ingestor.stop();
+    EXPECT_EQ(scalar(history, "SELECT count(*) FROM samples;"), 30);
+    EXPECT_EQ(scalar(history,
+                     "SELECT count(*) FROM events WHERE kind='memory_alarm' AND seq IS "
+                     "NULL AND attrs_json LIKE '%plan%';"),
+              batches.load());
+    EXPECT_GE(batches.load(), 1);
+    EXPECT_EQ(liveDerived.load(), batches.load());
+}
+
 // A listener that asks for some series gets only those live; the history gets every one.
 TEST(Ingestor, LiveUpdatesCarryOnlyTheSamplesAskedFor) {
     ScratchDir dir;
