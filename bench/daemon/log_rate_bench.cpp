@@ -173,6 +173,16 @@ int main(int argc, char** argv) {
     const auto size1 = std::filesystem::file_size(stdoutPath);
     ::kill(tail, SIGTERM);
     ::waitpid(tail, nullptr, 0);
+    {
+        // End the run while its daemon still runs (a supervisor outlives a vanished daemon).
+        grpc::ClientContext ctx;
+        runplane::v1::StopRunRequest stop;
+        stop.set_run_id("lines");
+        stop.set_grace_seconds(1);
+        runplane::v1::RunStatus st;
+        stub->StopRun(&ctx, stop, &st);
+        std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
     std::ifstream load("/proc/loadavg");
     std::string loadavg;
     std::getline(load, loadavg);
