@@ -121,6 +121,18 @@ Collector::Collector(CollectorOptions options, Spool& spool, RunManager& runs, L
     if (m_options.roleMemory) {
         m_roleMemory = std::make_unique<RoleMemory>(m_options.roleTable);
     }
+    if (auto source = openKernelLog(m_options.kernelLog)) {
+        m_kernelLog = std::move(*source);
+        if (m_kernelLog) {
+            m_logger.info("host OOM kills read from the kernel log: " + m_kernelLog->describe());
+        }
+    } else {
+        m_logger.warn("kernel log not readable (" + source.error() +
+                      "): host OOM kills are seen only in the runs' own output");
+    }
+    if (m_options.engineMetrics) {
+        m_engineScraper = std::make_unique<EngineScraper>();
+    }
     m_snapshot.reportHz = m_options.sampleHz;
 }
 
@@ -330,7 +342,9 @@ void Collector::report(std::int64_t nowNs) {
             agg.reset();
         }
     }
+    pollKernelLog(nowNs);  // before syncRuns: a kill precedes the exit it causes
     syncRuns(nowNs);
+    scrapeEngines(nowNs);
     sampleRoles(nowNs);
     sampleGpus(nowNs);
     checkStalls(nowNs);
@@ -419,6 +433,9 @@ void Collector::syncRuns(std::int64_t nowNs) {
         // Process tree: walked once per report; RSS between reports; PSS where readable.
         track.pids = runTree(view.supervisorPid, view.supervisorStartTicks, view.childPid,
                              view.childStartTicks);
+        for (const int pid : track.pids) {
+            m_oomMatcher.notePid(pid, view.runId, nowNs);
+        }
         const TreeMemory tm = treeMemory(track.pids, true);
         track.rss.add(static_cast<double>(tm.rssBytes));
         addSample(nowNs, view.runId, series::kRunTreeRss, track.rss.last, track.rss.min,
@@ -686,6 +703,22 @@ void Collector::handleLine(RunTrack& run, ParsedLogLine parsed, std::int64_t now
     }
     if (!parsed.warning.empty()) {
         m_logger.warn("run " + run.runId + ": unparsed metric line: " + parsed.warning);
+    }
+}
+
+void Collector::pollKernelLog(std::int64_t nowNs) {
+    if (!m_kernelLog) {
+        return;
+    }
+    const auto lines = m_kernelLog->poll();
+    for (auto& [runId, ev] : m_oomMatcher.match(lines, nowNs, m_kernelLog->describe())) {
+        const auto track = m_tracks.find(runId);
+        if (track == m_tracks.end()) {
+            continue;
+        }
+        ParsedLogLine parsed;
+        parsed.events.push_back(std::move(ev));
+        handleLine(track->second, std::move(parsed), nowNs);  // the per-kind event budget
     }
 }
 

@@ -25,7 +25,9 @@ namespace runplane::compute {
 struct GpuDevice;
 }
 
+#include "backend/agent/engine_metrics.h"
 #include "backend/agent/host_memory.h"
+#include "backend/agent/kernel_log.h"
 #include "backend/agent/log_metrics.h"
 #include "backend/agent/logger.h"
 #include "backend/agent/role_memory.h"
@@ -47,6 +49,11 @@ struct CollectorOptions {
     std::size_t spoolBacklogRecords = 100'000;  // held in memory while the spool is unwritable
     bool roleMemory = true;                     // memory by process role (role_memory.h)
     RoleTable roleTable = RoleTable::builtin();
+    /// Where host OOM kills are read (kernel_log.h): "auto" (/dev/kmsg, else syslog(2)), "off",
+    /// or a file the kernel log is written to.
+    std::string kernelLog = "auto";
+    /// Scrape the inference engines' /metrics found in the runs (engine_metrics.h).
+    bool engineMetrics = true;
 };
 
 /// Latest values for the Prometheus exposition (a value snapshot).
@@ -149,6 +156,10 @@ class Collector {
                            const std::vector<std::uint64_t>& usedBytes);
     void reportGpuErrors(std::int64_t nowNs, const compute::GpuDevice& gpu);
     void checkStalls(std::int64_t nowNs);
+    /// Kernel OOM kills of the runs' processes: host_oom events on those runs (kernel_log.h).
+    void pollKernelLog(std::int64_t nowNs);
+    /// Engines' /metrics of the runs: targets found, scrapes stored (collector_engines.cpp).
+    void scrapeEngines(std::int64_t nowNs);
     void flush();
     /// One of the daemon's own series (step -1), sent with the unit the vocabulary gives it
     /// (telemetry::series::sampledUnit).
@@ -193,7 +204,12 @@ class Collector {
     std::map<unsigned, GpuCounters> m_gpuCounters;
     std::int64_t m_lastFlushNs = 0;
     std::string m_lastMeminfoError;
-    std::unique_ptr<RoleMemory> m_roleMemory;  // null with roleMemory off
+    std::unique_ptr<RoleMemory> m_roleMemory;      // null with roleMemory off
+    std::unique_ptr<KernelLogSource> m_kernelLog;  // null: off or not readable
+    KernelOomMatcher m_oomMatcher;
+    std::unique_ptr<EngineScraper> m_engineScraper;   // null with engineMetrics off
+    std::int64_t m_engineDiscoveryNs = 0;             // when the targets were last looked for
+    std::map<int, std::string> m_engineErrorsLogged;  // per port, the failure last logged
 };
 
 }  // namespace runplane::agent

@@ -238,6 +238,8 @@ int daemonMain(int argc, char** argv) {
     collectorOptions.memAlarmSeconds = config.memAlarmSeconds;
     collectorOptions.gpuTelemetry = config.gpuTelemetry;
     collectorOptions.roleMemory = config.roleMemory;
+    collectorOptions.kernelLog = config.kernelLog;
+    collectorOptions.engineMetrics = config.engineMetrics;
     if (!config.roleTable.empty()) {
         auto table = RoleTable::load(config.roleTable);
         if (!table) {

@@ -34,6 +34,8 @@ struct DaemonConfig {
     bool gpuTelemetry = true;                     // --no-gpu turns it off
     std::string roleTable;                        // --role-table FILE: extra process-role rows
     bool roleMemory = true;                       // --no-role-memory turns the role walk off
+    bool engineMetrics = true;                    // --no-engine-metrics: no /metrics scrapes
+    std::string kernelLog = "auto";               // --kernel-log auto|off|FILE (host OOM kills)
     unsigned workThreads = 4;
     std::string logLevel = "info";   // --log-level debug|info|warn|error
     std::string logFormat = "auto";  // --log-format auto|text|journald

@@ -200,6 +200,14 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
     bool noRoleMemory = false;
     app.add_flag("--no-role-memory", noRoleMemory,
                  "do not walk the process table for memory by role");
+    bool noEngineMetrics = false;
+    app.add_flag("--no-engine-metrics", noEngineMetrics,
+                 "do not scrape the inference engines' /metrics found in the runs");
+    app.add_option("--kernel-log", c.kernelLog,
+                   "where host OOM kills of the runs' processes are read: auto (/dev/kmsg, else "
+                   "syslog(2)), off, or a file the kernel log is written to (docs/daemon.md, "
+                   "\"Kernel log\")")
+        ->capture_default_str();
     app.add_option("--supervisor", c.supervisorPath,
                    "runplane-supervisor executable (default: next to runplaned)");
     app.add_option("--max-request-bytes", c.maxRequestBytes, "largest request accepted")
@@ -281,6 +289,7 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
     }
     c.gpuTelemetry = !noGpu;
     c.roleMemory = !noRoleMemory;
+    c.engineMetrics = !noEngineMetrics;
     if (!c.roleTable.empty()) {
         if (auto table = RoleTable::load(c.roleTable); !table) {
             return Error{"--role-table: " + table.error()};

@@ -23,6 +23,7 @@ const std::vector<LogFormat>& logFormats() {
         {"sglang_batch", R"(batch[.,] )", recognizeSglangBatch, false},
         {"vllm_stats", R"(throughput: |cache usage: )", recognizeVllmStats, false},
         {"verl_step", R"(^step:\d)", recognizeVerlStep, false},
+        {"slime_memory", R"(Memory-Usage )", recognizeSlimeMemoryUsage, false},
         {"json_line", R"(^\{)", recognizeJsonLine, false},
         // Phases and markers.
         {"phase_marker", R"(\[runplane-phase\])", recognizePhaseMarker, true},

@@ -58,6 +58,7 @@ bool recognizeVllmStats(const LineView& line, ParsedLogLine& out);            //
 bool recognizeMegatronIteration(const LineView& line, ParsedLogLine& out);    // megatron.cpp
 bool recognizeMegatronBadGradNorm(const LineView& line, ParsedLogLine& out);  // megatron.cpp
 bool recognizeVerlStep(const LineView& line, ParsedLogLine& out);             // verl.cpp
+bool recognizeSlimeMemoryUsage(const LineView& line, ParsedLogLine& out);     // slime_memory.cpp
 bool recognizePhaseMarker(const LineView& line, ParsedLogLine& out);          // markers.cpp
 bool recognizeTimer(const LineView& line, ParsedLogLine& out);                // markers.cpp
 bool recognizeEvalSkipped(const LineView& line, ParsedLogLine& out);          // markers.cpp

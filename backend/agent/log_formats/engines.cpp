@@ -23,7 +23,7 @@ struct Field {
 };
 
 // SGLang's keys (python/sglang/srt/managers/scheduler_metrics_mixin.py prints them).
-constexpr std::array<Field, 16> kSglang{{
+constexpr std::array<Field, 20> kSglang{{
     {"#running-req", "running_requests"},
     {"#queue-req", "queued_requests"},
     {"#token", "kv_tokens"},
@@ -40,6 +40,11 @@ constexpr std::array<Field, 16> kSglang{{
     {"accept len", "spec_accept_length"},
     {"accept length", "spec_accept_length"},
     {"#inflight-req", "inflight_requests"},
+    // Hybrid models (radixark/miles#308): full and SWA pools, Mamba state slots.
+    {"#full token", "full_kv_tokens"},
+    {"#swa token", "swa_kv_tokens"},
+    {"mamba num", "mamba_slots"},
+    {"mamba usage", "mamba_usage"},
 }};
 
 // vLLM's keys (vllm/engine/metrics.py for V0, vllm/v1/metrics/loggers.py for V1).

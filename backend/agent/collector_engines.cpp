@@ -1,0 +1,115 @@
+// The collector's engine-metrics part (issue 42): every few seconds the /metrics ports of each
+// running run's engines are looked for (the command lines of the processes in its tree, and
+// RUNPLANE_ENGINE_METRICS_PORTS in their environment); the scraper's thread fetches them at the
+// report rate, and each report stores what came back as the run's engine/... series.
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "backend/agent/collector.h"
+#include "common/telemetry/series.h"
+
+namespace runplane::agent {
+namespace {
+
+constexpr std::int64_t kDiscoveryPeriodNs = 5'000'000'000;
+constexpr std::size_t kMaxProcFileBytes = 256 * 1024;
+
+// A NUL-separated /proc file (cmdline, environ), bounded.
+std::vector<std::string> procStrings(int pid, const char* file) {
+    std::vector<std::string> out;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/" + file, std::ios::binary);
+    if (!in) {
+        return out;
+    }
+    std::string data(kMaxProcFileBytes, '\0');
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<std::size_t>(in.gcount()));
+    std::size_t start = 0;
+    while (start < data.size()) {
+        auto end = data.find('\0', start);
+        if (end == std::string::npos) {
+            end = data.size();
+        }
+        out.emplace_back(data, start, end - start);
+        start = end + 1;
+    }
+    return out;
+}
+
+// RUNPLANE_ENGINE_METRICS_PORTS=30000,30001
+void portsFromEnviron(int pid, std::set<int>& ports) {
+    constexpr std::string_view kVar = "RUNPLANE_ENGINE_METRICS_PORTS=";
+    for (const auto& kv : procStrings(pid, "environ")) {
+        if (!kv.starts_with(kVar)) {
+            continue;
+        }
+        std::string_view list = std::string_view(kv).substr(kVar.size());
+        while (!list.empty()) {
+            const auto comma = list.find(',');
+            const std::string_view item = list.substr(0, comma);
+            int port = 0;
+            const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), port);
+            if (ec == std::errc() && ptr == item.data() + item.size() && port > 0 && port < 65536) {
+                ports.insert(port);
+            }
+            list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        }
+    }
+}
+
+}  // namespace
+
+void Collector::scrapeEngines(std::int64_t nowNs) {
+    if (!m_engineScraper) {
+        return;
+    }
+    if (nowNs - m_engineDiscoveryNs >= kDiscoveryPeriodNs || m_engineDiscoveryNs == 0) {
+        m_engineDiscoveryNs = nowNs;
+        std::vector<EngineScraper::Target> targets;
+        std::set<int> taken;  // one run per port
+        for (const auto& [id, track] : m_tracks) {
+            if (track.ended) {
+                continue;
+            }
+            std::set<int> ports;
+            for (const int pid : track.pids) {
+                for (const int p : enginePortsFromArgv(procStrings(pid, "cmdline"))) {
+                    ports.insert(p);
+                }
+                portsFromEnviron(pid, ports);
+            }
+            for (const int p : ports) {
+                if (taken.insert(p).second && targets.size() < 64) {
+                    targets.push_back({id, p});
+                }
+            }
+        }
+        const auto period = std::chrono::milliseconds(
+            static_cast<std::int64_t>(1000.0 / std::max(reportHz(), 0.01)));
+        m_engineScraper->setTargets(std::move(targets), period);
+    }
+    for (auto& scrape : m_engineScraper->take()) {
+        if (m_tracks.count(scrape.runId) == 0) {
+            continue;
+        }
+        for (const auto& m : scrape.metrics) {
+            addSample(nowNs, scrape.runId, m.series, telemetry::unitOf(m.series), m.value, m.value,
+                      m.value, m.step);
+        }
+    }
+    // A port's failure is logged when it changes (an engine still starting is not news twice).
+    for (const auto& [port, error] : m_engineScraper->lastErrors()) {
+        auto& logged = m_engineErrorsLogged[port];
+        if (logged != error) {
+            if (!error.empty()) {
+                m_logger.info("engine metrics: " + error);
+            }
+            logged = error;
+        }
+    }
+}
+
+}  // namespace runplane::agent
