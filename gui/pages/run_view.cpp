@@ -21,6 +21,7 @@
 #include "gui/models/run_models.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/pages/run_role_tabs.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -163,6 +164,7 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     m_tabs->addTab(metrics, tr("Metrics"));
     m_panels = new MetricPanelsView;
     m_tabs->addTab(m_panels, tr("Panels"));
+    m_roleTabs = new RunRoleTabs(m_tabs, this);
 
     // Log tab.
     auto* log = new QWidget;
@@ -243,6 +245,7 @@ void RunView::clear(const QString& message) {
         p->setPlaceholder(message);
     }
     m_peaks->setPeaks({}, 0, 0);
+    m_roleTabs->clear(message);
     m_tailer->stop();
 }
 
@@ -331,6 +334,7 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
     }
     applyMetrics(newRun);
     applyNccl();
+    m_roleTabs->setSnapshot(m_snapshot);
 
     if (newRun) {
         const QSignalBlocker block(m_logNode);

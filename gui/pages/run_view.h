@@ -30,6 +30,7 @@ namespace runplane::gui {
 class LogTailer;
 class MetricPanelsView;
 class PeaksModel;
+class RunRoleTabs;
 class TimeSeriesPlot;
 
 class RunView : public QWidget {
@@ -54,6 +55,8 @@ class RunView : public QWidget {
     MetricPanelsView* metricPanels() const { return m_panels; }
     PeaksModel* peaksModel() const { return m_peaks; }
     QTabWidget* tabs() const { return m_tabs; }
+    /// Memory by role and phase lanes (run_role_tabs.h).
+    RunRoleTabs* roleTabs() const { return m_roleTabs; }
     /// Shows the named metric (series name, or "eval/*" for the eval scores) in the Metrics tab;
     /// before the run's series arrive it is kept and applied when they do.
     void showMetric(const QString& name);
@@ -99,6 +102,7 @@ class RunView : public QWidget {
     QLineEdit* m_logFilter = nullptr;
     QPlainTextEdit* m_log = nullptr;
     LogTailer* m_tailer = nullptr;
+    RunRoleTabs* m_roleTabs = nullptr;
     std::deque<QString> m_logLines;
     QString m_partialLine;
     QString m_runId;
