@@ -107,6 +107,11 @@ StackedAreaPlot::StackedAreaPlot(QWidget* parent) : QWidget(parent) {
     m_plot->legend->setBrush(QColor(255, 255, 255, 210));
     m_plot->installEventFilter(this);
     connect(m_timer, &QTimer::timeout, this, [this] {
+        // A hidden plot (another tab) is drawn when shown (showEvent), as TimeSeriesPlot does.
+        if (!isVisible()) {
+            m_hiddenChange = true;
+            return;
+        }
         rebuild();
         m_plot->replot();
     });
@@ -254,6 +259,14 @@ QString StackedAreaPlot::hoverTextAt(QPoint pixel) const {
     return m_hover(m_plot->xAxis->pixelToCoord(p.x()), m_plot->yAxis->pixelToCoord(p.y()));
 }
 
+void StackedAreaPlot::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_hiddenChange) {
+        m_hiddenChange = false;
+        m_timer->start();
+    }
+}
+
 bool StackedAreaPlot::eventFilter(QObject* watched, QEvent* event) {
     if (watched == m_plot && event->type() == QEvent::MouseMove) {
         const auto* me = static_cast<QMouseEvent*>(event);
@@ -275,6 +288,11 @@ PhaseLanesPlot::PhaseLanesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->yAxis->setRangeReversed(true);
     m_plot->installEventFilter(this);
     connect(m_timer, &QTimer::timeout, this, [this] {
+        // A hidden plot (another tab) is drawn when shown (showEvent), as TimeSeriesPlot does.
+        if (!isVisible()) {
+            m_hiddenChange = true;
+            return;
+        }
         rebuild();
         m_plot->replot();
     });
@@ -403,6 +421,14 @@ QString PhaseLanesPlot::hoverTextAt(QPoint pixel) const {
     const QPoint p = m_plot->mapFrom(this, pixel);
     const double y = m_plot->yAxis->pixelToCoord(p.y());
     return hoverText(m_plot->xAxis->pixelToCoord(p.x()), static_cast<int>(std::lround(y)));
+}
+
+void PhaseLanesPlot::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (m_hiddenChange) {
+        m_hiddenChange = false;
+        m_timer->start();
+    }
 }
 
 bool PhaseLanesPlot::eventFilter(QObject* watched, QEvent* event) {

@@ -55,12 +55,14 @@ class StackedAreaPlot : public QWidget {
 
   protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
   private:
     void rebuild();
     QCustomPlot* m_plot = nullptr;
     QLabel* m_title = nullptr;
     QTimer* m_timer = nullptr;
+    bool m_hiddenChange = false;  // a change while hidden: drawn on show
     std::vector<double> m_t;
     std::vector<StackedLayer> m_layers;
     std::vector<PhaseSpan> m_phases;
@@ -104,12 +106,14 @@ class PhaseLanesPlot : public QWidget {
 
   protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
   private:
     void rebuild();
     QCustomPlot* m_plot = nullptr;
     QLabel* m_title = nullptr;
     QTimer* m_timer = nullptr;
+    bool m_hiddenChange = false;  // a change while hidden: drawn on show
     std::vector<LaneRow> m_lanes;
     std::vector<EventMarker> m_markers;
     QString m_placeholder;
