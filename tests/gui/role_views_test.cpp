@@ -225,9 +225,18 @@ TEST(RoleViewsLive, RolesFailuresAndRankLanesOfARealRunThroughARealDaemon) {
     EXPECT_TRUE(tip.contains(QStringLiteral(" process"))) << tip.toStdString();
     EXPECT_TRUE(tip.contains(QStringLiteral(" MB")) || tip.contains(QStringLiteral(" GB")))
         << tip.toStdString();
-    // Hover through the widget at that point's pixel gives the same layer (the pixel rounds).
-    const QString widgetTip = rolePlot->hoverTextAt(rolePlot->pixelOf(stack.t[peak], mid / 1e9));
-    EXPECT_TRUE(widgetTip.contains(QStringLiteral("roles-node"))) << widgetTip.toStdString();
+    // Hover through the widget at a pixel in the middle of the thickest layer there names it.
+    std::size_t thick = 0;
+    for (std::size_t k = 0; k < stack.layers.size(); ++k) {
+        if (stack.layers[k].bytes[peak] > stack.layers[thick].bytes[peak]) {
+            thick = k;
+        }
+    }
+    const double thickMid = stack.top(thick, peak) - 0.5 * stack.layers[thick].bytes[peak];
+    const QString widgetTip =
+        rolePlot->hoverTextAt(rolePlot->pixelOf(stack.t[peak], thickMid / 1e9));
+    EXPECT_TRUE(widgetTip.startsWith(QStringLiteral("roles-node · ") + stack.layers[thick].label))
+        << widgetTip.toStdString();
 
     // 2. Failures: both real pastes are alert-level markers with their one-line summary; the host
     //    memory plot marks them too, and the run list names the cause (the OOM, the stronger).
