@@ -326,9 +326,16 @@ std::shared_ptr<const RunRoleData> loadRunRoleData(db::History& history, const R
         }
     }
 
+    // The role series of all the run's nodes share one budget of points, as the run's own
+    // series do (runSeriesBuckets): a 256-node run reads fewer buckets per series.
+    std::size_t count = 0;
+    for (const auto& [node, named] : byNode) {
+        count += named.size();
+    }
+    const int buckets = runSeriesBuckets(q.maxBuckets, count);
     auto load = [&](const db::SeriesInfo& info) -> Result<PointSeries> {
-        return cache != nullptr ? cache->load(history, info, q.t0, q.t1, q.maxBuckets)
-                                : loadSeries(history, info, q.t0, q.t1, q.maxBuckets);
+        return cache != nullptr ? cache->load(history, info, q.t0, q.t1, buckets)
+                                : loadSeries(history, info, q.t0, q.t1, buckets);
     };
     for (qsizetype n = 0; n < q.nodes.size(); ++n) {
         const auto it = byNode.find(q.nodes[n]);
