@@ -21,8 +21,10 @@
 #include "backend/plan/topology.h"
 #include "db/history/decimate.h"
 #include "db/history/history.h"
+#include "db/history/run_cause.h"
 #include "gui/models/metric_views.h"
 #include "gui/models/qt_text.h"
+#include "gui/models/role_memory.h"
 
 namespace runplane::gui {
 
@@ -481,6 +483,10 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
             row.metrics = std::move(*metrics);
         }
         appendPrimaryMetric(history, r.id, analysis, row.metrics);
+        if (auto cause = db::runCause(history, r.id); cause.ok() && *cause) {
+            row.cause = qs((*cause)->summary);
+            row.causeKind = qs((*cause)->kind);
+        }
         rows.push_back(std::move(row));
     }
     return rows;
@@ -634,6 +640,11 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
         }
     }
     snap.lines = memoryLinesFromRecipe(snap.recipeYaml, ram, catalog, daemonAlarm);
+    {
+        RoleQuery rq{snap.run.nodes, snap.recipeYaml, t0, t1, runEnd, maxBuckets, snap.phases};
+        snap.roles = loadRunRoleData(history, rq, *events, catalog, cache);
+        snap.warnings << snap.roles->warnings;
+    }
     applyKindOverrides(snap.metrics, analysis.metricKinds);
     for (const db::EventRecord& e : *events) {
         const double t = nsToSeconds(e.tNs);

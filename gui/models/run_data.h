@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "common/metrics/metric_kind.h"
@@ -15,6 +16,8 @@
 #include "gui/models/series_data.h"
 
 namespace runplane::gui {
+
+struct RunRoleData;  // gui/models/role_memory.h
 
 /// Last and best value of one metric of a run; best follows the metric's direction
 /// (common/metrics/metric_kind.h) and is absent (bestStep -1) when it has none.
@@ -46,6 +49,8 @@ struct RunRow {
     double startT = 0;  // seconds since the epoch
     double endT = 0;    // 0 while running
     QString message;
+    QString cause;                     // why it failed, in one line (db::runCause), "" = none
+    QString causeKind;                 // the cause's event kind ("cuda_oom")
     std::vector<NodePeakRow> peaks;    // peak host memory per node
     std::vector<MetricValue> metrics;  // classified with the recipe's analysis.metric_kinds
     QString primaryMetric;             // the recipe's analysis.primary_metric ("" = default)
@@ -100,6 +105,8 @@ struct RunSnapshot {
     MemoryLines lines;
     std::vector<NodePeakRow> peaks;
     NcclHealth nccl;
+    /// Memory by role, failure markers, phase lanes (issues 42, 43).
+    std::shared_ptr<const RunRoleData> roles;
     QStringList warnings;  // what could not be loaded, in words
     QString error;         // non-empty: nothing could be loaded
 };

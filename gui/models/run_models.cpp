@@ -2,12 +2,14 @@
 
 #include "common/units/units.h"
 #include "gui/models/metric_views.h"
+#include "gui/models/role_memory.h"
 #include "gui/models/run_data.h"
 #include "gui/models/run_derivations.h"
 
 #include <QBrush>
 #include <QColor>
 #include <QDateTime>
+#include <QSize>
 
 #include <cmath>
 #include <set>
@@ -42,6 +44,14 @@ QColor stateColor(telemetry::RunState state) {
     }
     return QColor(0x70, 0x70, 0x70);
 }
+
+// A cause at alert level (an OOM of any kind, a crash, an NCCL error, a weight-sync failure) in
+// red; a weaker one (batch mismatch, nan loss, skipped iteration) in amber.
+QColor causeColor(const QString& kind) {
+    return isAlertFailure(kind) ? QColor(0xC6, 0x28, 0x28) : QColor(0xA0, 0x60, 0x00);
+}
+constexpr qsizetype kCauseChars = 40;
+constexpr int kCauseWidth = 260;
 
 QString stateText(telemetry::RunState state) {
     const std::string_view s = telemetry::label(state);
@@ -91,6 +101,8 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
             return tr("Peak host mem");
         case EvalColumn:
             return tr("Primary eval (last / best)");
+        case CauseColumn:
+            return tr("Cause");
         default:
             return {};
     }
@@ -145,6 +157,15 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             if (index.column() == StateColumn) {
                 return QBrush(stateColor(r.state));
             }
+            if (index.column() == CauseColumn && !r.cause.isEmpty()) {
+                return QBrush(causeColor(r.causeKind));
+            }
+            return {};
+        case Qt::SizeHintRole:
+            // A long cause is elided (whole in the tooltip) rather than widening the list.
+            if (index.column() == CauseColumn && r.cause.size() > kCauseChars) {
+                return QSize(kCauseWidth, 0);
+            }
             return {};
         case Qt::ToolTipRole:
             if (index.column() == EvalColumn) {
@@ -172,6 +193,9 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             }
             if (index.column() == NameColumn) {
                 return r.id;
+            }
+            if (index.column() == CauseColumn && !r.cause.isEmpty()) {
+                return QString(r.causeKind + QStringLiteral(": ") + r.cause);
             }
             return {};
         case Qt::DisplayRole:
@@ -203,6 +227,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             return r.peaks.empty() ? QString() : formatGB(r.peaks.front().peakBytes);
         case EvalColumn:
             return evalText(r);
+        case CauseColumn:
+            return r.cause;
         default:
             return {};
     }

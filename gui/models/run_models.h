@@ -26,6 +26,7 @@ class RunListModel : public QAbstractTableModel {
         DurationColumn,
         PeakColumn,
         EvalColumn,
+        CauseColumn,  // why it failed, in one line (as `runplanectl runs` CAUSE)
         ColumnCount
     };
     enum Role { RunIdRole = Qt::UserRole + 1, StateRole, SortRole };

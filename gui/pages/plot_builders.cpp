@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/models/role_memory.h"
 #include "gui/models/run_models.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -158,7 +159,9 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
     }
     std::vector<EventMarker> markers;
     for (const EventRow& e : events) {
-        if (isKind(e.kind, telemetry::EventKind::MemoryAlarm)) {
+        // Memory alarms and the log's alert-level failures (every OOM, crash, NCCL error,
+        // weight-sync failure: gui/models/role_memory.h) in red with their message.
+        if (isKind(e.kind, telemetry::EventKind::MemoryAlarm) || isAlertFailure(e.kind)) {
             markers.push_back(
                 EventMarker{e.t, e.nodeId + QStringLiteral(": ") + e.message, errorColor()});
         }

@@ -22,6 +22,7 @@
 #include "gui/pages/diagnosis_view.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/pages/run_role_tabs.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -164,6 +165,7 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     m_tabs->addTab(metrics, tr("Metrics"));
     m_panels = new MetricPanelsView;
     m_tabs->addTab(m_panels, tr("Panels"));
+    m_roleTabs = new RunRoleTabs(m_tabs, this);
 
     // Log tab.
     auto* log = new QWidget;
@@ -247,6 +249,7 @@ void RunView::clear(const QString& message) {
         p->setPlaceholder(message);
     }
     m_peaks->setPeaks({}, 0, 0);
+    m_roleTabs->clear(message);
     m_tailer->stop();
     m_diagnosis->setRun(QString(), {});
 }
@@ -336,6 +339,7 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
     }
     applyMetrics(newRun);
     applyNccl();
+    m_roleTabs->setSnapshot(m_snapshot);
 
     if (newRun) {
         const QSignalBlocker block(m_logNode);

@@ -32,6 +32,7 @@ class DiagnosisView;
 class LogTailer;
 class MetricPanelsView;
 class PeaksModel;
+class RunRoleTabs;
 class TimeSeriesPlot;
 
 class RunView : public QWidget {
@@ -57,6 +58,8 @@ class RunView : public QWidget {
     PeaksModel* peaksModel() const { return m_peaks; }
     QTabWidget* tabs() const { return m_tabs; }
     DiagnosisView* diagnosisView() const { return m_diagnosis; }
+    /// Memory by role and phase lanes (run_role_tabs.h).
+    RunRoleTabs* roleTabs() const { return m_roleTabs; }
     /// Shows the named metric (series name, or "eval/*" for the eval scores) in the Metrics tab;
     /// before the run's series arrive it is kept and applied when they do.
     void showMetric(const QString& name);
@@ -103,6 +106,7 @@ class RunView : public QWidget {
     QPlainTextEdit* m_log = nullptr;
     LogTailer* m_tailer = nullptr;
     DiagnosisView* m_diagnosis = nullptr;
+    RunRoleTabs* m_roleTabs = nullptr;
     std::deque<QString> m_logLines;
     QString m_partialLine;
     QString m_runId;
