@@ -156,7 +156,9 @@ void buildInklingGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
                 std::any_of(r.extraArgs.begin(), r.extraArgs.end(), [&](const ExtraArg& a) {
                     return a.flag == "--extra-args" && a.values == std::vector<std::string>{text};
                 });
-            if (!passed && !inExtraArgs) {
+            // a flag the imported script spelled out (launcher.explicit_flags) is written even
+            // where the launcher passes the same value
+            if ((!passed || writtenExplicitly(r, rule)) && !inExtraArgs) {
                 ArgLine line;
                 line.words.push_back(text);
                 train.lines.push_back(std::move(line));

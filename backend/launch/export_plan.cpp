@@ -272,7 +272,7 @@ void buildBashGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
             continue;
         }
         std::vector<FlagValues> out;
-        rule.emit(rule, r, rule.alwaysInBash, out);
+        rule.emit(rule, r, rule.alwaysInBash || writtenExplicitly(r, rule), out);
         for (const auto& fv : out) {
             group(rule.group).lines.push_back(lineOf(r, fv));
         }
@@ -287,7 +287,7 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         const FlagRule* rule = findScriptOption(opt.option);
         asOption.insert(rule->field.str());
         std::vector<FlagValues> out;
-        rule->emit(*rule, r, opt.always, out);
+        rule->emit(*rule, r, opt.always || writtenExplicitly(r, *rule), out);
         for (auto& fv : out) {
             fv.flag = opt.option;
             script.lines.push_back(lineOf(r, fv));
@@ -316,7 +316,8 @@ void buildScriptGroups(const Recipe& r, unsigned bits, LaunchPlan& plan) {
         std::vector<FlagValues> out;
         // The launcher passes an engine memory fraction of its own (run_qwen3_8.py: 0.7) before
         // --extra-args: the recipe's is always written, so the engines run with the plan's.
-        emitFor(rule, r, true, alwaysInExtraArgs(rule.field.view()), out);
+        emitFor(rule, r, true, alwaysInExtraArgs(rule.field.view()) || writtenExplicitly(r, rule),
+                out);
         for (const auto& fv : out) {
             ArgLine line;
             std::vector<std::string> words = lineOf(r, fv).words;

@@ -309,6 +309,11 @@ std::string spelledFlag(const Recipe& r, std::string_view flag) {
     return std::string(flag);
 }
 
+bool writtenExplicitly(const Recipe& r, const FlagRule& rule) {
+    const auto& flags = r.launcher.explicitFlags;
+    return std::find(flags.begin(), flags.end(), rule.flag) != flags.end();
+}
+
 const FlagRule* findRule(std::string_view flag) {
     flag = canonicalFlag(flag);
     for (const auto& rule : flagRules()) {

@@ -81,6 +81,9 @@ bool applyFlag(const FlagRule& rule, std::string_view spelling, Recipe& r,
 /// The spelling an export writes for a rule's flag: the alias launcher.flag_spellings records
 /// for it, else the flag itself.
 std::string spelledFlag(const Recipe& r, std::string_view flag);
+/// True when the recipe asks for the rule's flag to be written even at its default
+/// (launcher.explicit_flags holds the rule's flag: an imported script spelled it out).
+bool writtenExplicitly(const Recipe& r, const FlagRule& rule);
 /// The rule for a train.py flag (not a miles launcher option), or nullptr. Aliases count.
 const FlagRule* findRule(std::string_view flag);
 /// The rule for a miles launcher option ("--tp"), or nullptr.

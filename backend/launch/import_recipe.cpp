@@ -475,8 +475,10 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
     }
     carrySpliceDefinitions(reading, splicedNames, r, notes);
 
-    // A mapped flag the exporter would not write back (e.g. a value at the recipe default, or an
-    // engine flag of another framework) is also kept verbatim, so that export repeats it.
+    // A mapped flag the exporter would not write back at the recipe default goes to its field
+    // only and is named in launcher.explicit_flags, so that export repeats it with the field's
+    // value (an edit wins). One the export cannot write at all (an engine flag of another
+    // framework) is also kept verbatim, so that export repeats it.
     for (const auto& [index, rule] : mapped) {
         const ScriptFlag& f = in.flags[index];
         const bool scriptLevel = in.milesScript && !f.inExtraArgs;
@@ -496,6 +498,19 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
         const std::string& ruleFlag = rule->flag;
         const bool emitted = std::any_of(out.begin(), out.end(),
                                          [&](const FlagValues& fv) { return fv.flag == ruleFlag; });
+        if (!emitted && available) {
+            std::vector<FlagValues> forced;
+            emitFor(*rule, r, in.milesScript && !scriptLevel, true, forced);
+            if (std::any_of(forced.begin(), forced.end(),
+                            [&](const FlagValues& fv) { return fv.flag == ruleFlag; })) {
+                auto& explicitFlags = r.launcher.explicitFlags;
+                if (std::find(explicitFlags.begin(), explicitFlags.end(), ruleFlag) ==
+                    explicitFlags.end()) {
+                    explicitFlags.push_back(ruleFlag);
+                }
+                continue;
+            }
+        }
         if (!emitted && rule->emit != nullptr) {
             notes.push_back({NoteLevel::Info, f.file, f.line, rule->field.str(),
                              f.flag + " is read into " + rule->field.str() +

@@ -289,6 +289,10 @@ struct Launcher {
     /// ("--sglang-expert-parallel-size" for --sglang-ep-size): an export writes each flag the
     /// way it was read. Empty (a recipe written by hand) = every flag in its canonical spelling.
     std::vector<std::string> flagSpellings;
+    /// Flags (canonical spelling) an imported script wrote at the recipe default: an export
+    /// writes each of them whatever its field's value, so the script keeps the settings it spelled
+    /// out while the field alone holds the value (an edit wins). Empty = defaults are not written.
+    std::vector<std::string> explicitFlags;
     bool operator==(const Launcher&) const = default;
 };
 

@@ -510,6 +510,9 @@ std::vector<RecipeField> buildTable() {
         RP_FIELD(launcher.flagSpellings)(fields::kLauncherFlagSpellings, "Flag spellings",
                                          "engine flags written with an alias of their own, one "
                                          "per line (--sglang-expert-parallel-size)"),
+        RP_FIELD(launcher.explicitFlags)(fields::kLauncherExplicitFlags, "Flags written always",
+                                         "flags an export writes even at the default value "
+                                         "(an imported script spelled them out), e.g. --lr"),
 
         RP_FIELD(analysis.primaryMetric)(
             fields::kAnalysisPrimaryMetric, "Primary metric",

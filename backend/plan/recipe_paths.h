@@ -168,6 +168,7 @@ class FieldPath {
     X(kLauncherRayStopArgs, "launcher.ray_stop_args") \
     X(kLauncherRaySubmitArgs, "launcher.ray_submit_args") \
     X(kLauncherFlagSpellings, "launcher.flag_spellings") \
+    X(kLauncherExplicitFlags, "launcher.explicit_flags") \
     X(kAnalysisPrimaryMetric, "analysis.primary_metric") \
     X(kAnalysisMemoryAlarmGb, "analysis.memory_alarm_gb")
 

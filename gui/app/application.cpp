@@ -17,6 +17,7 @@
 #include "gui/app/app_settings.h"
 #include "gui/app/command_line.h"
 #include "gui/app/compare_report.h"
+#include "gui/app/first_start.h"
 #include "gui/app/main_window.h"
 #include "gui/app/report.h"
 #include "gui/models/cluster_connection.h"
@@ -229,9 +230,7 @@ int runApplication(int argc, char** argv) {
         return runReport(options, historyPath);
     }
     const Status location = prepareHistoryLocation(historyPath, [](const QString& question) {
-        return QMessageBox::question(nullptr, QObject::tr("Runplane"), question,
-                                     QMessageBox::Yes | QMessageBox::No,
-                                     QMessageBox::No) == QMessageBox::Yes;
+        return askCreateDirectory(nullptr, question);  // Yes is the default (issue 46)
     });
     if (!location) {
         printErr(QStringLiteral("runplane: --history: ") +

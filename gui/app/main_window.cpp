@@ -11,6 +11,7 @@
 #include <QTabWidget>
 
 #include "gui/app/app_settings.h"
+#include "gui/app/first_start.h"
 
 namespace runplane::gui {
 
@@ -67,11 +68,7 @@ MainWindow::MainWindow(const QString& historyPath, QWidget* parent) : QMainWindo
     entry(edit, Page::Action::Find, tr("&Find runs"), QKeySequence::Find, "Ctrl+F");
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&About Runplane"), this, [this] {
-        QMessageBox::about(this, tr("About Runplane"),
-                           tr("Runplane %1: design, monitor and compare RL post-training runs.")
-                               .arg(QApplication::applicationVersion()));
-    });
+    help->addAction(tr("&About Runplane"), this, [this] { showAbout(this); });
 
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
         updateTitle();

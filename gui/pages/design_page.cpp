@@ -33,8 +33,10 @@
 #include "gui/models/findings_model.h"
 #include "gui/models/qt_text.h"
 #include "gui/models/serial_worker.h"
+#include "gui/pages/design_validity.h"
 #include "gui/pages/plan_views.h"
 #include "gui/pages/recipe_form.h"
+#include "gui/widgets/invalid_banner.h"
 #include "gui/widgets/memory_budget_chart.h"
 #include "gui/widgets/topology_view.h"
 
@@ -162,10 +164,13 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
         m_flavour->addItem(QString::fromLatin1(plan::launch::toString(f)), static_cast<int>(f));
     }
     auto* copy = new QPushButton(tr("Copy"), launch);
+    m_copy = copy;
     launchBar->addWidget(m_flavour);
     launchBar->addStretch(1);
     launchBar->addWidget(copy);
     launchLayout->addLayout(launchBar);
+    m_launchBanner = new InvalidBanner(launch);
+    launchLayout->addWidget(m_launchBanner);
     m_launch = new QPlainTextEdit(launch);
     m_launch->setReadOnly(true);
     m_launch->setFont(QFont(QStringLiteral("DejaVu Sans Mono")));
@@ -200,10 +205,8 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
     });
     connect(m_topologyColor, &QComboBox::currentIndexChanged, this, [this] { applyTopology(); });
     connect(m_flavour, &QComboBox::currentIndexChanged, this, [this] { replan(); });
-    connect(copy, &QPushButton::clicked, this, [this] {
-        QApplication::clipboard()->setText(m_launch->toPlainText());
-        emit statusMessage(tr("launch script copied"));
-    });
+    connect(copy, &QPushButton::clicked, this, [this] { copyLaunch(); });
+    m_copyPrompt = [this](const QString& reason) { return askCopyInvalidLaunch(this, reason); };
     connect(m_undo, &QUndoStack::cleanChanged, this, [this] { emit titleHintChanged(); });
 
     // The model catalog is files on disk: read it on the worker.
@@ -284,7 +287,7 @@ void DesignPage::buildToolbar(QToolBar* bar) {
                                                                tr("Recipes (*.yaml)"));
         }
         if (!path.isEmpty()) {
-            saveTo(path);
+            saveTo(withRecipeSuffix(path));
         }
     });
     save->setShortcut(QKeySequence::Save);
@@ -296,7 +299,7 @@ void DesignPage::buildToolbar(QToolBar* bar) {
                                  : QFileDialog::getSaveFileName(this, tr("Save recipe"), m_path,
                                                                 tr("Recipes (*.yaml)"));
         if (!path.isEmpty()) {
-            saveTo(path);
+            saveTo(withRecipeSuffix(path));
         }
     });
     bar->addAction(tr("Import launch script…"), this, [this] {
@@ -350,6 +353,25 @@ void DesignPage::setPathPrompt(std::function<QString(bool save)> prompt) {
     m_pathPrompt = std::move(prompt);
 }
 
+void DesignPage::setCopyInvalidPrompt(std::function<bool(const QString& reason)> prompt) {
+    m_copyPrompt = std::move(prompt);
+}
+
+bool DesignPage::copyLaunch() {
+    const QString reason = m_launchBanner->reason();
+    if (!reason.isEmpty() && !m_copyPrompt(reason)) {
+        emit statusMessage(tr("not copied: the design has errors"));
+        return false;
+    }
+    QApplication::clipboard()->setText(m_launch->toPlainText());
+    emit statusMessage(tr("launch script copied"));
+    return true;
+}
+
+QString DesignPage::launchInvalidReason() const {
+    return m_launchBanner->reason();
+}
+
 QString DesignPage::titleHint() const {
     const QString file = m_path.isEmpty() ? tr("untitled recipe") : QFileInfo(m_path).fileName();
     return QStringLiteral("%1%2 — %3 errors, %4 warnings")
@@ -382,7 +404,7 @@ bool DesignPage::maybeSave() {
                 if (path.isEmpty()) {
                     return false;
                 }
-                m_path = path;
+                m_path = withRecipeSuffix(path);
             }
             // Written synchronously here: the user is leaving and asked for the data to be kept.
             {
@@ -411,9 +433,21 @@ void DesignPage::newRecipe() {
     plan::Recipe r;
     r.name = "new-run";
     r.model.name = "qwen3-8B";
+    // A design that runs on its own default hardware (one H100 node), as slime's Qwen3 scripts
+    // do (recipes/known-good/slime-qwen3-4B.yaml): colocated, TP 2 with sequence parallelism
+    // and recompute, engines of 2 GPUs; 0 errors (issue 46).
+    r.placement = plan::Placement::Colocate;
+    r.trainer.tp = 2;
+    r.trainer.sequenceParallel = true;
+    r.trainer.recompute = true;
+    r.rollout.gpusPerEngine = 2;
+    r.rollout.memFraction = 0.7;
     r.batch.rolloutBatchSize = 32;
     r.batch.nSamplesPerPrompt = 8;
     r.batch.globalBatchSize = 256;
+    r.batch.dynamicBatchSize = true;
+    r.batch.maxTokensPerGpu = 9216;
+    r.batch.numRollout = 3000;
     m_path.clear();
     showRecipe(r);
     m_undo->clear();
@@ -474,6 +508,13 @@ void DesignPage::applyResult(DesignResult result) {
                            .arg(p.memory.peakBytes / plan::kGb, 0, 'f', 1)
                            .arg(p.memory.peakNode)
                            .arg(QString::fromLatin1(plan::toString(p.memory.peakPhase))));
+    // An invalid design looks invalid wherever its results appear (issue 46).
+    const QString numbersWhy =
+        invalidDesignText(p.findings, tr("These numbers are for a design that cannot run."));
+    m_hostChart->setInvalid(numbersWhy);
+    m_gpuChart->setInvalid(numbersWhy);
+    m_launchBanner->setReason(invalidDesignText(
+        p.findings, tr("This launch cannot run as written; copying it asks first.")));
     if (p.model) {
         m_hostChart->setData(hostBudgetChart(p.memory));
         m_gpuChart->setData(gpuBudgetChart(p.memory));
@@ -597,6 +638,9 @@ void DesignPage::importLaunchScript(const QString& path) {
                 m_importNotes << tr("import: ") + qs(n.format());
             }
             m_path.clear();
+            if (imported->recipe.name.empty()) {
+                imported->recipe.name = recipeNameFromScript(path);  // the script's file name
+            }
             setRecipe(imported->recipe, tr("import %1").arg(QFileInfo(path).fileName()));
             m_tabs->setCurrentIndex(3);
             emit statusMessage(tr("imported %1: %2 note(s) on what was not understood")

@@ -27,6 +27,7 @@ class QLabel;
 class QListWidget;
 class QMenu;
 class QPlainTextEdit;
+class QPushButton;
 class QTableView;
 class QTabWidget;
 class QUndoStack;
@@ -34,6 +35,7 @@ class QUndoStack;
 namespace runplane::gui {
 
 class FindingsModel;
+class InvalidBanner;
 class MemoryBudgetChart;
 class RecipeForm;
 class SerialWorker;
@@ -72,6 +74,10 @@ class DesignPage : public Page {
     void setUnsavedPrompt(std::function<QMessageBox::StandardButton()> prompt);
     /// Replaces the open / save-as file dialogs (tests): returns the path, "" = cancelled.
     void setPathPrompt(std::function<QString(bool save)> prompt);
+    /// Replaces the "copy an invalid launch?" question (tests): true = copy.
+    void setCopyInvalidPrompt(std::function<bool(const QString& reason)> prompt);
+    /// Copies the launch preview to the clipboard; an invalid design asks first. True = copied.
+    bool copyLaunch();
 
     const plan::Recipe& recipe() const;
     const QString& path() const { return m_path; }
@@ -91,6 +97,9 @@ class DesignPage : public Page {
     QTabWidget* viewTabs() const { return m_tabs; }
     QUndoStack* undoStack() const { return m_undo; }
     QString launchPreviewText() const;
+    /// The banner over the launch preview ("" = the design has no errors).
+    QString launchInvalidReason() const;
+    QPushButton* copyButton() const { return m_copy; }
     QStringList importNotes() const;
 
   signals:
@@ -124,6 +133,9 @@ class DesignPage : public Page {
     QComboBox* m_topologyColor = nullptr;
     QComboBox* m_flavour = nullptr;
     QPlainTextEdit* m_launch = nullptr;
+    InvalidBanner* m_launchBanner = nullptr;
+    QPushButton* m_copy = nullptr;
+    std::function<bool(const QString& reason)> m_copyPrompt;
     QListWidget* m_notes = nullptr;
     QMenu* m_recentMenu = nullptr;
     QUndoStack* m_undo = nullptr;

@@ -19,6 +19,7 @@
 
 #include "backend/plan/catalog.h"
 #include "gui/models/qt_text.h"
+#include "gui/pages/form_input.h"
 
 namespace runplane::gui {
 
@@ -228,6 +229,7 @@ RecipeForm::Binding& RecipeForm::bind(QFormLayout* form, const QString& path, co
     editor->setObjectName(path);
     editor->setToolTip(b->baseTooltip);
     form->addRow(l, editor);
+    applyFormInputRules(editor);  // the wheel only when focused, Ctrl+Z undoes the recipe edit
     m_bindings.push_back(std::move(b));
     return *m_bindings.back();
 }
@@ -245,6 +247,15 @@ void RecipeForm::commit(const Binding& binding) {
     if (binding.path.startsWith(QLatin1String("model."))) {
         refreshVariants();
     }
+    // Every other editor shows the recipe as it is now: a hardware profile sets the hardware
+    // fields, and GPUs per node changes the profile the picker names (issue 46).
+    m_loading = true;
+    for (const auto& b : m_bindings) {
+        if (b.get() != &binding && b->path != QLatin1String("model.variant")) {
+            b->load(m_recipe);
+        }
+    }
+    m_loading = false;
     refreshEnabled();
     emit edited(m_recipe, binding.path);
 }
@@ -325,8 +336,12 @@ void RecipeForm::addField(QFormLayout* f, const RecipeField& field, Reason extra
                 bindSpin(new QSpinBox, static_cast<int>(lo), static_cast<int>(hi));
                 return;
             }
-            auto* spin = new QDoubleSpinBox;
-            spin->setDecimals(field.decimals);
+            // A field shown to 6 or more decimals spans orders of magnitude (the learning
+            // rate): it reads and shows scientific notation, 2e-6.
+            auto* spin = field.decimals >= 6 ? new ScientificSpinBox : new QDoubleSpinBox;
+            if (field.decimals < 6) {
+                spin->setDecimals(field.decimals);
+            }
             spin->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
             bindSpin(spin, lo, hi);
             return;

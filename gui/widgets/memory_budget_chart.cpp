@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "gui/widgets/invalid_banner.h"
 #include "gui/widgets/palette.h"
 
 namespace runplane::gui {
@@ -29,6 +30,8 @@ QColor componentColor(int index) {
 MemoryBudgetChart::MemoryBudgetChart(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
+    m_banner = new InvalidBanner(this);
+    layout->addWidget(m_banner);
     m_plot = new QCustomPlot(this);
     m_plot->setMinimumSize(300, 200);
     m_plot->legend->setVisible(true);
@@ -70,6 +73,18 @@ void MemoryBudgetChart::setPlaceholder(const QString& message) {
     rebuild();
 }
 
+void MemoryBudgetChart::setInvalid(const QString& reason) {
+    if (reason == m_banner->reason()) {
+        return;
+    }
+    m_banner->setReason(reason);
+    rebuild();
+}
+
+QString MemoryBudgetChart::invalidReason() const {
+    return m_banner->reason();
+}
+
 double MemoryBudgetChart::keyOf(int group, int bar) const {
     // Groups are separated by one empty slot.
     double key = 0;
@@ -108,9 +123,14 @@ void MemoryBudgetChart::rebuild() {
     for (size_t i = 0; i < names.size(); ++i) {
         auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         b->setName(names[i]);
-        const QColor color = componentColor(static_cast<int>(i));
+        QColor color = componentColor(static_cast<int>(i));
+        QColor edge = color.darker(130);
+        if (!m_banner->reason().isEmpty()) {
+            color.setAlpha(60);  // an invalid design: the numbers are not a layout's
+            edge = QColor(150, 150, 150);
+        }
         b->setBrush(color);
-        b->setPen(QPen(color.darker(130), 0.8));
+        b->setPen(QPen(edge, 0.8, m_banner->reason().isEmpty() ? Qt::SolidLine : Qt::DashLine));
         b->setWidth(0.8);
         if (below != nullptr) {
             b->moveAbove(below);
@@ -188,6 +208,14 @@ void MemoryBudgetChart::rebuild() {
 }
 
 QString MemoryBudgetChart::tooltipAt(const QPoint& pos) const {
+    const QString tip = barTooltipAt(pos);
+    if (tip.isEmpty() || m_banner->reason().isEmpty()) {
+        return tip;
+    }
+    return m_banner->reason() + QStringLiteral("\n\n") + tip;
+}
+
+QString MemoryBudgetChart::barTooltipAt(const QPoint& pos) const {
     const QPoint p = m_plot->mapFrom(this, pos);
     if (!m_plot->axisRect()->rect().contains(p)) {
         return {};

@@ -13,6 +13,8 @@ class QMouseEvent;
 
 namespace runplane::gui {
 
+class InvalidBanner;
+
 class MemoryBudgetChart : public QWidget {
     Q_OBJECT
   public:
@@ -22,6 +24,11 @@ class MemoryBudgetChart : public QWidget {
     /// Replaces what is drawn (redrawn at once: design edits are user-paced, not a stream).
     void setData(BudgetChartData data);
     void setPlaceholder(const QString& message);
+    /// Marks what is drawn as the budget of an invalid design (issue 46): a banner with the
+    /// reason above the bars, the bars washed out and every hover text prefixed with it. ""
+    /// clears the mark.
+    void setInvalid(const QString& reason);
+    QString invalidReason() const;
     /// The hover text at a widget position ("" when over nothing): for tooltips and tests.
     QString tooltipAt(const QPoint& pos) const;
     /// Widget position of the middle of segment `component` of bar `bar` in group `group`.
@@ -32,11 +39,13 @@ class MemoryBudgetChart : public QWidget {
 
   private:
     void rebuild();
+    QString barTooltipAt(const QPoint& pos) const;
     double keyOf(int group, int bar) const;
 
     QCustomPlot* m_plot = nullptr;
     BudgetChartData m_data;
     QString m_placeholder;
+    InvalidBanner* m_banner = nullptr;
 };
 
 }  // namespace runplane::gui

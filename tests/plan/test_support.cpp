@@ -120,7 +120,8 @@ Recipe everyFieldRecipe() {
                           true,
                           {"--force"},
                           {"--no-wait", "--submission-id", "job-1"},
-                          {"--sglang-expert-parallel-size"}};
+                          {"--sglang-expert-parallel-size"},
+                          {"--lr", "--optimizer"}};
     r.weightUpdate = WeightUpdate{WeightUpdateMode::Delta, WeightTransport::Disk, "/shared/wu",
                                   "/nvme/ckpt", true};
     r.analysis.primaryMetric = "eval/gsm8k";
