@@ -306,6 +306,14 @@ TEST(VerifyJoined, ANodeBelongsOnlyToTheHeadsGcsAndCluster) {
                   .find("belongs to cluster beef, not the head's c0ffee"),
               std::string::npos);
 
+    // Two raylets of this address, ours listed first: the one in the stranger's GCS still fails
+    // the node (its GPUs would be offered to both clusters), and is the one named.
+    const std::vector<RayletIdentity> both{ours.front(), stranger.front()};
+    EXPECT_NE(verifyJoined(both, "198.18.0.12", "198.18.0.11:6379", "c0ffee")
+                  .find("(pid 42) joined the GCS at 198.18.0.99:6379"),
+              std::string::npos)
+        << verifyJoined(both, "198.18.0.12", "198.18.0.11:6379", "c0ffee");
+
     // No raylet of this node's address on its host.
     EXPECT_NE(verifyJoined(ours, "198.18.0.13", "198.18.0.11:6379", "")
                   .find("no raylet with node IP 198.18.0.13"),
