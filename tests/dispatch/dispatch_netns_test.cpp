@@ -13,10 +13,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "backend/control/cluster_certs.h"
 #include "backend/control/dispatch.h"
+#include "backend/control/dispatch_membership.h"
 #include "tests/dispatch/node_process.h"
 #include "tests/dispatch/ray_test_support.h"
 #include "tests/support/netns_hosts.h"
@@ -386,5 +389,97 @@ TEST(NetnsHosts, HostnameMappedToLoopbackFailsThatHostsPreflightRow) {
     EXPECT_NE(result.error.find(all[1] + ": net.hosts"), std::string::npos) << result.error;
     for (const auto& e : result.events) {
         EXPECT_EQ(e.step, DispatchStep::Preflight) << "nothing past preflight";
+    }
+}
+
+// issue 47: `runplanectl dispatch preflight` shows which Ray cluster each host's raylets belong
+// to. Ray's head runs on host 1 and host 2 joined it; host 3 is in no cluster. The command runs
+// as a user runs it (the built runplanectl, the files `cluster init` wrote), from the controller.
+// Its output is the table docs/dispatch.md shows.
+TEST(NetnsHosts, DispatchPreflightShowsWhichRayClusterEachHostIsIn) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(3);
+    const auto env = rayEnv(venv);
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+    const std::string headIp = c.hosts.ip(0);
+
+    RayStartSpec head;
+    head.head = true;
+    head.nodeIp = headIp;
+    head.port = 6379;
+    head.env = {{"RAY_AUTH_MODE", "disabled"}};
+    const auto started = rayStart(c.daemons[0]->address(), head, c.client);
+    ASSERT_TRUE(started.ok()) << started.error();
+    ASSERT_EQ(started->exitCode, 0) << started->output;
+    RayStartSpec worker;
+    worker.nodeIp = c.hosts.ip(1);
+    worker.headAddress = headIp + ":6379";
+    worker.env = head.env;
+    const auto joined = rayStart(c.daemons[1]->address(), worker, c.client);
+    ASSERT_TRUE(joined.ok()) << joined.error();
+    ASSERT_EQ(joined->exitCode, 0) << joined->output;
+
+    // A three-node recipe whose MASTER_ADDR is the head's LAN address.
+    std::string recipe = readFile(runplane::testing::sourceDir() + "/recipes/smoke-local.yaml");
+    recipe.replace(recipe.find("nodes: 1"), 8, "nodes: 3");
+    recipe.replace(recipe.find("master_addr: 127.0.0.1"), 22, "master_addr: " + headIp);
+    recipe += "environment:\n  env:\n    PATH: " + venv + "/bin:/usr/bin:/bin\n";
+    const std::string recipeFile = c.dir.path() + "/recipe.yaml";
+    {
+        std::ofstream out(recipeFile);
+        out << recipe;
+    }
+    const std::string pki = c.dir.path() + "/pki";
+    std::vector<std::string> argv{runplane::testing::builtBinary("backend/cli/runplanectl"),
+                                  "dispatch",
+                                  "preflight",
+                                  "--recipe",
+                                  recipeFile,
+                                  "--tls-ca",
+                                  pki + "/ca.pem",
+                                  "--tls-cert",
+                                  pki + "/client.pem",
+                                  "--tls-key",
+                                  pki + "/client.key",
+                                  "--token-file",
+                                  pki + "/token"};
+    for (const auto& d : c.daemons) {
+        argv.push_back(d->address());
+    }
+    std::string out;
+    runplane::testing::runCommand(argv, &out);
+    std::cout << "$ runplanectl dispatch preflight --recipe recipe.yaml --tls-ca ca.pem --tls-cert "
+                 "client.pem --tls-key client.key --token-file token";
+    for (const auto& d : c.daemons) {
+        std::cout << " " << d->address();
+    }
+    std::cout << "\n" << out << std::endl;
+
+    const std::string gcs = headIp + ":6379";
+    ASSERT_NE(out.find("Ray membership"), std::string::npos) << out;
+    // The membership lines are the last lines naming each daemon (the preflight table's first).
+    const auto lastLineOf = [&out](const std::string& start) {
+        const auto at = out.rfind("\n" + start);
+        return at == std::string::npos ? std::string()
+                                       : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+    };
+    EXPECT_NE(lastLineOf(c.daemons[0]->address()).find(headIp), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[0]->address()).find(gcs), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[1]->address()).find(c.hosts.ip(1)), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[1]->address()).find(gcs), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[2]->address()).find("no raylet"), std::string::npos) << out;
+    EXPECT_NE(out.find("one Ray cluster: GCS " + gcs), std::string::npos) << out;
+    // The recipe runs on CPUs (gpus_per_node 0): no node may fail for lacking "cpu GPUs".
+    EXPECT_EQ(out.find("gpu.model: expected"), std::string::npos) << out;
+    EXPECT_EQ(out.find("ray.installed: ray not found"), std::string::npos) << out;
+
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_TRUE(
+            rayStop(c.daemons[static_cast<std::size_t>(i)]->address(), true, c.client).ok());
     }
 }
