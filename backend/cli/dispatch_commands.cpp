@@ -17,6 +17,7 @@
 #include "backend/cli/connection_flags.h"
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_history.h"
+#include "backend/control/dispatch_membership.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
 #include "backend/plan/catalog.h"
@@ -168,7 +169,9 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
         base.env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     base.expectedGpus = static_cast<std::uint32_t>(recipe->hardware.gpusPerNode);
-    base.expectedGpuModel = recipe->hardware.gpu;
+    // A recipe without GPUs (hardware.gpus_per_node 0, gpu "cpu") expects no GPU model: asking
+    // for "cpu GPUs" failed every node of a CPU run.
+    base.expectedGpuModel = recipe->hardware.gpusPerNode > 0 ? recipe->hardware.gpu : "";
     // The gate the run needs (>= 2.30.7 for cross-node CUDA-graph engines), and never below the
     // version the recipe says it was planned with.
     base.minNcclVersionCode = std::max(
@@ -279,7 +282,21 @@ void runPreflight(PreflightOptions o, int& exitCode) {
         }
     }
     const auto table = preflightNodes(o.nodes, specs, connection.client);
-    std::cout << (o.json ? preflightTableToJson(table) + "\n" : formatPreflightTable(table));
+    // Which Ray cluster each node's raylets belong to (issue 47), asked of the nodes that answered.
+    std::vector<std::string> answered;
+    for (const auto& row : table.rows) {
+        if (row.reachable) {
+            answered.push_back(row.address);
+        }
+    }
+    const auto membership = rayMembership(answered, connection.client);
+    if (o.json) {
+        json out = json::parse(preflightTableToJson(table));
+        out["ray_membership"] = json::parse(membershipToJson(membership));
+        std::cout << out.dump(2) << "\n";
+    } else {
+        std::cout << formatPreflightTable(table) << "\n" << formatMembership(membership);
+    }
     exitCode = table.anyFail() || runplane::plan::hasErrors(hf) ? 1 : 0;
 }
 

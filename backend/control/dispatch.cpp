@@ -316,11 +316,18 @@ const char* toString(DispatchStep step) {
 
 std::string verifyJoined(const std::vector<RayletIdentity>& raylets, const std::string& nodeIp,
                          const std::string& gcsAddress, const std::string& clusterId) {
+    // Every raylet of this node IP counts: a node whose earlier raylet joined a stranger's GCS
+    // and whose new one joined ours would give its GPUs to both clusters. The stranger's is the
+    // one reported, whatever order the process table lists them in.
     const RayletIdentity* own = nullptr;
     for (const auto& r : raylets) {
-        if (r.nodeIp == nodeIp) {
+        if (r.nodeIp == nodeIp &&
+            (own == nullptr || r.gcsAddress != gcsAddress ||
+             (!clusterId.empty() && !r.clusterId.empty() && r.clusterId != clusterId))) {
             own = &r;
-            break;
+            if (r.gcsAddress != gcsAddress) {
+                break;
+            }
         }
     }
     if (own == nullptr) {

@@ -2,6 +2,13 @@
 // one the frameworks document: head first, workers join it, wait until the cluster shows the
 // expected GPU total, then start the launcher on the head only. A failure after the head was
 // started rolls every touched node back with `ray stop --force`, so nothing is left half-started.
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -69,6 +76,38 @@ std::string lastLine(const std::string& text) {
     }
     const bool endMarker = lines.back().front() == '[' && lines.back().back() == ']';
     return endMarker && lines.size() > 1 ? lines[lines.size() - 2] : lines.back();
+}
+
+// True when something accepts a TCP connection on host:port within `timeout`, seen from the
+// controller. A port that does not answer (closed, filtered, unroutable from here) reads false:
+// then `ray start --head` itself fails (Ray finds the stranger's session in its GCS), with
+// Ray's less telling assertion as the reason.
+bool portAnswers(const std::string& host, std::uint32_t port, std::chrono::milliseconds timeout) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) {
+        return false;
+    }
+    bool answered = false;
+    for (const addrinfo* a = found; a != nullptr && !answered; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            continue;
+        }
+        if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+            answered = true;
+        } else if (errno == EINPROGRESS) {
+            pollfd p{fd, POLLOUT, 0};
+            int err = 0;
+            socklen_t len = sizeof err;
+            answered = ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 &&
+                       ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0;
+        }
+        ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    return answered;
 }
 
 /// Outcome of one `ray start`: empty string = success, else the reason.
@@ -234,6 +273,17 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
                 return result;
             }
         }
+    }
+    // A GCS this daemon cannot see (another container sharing the host's network, another user)
+    // may hold the port: `ray start --head` would then connect to it and fail on an assertion,
+    // and workers told this address would join the stranger. Refuse before touching anything.
+    if (portAnswers(headIp, r.rayPort, std::chrono::milliseconds(1500))) {
+        result.error = "head " + r.head + ": " + headIp + ":" + std::to_string(r.rayPort) +
+                       " already answers (a foreign Ray GCS or another program holds the Ray " +
+                       "port, outside what this node's daemon sees); stop it there or choose " +
+                       "another Ray port (--ray-port)";
+        log.emit(DispatchStep::RayStartHead, r.head, true, false, 1.0, result.error);
+        return result;
     }
     RayStartSpec head;
     head.env = *authEnv;

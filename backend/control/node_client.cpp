@@ -171,8 +171,11 @@ Result<std::shared_ptr<NodeClient>> NodeClient::create(const std::string& addres
     }
     grpc::ChannelArguments args;
     // Reconnect quickly after a daemon restart; gRPC's default backoff grows to two minutes.
+    // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC core reads it as the *minimum connect timeout*
+    // (how long one connection attempt, TCP + TLS + HTTP/2 settings, may take). At 100 ms every
+    // set-up slower than that was cut ("tcp handshaker shutdown"), which on a busy controller
+    // fanning out to 64 daemons lost most rows (docs/results/2026-12-06-preflight-64.md).
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxReceiveMessageSize(64 * 1024 * 1024);
     // A telemetry stream that the controller does not read (its history writer is full) must

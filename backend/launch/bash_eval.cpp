@@ -338,6 +338,24 @@ Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Fie
         *what = "'" + base + "' assigns variables in ways the reader does not follow";
         return CmdKind::Unknown;
     }
+    if (base == "set") {
+        // errexit on or off: -e, -ex, -euo pipefail, -o errexit (and + to turn it off)
+        for (std::size_t i = 1; i < fields->size(); ++i) {
+            const std::string& w = (*fields)[i].text;
+            if (w.size() < 2 || (w[0] != '-' && w[0] != '+') || w == "--") {
+                continue;
+            }
+            const bool on = w[0] == '-';
+            if ((w == "-o" || w == "+o") && i + 1 < fields->size()) {
+                if ((*fields)[i + 1].text == "errexit") {
+                    m_errexit = on;
+                }
+                ++i;
+            } else if (w.find('e') != std::string::npos && w[1] != '-') {
+                m_errexit = on;
+            }
+        }
+    }
     if (isIgnorable(base)) {
         return CmdKind::Ignorable;
     }

@@ -83,6 +83,10 @@ class Evaluator : public Expander {
     std::vector<std::string> m_lines;   // the main script's lines
     std::set<std::string> m_probeVars;  // variables a run-time probe sets (symbolic)
     std::set<std::string> m_bound;      // variables a pre-launch step already binds
+    /// `set -e` in force at this point of the main script (its own `set` lines): a pre-launch
+    /// step read while it was off runs with it off in the export too (a `kill -9 "$pid"` of a
+    /// process gone meanwhile must not end the job when it did not end the original).
+    bool m_errexit = false;
     /// A node of the main script before the launch that is a pre-launch step: records it.
     bool capturePreLaunch(const Node& node);
     void addPreLaunch(const Node& node, const std::string& what);

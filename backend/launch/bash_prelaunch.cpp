@@ -169,6 +169,10 @@ ScriptReading::PreLaunchStep Evaluator::verbatimStep(const Node& node, bool bind
         }
         binds += name + "=" + shellQuote(it->second.values[0].text) + "\n";
     }
+    // The export runs its steps under `set -e`; one the original ran without it keeps that.
+    if (!m_errexit) {
+        body = "set +e\n" + body + "set -e\n";
+    }
     return {m_file, node.line, node.endLine, binds + body};
 }
 

@@ -4,6 +4,7 @@
 // cluster's GPU total in files) because Ray is not installed on this machine; see
 // docs/dispatch.md for what the real-Ray test still needs.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "backend/control/dispatch.h"
+#include "backend/control/dispatch_membership.h"
 #include "tests/dispatch/dispatch_test_support.h"
 
 using namespace runplane::control;
@@ -306,8 +308,51 @@ TEST(VerifyJoined, ANodeBelongsOnlyToTheHeadsGcsAndCluster) {
                   .find("belongs to cluster beef, not the head's c0ffee"),
               std::string::npos);
 
+    // Two raylets of this address, ours listed first: the one in the stranger's GCS still fails
+    // the node (its GPUs would be offered to both clusters), and is the one named.
+    const std::vector<RayletIdentity> both{ours.front(), stranger.front()};
+    EXPECT_NE(verifyJoined(both, "198.18.0.12", "198.18.0.11:6379", "c0ffee")
+                  .find("(pid 42) joined the GCS at 198.18.0.99:6379"),
+              std::string::npos)
+        << verifyJoined(both, "198.18.0.12", "198.18.0.11:6379", "c0ffee");
+
     // No raylet of this node's address on its host.
     EXPECT_NE(verifyJoined(ours, "198.18.0.13", "198.18.0.11:6379", "")
                   .find("no raylet with node IP 198.18.0.13"),
               std::string::npos);
+}
+
+// issue 47: `dispatch preflight` shows which Ray cluster each node's raylets belong to.
+TEST(RayMembership, OneLinePerRayletAndHowManyClustersTheNodesAreIn) {
+    std::vector<NodeMembership> nodes(4);
+    nodes[0] = {"198.18.0.11:7001", true, "", {{41, "198.18.0.11:6379", "198.18.0.11", "c0ffee"}}};
+    nodes[1] = {"198.18.0.12:7001", true, "", {{42, "198.18.0.11:6379", "198.18.0.12", "c0ffee"}}};
+    nodes[2] = {"198.18.0.13:7001", true, "", {}};
+    nodes[3] = {"198.18.0.14:7001", false, "connection refused", {}};
+    std::string text = formatMembership(nodes);
+    EXPECT_NE(
+        text.find("198.18.0.12:7001  42          198.18.0.12      198.18.0.11:6379       c0ffee"),
+        std::string::npos)
+        << text;
+    EXPECT_NE(text.find("198.18.0.13:7001  -           (no raylet: not in a Ray cluster)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("198.18.0.14:7001  (daemon lost: connection refused)"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("one Ray cluster: GCS 198.18.0.11:6379"), std::string::npos) << text;
+
+    nodes[2].raylets = {{43, "198.18.0.99:6379", "198.18.0.13", "beef"}};
+    EXPECT_EQ(membershipClusters(nodes),
+              (std::vector<std::string>{"198.18.0.11:6379", "198.18.0.99:6379"}));
+    text = formatMembership(nodes);
+    EXPECT_NE(text.find("2 different Ray clusters (GCS 198.18.0.11:6379 198.18.0.99:6379)"),
+              std::string::npos)
+        << text;
+    const auto json = nlohmann::json::parse(membershipToJson(nodes));
+    ASSERT_EQ(json.size(), 4u);
+    EXPECT_EQ(json[2]["raylets"][0]["gcs_address"], "198.18.0.99:6379");
+    EXPECT_EQ(json[3]["reachable"], false);
+    EXPECT_EQ(json[3]["error"], "connection refused");
+
+    EXPECT_NE(formatMembership({}).find("no node is in a Ray cluster"), std::string::npos);
 }

@@ -13,10 +13,13 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "backend/control/cluster_certs.h"
 #include "backend/control/dispatch.h"
+#include "backend/control/dispatch_membership.h"
 #include "tests/dispatch/node_process.h"
 #include "tests/dispatch/ray_test_support.h"
 #include "tests/support/netns_hosts.h"
@@ -197,4 +200,286 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
     const auto status = rayStatus(r.head, s.client);
     ASSERT_TRUE(status.ok()) << status.error();
     EXPECT_FALSE(status->reachable) << status->raw;
+}
+
+namespace {
+
+// Hosts secured as `runplanectl cluster init` makes them, one daemon each, and the client that
+// reaches them; the fault tests below share it.
+struct SecuredHosts {
+    explicit SecuredHosts(int count) : hosts(count, "node") {}
+    bool start(const std::map<std::string, std::string>& daemonEnv, std::string* error) {
+        if (!hosts.ok()) {
+            *error = hosts.error();
+            return false;
+        }
+        ClusterInitOptions init;
+        init.outDir = dir.path() + "/pki";
+        init.name = "netns";
+        for (int i = 0; i < hosts.count(); ++i) {
+            init.hosts.push_back(hosts.ip(i));
+        }
+        if (!initCluster(init).ok()) {
+            *error = "cluster init failed";
+            return false;
+        }
+        client.callTimeout = std::chrono::seconds(150);
+        client.tlsRootCertFile = init.outDir + "/ca.pem";
+        client.tlsCertFile = init.outDir + "/client.pem";
+        client.tlsKeyFile = init.outDir + "/client.key";
+        client.bearerToken = trimmed(readFile(init.outDir + "/token"));
+        for (int i = 0; i < hosts.count(); ++i) {
+            daemons.push_back(std::make_unique<HostDaemon>(
+                hosts, i, dir.path() + "/state-" + hosts.hostname(i), init.outDir, daemonEnv));
+            if (!daemons.back()->ok()) {
+                *error = daemons.back()->error();
+                return false;
+            }
+        }
+        return true;
+    }
+    NetnsHosts hosts;
+    ScratchDir dir;
+    NodeClientOptions client;
+    std::vector<std::unique_ptr<HostDaemon>> daemons;  // destroyed before hosts
+};
+
+std::map<std::string, std::string> rayEnv(const std::string& venv) {
+    return {{"PATH", venv + "/bin:/usr/bin:/bin"},
+            {"RAY_USAGE_STATS_ENABLED", "0"},
+            {"NCCL_SOCKET_IFNAME", NetnsHosts::kInterface},
+            {"GLOO_SOCKET_IFNAME", NetnsHosts::kInterface}};
+}
+
+// From the controller (the root namespace, on the bridge): does host:port accept a connection?
+bool answersFromController(const std::string& ip, int port) {
+    return runplane::testing::runCommand(
+               {"bash", "-c",
+                "exec 3<>/dev/tcp/" + ip + "/" + std::to_string(port) + " 2>/dev/null"},
+               nullptr) == 0;
+}
+
+}  // namespace
+
+// issue 47, "a foreign Ray head started on the head's port before bring-up": another container
+// with host networking on the head host (its own PID namespace, so the head's daemon sees no
+// raylet of it) runs a Ray head on the port this run asked for. Ray's own `ray start --head`
+// would connect to that GCS and die on an assertion about session names; workers told the address
+// would join the stranger. Dispatch refuses before starting anything, naming the port that
+// answers, and leaves the stranger alone.
+TEST(NetnsHosts, ForeignRayHeadOnTheHeadsPortIsRefusedBeforeBringUp) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(2);
+    const auto env = rayEnv(venv);
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+    const std::string headIp = c.hosts.ip(0);
+
+    // The stranger: `ray start --head --block` in a second container of host 1.
+    auto stranger = runplane::testing::Child::spawn(
+        c.hosts.onHost(0,
+                       {venv + "/bin/ray", "start", "--head", "--block", "--port=6379",
+                        "--node-ip-address=" + headIp, "--num-cpus=1", "--include-dashboard=false"},
+                       "stranger"),
+        c.dir.path() + "/stranger.out", c.dir.path() + "/stranger.err",
+        {"HOME=" + c.dir.path(), "RAY_AUTH_MODE=disabled", "RAY_USAGE_STATS_ENABLED=0",
+         "PATH=" + venv + "/bin:/usr/bin:/bin"});
+    ASSERT_TRUE(
+        waitFor([&] { return answersFromController(headIp, 6379); }, std::chrono::seconds(120)))
+        << stranger.stderrText();
+    // The head's daemon cannot see it: no raylet in its process table.
+    const auto seen = rayStatus(c.daemons[0]->address(), c.client, true);
+    ASSERT_TRUE(seen.ok()) << seen.error();
+    EXPECT_TRUE(seen->localRaylets.empty());
+
+    LaunchRequest r;
+    r.head = c.daemons[0]->address();
+    r.workers = {c.daemons[1]->address()};
+    r.gpusPerNode = 1;
+    r.rayPort = 6379;
+    r.clusterTimeout = std::chrono::seconds(60);
+    r.preflight.expectedGpus = 0;
+    r.preflight.multiNode = true;
+    r.preflight.masterAddr = headIp;
+    r.preflight.env = env;
+    r.client = c.client;
+    r.run.runId = runplane::RunId{"netns-foreign-head"};
+    r.run.argv = {venv + "/bin/python", "-c", "print('never')"};
+    r.run.env = env;
+    const auto result = launchMultiNode(r);
+    EXPECT_FALSE(result.launched);
+    EXPECT_NE(result.error.find(headIp + ":6379 already answers"), std::string::npos)
+        << result.error;
+    EXPECT_NE(result.error.find("foreign Ray GCS"), std::string::npos) << result.error;
+    ASSERT_FALSE(result.events.empty());
+    EXPECT_EQ(result.events.back().step, DispatchStep::RayStartHead);
+    EXPECT_FALSE(result.events.back().ok);
+    for (const auto& e : result.events) {
+        EXPECT_NE(e.step, DispatchStep::RayStartWorker) << "no worker was started";
+    }
+    // Nothing of ours was started on either host, and the stranger still runs.
+    for (const auto& d : c.daemons) {
+        const auto after = rayStatus(d->address(), c.client, true);
+        ASSERT_TRUE(after.ok()) << after.error();
+        EXPECT_TRUE(after->localRaylets.empty()) << d->address();
+    }
+    EXPECT_TRUE(stranger.running());
+    EXPECT_TRUE(answersFromController(headIp, 6379));
+}
+
+// issue 47, "a worker namespace whose hostname maps to 127.0.0.1": host 2's /etc/hosts carries the
+// Debian/container line that maps its own hostname to loopback. Preflight FAILs that host's row
+// (multi-node) naming the hostname and the file, the other rows pass, and launch is refused with
+// that host named before any Ray process starts.
+TEST(NetnsHosts, HostnameMappedToLoopbackFailsThatHostsPreflightRow) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(3);
+    ASSERT_TRUE(c.hosts.ok()) << c.hosts.error();
+    ASSERT_TRUE(c.hosts.writeHostsFile(
+        1, "127.0.0.1 localhost\n127.0.1.1 " + c.hosts.hostname(1) + "\n" + c.hosts.ip(0) + " " +
+               c.hosts.hostname(0) + "\n" + c.hosts.ip(2) + " " + c.hosts.hostname(2) + "\n"));
+    const auto env = rayEnv(venv);
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+
+    PreflightSpec spec;
+    spec.multiNode = true;
+    spec.masterAddr = c.hosts.ip(0);
+    spec.env = env;
+    std::vector<std::string> all;
+    for (const auto& d : c.daemons) {
+        all.push_back(d->address());
+    }
+    const auto table = preflightAll(all, spec, c.client);
+    ASSERT_EQ(table.rows.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto* hostsCheck = table.rows[i].find("net.hosts");
+        ASSERT_NE(hostsCheck, nullptr) << table.rows[i].address;
+        if (i == 1) {
+            EXPECT_EQ(hostsCheck->status, CheckState::Fail) << formatPreflightTable(table);
+            EXPECT_NE(hostsCheck->message.find("maps hostname " + c.hosts.hostname(1) +
+                                               " to a loopback address"),
+                      std::string::npos)
+                << hostsCheck->message;
+            EXPECT_NE(hostsCheck->detail.find("remove the hostname"), std::string::npos);
+        } else {
+            EXPECT_EQ(hostsCheck->status, CheckState::Pass) << formatPreflightTable(table);
+        }
+    }
+
+    LaunchRequest r;
+    r.head = all[0];
+    r.workers = {all[1], all[2]};
+    r.gpusPerNode = 1;
+    r.preflight = spec;
+    r.client = c.client;
+    r.run.runId = runplane::RunId{"netns-loopback-hostname"};
+    r.run.argv = {venv + "/bin/python", "-c", "print('never')"};
+    r.run.env = env;
+    const auto result = launchMultiNode(r);
+    EXPECT_FALSE(result.launched);
+    EXPECT_NE(result.error.find(all[1] + ": net.hosts"), std::string::npos) << result.error;
+    for (const auto& e : result.events) {
+        EXPECT_EQ(e.step, DispatchStep::Preflight) << "nothing past preflight";
+    }
+}
+
+// issue 47: `runplanectl dispatch preflight` shows which Ray cluster each host's raylets belong
+// to. Ray's head runs on host 1 and host 2 joined it; host 3 is in no cluster. The command runs
+// as a user runs it (the built runplanectl, the files `cluster init` wrote), from the controller.
+// Its output is the table docs/dispatch.md shows.
+TEST(NetnsHosts, DispatchPreflightShowsWhichRayClusterEachHostIsIn) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(3);
+    const auto env = rayEnv(venv);
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+    const std::string headIp = c.hosts.ip(0);
+
+    RayStartSpec head;
+    head.head = true;
+    head.nodeIp = headIp;
+    head.port = 6379;
+    head.env = {{"RAY_AUTH_MODE", "disabled"}};
+    const auto started = rayStart(c.daemons[0]->address(), head, c.client);
+    ASSERT_TRUE(started.ok()) << started.error();
+    ASSERT_EQ(started->exitCode, 0) << started->output;
+    RayStartSpec worker;
+    worker.nodeIp = c.hosts.ip(1);
+    worker.headAddress = headIp + ":6379";
+    worker.env = head.env;
+    const auto joined = rayStart(c.daemons[1]->address(), worker, c.client);
+    ASSERT_TRUE(joined.ok()) << joined.error();
+    ASSERT_EQ(joined->exitCode, 0) << joined->output;
+
+    // A three-node recipe whose MASTER_ADDR is the head's LAN address.
+    std::string recipe = readFile(runplane::testing::sourceDir() + "/recipes/smoke-local.yaml");
+    recipe.replace(recipe.find("nodes: 1"), 8, "nodes: 3");
+    recipe.replace(recipe.find("master_addr: 127.0.0.1"), 22, "master_addr: " + headIp);
+    recipe += "environment:\n  env:\n    PATH: " + venv + "/bin:/usr/bin:/bin\n";
+    const std::string recipeFile = c.dir.path() + "/recipe.yaml";
+    {
+        std::ofstream out(recipeFile);
+        out << recipe;
+    }
+    const std::string pki = c.dir.path() + "/pki";
+    std::vector<std::string> argv{runplane::testing::builtBinary("backend/cli/runplanectl"),
+                                  "dispatch",
+                                  "preflight",
+                                  "--recipe",
+                                  recipeFile,
+                                  "--tls-ca",
+                                  pki + "/ca.pem",
+                                  "--tls-cert",
+                                  pki + "/client.pem",
+                                  "--tls-key",
+                                  pki + "/client.key",
+                                  "--token-file",
+                                  pki + "/token"};
+    for (const auto& d : c.daemons) {
+        argv.push_back(d->address());
+    }
+    std::string out;
+    runplane::testing::runCommand(argv, &out);
+    std::cout << "$ runplanectl dispatch preflight --recipe recipe.yaml --tls-ca ca.pem --tls-cert "
+                 "client.pem --tls-key client.key --token-file token";
+    for (const auto& d : c.daemons) {
+        std::cout << " " << d->address();
+    }
+    std::cout << "\n" << out << std::endl;
+
+    const std::string gcs = headIp + ":6379";
+    ASSERT_NE(out.find("Ray membership"), std::string::npos) << out;
+    // The membership lines are the last lines naming each daemon (the preflight table's first).
+    const auto lastLineOf = [&out](const std::string& start) {
+        const auto at = out.rfind("\n" + start);
+        return at == std::string::npos ? std::string()
+                                       : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+    };
+    EXPECT_NE(lastLineOf(c.daemons[0]->address()).find(headIp), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[0]->address()).find(gcs), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[1]->address()).find(c.hosts.ip(1)), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[1]->address()).find(gcs), std::string::npos) << out;
+    EXPECT_NE(lastLineOf(c.daemons[2]->address()).find("no raylet"), std::string::npos) << out;
+    EXPECT_NE(out.find("one Ray cluster: GCS " + gcs), std::string::npos) << out;
+    // The recipe runs on CPUs (gpus_per_node 0): no node may fail for lacking "cpu GPUs".
+    EXPECT_EQ(out.find("gpu.model: expected"), std::string::npos) << out;
+    EXPECT_EQ(out.find("ray.installed: ray not found"), std::string::npos) << out;
+
+    for (int i = 0; i < 2; ++i) {
+        EXPECT_TRUE(
+            rayStop(c.daemons[static_cast<std::size_t>(i)]->address(), true, c.client).ok());
+    }
 }

@@ -5,9 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <future>
+#include <thread>
 
 #include "backend/control/dispatch.h"
 #include "tests/dispatch/dispatch_test_support.h"
+#include "tests/support/tcp_proxy.h"
 
 using namespace runplane::control;
 using namespace runplane::dispatch_testing;
@@ -124,4 +127,28 @@ TEST(DispatchPreflight, RayVersionFromMessage) {
     EXPECT_EQ(rayVersionFromMessage("/usr/bin/ray: ray, version 2.40.0"), "2.40.0");
     EXPECT_EQ(rayVersionFromMessage("ray, version 2.9.3\n"), "2.9.3");
     EXPECT_EQ(rayVersionFromMessage("ray not found on PATH=/bin"), "");
+}
+
+// The 64-daemon preflight benchmark lost most rows ("the connection closed while it was being set
+// up"): the node client set GRPC_ARG_MIN_RECONNECT_BACKOFF_MS to 100 ms, which gRPC core reads as
+// the minimum time one connection attempt may take, so any set-up slower than 100 ms (a busy
+// controller, a distant node) was cut. Here the daemon sits behind a relay that holds every byte
+// for 600 ms after the connection opens (a slow link): the node is there and must read so.
+TEST(DispatchPreflight, ConnectionSetUpSlowerThanATenthOfASecondIsNotADaemonLost) {
+    Cluster c;
+    c.start({"2.40.0"});
+    ASSERT_TRUE(c.nodes[0]->ok()) << c.nodes[0]->error();
+    runplane::testing::TcpProxy slow(c.nodes[0]->address());
+    ASSERT_FALSE(slow.address().empty());
+    slow.partition();
+    auto healer = std::async(std::launch::async, [&slow] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        slow.heal();
+    });
+    const auto table = preflightAll({slow.address()}, baseSpec(), fast());
+    healer.get();
+    ASSERT_EQ(table.rows.size(), 1u);
+    EXPECT_TRUE(table.rows[0].reachable) << formatPreflightTable(table);
+    EXPECT_EQ(table.rows[0].worst("ray.installed"), CheckState::Pass)
+        << formatPreflightTable(table);
 }

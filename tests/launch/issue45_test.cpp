@@ -192,6 +192,64 @@ TEST(Issue45, RayPortsAndSubmitWordsAreKeptAndWrittenBack) {
     EXPECT_EQ(all.find("--dashboard-port=8265"), std::string::npos);
 }
 
+// vime's and slime's scripts clear the GPUs of the last run before `set -ex`: a `kill -9` per pid
+// `nvidia-smi` lists, which fails for a process gone meanwhile (here the fake nvidia-smi's words
+// are no pids at all) without ending the original. The export ran its pre-launch steps under its
+// own `set -e`, so the same failure ended the export before the launch (found measuring
+// vllm-project/vime's run-qwen3-4B.sh: every flag "lost"). A step read while the script's
+// errexit was off keeps it off in the export; one read after `set -ex` keeps it on.
+TEST(Issue45, APreLaunchStepKeepsTheScriptsErrexitStateInTheExport) {
+    test::TempDir dir;
+    auto r = importText(
+        dir, "vime/scripts/run-clear-gpus.sh",
+        "#!/bin/bash\n"
+        "# for rerun the task\n"
+        "GPU_PIDs=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader,nounits)\n"
+        "if [ -n \"$GPU_PIDs\" ]; then\n"
+        "    for pid in $GPU_PIDs; do\n"
+        "        echo \"Killing GPU process $pid\"\n"
+        "        kill -9 \"$pid\"\n"
+        "    done\n"
+        "fi\n"
+        "set -ex\n"
+        "NVLINK_COUNT=$(nvidia-smi topo -m 2>/dev/null | grep -o 'NV[0-9][0-9]*' | wc -l)\n"
+        "ray start --head --node-ip-address 127.0.0.1 --num-gpus 8 --disable-usage-stats\n"
+        "ray job submit --address=\"http://127.0.0.1:8265\" "
+        "--runtime-env-json='{\"env_vars\": {\"NCCL_NVLS_ENABLE\": \"'\"${NVLINK_COUNT}\"'\"}}' "
+        "-- python3 train.py --rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const auto& steps = r->recipe.launcher.preLaunch;
+    const auto kill = std::find_if(steps.begin(), steps.end(), [](const std::string& s) {
+        return s.find("kill -9") != std::string::npos;
+    });
+    ASSERT_NE(kill, steps.end());
+    EXPECT_EQ(kill->rfind("set +e\n", 0), 0u) << *kill;
+    for (const auto& step : steps) {
+        if (step.find("NVLINK_COUNT=") != std::string::npos) {
+            EXPECT_EQ(step.find("set +e"), std::string::npos) << step;
+        }
+    }
+
+    ExportOptions eo;
+    eo.catalog = &test::catalog();
+    auto bundle = exportLaunch(r->recipe, Flavour::Vime, eo);
+    ASSERT_TRUE(bundle.ok()) << bundle.error();
+    const std::string out = dir.file("export");
+    for (const auto& f : bundle->files) {
+        test::writeFile(out + "/" + f.name, f.content, f.executable);
+    }
+    test::writeFile(out + "/models/qwen3-4B.sh", "MODEL_ARGS=(--num-layers 36)\n");
+    test::FakeTools fakes(dir.file("fakes"));
+    const auto run = test::runProcess({"bash", out + "/" + bundle->jobScript}, fakes.env(), out);
+    EXPECT_EQ(run.exitCode, 0) << run.output;
+    bool trained = false;
+    for (const auto& call : fakes.calls()) {
+        trained =
+            trained || std::find(call.argv.begin(), call.argv.end(), "train.py") != call.argv.end();
+    }
+    EXPECT_TRUE(trained) << "the export never reached train.py:\n" << run.output;
+}
+
 #ifdef RUNPLANE_HAVE_PLAN_RULES
 std::vector<std::string> errorIds(const Recipe& r) {
     std::vector<std::string> out;

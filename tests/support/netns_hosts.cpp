@@ -165,7 +165,13 @@ void NetnsHosts::removeEverything() {
         runCommand({"ip", "link", "del", h.vethOutside}, nullptr);
         std::error_code ec;
         std::filesystem::remove_all("/etc/netns/" + h.ns, ec);
-        std::filesystem::remove_all("/tmp/" + h.ns + "-ray", ec);
+        for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+            const std::string name = entry.path().filename().string();
+            if (name.rfind(h.ns + "-", 0) == 0 && name.size() > 4 &&
+                name.compare(name.size() - 4, 4, "-ray") == 0) {
+                std::filesystem::remove_all(entry.path(), ec);
+            }
+        }
     }
     if (!m_bridge.empty()) {
         runCommand({"ip", "link", "del", m_bridge}, nullptr);
@@ -184,6 +190,11 @@ static std::string systemTool(const std::string& name) {
 }
 
 std::vector<std::string> NetnsHosts::onHost(int i, const std::vector<std::string>& argv) const {
+    return onHost(i, argv, "");
+}
+
+std::vector<std::string> NetnsHosts::onHost(int i, const std::vector<std::string>& argv,
+                                            const std::string& container) const {
     // bash is PID 1 of the host's PID namespace: it sets the hostname, runs the program and reaps
     // the orphans that daemonising programs (ray start) leave to init. --kill-child: when unshare
     // dies (the test stops the host), PID 1 dies, and with it every process of the host.
@@ -196,22 +207,23 @@ shift
 "$@" &
 main=$!
 while kill -0 "$main" 2>/dev/null; do wait "$main"; done)";
-    std::vector<std::string> out{systemTool("ip"),
-                                 "netns",
-                                 "exec",
-                                 ns(i),
-                                 systemTool("unshare"),
-                                 "--uts",
-                                 "--pid",
-                                 "--fork",
-                                 "--mount-proc",
-                                 "--kill-child=SIGKILL",
-                                 "--",
-                                 "bash",
-                                 "-c",
-                                 kInit,
-                                 hostname(i),
-                                 "/tmp/" + ns(i) + "-ray"};
+    std::vector<std::string> out{
+        systemTool("ip"),
+        "netns",
+        "exec",
+        ns(i),
+        systemTool("unshare"),
+        "--uts",
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "--kill-child=SIGKILL",
+        "--",
+        "bash",
+        "-c",
+        kInit,
+        hostname(i),
+        "/tmp/" + ns(i) + (container.empty() ? "" : "-" + container) + "-ray"};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;
 }

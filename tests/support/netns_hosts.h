@@ -47,6 +47,11 @@ class NetnsHosts {
     /// SIGTERM). When the returned command's process dies, every process of the host dies with
     /// it (the host "powers off").
     std::vector<std::string> onHost(int i, const std::vector<std::string>& argv) const;
+    /// The same in another "container" of host i: the host's network, hostname and hosts file,
+    /// but a PID namespace and /tmp/ray of its own (named by `container`), as a second container
+    /// with host networking has. Processes there are invisible to the host's daemon.
+    std::vector<std::string> onHost(int i, const std::vector<std::string>& argv,
+                                    const std::string& container) const;
 
     /// Ends every process of host i at once (SIGKILL), as a power cut would. unshare ignores
     /// SIGTERM while it waits, so this is how a host's processes are stopped.
