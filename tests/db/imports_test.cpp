@@ -1,0 +1,271 @@
+// Runs imported into the history (issue 49, docs/imports.md): TensorBoard event files written by
+// TensorBoard's own writer (tests/db/imports/write_tensorboard_runs.py, in the venv the
+// `imports_venv` fixture makes) read back with every point, step and wall time equal; importing
+// twice adds nothing; a truncated or damaged file imports what is whole and names where it stopped;
+// the CSV / JSON-lines fallback.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "db/history/history.h"
+#include "db/imports/run_import.h"
+#include "tests/db/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using runplane::db::History;
+using runplane::imports::ImportSource;
+using runplane::testing::readAll;
+using runplane::testing::ScratchDir;
+using runplane::testing::writeAll;
+
+std::string envOr(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+std::string python() {
+    return envOr("RUNPLANE_BINARY_DIR", ".") + "/imports-venv/bin/python";
+}
+
+/// Runs the writer script into `dir`; its stdout, the JSON of every point it wrote.
+nlohmann::json writeTensorBoardRuns(const std::string& dir) {
+    const std::string script =
+        envOr("RUNPLANE_SOURCE_DIR", ".") + "/tests/db/imports/write_tensorboard_runs.py";
+    const std::string out = dir + ".expected.json";
+    const std::string cmd = python() + " " + script + " " + dir + " > " + out;
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return nlohmann::json::parse(readAll(out));
+}
+
+double hexDouble(const std::string& hex) {
+    return std::strtod(hex.c_str(), nullptr);
+}
+
+std::unique_ptr<History> openHistory(const std::string& path) {
+    auto h = History::open(path);
+    EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error());
+    return std::move(*h);
+}
+
+std::vector<runplane::db::SeriesPoint> storedPoints(History& history, const runplane::RunId& run,
+                                                    const std::string& name) {
+    auto id = history.findSeries(runplane::NodeId{"import"}, run, name);
+    EXPECT_TRUE(id.ok() && id->has_value()) << name;
+    if (!id.ok() || !id->has_value()) {
+        return {};
+    }
+    runplane::db::SeriesQuery q;
+    q.seriesId = **id;
+    q.maxBuckets = 1'000'000;
+    auto pts = history.querySeries(q);
+    EXPECT_TRUE(pts.ok());
+    EXPECT_FALSE(pts->decimated);
+    return pts->points;
+}
+
+struct Expected {
+    std::int64_t step;
+    double wall;
+    double value;
+};
+
+/// The byte offsets where each record of an event file starts (the framing, read by the test).
+std::vector<std::size_t> recordStarts(const std::string& bytes) {
+    std::vector<std::size_t> starts;
+    std::size_t at = 0;
+    while (at + 12 <= bytes.size()) {
+        std::uint64_t len = 0;
+        std::memcpy(&len, bytes.data() + at, 8);
+        starts.push_back(at);
+        at += 12 + len + 4;
+    }
+    return starts;
+}
+
+class TensorBoardImport : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(fs::exists(python()))
+            << python()
+            << " is missing: the imports_venv fixture (scripts/setup-imports-venv.sh) "
+               "makes it";
+        expected = writeTensorBoardRuns(dir.file("tb"));
+    }
+    ScratchDir dir;
+    nlohmann::json expected;
+};
+
+TEST_F(TensorBoardImport, EveryPointStepAndWallTimeReadsBackEqual) {
+    auto sources = runplane::imports::findImportSources(dir.file("tb"));
+    ASSERT_TRUE(sources.ok()) << sources.error();
+    ASSERT_EQ(sources->size(), 2u);
+    auto history = openHistory(dir.file("history.sqlite"));
+    std::size_t compared = 0;
+    for (const ImportSource& source : *sources) {
+        ASSERT_EQ(source.format, "tensorboard");
+        auto run = runplane::imports::readImportSource(source);
+        ASSERT_TRUE(run.ok()) << run.error();
+        EXPECT_EQ(run->stopped, "");
+        auto stored = runplane::imports::storeImportedRun(*history, *run, 1);
+        ASSERT_TRUE(stored.ok()) << stored.error();
+        EXPECT_FALSE(stored->alreadyPresent);
+
+        std::map<std::string, std::vector<Expected>> want;
+        for (const auto& p : expected.at(source.name)) {
+            want[p[0].get<std::string>()].push_back(
+                {p[1].get<std::int64_t>(), hexDouble(p[2]), hexDouble(p[3])});
+        }
+        EXPECT_EQ(run->series.size(), want.size()) << source.name;
+        EXPECT_EQ(stored->samplesInserted, expected.at(source.name).size());
+        if (source.name == "tf1") {
+            EXPECT_EQ(source.files.size(), 2u);
+            EXPECT_EQ(run->skippedValues, 11);  // the histograms: steps 0, 50, ..., 500
+        }
+        for (auto& [tag, points] : want) {
+            std::stable_sort(points.begin(), points.end(),
+                             [](const Expected& a, const Expected& b) { return a.wall < b.wall; });
+            const auto got = storedPoints(*history, stored->runId, tag);
+            ASSERT_EQ(got.size(), points.size()) << source.name << " " << tag;
+            for (std::size_t i = 0; i < got.size(); ++i) {
+                const Expected& e = points[i];
+                SCOPED_TRACE(source.name + " " + tag + " point " + std::to_string(i));
+                EXPECT_EQ(got[i].step, e.step);
+                // Wall time: seconds x 1e9 rounded to the ns (docs/imports.md), within the
+                // double's own resolution of the seconds value.
+                EXPECT_EQ(got[i].tNs, static_cast<std::int64_t>(std::nearbyint(e.wall * 1e9)));
+                EXPECT_LE(std::abs(static_cast<double>(got[i].tNs) / 1e9 - e.wall), 1e-6);
+                if (std::isnan(e.value)) {
+                    EXPECT_TRUE(std::isnan(got[i].value));
+                } else {
+                    EXPECT_EQ(std::memcmp(&got[i].value, &e.value, sizeof(double)), 0)
+                        << got[i].value << " != " << e.value;  // bit for bit: -0.0, denormals
+                }
+                ++compared;
+            }
+        }
+        // The origin is the run's provenance; the run spans its points.
+        auto rec = history->run(stored->runId);
+        ASSERT_TRUE(rec.ok() && rec->has_value());
+        const auto prov = nlohmann::json::parse((*rec)->provenanceJson);
+        EXPECT_EQ(prov["origin"]["format"], "tensorboard");
+        EXPECT_EQ(prov["origin"]["files"], source.files);
+        EXPECT_EQ(prov["origin"]["content_sha256"], run->contentSha256);
+        EXPECT_EQ((*rec)->name, source.name);
+        EXPECT_EQ((*rec)->state, runplane::db::RunState::Finished);
+    }
+    EXPECT_EQ(compared, expected.at("tf1").size() + expected.at("tf2").size());
+}
+
+TEST_F(TensorBoardImport, ImportingTwiceAddsNothingEvenFromACopy) {
+    auto history = openHistory(dir.file("history.sqlite"));
+    fs::create_directories(dir.file("copy/renamed"));
+    fs::copy(dir.file("tb/tf2"), dir.file("copy/renamed"), fs::copy_options::recursive);
+    std::vector<std::string> ids;
+    for (const std::string& path : {dir.file("tb/tf2"), dir.file("tb/tf2"), dir.file("copy")}) {
+        auto sources = runplane::imports::findImportSources(path);
+        ASSERT_TRUE(sources.ok());
+        ASSERT_EQ(sources->size(), 1u);
+        auto run = runplane::imports::readImportSource(sources->front());
+        ASSERT_TRUE(run.ok());
+        auto stored = runplane::imports::storeImportedRun(*history, *run, 1);
+        ASSERT_TRUE(stored.ok()) << stored.error();
+        EXPECT_EQ(stored->alreadyPresent, !ids.empty()) << path;
+        EXPECT_EQ(stored->samplesInserted, ids.empty() ? 1200u : 0u);
+        ids.push_back(stored->runId.value());
+    }
+    EXPECT_EQ(ids[0], ids[1]);
+    EXPECT_EQ(ids[0], ids[2]);
+    EXPECT_EQ(history->listRuns()->size(), 1u);
+    auto series = history->listSeries({});
+    ASSERT_TRUE(series.ok());
+    std::int64_t samples = 0;
+    for (const auto& s : *series) {
+        samples += s.count;
+    }
+    EXPECT_EQ(samples, 1200);
+}
+
+TEST_F(TensorBoardImport, ATruncatedFileImportsWhatIsWholeAndSaysWhereItStopped) {
+    const std::string file = dir.file("cut/events.out.tfevents.1.cut");
+    fs::create_directories(dir.file("cut"));
+    // The first file of tf1: a file_version record, then one value per event.
+    std::vector<fs::path> parts;
+    for (const auto& e : fs::directory_iterator(dir.file("tb/tf1"))) {
+        parts.push_back(e.path());
+    }
+    std::sort(parts.begin(), parts.end());
+    const std::string bytes = readAll(parts.front().string());
+    const auto starts = recordStarts(bytes);
+    ASSERT_GT(starts.size(), 200u);
+    const std::size_t k = 150;  // cut inside record k
+    writeAll(file, bytes.substr(0, starts[k] + 20));
+    auto run = runplane::imports::readTensorBoard({"tensorboard", "cut", {file}});
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->stopped, file + ": stopped at byte " + std::to_string(starts[k]) +
+                                ": truncated record (" +
+                                std::to_string(starts[k + 1] - starts[k] - 16) +
+                                " bytes of data, 8 left in the file)");
+    EXPECT_EQ(run->records, static_cast<std::int64_t>(k));
+    // Records 1..k-1 each hold one value: every one of them is imported, the rest not.
+    std::size_t values = run->pointCount() + static_cast<std::size_t>(run->skippedValues);
+    EXPECT_EQ(values, k - 1);
+
+    // The same record with one byte of its data changed: its CRC fails there.
+    std::string damaged = bytes;
+    damaged[starts[k] + 14] = static_cast<char>(damaged[starts[k] + 14] ^ 0x40);
+    writeAll(file, damaged);
+    auto bad = runplane::imports::readTensorBoard({"tensorboard", "cut", {file}});
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->stopped, file + ": stopped at byte " + std::to_string(starts[k]) +
+                                ": record data fails its CRC");
+    EXPECT_EQ(bad->pointCount() + static_cast<std::size_t>(bad->skippedValues), k - 1);
+
+    // A damaged length field.
+    damaged = bytes;
+    damaged[starts[k] + 2] = static_cast<char>(damaged[starts[k] + 2] ^ 0x01);
+    writeAll(file, damaged);
+    bad = runplane::imports::readTensorBoard({"tensorboard", "cut", {file}});
+    ASSERT_TRUE(bad.ok());
+    EXPECT_EQ(bad->stopped, file + ": stopped at byte " + std::to_string(starts[k]) +
+                                ": record header fails its CRC (damaged length)");
+
+    // Stored, the partial run says so in its origin and its import event.
+    auto history = openHistory(dir.file("history.sqlite"));
+    auto stored = runplane::imports::storeImportedRun(*history, *bad, 1);
+    ASSERT_TRUE(stored.ok());
+    auto rec = history->run(stored->runId);
+    EXPECT_EQ(nlohmann::json::parse((*rec)->provenanceJson)["origin"]["stopped"], bad->stopped);
+    runplane::db::EventFilter f;
+    f.runId = stored->runId;
+    auto events = history->listEvents(f);
+    ASSERT_TRUE(events.ok());
+    ASSERT_EQ(events->size(), 1u);
+    EXPECT_EQ(events->front().kind, "import");
+    EXPECT_NE(events->front().message.find(bad->stopped), std::string::npos);
+}
+
+TEST(ImportSources, AMissingPathOrAnUnknownFileIsAnErrorNamingIt) {
+    ScratchDir dir;
+    auto missing = runplane::imports::findImportSources(dir.file("nope"));
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error(), dir.file("nope") + ": no such file or folder");
+    writeAll(dir.file("notes.txt"), "hello\n");
+    auto unknown = runplane::imports::findImportSources(dir.file("notes.txt"));
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_NE(unknown.error().find(dir.file("notes.txt")), std::string::npos);
+    auto empty = runplane::imports::findImportSources(dir.path().string());
+    ASSERT_FALSE(empty.ok());
+    EXPECT_NE(empty.error().find("holds no run"), std::string::npos);
+}
+
+}  // namespace
