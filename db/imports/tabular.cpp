@@ -1,6 +1,7 @@
 // The CSV / JSON-lines fallback (docs/imports.md, "CSV and JSON lines"): one row per logged
 // step, a step column, a wall-time column (Unix seconds) and one column per metric.
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -76,6 +77,69 @@ std::optional<double> number(std::string_view text) {
     return v;
 }
 
+/// Unix seconds written in decimal ("1796553600.125") to ns exactly, without a double's rounding;
+/// nullopt for other spellings (an exponent, nan), which take the double's nearest ns.
+std::optional<std::int64_t> decimalSecondsToNs(std::string_view t) {
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) {
+        t.remove_prefix(1);
+    }
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) {
+        t.remove_suffix(1);
+    }
+    const bool negative = !t.empty() && t.front() == '-';
+    if (negative) {
+        t.remove_prefix(1);
+    }
+    const std::size_t dot = t.find('.');
+    const std::string_view whole = t.substr(0, dot);
+    const std::string_view frac = dot == std::string_view::npos ? "" : t.substr(dot + 1);
+    if (whole.empty() || whole.size() > 10) {
+        return std::nullopt;
+    }
+    std::int64_t ns = 0;
+    for (char c : whole) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        ns = ns * 10 + (c - '0');
+    }
+    std::int64_t fracNs = 0;
+    std::int64_t scale = 100'000'000;
+    for (char c : frac) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        fracNs += (c - '0') * scale;  // digits past the ns are dropped
+        scale /= 10;
+    }
+    ns = ns * 1'000'000'000 + fracNs;
+    return negative ? -ns : ns;
+}
+
+/// The text of the number a JSON line gives `key` at its top level, if it is spelled there once
+/// (the parsed double would round it).
+std::string_view rawNumber(std::string_view line, const std::string& key) {
+    const std::string quoted = "\"" + key + "\"";
+    const std::size_t k = line.find(quoted);
+    if (k == std::string_view::npos || line.find(quoted, k + 1) != std::string_view::npos) {
+        return {};
+    }
+    std::size_t at = line.find(':', k + quoted.size());
+    if (at == std::string_view::npos) {
+        return {};
+    }
+    ++at;
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) {
+        ++at;
+    }
+    std::size_t end = at;
+    while (end < line.size() && (std::isdigit(static_cast<unsigned char>(line[end])) != 0 ||
+                                 line[end] == '.' || line[end] == '-')) {
+        ++end;
+    }
+    return line.substr(at, end - at);
+}
+
 std::int64_t secondsToNs(double s) {
     const double ns = std::nearbyint(s * 1e9);
     return (ns > -9.2e18 && ns < 9.2e18) ? static_cast<std::int64_t>(ns) : 0;
@@ -93,9 +157,11 @@ class Rows {
         return it->second;
     }
     /// Time of a row: its wall time, else its step as seconds since the epoch, else its index.
-    static std::int64_t timeOf(std::optional<double> wall, std::int64_t step, std::int64_t row) {
+    static std::int64_t timeOf(std::optional<double> wall, std::string_view wallText,
+                               std::int64_t step, std::int64_t row) {
         if (wall) {
-            return secondsToNs(*wall);
+            const auto exact = decimalSecondsToNs(wallText);
+            return exact ? *exact : secondsToNs(*wall);
         }
         return (step >= 0 ? step : row) * 1'000'000'000LL;
     }
@@ -205,10 +271,12 @@ Result<ImportedRun> readCsv(const ImportSource& source) {
             }
         }
         std::optional<double> wall;
+        std::string_view wallText;
         if (wallCol >= 0) {
-            wall = number(cells[static_cast<std::size_t>(wallCol)]);
+            wallText = cells[static_cast<std::size_t>(wallCol)];
+            wall = number(wallText);
         }
-        const std::int64_t tNs = Rows::timeOf(wall, step, run.records - 1);
+        const std::int64_t tNs = Rows::timeOf(wall, wallText, step, run.records - 1);
         for (std::size_t i = 0; i < cells.size(); ++i) {
             if (!seriesOfCol[i]) {
                 continue;
@@ -261,16 +329,18 @@ Result<ImportedRun> readJsonLines(const ImportSource& source) {
         ++run.records;
         std::int64_t step = -1;
         std::optional<double> wall;
+        std::string_view wallText;
         for (const auto& [key, value] : row.items()) {
             if (const SpecialColumn* s = special(key); s != nullptr && value.is_number()) {
                 if (s->isStep) {
                     step = value.get<std::int64_t>();
                 } else {
                     wall = value.get<double>();
+                    wallText = rawNumber(text, key);
                 }
             }
         }
-        const std::int64_t tNs = Rows::timeOf(wall, step, run.records - 1);
+        const std::int64_t tNs = Rows::timeOf(wall, wallText, step, run.records - 1);
         // Metrics: numbers and booleans, nested objects flattened with '/'.
         std::function<void(const nlohmann::json&, const std::string&)> walk =
             [&](const nlohmann::json& obj, const std::string& prefix) {

@@ -269,3 +269,93 @@ TEST(ImportSources, AMissingPathOrAnUnknownFileIsAnErrorNamingIt) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<runplane::imports::ImportedPoint> pointsOf(const runplane::imports::ImportedRun& run,
+                                                       const std::string& name) {
+    for (const auto& s : run.series) {
+        if (s.name == name) {
+            return s.points;
+        }
+    }
+    ADD_FAILURE() << "no series " << name;
+    return {};
+}
+
+TEST(TabularImport, CsvColumnsAreStepWallTimeAndMetrics) {
+    ScratchDir dir;
+    const std::string file = dir.file("train.csv");
+    writeAll(file,
+             "step,wall_time,train/loss,\"eval/gsm8k, strict\",note\r\n"
+             "0,1796553600.5,2.31,,warmup\r\n"
+             "100,1796553700.25,1.02,0.41,\r\n"
+             "\r\n"
+             "200,1796553800,nan,0.5,\"a \"\"quoted\"\" note\"\r\n");
+    auto sources = runplane::imports::findImportSources(file);
+    ASSERT_TRUE(sources.ok());
+    ASSERT_EQ(sources->front().format, "csv");
+    EXPECT_EQ(sources->front().name, "train");
+    auto run = runplane::imports::readImportSource(sources->front());
+    ASSERT_TRUE(run.ok()) << run.error();
+    EXPECT_EQ(run->stopped, "");
+    EXPECT_EQ(run->records, 3);
+    ASSERT_EQ(run->series.size(), 3u);  // the text column "note" makes no points
+    EXPECT_EQ(run->skippedValues, 2);   // "warmup", the quoted note
+    const auto loss = pointsOf(*run, "train/loss");
+    ASSERT_EQ(loss.size(), 3u);
+    EXPECT_EQ(loss[0].step, 0);
+    EXPECT_EQ(loss[0].tNs, 1796553600500000000);
+    EXPECT_EQ(loss[0].value, 2.31);
+    EXPECT_EQ(loss[1].tNs, 1796553700250000000);
+    EXPECT_TRUE(std::isnan(loss[2].value));
+    const auto eval = pointsOf(*run, "eval/gsm8k, strict");
+    ASSERT_EQ(eval.size(), 2u);  // the empty cell is no point
+    EXPECT_EQ(eval[0].step, 100);
+    EXPECT_EQ(eval[1].value, 0.5);
+
+    // A short row stops the reading there; the rows before it are kept.
+    writeAll(file, "step,loss\n1,0.5\n2\n3,0.25\n");
+    run = runplane::imports::readCsv({"csv", "train", {file}});
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->stopped, file + ": stopped at byte 16 (line 3): 1 cells where the header has 2");
+    ASSERT_EQ(pointsOf(*run, "loss").size(), 1u);
+    // Without a wall-time column a row's time is its step in seconds.
+    EXPECT_EQ(pointsOf(*run, "loss")[0].tNs, 1'000'000'000);
+}
+
+TEST(TabularImport, JsonLinesFlattenNestedObjectsAndStopAtATruncatedLine) {
+    ScratchDir dir;
+    const std::string file = dir.file("log.jsonl");
+    writeAll(file,
+             "{\"_step\": 3, \"_timestamp\": 1796553600.125, \"loss\": 0.5, \"eval\": {\"gsm8k\": "
+             "0.25}, \"done\": false, \"tag\": \"x\"}\n"
+             "\n"
+             "{\"_step\": 4, \"_timestamp\": 1796553601.125, \"loss\": 0.4}\n"
+             "{\"_step\": 5, \"loss\": 0.3");
+    auto run = runplane::imports::readJsonLines({"jsonl", "log", {file}});
+    ASSERT_TRUE(run.ok()) << run.error();
+    const std::size_t cut = readAll(file).rfind('{');
+    EXPECT_EQ(run->stopped,
+              file + ": stopped at byte " + std::to_string(cut) + " (line 4): truncated last line");
+    EXPECT_EQ(run->records, 2);
+    EXPECT_EQ(run->skippedValues, 1);  // "tag"
+    const auto loss = pointsOf(*run, "loss");
+    ASSERT_EQ(loss.size(), 2u);
+    EXPECT_EQ(loss[1].step, 4);
+    EXPECT_EQ(loss[1].tNs, 1796553601125000000);
+    EXPECT_EQ(pointsOf(*run, "eval/gsm8k").at(0).value, 0.25);
+    EXPECT_EQ(pointsOf(*run, "done").at(0).value, 0.0);
+
+    // Stored and imported again: one run, nothing added the second time.
+    auto history = openHistory(dir.file("h.sqlite"));
+    auto first = runplane::imports::storeImportedRun(*history, *run, 1);
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ(first->samplesInserted, 4u);  // loss x2, eval/gsm8k, done
+    auto again = runplane::imports::storeImportedRun(*history, *run, 2);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->alreadyPresent);
+    EXPECT_EQ(again->samplesInserted, 0u);
+}
+
+}  // namespace
