@@ -1,4 +1,5 @@
-// runplanectl import-runs PATH...: runs from TensorBoard event files and CSV / JSON-lines files
+// runplanectl import-runs PATH...: runs from TensorBoard event files, W&B offline runs and CSV /
+// JSON-lines files
 // read into the run history (db/imports, docs/imports.md).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -110,21 +111,21 @@ void runImport(const ImportOptions& options, runplane::cli::CliContext& context)
     }
 }
 
-const bool kRegistered =
-    runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
-        auto options = std::make_shared<ImportOptions>();
-        auto* cmd = app.add_subcommand(
-            "import-runs",
-            "Import runs from TensorBoard event files, CSV or JSON-lines files into the history");
-        options->history = runplane::control::defaultHistoryPath();
-        cmd->add_option("--history", options->history, "History file ($RUNPLANE_HISTORY)")
-            ->capture_default_str();
-        cmd->add_option("paths", options->paths,
-                        "Event files, CSV / JSON-lines files, or folders holding them")
-            ->required();
-        cmd->add_flag("--json", options->json, "Print JSON");
-        cmd->add_flag("--dry-run", options->dryRun, "Read and report; write nothing");
-        cmd->callback([options, &context] { runImport(*options, context); });
-    });
+const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
+                                                            runplane::cli::CliContext& context) {
+    auto options = std::make_shared<ImportOptions>();
+    auto* cmd = app.add_subcommand("import-runs",
+                                   "Import runs from TensorBoard event files, W&B offline runs "
+                                   "(.wandb), CSV or JSON-lines files into the history");
+    options->history = runplane::control::defaultHistoryPath();
+    cmd->add_option("--history", options->history, "History file ($RUNPLANE_HISTORY)")
+        ->capture_default_str();
+    cmd->add_option("paths", options->paths,
+                    "Event files, .wandb files, CSV / JSON-lines files, or folders holding them")
+        ->required();
+    cmd->add_flag("--json", options->json, "Print JSON");
+    cmd->add_flag("--dry-run", options->dryRun, "Read and report; write nothing");
+    cmd->callback([options, &context] { runImport(*options, context); });
+});
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // Runs from other trackers, read into the history (issue 49, docs/imports.md): TensorBoard event
-// files (the tfevents record format and its Event/Summary protobuf records) and a CSV / JSON-lines
+// files (the tfevents record format and its Event/Summary protobuf records), W&B offline runs
+// (the .wandb transaction log) and a CSV / JSON-lines
 // fallback. A reader turns files into an ImportedRun (scalar series of (step, wall time, value));
 // storeImportedRun writes it into a History as a run like any other, its origin in the run's
 // provenance, identified by the content of its files so that importing twice adds nothing.
@@ -34,8 +35,8 @@ struct ImportedSeries {
 
 /// What a reader made of a run's files.
 struct ImportedRun {
-    std::string format;                  // a row of importFormats(): "tensorboard", "csv", "jsonl"
-    std::string name;                    // label: the run's folder or file name
+    std::string format;  // a row of importFormats(): "tensorboard", "wandb", "csv", "jsonl"
+    std::string name;    // label: the run's folder or file name
     std::vector<std::string> files;      // the files read, in reading order
     std::string contentSha256;           // of the files' bytes in that order (hex)
     std::vector<ImportedSeries> series;  // in order of first appearance
@@ -75,6 +76,7 @@ Result<ImportedRun> readImportSource(const ImportSource& source);
 Result<ImportedRun> readTensorBoard(const ImportSource& source);
 Result<ImportedRun> readCsv(const ImportSource& source);
 Result<ImportedRun> readJsonLines(const ImportSource& source);
+Result<ImportedRun> readWandb(const ImportSource& source);
 
 /// The run id an imported run gets: "import-" + the first 16 hex digits of its content hash.
 RunId importedRunId(const ImportedRun& run);

@@ -23,6 +23,9 @@ std::string extensionFormat(const fs::path& p) {
     if (ext == ".jsonl" || ext == ".ndjson") {
         return "jsonl";
     }
+    if (ext == ".wandb") {
+        return "wandb";
+    }
     return "";
 }
 
@@ -33,6 +36,8 @@ const std::vector<ImportFormat>& importFormats() {
         {"tensorboard",
          "a file whose name contains `tfevents`; all of them in one folder are one run",
          &readTensorBoard},
+        {"wandb", "a `.wandb` file (W&B's `wandb/offline-run-*/run-*.wandb`); named by its folder",
+         &readWandb},
         {"csv", "a `.csv` file: a header row naming step, wall_time and the metrics", &readCsv},
         {"jsonl", "a `.jsonl` / `.ndjson` file: one JSON object per line", &readJsonLines},
     };
@@ -65,9 +70,13 @@ Result<std::vector<ImportSource>> findImportSources(const std::string& path) {
                            root.parent_path().filename().string(),
                            {fs::absolute(root).string()}});
         } else if (const std::string f = extensionFormat(root); !f.empty()) {
-            out.push_back({f, root.stem().string(), {fs::absolute(root).string()}});
+            out.push_back({f,
+                           f == "wandb" ? fs::absolute(root).parent_path().filename().string()
+                                        : root.stem().string(),
+                           {fs::absolute(root).string()}});
         } else {
-            return Error{path + ": not a format import-runs reads (tfevents, .csv, .jsonl)"};
+            return Error{path +
+                         ": not a format import-runs reads (tfevents, .wandb, .csv, .jsonl)"};
         }
         return out;
     }
@@ -109,10 +118,13 @@ Result<std::vector<ImportSource>> findImportSources(const std::string& path) {
     for (const auto& p : tables) {
         fs::path l = p;
         l.replace_extension();
-        out.push_back({extensionFormat(p), label(l), {fs::absolute(p).string()}});
+        const std::string f = extensionFormat(p);
+        out.push_back(
+            {f, f == "wandb" ? label(p.parent_path()) : label(l), {fs::absolute(p).string()}});
     }
     if (out.empty()) {
-        return Error{path + ": holds no run import-runs reads (tfevents files, .csv, .jsonl)"};
+        return Error{path +
+                     ": holds no run import-runs reads (tfevents files, .wandb, .csv, .jsonl)"};
     }
     return out;
 }

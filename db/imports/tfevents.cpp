@@ -4,12 +4,6 @@
 // where each data is one Event message (tensorboard_event.proto). Scalars come from
 // Summary.Value.simple_value (TF1 writers, tensorboardX, PyTorch) and from rank-0 tensors of
 // the "scalars" plugin (TF2 writers; the plugin is named only on a tag's first value).
-#include <sys/mman.h>
-#include <sys/stat.h>
-
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <array>
 #include <bit>
 #include <cmath>
@@ -20,6 +14,7 @@
 
 #include "db/imports/content_hash.h"
 #include "db/imports/crc32c.h"
+#include "db/imports/mapped_file.h"
 #include "db/imports/run_import.h"
 #include "tensorboard_event.pb.h"  // generated (runplane_imports_proto)
 
@@ -30,51 +25,6 @@ namespace tb = runplane::imports::tb;
 
 /// A record longer than this is taken for damage (a length field gone wrong), not allocated.
 constexpr std::uint64_t kMaxRecordBytes = 256ull << 20;
-
-/// A read-only mapping of a whole file.
-class MappedFile {
-  public:
-    static Result<MappedFile> open(const std::string& path) {
-        MappedFile f;
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            return Error{path + ": cannot open: " + std::strerror(errno)};
-        }
-        struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            ::close(fd);
-            return Error{path + ": not a regular file"};
-        }
-        f.m_size = static_cast<std::size_t>(st.st_size);
-        if (f.m_size > 0) {
-            void* p = ::mmap(nullptr, f.m_size, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p == MAP_FAILED) {
-                ::close(fd);
-                return Error{path + ": cannot map: " + std::strerror(errno)};
-            }
-            ::madvise(p, f.m_size, MADV_SEQUENTIAL);
-            f.m_data = static_cast<const unsigned char*>(p);
-        }
-        ::close(fd);
-        return f;
-    }
-    MappedFile() = default;
-    MappedFile(MappedFile&& o) noexcept
-        : m_data(std::exchange(o.m_data, nullptr)), m_size(std::exchange(o.m_size, 0)) {}
-    MappedFile& operator=(MappedFile&&) = delete;
-    MappedFile(const MappedFile&) = delete;
-    ~MappedFile() {
-        if (m_data != nullptr) {
-            ::munmap(const_cast<unsigned char*>(m_data), m_size);
-        }
-    }
-    const unsigned char* data() const { return m_data; }
-    std::size_t size() const { return m_size; }
-
-  private:
-    const unsigned char* m_data = nullptr;
-    std::size_t m_size = 0;
-};
 
 std::uint64_t le64(const unsigned char* p) {
     std::uint64_t v = 0;

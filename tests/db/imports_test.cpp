@@ -359,3 +359,136 @@ TEST(TabularImport, JsonLinesFlattenNestedObjectsAndStopAtATruncatedLine) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A real W&B offline run (tests/db/imports/write_wandb_run.py) and what it logged.
+class WandbImport : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(fs::exists(python())) << python()
+                                          << " is missing: the imports_venv fixture "
+                                             "(scripts/setup-imports-venv.sh) makes it";
+        const std::string script =
+            envOr("RUNPLANE_SOURCE_DIR", ".") + "/tests/db/imports/write_wandb_run.py";
+        const std::string cmd =
+            python() + " " + script + " " + dir.file("w") + " > " + dir.file("w.json");
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        logged = nlohmann::json::parse(readAll(dir.file("w.json")));
+        for (const auto& e : fs::recursive_directory_iterator(dir.file("w"))) {
+            if (e.path().extension() == ".wandb") {
+                file = e.path().string();
+            }
+        }
+        ASSERT_FALSE(file.empty()) << "no .wandb file under " << dir.file("w");
+    }
+    ScratchDir dir;
+    nlohmann::json logged;
+    std::string file;
+};
+
+TEST_F(WandbImport, EveryLoggedPointStepAndWallTimeReadsBack) {
+    auto sources = runplane::imports::findImportSources(dir.file("w"));
+    ASSERT_TRUE(sources.ok()) << sources.error();
+    ASSERT_EQ(sources->size(), 1u);
+    EXPECT_EQ(sources->front().format, "wandb");
+    auto run = runplane::imports::readImportSource(sources->front());
+    ASSERT_TRUE(run.ok()) << run.error();
+    EXPECT_EQ(run->stopped, "");
+    EXPECT_EQ(run->name, "grpo-qwen-7b");
+    EXPECT_EQ(run->extra["config"]["lr"], 1e-6);
+    EXPECT_EQ(run->extra["config"]["model"]["name"], "qwen2.5-7b");
+    EXPECT_EQ(run->extra["summary"]["best_gsm8k"], 0.58);
+    EXPECT_EQ(run->extra["tags"], nlohmann::json::array({"baseline"}));
+    EXPECT_EQ(run->extra["history_rows"], 300);
+    EXPECT_EQ(run->skippedValues, 300);  // "phase", a text, once per row
+
+    auto history = openHistory(dir.file("h.sqlite"));
+    auto stored = runplane::imports::storeImportedRun(*history, *run, 1);
+    ASSERT_TRUE(stored.ok()) << stored.error();
+    std::map<std::int64_t, std::pair<double, double>> bounds;
+    for (const auto& b : logged["bounds"]) {
+        bounds[b[0].get<std::int64_t>()] = {b[1].get<double>(), b[2].get<double>()};
+    }
+    std::map<std::string, std::vector<std::pair<std::int64_t, double>>> want;
+    for (const auto& p : logged["points"]) {
+        want[p[0].get<std::string>()].push_back({p[1].get<std::int64_t>(), hexDouble(p[2])});
+    }
+    std::size_t compared = 0;
+    for (const auto& [key, points] : want) {
+        const auto got = storedPoints(*history, stored->runId, key);
+        ASSERT_EQ(got.size(), points.size()) << key;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            SCOPED_TRACE(key + " point " + std::to_string(i));
+            EXPECT_EQ(got[i].step, points[i].first);
+            EXPECT_EQ(got[i].value, points[i].second);
+            // W&B stamps _timestamp inside run.log(): between the clock read before and after.
+            const auto [before, after] = bounds.at(points[i].first);
+            const double t = static_cast<double>(got[i].tNs) / 1e9;
+            EXPECT_GE(t, before - 1e-6);
+            EXPECT_LE(t, after + 1e-6);
+            ++compared;
+        }
+    }
+    EXPECT_EQ(compared, logged["points"].size());
+    // Every series of a row shares its time: the row's _timestamp.
+    const auto loss = storedPoints(*history, stored->runId, "train/loss");
+    const auto reward = storedPoints(*history, stored->runId, "train/reward");
+    ASSERT_EQ(loss.size(), reward.size());
+    for (std::size_t i = 0; i < loss.size(); ++i) {
+        EXPECT_EQ(loss[i].tNs, reward[i].tNs);
+    }
+    auto again = runplane::imports::storeImportedRun(*history, *run, 2);
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->alreadyPresent);
+}
+
+TEST_F(WandbImport, ATruncatedOrDamagedLogImportsTheRecordsBeforeIt) {
+    auto whole = runplane::imports::readWandb({"wandb", "w", {file}});
+    ASSERT_TRUE(whole.ok());
+    const std::string bytes = readAll(file);
+    const std::string cut = dir.file("cut.wandb");
+    auto isPrefix = [&](const runplane::imports::ImportedRun& part) {
+        std::size_t points = 0;
+        for (const auto& s : part.series) {
+            const auto full = pointsOf(*whole, s.name);
+            EXPECT_LE(s.points.size(), full.size()) << s.name;
+            for (std::size_t i = 0; i < s.points.size() && i < full.size(); ++i) {
+                EXPECT_EQ(s.points[i].step, full[i].step);
+                EXPECT_EQ(s.points[i].tNs, full[i].tNs);
+                EXPECT_EQ(s.points[i].value, full[i].value);
+            }
+            points += s.points.size();
+        }
+        return points;
+    };
+    writeAll(cut, bytes.substr(0, bytes.size() / 2));
+    auto part = runplane::imports::readWandb({"wandb", "cut", {cut}});
+    ASSERT_TRUE(part.ok()) << part.error();
+    EXPECT_EQ(part->stopped.rfind(cut + ": stopped at byte ", 0), 0u) << part->stopped;
+    const std::size_t kept = isPrefix(*part);
+    EXPECT_GT(kept, 0u);
+    EXPECT_LT(kept, whole->pointCount());
+
+    std::string damaged = bytes;
+    std::size_t at = bytes.size() / 2;
+    if (at % 32768 > 32768 - 16) {  // not into a block's zero trailer
+        at -= 32;
+    }
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x20);
+    writeAll(cut, damaged);
+    part = runplane::imports::readWandb({"wandb", "cut", {cut}});
+    ASSERT_TRUE(part.ok());
+    EXPECT_NE(part->stopped.find(cut + ": stopped at byte "), std::string::npos);
+    // Mostly "record fails its CRC"; a changed length field says that its record runs past
+    // its block or the file instead.
+    EXPECT_NE(part->stopped.find(": record "), std::string::npos) << part->stopped;
+    EXPECT_GT(isPrefix(*part), 0u);
+
+    writeAll(cut, "not a log");
+    auto bad = runplane::imports::readWandb({"wandb", "cut", {cut}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error(), cut + ": not a W&B transaction log (no \":W&B\" header)");
+}
+
+}  // namespace
