@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <map>
 
+#include <sys/wait.h>
+
 #include "db/history/history.h"
 #include "db/imports/run_import.h"
 #include "tests/db/test_util.h"
@@ -489,6 +491,80 @@ TEST_F(WandbImport, ATruncatedOrDamagedLogImportsTheRecordsBeforeIt) {
     auto bad = runplane::imports::readWandb({"wandb", "cut", {cut}});
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error(), cut + ": not a W&B transaction log (no \":W&B\" header)");
+}
+
+}  // namespace
+
+namespace {
+
+struct Ran {
+    int status = -1;
+    std::string out;  // stdout and stderr
+};
+
+Ran runCtl(const std::string& args) {
+    const std::string cmd =
+        envOr("RUNPLANE_BINARY_DIR", ".") + "/backend/cli/runplanectl " + args + " 2>&1";
+    Ran r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) {
+        return r;
+    }
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
+        r.out.append(buf, n);
+    }
+    const int status = ::pclose(p);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+TEST(ImportCli, ImportTwiceThenQueryTheHistoryReadOnly) {
+    ScratchDir dir;
+    fs::create_directories(dir.file("runs/team-a"));
+    writeAll(dir.file("runs/team-a/base.csv"),
+             "step,wall_time,eval/gsm8k\n0,1796553600,0.25\n"
+             "100,1796553700,0.5\n");
+    writeAll(dir.file("runs/cut.jsonl"), "{\"step\": 1, \"loss\": 0.5}\n{\"step\": 2, \"lo");
+    const std::string h = dir.file("h.sqlite");
+    const Ran first = runCtl("import-runs --history " + h + " " + dir.file("runs"));
+    EXPECT_EQ(first.status, 1) << first.out;  // one file stopped early
+    EXPECT_NE(first.out.find("(csv, 1 series, 2 points)"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find(dir.file("runs/cut.jsonl") +
+                             ": stopped at byte 25 (line 2): truncated last line (what came "
+                             "before it is imported)"),
+              std::string::npos)
+        << first.out;
+    const Ran second = runCtl("import-runs --history " + h + " " + dir.file("runs"));
+    EXPECT_NE(second.out.find("already imported: "), std::string::npos) << second.out;
+    EXPECT_EQ(second.out.find("\nimported "), std::string::npos) << second.out;
+
+    const Ran sql = runCtl("history sql --history " + h +
+                           " --json \"SELECT name, origin FROM v_runs ORDER BY name\"");
+    ASSERT_EQ(sql.status, 0) << sql.out;
+    const auto j = nlohmann::json::parse(sql.out.substr(0, sql.out.rfind('}') + 1));
+    ASSERT_EQ(j["rows"].size(), 2u) << sql.out;
+    EXPECT_EQ(j["rows"][0]["name"], "cut");
+    EXPECT_EQ(j["rows"][0]["origin"], "jsonl");
+    EXPECT_EQ(j["rows"][1]["name"], "team-a/base");
+    EXPECT_EQ(j["rows"][1]["origin"], "csv");
+
+    const Ran text = runCtl("history sql --history " + h +
+                            " \"SELECT series, step, value FROM v_points ORDER BY series, step\"");
+    EXPECT_EQ(text.status, 0);
+    EXPECT_NE(text.out.find("series      step  value\n"
+                            "eval/gsm8k     0   0.25\n"
+                            "eval/gsm8k   100    0.5\n"
+                            "loss           1    0.5\n"),
+              std::string::npos)
+        << text.out;
+
+    const std::string before = readAll(h);
+    const Ran write = runCtl("history sql --history " + h + " \"DELETE FROM runs\"");
+    EXPECT_EQ(write.status, 1);
+    EXPECT_NE(write.out.find("only SELECT or WITH statements run"), std::string::npos);
+    EXPECT_EQ(readAll(h), before);
 }
 
 }  // namespace
