@@ -104,7 +104,7 @@ void runImport(const ImportOptions& options, runplane::cli::CliContext& context)
         }
     }
     if (options.json) {
-        std::cout << out.dump(2) << "\n";
+        std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
     }
     if (problems > 0 && context.exitCode == 0) {
         context.exitCode = 1;

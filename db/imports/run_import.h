@@ -20,6 +20,11 @@
 
 namespace runplane::imports {
 
+/// A step read as a number: its integer part, or -1 when it is not finite or beyond an int64.
+inline std::int64_t stepFromNumber(double v) {
+    return (v > -9.2e18 && v < 9.2e18) ? static_cast<std::int64_t>(v) : -1;
+}
+
 /// One scalar reading: the run's own step (-1 when the format has none), its wall time in Unix
 /// ns (seconds x 1e9, rounded to the nearest ns) and the value.
 struct ImportedPoint {

@@ -112,7 +112,8 @@ Result<StoreResult> storeImportedRun(db::History& history, const ImportedRun& ru
     db::RunRecord record;
     record.id = result.runId;
     record.name = run.name;
-    record.provenanceJson = nlohmann::json{{"origin", origin}}.dump();
+    record.provenanceJson = nlohmann::json{{"origin", origin}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);  // a path or config not UTF-8
     record.state = db::RunState::Finished;
     record.startedNs = t0;
     record.endedNs = t1;

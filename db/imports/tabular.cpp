@@ -112,6 +112,9 @@ std::optional<std::int64_t> decimalSecondsToNs(std::string_view t) {
         fracNs += (c - '0') * scale;  // digits past the ns are dropped
         scale /= 10;
     }
+    if (ns > 9'223'372'035) {  // past an int64 of ns (year 2262)
+        return std::nullopt;
+    }
     ns = ns * 1'000'000'000 + fracNs;
     return negative ? -ns : ns;
 }
@@ -267,7 +270,7 @@ Result<ImportedRun> readCsv(const ImportSource& source) {
         std::int64_t step = -1;
         if (stepCol >= 0) {
             if (auto v = number(cells[static_cast<std::size_t>(stepCol)])) {
-                step = static_cast<std::int64_t>(*v);
+                step = stepFromNumber(*v);
             }
         }
         std::optional<double> wall;
@@ -333,7 +336,8 @@ Result<ImportedRun> readJsonLines(const ImportSource& source) {
         for (const auto& [key, value] : row.items()) {
             if (const SpecialColumn* s = special(key); s != nullptr && value.is_number()) {
                 if (s->isStep) {
-                    step = value.get<std::int64_t>();
+                    step = value.is_number_integer() ? value.get<std::int64_t>()
+                                                     : stepFromNumber(value.get<double>());
                 } else {
                     wall = value.get<double>();
                     wallText = rawNumber(text, key);

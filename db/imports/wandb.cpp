@@ -100,7 +100,7 @@ class Reader {
             }
             if (name == "_step") {
                 if (v && step < 0) {
-                    step = static_cast<std::int64_t>(*v);
+                    step = stepFromNumber(*v);
                 }
                 continue;
             }

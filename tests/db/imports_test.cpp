@@ -568,3 +568,34 @@ TEST(ImportCli, ImportTwiceThenQueryTheHistoryReadOnly) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TabularImport, OddInputIsReadWithoutUndefinedCastsOrThrows) {
+    ScratchDir dir;
+    const std::string csv = dir.file("odd.csv");
+    writeAll(csv, "step,wall_time,m\xff\n1e30,1e300,1\n-inf,9999999999.5,2\n");
+    auto run = runplane::imports::readCsv({"csv", "odd\xfe", {csv}});
+    ASSERT_TRUE(run.ok());
+    ASSERT_EQ(run->series.size(), 1u);
+    ASSERT_EQ(run->series[0].points.size(), 2u);
+    EXPECT_EQ(run->series[0].points[0].step, -1);  // beyond an int64: no step
+    EXPECT_EQ(run->series[0].points[0].tNs, 0);    // beyond an int64 of ns: no time
+    EXPECT_EQ(run->series[0].points[1].step, -1);
+    EXPECT_EQ(run->series[0].points[1].tNs, 0);  // 9999999999.5 s is past an int64 of ns
+    const std::string jsonl = dir.file("odd.jsonl");
+    writeAll(jsonl, "{\"step\": 1e30, \"v\": 1}\n{\"step\": 3.7, \"v\": 2}\n");
+    auto j = runplane::imports::readJsonLines({"jsonl", "odd", {jsonl}});
+    ASSERT_TRUE(j.ok());
+    EXPECT_EQ(pointsOf(*j, "v").at(0).step, -1);
+    EXPECT_EQ(pointsOf(*j, "v").at(1).step, 3);
+    // Stored with a name and a path that are not UTF-8: the provenance is still JSON.
+    auto history = openHistory(dir.file("h.sqlite"));
+    auto stored = runplane::imports::storeImportedRun(*history, *run, 1);
+    ASSERT_TRUE(stored.ok()) << stored.error();
+    auto rec = history->run(stored->runId);
+    ASSERT_TRUE(rec.ok() && rec->has_value());
+    EXPECT_FALSE(nlohmann::json::parse((*rec)->provenanceJson, nullptr, false).is_discarded());
+}
+
+}  // namespace
