@@ -95,8 +95,8 @@ struct StoreResult {
 
 /// Writes the run into the history: its samples as series of the pseudo-node "import" (one
 /// incarnation per run, so each sample is stored exactly once), one "import" event naming the
-/// origin (and where reading stopped), and the run row last (state finished, provenance
-/// {"origin": {...}}). A run id already present adds nothing.
+/// origin (and where reading stopped), and the run row last (state finished, pinned so that
+/// retention keeps it, provenance {"origin": {...}}). A run id already present adds nothing.
 Result<StoreResult> storeImportedRun(db::History& history, const ImportedRun& run,
                                      std::int64_t nowNs);
 

@@ -122,6 +122,11 @@ Result<StoreResult> storeImportedRun(db::History& history, const ImportedRun& ru
     if (auto st = history.upsertRun(record); !st.ok()) {
         return st.failure();
     }
+    // Pinned: an import is usually older than the raw-sample horizon, and retention would
+    // otherwise delete its samples at the next prune (docs/imports.md).
+    if (auto st = history.setPinned(record.id, true); !st.ok()) {
+        return st.failure();
+    }
     return result;
 }
 

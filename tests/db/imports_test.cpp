@@ -164,6 +164,7 @@ TEST_F(TensorBoardImport, EveryPointStepAndWallTimeReadsBackEqual) {
         EXPECT_EQ(prov["origin"]["content_sha256"], run->contentSha256);
         EXPECT_EQ((*rec)->name, source.name);
         EXPECT_EQ((*rec)->state, runplane::db::RunState::Finished);
+        EXPECT_TRUE((*rec)->pinned);  // retention keeps last month's imported runs
     }
     EXPECT_EQ(compared, expected.at("tf1").size() + expected.at("tf2").size());
 }
