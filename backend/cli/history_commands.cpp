@@ -10,6 +10,7 @@
 
 #include "backend/cli/command_registry.h"
 #include "backend/cli/history_retention.h"
+#include "backend/cli/history_sql.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
 #include "db/history/history.h"
@@ -265,6 +266,7 @@ const bool kRegistered =
         nodesCmd->callback([nodes, &context] { runNodesList(*nodes, context); });
 
         runplane::cli::addRetentionCommands(*group, context);
+        runplane::cli::addSqlCommand(*group, context);
     });
 
 }  // namespace

@@ -483,6 +483,11 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
         for (const auto& n : run.nodes) {
             nodes += (nodes.empty() ? "" : ",") + n;
         }
+        if (const json prov = json::parse(run.provenanceJson, nullptr, false);
+            nodes.empty() && prov.is_object() && prov.contains("origin") &&
+            prov["origin"].is_object()) {  // an imported run (docs/imports.md)
+            nodes = "import:" + prov["origin"].value("format", std::string("?"));
+        }
         rows.push_back({run.id.value(), run.name, std::string(runplane::db::toString(run.state)),
                         nodes, formatLocalTime(run.startedNs),
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
