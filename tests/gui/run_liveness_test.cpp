@@ -16,6 +16,7 @@
 #include "gui/pages/run_liveness.h"
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
+#include "gui/widgets/time_series_plot.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
@@ -110,6 +111,8 @@ TEST(RunLiveness, TheRunsHeaderFollowsTheListWhenTheRunFinishes) {
     ASSERT_TRUE(
         test::waitUntil([&] { return headerOf(page).contains(QStringLiteral("running")); }, 10000))
         << headerOf(page).toStdString();
+    // The user zoomed into the plot: follow mode is off, so no live refresh reloads the run.
+    page.runView()->hostMemoryPlot()->setFollowing(false);
     {
         auto h = db::History::open(path);
         ASSERT_TRUE(h) << h.error();
