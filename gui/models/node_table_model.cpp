@@ -2,6 +2,9 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QDateTime>
+
+#include <algorithm>
 
 namespace runplane::gui {
 
@@ -19,6 +22,26 @@ QColor stateColor(const QString& state) {
         return QColor(0xC6, 0x28, 0x28);
     }
     return QColor(0x8A, 0x6D, 0x00);
+}
+
+// A memory value is stale once its daemon no longer streams (back-off, failed, stopped, a
+// reconnect in progress): it is the last one measured, shown greyed with its age (issue 46).
+bool staleMemory(const NodeRow& r) {
+    return r.usedBytes >= 0 && r.state != QLatin1String("streaming");
+}
+
+QString ageText(double seconds) {
+    if (seconds < 90) {
+        return QStringLiteral("%1 s").arg(std::max(0, static_cast<int>(seconds)));
+    }
+    if (seconds < 90 * 60) {
+        return QStringLiteral("%1 min").arg(static_cast<int>(seconds / 60));
+    }
+    return QStringLiteral("%1 h").arg(seconds / 3600, 0, 'f', 1);
+}
+
+double nowSeconds() {
+    return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
 }
 
 }  // namespace
@@ -79,6 +102,12 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
         case StateRole:
             return r.state;
         case Qt::ToolTipRole:
+            if (index.column() == MemUsedColumn && staleMemory(r) && r.lastSampleT > 0) {
+                return tr("last measured at %1; the daemon is %2, so this value is not current")
+                    .arg(QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(r.lastSampleT * 1000))
+                             .toString(QStringLiteral("HH:mm:ss")),
+                         r.state);
+            }
             if (!r.error.isEmpty() || index.column() == StateColumn ||
                 index.column() == SecurityColumn) {
                 QString tip = r.address + QStringLiteral(" — ") + r.state;
@@ -102,6 +131,9 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
         case Qt::ForegroundRole:
             if (index.column() == StateColumn) {
                 return QBrush(stateColor(r.state));
+            }
+            if (index.column() == MemUsedColumn && staleMemory(r)) {
+                return QBrush(QColor(140, 140, 140));
             }
             return {};
         case Qt::TextAlignmentRole:
@@ -137,6 +169,12 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
         case RamColumn:
             return r.ramBytes > 0 ? gb(r.ramBytes) : QString();
         case MemUsedColumn:
+            if (staleMemory(r)) {
+                return r.lastSampleT > 0
+                           ? tr("%1 (stale, %2 ago)")
+                                 .arg(gb(r.usedBytes), ageText(nowSeconds() - r.lastSampleT))
+                           : tr("%1 (stale)").arg(gb(r.usedBytes));
+            }
             return r.usedBytes >= 0 ? gb(r.usedBytes) : QString();
         case GpuColumn:
             return r.gpuText;

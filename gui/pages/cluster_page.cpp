@@ -318,7 +318,14 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
         return;  // removed meanwhile
     }
     const bool idLearned = !row.nodeId.isEmpty() && m_model->row(index).nodeId != row.nodeId;
+    const QString stateBefore = m_model->row(index).state;
     m_model->upsert(row);
+    // The status bar follows the connection: never left on "connecting …" after it failed.
+    if (row.state != stateBefore) {
+        emit statusMessage(row.error.isEmpty()
+                               ? tr("%1: %2").arg(row.address, row.state)
+                               : tr("%1: %2: %3").arg(row.address, row.state, row.error));
+    }
     // Column widths and the summary go over every row: with hundreds of nodes each reporting
     // once a second, they are redone at most every kLayoutMs, not per update.
     if (!m_layoutTimer->isActive()) {

@@ -19,6 +19,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -37,6 +38,7 @@
 #include "gui/pages/plan_views.h"
 #include "gui/pages/recipe_form.h"
 #include "gui/widgets/invalid_banner.h"
+#include "gui/widgets/grip_splitter.h"
 #include "gui/widgets/memory_budget_chart.h"
 #include "gui/widgets/topology_view.h"
 
@@ -124,7 +126,8 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     m_form = new RecipeForm(splitter);
     m_form->setMinimumWidth(380);
-    auto* right = new QSplitter(Qt::Vertical, splitter);
+    // A handle that can be seen and grabbed between the findings and the charts (issue 46).
+    auto* right = new GripSplitter(Qt::Vertical, splitter);
     auto* findingsBox = new QWidget(right);
     auto* findingsLayout = new QVBoxLayout(findingsBox);
     findingsLayout->setContentsMargins(0, 0, 0, 0);
@@ -140,6 +143,10 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
                                                              QHeaderView::Stretch);
     m_findingsView->horizontalHeader()->setSectionResizeMode(FindingsModel::FixColumn,
                                                              QHeaderView::Stretch);
+    // At least four rows under the header, at any window size (issue 46: half a row at 1280x720).
+    m_findingsView->setMinimumHeight(m_findingsView->horizontalHeader()->sizeHint().height() +
+                                     4 * m_findingsView->verticalHeader()->defaultSectionSize() +
+                                     2 * m_findingsView->frameWidth());
     findingsLayout->addWidget(m_findingsView);
     m_tabs = new QTabWidget(right);
     m_hostChart = new MemoryBudgetChart(m_tabs);
@@ -152,8 +159,13 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
         m_topologyColor->addItem(tr("colour by %1").arg(toString(c)), static_cast<int>(c));
     }
     topoLayout->addWidget(m_topologyColor);
-    m_topology = new TopologyView(topo);
-    topoLayout->addWidget(m_topology, 1);
+    // In a scroll area: a 32-node grid scrolls instead of making the window taller than a screen.
+    auto* topoScroll = new QScrollArea(topo);
+    topoScroll->setWidgetResizable(true);
+    topoScroll->setFrameShape(QFrame::NoFrame);
+    m_topology = new TopologyView(topoScroll);
+    topoScroll->setWidget(m_topology);
+    topoLayout->addWidget(topoScroll, 1);
     auto* launch = new QWidget(m_tabs);
     auto* launchLayout = new QVBoxLayout(launch);
     auto* launchBar = new QHBoxLayout;

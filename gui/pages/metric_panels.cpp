@@ -7,6 +7,7 @@
 #include "gui/models/metric_views.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/palette.h"
+#include "gui/widgets/stable_colors.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace runplane::gui {
@@ -50,9 +51,15 @@ std::vector<PlotSeries> compareSeries(const CompareData& data, const QString& me
                                       CompareAxis axis, double weight,
                                       std::vector<QColor>* colors) {
     std::vector<PlotSeries> series;
+    // A run's colour follows its id, not the order it was selected in (stable_colors.h).
+    QStringList ids;
+    for (const CompareRun& r : data.runs) {
+        ids << r.run.id;
+    }
+    const std::vector<QColor> runColors = stableColors(ids);
     for (size_t i = 0; i < data.runs.size(); ++i) {
         const CompareRun& r = data.runs[i];
-        const QColor color = seriesColor(static_cast<int>(i));
+        const QColor color = runColors[i];
         if (colors != nullptr) {
             colors->push_back(color);
         }

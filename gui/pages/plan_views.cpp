@@ -30,7 +30,8 @@ BudgetBar barOf(const plan::PhaseMemory& phase, plan::Phase p) {
                 (item.capped ? QStringLiteral(" (capped)") : QString()) +
                 (plan::isFixedBudget(item.component)
                      ? QStringLiteral("\nfixed budget: a recipe field, not derived from the model")
-                     : QString())});
+                     : QString()),
+            static_cast<int>(item.component)});  // its colour follows the component
     }
     return bar;
 }

@@ -8,6 +8,7 @@
 #include "gui/models/role_memory.h"
 #include "gui/models/run_models.h"
 #include "gui/widgets/palette.h"
+#include "gui/widgets/series_gaps.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace runplane::gui {
@@ -145,6 +146,15 @@ void showHostMemory(TimeSeriesPlot& plot, const std::vector<PointSeries>& nodes,
     for (const PointSeries& s : nodes) {
         series.push_back(
             scaled(s, kBytesPerGB, label ? label(s) : seriesLabel(s), seriesColor(i++)));
+        // A stopped daemon's hole is a break in the line (series_gaps.h): by the samples'
+        // spacing, and at each of the history's `gap` events on this node.
+        std::vector<double> breaks;
+        for (const EventRow& e : events) {
+            if (isKind(e.kind, telemetry::EventKind::Gap) && e.nodeId == s.nodeId) {
+                breaks.push_back(e.t);
+            }
+        }
+        series.back().gaps = findGaps(s.t, breaks);
         if (many) {
             // No band, but never a lost peak: the line is each bucket's maximum.
             peaksAsLine(series.back());
@@ -220,6 +230,7 @@ void showSeries(TimeSeriesPlot& plot, const std::vector<PointSeries>& input,
             label = s.nodeId.isEmpty() ? s.name : s.nodeId + QStringLiteral(" ") + s.name;
         }
         series.push_back(scaled(s, allBytes ? kBytesPerGB : 1.0, label, seriesColor(i++)));
+        series.back().gaps = findGaps(s.t);
     }
     plot.setAxisLabels(QString(), allBytes ? yLabel + QStringLiteral(" (GB)") : yLabel);
     plot.setPhases(toSpans(phases));

@@ -23,6 +23,7 @@
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/pages/run_role_tabs.h"
+#include "gui/pages/run_liveness.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -275,7 +276,11 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
             "<b>%1</b> &nbsp;·&nbsp; %2 &nbsp;·&nbsp; recipe %3 &nbsp;·&nbsp; "
             "%4 node(s) &nbsp;·&nbsp; %5 &nbsp;·&nbsp; NCCL gate: %6")
             .arg((s.run.name.isEmpty() ? s.run.id : s.run.name).toHtmlEscaped(),
-                 stateName(s.run.state).toHtmlEscaped(),
+                 // "running" only while telemetry arrives (run_liveness.h); else in amber.
+                 telemetrySilentSince(s, now)
+                     ? QStringLiteral("<span style=\"color:#a06000\">%1</span>")
+                           .arg(liveStateText(s, now).toHtmlEscaped())
+                     : liveStateText(s, now).toHtmlEscaped(),
                  (s.run.recipe.isEmpty() ? QStringLiteral("–") : s.run.recipe).toHtmlEscaped())
             .arg(s.run.nodes.size())
             .arg(formatDuration(s.run.durationSeconds(now)), s.nccl.verdict.toHtmlEscaped());

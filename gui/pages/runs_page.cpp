@@ -189,6 +189,14 @@ void RunsPage::refreshRuns() {
             ++m_listsApplied;
             if (!m_selected.isEmpty()) {
                 selectRun(m_selected);  // keep the selection across a reset
+                // The header and the list tell one state: a run the list now calls finished (or
+                // running again) is reloaded, never left "running" in the header.
+                const RunRow* row = m_runs->run(m_selected);
+                const auto shown = m_view->snapshot();
+                if (row != nullptr && shown != nullptr && shown->run.id == m_selected &&
+                    shown->run.state != row->state) {
+                    requestSnapshot(0, 0, m_rangePixels);
+                }
             }
         });
 }

@@ -13,8 +13,9 @@ namespace runplane::gui {
 /// One named component of a stacked bar (e.g. "trainer backup (tms)": 374.8 GB).
 struct BudgetComponent {
     QString name;
-    double value = 0;  // in the chart's unit (GB)
-    QString detail;    // bytes and formula, shown on hover
+    double value = 0;   // in the chart's unit (GB)
+    QString detail;     // bytes and formula, shown on hover
+    int colorKey = -1;  // its identity's colour slot (stable_colors.h); -1: by its name
 };
 
 /// One stacked bar, e.g. the rollout phase of node 0.

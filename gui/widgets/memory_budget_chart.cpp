@@ -11,18 +11,16 @@
 
 #include "gui/widgets/invalid_banner.h"
 #include "gui/widgets/palette.h"
+#include "gui/widgets/stable_colors.h"
 
 namespace runplane::gui {
 
 namespace {
 
-// Component colours: the series palette, then lighter tints of it.
-QColor componentColor(int index) {
-    QColor c = seriesColor(index % seriesPaletteSize());
-    if (index >= seriesPaletteSize()) {
-        c = c.lighter(150);
-    }
-    return c;
+// A component's colour follows its identity: the plan's component (colorKey) or else its name,
+// never its position in the chart (stable_colors.h).
+QColor componentColor(const BudgetComponent& c) {
+    return c.colorKey >= 0 ? slotColor(c.colorKey) : slotColor(stableSlot(c.name));
 }
 
 }  // namespace
@@ -108,12 +106,14 @@ void MemoryBudgetChart::rebuild() {
 
     // One QCPBars per distinct component name, stacked in order of first appearance.
     std::vector<QString> names;
+    std::vector<QColor> colors;
     std::map<QString, size_t> nameIndex;
     for (const BudgetGroup& g : m_data.groups) {
         for (const BudgetBar& b : g.bars) {
             for (const BudgetComponent& c : b.components) {
                 if (nameIndex.emplace(c.name, names.size()).second) {
                     names.push_back(c.name);
+                    colors.push_back(componentColor(c));
                 }
             }
         }
@@ -123,7 +123,7 @@ void MemoryBudgetChart::rebuild() {
     for (size_t i = 0; i < names.size(); ++i) {
         auto* b = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         b->setName(names[i]);
-        QColor color = componentColor(static_cast<int>(i));
+        QColor color = colors[i];
         QColor edge = color.darker(130);
         if (!m_banner->reason().isEmpty()) {
             color.setAlpha(60);  // an invalid design: the numbers are not a layout's

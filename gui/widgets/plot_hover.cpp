@@ -39,6 +39,16 @@ QString plotHoverText(const std::vector<PlotSeries>& series, XAxisKind kind, con
         if (s.t.empty() || s.faint || lines >= maxLines) {
             continue;
         }
+        // Inside a gap nothing was measured: say so instead of the nearest point's value.
+        const bool inGap = std::any_of(s.gaps.begin(), s.gaps.end(), [&](const auto& g) {
+            return g.first < key && key < g.second;
+        });
+        if (inGap) {
+            text += QLatin1Char('\n') + s.name + QStringLiteral(": ") +
+                    QCoreApplication::translate("TimeSeriesPlot", "no data");
+            ++lines;
+            continue;
+        }
         auto it = std::lower_bound(s.t.begin(), s.t.end(), key);
         if (it == s.t.end()) {
             --it;

@@ -1,7 +1,8 @@
 #pragma once
 // The hover text of a TimeSeriesPlot at one x, built from the drawn series alone (testable
 // without a mouse): the x (as "<x label> <x>"), then per visible series the nearest point's x and
-// value, its min–max band, and for a smoothed series (PlotSeries::raw) "smoothed …, raw …".
+// value, its min–max band, and for a smoothed series (PlotSeries::raw) "smoothed …, raw …";
+// inside one of a series' gaps (PlotSeries::gaps) "<name>: no data".
 
 #include <QString>
 

@@ -5,6 +5,7 @@
 #include <QColor>
 #include <QString>
 
+#include <utility>
 #include <vector>
 
 namespace runplane::gui {
@@ -25,6 +26,9 @@ struct PlotSeries {
     bool inLegend = true;
     double lineWidth = 1.6;
     bool antialiased = true;  // false: aliased 1 px strokes (dense plots of hundreds of lines)
+    /// Open x-intervals without data (series_gaps.h): the line breaks there and hovering inside
+    /// one says "no data", never a value read off a line drawn across it.
+    std::vector<std::pair<double, double>> gaps = {};
 
     bool hasBand() const {
         return !min.empty() && min.size() == t.size() && max.size() == t.size();

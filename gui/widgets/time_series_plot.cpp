@@ -37,6 +37,29 @@ QVector<double> toQVector(const std::vector<double>& v) {
     return QVector<double>(v.begin(), v.end());
 }
 
+// `v` along `t`, with a NaN point in the middle of each gap: QCustomPlot breaks a line (and a
+// band) at a NaN, so a gap is drawn as no line rather than a straight segment across it.
+QVector<double> withBreaks(const std::vector<double>& t, const std::vector<double>& v,
+                           const std::vector<std::pair<double, double>>& gaps, bool keys) {
+    if (gaps.empty()) {
+        return toQVector(keys ? t : v);
+    }
+    QVector<double> out;
+    out.reserve(static_cast<qsizetype>(t.size() + gaps.size()));
+    auto g = gaps.begin();
+    for (size_t i = 0; i < t.size(); ++i) {
+        while (g != gaps.end() && g->second <= t[i]) {
+            if (g->first < t[i] && (i == 0 || g->first >= t[i - 1])) {
+                out.push_back(keys ? 0.5 * (g->first + g->second)
+                                   : std::numeric_limits<double>::quiet_NaN());
+            }
+            ++g;
+        }
+        out.push_back(keys ? t[i] : v[i]);
+    }
+    return out;
+}
+
 QColor withAlpha(QColor c, int alpha) {
     c.setAlpha(alpha);
     return c;
@@ -463,12 +486,12 @@ void TimeSeriesPlot::rebuild() {
     auto graph = [&]() -> QCPGraph* { return reuse ? m_plot->graph(next++) : m_plot->addGraph(); };
 
     for (const PlotSeries& s : m_series) {
-        const QVector<double> keys = toQVector(s.t);
+        const QVector<double> keys = withBreaks(s.t, s.t, s.gaps, true);
         if (s.hasBand()) {
             QCPGraph* upper = graph();
             QCPGraph* lower = graph();
-            upper->setData(keys, toQVector(s.max), true);
-            lower->setData(keys, toQVector(s.min), true);
+            upper->setData(keys, withBreaks(s.t, s.max, s.gaps, false), true);
+            lower->setData(keys, withBreaks(s.t, s.min, s.gaps, false), true);
             const QPen edge(withAlpha(s.color, 70), 0.8);
             upper->setPen(edge);
             lower->setPen(edge);
@@ -481,7 +504,7 @@ void TimeSeriesPlot::rebuild() {
         }
         QCPGraph* line = graph();
         line->setName(s.name);
-        line->setData(keys, toQVector(s.value), true);
+        line->setData(keys, withBreaks(s.t, s.value, s.gaps, false), true);
         const QColor c = s.faint ? withAlpha(s.color, 110) : s.color;
         line->setAntialiased(s.antialiased);
         switch (s.style) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "gui/widgets/palette.h"
+#include "gui/widgets/stable_colors.h"
 
 namespace runplane::gui {
 
@@ -28,8 +29,9 @@ QColor cellColor(int key) {
     return c;
 }
 
+// By luminance, not HSL lightness: a bright yellow has lightness 0.36 and took white text.
 QColor textOn(const QColor& bg) {
-    return bg.lightnessF() > 0.6 ? QColor(20, 20, 20) : QColor(250, 250, 250);
+    return textColorOn(bg);
 }
 }  // namespace
 
