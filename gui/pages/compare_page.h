@@ -8,15 +8,18 @@
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 
 #include "gui/models/compare_data.h"
 #include "gui/pages/page.h"
 
 class QAction;
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QSpinBox;
 class QTableView;
 class QTimer;
 
@@ -42,6 +45,15 @@ class ComparePage : public Page {
     /// EMA weight in [0, 0.99]; 0 = raw only.
     void setSmoothing(double weight);
 
+    /// Baseline (issue 49): the run every other run's deltas are taken against ("" = none).
+    /// Kept by id across selections; applies while that run is among the compared ones.
+    void setBaselineRun(const QString& runId);
+    QString baselineRunId() const { return m_baselineId; }
+    /// The step of the "Δ at step" row (none = no such row).
+    void setDeltaStep(std::optional<double> step);
+    /// Draws run − baseline curves instead of the overlay (needs a baseline among the runs).
+    void setDifferenceCurves(bool on);
+
     bool exportPng(const QString& path);
     bool exportSvg(const QString& path);
     bool exportCsv(const QString& path);
@@ -63,6 +75,8 @@ class ComparePage : public Page {
 
   private:
     void onSelectionChanged();
+    void fillBaselineCombo();
+    void showRunsMenu(const QPoint& pos);
     void redraw();
     QString exportDialog(const QString& filter, const QString& suffix);
 
@@ -76,6 +90,10 @@ class ComparePage : public Page {
     QComboBox* m_metricCombo = nullptr;
     QComboBox* m_axisCombo = nullptr;
     QDoubleSpinBox* m_smoothing = nullptr;
+    QComboBox* m_baselineCombo = nullptr;
+    QSpinBox* m_deltaStep = nullptr;
+    QCheckBox* m_diffCurves = nullptr;
+    QString m_baselineId;
     TimeSeriesPlot* m_plot = nullptr;
     QTableView* m_diffView = nullptr;
     QTimer* m_listTimer = nullptr;
