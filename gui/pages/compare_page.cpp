@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -29,6 +30,7 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
 #include "gui/pages/compare_delta_series.h"
+#include "gui/pages/compare_grid.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
@@ -133,7 +135,19 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     baseBar->addWidget(m_diffCurves);
     rightLayout->addLayout(baseBar);
     auto* vsplit = new QSplitter(Qt::Vertical, right);
-    m_plot = new TimeSeriesPlot(vsplit);
+    m_views = new QTabWidget(vsplit);
+    m_plot = new TimeSeriesPlot(m_views);
+    m_views->addTab(m_plot, tr("Overlay"));
+    auto* gridTab = new QWidget(m_views);
+    auto* gridLayout = new QVBoxLayout(gridTab);
+    gridLayout->setContentsMargins(0, 0, 0, 0);
+    m_gridExtra = new QLineEdit(gridTab);
+    m_gridExtra->setPlaceholderText(
+        tr("every eval metric; also (comma-separated): e.g. train/loss, perf/step_time"));
+    gridLayout->addWidget(m_gridExtra);
+    m_grid = new CompareGridView(gridTab);
+    gridLayout->addWidget(m_grid, 1);
+    m_views->addTab(gridTab, tr("All metrics"));
     m_plot->setTitle(tr("Eval curves"));
     m_plot->setFollowWindow(0);
     m_plot->setShowToolbar(true);
@@ -143,7 +157,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_diffView->verticalHeader()->hide();
     m_diffView->horizontalHeader()->setStretchLastSection(true);
     m_diffView->setWordWrap(false);
-    vsplit->addWidget(m_plot);
+    vsplit->addWidget(m_views);
     vsplit->addWidget(m_diffView);
     vsplit->setStretchFactor(0, 3);
     vsplit->setStretchFactor(1, 2);
@@ -166,6 +180,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     });
     connect(m_deltaStep, &QSpinBox::valueChanged, this, [this] { redraw(); });
     connect(m_diffCurves, &QCheckBox::toggled, this, [this] { redraw(); });
+    connect(m_gridExtra, &QLineEdit::editingFinished, this, [this] { redraw(); });
     m_table->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_table, &QWidget::customContextMenuRequested, this, &ComparePage::showRunsMenu);
     connect(png, &QPushButton::clicked, this, [this] {
@@ -334,6 +349,8 @@ void ComparePage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("baseline"), m_baselineId);
     settings.setValue(QStringLiteral("deltaStep"), m_deltaStep->value());
     settings.setValue(QStringLiteral("differenceCurves"), m_diffCurves->isChecked());
+    settings.setValue(QStringLiteral("gridExtra"), m_gridExtra->text());
+    settings.setValue(QStringLiteral("gridShown"), m_views->currentIndex() == 1);
 }
 
 void ComparePage::restoreWorkspace(QSettings& settings) {
@@ -343,6 +360,8 @@ void ComparePage::restoreWorkspace(QSettings& settings) {
     m_baselineId = settings.value(QStringLiteral("baseline")).toString();
     m_deltaStep->setValue(settings.value(QStringLiteral("deltaStep"), -1).toInt());
     m_diffCurves->setChecked(settings.value(QStringLiteral("differenceCurves")).toBool());
+    m_gridExtra->setText(settings.value(QStringLiteral("gridExtra")).toString());
+    showGrid(settings.value(QStringLiteral("gridShown")).toBool());
     const QVariant ax = settings.value(QStringLiteral("axis"));
     if (ax.isValid() && m_axisCombo->findData(ax.toInt()) >= 0) {
         setAxis(static_cast<CompareAxis>(ax.toInt()));
@@ -387,6 +406,15 @@ void ComparePage::setDeltaStep(std::optional<double> step) {
 
 void ComparePage::setDifferenceCurves(bool on) {
     m_diffCurves->setChecked(on);
+}
+
+void ComparePage::setGridExtraMetrics(const QStringList& metrics) {
+    m_gridExtra->setText(metrics.join(QStringLiteral(", ")));
+    redraw();
+}
+
+void ComparePage::showGrid(bool grid) {
+    m_views->setCurrentIndex(grid ? 1 : 0);
 }
 
 void ComparePage::fillBaselineCombo() {
@@ -441,6 +469,11 @@ void ComparePage::redraw() {
     m_plot->setAxisLabels(compareXLabel(m_data, metric, axis), metric);
     m_plot->setSeries(std::move(series));
     m_plot->setFollowing(true);
+    QStringList extra;
+    for (const QString& m : m_gridExtra->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        extra << m.trimmed();
+    }
+    m_grid->setData(m_data, extra, axis, weight);
     m_compare->setBaseline(baseline, m_deltaStep->value() >= 0
                                          ? std::optional<double>(m_deltaStep->value())
                                          : std::nullopt);

@@ -20,11 +20,13 @@ class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QTabWidget;
 class QTableView;
 class QTimer;
 
 namespace runplane::gui {
 
+class CompareGridView;
 class CompareModel;
 class HistoryReader;
 class RunFilterProxy;
@@ -53,6 +55,12 @@ class ComparePage : public Page {
     void setDeltaStep(std::optional<double> step);
     /// Draws run − baseline curves instead of the overlay (needs a baseline among the runs).
     void setDifferenceCurves(bool on);
+
+    /// The metrics grid (issue 49): every eval metric plus these others, one panel each.
+    void setGridExtraMetrics(const QStringList& metrics);
+    /// Shows the grid tab (true) or the one-metric overlay (false).
+    void showGrid(bool grid);
+    CompareGridView* grid() const { return m_grid; }
 
     bool exportPng(const QString& path);
     bool exportSvg(const QString& path);
@@ -93,6 +101,9 @@ class ComparePage : public Page {
     QComboBox* m_baselineCombo = nullptr;
     QSpinBox* m_deltaStep = nullptr;
     QCheckBox* m_diffCurves = nullptr;
+    QTabWidget* m_views = nullptr;
+    CompareGridView* m_grid = nullptr;
+    QLineEdit* m_gridExtra = nullptr;
     QString m_baselineId;
     TimeSeriesPlot* m_plot = nullptr;
     QTableView* m_diffView = nullptr;

@@ -1,14 +1,22 @@
-// issue 49: the Compare page's baseline. Two runs with known eval values written to a real
-// SQLite history; the table's deltas (last, best, at a step) and the difference curve are
-// checked exactly (values chosen to be exact in binary).
+// issue 49: the Compare page's baseline and metrics grid. Two runs with known eval values written
+// to a real SQLite history; the table's deltas (last, best, at a step) and the difference curve
+// are checked exactly (values chosen to be exact in binary); the grid's panels, their series and
+// the synchronised zoom and hover through real wheel and mouse events.
 #include <gtest/gtest.h>
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QMouseEvent>
 #include <QTemporaryDir>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
 
 #include "db/history/history.h"
 #include "gui/models/compare_baseline.h"
 #include "gui/models/compare_model.h"
+#include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/gui_test_util.h"
@@ -35,13 +43,17 @@ void writeRuns(const QString& path) {
     base.standardEvals = false;
     base.plantSpike = false;
     base.regressNodeB = false;
-    base.extra = {{"eval/score", "", {{0, 0.5}, {10, 0.75}, {20, 0.625}}}};
+    base.extra = {{"eval/score", "", {{0, 0.5}, {10, 0.75}, {20, 0.625}}},
+                  {"eval/math", "", {{0, 0.125}, {20, 0.25}}},
+                  {"train/loss", "", {{0, 2.0}, {20, 1.0}}}};
     ASSERT_TRUE(test::writeSyntheticRun(**h, base));
     test::SyntheticRunSpec other = base;
     other.runId = "run-other";
     other.name = "other";
     other.startNs += kHour;
-    other.extra = {{"eval/score", "", {{0, 0.25}, {10, 0.875}, {15, 0.9375}, {20, 1.0}}}};
+    other.extra = {{"eval/score", "", {{0, 0.25}, {10, 0.875}, {15, 0.9375}, {20, 1.0}}},
+                   {"eval/math", "", {{0, 0.375}, {20, 0.5}}},
+                   {"train/loss", "", {{0, 3.0}, {20, 1.5}}}};
     ASSERT_TRUE(test::writeSyntheticRun(**h, other));
 }
 
@@ -160,4 +172,121 @@ TEST(CompareBaseline, TableShowsExactDeltasAndDifferenceCurve) {
     page.setDifferenceCurves(false);
     test::pump(200);
     EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare_baseline.png"))));
+}
+
+namespace {
+
+QWidget* canvasOf(TimeSeriesPlot* plot) {
+    for (QWidget* w : plot->findChildren<QWidget*>()) {
+        if (QString::fromLatin1(w->metaObject()->className()) == QStringLiteral("QCustomPlot")) {
+            return w;
+        }
+    }
+    return nullptr;
+}
+
+const PlotSeries* seriesNamed(const TimeSeriesPlot& plot, const QString& name) {
+    for (const PlotSeries& s : plot.series()) {
+        if (s.name == name) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+    writeRuns(path);
+    if (HasFatalFailure()) {
+        return;
+    }
+    ComparePage page(path);
+    page.resize(1500, 1000);
+    page.show();
+    page.showGrid(true);
+    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+    ASSERT_TRUE(page.selectRuns({QStringLiteral("run-base"), QStringLiteral("run-other")}));
+    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 10000));
+    page.setAxis(CompareAxis::Step);
+    page.setSmoothing(0);
+    CompareGridView& grid = *page.grid();
+    // Every eval metric, not train/loss (not asked for).
+    ASSERT_EQ(grid.panelCount(), 2);
+    QStringList metrics = grid.metrics();
+    std::sort(metrics.begin(), metrics.end());
+    EXPECT_EQ(metrics, (QStringList{QStringLiteral("eval/math"), QStringLiteral("eval/score")}));
+    // A chosen other metric adds its panel.
+    page.setGridExtraMetrics({QStringLiteral("train/loss"), QStringLiteral("no/such")});
+    ASSERT_EQ(grid.panelCount(), 3);
+    EXPECT_EQ(grid.metrics().back(), QStringLiteral("train/loss"));
+
+    // Each panel: one line per run with that metric's own points, its own y range.
+    const std::vector<std::pair<QString, std::pair<std::vector<double>, std::vector<double>>>>
+        expected = {
+            {QStringLiteral("eval/math"), {{0.125, 0.25}, {0.375, 0.5}}},
+            {QStringLiteral("eval/score"), {{0.5, 0.75, 0.625}, {0.25, 0.875, 0.9375, 1.0}}},
+            {QStringLiteral("train/loss"), {{2.0, 1.0}, {3.0, 1.5}}},
+        };
+    for (const auto& [metric, values] : expected) {
+        const int at = static_cast<int>(grid.metrics().indexOf(metric));
+        ASSERT_GE(at, 0) << metric.toStdString();
+        TimeSeriesPlot* panel = grid.panel(at);
+        panel->flush();
+        ASSERT_EQ(panel->seriesCount(), 2) << metric.toStdString();
+        const PlotSeries* base = seriesNamed(*panel, QStringLiteral("base"));
+        const PlotSeries* other = seriesNamed(*panel, QStringLiteral("other"));
+        ASSERT_NE(base, nullptr);
+        ASSERT_NE(other, nullptr);
+        EXPECT_EQ(base->value, values.first) << metric.toStdString();
+        EXPECT_EQ(other->value, values.second) << metric.toStdString();
+        const auto [ylo, yhi] = panel->yRange();
+        const auto [mn, mx] = std::minmax_element(values.second.begin(), values.second.end());
+        EXPECT_LE(ylo, std::min(*mn, *std::min_element(values.first.begin(), values.first.end())));
+        EXPECT_GE(yhi, *mx);
+        EXPECT_LT(yhi, 4.0) << metric.toStdString();  // not a shared axis with train/loss
+    }
+    const auto [lossLo, lossHi] = grid.panel(2)->yRange();
+    EXPECT_GT(lossLo, 0.5);  // train/loss's own axis, not the scores'
+
+    test::pump(200);
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare_grid.png"))));
+
+    // A real wheel zoom on the first panel: the others follow to the same x-range.
+    QWidget* canvas = canvasOf(grid.panel(0));
+    ASSERT_NE(canvas, nullptr);
+    const auto [lo0, hi0] = grid.panel(1)->visibleRange();
+    const QPointF at(canvas->width() * 0.6, canvas->height() / 2.0);
+    QWheelEvent wheel(at, canvas->mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(canvas, &wheel);
+    const auto [zlo, zhi] = grid.panel(0)->visibleRange();
+    EXPECT_LT(zhi - zlo, hi0 - lo0);  // zoomed in
+    for (int i = 1; i < grid.panelCount(); ++i) {
+        ASSERT_TRUE(waitUntil(
+            [&] {
+                const auto r = grid.panel(i)->visibleRange();
+                return r.first == zlo && r.second == zhi;
+            },
+            3000))
+            << "panel " << i << " did not follow the zoom";
+        EXPECT_FALSE(grid.panel(i)->isFollowing());
+    }
+
+    // Hovering the second panel draws the cursor at the same x in every panel.
+    QWidget* canvas1 = canvasOf(grid.panel(1));
+    ASSERT_NE(canvas1, nullptr);
+    const QPointF hover(canvas1->width() * 0.5, canvas1->height() / 2.0);
+    QMouseEvent move(QEvent::MouseMove, hover, canvas1->mapToGlobal(hover), Qt::NoButton,
+                     Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(canvas1, &move);
+    const double x = grid.panel(1)->cursorX();
+    ASSERT_FALSE(std::isnan(x));
+    EXPECT_GE(x, zlo);
+    EXPECT_LE(x, zhi);
+    for (int i = 0; i < grid.panelCount(); ++i) {
+        EXPECT_EQ(grid.panel(i)->cursorX(), x) << "panel " << i;
+    }
 }
