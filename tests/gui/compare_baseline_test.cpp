@@ -7,6 +7,7 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QMouseEvent>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QWheelEvent>
 
@@ -16,6 +17,8 @@
 #include "db/history/history.h"
 #include "gui/models/compare_baseline.h"
 #include "gui/models/compare_model.h"
+#include "gui/models/history_queries.h"
+#include "gui/models/run_models.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
@@ -289,4 +292,119 @@ TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
     for (int i = 0; i < grid.panelCount(); ++i) {
         EXPECT_EQ(grid.panel(i)->cursorX(), x) << "panel " << i;
     }
+}
+
+namespace {
+
+std::pair<int, QString> runplanectl(const QStringList& args) {
+    QProcess p;
+    p.start(test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/backend/cli/runplanectl"),
+            args);
+    EXPECT_TRUE(p.waitForFinished(60000)) << p.errorString().toStdString();
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())};
+}
+
+QStringList filtered(db::History& history, const QString& text) {
+    auto rows = loadRunList(history);
+    EXPECT_TRUE(rows) << rows.error();
+    RunListModel model;
+    model.setRuns(std::move(*rows));
+    RunFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    proxy.setText(text);
+    QStringList ids;
+    for (int r = 0; r < proxy.rowCount(); ++r) {
+        ids << proxy.index(r, 0).data(RunListModel::RunIdRole).toString();
+    }
+    ids.sort();
+    return ids;
+}
+
+}  // namespace
+
+// `runplanectl runs tag / note` write the history; the run filter (Runs and Compare pages)
+// finds runs by tag and by words of the note.
+TEST(RunTags, CliTagsAndNotesAreStoredAndSearchedByTheRunFilter) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+    writeRuns(path);
+    if (HasFatalFailure()) {
+        return;
+    }
+    const QString h = QStringLiteral("--history");
+    auto [c1, o1] = runplanectl({QStringLiteral("runs"), QStringLiteral("tag"),
+                                 QStringLiteral("run-base"), QStringLiteral("lr-sweep"), h, path});
+    ASSERT_EQ(c1, 0) << o1.toStdString();
+    auto [c2, o2] = runplanectl({QStringLiteral("runs"), QStringLiteral("tag"),
+                                 QStringLiteral("run-other"), QStringLiteral("lr-sweep"), h, path});
+    ASSERT_EQ(c2, 0) << o2.toStdString();
+    auto [c3, o3] = runplanectl({QStringLiteral("runs"), QStringLiteral("tag"),
+                                 QStringLiteral("run-other"), QStringLiteral("keep"), h, path});
+    ASSERT_EQ(c3, 0) << o3.toStdString();
+    auto [c4, o4] =
+        runplanectl({QStringLiteral("runs"), QStringLiteral("note"), QStringLiteral("run-base"),
+                     QStringLiteral("diverged after the warmup; rerun with clip 0.5"), h, path});
+    ASSERT_EQ(c4, 0) << o4.toStdString();
+    // Bad input: a tag with a space, an unknown run; both exit 2 naming the problem.
+    auto [c5, o5] = runplanectl({QStringLiteral("runs"), QStringLiteral("tag"),
+                                 QStringLiteral("run-base"), QStringLiteral("two words"), h, path});
+    EXPECT_EQ(c5, 2);
+    EXPECT_TRUE(o5.contains(QStringLiteral("tag 'two words'"))) << o5.toStdString();
+    auto [c6, o6] = runplanectl({QStringLiteral("runs"), QStringLiteral("note"),
+                                 QStringLiteral("run-nope"), QStringLiteral("x"), h, path});
+    EXPECT_EQ(c6, 2);
+    EXPECT_TRUE(o6.contains(QStringLiteral("no run 'run-nope'"))) << o6.toStdString();
+    // `runs` alone still lists the runs.
+    auto [c7, o7] = runplanectl({QStringLiteral("runs"), h, path});
+    EXPECT_EQ(c7, 0) << o7.toStdString();
+    EXPECT_TRUE(o7.contains(QStringLiteral("run-base"))) << o7.toStdString();
+
+    auto history = db::History::open(path.toStdString());
+    ASSERT_TRUE(history) << history.error();
+    auto notes = (*history)->runAnnotations();
+    ASSERT_TRUE(notes) << notes.error();
+    ASSERT_EQ(notes->size(), 2u);
+    EXPECT_EQ((*notes)[0].first, "run-base");
+    EXPECT_EQ((*notes)[0].second.tags, (std::vector<std::string>{"lr-sweep"}));
+    EXPECT_EQ((*notes)[0].second.note, "diverged after the warmup; rerun with clip 0.5");
+    EXPECT_EQ((*notes)[1].first, "run-other");
+    EXPECT_EQ((*notes)[1].second.tags, (std::vector<std::string>{"keep", "lr-sweep"}));
+
+    const QStringList both{QStringLiteral("run-base"), QStringLiteral("run-other")};
+    EXPECT_EQ(filtered(**history, QStringLiteral("lr-sweep")), both);
+    EXPECT_EQ(filtered(**history, QStringLiteral("KEEP")),
+              QStringList{QStringLiteral("run-other")});
+    EXPECT_EQ(filtered(**history, QStringLiteral("warmup")),
+              QStringList{QStringLiteral("run-base")});
+    EXPECT_TRUE(filtered(**history, QStringLiteral("nothing-like-this")).isEmpty());
+
+    // Removing a tag and clearing the note take them out of the search.
+    auto [c8, o8] =
+        runplanectl({QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("run-other"),
+                     QStringLiteral("keep"), QStringLiteral("--remove"), h, path});
+    ASSERT_EQ(c8, 0) << o8.toStdString();
+    auto [c9, o9] = runplanectl({QStringLiteral("runs"), QStringLiteral("note"),
+                                 QStringLiteral("run-base"), QString(), h, path});
+    ASSERT_EQ(c9, 0) << o9.toStdString();
+    EXPECT_TRUE(filtered(**history, QStringLiteral("keep")).isEmpty());
+    EXPECT_TRUE(filtered(**history, QStringLiteral("warmup")).isEmpty());
+    EXPECT_EQ(filtered(**history, QStringLiteral("lr-sweep")), both);
+}
+
+// A history that never had a tag (no run_tags table) reads as no annotations, read-only too.
+TEST(RunTags, HistoryWithoutTheTablesReadsAsNone) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+    writeRuns(path);
+    if (HasFatalFailure()) {
+        return;
+    }
+    db::OpenOptions ro;
+    ro.readOnly = true;
+    auto history = db::History::open(path.toStdString(), ro);
+    ASSERT_TRUE(history) << history.error();
+    auto notes = (*history)->runAnnotations();
+    ASSERT_TRUE(notes) << notes.error();
+    EXPECT_TRUE(notes->empty());
+    EXPECT_EQ(filtered(**history, QStringLiteral("base")), QStringList{QStringLiteral("run-base")});
 }
