@@ -13,6 +13,7 @@
 #include "backend/analysis/run_metrics.h"
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
+#include "backend/cli/run_annotations_cli.h"
 #include "backend/control/controller.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
@@ -566,7 +567,12 @@ const bool kRegistered =
         runsCmd->add_flag("--json", runs->json, "Print JSON");
         runsCmd->add_option("-o,--output", runs->output, "wide: print long cells whole")
             ->check(CLI::IsMember({"wide"}));
-        runsCmd->callback([runs, &context] { runRuns(*runs, context); });
+        runplane::cli::addRunAnnotationCommands(*runsCmd, context);
+        runsCmd->callback([runs, runsCmd, &context] {
+            if (runsCmd->get_subcommands().empty()) {  // not `runs tag` / `runs note`
+                runRuns(*runs, context);
+            }
+        });
     });
 
 }  // namespace

@@ -503,6 +503,21 @@ class History {
                                       std::uint64_t maxBytesPerRun = kDiagnosisMaxBytesPerRun);
     /// Newest first; with withJson false the documents are left out (a listing).
     Result<std::vector<DiagnosisRecord>> listDiagnoses(const RunId& runId, bool withJson = true);
+    /// Tags and notes on runs (issue 49, run_annotations.cpp; docs/history.md "Run tags and
+    /// notes"). Their tables (run_tags, run_notes) are created on the first write if missing, so
+    /// no schema version is taken; reads of a history without them return none. A tag is 1–64
+    /// characters without whitespace or commas; a note at most 64 KiB ("" removes it). Errors
+    /// name an unknown run or a bad tag.
+    Status addRunTag(const RunId& runId, const std::string& tag);
+    /// False when the run did not have the tag.
+    Result<bool> removeRunTag(const RunId& runId, const std::string& tag);
+    Status setRunNote(const RunId& runId, const std::string& note, std::int64_t tNs);
+    struct RunAnnotation {
+        std::vector<std::string> tags;  // sorted
+        std::string note;
+    };
+    /// Every annotated run: run id -> its tags and note.
+    Result<std::vector<std::pair<std::string, RunAnnotation>>> runAnnotations();
     // ---- integrity (issue 41, docs/history.md "Damaged, read-only or locked histories")
     /// PRAGMA quick_check: the first `maxProblems` problems SQLite finds; empty when intact.
     /// Reads the whole file (watch runs it once at start).

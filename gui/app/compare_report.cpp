@@ -10,6 +10,7 @@
 
 #include "db/history/history.h"
 #include "gui/app/report_text.h"
+#include "gui/models/compare_baseline.h"
 #include "gui/models/compare_data.h"
 #include "gui/models/metric_views.h"
 #include "gui/pages/metric_panels.h"
@@ -153,6 +154,30 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         }
     }
 
+    // Deltas against the baseline (issue 49): the asked run, else the first listed.
+    const QString baselineId =
+        request.baselineRunId.isEmpty() ? data.runs.front().run.id : request.baselineRunId;
+    const int baseline = runIndex(data, baselineId);
+    if (baseline < 0) {
+        return errorText(
+            QStringLiteral("baseline %1 is not among the compared runs").arg(baselineId));
+    }
+    ReportTable deltas{{QStringLiteral("metric"), QStringLiteral("run"),
+                        QStringLiteral("Δ last vs baseline"), QStringLiteral("Δ best vs baseline")},
+                       {}};
+    for (const QString& metric : scoreMetrics) {
+        const std::vector<MetricDelta> d = baselineDeltas(data, metric, baseline, std::nullopt);
+        for (size_t i = 0; i < d.size(); ++i) {
+            if (static_cast<int>(i) != baseline) {
+                deltas.rows.push_back(
+                    {metric, label(data.runs[i]), formatDelta(d[i].last), formatDelta(d[i].best)});
+            }
+        }
+    }
+    const QString baselineText =
+        QStringLiteral("Baseline: %1 (%2); each cell is run − baseline.")
+            .arg(label(data.runs[static_cast<size_t>(baseline)]), baselineId);
+
     ReportTable peaks{{QStringLiteral("run"), QStringLiteral("node"),
                        QStringLiteral("peak host memory"), QStringLiteral("when")},
                       {}};
@@ -199,6 +224,8 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     QString md = QStringLiteral("# ") + title + QStringLiteral("\n\n") + runs.markdown();
     md += QStringLiteral("\n## Eval scores\n\n") + emaText + QStringLiteral("\n\n") + plotsMd;
     md += evals.rows.empty() ? QString() : evals.markdown();
+    md += QStringLiteral("\n## Deltas vs baseline\n\n") + baselineText + QStringLiteral("\n\n") +
+          (deltas.rows.empty() ? QString() : deltas.markdown());
     md += QStringLiteral("\n## Host memory peaks per run\n\n") + peaks.markdown();
     md += QStringLiteral("\n## Recipe diff (fields that differ)\n\n");
     md += diff.rows.empty() ? QStringLiteral("The recipes are the same.\n") : diff.markdown();
@@ -211,6 +238,9 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     html += QStringLiteral("<h1>%1</h1>\n").arg(title.toHtmlEscaped()) + runs.html();
     html += QStringLiteral("<h2>Eval scores</h2><p>%1</p>\n").arg(emaText.toHtmlEscaped()) +
             plotsHtml + evals.html();
+    html +=
+        QStringLiteral("<h2>Deltas vs baseline</h2><p>%1</p>\n").arg(baselineText.toHtmlEscaped()) +
+        (deltas.rows.empty() ? QString() : deltas.html());
     html += QStringLiteral("<h2>Host memory peaks per run</h2>\n") + peaks.html();
     html +=
         QStringLiteral("<h2>Recipe diff (fields that differ)</h2>\n") +

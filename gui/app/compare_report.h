@@ -5,7 +5,8 @@
 //                         under the debiased EMA (the Compare page's drawing)
 //   compare.csv           the plotted points of every score metric (run_id, run_name, metric,
 //                         x, value, smoothed; gui/models/compare_data.h compareCsv)
-//   report.md, report.html  the runs, the primary eval's last/best per run, host-memory peaks
+//   report.md, report.html  the runs, the primary eval's last/best per run, each other run's
+//                         deltas against the baseline (last, best), host-memory peaks
 //                         per run and node, the recipe diff (only fields that differ), the plots
 // Runs on the calling thread; needs a QApplication (the offscreen platform is fine).
 
@@ -21,6 +22,8 @@ struct CompareReportRequest {
     QStringList runIds;
     QString outDir;
     double smoothing = 0.6;  // EMA weight, as the Compare page's default
+    /// The baseline of the "Deltas vs baseline" table (issue 49); "" = the first run listed.
+    QString baselineRunId;
     int width = 1400;
     int height = 560;
 };

@@ -7,6 +7,7 @@
 #include <QBrush>
 #include <QFont>
 
+#include "gui/models/compare_baseline.h"
 #include "gui/models/run_models.h"
 
 namespace runplane::gui {
@@ -26,7 +27,11 @@ QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int 
         return {};
     }
     if (role == Qt::DisplayRole) {
-        return section == 0 ? tr("Field") : m_runNames[section - 1];
+        if (section == 0) {
+            return tr("Field");
+        }
+        return section - 1 == m_baseline ? tr("%1 (baseline)").arg(m_runNames[section - 1])
+                                         : m_runNames[section - 1];
     }
     if (role == Qt::ForegroundRole && section > 0 &&
         static_cast<size_t>(section - 1) < m_colors.size()) {
@@ -67,6 +72,11 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
             return row.summary;
         case DiffersRole:
             return differs;
+        case DeltaRole:
+            if (c > 0 && static_cast<size_t>(c - 1) < row.deltas.size() && row.deltas[c - 1]) {
+                return *row.deltas[c - 1];
+            }
+            return {};
         default:
             return {};
     }
@@ -82,7 +92,7 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
         m_runNames << (r.run.name.isEmpty() ? r.run.id : r.run.name);
     }
     auto summary = [&](const QString& field, auto valueOf) {
-        Row row{field, {}, true};
+        Row row{field, {}, true, {}};
         for (const CompareRun& r : data.runs) {
             row.values << valueOf(r);
         }
@@ -141,11 +151,37 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
                     return QStringLiteral("–");
                 });
     }
+    if (!metric.isEmpty() && m_baseline >= 0 &&
+        static_cast<size_t>(m_baseline) < data.runs.size()) {
+        const std::vector<MetricDelta> deltas = baselineDeltas(data, metric, m_baseline, m_atStep);
+        auto deltaRow = [&](const QString& field, auto pick) {
+            Row row{field, {}, true, {}};
+            for (size_t i = 0; i < deltas.size(); ++i) {
+                const std::optional<double> d = pick(deltas[i]);
+                row.deltas.push_back(d);
+                row.values << (static_cast<int>(i) == m_baseline ? tr("baseline") : formatDelta(d));
+            }
+            m_rows.push_back(std::move(row));
+        };
+        deltaRow(tr("Δ %1 last vs baseline").arg(metric),
+                 [](const MetricDelta& d) { return d.last; });
+        deltaRow(tr("Δ %1 best vs baseline").arg(metric),
+                 [](const MetricDelta& d) { return d.best; });
+        if (m_atStep) {
+            deltaRow(tr("Δ %1 at step %2 vs baseline").arg(metric).arg(*m_atStep),
+                     [](const MetricDelta& d) { return d.atStep; });
+        }
+    }
     m_summaryRows = static_cast<int>(m_rows.size());
     for (DiffRow& d : recipeDiff(data.runs)) {
-        m_rows.push_back(Row{d.field, d.values, false});
+        m_rows.push_back(Row{d.field, d.values, false, {}});
     }
     endResetModel();
+}
+
+void CompareModel::setBaseline(int runIndex, std::optional<double> atStep) {
+    m_baseline = runIndex;
+    m_atStep = atStep;
 }
 
 QStringList CompareModel::diffFields() const {

@@ -9,6 +9,7 @@
 #include <QColor>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 #include "gui/models/compare_data.h"
@@ -18,7 +19,7 @@ namespace runplane::gui {
 class CompareModel : public QAbstractTableModel {
     Q_OBJECT
   public:
-    enum Role { IsSummaryRole = Qt::UserRole + 1, DiffersRole };
+    enum Role { IsSummaryRole = Qt::UserRole + 1, DiffersRole, DeltaRole };
 
     explicit CompareModel(QObject* parent = nullptr);
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -29,6 +30,12 @@ class CompareModel : public QAbstractTableModel {
 
     /// colors: one per run (the plot's legend colours).
     void setData(const CompareData& data, const QString& metric, const std::vector<QColor>& colors);
+    /// The baseline run (index into the data's runs, -1 = none) and the step of the "at step"
+    /// delta row (none = no such row). Applies at the next setData. With a baseline, the
+    /// summary gains "Δ last / Δ best / Δ at step N vs baseline" rows (compare_baseline.h);
+    /// DeltaRole gives the delta as a double (invalid where there is none).
+    void setBaseline(int runIndex, std::optional<double> atStep);
+    int baseline() const { return m_baseline; }
     int summaryRowCount() const { return m_summaryRows; }
     /// The recipe fields that differ (rows after the summary).
     QStringList diffFields() const;
@@ -38,11 +45,14 @@ class CompareModel : public QAbstractTableModel {
         QString field;
         QStringList values;
         bool summary = false;
+        std::vector<std::optional<double>> deltas;  // delta rows only, one per run
     };
     std::vector<Row> m_rows;
     QStringList m_runNames;
     std::vector<QColor> m_colors;
     int m_summaryRows = 0;
+    int m_baseline = -1;
+    std::optional<double> m_atStep;
 };
 
 }  // namespace runplane::gui

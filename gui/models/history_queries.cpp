@@ -459,9 +459,21 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
     }
     std::vector<RunRow> rows;
     rows.reserve(runs->size());
+    std::map<std::string, db::History::RunAnnotation> notes;
+    if (auto a = history.runAnnotations()) {
+        for (auto& [id, annotation] : *a) {
+            notes.emplace(id, std::move(annotation));
+        }
+    }
     for (const db::RunRecord& r : *runs) {
         RunRow row;
         row.id = qs(r.id);
+        if (const auto it = notes.find(r.id.value()); it != notes.end()) {
+            for (const std::string& t : it->second.tags) {
+                row.tags << qs(t);
+            }
+            row.note = qs(it->second.note);
+        }
         row.name = qs(r.name);
         row.state = r.state;
         row.recipe = recipeLabel(qs(r.recipeYaml));

@@ -54,6 +54,8 @@ struct RunRow {
     std::vector<NodePeakRow> peaks;    // peak host memory per node
     std::vector<MetricValue> metrics;  // classified with the recipe's analysis.metric_kinds
     QString primaryMetric;             // the recipe's analysis.primary_metric ("" = default)
+    QStringList tags;                  // issue 49: the run's tags (history run_tags), sorted
+    QString note;                      // issue 49: the run's note (history run_notes)
 
     double durationSeconds(double now) const { return (endT > 0 ? endT : now) - startT; }
     double maxPeakBytes() const {

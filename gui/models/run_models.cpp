@@ -134,6 +134,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             return r.id;
         case StateRole:
             return stateName(r.state);
+        case AnnotationRole:
+            return QString(r.tags.join(QLatin1Char(' ')) + QLatin1Char('\n') + r.note);
         case SortRole:
             switch (index.column()) {
                 case StartColumn:
@@ -295,6 +297,12 @@ bool RunFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourcePa
         return true;
     }
     if (src->data(first, RunListModel::RunIdRole)
+            .toString()
+            .contains(m_text, Qt::CaseInsensitive)) {
+        return true;
+    }
+    // Tags and notes (issue 49): the filter text inside any tag or the note.
+    if (src->data(first, RunListModel::AnnotationRole)
             .toString()
             .contains(m_text, Qt::CaseInsensitive)) {
         return true;

@@ -29,7 +29,8 @@ class RunListModel : public QAbstractTableModel {
         CauseColumn,  // why it failed, in one line (as `runplanectl runs` CAUSE)
         ColumnCount
     };
-    enum Role { RunIdRole = Qt::UserRole + 1, StateRole, SortRole };
+    /// AnnotationRole: the run's tags and note as one searchable text (issue 49).
+    enum Role { RunIdRole = Qt::UserRole + 1, StateRole, SortRole, AnnotationRole };
 
     explicit RunListModel(QObject* parent = nullptr);
 

@@ -1,6 +1,7 @@
 #include "gui/pages/compare_page.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
@@ -10,9 +11,12 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -20,10 +24,13 @@
 #include <algorithm>
 
 #include "db/history/history.h"
+#include "gui/models/compare_baseline.h"
 #include "gui/models/compare_model.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/compare_delta_series.h"
+#include "gui/pages/compare_grid.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
@@ -105,8 +112,42 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     bar->addWidget(svg);
     bar->addWidget(csv);
     rightLayout->addLayout(bar);
+    // Baseline (issue 49): deltas of every other run in the table, optional difference curves.
+    auto* baseBar = new QHBoxLayout;
+    baseBar->addWidget(new QLabel(tr("Baseline:"), right));
+    m_baselineCombo = new QComboBox(right);
+    m_baselineCombo->setObjectName(QStringLiteral("compareBaseline"));
+    m_baselineCombo->setMinimumContentsLength(18);
+    m_baselineCombo->setToolTip(
+        tr("Every other run shows its deltas against this run (also: right-click a run)"));
+    baseBar->addWidget(m_baselineCombo, 1);
+    baseBar->addWidget(new QLabel(tr("Δ at step:"), right));
+    m_deltaStep = new QSpinBox(right);
+    m_deltaStep->setRange(-1, 1000000000);
+    m_deltaStep->setValue(-1);
+    m_deltaStep->setSpecialValueText(tr("off"));
+    m_deltaStep->setToolTip(
+        tr("Adds a row with each run's value at this step minus the "
+           "baseline's (the metric's own step)"));
+    baseBar->addWidget(m_deltaStep);
+    m_diffCurves = new QCheckBox(tr("Difference curves"), right);
+    m_diffCurves->setToolTip(tr("Plot run − baseline (the baseline interpolated linearly)"));
+    baseBar->addWidget(m_diffCurves);
+    rightLayout->addLayout(baseBar);
     auto* vsplit = new QSplitter(Qt::Vertical, right);
-    m_plot = new TimeSeriesPlot(vsplit);
+    m_views = new QTabWidget(vsplit);
+    m_plot = new TimeSeriesPlot(m_views);
+    m_views->addTab(m_plot, tr("Overlay"));
+    auto* gridTab = new QWidget(m_views);
+    auto* gridLayout = new QVBoxLayout(gridTab);
+    gridLayout->setContentsMargins(0, 0, 0, 0);
+    m_gridExtra = new QLineEdit(gridTab);
+    m_gridExtra->setPlaceholderText(
+        tr("every eval metric; also (comma-separated): e.g. train/loss, perf/step_time"));
+    gridLayout->addWidget(m_gridExtra);
+    m_grid = new CompareGridView(gridTab);
+    gridLayout->addWidget(m_grid, 1);
+    m_views->addTab(gridTab, tr("All metrics"));
     m_plot->setTitle(tr("Eval curves"));
     m_plot->setFollowWindow(0);
     m_plot->setShowToolbar(true);
@@ -116,7 +157,7 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_diffView->verticalHeader()->hide();
     m_diffView->horizontalHeader()->setStretchLastSection(true);
     m_diffView->setWordWrap(false);
-    vsplit->addWidget(m_plot);
+    vsplit->addWidget(m_views);
     vsplit->addWidget(m_diffView);
     vsplit->setStretchFactor(0, 3);
     vsplit->setStretchFactor(1, 2);
@@ -133,6 +174,15 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     connect(m_metricCombo, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     connect(m_axisCombo, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     connect(m_smoothing, &QDoubleSpinBox::valueChanged, this, [this] { redraw(); });
+    connect(m_baselineCombo, &QComboBox::currentIndexChanged, this, [this] {
+        m_baselineId = m_baselineCombo->currentData().toString();
+        redraw();
+    });
+    connect(m_deltaStep, &QSpinBox::valueChanged, this, [this] { redraw(); });
+    connect(m_diffCurves, &QCheckBox::toggled, this, [this] { redraw(); });
+    connect(m_gridExtra, &QLineEdit::editingFinished, this, [this] { redraw(); });
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, &ComparePage::showRunsMenu);
     connect(png, &QPushButton::clicked, this, [this] {
         const QString path = exportDialog(tr("PNG image (*.png)"), QStringLiteral(".png"));
         if (!path.isEmpty()) {
@@ -258,6 +308,7 @@ void ComparePage::onSelectionChanged() {
                 const int at = m_metricCombo->findText(chosen);
                 m_metricCombo->setCurrentIndex(at >= 0 ? at : 0);
             }
+            fillBaselineCombo();
             ++m_applied;
             redraw();
         });
@@ -295,12 +346,22 @@ void ComparePage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("axis"), static_cast<int>(axis()));
     settings.setValue(QStringLiteral("ema"), m_smoothing->value());
     settings.setValue(QStringLiteral("filter"), m_filter->text());
+    settings.setValue(QStringLiteral("baseline"), m_baselineId);
+    settings.setValue(QStringLiteral("deltaStep"), m_deltaStep->value());
+    settings.setValue(QStringLiteral("differenceCurves"), m_diffCurves->isChecked());
+    settings.setValue(QStringLiteral("gridExtra"), m_gridExtra->text());
+    settings.setValue(QStringLiteral("gridShown"), m_views->currentIndex() == 1);
 }
 
 void ComparePage::restoreWorkspace(QSettings& settings) {
     Page::restoreWorkspace(settings);
     m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
     m_filter->setText(settings.value(QStringLiteral("filter")).toString());
+    m_baselineId = settings.value(QStringLiteral("baseline")).toString();
+    m_deltaStep->setValue(settings.value(QStringLiteral("deltaStep"), -1).toInt());
+    m_diffCurves->setChecked(settings.value(QStringLiteral("differenceCurves")).toBool());
+    m_gridExtra->setText(settings.value(QStringLiteral("gridExtra")).toString());
+    showGrid(settings.value(QStringLiteral("gridShown")).toBool());
     const QVariant ax = settings.value(QStringLiteral("axis"));
     if (ax.isValid() && m_axisCombo->findData(ax.toInt()) >= 0) {
         setAxis(static_cast<CompareAxis>(ax.toInt()));
@@ -329,6 +390,63 @@ void ComparePage::setSmoothing(double weight) {
     m_smoothing->setValue(weight);
 }
 
+void ComparePage::setBaselineRun(const QString& runId) {
+    m_baselineId = runId;
+    const int at = m_baselineCombo->findData(runId);
+    if (at >= 0) {
+        m_baselineCombo->setCurrentIndex(at);  // redraws
+    } else {
+        redraw();
+    }
+}
+
+void ComparePage::setDeltaStep(std::optional<double> step) {
+    m_deltaStep->setValue(step ? static_cast<int>(*step) : -1);
+}
+
+void ComparePage::setDifferenceCurves(bool on) {
+    m_diffCurves->setChecked(on);
+}
+
+void ComparePage::setGridExtraMetrics(const QStringList& metrics) {
+    m_gridExtra->setText(metrics.join(QStringLiteral(", ")));
+    redraw();
+}
+
+void ComparePage::showGrid(bool grid) {
+    m_views->setCurrentIndex(grid ? 1 : 0);
+}
+
+void ComparePage::fillBaselineCombo() {
+    const QSignalBlocker block(m_baselineCombo);
+    m_baselineCombo->clear();
+    m_baselineCombo->addItem(tr("(none)"), QString());
+    for (const CompareRun& r : m_data.runs) {
+        m_baselineCombo->addItem(r.run.name.isEmpty() ? r.run.id : r.run.name, r.run.id);
+    }
+    const int at = m_baselineCombo->findData(m_baselineId);
+    m_baselineCombo->setCurrentIndex(at >= 0 ? at : 0);
+}
+
+void ComparePage::showRunsMenu(const QPoint& pos) {
+    const QModelIndex index = m_table->indexAt(pos);
+    if (!index.isValid()) {
+        return;
+    }
+    const QString id = index.data(RunListModel::RunIdRole).toString();
+    QMenu menu(this);
+    QAction* use = menu.addAction(tr("Use as baseline"));
+    QAction* clear = menu.addAction(tr("Clear baseline"));
+    clear->setEnabled(!m_baselineId.isEmpty());
+    QAction* chosen = menu.exec(m_table->viewport()->mapToGlobal(pos));
+    if (chosen == use) {
+        setBaselineRun(id);
+        emit statusMessage(tr("baseline: %1").arg(id));
+    } else if (chosen == clear) {
+        setBaselineRun(QString());
+    }
+}
+
 void ComparePage::redraw() {
     if (m_data.runs.empty()) {
         return;
@@ -336,15 +454,29 @@ void ComparePage::redraw() {
     const QString metric = this->metric();
     const auto axis = static_cast<CompareAxis>(m_axisCombo->currentData().toInt());
     const double weight = m_smoothing->value();
+    const int baseline = m_baselineId.isEmpty() ? -1 : runIndex(m_data, m_baselineId);
+    const bool differences = m_diffCurves->isChecked() && baseline >= 0;
     std::vector<QColor> colors;
-    std::vector<PlotSeries> series = compareSeries(m_data, metric, axis, weight, &colors);
-    m_plot->setTitle(metric.isEmpty() ? tr("No metric recorded for these runs") : metric);
+    std::vector<PlotSeries> series =
+        differences ? differenceSeries(m_data, metric, axis, baseline, weight, &colors)
+                    : compareSeries(m_data, metric, axis, weight, &colors);
+    m_plot->setTitle(metric.isEmpty() ? tr("No metric recorded for these runs")
+                     : differences    ? tr("%1 − baseline").arg(metric)
+                                      : metric);
     m_plot->setXAxisKind(axis == CompareAxis::WallTime ? XAxisKind::ElapsedSeconds
                                                        : XAxisKind::Number);
     m_plot->setYIncludesZero(false);
     m_plot->setAxisLabels(compareXLabel(m_data, metric, axis), metric);
     m_plot->setSeries(std::move(series));
     m_plot->setFollowing(true);
+    QStringList extra;
+    for (const QString& m : m_gridExtra->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        extra << m.trimmed();
+    }
+    m_grid->setData(m_data, extra, axis, weight);
+    m_compare->setBaseline(baseline, m_deltaStep->value() >= 0
+                                         ? std::optional<double>(m_deltaStep->value())
+                                         : std::nullopt);
     m_compare->setData(m_data, metric, colors);
     m_diffView->resizeColumnsToContents();
     // A long value (launcher.argv) must not push the other runs' columns out of view: each run's

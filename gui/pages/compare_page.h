@@ -8,20 +8,25 @@
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 
 #include "gui/models/compare_data.h"
 #include "gui/pages/page.h"
 
 class QAction;
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QSpinBox;
+class QTabWidget;
 class QTableView;
 class QTimer;
 
 namespace runplane::gui {
 
+class CompareGridView;
 class CompareModel;
 class HistoryReader;
 class RunFilterProxy;
@@ -41,6 +46,21 @@ class ComparePage : public Page {
     void setAxis(CompareAxis axis);
     /// EMA weight in [0, 0.99]; 0 = raw only.
     void setSmoothing(double weight);
+
+    /// Baseline (issue 49): the run every other run's deltas are taken against ("" = none).
+    /// Kept by id across selections; applies while that run is among the compared ones.
+    void setBaselineRun(const QString& runId);
+    QString baselineRunId() const { return m_baselineId; }
+    /// The step of the "Δ at step" row (none = no such row).
+    void setDeltaStep(std::optional<double> step);
+    /// Draws run − baseline curves instead of the overlay (needs a baseline among the runs).
+    void setDifferenceCurves(bool on);
+
+    /// The metrics grid (issue 49): every eval metric plus these others, one panel each.
+    void setGridExtraMetrics(const QStringList& metrics);
+    /// Shows the grid tab (true) or the one-metric overlay (false).
+    void showGrid(bool grid);
+    CompareGridView* grid() const { return m_grid; }
 
     bool exportPng(const QString& path);
     bool exportSvg(const QString& path);
@@ -63,6 +83,8 @@ class ComparePage : public Page {
 
   private:
     void onSelectionChanged();
+    void fillBaselineCombo();
+    void showRunsMenu(const QPoint& pos);
     void redraw();
     QString exportDialog(const QString& filter, const QString& suffix);
 
@@ -76,6 +98,13 @@ class ComparePage : public Page {
     QComboBox* m_metricCombo = nullptr;
     QComboBox* m_axisCombo = nullptr;
     QDoubleSpinBox* m_smoothing = nullptr;
+    QComboBox* m_baselineCombo = nullptr;
+    QSpinBox* m_deltaStep = nullptr;
+    QCheckBox* m_diffCurves = nullptr;
+    QTabWidget* m_views = nullptr;
+    CompareGridView* m_grid = nullptr;
+    QLineEdit* m_gridExtra = nullptr;
+    QString m_baselineId;
     TimeSeriesPlot* m_plot = nullptr;
     QTableView* m_diffView = nullptr;
     QTimer* m_listTimer = nullptr;

@@ -459,6 +459,7 @@ void TimeSeriesPlot::scheduleReplot() {
 void TimeSeriesPlot::rebuild() {
     m_dirty = false;
     m_plot->clearItems();
+    m_cursor = nullptr;
 
     // The graphs are reused when the curves keep their shape (count, band, style, legend
     // entry) and the phase names are the same: a live refresh only replaces their data, without
@@ -541,6 +542,7 @@ void TimeSeriesPlot::rebuild() {
     }
 
     addOverlayItems();
+    placeCursor();
 
     const int widestEntry = widestLegendEntry();
     placeLegend(m_legendVisible && widestEntry > 0);
@@ -678,10 +680,42 @@ void TimeSeriesPlot::showHoverTip(QMouseEvent* event) {
     const QCPRange x = m_plot->xAxis->range();
     if (key < x.lower || key > x.upper) {
         QToolTip::hideText();
+        emit hovered(std::numeric_limits<double>::quiet_NaN());
         return;
     }
+    emit hovered(key);
     const QString text = hoverText(key);
     QToolTip::showText(event->globalPosition().toPoint(), text, m_plot);
+}
+
+}  // namespace runplane::gui
+
+namespace runplane::gui {
+
+void TimeSeriesPlot::setCursorX(double x) {
+    if (std::isnan(x) && std::isnan(m_cursorX)) {
+        return;
+    }
+    m_cursorX = x;
+    placeCursor();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimeSeriesPlot::placeCursor() {
+    if (std::isnan(m_cursorX)) {
+        if (m_cursor != nullptr) {
+            m_plot->removeItem(m_cursor);
+            m_cursor = nullptr;
+        }
+        return;
+    }
+    if (m_cursor == nullptr) {
+        m_cursor = new QCPItemStraightLine(m_plot);
+        m_cursor->setPen(QPen(QColor(90, 90, 90, 160), 1, Qt::DashLine));
+        m_cursor->setSelectable(false);
+    }
+    m_cursor->point1->setCoords(m_cursorX, 0);
+    m_cursor->point2->setCoords(m_cursorX, 1);
 }
 
 }  // namespace runplane::gui

@@ -14,6 +14,7 @@
 
 #include <QWidget>
 
+#include <limits>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "gui/widgets/plot_types.h"
 
 class QCPAxisRect;
+class QCPItemStraightLine;
 class QCPItemText;
 class QCPMarginGroup;
 class QCustomPlot;
@@ -77,6 +79,10 @@ class TimeSeriesPlot : public QWidget {
     bool saveSvg(const QString& path, int width, int height);
     QString lastError() const { return m_lastError; }
 
+    /// A vertical cursor line at x (synchronised hover across plots); NaN hides it.
+    void setCursorX(double x);
+    double cursorX() const { return m_cursorX; }
+
     /// What hovering at x shows (plot_hover.h): x, then each series' nearest value (smoothed and
     /// raw for an EMA line).
     QString hoverText(double x) const;
@@ -101,6 +107,8 @@ class TimeSeriesPlot : public QWidget {
     void followingChanged(bool following);
     /// After a user zoom/pan settled: the owner should re-query [lo, hi] at ~`pixels` buckets.
     void visibleRangeChanged(double lo, double hi, int pixels);
+    /// The mouse hovers the data at x (NaN when it left the plot).
+    void hovered(double x);
 
   protected:
     void showEvent(QShowEvent* event) override;
@@ -122,6 +130,7 @@ class TimeSeriesPlot : public QWidget {
     int widestLegendEntry() const;
     void onUserRangeChange();
     void showHoverTip(QMouseEvent* event);
+    void placeCursor();
     bool hasData() const;  // curves, phases or events to draw
     std::pair<double, double> dataExtent() const;
 
@@ -158,6 +167,8 @@ class TimeSeriesPlot : public QWidget {
     double m_followWindow = 0;
     int m_replotCount = 0;
     QString m_lastError;
+    double m_cursorX = std::numeric_limits<double>::quiet_NaN();
+    QCPItemStraightLine* m_cursor = nullptr;  // re-made after each rebuild's clearItems
 };
 
 }  // namespace runplane::gui

@@ -8,8 +8,11 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <cmath>
+
 #include "db/history/history.h"
 #include "gui/app/command_line.h"
+#include "gui/models/compare_data.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
@@ -125,6 +128,35 @@ TEST(CompareReport, BinaryWritesTheComparisonHeadless) {
     // The recipe diff holds the learning rate and not the fields that are equal.
     EXPECT_TRUE(md.contains(QStringLiteral("| algorithm.lr |"))) << md.toStdString();
     EXPECT_FALSE(md.contains(QStringLiteral("| model.name |")));
+    // Deltas vs the baseline (issue 49; the first run listed): run 2's last minus run 1's.
+    {
+        auto h = db::History::open(history.toStdString());
+        ASSERT_TRUE(h) << h.error();
+        auto data = loadCompare(
+            **h, {QStringLiteral("run-synthetic-1"), QStringLiteral("run-synthetic-2")});
+        ASSERT_TRUE(data) << data.error();
+        double last[2] = {0, 0};
+        for (int i = 0; i < 2; ++i) {
+            for (const MetricValue& m : data->runs[static_cast<size_t>(i)].run.metrics) {
+                if (m.name == QStringLiteral("eval/gsm8k")) {
+                    last[i] = m.last;
+                }
+            }
+        }
+        const double d = last[1] - last[0];
+        // (The two synthetic runs share their eval curves: the exact deltas are checked in
+        // compare_baseline_test.cpp; here the report's row and its sign rule.)
+        const QString cell = d == 0 ? QStringLiteral("0.0000")
+                                    : (d > 0 ? QStringLiteral("+") : QStringLiteral("−")) +
+                                          QString::number(std::abs(d), 'f', 4);
+        EXPECT_TRUE(md.contains(QStringLiteral("## Deltas vs baseline"))) << md.toStdString();
+        EXPECT_TRUE(
+            md.contains(QStringLiteral("Baseline: qwen3.8 full LoRA (synthetic) "
+                                       "(run-synthetic-1)")))
+            << md.toStdString();
+        EXPECT_TRUE(md.contains(QStringLiteral("| eval/gsm8k | lr 2e-5 | ") + cell + " |"))
+            << md.toStdString() << " expected " << cell.toStdString();
+    }
     const QString html = readText(out + QStringLiteral("/report.html"));
     EXPECT_TRUE(html.contains(QStringLiteral("<img src=\"compare_eval_gsm8k.png\"")));
     EXPECT_TRUE(html.contains(QStringLiteral("<td>algorithm.lr</td>")));
