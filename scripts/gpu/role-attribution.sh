@@ -64,6 +64,10 @@ torch.cuda.synchronize()
 open(sys.argv[2], "w").close()
 time.sleep(600)
 EOF
+# A process started under another argv[0] (`exec -a`) cannot find its venv from it: Python then
+# starts without the venv's site-packages. Hand them over explicitly.
+SITE=$("$PYTHON" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 start() {  # TITLE GIB FLAG
     if [ "$1" = "-" ]; then
         "$PYTHON" "$WORK/hold.py" "$2" "$3" &
@@ -93,7 +97,7 @@ step "3. ingest a few reports and read the role series"
              gpu.0.role.other.mem.used_bytes gpu.0.mem.used_bytes role.trainer.rss_bytes \
              role.rollout.rss_bytes role.rollout.processes roles.scanned roles.scan_seconds; do
         v=$("$CTL" history points --history "$WORK/history.sqlite" --node gpu-host --name "$s" \
-            2>/dev/null | awk '!/^#/ && NF {last=$2} END {print last}')
+            2>/dev/null | awk '!/^#/ && NF {last=$2} END {print last}' || true)
         g=$(awk -v v="${v:-0}" 'BEGIN {printf "%.2f", v / 1073741824}')
         echo "| \`$s\` | ${v:-none} | $g |"
     done
