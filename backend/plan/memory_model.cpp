@@ -64,10 +64,10 @@ double bytesPerWeight(WeightDtype dtype) {
 namespace {
 
 constexpr double kBf16 = 2.0;
-constexpr double kFp32Grad = 4.0;       // Megatron accumulates bf16 grads in fp32 main_grad
-constexpr double kAdamState = 12.0;     // fp32 master + exp_avg + exp_avg_sq
-constexpr double kCpuAdamPinned = 8.0;  // CPU Adam: pinned fp32 master + pinned fp32 grad copy
-constexpr double kCpuAdamPaged = 8.0;   // and the two fp32 moments (pageable)
+constexpr double kFp32Grad = 4.0;           // Megatron accumulates bf16 grads in fp32 main_grad
+constexpr double kAdamState = 12.0;         // fp32 master + exp_avg + exp_avg_sq
+constexpr double kCpuAdamPinned = 8.0;      // CPU Adam: pinned fp32 master + pinned fp32 grad copy
+constexpr double kCpuAdamPaged = 8.0;       // and the two fp32 moments (pageable)
 constexpr double kActivationFactor = 34.0;  // bytes per token per hidden unit per layer (SP, flash)
 
 /// What one trainer rank of a pipeline stage holds.

@@ -37,8 +37,8 @@
 #include "gui/pages/design_validity.h"
 #include "gui/pages/plan_views.h"
 #include "gui/pages/recipe_form.h"
-#include "gui/widgets/invalid_banner.h"
 #include "gui/widgets/grip_splitter.h"
+#include "gui/widgets/invalid_banner.h"
 #include "gui/widgets/memory_budget_chart.h"
 #include "gui/widgets/topology_view.h"
 
