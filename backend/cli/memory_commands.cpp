@@ -16,6 +16,7 @@
 #include "backend/cli/command_registry.h"
 #include "backend/cli/run_plan.h"
 #include "backend/control/history_location.h"
+#include "backend/control/text_format.h"
 #include "backend/plan/planner.h"
 #include "backend/plan/role_budget.h"
 #include "common/telemetry/series.h"
@@ -167,22 +168,7 @@ void runMemory(const MemoryOptions& options, runplane::cli::CliContext& context)
     if (!plan) {
         std::cout << "no plan (" << why << "): measured peaks only\n";
     }
-    std::vector<std::size_t> width(table.front().size(), 0);
-    for (const auto& row : table) {
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            width[c] = std::max(width[c], row[c].size());
-        }
-    }
-    for (const auto& row : table) {
-        std::string line;
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            line += row[c];
-            if (c + 1 < row.size()) {
-                line += std::string(width[c] - row[c].size() + 2, ' ');
-            }
-        }
-        std::cout << line << "\n";
-    }
+    std::cout << runplane::control::formatTable(table, /*wide=*/true);
     // The same alarm in every window of a phase is printed once, with the count.
     std::vector<std::pair<std::string, int>> distinct;
     for (const auto& a : alarmLines) {

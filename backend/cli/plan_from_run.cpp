@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "backend/cli/run_plan.h"
+#include "backend/control/text_format.h"
 #include "backend/plan/role_budget.h"
 #include "common/telemetry/series.h"
 #include "db/history/history.h"
@@ -206,22 +207,7 @@ int printPlanFromRun(const plan::Plan& p, const plan::Recipe& recipe, const std:
     }
     std::cout << "run " << r.id.value() << " (" << historyPath
               << "): measured peak by role beside this recipe's plan\n";
-    std::vector<std::size_t> width(table.front().size(), 0);
-    for (const auto& row : table) {
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            width[c] = std::max(width[c], row[c].size());
-        }
-    }
-    for (const auto& row : table) {
-        std::string line;
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            line += row[c];
-            if (c + 1 < row.size()) {
-                line += std::string(width[c] - row[c].size() + 2, ' ');
-            }
-        }
-        std::cout << line << "\n";
-    }
+    std::cout << runplane::control::formatTable(table, /*wide=*/true);
     std::cout << "fixed budgets taken from this run:\n";
     for (const auto& [field, c] : calibration.items()) {
         char planned[32];
