@@ -22,7 +22,8 @@ PER_INPUT="${FUZZ_TIMEOUT:-10}"
 shift $(( $# > 2 ? 2 : $# ))
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(recipe import python_literal log_line spool history_ingest agent_rpc credentials)
+  TARGETS=(recipe import python_literal log_line spool history_ingest agent_rpc credentials
+    prometheus_text)
 fi
 # The sanitizer options, and LeakSanitizer must report tests/fuzz/lsan_canary.c's leak with them
 # before a run's "no leak" means anything (scripts/fuzz-env.sh; output in BUILD_DIR/lsan-canary.log).
