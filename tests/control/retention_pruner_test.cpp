@@ -42,6 +42,10 @@ TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
     }
     old.throughSeq = seq;
     ASSERT_TRUE((*writer)->ingest(old).ok());
+    // The last 64 old samples sit in this connection's open chunk, which the pruner (another
+    // connection) leaves alone by design: open chunks hold the newest samples. Seal them, as the
+    // controller's writer does within seconds.
+    ASSERT_TRUE((*writer)->sealHeads().ok());
     const auto oldCount = static_cast<std::int64_t>(old.samples.size());
 
     std::atomic<int> reports{0};
@@ -67,6 +71,10 @@ TEST(RetentionPruner, PrunesAtStartWhileIngestGoesOn) {
         auto stored = (*writer)->ingest(fresh);
         ASSERT_TRUE(stored.ok()) << stored.error();
         ++batches;
+        // Even unfsynced, back-to-back commits left the pruner's polling busy handler no window on
+        // a loaded 2-core CI machine (it starved for 30 s). A 2 ms gap is still 100 times the
+        // controller's commit rate (one per 200 ms).
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
     } while (pruner.prunes() == 0 && std::chrono::steady_clock::now() < deadline);
     ASSERT_EQ(pruner.prunes(), 1);
     const db::PruneReport totals = pruner.totals();
