@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <utility>
+#include <vector>
 
 extern char** environ;
 
@@ -24,7 +26,73 @@ TempDir::TempDir(const std::string& prefix) {
     m_path = made != nullptr ? made : "";
 }
 
+namespace {
+
+// argv of a process, NUL-separated as /proc gives it ("" when it is gone).
+std::vector<std::string> processArgv(const std::filesystem::path& procDir) {
+    const std::string raw = readFile((procDir / "cmdline").string());
+    std::vector<std::string> args;
+    std::size_t begin = 0;
+    while (begin < raw.size()) {
+        const std::size_t end = raw.find('\0', begin);
+        args.push_back(
+            raw.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+        begin = end == std::string::npos ? raw.size() : end + 1;
+    }
+    return args;
+}
+
+int parentPid(const std::filesystem::path& procDir) {
+    const std::string stat = readFile((procDir / "stat").string());
+    const auto close = stat.rfind(')');
+    int ppid = 0;
+    char state = 0;
+    if (close != std::string::npos &&
+        std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) {
+        return 0;
+    }
+    return ppid;
+}
+
+// A run's supervisor outlives a daemon killed by a test (by design: it waits for a daemon to
+// collect its run's exit status, and ignores SIGTERM). Once the test's directory goes, nothing
+// ever will: kill the supervisors recording under it and their runs' process groups.
+void sweepSupervisors(const std::string& dir) {
+    if (dir.empty()) {
+        return;
+    }
+    std::error_code ec;
+    std::vector<int> supervisors;
+    std::vector<std::pair<int, int>> parents;  // pid, ppid
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+            continue;
+        }
+        const int pid = std::atoi(name.c_str());
+        parents.emplace_back(pid, parentPid(entry.path()));
+        const auto args = processArgv(entry.path());
+        if (args.size() >= 3 &&
+            std::filesystem::path(args[0]).filename() == "runplane-supervisor" &&
+            args[1] == "--record-dir" && args[2].rfind(dir + "/", 0) == 0) {
+            supervisors.push_back(pid);
+        }
+    }
+    for (const int supervisor : supervisors) {
+        for (const auto& [pid, ppid] : parents) {
+            if (ppid == supervisor) {
+                ::kill(-pid, SIGKILL);  // the run leads its own process group
+                ::kill(pid, SIGKILL);
+            }
+        }
+        ::kill(supervisor, SIGKILL);
+    }
+}
+
+}  // namespace
+
 TempDir::~TempDir() {
+    sweepSupervisors(m_path);
     std::error_code ec;
     std::filesystem::remove_all(m_path, ec);
 }
