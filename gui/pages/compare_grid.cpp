@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "gui/pages/compare_groups.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -107,7 +108,9 @@ void CompareGridView::drawPanel(int i) {
                                                        : XAxisKind::Number);
     plot->setYIncludesZero(false);
     plot->setAxisLabels(compareXLabel(*m_data, metric, m_axis), metric);
-    plot->setSeries(compareSeries(*m_data, metric, m_axis, effectiveSmoothing(i)));
+    plot->setSeries(m_groupBy.isEmpty()
+                        ? compareSeries(*m_data, metric, m_axis, effectiveSmoothing(i))
+                        : groupSeries(*m_data, m_groupBy, metric, m_axis, effectiveSmoothing(i)));
     plot->setFollowing(true);
 }
 

@@ -47,6 +47,9 @@ class CompareGridView : public QWidget {
     /// The weight the panel draws with now.
     double effectiveSmoothing(int i) const;
     QDoubleSpinBox* smoothingBox(int i) const { return m_boxes[static_cast<size_t>(i)]; }
+    /// Grouping (compare_groups.h): "" = a line per run; else every panel draws a mean line with
+    /// its min–max band per group. Takes effect on the next setData.
+    void setGroupBy(const QString& key) { m_groupBy = key; }
 
   private:
     void syncRange(TimeSeriesPlot* from, double lo, double hi);
@@ -63,6 +66,7 @@ class CompareGridView : public QWidget {
     const CompareData* m_data = nullptr;
     CompareAxis m_axis = CompareAxis::Step;
     double m_pageWeight = 0;
+    QString m_groupBy;
 };
 
 }  // namespace runplane::gui

@@ -552,6 +552,7 @@ void ComparePage::redraw() {
     for (const QString& m : m_gridExtra->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         extra << m.trimmed();
     }
+    m_grid->setGroupBy(grouped ? m_groupBy : QString());
     m_grid->setData(m_data, extra, axis, weight);
     m_compare->setBaseline(baseline, m_deltaStep->value() >= 0
                                          ? std::optional<double>(m_deltaStep->value())

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 
 #include "db/history/history.h"
+#include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_groups.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
@@ -127,6 +128,19 @@ TEST(CompareGroups, MeanCurveWithMinMaxBandPerGroup) {
     EXPECT_NE(low->color, high->color);
     EXPECT_TRUE(page.plot()->yRange().first <= 0.125 && page.plot()->yRange().second >= 1.0);
 
+    // The All-metrics grid groups the same way: its eval/score panel draws the same groups.
+    page.showGrid(true);
+    ASSERT_EQ(page.grid()->panelCount(), 1);
+    page.grid()->panel(0)->flush();
+    const PlotSeries* gridLow =
+        seriesNamed(*page.grid()->panel(0), lrKey + QStringLiteral(" = 1e-05 (2 runs)"));
+    ASSERT_NE(gridLow, nullptr);
+    EXPECT_EQ(gridLow->value, low->value);
+    EXPECT_EQ(gridLow->min, low->min);
+    EXPECT_EQ(gridLow->max, low->max);
+    EXPECT_EQ(page.grid()->panel(0)->seriesCount(), 2);
+    page.showGrid(false);
+
     // How many runs stand behind each point of the lr 2e-5 group.
     const std::vector<RunGroup> groups = groupRuns(page.data(), lrKey);
     ASSERT_EQ(groups.size(), 2u);
@@ -157,8 +171,10 @@ TEST(CompareGroups, MeanCurveWithMinMaxBandPerGroup) {
     test::pump(200);
     EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare-groups.png"))));
 
-    // Back to one line per run.
+    // Back to one line per run, in the grid too.
     page.setGroupBy(QString());
     page.plot()->flush();
     EXPECT_EQ(page.plot()->seriesCount(), 4);
+    page.grid()->panel(0)->flush();
+    EXPECT_EQ(page.grid()->panel(0)->seriesCount(), 4);
 }
