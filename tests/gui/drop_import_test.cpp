@@ -1,9 +1,10 @@
 // issue 49: drag and drop import. Real files — TensorBoard event files written by TensorBoard's
 // own writer (tests/db/imports/write_tensorboard_runs.py in the imports_venv fixture's venv), a
-// CSV export, a CSV cut mid-row and a path that does not exist — dropped with real QDragEnter /
-// QDrop events on the Compare and Runs pages; the import runs on the page's worker into a real
-// SQLite history, and the page reports each run imported, what was already there, and each error
-// with its file, then lists the new runs.
+// W&B offline run folder written by the wandb package (write_wandb_run.py), a CSV export, a CSV cut
+// mid-row and a path that does not exist — dropped with real QDragEnter / QDrop events on the
+// Compare and Runs pages; the import runs on the page's worker into a real SQLite history, and the
+// page reports each run imported, what was already there, and each error with its file, then lists
+// the new runs.
 #include <gtest/gtest.h>
 
 #include <QApplication>
@@ -196,4 +197,39 @@ TEST(DropImport, ErrorsNameTheFileOnTheRunsPage) {
         waitUntil([&] { return page.runsModel()->indexOf(runIdOf(imported)) >= 0; }, 10000));
     test::pump(100);
     EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("runs-drop-import.png"))));
+}
+
+// A W&B offline run folder written by the `wandb` package itself (WANDB_MODE=offline,
+// tests/db/imports/write_wandb_run.py), dropped on the Compare page.
+TEST(DropImport, WandbOfflineRunFolderDroppedOnTheComparePage) {
+    QTemporaryDir dir;
+    const QString python =
+        test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/imports-venv/bin/python");
+    ASSERT_TRUE(QFile::exists(python))
+        << python.toStdString() << " is missing: the imports_venv fixture makes it";
+    const QString w = dir.filePath(QStringLiteral("w"));
+    QProcess writer;
+    writer.setStandardOutputFile(QProcess::nullDevice());
+    writer.start(python, {test::envPath("RUNPLANE_SOURCE_DIR") +
+                              QStringLiteral("/tests/db/imports/write_wandb_run.py"),
+                          w});
+    ASSERT_TRUE(writer.waitForFinished(180000));
+    ASSERT_EQ(writer.exitCode(), 0) << writer.readAllStandardError().toStdString();
+
+    ComparePage page(dir.filePath(QStringLiteral("history.sqlite")));
+    page.resize(1400, 900);
+    page.show();
+    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+    RunDropImport& drop = *page.dropImport();
+    ASSERT_TRUE(dropFiles(page, {w}));
+    ASSERT_TRUE(waitUntil([&] { return drop.importsDone() == 1; }, 60000));
+    const QStringList lines = drop.lastReport();
+    const QString joined = lines.join(QLatin1Char('\n'));
+    EXPECT_TRUE(drop.lastOk()) << joined.toStdString();
+    ASSERT_EQ(lines.size(), 1) << joined.toStdString();
+    EXPECT_TRUE(lines[0].startsWith(QStringLiteral("imported import-"))) << joined.toStdString();
+    EXPECT_TRUE(lines[0].contains(QStringLiteral(" (wandb, "))) << joined.toStdString();
+    EXPECT_TRUE(lines[0].endsWith(QStringLiteral(" from ") + w)) << joined.toStdString();
+    const QString id = runIdOf(lines[0]);
+    ASSERT_TRUE(waitUntil([&] { return page.runsModel()->indexOf(id) >= 0; }, 10000));
 }
