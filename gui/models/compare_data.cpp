@@ -83,6 +83,12 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
     std::set<QString> names;
     std::map<QString, bool> scoreKind;  // first run that has the series decides
     QString primary;
+    std::map<std::string, db::History::RunAnnotation> notes;  // tags and notes (issue 49)
+    if (auto a = history.runAnnotations()) {
+        for (auto& [id, annotation] : *a) {
+            notes.emplace(id, std::move(annotation));
+        }
+    }
     for (const QString& id : runIds) {
         auto record = history.run(RunId{id.toStdString()});
         if (!record) {
@@ -102,6 +108,12 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
         }
         c.run.startT = nsToSeconds(r.startedNs);
         c.run.endT = r.endedNs > 0 ? nsToSeconds(r.endedNs) : 0;
+        if (const auto it = notes.find(r.id.value()); it != notes.end()) {
+            for (const std::string& t : it->second.tags) {
+                c.run.tags << qs(t);
+            }
+            c.run.note = qs(it->second.note);
+        }
         c.recipeYaml = qs(r.recipeYaml);
         c.recipeFields = flattenRecipe(c.recipeYaml, &c.recipeError);
         c.steps = stepMappingFromRecipe(c.recipeYaml);

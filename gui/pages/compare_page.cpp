@@ -31,7 +31,10 @@
 #include "gui/models/run_models.h"
 #include "gui/pages/compare_delta_series.h"
 #include "gui/pages/compare_grid.h"
+#include "gui/pages/compare_groups.h"
 #include "gui/pages/metric_panels.h"
+#include "gui/pages/run_annotations_bar.h"
+#include "gui/pages/run_drop_import.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
@@ -79,6 +82,10 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_selectionLabel = new QLabel(left);
     m_selectionLabel->setWordWrap(true);
     leftLayout->addWidget(m_selectionLabel);
+    m_annotations = new RunAnnotationsBar(m_reader.get(), left);
+    leftLayout->addWidget(m_annotations);
+    m_dropImport = new RunDropImport(this, m_reader.get());
+    leftLayout->addWidget(m_dropImport->reportLabel());
 
     auto* right = new QWidget(splitter);
     auto* rightLayout = new QVBoxLayout(right);
@@ -133,6 +140,15 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_diffCurves = new QCheckBox(tr("Difference curves"), right);
     m_diffCurves->setToolTip(tr("Plot run − baseline (the baseline interpolated linearly)"));
     baseBar->addWidget(m_diffCurves);
+    baseBar->addWidget(new QLabel(tr("Group by:"), right));
+    m_groupCombo = new QComboBox(right);
+    m_groupCombo->setObjectName(QStringLiteral("compareGroupBy"));
+    m_groupCombo->setMinimumContentsLength(12);
+    m_groupCombo->setToolTip(
+        tr("One curve per group: the mean of its runs with their min–max band (by tags or by a "
+           "recipe field that differs between the runs)"));
+    m_groupCombo->addItem(tr("(none)"), QString());
+    baseBar->addWidget(m_groupCombo);
     rightLayout->addLayout(baseBar);
     auto* vsplit = new QSplitter(Qt::Vertical, right);
     m_views = new QTabWidget(vsplit);
@@ -169,6 +185,15 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     splitter->setSizes({420, 1280});
 
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &RunFilterProxy::setText);
+    connect(m_annotations, &RunAnnotationsBar::written, this, [this](const QString& message) {
+        emit statusMessage(message);
+        refreshRuns();
+    });
+    connect(m_annotations, &RunAnnotationsBar::failed, this, &ComparePage::statusMessage);
+    connect(m_dropImport, &RunDropImport::imported, this, [this](const QStringList& lines, bool) {
+        emit statusMessage(lines.isEmpty() ? QString() : lines.back());
+        refreshRuns();
+    });
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &ComparePage::onSelectionChanged);
     connect(m_metricCombo, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
@@ -176,6 +201,10 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     connect(m_smoothing, &QDoubleSpinBox::valueChanged, this, [this] { redraw(); });
     connect(m_baselineCombo, &QComboBox::currentIndexChanged, this, [this] {
         m_baselineId = m_baselineCombo->currentData().toString();
+        redraw();
+    });
+    connect(m_groupCombo, &QComboBox::currentIndexChanged, this, [this] {
+        m_groupBy = m_groupCombo->currentData().toString();
         redraw();
     });
     connect(m_deltaStep, &QSpinBox::valueChanged, this, [this] { redraw(); });
@@ -237,6 +266,7 @@ void ComparePage::refreshRuns() {
                 m_columnsSized = true;
             }
             ++m_listsApplied;
+            updateAnnotations();
             if (!m_pendingSelection.isEmpty()) {
                 const QStringList pending = m_pendingSelection;
                 m_pendingSelection.clear();
@@ -276,6 +306,7 @@ void ComparePage::onSelectionChanged() {
         return m_runs->indexOf(a) < m_runs->indexOf(b);
     });
     m_selectedIds = ids;
+    updateAnnotations();
     if (ids.size() < kMinCompareRuns || ids.size() > kMaxCompareRuns) {
         m_selectionLabel->setText(tr("%1 run(s) selected: pick %2 to %3 to compare")
                                       .arg(ids.size())
@@ -309,6 +340,7 @@ void ComparePage::onSelectionChanged() {
                 m_metricCombo->setCurrentIndex(at >= 0 ? at : 0);
             }
             fillBaselineCombo();
+            fillGroupCombo();
             ++m_applied;
             redraw();
         });
@@ -347,6 +379,7 @@ void ComparePage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("ema"), m_smoothing->value());
     settings.setValue(QStringLiteral("filter"), m_filter->text());
     settings.setValue(QStringLiteral("baseline"), m_baselineId);
+    settings.setValue(QStringLiteral("groupBy"), m_groupBy);
     settings.setValue(QStringLiteral("deltaStep"), m_deltaStep->value());
     settings.setValue(QStringLiteral("differenceCurves"), m_diffCurves->isChecked());
     settings.setValue(QStringLiteral("gridExtra"), m_gridExtra->text());
@@ -358,6 +391,7 @@ void ComparePage::restoreWorkspace(QSettings& settings) {
     m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
     m_filter->setText(settings.value(QStringLiteral("filter")).toString());
     m_baselineId = settings.value(QStringLiteral("baseline")).toString();
+    m_groupBy = settings.value(QStringLiteral("groupBy")).toString();
     m_deltaStep->setValue(settings.value(QStringLiteral("deltaStep"), -1).toInt());
     m_diffCurves->setChecked(settings.value(QStringLiteral("differenceCurves")).toBool());
     m_gridExtra->setText(settings.value(QStringLiteral("gridExtra")).toString());
@@ -417,6 +451,16 @@ void ComparePage::showGrid(bool grid) {
     m_views->setCurrentIndex(grid ? 1 : 0);
 }
 
+void ComparePage::updateAnnotations() {
+    std::vector<const RunRow*> rows;
+    for (const QString& id : m_selectedIds) {
+        if (const RunRow* r = m_runs->run(id)) {
+            rows.push_back(r);
+        }
+    }
+    m_annotations->setRuns(rows);
+}
+
 void ComparePage::fillBaselineCombo() {
     const QSignalBlocker block(m_baselineCombo);
     m_baselineCombo->clear();
@@ -426,6 +470,36 @@ void ComparePage::fillBaselineCombo() {
     }
     const int at = m_baselineCombo->findData(m_baselineId);
     m_baselineCombo->setCurrentIndex(at >= 0 ? at : 0);
+}
+
+void ComparePage::setGroupBy(const QString& key) {
+    m_groupBy = key;
+    const int at = m_groupCombo->findData(key);
+    if (at >= 0) {
+        m_groupCombo->setCurrentIndex(at);  // redraws
+    }
+    redraw();
+}
+
+QStringList ComparePage::groupByKeys() const {
+    QStringList keys;
+    for (int i = 1; i < m_groupCombo->count(); ++i) {
+        keys << m_groupCombo->itemData(i).toString();
+    }
+    return keys;
+}
+
+void ComparePage::fillGroupCombo() {
+    const QSignalBlocker block(m_groupCombo);
+    m_groupCombo->clear();
+    m_groupCombo->addItem(tr("(none)"), QString());
+    for (const QString& key : gui::groupByKeys(m_data)) {
+        m_groupCombo->addItem(key, key);
+    }
+    if (!m_groupBy.isEmpty() && m_groupCombo->findData(m_groupBy) < 0) {
+        m_groupCombo->addItem(m_groupBy, m_groupBy);  // kept: the same value in every run
+    }
+    m_groupCombo->setCurrentIndex(std::max(0, m_groupCombo->findData(m_groupBy)));
 }
 
 void ComparePage::showRunsMenu(const QPoint& pos) {
@@ -457,11 +531,16 @@ void ComparePage::redraw() {
     const int baseline = m_baselineId.isEmpty() ? -1 : runIndex(m_data, m_baselineId);
     const bool differences = m_diffCurves->isChecked() && baseline >= 0;
     std::vector<QColor> colors;
+    const bool grouped = !differences && !m_groupBy.isEmpty();
     std::vector<PlotSeries> series =
         differences ? differenceSeries(m_data, metric, axis, baseline, weight, &colors)
                     : compareSeries(m_data, metric, axis, weight, &colors);
+    if (grouped) {
+        series = groupSeries(m_data, m_groupBy, metric, axis, weight);
+    }
     m_plot->setTitle(metric.isEmpty() ? tr("No metric recorded for these runs")
                      : differences    ? tr("%1 − baseline").arg(metric)
+                     : grouped        ? tr("%1 by %2 (mean, min–max)").arg(metric, m_groupBy)
                                       : metric);
     m_plot->setXAxisKind(axis == CompareAxis::WallTime ? XAxisKind::ElapsedSeconds
                                                        : XAxisKind::Number);
@@ -473,6 +552,7 @@ void ComparePage::redraw() {
     for (const QString& m : m_gridExtra->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {
         extra << m.trimmed();
     }
+    m_grid->setGroupBy(grouped ? m_groupBy : QString());
     m_grid->setData(m_data, extra, axis, weight);
     m_compare->setBaseline(baseline, m_deltaStep->value() >= 0
                                          ? std::optional<double>(m_deltaStep->value())

@@ -30,6 +30,8 @@ class CompareGridView;
 class CompareModel;
 class HistoryReader;
 class RunFilterProxy;
+class RunAnnotationsBar;
+class RunDropImport;
 class RunListModel;
 class TimeSeriesPlot;
 
@@ -56,11 +58,22 @@ class ComparePage : public Page {
     /// Draws run − baseline curves instead of the overlay (needs a baseline among the runs).
     void setDifferenceCurves(bool on);
 
+    /// Grouping (issue 49): "" = each run its own curve; kGroupByTags or a recipe field path
+    /// (compare_groups.h) = one mean curve with a min–max band per group on the overlay.
+    void setGroupBy(const QString& key);
+    QString groupBy() const { return m_groupBy; }
+    /// What the current runs can be grouped by (the box's entries after "(none)").
+    QStringList groupByKeys() const;
+
     /// The metrics grid (issue 49): every eval metric plus these others, one panel each.
     void setGridExtraMetrics(const QStringList& metrics);
     /// Shows the grid tab (true) or the one-metric overlay (false).
     void showGrid(bool grid);
     CompareGridView* grid() const { return m_grid; }
+    /// Tags and note of the selected runs (issue 49).
+    RunAnnotationsBar* annotations() const { return m_annotations; }
+    /// Files dropped on the page are imported (issue 49, run_drop_import.h).
+    RunDropImport* dropImport() const { return m_dropImport; }
 
     bool exportPng(const QString& path);
     bool exportSvg(const QString& path);
@@ -84,6 +97,8 @@ class ComparePage : public Page {
   private:
     void onSelectionChanged();
     void fillBaselineCombo();
+    void fillGroupCombo();
+    void updateAnnotations();
     void showRunsMenu(const QPoint& pos);
     void redraw();
     QString exportDialog(const QString& filter, const QString& suffix);
@@ -105,6 +120,10 @@ class ComparePage : public Page {
     CompareGridView* m_grid = nullptr;
     QLineEdit* m_gridExtra = nullptr;
     QString m_baselineId;
+    QComboBox* m_groupCombo = nullptr;
+    RunAnnotationsBar* m_annotations = nullptr;
+    RunDropImport* m_dropImport = nullptr;
+    QString m_groupBy;
     TimeSeriesPlot* m_plot = nullptr;
     QTableView* m_diffView = nullptr;
     QTimer* m_listTimer = nullptr;

@@ -22,6 +22,8 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_derivations.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/run_annotations_bar.h"
+#include "gui/pages/run_drop_import.h"
 #include "gui/pages/run_view.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
@@ -108,6 +110,10 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
                 menu.exec(m_table->horizontalHeader()->mapToGlobal(pos));
             });
     leftLayout->addWidget(m_table, 1);
+    m_annotations = new RunAnnotationsBar(m_reader.get(), left);
+    leftLayout->addWidget(m_annotations);
+    m_dropImport = new RunDropImport(this, m_reader.get());
+    leftLayout->addWidget(m_dropImport->reportLabel());
 
     m_view = new RunView(splitter);
     m_view->setHistoryPath(historyPath);
@@ -124,6 +130,15 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &RunsPage::onSelectionChanged);
     connect(m_view, &RunView::rangeRequested, this, &RunsPage::requestSnapshot);
+    connect(m_annotations, &RunAnnotationsBar::written, this, [this](const QString& message) {
+        emit statusMessage(message);
+        refreshRuns();
+    });
+    connect(m_annotations, &RunAnnotationsBar::failed, this, &RunsPage::statusMessage);
+    connect(m_dropImport, &RunDropImport::imported, this, [this](const QStringList& lines, bool) {
+        emit statusMessage(lines.isEmpty() ? QString() : lines.back());
+        refreshRuns();
+    });
 
     m_find = new QAction(tr("Find runs"), this);
     connect(m_find, &QAction::triggered, this, [this] {
@@ -187,6 +202,9 @@ void RunsPage::refreshRuns() {
                 m_columnsSized = true;
             }
             ++m_listsApplied;
+            if (const RunRow* row = m_runs->run(m_selected)) {
+                m_annotations->setRuns({row});
+            }
             if (!m_selected.isEmpty()) {
                 selectRun(m_selected);  // keep the selection across a reset
                 // The header and the list tell one state: a run the list now calls finished (or
@@ -283,6 +301,9 @@ void RunsPage::onSelectionChanged() {
         return;
     }
     const QString runId = rows.front().data(RunListModel::RunIdRole).toString();
+    if (const RunRow* row = m_runs->run(runId)) {
+        m_annotations->setRuns({row});
+    }
     if (runId == m_selected && m_view->snapshot()) {
         return;
     }

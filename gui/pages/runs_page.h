@@ -22,6 +22,8 @@ class QTimer;
 namespace runplane::gui {
 
 class HistoryReader;
+class RunAnnotationsBar;
+class RunDropImport;
 class RunFilterProxy;
 class RunListModel;
 class RunView;
@@ -53,6 +55,10 @@ class RunsPage : public Page {
     void restoreWorkspace(QSettings& settings) override;
     QLineEdit* filterEdit() const { return m_filter; }
     QTableView* table() const { return m_table; }
+    /// Tags and note of the selected run (issue 49).
+    RunAnnotationsBar* annotations() const { return m_annotations; }
+    /// Files dropped on the page are imported (issue 49, run_drop_import.h).
+    RunDropImport* dropImport() const { return m_dropImport; }
 
   private:
     void requestSnapshot(double lo, double hi, int pixels);
@@ -71,6 +77,8 @@ class RunsPage : public Page {
     QLabel* m_banner = nullptr;
     QString m_historyPath;
     RunView* m_view = nullptr;
+    RunAnnotationsBar* m_annotations = nullptr;
+    RunDropImport* m_dropImport = nullptr;
     QTimer* m_listTimer = nullptr;
     QTimer* m_liveTimer = nullptr;
     QString m_selected;

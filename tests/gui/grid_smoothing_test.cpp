@@ -1,0 +1,137 @@
+// issue 49: each panel of the Compare page's All-metrics grid has its own smoothing. Two runs
+// with known values in a real SQLite history; one panel set to its own EMA weight through its
+// box draws the documented debiased EMA (docs/gui.md) of its points while the other panels keep
+// following the page's weight, also after the page's weight changes and across a redraw.
+#include <gtest/gtest.h>
+
+#include <QDoubleSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "db/history/history.h"
+#include "gui/pages/compare_grid.h"
+#include "gui/pages/compare_page.h"
+#include "gui/widgets/time_series_plot.h"
+#include "tests/gui/gui_test_util.h"
+#include "tests/gui/synthetic_history.h"
+
+using namespace runplane;
+using namespace runplane::gui;
+using runplane::gui::test::waitUntil;
+
+namespace {
+
+void writeRuns(const QString& path) {
+    auto h = db::History::open(path.toStdString());
+    ASSERT_TRUE(h) << h.error();
+    test::SyntheticRunSpec a;
+    a.runId = "run-a";
+    a.name = "a";
+    a.seconds = 300;
+    a.standardEvals = false;
+    a.plantSpike = false;
+    a.regressNodeB = false;
+    a.extra = {{"eval/score", "", {{0, 1.0}, {10, 0.5}, {20, 0.25}}},
+               {"eval/math", "", {{0, 0.125}, {10, 0.5}, {20, 0.75}}}};
+    ASSERT_TRUE(test::writeSyntheticRun(**h, a));
+    test::SyntheticRunSpec b = a;
+    b.runId = "run-b";
+    b.name = "b";
+    b.startNs += 3600LL * 1000000000LL;
+    ASSERT_TRUE(test::writeSyntheticRun(**h, b));
+}
+
+const PlotSeries* line(const TimeSeriesPlot& plot, const QString& name) {
+    for (const PlotSeries& s : plot.series()) {
+        if (s.name == name) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+/// The documented EMA with even spacing (docs/gui.md): a_n = w a_{n-1} + (1-w) y_n from a_0 = 0,
+/// s_n = a_n / (1 - w^n), written out for three points.
+std::vector<double> ema3(double w, double y1, double y2, double y3) {
+    const double a1 = (1 - w) * y1;
+    const double a2 = w * a1 + (1 - w) * y2;
+    const double a3 = w * a2 + (1 - w) * y3;
+    return {a1 / (1 - w), a2 / (1 - w * w), a3 / (1 - w * w * w)};
+}
+
+void expectNear(const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_NEAR(got[i], want[i], 1e-12) << "point " << i;
+    }
+}
+
+}  // namespace
+
+TEST(CompareGridSmoothing, EachPanelHasItsOwnEma) {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+    writeRuns(path);
+    if (HasFatalFailure()) {
+        return;
+    }
+    ComparePage page(path);
+    page.resize(1500, 1000);
+    page.show();
+    page.showGrid(true);
+    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+    ASSERT_TRUE(page.selectRuns({QStringLiteral("run-a"), QStringLiteral("run-b")}));
+    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 10000));
+    page.setAxis(CompareAxis::Step);
+    page.setSmoothing(0);
+    CompareGridView& grid = *page.grid();
+    ASSERT_EQ(grid.panelCount(), 2);
+    const int score = static_cast<int>(grid.metrics().indexOf(QStringLiteral("eval/score")));
+    const int math = static_cast<int>(grid.metrics().indexOf(QStringLiteral("eval/math")));
+    ASSERT_GE(score, 0);
+    ASSERT_GE(math, 0);
+    EXPECT_EQ(grid.panelSmoothing(score), std::nullopt);
+    EXPECT_EQ(grid.smoothingBox(score)->text(), QStringLiteral("page"));
+
+    // The score panel's own weight, typed into its box.
+    QDoubleSpinBox* box = grid.smoothingBox(score);
+    box->selectAll();
+    QTest::keyClicks(box, QStringLiteral("0.5"));
+    QTest::keyClick(box, Qt::Key_Enter);
+    ASSERT_EQ(grid.panelSmoothing(score), std::optional<double>(0.5));
+    grid.panel(score)->flush();
+    grid.panel(math)->flush();
+    const PlotSeries* scoreA = line(*grid.panel(score), QStringLiteral("a"));
+    ASSERT_NE(scoreA, nullptr);
+    expectNear(scoreA->value, ema3(0.5, 1.0, 0.5, 0.25));
+    EXPECT_EQ(scoreA->raw, (std::vector<double>{1.0, 0.5, 0.25}));
+    EXPECT_NE(line(*grid.panel(score), QStringLiteral("a (raw)")), nullptr);
+    // The other panel still follows the page: raw.
+    const PlotSeries* mathA = line(*grid.panel(math), QStringLiteral("a"));
+    ASSERT_NE(mathA, nullptr);
+    EXPECT_EQ(mathA->value, (std::vector<double>{0.125, 0.5, 0.75}));
+    EXPECT_EQ(grid.panel(math)->seriesCount(), 2);
+
+    // The page's weight changes: the math panel follows it, the score panel keeps its own.
+    page.setSmoothing(0.25);
+    grid.panel(score)->flush();
+    grid.panel(math)->flush();
+    expectNear(line(*grid.panel(math), QStringLiteral("a"))->value, ema3(0.25, 0.125, 0.5, 0.75));
+    expectNear(line(*grid.panel(score), QStringLiteral("a"))->value, ema3(0.5, 1.0, 0.5, 0.25));
+    EXPECT_EQ(grid.effectiveSmoothing(math), 0.25);
+    EXPECT_EQ(grid.effectiveSmoothing(score), 0.5);
+    // The overlay uses the page's weight.
+    page.setMetric(QStringLiteral("eval/score"));
+    page.plot()->flush();
+    expectNear(line(*page.plot(), QStringLiteral("a"))->value, ema3(0.25, 1.0, 0.5, 0.25));
+
+    test::pump(200);
+    EXPECT_TRUE(
+        page.grab().save(test::screenshotPath(QStringLiteral("compare-grid-smoothing.png"))));
+
+    // Back to "page": the score panel follows the page again.
+    grid.setPanelSmoothing(score, std::nullopt);
+    EXPECT_EQ(grid.smoothingBox(score)->text(), QStringLiteral("page"));
+    grid.panel(score)->flush();
+    expectNear(line(*grid.panel(score), QStringLiteral("a"))->value, ema3(0.25, 1.0, 0.5, 0.25));
+}
