@@ -25,8 +25,10 @@ constexpr double kMaxHz = 10.0;
 constexpr std::size_t kMaxLineBytes = 1u << 20;
 constexpr std::size_t kReadChunk = 256u << 10;
 // Log-derived records are written with the next report, or earlier once this many are pending
-// or this long has passed (each write is one fsync'ed transaction).
-constexpr std::size_t kLogFlushRecords = 500;
+// or this long has passed (each write is one fsync'ed transaction). 4,096 (was 500): a run
+// printing 2,000 lines/s gives ~3,000 records/s, which is then one transaction a second rather
+// than one per 4 Hz poll; memory stays bounded at ~1 MB of pending records.
+constexpr std::size_t kLogFlushRecords = 4096;
 constexpr std::int64_t kLogFlushNs = 1'000'000'000;
 
 std::int64_t wallNs() {
@@ -594,21 +596,24 @@ void Collector::followLog(RunTrack& run, LogFollow& log, std::int64_t nowNs, boo
     if (fd < 0) {
         return;
     }
-    std::string buf;
+    // One buffer for every read (allocating and zeroing 256 KiB per poll and log showed in the
+    // profile at 2,000 lines/s).
+    if (!m_readBuf) {
+        m_readBuf = std::make_unique_for_overwrite<char[]>(kReadChunk);
+    }
     bool progressed = false;
     while (true) {
         const std::uint64_t readPos = log.committed + log.partial.size();
-        buf.resize(kReadChunk);
-        const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(readPos));
+        const ssize_t n = ::pread(fd, m_readBuf.get(), kReadChunk, static_cast<off_t>(readPos));
         if (n <= 0) {
             break;
         }
-        buf.resize(static_cast<std::size_t>(n));
+        const std::string_view buf(m_readBuf.get(), static_cast<std::size_t>(n));
         std::size_t start = 0;
         while (true) {
             const auto nl = buf.find('\n', start);
-            if (nl == std::string::npos) {
-                log.partial.append(buf, start, std::string::npos);
+            if (nl == std::string_view::npos) {
+                log.partial.append(buf.substr(start));
                 break;
             }
             std::string_view piece(buf.data() + start, nl - start);

@@ -203,6 +203,7 @@ class Collector {
     };
     std::map<unsigned, GpuCounters> m_gpuCounters;
     std::int64_t m_lastFlushNs = 0;
+    std::unique_ptr<char[]> m_readBuf;  // followLog's read buffer, kept between polls
     std::string m_lastMeminfoError;
     std::unique_ptr<RoleMemory> m_roleMemory;      // null with roleMemory off
     std::unique_ptr<KernelLogSource> m_kernelLog;  // null: off or not readable

@@ -1,6 +1,7 @@
 // The collector's engine-metrics part (issue 42): every few seconds the /metrics ports of each
-// running run's engines are looked for (the command lines of the processes in its tree, and
-// RUNPLANE_ENGINE_METRICS_PORTS in their environment); the scraper's thread fetches them at the
+// running run's engines are looked for (the command lines of the processes in its tree,
+// RUNPLANE_ENGINE_METRICS_PORTS in their environment, and the command lines of the engine
+// processes the role walk found anywhere on the node); the scraper's thread fetches them at the
 // report rate, and each report stores what came back as the run's engine/... series.
 #include <algorithm>
 #include <charconv>
@@ -87,12 +88,35 @@ void Collector::scrapeEngines(std::int64_t nowNs) {
                 }
             }
         }
+        // The engines the role walk found on the node (SGLang / vLLM servers started by Ray or
+        // by hand, outside any run's process tree): the ports of their own command lines. Their
+        // series go to the one live run of this daemon, else to the node (run id "").
+        if (m_roleMemory) {
+            std::string owner;
+            int live = 0;
+            for (const auto& [id, track] : m_tracks) {
+                if (!track.ended) {
+                    owner = id;
+                    ++live;
+                }
+            }
+            if (live != 1) {
+                owner.clear();
+            }
+            for (const pid_t pid : m_roleMemory->enginePids()) {
+                for (const int p : enginePortsFromArgv(procStrings(pid, "cmdline"))) {
+                    if (taken.insert(p).second && targets.size() < 64) {
+                        targets.push_back({owner, p});
+                    }
+                }
+            }
+        }
         const auto period = std::chrono::milliseconds(
             static_cast<std::int64_t>(1000.0 / std::max(reportHz(), 0.01)));
         m_engineScraper->setTargets(std::move(targets), period);
     }
     for (auto& scrape : m_engineScraper->take()) {
-        if (m_tracks.count(scrape.runId) == 0) {
+        if (!scrape.runId.empty() && m_tracks.count(scrape.runId) == 0) {
             continue;
         }
         for (const auto& m : scrape.metrics) {

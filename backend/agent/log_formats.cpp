@@ -38,9 +38,12 @@ const std::vector<LogFormat>& logFormats() {
         {"host_oom_kernel", R"(Killed process )", recognizeHostOomKernel, true},
         {"host_oom_shell", R"(^Killed|^已杀死)", recognizeHostOomShell, true},
         {"nccl", R"(NCCL|nccl|Bad address|Watchdog caught)", recognizeNccl, true},
-        {"weight_sync_failure", R"(parameter online|update_weight)", recognizeWeightSyncFailure,
-         true},
-        {"batch_mismatch", R"(Not enough samples)", recognizeBatchMismatch, true},
+        {"weight_sync_failure",
+         R"(parameter online|update_weight|_weight_update|collective_rpc method failed)",
+         recognizeWeightSyncFailure, true},
+        {"batch_mismatch",
+         R"(Not enough samples|Check batch related parameters|global train batch size \()",
+         recognizeBatchMismatch, true},
     };
     return kLogFormats;
 }

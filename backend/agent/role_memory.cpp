@@ -210,6 +210,17 @@ pid_t RoleMemory::engineOf(pid_t pid) const {
     return it == m_known.end() || it->second.epoch != m_epoch ? 0 : it->second.engine;
 }
 
+std::vector<pid_t> RoleMemory::enginePids() const {
+    std::vector<pid_t> out;
+    for (const auto& [pid, k] : m_known) {
+        if (k.epoch == m_epoch && k.engine != 0) {
+            out.push_back(pid);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();

@@ -79,6 +79,8 @@ class RoleMemory {
     int roleOf(pid_t pid) const;
     /// The rollout engine (its topmost rollout process's pid) of pid in the last walk; 0 if none.
     pid_t engineOf(pid_t pid) const;
+    /// Every process of a rollout engine in the last walk (engineOf(pid) != 0), ascending.
+    std::vector<pid_t> enginePids() const;
 
   private:
     struct Known {

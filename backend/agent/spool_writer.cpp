@@ -59,15 +59,26 @@ bool SpoolWriter::flush(std::int64_t nowNs) {
     while (true) {
         const std::size_t n = std::min(m_options.batchRecords, m_backlog.size());
         const bool last = n == m_backlog.size();
-        std::vector<v1::TelemetryRecord> batch(m_backlog.begin(),
-                                               m_backlog.begin() + static_cast<std::ptrdiff_t>(n));
+        // Moved out, not copied (a deep copy of every record was a tenth of the daemon's time
+        // at 2,000 log lines/s); moved back in front if the spool refuses them.
+        m_batch.clear();
+        m_batch.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            m_batch.push_back(std::move(m_backlog[i]));
+        }
+        m_backlog.erase(m_backlog.begin(), m_backlog.begin() + static_cast<std::ptrdiff_t>(n));
         // The persisted offsets go with the last batch: they claim every record before them.
-        auto appended = m_spool.append(batch, last ? m_meta : noMeta);
+        auto appended = m_spool.append(m_batch, last ? m_meta : noMeta);
         if (!appended) {
+            for (auto it = m_batch.rbegin(); it != m_batch.rend(); ++it) {
+                it->clear_seq();  // assigned again by the next attempt
+                m_backlog.push_front(std::move(*it));
+            }
+            m_batch.clear();
             failed(nowNs, appended.error());
             return stored;
         }
-        m_backlog.erase(m_backlog.begin(), m_backlog.begin() + static_cast<std::ptrdiff_t>(n));
+        m_batch.clear();
         stored = stored || n > 0;
         if (last) {
             m_meta.clear();

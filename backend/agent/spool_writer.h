@@ -21,7 +21,7 @@ namespace runplane::agent {
 
 struct SpoolWriterOptions {
     std::size_t maxBacklog = 100'000;  // records held in memory while the spool refuses them
-    std::size_t batchRecords = 256;    // records per transaction
+    std::size_t batchRecords = 2048;   // records per transaction
     double retrySeconds = 0.5;         // no new attempt sooner than this after a failure
     double summarySeconds = 30;        // at most one "still failing" line per this long
 };
@@ -50,6 +50,7 @@ class SpoolWriter {
     Logger& m_logger;
     SpoolWriterOptions m_options;
     std::deque<v1::TelemetryRecord> m_backlog;
+    std::vector<v1::TelemetryRecord> m_batch;  // the transaction being written
     std::vector<std::pair<std::string, std::string>> m_meta;
     std::uint64_t m_dropped = 0;  // dropped from the backlog, gap event not yet stored
     std::uint64_t m_droppedEver = 0;

@@ -9,9 +9,12 @@
 //   Reference, same run, same window: `tail -F` of the run's stdout file to /dev/null (the
 //   cheapest follower of the same stream), ref_cpu_pct by the same formula.
 //   lines_per_s is what the emitter really wrote (its own count / its own time).
+//   records_per_s: spool records the daemon stored in the window (max(seq) of its spool file,
+//   read-only, at both ends).
 // Prints one JSON object. Usage: daemon_log_rate_bench [RATE] [WINDOW_S] [WARMUP_S]
 #include <fcntl.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +70,23 @@ std::vector<std::string> corpus(const std::string& dir) {
         }
     }
     return lines;
+}
+
+// The highest seq stored in the daemon's spool (0 when unreadable).
+long long spoolMaxSeq(const std::string& path) {
+    sqlite3* db = nullptr;
+    long long seq = 0;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 2000);
+        sqlite3_stmt* st = nullptr;
+        if (sqlite3_prepare_v2(db, "SELECT max(seq) FROM records", -1, &st, nullptr) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            seq = sqlite3_column_int64(st, 0);
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return seq;
 }
 
 // --emit: RATE lines/s for SECONDS, in 10 ms batches on an absolute schedule.
@@ -162,6 +182,8 @@ int main(int argc, char** argv) {
     }
     std::this_thread::sleep_for(std::chrono::seconds(warmup));
     const auto size0 = std::filesystem::file_size(stdoutPath);
+    const std::string spoolPath = dir.path() + "/state/spool.sqlite";
+    const long long seq0 = spoolMaxSeq(spoolPath);
     const double d0 = cpuSeconds(daemon.pid());
     const double r0 = cpuSeconds(tail);
     const auto t0 = std::chrono::steady_clock::now();
@@ -171,6 +193,7 @@ int main(int argc, char** argv) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto size1 = std::filesystem::file_size(stdoutPath);
+    const long long seq1 = spoolMaxSeq(spoolPath);
     ::kill(tail, SIGTERM);
     ::waitpid(tail, nullptr, 0);
     {
@@ -188,8 +211,8 @@ int main(int argc, char** argv) {
     std::getline(load, loadavg);
     std::printf(
         "{\"rate_asked\": %d, \"window_s\": %.1f, \"bytes_per_s\": %.0f, \"daemon_cpu_pct\": %.2f, "
-        "\"ref_tail_cpu_pct\": %.2f, \"loadavg\": \"%s\"}\n",
+        "\"ref_tail_cpu_pct\": %.2f, \"records_per_s\": %.0f, \"loadavg\": \"%s\"}\n",
         rate, secs, static_cast<double>(size1 - size0) / secs, 100.0 * (d1 - d0) / secs,
-        100.0 * (r1 - r0) / secs, loadavg.c_str());
+        100.0 * (r1 - r0) / secs, static_cast<double>(seq1 - seq0) / secs, loadavg.c_str());
     return 0;
 }

@@ -27,6 +27,7 @@
 #include "gui/models/node_table_model.h"
 #include "gui/models/run_derivations.h"
 #include "gui/pages/add_cluster_dialog.h"
+#include "gui/pages/node_oom_alerts.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
@@ -108,6 +109,8 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
     layout->addWidget(splitter, 1);
+    m_oomPanel = new NodeOomPanel(this);
+    layout->addWidget(m_oomPanel);
     m_summary = new QLabel(this);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_summary);
@@ -167,6 +170,7 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     m_refreshTimer = new QTimer(this);
     m_refreshTimer->setInterval(kRefreshMs);
     connect(m_refreshTimer, &QTimer::timeout, this, &ClusterPage::requestPlotData);
+    connect(m_refreshTimer, &QTimer::timeout, this, &ClusterPage::requestOomAlerts);
     m_refreshTimer->start();
 
     refreshClusterList();
@@ -425,6 +429,38 @@ void ClusterPage::requestPlotData() {
             }
             if (m_queryWanted) {
                 requestPlotData();
+            }
+        });
+}
+
+// OOM events of the page's nodes (issue 42): read with the plot's refresh, one query in flight.
+void ClusterPage::requestOomAlerts() {
+    QStringList nodeIds;
+    for (int i = 0; i < m_model->rowCount(); ++i) {
+        if (!m_model->row(i).nodeId.isEmpty()) {
+            nodeIds << m_model->row(i).nodeId;
+        }
+    }
+    if (nodeIds.isEmpty() || m_oomQueryInFlight) {
+        if (nodeIds.isEmpty()) {
+            m_oomPanel->setAlerts({}, [](const QString& n) { return n; });
+        }
+        return;
+    }
+    m_oomQueryInFlight = true;
+    const double t0 = nowSeconds() - kOomAlertWindowSeconds;
+    m_reader->run(
+        QStringLiteral("cluster-oom"), this,
+        [nodeIds, t0](db::History& history) { return loadNodeOomAlerts(history, nodeIds, t0); },
+        [this](Result<NodeOomResult> result) {
+            m_oomQueryInFlight = false;
+            if (!result) {
+                emit statusMessage(QString::fromStdString(result.error()));
+            } else if (!result->error.isEmpty()) {
+                emit statusMessage(result->error);
+            } else {
+                m_oomPanel->setAlerts(*result,
+                                      [this](const QString& n) { return m_model->displayName(n); });
             }
         });
 }

@@ -29,6 +29,7 @@ namespace runplane::gui {
 class AddClusterDialog;
 class ClusterService;
 class HistoryReader;
+class NodeOomPanel;
 class NodeTableModel;
 class TimeSeriesPlot;
 struct NodeRow;
@@ -63,6 +64,8 @@ class ClusterPage : public Page {
 
     NodeTableModel* model() const { return m_model; }
     TimeSeriesPlot* memoryPlot() const { return m_plot; }
+    /// The nodes' OOM events of the last 24 h, alert-level (issue 42).
+    NodeOomPanel* oomAlerts() const { return m_oomPanel; }
     /// Number of history queries whose answer was applied to the plot (tests).
     int appliedQueries() const { return m_appliedQueries; }
     /// Seconds of history the plot follows (default 10 minutes).
@@ -80,6 +83,7 @@ class ClusterPage : public Page {
     void onNodeChanged(const NodeRow& row);
     void relayoutTable();
     void requestPlotData();
+    void requestOomAlerts();
     void removeSelected();
 
     std::unique_ptr<ClusterService> m_service;
@@ -96,6 +100,8 @@ class ClusterPage : public Page {
     QTableView* m_table = nullptr;
     QLabel* m_summary = nullptr;
     TimeSeriesPlot* m_plot = nullptr;
+    NodeOomPanel* m_oomPanel = nullptr;
+    bool m_oomQueryInFlight = false;
     QTimer* m_refreshTimer = nullptr;
     QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;

@@ -133,6 +133,44 @@ const std::vector<Row>& rows() {
          {{LogEventKind::WeightSyncFailure,
            {{"engine_kind", "sglang"},
             {"reason", "start (256) + length (256) exceeds dimension size (256).."}}}}},
+        // vLLM's weight-update calls out of order (an RL trainer's weight sync).
+        {"weight_sync_vllm_skyrl_1605.log",
+         {},
+         {{LogEventKind::WeightSyncFailure,
+           {{"engine_kind", "vllm"},
+            {"reason",
+             "start_weight_update called while a weight update is already active. Call "
+             "finish_weight_update first."}}}}},
+        // The first weight update into a vLLM rollout server fails in the weight loader: the
+        // failure, then the traceback's exception line as the crash.
+        {"weight_sync_vllm_ms_swift_7270.log",
+         {},
+         {{LogEventKind::WeightSyncFailure,
+           {{"engine_kind", "vllm"},
+            {"reason",
+             "Call to collective_rpc method failed: default_weight_loader() got an unexpected "
+             "keyword argument 'weight_name'"}}},
+          {LogEventKind::Crash, {{"exception", "Exception"}}}}},
+        // DeepSpeed's batch check (OpenRLHF's trainers): 8 != 2 x 1 x 1 on rank 0.
+        {"batch_mismatch_deepspeed_6914.log",
+         {},
+         {{LogEventKind::BatchMismatch,
+           {{"train_batch_size", "8"},
+            {"micro_batch_per_gpu", "2"},
+            {"gradient_acc_step", "1"},
+            {"world_size", "1"},
+            {"rank", "0"}}}}},
+        // TRL's GRPO trainer: 7 processes x 1 per device is no multiple of 8 generations; the
+        // ValueError also ends the traceback (the crash, on rank 1).
+        {"batch_mismatch_grpo_open_r1_249.log",
+         {},
+         {{LogEventKind::BatchMismatch,
+           {{"processes", "7"},
+            {"per_device_batch_size", "1"},
+            {"global_batch_size", "7"},
+            {"generations_per_prompt", "8"},
+            {"rank", "1"}}},
+          {LogEventKind::Crash, {{"exception", "ValueError"}, {"rank", "1"}}}}},
         // A slime trainer actor dies in train(): the traceback's exception line is the crash.
         {"slime_dist_backend_error_956.log",
          {},
