@@ -30,6 +30,7 @@ class AddClusterDialog;
 class ClusterService;
 class HistoryReader;
 class NodeTableModel;
+class RayMembershipPanel;
 class TimeSeriesPlot;
 struct NodeRow;
 
@@ -63,6 +64,8 @@ class ClusterPage : public Page {
 
     NodeTableModel* model() const { return m_model; }
     TimeSeriesPlot* memoryPlot() const { return m_plot; }
+    /// Issue 47: the Ray membership box (which cluster / GCS each node's raylets joined).
+    RayMembershipPanel* membershipPanel() const { return m_membership; }
     /// Number of history queries whose answer was applied to the plot (tests).
     int appliedQueries() const { return m_appliedQueries; }
     /// Seconds of history the plot follows (default 10 minutes).
@@ -96,6 +99,7 @@ class ClusterPage : public Page {
     QTableView* m_table = nullptr;
     QLabel* m_summary = nullptr;
     TimeSeriesPlot* m_plot = nullptr;
+    RayMembershipPanel* m_membership = nullptr;
     QTimer* m_refreshTimer = nullptr;
     QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;
