@@ -358,5 +358,30 @@ TEST(Issue45, TeacherPidAndForWaitLoopAreCarriedAsPreLaunchSteps) {
     EXPECT_EQ(parameterNamed(*r, "TEACHER_PID"), nullptr);
 }
 
+// vime's own scripts keep slime's checkpoint folder names (`--load /root/GLM-Z1-9B-0414_slime/`)
+// and may name no vLLM flag; in a vime checkout they are vime's (before: read as slime, so the
+// export added --sglang-mem-fraction-static and slime's rules applied). A slime-only flag still
+// says slime.
+TEST(Issue45, ASlimePathInAVimeCheckoutReadsAsVime) {
+    test::TempDir dir;
+    test::writeFile(dir.file("vime/__init__.py"), "");
+    const std::string body =
+        "ray job submit -- python3 train.py --actor-num-gpus-per-node 4 --rollout-num-gpus 4 "
+        "--rollout-num-gpus-per-engine 2 --rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B "
+        "--load /root/Qwen3-4B_slime/ --save /root/Qwen3-4B_slime/";
+    auto r = importText(dir, "scripts/run-x.sh", body + "\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->recipe.framework, Framework::Vime);
+    EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const auto& n) {
+        return n.message.find("read as a vime script") != std::string::npos &&
+               n.message.find("vime checkout") != std::string::npos;
+    }));
+    // outside a vime checkout the path still says slime
+    test::TempDir plain;
+    auto s = importText(plain, "scripts/run-x.sh", body + "\n");
+    ASSERT_TRUE(s.ok()) << s.error();
+    EXPECT_EQ(s->recipe.framework, Framework::Slime);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch
