@@ -2,7 +2,7 @@
 # Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
 # runs SCRIPT under bash with stub ray / python / python3 / vllm / ssh / nvidia-smi / curl / pkill / pip / hf /
 # docker first on PATH (they only record their argv; nothing real runs; a model server started in
-# the background stays up until killed, and curl's -w "%{http_code}" answers 200; the node they fake is an NVIDIA
+# the background stays up until killed or the script ends, and curl's -w "%{http_code}" answers 200; the node they fake is an NVIDIA
 # one: `python3 -c` probes fail, `pip list` shows megatron-core), imports it, exports the recipe, runs
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
@@ -46,6 +46,12 @@ mkdir -p "${work}/stub" "${work}/a" "${work}/b"
 cat > "${work}/stub/rec" <<'SH'
 #!/bin/bash
 tool="$(basename "$0")"
+serve() {  # a server in the background: up while the script runs (at most 60 s)
+  exec < /dev/null > /dev/null 2>&1
+  local parent=$PPID
+  for _ in $(seq 1 300); do kill -0 "${parent}" 2>/dev/null || exit 0; sleep 0.2; done
+  exit 0
+}
 case "${tool}" in
   ray)
     [ "${1:-}" = status ] && { echo " 0.0/1024.0 GPU"; exit 0; }
@@ -69,12 +75,11 @@ case "${tool}" in
     printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$"
     # a model server started in the background (an OPD teacher, `python3 -m
     # vllm.entrypoints.openai.api_server ... &`) stays up as the real one does, so that a wait
-    # loop's `kill -0 "$TEACHER_PID"` sees it, until the script kills it (at most STUB_SERVER_S)
+    # loop's `kill -0 "$TEACHER_PID"` sees it, until the script kills it or ends (at most 60 s)
     case " $* " in
-      *" -m vllm.entrypoints."*|*" -m sglang.launch_server "*)
-        exec sleep "${STUB_SERVER_S:-60}" < /dev/null > /dev/null 2>&1 ;;
+      *" -m vllm.entrypoints."*|*" -m sglang.launch_server "*) serve ;;
     esac ;;
-  vllm) [ "${1:-}" = serve ] && exec sleep "${STUB_SERVER_S:-60}" < /dev/null > /dev/null 2>&1 ;;
+  vllm) [ "${1:-}" = serve ] && serve ;;
   curl)
     # `curl -s -o /dev/null -w "%{http_code}" URL`: the server answers 200
     for a in "$@"; do case "${a}" in *'%{http_code}'*) printf '200' ;; esac; done ;;

@@ -194,9 +194,13 @@ exit 0
 const char* kPython = R"SH(
 [ "${1:-}" = -c ] && exit 1
 # a model server started in the background (an OPD teacher) stays up, as the real one does, until
-# the script kills it (at most 60 s): a wait loop's `kill -0 "$TEACHER_PID"` sees it
+# the script kills it or ends (at most 60 s): a wait loop's `kill -0 "$TEACHER_PID"` sees it
 case " $* " in
-  *" -m vllm.entrypoints."*|*" -m sglang.launch_server "*) exec sleep 60 < /dev/null > /dev/null 2>&1 ;;
+  *" -m vllm.entrypoints."*|*" -m sglang.launch_server "*)
+    exec < /dev/null > /dev/null 2>&1
+    parent=$PPID
+    for _ in $(seq 1 300); do kill -0 "$parent" 2>/dev/null || exit 0; sleep 0.2; done
+    exit 0 ;;
 esac
 prev=""
 for a in "$@"; do
