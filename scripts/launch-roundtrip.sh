@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Value-level round trip of one launch script (docs/launch-scripts.md, "Value-level check"):
-# runs SCRIPT under bash with stub ray / python / python3 / ssh / nvidia-smi / curl / pkill / pip / hf /
-# docker first on PATH (they only record their argv; nothing real runs; the node they fake is an NVIDIA
+# runs SCRIPT under bash with stub ray / python / python3 / vllm / ssh / nvidia-smi / curl / pkill / pip / hf /
+# docker first on PATH (they only record their argv; nothing real runs; a model server started in
+# the background stays up until killed or the script ends, and curl's -w "%{http_code}" answers 200; the node they fake is an NVIDIA
 # one: `python3 -c` probes fail, `pip list` shows megatron-core), imports it, exports the recipe, runs
 # the export the same way, and compares the argv the framework's entry point receives flag by
 # flag (the last occurrence of a flag counts; numbers compare as values, 0.00 = 0).
@@ -45,6 +46,12 @@ mkdir -p "${work}/stub" "${work}/a" "${work}/b"
 cat > "${work}/stub/rec" <<'SH'
 #!/bin/bash
 tool="$(basename "$0")"
+serve() {  # a server in the background: up while the script runs (at most 60 s)
+  exec < /dev/null > /dev/null 2>&1
+  local parent=$PPID
+  for _ in $(seq 1 300); do kill -0 "${parent}" 2>/dev/null || exit 0; sleep 0.2; done
+  exit 0
+}
 case "${tool}" in
   ray)
     [ "${1:-}" = status ] && { echo " 0.0/1024.0 GPU"; exit 0; }
@@ -65,12 +72,22 @@ case "${tool}" in
   python|python3)
     # `python3 -c CODE` probes (torch.version.hip, import megatron): an NVIDIA node without them
     [ "${1:-}" = -c ] && exit 1
-    printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$" ;;
+    printf '%s\n' "$@" > "${CALLS}/$(date +%s%N).$$"
+    # a model server started in the background (an OPD teacher, `python3 -m
+    # vllm.entrypoints.openai.api_server ... &`) stays up as the real one does, so that a wait
+    # loop's `kill -0 "$TEACHER_PID"` sees it, until the script kills it or ends (at most 60 s)
+    case " $* " in
+      *" -m vllm.entrypoints."*|*" -m sglang.launch_server "*) serve ;;
+    esac ;;
+  vllm) [ "${1:-}" = serve ] && serve ;;
+  curl)
+    # `curl -s -o /dev/null -w "%{http_code}" URL`: the server answers 200
+    for a in "$@"; do case "${a}" in *'%{http_code}'*) printf '200' ;; esac; done ;;
 esac
 exit 0
 SH
 chmod +x "${work}/stub/rec"
-for t in ray python python3 ssh nvidia-smi curl pkill pip docker hf huggingface-cli; do
+for t in ray python python3 vllm ssh nvidia-smi curl pkill pip docker hf huggingface-cli; do
     ln -s rec "${work}/stub/${t}"
 done
 

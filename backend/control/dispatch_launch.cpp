@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/control/dispatch.h"
+#include "backend/control/dispatch_membership.h"
 
 namespace runplane::control {
 namespace {
@@ -264,11 +265,7 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
                 raylet.gcsAddress.compare(raylet.gcsAddress.size() - portSuffix.size(),
                                           portSuffix.size(), portSuffix) == 0;
             if (raylet.nodeIp == headIp || samePort) {
-                result.error = "head " + r.head +
-                               ": a Ray cluster already runs there (raylet pid " +
-                               std::to_string(raylet.pid) + ", node " + raylet.nodeIp + ", GCS " +
-                               raylet.gcsAddress + "); stop it there (`ray stop`) or choose " +
-                               "another Ray port";
+                result.error = "head " + r.head + ": " + describeLocalRaylet(raylet, headIp);
                 log.emit(DispatchStep::RayStartHead, r.head, true, false, 1.0, result.error);
                 return result;
             }

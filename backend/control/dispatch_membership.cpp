@@ -32,6 +32,23 @@ std::vector<NodeMembership> rayMembership(const std::vector<std::string>& addres
     return out;
 }
 
+std::string describeLocalRaylet(const RayletIdentity& raylet, const std::string& hostIp) {
+    const std::string gcs = raylet.gcsAddress.empty() ? "?" : raylet.gcsAddress;
+    const std::string gcsHost = gcs.substr(0, gcs.rfind(':'));
+    const std::string id =
+        "raylet pid " + std::to_string(raylet.pid) + ", node " +
+        (raylet.nodeIp.empty() ? std::string("?") : raylet.nodeIp) + ", GCS " + gcs +
+        (raylet.clusterId.empty() ? std::string() : ", cluster id " + raylet.clusterId);
+    if (gcsHost == hostIp || gcsHost == raylet.nodeIp || gcsHost == "127.0.0.1") {
+        return "a Ray head already runs on this host (" + id +
+               "): a stale cluster of an earlier run or another user's; stop it there (`ray "
+               "stop --force`) or choose another Ray port (--ray-port)";
+    }
+    return "this host's raylet already belongs to the Ray cluster at GCS " + gcs + " (" + id +
+           "), one this bring-up did not start: its workers and job would land on that "
+           "cluster's nodes; stop it there (`ray stop --force`), another Ray port does not help";
+}
+
 std::vector<std::string> membershipClusters(const std::vector<NodeMembership>& nodes) {
     std::vector<std::string> gcs;
     for (const auto& n : nodes) {

@@ -28,6 +28,12 @@ std::vector<std::string> membershipClusters(const std::vector<NodeMembership>& n
 /// Text table: one line per raylet (a node without one says so), then a summary line.
 std::string formatMembership(const std::vector<NodeMembership>& nodes);
 
+/// Why a raylet already on the head host blocks a bring-up there, in words (dispatch refuses with
+/// it): a head of its own on this host (a stale cluster of an earlier run, or another user's) or a
+/// raylet that joined a GCS elsewhere (this host is a member of a stranger's cluster), with the
+/// raylet's pid, GCS and cluster id and the fix.
+std::string describeLocalRaylet(const RayletIdentity& raylet, const std::string& hostIp);
+
 /// JSON array: [{"node", "reachable", "error"?, "raylets": [{"pid", "gcs_address", "node_ip",
 /// "cluster_id"}]}].
 std::string membershipToJson(const std::vector<NodeMembership>& nodes);

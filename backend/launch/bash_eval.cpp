@@ -364,10 +364,24 @@ Evaluator::CmdKind Evaluator::classify(const SimpleCommand& cmd, std::vector<Fie
 }
 
 bool Evaluator::evalRead(const SimpleCommand& cmd) {
-    // read [-r] -a NAME <<< WORD  (also -ra / -ar): WORD split on blanks into the array NAME
-    if (cmd.words.empty() || cmd.words[0].literal() != "read" || !cmd.assigns.empty() ||
+    // read [-r] -a NAME <<< WORD  (also -ra / -ar): WORD split on blanks into the array NAME;
+    // `IFS=',' read -r -a NAME <<< WORD` splits on the IFS given on the line instead
+    // (vime's ROCm scripts count the GPUs of HIP_VISIBLE_DEVICES=6,7 this way)
+    if (cmd.words.empty() || cmd.words[0].literal() != "read" || cmd.assigns.size() > 1 ||
         cmd.redirects.size() != 1 || cmd.redirects[0].rfind("<<<", 0) != 0) {
         return false;
+    }
+    std::string ifs = " \t\n";
+    if (!cmd.assigns.empty()) {
+        const Assignment& a = cmd.assigns[0];
+        if (a.name != "IFS" || a.isArray || a.append) {
+            return false;
+        }
+        const std::vector<Field> f = expandWord(a.value, false);
+        if (f.size() > 1 || (f.size() == 1 && !f[0].known)) {
+            return false;
+        }
+        ifs = f.empty() ? std::string() : f[0].text;
     }
     std::string name;
     bool array = false;
@@ -410,19 +424,31 @@ bool Evaluator::evalRead(const SimpleCommand& cmd) {
     // quadratic in the word (found by fuzz_import).
     Value shell = v;
     shell.text.clear();
+    // bash's field splitting: IFS white space (blank, tab, newline) runs separate fields and are
+    // trimmed at both ends; every other IFS character ends a field (an empty one between two
+    // of them is kept, a trailing one is not)
+    const auto inIfs = [&ifs](char c) { return ifs.find(c) != std::string::npos; };
+    const auto ifsWhite = [&inIfs](char c) { return isBlank(c) && inIfs(c); };
     std::size_t i = 0;
+    while (i < v.text.size() && ifsWhite(v.text[i])) {
+        ++i;
+    }
     while (i < v.text.size()) {
-        while (i < v.text.size() && isBlank(v.text[i])) {
-            ++i;
-        }
         std::size_t j = i;
-        while (j < v.text.size() && !isBlank(v.text[j])) {
+        while (j < v.text.size() && !inIfs(v.text[j])) {
             ++j;
         }
-        if (j > i) {
-            Value item = shell;
-            item.text.assign(v.text, i, j - i);
-            var.values.push_back(std::move(item));
+        Value item = shell;
+        item.text.assign(v.text, i, j - i);
+        var.values.push_back(std::move(item));
+        while (j < v.text.size() && ifsWhite(v.text[j])) {
+            ++j;
+        }
+        if (j < v.text.size() && inIfs(v.text[j])) {  // one non-white delimiter (and its blanks)
+            ++j;
+            while (j < v.text.size() && ifsWhite(v.text[j])) {
+                ++j;
+            }
         }
         i = j;
     }

@@ -217,8 +217,25 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         addPreLaunch(node, "a command run in the background");
         return true;
     }
+    // `TEACHER_PID=$!` right after a background server: the export needs the PID its wait loop
+    // (`kill -0 "${TEACHER_PID}"`) and its cleanup read; carried, the name stays ${TEACHER_PID}
+    if (node.kind == Node::Kind::Commands && node.commands.size() == 1 &&
+        node.commands[0].words.empty() && node.commands[0].assigns.size() == 1 &&
+        !node.commands[0].assigns[0].isArray && !m_out.preLaunch.empty()) {
+        std::string raw = node.commands[0].assigns[0].value.raw;
+        if (raw.size() > 1 && raw.front() == '"' && raw.back() == '"') {
+            raw = raw.substr(1, raw.size() - 2);
+        }
+        if (raw == "$!" || raw == "${!}") {
+            addPreLaunch(node, "the PID of the command run in the background");
+            setProbeVar(node.commands[0].assigns[0].name, node.line);
+            return true;
+        }
+    }
+    // a wait for the server: while / until, or vime's OPD form `for i in $(seq 1 120); do ...
+    // curl ... /health ...; sleep 5; done`
     if (node.kind == Node::Kind::Unsupported &&
-        (node.what == "while loop" || node.what == "until loop")) {
+        (node.what == "while loop" || node.what == "until loop" || node.what == "for loop")) {
         std::string body;
         for (int l = node.line; l <= node.endLine && l <= static_cast<int>(m_lines.size()); ++l) {
             body += m_lines[static_cast<std::size_t>(l - 1)] + "\n";

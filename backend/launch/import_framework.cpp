@@ -122,11 +122,16 @@ FrameworkReading readFramework(const Interpreted& in, const ScriptReading& readi
             }
         }
     }
+    // a slime path in a value (a checkpoint folder named `..._slime`) or entry point is weaker
+    // than a slime-only flag: vime is slime's fork and its own scripts keep such paths
+    const bool slimeByNameOnly = !slimeHints.empty();
+    bool slimeFlag = false;
     for (const auto& f : in.flags) {
         const FlagRule* rule = trainLevel(f) ? findRule(f.flag) : nullptr;
         if (rule == nullptr) {
             continue;
         }
+        slimeFlag = slimeFlag || (rule->flavours & kTrainBits) == kSlimeBit;
         if ((rule->flavours & kTrainBits) == kMilesBit && milesHints.size() < 8) {
             milesHints.push_back(where(f) + f.flag + " is a miles-only flag");
         }
@@ -145,6 +150,17 @@ FrameworkReading readFramework(const Interpreted& in, const ScriptReading& readi
         return out;
     }
     if (!slimeHints.empty() && milesHints.empty()) {
+        if (slimeByNameOnly && !slimeFlag) {
+            // only names say slime: a vime checkout around the script decides (issue 45: vime's
+            // run-glm4-9B.sh saves to /root/GLM-Z1-9B-0414_slime/ and names no vLLM flag)
+            if (auto located = frameworkFromLocation(path);
+                located && located->first == Flavour::Vime) {
+                out.flavour = Flavour::Vime;
+                out.why =
+                    "read as a vime script: " + slimeHints.front() + ", but " + located->second;
+                return out;
+            }
+        }
         out.flavour = anyVllm ? Flavour::Vime : Flavour::Slime;
         out.why = std::string("read as a ") + (anyVllm ? "vime" : "slime") +
                   " script: " + slimeHints.front();

@@ -29,6 +29,7 @@
 #include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/node_oom_alerts.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/pages/ray_membership_panel.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
 
@@ -108,6 +109,11 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     splitter->addWidget(m_plot);
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
+    // issue 47: which Ray cluster each node joined, asked on demand (ray_membership_panel.h)
+    m_membership = new RayMembershipPanel(splitter);
+    splitter->addWidget(m_membership);
+    connect(m_membership, &RayMembershipPanel::checkRequested, this,
+            [this] { m_membership->refresh(addresses(), m_service->clientOptions()); });
     layout->addWidget(splitter, 1);
     m_oomPanel = new NodeOomPanel(this);
     layout->addWidget(m_oomPanel);

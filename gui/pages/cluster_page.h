@@ -31,6 +31,7 @@ class ClusterService;
 class HistoryReader;
 class NodeOomPanel;
 class NodeTableModel;
+class RayMembershipPanel;
 class TimeSeriesPlot;
 struct NodeRow;
 
@@ -66,6 +67,8 @@ class ClusterPage : public Page {
     TimeSeriesPlot* memoryPlot() const { return m_plot; }
     /// The nodes' OOM events of the last 24 h, alert-level (issue 42).
     NodeOomPanel* oomAlerts() const { return m_oomPanel; }
+    /// Issue 47: the Ray membership box (which cluster / GCS each node's raylets joined).
+    RayMembershipPanel* membershipPanel() const { return m_membership; }
     /// Number of history queries whose answer was applied to the plot (tests).
     int appliedQueries() const { return m_appliedQueries; }
     /// Seconds of history the plot follows (default 10 minutes).
@@ -102,6 +105,7 @@ class ClusterPage : public Page {
     TimeSeriesPlot* m_plot = nullptr;
     NodeOomPanel* m_oomPanel = nullptr;
     bool m_oomQueryInFlight = false;
+    RayMembershipPanel* m_membership = nullptr;
     QTimer* m_refreshTimer = nullptr;
     QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;

@@ -483,3 +483,107 @@ TEST(NetnsHosts, DispatchPreflightShowsWhichRayClusterEachHostIsIn) {
             rayStop(c.daemons[static_cast<std::size_t>(i)]->address(), true, c.client).ok());
     }
 }
+
+// issue 47, a raylet already running on the head host that its daemon sees (not only another
+// head holding the port): (1) host 1's raylet is a member of a stranger's cluster, whose head
+// runs on host 3 (a node left joined to another user's GCS); (2) after that is stopped, a stale
+// head of an earlier run on host 1 at another port. Each time the launch is refused at the head
+// step, naming the raylet, its GCS and the fix, before any worker starts; nothing is stopped.
+TEST(NetnsHosts, RayletAlreadyOnTheHeadHostIsRefusedNamingItsCluster) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(3);
+    const auto env = rayEnv(venv);
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+    const std::string headIp = c.hosts.ip(0);
+    const std::string strangerGcs = c.hosts.ip(2) + ":6379";
+    const std::map<std::string, std::string> noAuth{{"RAY_AUTH_MODE", "disabled"}};
+
+    RayStartSpec strangerHead;
+    strangerHead.head = true;
+    strangerHead.nodeIp = c.hosts.ip(2);
+    strangerHead.port = 6379;
+    strangerHead.env = noAuth;
+    const auto s = rayStart(c.daemons[2]->address(), strangerHead, c.client);
+    ASSERT_TRUE(s.ok()) << s.error();
+    ASSERT_EQ(s->exitCode, 0) << s->output;
+    RayStartSpec member;
+    member.nodeIp = headIp;
+    member.headAddress = strangerGcs;
+    member.env = noAuth;
+    const auto m = rayStart(c.daemons[0]->address(), member, c.client);
+    ASSERT_TRUE(m.ok()) << m.error();
+    ASSERT_EQ(m->exitCode, 0) << m->output;
+    const auto seen = rayStatus(c.daemons[0]->address(), c.client, true);
+    ASSERT_TRUE(seen.ok()) << seen.error();
+    ASSERT_FALSE(seen->localRaylets.empty());
+    EXPECT_EQ(seen->localRaylets.front().gcsAddress, strangerGcs);
+
+    auto launch = [&](const std::string& runId) {
+        LaunchRequest r;
+        r.head = c.daemons[0]->address();
+        r.workers = {c.daemons[1]->address()};
+        r.gpusPerNode = 1;
+        r.rayPort = 6379;
+        r.clusterTimeout = std::chrono::seconds(60);
+        r.preflight.expectedGpus = 0;
+        r.preflight.multiNode = true;
+        r.preflight.masterAddr = headIp;
+        r.preflight.env = env;
+        r.client = c.client;
+        r.run.runId = runplane::RunId{runId};
+        r.run.argv = {venv + "/bin/python", "-c", "print('never')"};
+        r.run.env = env;
+        return launchMultiNode(r);
+    };
+    auto refusedAtTheHead = [&](const DispatchResult& result) {
+        EXPECT_FALSE(result.launched);
+        EXPECT_EQ(result.error.rfind("head " + c.daemons[0]->address() + ": ", 0), 0u)
+            << result.error;
+        EXPECT_NE(result.error.find("ray stop --force"), std::string::npos) << result.error;
+        ASSERT_FALSE(result.events.empty());
+        EXPECT_EQ(result.events.back().step, DispatchStep::RayStartHead);
+        EXPECT_FALSE(result.events.back().ok);
+        for (const auto& e : result.events) {
+            EXPECT_NE(e.step, DispatchStep::RayStartWorker) << "no worker was started";
+        }
+        const auto worker = rayStatus(c.daemons[1]->address(), c.client, true);
+        ASSERT_TRUE(worker.ok()) << worker.error();
+        EXPECT_TRUE(worker->localRaylets.empty());
+    };
+
+    // (1) a member of the stranger's cluster: another port would not help
+    const auto foreign = launch("netns-foreign-raylet");
+    refusedAtTheHead(foreign);
+    EXPECT_NE(foreign.error.find("already belongs to the Ray cluster at GCS " + strangerGcs),
+              std::string::npos)
+        << foreign.error;
+    EXPECT_NE(foreign.error.find("another Ray port does not help"), std::string::npos)
+        << foreign.error;
+    const auto still = rayStatus(c.daemons[0]->address(), c.client, true);
+    ASSERT_TRUE(still.ok()) << still.error();
+    EXPECT_FALSE(still->localRaylets.empty()) << "the stranger's raylet was left alone";
+
+    // (2) a stale head of an earlier run on this host, on another port
+    ASSERT_TRUE(rayStop(c.daemons[0]->address(), true, c.client).ok());
+    ASSERT_TRUE(rayStop(c.daemons[2]->address(), true, c.client).ok());
+    RayStartSpec stale;
+    stale.head = true;
+    stale.nodeIp = headIp;
+    stale.port = 6380;
+    stale.env = noAuth;
+    const auto st = rayStart(c.daemons[0]->address(), stale, c.client);
+    ASSERT_TRUE(st.ok()) << st.error();
+    ASSERT_EQ(st->exitCode, 0) << st->output;
+    const auto staleHead = launch("netns-stale-head");
+    refusedAtTheHead(staleHead);
+    EXPECT_NE(staleHead.error.find("a Ray head already runs on this host"), std::string::npos)
+        << staleHead.error;
+    EXPECT_NE(staleHead.error.find("GCS " + headIp + ":6380"), std::string::npos)
+        << staleHead.error;
+    EXPECT_TRUE(rayStop(c.daemons[0]->address(), true, c.client).ok());
+}

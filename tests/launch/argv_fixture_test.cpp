@@ -511,6 +511,20 @@ TEST(ArgvFixtures, TeacherServerAndWaitLoopRunBeforeTheJob) {
     EXPECT_NE(findCall(rt.exported.run.calls, "curl", "-sf"), nullptr);
 }
 
+// vime's OPD form: under the stubs the background teacher stays up, so the original passes its
+// `kill -0 "$TEACHER_PID"` wait and reaches the job; the export runs teacher, PID and loop first
+TEST(ArgvFixtures, TeacherPidAndForWaitLoopReachTheJob) {
+    test::TempDir tmp;
+    RoundTrip rt = roundTrip("opd-teacher-pid-wait.sh", tmp);
+    EXPECT_EQ(rt.program, "train.py") << rt.original.output;
+    EXPECT_EQ(rt.exportedProgram, "train.py") << rt.exported.run.output;
+    EXPECT_GT(rt.figure.flags, 20) << rt.figure.diff;
+    EXPECT_EQ(rt.figure.equal, rt.figure.flags) << rt.figure.diff;
+    const test::Call* b = findCall(rt.exported.run.calls, "python3", "-m");
+    ASSERT_NE(b, nullptr) << rt.exported.run.output;
+    EXPECT_NE(findCall(rt.exported.run.calls, "curl", "-s"), nullptr);
+}
+
 TEST(ArgvFixtures, HostfileWorkersBecomeATwoNodeBringUp) {
     test::TempDir tmp;
     RoundTrip rt = roundTrip("hostfile-ssh-workers.sh", tmp);

@@ -317,5 +317,71 @@ TEST(Issue45, VimeChecksItsOwnOpdTypesAndRefusesDeltaWeightSync) {
 }
 #endif
 
+// vime's ROCm scripts: `IFS=',' read -r -a IDS <<< "${CUDA_VISIBLE_DEVICES}"` and
+// `NUM_GPUS=${NUM_GPUS:-${#IDS[@]}}` (before: the IFS on the read line made the reader skip it,
+// NUM_GPUS became a required parameter and the export stopped on it)
+TEST(Issue45, IfsOnTheReadLineSplitsTheListItCounts) {
+    auto r = importFixture("rocm-visible-devices.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const std::string w = warnings(*r);
+    EXPECT_EQ(w.find("not understood"), std::string::npos) << w;
+    EXPECT_EQ(parameterNamed(*r, "NUM_GPUS"), nullptr);
+    EXPECT_EQ(r->recipe.hardware.gpusPerNode, 2);
+    // bash's splitting: IFS white space trims and separates, a comma ends a field (an empty one
+    // between two commas is kept, a trailing one is not)
+    test::TempDir dir;
+    auto split = importText(dir, "a/run.sh",
+                            "IFS=', ' read -r -a IDS <<< \" 4, 5,,6, \"\n"
+                            "ray job submit -- python3 train.py --actor-num-gpus-per-node "
+                            "${#IDS[@]} --rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(split.ok()) << split.error();
+    EXPECT_EQ(split->recipe.hardware.gpusPerNode, 4) << warnings(*split);
+}
+
+// vime's OPD example: the teacher's PID (`TEACHER_PID=$!`) and the `for` loop that waits on
+// `kill -0` and /health are carried with the background server (before: the loop was "not
+// understood" and left out, the PID with it, so the export started the job without waiting)
+TEST(Issue45, TeacherPidAndForWaitLoopAreCarriedAsPreLaunchSteps) {
+    auto r = importFixture("opd-teacher-pid-wait.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const std::string w = warnings(*r);
+    EXPECT_EQ(w.find("not understood"), std::string::npos) << w;
+    const auto& pre = r->recipe.launcher.preLaunch;
+    auto has = [&pre](const std::string& what) {
+        return std::any_of(pre.begin(), pre.end(), [&what](const std::string& s) {
+            return s.find(what) != std::string::npos;
+        });
+    };
+    EXPECT_TRUE(has("-m vllm.entrypoints.openai.api_server")) << "no teacher";
+    EXPECT_TRUE(has("TEACHER_PID=$!")) << "no PID";
+    EXPECT_TRUE(has("for i in $(seq 1 60); do")) << "no wait loop";
+    EXPECT_EQ(parameterNamed(*r, "TEACHER_PID"), nullptr);
+}
+
+// vime's own scripts keep slime's checkpoint folder names (`--load /root/GLM-Z1-9B-0414_slime/`)
+// and may name no vLLM flag; in a vime checkout they are vime's (before: read as slime, so the
+// export added --sglang-mem-fraction-static and slime's rules applied). A slime-only flag still
+// says slime.
+TEST(Issue45, ASlimePathInAVimeCheckoutReadsAsVime) {
+    test::TempDir dir;
+    test::writeFile(dir.file("vime/__init__.py"), "");
+    const std::string body =
+        "ray job submit -- python3 train.py --actor-num-gpus-per-node 4 --rollout-num-gpus 4 "
+        "--rollout-num-gpus-per-engine 2 --rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B "
+        "--load /root/Qwen3-4B_slime/ --save /root/Qwen3-4B_slime/";
+    auto r = importText(dir, "scripts/run-x.sh", body + "\n");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(r->recipe.framework, Framework::Vime);
+    EXPECT_TRUE(std::any_of(r->notes.begin(), r->notes.end(), [](const auto& n) {
+        return n.message.find("read as a vime script") != std::string::npos &&
+               n.message.find("vime checkout") != std::string::npos;
+    }));
+    // outside a vime checkout the path still says slime
+    test::TempDir plain;
+    auto s = importText(plain, "scripts/run-x.sh", body + "\n");
+    ASSERT_TRUE(s.ok()) << s.error();
+    EXPECT_EQ(s->recipe.framework, Framework::Slime);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch

@@ -193,6 +193,15 @@ exit 0
 // `python3 -c CODE` probes (torch.version.hip, import megatron) fail: an NVIDIA node without them.
 const char* kPython = R"SH(
 [ "${1:-}" = -c ] && exit 1
+# a model server started in the background (an OPD teacher) stays up, as the real one does, until
+# the script kills it or ends (at most 60 s): a wait loop's `kill -0 "$TEACHER_PID"` sees it
+case " $* " in
+  *" -m vllm.entrypoints."*|*" -m sglang.launch_server "*)
+    exec < /dev/null > /dev/null 2>&1
+    parent=$PPID
+    for _ in $(seq 1 300); do kill -0 "$parent" 2>/dev/null || exit 0; sleep 0.2; done
+    exit 0 ;;
+esac
 prev=""
 for a in "$@"; do
   case "$prev" in
@@ -200,6 +209,12 @@ for a in "$@"; do
   esac
   prev="$a"
 done
+exit 0
+)SH";
+
+// `curl -s -o /dev/null -w "%{http_code}" URL` (a wait for a server): the server answers 200.
+const char* kCurl = R"SH(
+for a in "$@"; do case "$a" in *'%{http_code}'*) printf '200' ;; esac; done
 exit 0
 )SH";
 
@@ -237,6 +252,8 @@ FakeTools::FakeTools(const std::string& root) : m_root(root) {
             script += kNvidiaSmi;
         } else if (name == "docker") {
             script += kDocker;
+        } else if (name == "curl") {
+            script += kCurl;
         } else {
             script += "exit 0\n";
         }
