@@ -95,6 +95,8 @@ TEST(ClusterByDaemon, TwoDaemonsCalledVmAreTwoRowsAndTwoSeries) {
         20000))
         << plot->series().size() << " series";
     EXPECT_EQ(plot->series().size(), 2U);
+    test::pump(300);
+    page.grab().save(test::screenshotPath(QStringLiteral("cluster-two-vm.png")));
     for (const auto& [address, gib] :
          {std::pair{a.address(), 20.0}, std::pair{b.address(), 60.0}}) {
         const PlotSeries* s = seriesOf(address);
