@@ -78,4 +78,7 @@ TEST(RunListLiveness, ARunWhoseDaemonIsUnreachableSaysSoInTheListAsInItsHeader) 
     ASSERT_TRUE(page.selectRun(QStringLiteral("silent-1")));
     ASSERT_TRUE(waitUntil([&] { return headerOf(*page.runView()).contains(silentText); }, 10000))
         << headerOf(*page.runView()).toStdString() << " vs list: " << silentText.toStdString();
+    // The list and the header (the strip above the plots).
+    page.grab(QRect(0, 0, page.width(), 120))
+        .save(test::screenshotPath(QStringLiteral("runs-unreachable.png")));
 }
