@@ -422,6 +422,13 @@ void Collector::syncRuns(std::int64_t nowNs) {
             m_pendingMeta.emplace_back(stateKey, stateName);
             track.reportedState = stateName;
         }
+        if (inserted && !isFinal(state)) {
+            // What the run printed while no daemon read it (a restart re-attaching it) is read
+            // now, stamped with this report's time, the time of the host sample just taken:
+            // that sample is in the phase those lines began, not the one before (issue 46).
+            followLog(track, track.out, nowNs, false);
+            followLog(track, track.err, nowNs, false);
+        }
         CollectorSnapshot::Run snap;
         snap.runId = view.runId;
         snap.state = state;

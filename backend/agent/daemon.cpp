@@ -240,6 +240,7 @@ int daemonMain(int argc, char** argv) {
     collectorOptions.roleMemory = config.roleMemory;
     collectorOptions.kernelLog = config.kernelLog;
     collectorOptions.engineMetrics = config.engineMetrics;
+    collectorOptions.meminfoPath = config.meminfo;
     if (!config.roleTable.empty()) {
         auto table = RoleTable::load(config.roleTable);
         if (!table) {

@@ -36,6 +36,7 @@ struct DaemonConfig {
     bool roleMemory = true;                       // --no-role-memory turns the role walk off
     bool engineMetrics = true;                    // --no-engine-metrics: no /metrics scrapes
     std::string kernelLog = "auto";               // --kernel-log auto|off|FILE (host OOM kills)
+    std::string meminfo = "/proc/meminfo";        // --meminfo FILE (host memory readings)
     unsigned workThreads = 4;
     std::string logLevel = "info";   // --log-level debug|info|warn|error
     std::string logFormat = "auto";  // --log-format auto|text|journald

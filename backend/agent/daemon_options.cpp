@@ -208,6 +208,9 @@ Result<DaemonConfig> parseDaemonArgs(int argc, char** argv, bool* helpShown) {
                    "syslog(2)), off, or a file the kernel log is written to (docs/daemon.md, "
                    "\"Kernel log\")")
         ->capture_default_str();
+    app.add_option("--meminfo", c.meminfo,
+                   "where host memory is read (a container's LXCFS view, a test's file)")
+        ->capture_default_str();
     app.add_option("--supervisor", c.supervisorPath,
                    "runplane-supervisor executable (default: next to runplaned)");
     app.add_option("--max-request-bytes", c.maxRequestBytes, "largest request accepted")

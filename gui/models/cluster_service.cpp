@@ -77,6 +77,7 @@ NodeRow ClusterService::toRow(const control::NodeView& view) {
     row.reconnects = view.ingest.reconnects;
     if (const auto& n = view.ingest.node) {
         row.nodeId = qs(n->nodeId);
+        row.incarnation = n->spoolIncarnation;
         row.hostname = qs(n->hostname);
         row.cpuArch = qs(n->cpuArch);
         row.cpuCores = static_cast<int>(n->cpuCores);
@@ -168,10 +169,11 @@ void ClusterService::onTelemetry(const control::TelemetryUpdate& update, std::ui
     {
         std::lock_guard lock(m_pendingMutex);
         m_pendingTelemetry = true;
-        const QString node = qs(update.nodeId);
+        // Keyed by the daemon, not the node id two daemons may share (issue 46).
+        const QString daemon = qs(update.address);
         for (const control::LiveSample& s : update.samples) {
             if (s.runId.empty() && s.sample.series == telemetry::series::kHostMemUsed) {
-                m_pendingMemory[node] = {s.sample.value, static_cast<double>(s.tNs) * 1e-9};
+                m_pendingMemory[daemon] = {s.sample.value, static_cast<double>(s.tNs) * 1e-9};
             }
         }
     }
@@ -214,8 +216,8 @@ void ClusterService::deliverPending() {
             emit nodeChanged(r);
         }
     }
-    for (const auto& [node, value] : memory) {
-        emit memorySample(node, value.first, value.second);
+    for (const auto& [address, value] : memory) {
+        emit memorySample(address, value.first, value.second);
     }
     if (telemetry) {
         emit telemetryCommitted();

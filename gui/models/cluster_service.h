@@ -58,7 +58,8 @@ class ClusterService : public QObject {
     /// New telemetry is committed to the history (coalesced: at most one per event-loop turn).
     /// `latestUsed` maps node id -> (host.mem.used_bytes, t seconds) of the newest sample.
     void telemetryCommitted();
-    void memorySample(const QString& nodeId, double usedBytes, double t);
+    /// The newest host.mem.used_bytes of the daemon at `address` (t in seconds).
+    void memorySample(const QString& address, double usedBytes, double t);
     void errorOccurred(const QString& address, const QString& message);
 
   private:

@@ -25,6 +25,7 @@
 #include "gui/models/metric_views.h"
 #include "gui/models/qt_text.h"
 #include "gui/models/role_memory.h"
+#include "gui/models/run_silence.h"
 
 namespace runplane::gui {
 
@@ -501,6 +502,7 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
         }
         rows.push_back(std::move(row));
     }
+    fillTelemetryClocks(history, rows);  // issue 46: "unreachable" in the list too
     return rows;
 }
 

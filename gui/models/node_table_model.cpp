@@ -266,9 +266,9 @@ bool NodeTableModel::remove(const QString& address) {
     return true;
 }
 
-void NodeTableModel::setMemoryUsed(const QString& nodeId, double bytes, double t) {
+void NodeTableModel::setMemoryUsed(const QString& address, double bytes, double t) {
     for (size_t i = 0; i < m_rows.size(); ++i) {
-        if (m_rows[i].nodeId == nodeId && t >= m_rows[i].lastSampleT) {
+        if (m_rows[i].address == address && t >= m_rows[i].lastSampleT) {
             m_rows[i].usedBytes = bytes;
             m_rows[i].lastSampleT = t;
             const QModelIndex cell = index(static_cast<int>(i), MemUsedColumn);
@@ -304,6 +304,15 @@ QString NodeTableModel::displayName(const QString& nodeId) const {
         }
     }
     return nodeId;
+}
+
+QString NodeTableModel::displayNameOfAddress(const QString& address) const {
+    const int i = indexOf(address);
+    if (i < 0 || m_rows[static_cast<size_t>(i)].hostname.isEmpty()) {
+        return address;
+    }
+    return m_rows[static_cast<size_t>(i)].hostname + QStringLiteral(" (") + address +
+           QStringLiteral(")");
 }
 
 }  // namespace runplane::gui

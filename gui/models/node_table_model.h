@@ -22,6 +22,9 @@ struct NodeRow {
     /// Transport security: "plaintext (loopback)", "TLS", "mTLS", "... + token" (securityText).
     QString security;
     QString nodeId;
+    /// The daemon's spool incarnation (GetNode): with its address, what tells apart two
+    /// daemons reporting the same node id (issue 46). 0 = not known yet.
+    std::uint64_t incarnation = 0;
     QString hostname;
     QString cpuArch;
     int cpuCores = 0;
@@ -71,8 +74,9 @@ class NodeTableModel : public QAbstractTableModel {
     /// Removes every row (a cluster switch).
     void clear();
     bool remove(const QString& address);
-    /// Latest host memory used of the node with this node id.
-    void setMemoryUsed(const QString& nodeId, double bytes, double t);
+    /// Latest host memory used, as the daemon at this address measured it (rows are daemons:
+    /// two daemons reporting the same node id keep their own values, issue 46).
+    void setMemoryUsed(const QString& address, double bytes, double t);
 
     int indexOf(const QString& address) const;
     const NodeRow& row(int i) const { return m_rows[static_cast<size_t>(i)]; }
@@ -81,6 +85,8 @@ class NodeTableModel : public QAbstractTableModel {
     QStringList nodeIds() const;
     /// "hostname (address)" for a node id, or the id itself.
     QString displayName(const QString& nodeId) const;
+    /// "hostname (address)" of the daemon at this address, or the address itself.
+    QString displayNameOfAddress(const QString& address) const;
 
   private:
     std::vector<NodeRow> m_rows;

@@ -56,6 +56,10 @@ struct RunRow {
     QString primaryMetric;             // the recipe's analysis.primary_metric ("" = default)
     QStringList tags;                  // issue 49: the run's tags (history run_tags), sorted
     QString note;                      // issue 49: the run's note (history run_notes)
+    /// issue 46: a running run's newest node sample (s, 0 = none) and its nodes' sample
+    /// interval (s): whether its daemon is unreachable (run_silence.h), as its header says.
+    double lastSampleT = 0;
+    double sampleInterval = 0;
 
     double durationSeconds(double now) const { return (endT > 0 ? endT : now) - startT; }
     double maxPeakBytes() const {

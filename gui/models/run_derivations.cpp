@@ -118,12 +118,17 @@ double secondsAbove(const PointSeries& series, double threshold) {
 }
 
 QString phaseAt(const std::vector<PhaseInterval>& phases, double t) {
+    // The phase in force at t is the one begun last at or before t (intervals are in time
+    // order): where one ends as the next begins, at the same instant, the next one is in force.
+    // A restarted daemon reads the lines the run printed while it was down at the instant of
+    // its first sample (issue 46): that sample belongs to the phase those lines began.
+    QString found;
     for (const PhaseInterval& p : phases) {
         if (t >= p.t0 && t <= p.t1) {
-            return p.phase;
+            found = p.phase;
         }
     }
-    return {};
+    return found;
 }
 
 QString recipeLabel(const QString& recipeYaml) {

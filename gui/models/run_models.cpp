@@ -5,6 +5,7 @@
 #include "gui/models/role_memory.h"
 #include "gui/models/run_data.h"
 #include "gui/models/run_derivations.h"
+#include "gui/models/run_silence.h"
 
 #include <QBrush>
 #include <QColor>
@@ -209,7 +210,9 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         case NameColumn:
             return r.name.isEmpty() ? r.id : r.name;
         case StateColumn:
-            return stateText(r.state);
+            // "running · daemon unreachable since HH:MM" when its samples stopped (issue 46):
+            // the rule and the words of the run's header (run_silence.h).
+            return liveText(stateText(r.state), clockOf(r), now);
         case RecipeColumn:
             return r.recipe;
         case NodesColumn:

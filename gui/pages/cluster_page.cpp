@@ -22,6 +22,7 @@
 #include "db/history/history.h"
 #include "gui/models/cluster_connection.h"
 #include "gui/models/cluster_service.h"
+#include "gui/models/daemon_memory.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/node_table_model.h"
@@ -327,7 +328,9 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
     if (index < 0) {
         return;  // removed meanwhile
     }
-    const bool idLearned = !row.nodeId.isEmpty() && m_model->row(index).nodeId != row.nodeId;
+    const bool idLearned =
+        !row.nodeId.isEmpty() && (m_model->row(index).nodeId != row.nodeId ||
+                                  m_model->row(index).incarnation != row.incarnation);
     const QString stateBefore = m_model->row(index).state;
     m_model->upsert(row);
     // The status bar follows the connection: never left on "connecting …" after it failed.
@@ -405,10 +408,19 @@ void ClusterPage::requestPlotData() {
         t1 = m_frozenHi;
         buckets = std::max(200, m_frozenPixels);
     }
+    // One series per daemon, not per node id: two daemons both calling their node `vm` are two
+    // lines (daemon_memory.h, issue 46).
+    std::vector<DaemonKey> daemons;
+    for (int i = 0; i < m_model->rowCount(); ++i) {
+        const NodeRow& r = m_model->row(i);
+        if (!r.nodeId.isEmpty()) {
+            daemons.push_back(DaemonKey{r.address, r.nodeId, r.incarnation});
+        }
+    }
     m_reader->run(
         QStringLiteral("cluster-memory"), this,
-        [nodeIds, t0, t1, buckets](db::History& history) {
-            return loadNodeHostMemory(history, nodeIds, t0, t1, buckets);
+        [daemons, t0, t1, buckets](db::History& history) {
+            return loadDaemonHostMemory(history, daemons, t0, t1, buckets);
         },
         [this](Result<NodeMemoryResult> result) {
             m_queryInFlight = false;
@@ -429,8 +441,9 @@ void ClusterPage::requestPlotData() {
                 // setting to draw (docs/gui.md).
                 const MemoryLines lines = memoryLinesFromRecipe(QString(), ram);
                 showHostMemory(
-                    *m_plot, result->series, lines, {}, {},
-                    [this](const PointSeries& s) { return m_model->displayName(s.nodeId); });
+                    *m_plot, result->series, lines, {}, {}, [this](const PointSeries& s) {
+                        return m_model->displayNameOfAddress(s.nodeId);  // the daemon's address
+                    });
                 ++m_appliedQueries;
             }
             if (m_queryWanted) {

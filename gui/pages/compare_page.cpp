@@ -43,6 +43,21 @@ namespace runplane::gui {
 
 namespace {
 constexpr int kListRefreshMs = 5000;
+
+// The export buttons (PNG, SVG, CSV) are enabled only while a comparison is drawn: with nothing
+// selected they wrote a picture of the empty-state text (issue 46).
+const QString kExportName = QStringLiteral("compareExport");
+
+void setExportsEnabled(const QWidget* page, bool on) {
+    for (QPushButton* b : page->findChildren<QPushButton*>(kExportName)) {
+        b->setEnabled(on);
+    }
+}
+
+bool exportsEnabled(const QWidget* page) {
+    const QPushButton* b = page->findChild<QPushButton*>(kExportName);
+    return b != nullptr && b->isEnabled();
+}
 }  // namespace
 
 ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
@@ -115,9 +130,12 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     auto* png = new QPushButton(tr("PNG…"), right);
     auto* svg = new QPushButton(tr("SVG…"), right);
     auto* csv = new QPushButton(tr("CSV…"), right);
-    bar->addWidget(png);
-    bar->addWidget(svg);
-    bar->addWidget(csv);
+    for (QPushButton* b : {png, svg, csv}) {
+        b->setObjectName(kExportName);
+        b->setEnabled(false);
+        b->setToolTip(tr("select 2 to 10 runs with a metric to export their comparison"));
+        bar->addWidget(b);
+    }
     rightLayout->addLayout(bar);
     // Baseline (issue 49): deltas of every other run in the table, optional difference curves.
     auto* baseBar = new QHBoxLayout;
@@ -315,6 +333,10 @@ void ComparePage::onSelectionChanged() {
         if (ids.size() > kMaxCompareRuns) {
             emit statusMessage(tr("at most %1 runs can be compared").arg(kMaxCompareRuns));
         }
+        // No comparison any more: none is drawn, and there is nothing to export.
+        m_data = CompareData{};
+        m_plot->setPlaceholder(tr("Select 2 to 10 runs to compare"));
+        setExportsEnabled(this, false);
         return;
     }
     m_selectionLabel->setText(tr("%1 runs selected").arg(ids.size()));
@@ -523,6 +545,7 @@ void ComparePage::showRunsMenu(const QPoint& pos) {
 
 void ComparePage::redraw() {
     if (m_data.runs.empty()) {
+        setExportsEnabled(this, false);
         return;
     }
     const QString metric = this->metric();
@@ -546,6 +569,7 @@ void ComparePage::redraw() {
                                                        : XAxisKind::Number);
     m_plot->setYIncludesZero(false);
     m_plot->setAxisLabels(compareXLabel(m_data, metric, axis), metric);
+    setExportsEnabled(this, !series.empty());
     m_plot->setSeries(std::move(series));
     m_plot->setFollowing(true);
     QStringList extra;
@@ -580,18 +604,30 @@ QString ComparePage::exportDialog(const QString& filter, const QString& suffix) 
 }
 
 bool ComparePage::exportPng(const QString& path) {
+    if (!exportsEnabled(this)) {
+        emit statusMessage(tr("nothing to export: select 2 to 10 runs with a metric"));
+        return false;
+    }
     const bool ok = m_plot->savePng(path, 1400, 700);
     emit statusMessage(ok ? tr("wrote %1").arg(path) : m_plot->lastError());
     return ok;
 }
 
 bool ComparePage::exportSvg(const QString& path) {
+    if (!exportsEnabled(this)) {
+        emit statusMessage(tr("nothing to export: select 2 to 10 runs with a metric"));
+        return false;
+    }
     const bool ok = m_plot->saveSvg(path, 1400, 700);
     emit statusMessage(ok ? tr("wrote %1").arg(path) : m_plot->lastError());
     return ok;
 }
 
 bool ComparePage::exportCsv(const QString& path) {
+    if (!exportsEnabled(this)) {
+        emit statusMessage(tr("nothing to export: select 2 to 10 runs with a metric"));
+        return false;
+    }
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
         emit statusMessage(tr("%1: cannot write: %2").arg(path, f.errorString()));

@@ -11,11 +11,9 @@
 #include <optional>
 
 #include "gui/models/run_data.h"
+#include "gui/models/run_silence.h"
 
 namespace runplane::gui {
-
-/// Never call a run silent after fewer seconds than this (a slow telemetry rate, a live refresh).
-inline constexpr double kMinSilentSeconds = 10;
 
 /// For a running run whose snapshot reaches up to `now`: the time of its newest node sample
 /// (its start when there is none) when that is longer ago than the threshold; else nothing.

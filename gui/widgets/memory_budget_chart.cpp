@@ -46,6 +46,8 @@ MemoryBudgetChart::MemoryBudgetChart(QWidget* parent) : QWidget(parent) {
     m_plot->legend->setBorderPen(Qt::NoPen);
     m_plot->setMouseTracking(true);
     layout->addWidget(m_plot);
+    // Titles and labels fit the pixels each layout gives (memory_budget_text.cpp).
+    connect(m_plot, &QCustomPlot::afterLayout, this, &MemoryBudgetChart::fitTexts);
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
         const QPoint pos = m_plot->mapTo(this, e->position().toPoint());
         const QString tip = tooltipAt(pos);
@@ -103,6 +105,8 @@ int MemoryBudgetChart::barCount() const {
 void MemoryBudgetChart::rebuild() {
     m_plot->clearPlottables();
     m_plot->clearItems();
+    m_titles.clear();
+    m_lineLabels.clear();
 
     // One QCPBars per distinct component name, stacked in order of first appearance.
     std::vector<QString> names;
@@ -156,17 +160,21 @@ void MemoryBudgetChart::rebuild() {
             maxValue = std::max(maxValue, bar.total());
         }
         if (!group.bars.empty()) {
+            // Above the plot area (never over a bar or a line's label); elided to the group's
+            // width by fitTexts.
             auto* title = new QCPItemText(m_plot);
+            title->setClipToAxisRect(false);
             title->position->setTypeX(QCPItemPosition::ptPlotCoords);
             title->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
             title->position->setCoords(
                 keyOf(static_cast<int>(g), 0) + (static_cast<double>(group.bars.size()) - 1) / 2.0,
-                0.01);
-            title->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+                0);
+            title->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
             title->setText(group.title);
             QFont f = font();
             f.setBold(true);
             title->setFont(f);
+            m_titles.push_back(title);
         }
     }
     for (const AlarmLine& a : m_data.lines) {
@@ -183,6 +191,7 @@ void MemoryBudgetChart::rebuild() {
         label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
         label->setText(a.label);
         label->setColor(a.color);
+        m_lineLabels.push_back(label);
         maxValue = std::max(maxValue, a.y);
     }
     if (!m_placeholder.isEmpty()) {
@@ -201,7 +210,14 @@ void MemoryBudgetChart::rebuild() {
                                : keyOf(static_cast<int>(m_data.groups.size()) - 1, 0) +
                                      static_cast<double>(m_data.groups.back().bars.size()) - 1;
     m_plot->xAxis->setRange(-0.7, std::max(1.0, lastKey + 0.7));
-    m_plot->yAxis->setRange(0, maxValue > 0 ? maxValue * 1.12 : 1);
+    m_valueUpper = maxValue > 0 ? maxValue * 1.12 : 1;
+    m_plot->yAxis->setRange(0, m_valueUpper);
+    m_plot->xAxis->setTickLabels(true);
+    m_plot->xAxis->setLabel(QString());
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    m_plot->axisRect()->setMinimumMargins(
+        QMargins(0, m_titles.empty() ? 0 : QFontMetrics(titleFont).height() + 8, 0, 0));
     m_plot->yAxis->setLabel(m_data.yLabel);
     m_plot->legend->setVisible(n > 0);
     m_plot->replot();

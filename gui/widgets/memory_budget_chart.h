@@ -3,11 +3,15 @@
 // per GPU class), against horizontal lines (host RAM, alarm line, HBM). Hovering a segment shows
 // the component's bytes and formula. QCustomPlot inside, never exposed. GUI thread only.
 
+#include <QRect>
 #include <QString>
 #include <QWidget>
 
+#include <vector>
+
 #include "gui/widgets/budget_types.h"
 
+class QCPItemText;
 class QCustomPlot;
 class QMouseEvent;
 
@@ -37,8 +41,19 @@ class MemoryBudgetChart : public QWidget {
     const BudgetChartData& data() const { return m_data; }
     bool savePng(const QString& path, int width, int height);
 
+    /// A text the chart draws and its rectangle in widget coordinates, as laid out now.
+    struct DrawnText {
+        QString text;
+        QRect rect;
+    };
+    /// Every text drawn: the bars' phase labels under the axis, the group titles, the lines'
+    /// labels, the placeholder (memory_budget_text.cpp). Tests check that no two overlap.
+    std::vector<DrawnText> drawnTexts() const;
+
   private:
     void rebuild();
+    /// After each layout: titles and labels made to fit (memory_budget_text.cpp).
+    void fitTexts();
     QString barTooltipAt(const QPoint& pos) const;
     double keyOf(int group, int bar) const;
 
@@ -46,6 +61,9 @@ class MemoryBudgetChart : public QWidget {
     BudgetChartData m_data;
     QString m_placeholder;
     InvalidBanner* m_banner = nullptr;
+    std::vector<QCPItemText*> m_titles;      // group titles, in group order (owned by m_plot)
+    std::vector<QCPItemText*> m_lineLabels;  // the lines' labels (owned by m_plot)
+    double m_valueUpper = 1;                 // the value axis' top before room for labels
 };
 
 }  // namespace runplane::gui

@@ -56,7 +56,7 @@ TEST(NodeTableModel, PassesTheModelTesterThroughInsertUpdateRemove) {
     model.upsert(row(QStringLiteral("127.0.0.1:2"), QStringLiteral("n2")));
     EXPECT_EQ(model.rowCount(), 2);
     EXPECT_EQ(model.nodeIds(), (QStringList{QStringLiteral("n1"), QStringLiteral("n2")}));
-    model.setMemoryUsed(QStringLiteral("n2"), 12.5e9, 100);
+    model.setMemoryUsed(QStringLiteral("127.0.0.1:2"), 12.5e9, 100);  // by daemon (issue 46)
     EXPECT_EQ(model.index(1, NodeTableModel::MemUsedColumn).data().toString(),
               QStringLiteral("12.5 GB"));
     // A status update without inventory (reconnecting) keeps what we knew, and the memory value.
