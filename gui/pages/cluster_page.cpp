@@ -27,6 +27,7 @@
 #include "gui/models/node_table_model.h"
 #include "gui/models/run_derivations.h"
 #include "gui/pages/add_cluster_dialog.h"
+#include "gui/pages/cluster_roles_panel.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
@@ -103,10 +104,13 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     m_plot->setXAxisKind(XAxisKind::WallClock);
     m_plot->setFollowWindow(m_followWindow);
     m_plot->setPlaceholder(tr("Add a daemon address to see its host memory"));
+    m_roles = new ClusterRolesPanel(splitter);
     splitter->addWidget(m_table);
     splitter->addWidget(m_plot);
+    splitter->addWidget(m_roles);
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 1);
     layout->addWidget(splitter, 1);
     m_summary = new QLabel(this);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -377,6 +381,8 @@ void ClusterPage::requestPlotData() {
         }
         return;
     }
+    m_roles->request(*m_reader, nodeIds,
+                     [model = m_model](const QString& node) { return model->displayName(node); });
     if (m_queryInFlight) {
         m_queryWanted = true;  // coalesce: one more query when the current one answers
         return;

@@ -27,6 +27,7 @@ class QLabel;
 namespace runplane::gui {
 
 class AddClusterDialog;
+class ClusterRolesPanel;
 class ClusterService;
 class HistoryReader;
 class NodeTableModel;
@@ -63,6 +64,8 @@ class ClusterPage : public Page {
 
     NodeTableModel* model() const { return m_model; }
     TimeSeriesPlot* memoryPlot() const { return m_plot; }
+    /// Memory by role per node and per GPU (issue 43).
+    ClusterRolesPanel* rolesPanel() const { return m_roles; }
     /// Number of history queries whose answer was applied to the plot (tests).
     int appliedQueries() const { return m_appliedQueries; }
     /// Seconds of history the plot follows (default 10 minutes).
@@ -96,6 +99,7 @@ class ClusterPage : public Page {
     QTableView* m_table = nullptr;
     QLabel* m_summary = nullptr;
     TimeSeriesPlot* m_plot = nullptr;
+    ClusterRolesPanel* m_roles = nullptr;
     QTimer* m_refreshTimer = nullptr;
     QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;
