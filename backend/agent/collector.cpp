@@ -378,6 +378,7 @@ void Collector::syncRuns(std::int64_t nowNs) {
             track.reportedState = m_spool.meta("run." + view.runId + ".state").value_or("");
             track.lastProgressNs = nowNs;
         }
+        track.rolePlan = view.rolePlan;
         if (view.sampleHz > 0 && !isFinal(view.status.state())) {
             requestRate("run:" + view.runId, view.sampleHz);
         } else {
@@ -683,6 +684,9 @@ void Collector::handleLine(RunTrack& run, ParsedLogLine parsed, std::int64_t now
                   m.value, m.step);
     }
     for (const auto& ev : parsed.events) {
+        if (ev.kind == LogEventKind::Phase) {
+            trackPhase(run, ev.attrs);
+        }
         // A per-minute budget for each kind a log can repeat (phases and info are not limited).
         if (ev.kind != LogEventKind::Phase && ev.kind != LogEventKind::Info) {
             const bool nccl =

@@ -139,6 +139,8 @@ class Collector {
         bool ended = false;
         bool logsDrained = false;
         std::string reportedState;  // last EVENT_RUN_STATE state stored in the spool
+        std::shared_ptr<const RunRolePlan> rolePlan;  // StartRun's plan by role (null: none)
+        std::string phase;  // the phase in progress (its phase events), "" between phases
     };
 
     void loop();
@@ -151,6 +153,10 @@ class Collector {
     void sampleGpus(std::int64_t nowNs);
     /// Memory by process role (collector_roles.cpp): one walk, role.* series.
     void sampleRoles(std::int64_t nowNs);
+    /// The live runs' own role rows join the walk's table (collector_roles.cpp).
+    void syncRunRoleRows();
+    /// A phase event moves the run's phase in progress (collector_roles.cpp).
+    static void trackPhase(RunTrack& run, const std::map<std::string, std::string>& attrs);
     /// GPU memory by role: gpu.<i>.role.<role>.mem.used_bytes (collector_roles.cpp).
     void addGpuRoleSamples(std::int64_t nowNs, const std::vector<std::pair<unsigned, pid_t>>& procs,
                            const std::vector<std::uint64_t>& usedBytes);
@@ -205,7 +211,8 @@ class Collector {
     std::int64_t m_lastFlushNs = 0;
     std::unique_ptr<char[]> m_readBuf;  // followLog's read buffer, kept between polls
     std::string m_lastMeminfoError;
-    std::unique_ptr<RoleMemory> m_roleMemory;      // null with roleMemory off
+    std::unique_ptr<RoleMemory> m_roleMemory;  // null with roleMemory off
+    std::string m_runRoleRows;  // the live runs' own role rows the walk's table was built with
     std::unique_ptr<KernelLogSource> m_kernelLog;  // null: off or not readable
     KernelOomMatcher m_oomMatcher;
     std::unique_ptr<EngineScraper> m_engineScraper;   // null with engineMetrics off

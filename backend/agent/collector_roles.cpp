@@ -10,10 +10,56 @@ namespace runplane::agent {
 
 namespace series = telemetry::series;
 
+void Collector::trackPhase(RunTrack& run, const std::map<std::string, std::string>& attrs) {
+    // As the controller reads phase events (cli::phaseWindowsOf): a timer's end closes its phase;
+    // any other phase event (a marker, a timer's start) opens its phase until the next one.
+    const auto phase = attrs.find("phase");
+    const auto edge = attrs.find("edge");
+    const std::string name = phase != attrs.end() ? phase->second : std::string();
+    if (edge != attrs.end() && edge->second == "end") {
+        if (name == run.phase) {
+            run.phase.clear();
+        }
+        return;
+    }
+    run.phase = name;
+}
+
+void Collector::syncRunRoleRows() {
+    // The live runs' rows, in run id order, before the daemon's own (--role-table, built-in).
+    std::string rows;
+    std::vector<std::pair<std::string, const std::string*>> runs;
+    for (const auto& [id, track] : m_tracks) {
+        if (!track.ended && track.rolePlan && !track.rolePlan->roleRows.empty()) {
+            runs.emplace_back(id, &track.rolePlan->roleRows);
+            rows += id + '\n' + track.rolePlan->roleRows + '\n';
+        }
+    }
+    if (rows == m_runRoleRows) {
+        return;
+    }
+    m_runRoleRows = rows;
+    RoleTable table = RoleTable::parse("", "run rows").value();
+    for (const auto& [id, text] : runs) {
+        auto parsed = RoleTable::parse(*text, "run " + id + " role_rows");
+        if (!parsed) {  // checked at StartRun; a record edited since is left out
+            m_logger.warn(parsed.error());
+            continue;
+        }
+        table.append(*parsed);
+    }
+    table.append(m_options.roleTable);
+    // A new table's row indices differ: the walk starts afresh (every process read in full once).
+    m_roleMemory = std::make_unique<RoleMemory>(std::move(table));
+    m_logger.info("process roles: " + std::to_string(runs.size()) +
+                  " run(s) with their own role rows; the walk's table rebuilt");
+}
+
 void Collector::sampleRoles(std::int64_t nowNs) {
     if (!m_roleMemory) {
         return;
     }
+    syncRunRoleRows();
     std::vector<pid_t> runPids;
     for (const auto& [id, track] : m_tracks) {
         if (!track.ended) {
@@ -56,6 +102,21 @@ void Collector::sampleRoles(std::int64_t nowNs) {
     {
         std::lock_guard lock(m_mutex);
         m_snapshot.roles = std::move(snap);
+    }
+    // Plan beside measurement: each live run's planned bytes per role, every phase, and the
+    // phase in progress as role.<role>.planned_bytes (run-level series).
+    for (const auto& [id, track] : m_tracks) {
+        if (track.ended || !track.rolePlan) {
+            continue;
+        }
+        for (const PlannedRoleRow& row : track.rolePlan->planned) {
+            addSample(nowNs, id, series::role(row.role, "planned_" + row.phase + "_bytes"),
+                      telemetry::Unit::Bytes, row.bytes, row.bytes, row.bytes, -1);
+            if (row.phase == track.phase) {
+                addSample(nowNs, id, series::role(row.role, "planned_bytes"),
+                          telemetry::Unit::Bytes, row.bytes, row.bytes, row.bytes, -1);
+            }
+        }
     }
     put(series::kRolesScanned, static_cast<double>(s.scanned));
     put(series::kRolesVanished, static_cast<double>(s.vanished));

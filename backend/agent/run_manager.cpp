@@ -151,6 +151,21 @@ Result<RunManager::Entry> RunManager::loadEntry(const std::string& runId) {
         e.role = static_cast<v1::RunRole>(spec->value("role", 0));
         e.sampleHz = spec->value("sample_hz", 0.0);
         e.createdNs = spec->value("created_unix_ns", std::int64_t{0});
+        if (spec->contains("planned_roles") || spec->contains("role_rows")) {
+            RunRolePlan plan;
+            for (const auto& row : spec->value("planned_roles", nlohmann::json::array())) {
+                plan.planned.push_back(
+                    {row.at("role").get<std::string>(), row.at("phase").get<std::string>(),
+                     row.at("bytes").get<double>(), row.value("components", std::string())});
+            }
+            plan.roleRows = spec->value("role_rows", std::string());
+            if (Status s = validateRunRolePlan(plan); !s.ok()) {
+                // The run itself is still re-attached; only its plan is left out.
+                m_logger.warn(e.dir + "/" + kSpecFile + ": plan by role ignored: " + s.error());
+            } else if (!plan.empty()) {
+                e.rolePlan = std::make_shared<const RunRolePlan>(std::move(plan));
+            }
+        }
     } catch (const std::exception& ex) {
         return Error{e.dir + "/" + kSpecFile + ": " + ex.what()};
     }
@@ -315,6 +330,10 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
             return Error{"env: the value of '" + k + "' contains a NUL byte", kInvalid};
         }
     }
+    auto rolePlan = runRolePlanOf(request);
+    if (!rolePlan) {
+        return Error{rolePlan.error(), kInvalid};
+    }
     std::lock_guard lock(m_mutex);
     if (auto it = m_runs.find(request.run_id()); it != m_runs.end()) {
         const std::vector<std::string> argv(request.argv().begin(), request.argv().end());
@@ -335,6 +354,9 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
     e.argv.assign(request.argv().begin(), request.argv().end());
     e.role = request.role();
     e.sampleHz = request.sample_hz();
+    if (!rolePlan->empty()) {
+        e.rolePlan = std::make_shared<const RunRolePlan>(std::move(*rolePlan));
+    }
     e.createdNs = clock::unixNowNs();
     if (::mkdir(e.dir.c_str(), 0700) != 0) {
         return Error{e.dir + ": " + std::strerror(errno)};
@@ -360,6 +382,17 @@ Result<v1::RunStatus> RunManager::start(const v1::StartRunRequest& request) {
     spec["role"] = static_cast<int>(e.role);
     spec["sample_hz"] = e.sampleHz;
     spec["created_unix_ns"] = e.createdNs;
+    if (e.rolePlan) {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& row : e.rolePlan->planned) {
+            rows.push_back({{"role", row.role},
+                            {"phase", row.phase},
+                            {"bytes", row.bytes},
+                            {"components", row.components}});
+        }
+        spec["planned_roles"] = rows;
+        spec["role_rows"] = e.rolePlan->roleRows;
+    }
     if (Status s = writeFileAtomic(e.dir + "/" + kSpecFile, spec.dump(1) + "\n", 0600); !s.ok()) {
         return Error{s.error()};
     }
@@ -567,6 +600,7 @@ std::vector<RunView> RunManager::views() {
         v.childPid = e.childPid;
         v.childStartTicks = e.childStartTicks;
         v.sampleHz = e.sampleHz;
+        v.rolePlan = e.rolePlan;
         out.push_back(std::move(v));
     }
     return out;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backend/agent/logger.h"
+#include "backend/agent/run_role_plan.h"
 #include "common/result.h"
 #include "runplane/v1/agent.pb.h"
 
@@ -41,6 +42,8 @@ struct RunView {
     std::uint64_t childStartTicks = 0;
     v1::RunStatus status;
     double sampleHz = 0;
+    /// The run's plan by process role and its own role rows (StartRun; null: none).
+    std::shared_ptr<const RunRolePlan> rolePlan;
 };
 
 /// See the file comment. Owns no processes directly (the supervisors do).
@@ -68,6 +71,7 @@ class RunManager {
         std::vector<std::string> argv;
         v1::RunRole role = v1::RUN_ROLE_UNSPECIFIED;
         double sampleHz = 0;
+        std::shared_ptr<const RunRolePlan> rolePlan;  // null: none
         std::int64_t createdNs = 0;
         pid_t supervisorPid = 0;
         std::uint64_t supervisorStartTicks = 0;

@@ -15,6 +15,7 @@
 
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
+#include "backend/cli/planned_roles.h"
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_history.h"
 #include "backend/control/dispatch_membership.h"
@@ -339,6 +340,12 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     r.run.argv = o.argv.empty() ? recipe.launcher.argv : o.argv;
     r.run.env = specs[0].env;
     r.run.recipeYaml = specs[0].recipeYaml;
+    {
+        // The head's share of the plan by role, for its daemon (docs/daemon.md, "Planned roles").
+        std::string why;
+        r.run.plannedRoles =
+            runplane::cli::plannedRolesOfSnapshot(r.run.recipeYaml, o.recipesDir, 0, why);
+    }
     if (r.run.argv.empty()) {
         std::cerr << "dispatch launch: no command: give it after -- or set launcher.argv in "
                   << o.recipe << "\n";

@@ -13,6 +13,7 @@
 #include "backend/analysis/run_metrics.h"
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
+#include "backend/cli/planned_roles.h"
 #include "backend/cli/run_annotations_cli.h"
 #include "backend/control/controller.h"
 #include "backend/control/history_location.h"
@@ -94,6 +95,8 @@ struct SubmitOptions {
     std::string name;
     std::string runId;
     std::string workdir;
+    std::string roleRows;    // a file of the run's own role rows
+    std::string recipesDir;  // the model catalog's directory ("" next to the executable)
     double sampleHz = 0;
     bool json = false;
     runplane::cli::ConnectionFlags connection;
@@ -136,12 +139,28 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
         for (const auto& [key, value] : recipe->environment.env) {
             spec.run.env[key] = value;
         }
+        // The plan by role for the daemon (node 0: submit starts a run on one node).
+        std::string why;
+        spec.run.plannedRoles =
+            runplane::cli::plannedRolesOfSnapshot(spec.run.recipeYaml, options.recipesDir, 0, why);
+        if (spec.run.plannedRoles.empty()) {
+            std::cerr << "note: no plan by role sent to the daemon: " << why << "\n";
+        }
         if (spec.run.argv.empty() && !recipe->launcher.argv.empty()) {
             spec.run.argv = recipe->launcher.argv;
             if (spec.run.workdir.empty()) {
                 spec.run.workdir = recipe->launcher.workdir;
             }
         }
+    }
+    if (!options.roleRows.empty()) {
+        std::ifstream in(options.roleRows, std::ios::binary);
+        if (!in) {
+            return fail(options.roleRows + ": cannot read the role rows file", 2);
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        spec.run.roleRows = text.str();  // checked by the daemon (role_rows:LINE: ...)
     }
     for (const auto& pair : options.env) {
         const auto eq = pair.find('=');
@@ -521,6 +540,10 @@ const bool kRegistered =
         submitCmd->add_option("--name", submit->name, "Run name in the history");
         submitCmd->add_option("--run-id", submit->runId, "Run id (default: generated)");
         submitCmd->add_option("--workdir", submit->workdir, "Working directory under the run root");
+        submitCmd->add_option("--recipes", submit->recipesDir,
+                              "Recipes directory with models/ (default: next to runplanectl)");
+        submitCmd->add_option("--role-rows", submit->roleRows,
+                              "File of this run's own process-role rows (--role-table syntax)");
         submitCmd->add_option("--hz", submit->sampleHz, "Telemetry rate for this run (0..10 Hz)")
             ->check(CLI::Range(0.0, 10.0));
         submitCmd->add_flag("--json", submit->json, "Print JSON");

@@ -291,6 +291,14 @@ v1::StartRunRequest toProto(const StartRunSpec& spec) {
     out.set_role(toProto(spec.role));
     out.set_recipe_yaml(spec.recipeYaml);
     out.set_sample_hz(spec.sampleHz);
+    for (const auto& p : spec.plannedRoles) {
+        auto* row = out.add_planned_roles();
+        row->set_role(p.role);
+        row->set_phase(p.phase);
+        row->set_planned_bytes(p.bytes);
+        row->set_components(p.components);
+    }
+    out.set_role_rows(spec.roleRows);
     return out;
 }
 

@@ -109,6 +109,15 @@ struct StartRunSpec {
     RunRole role = RunRole::Standalone;
     std::string recipeYaml;
     double sampleHz = 0;
+    /// The run's memory plan on this node by process role and phase (issue 43; docs/daemon.md,
+    /// "Planned roles"): the daemon sends it beside what it measures per role.
+    struct PlannedRole {
+        std::string role, phase;
+        double bytes = 0;
+        std::string components;
+    };
+    std::vector<PlannedRole> plannedRoles;
+    std::string roleRows;  // the run's own role-table rows ("" none)
 };
 
 /// A run as the daemon reports it.

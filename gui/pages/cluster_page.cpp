@@ -29,6 +29,7 @@
 #include "gui/models/run_derivations.h"
 #include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/node_oom_alerts.h"
+#include "gui/pages/cluster_roles_panel.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/pages/ray_membership_panel.h"
 #include "gui/widgets/cached_text_delegate.h"
@@ -106,10 +107,13 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
     m_plot->setXAxisKind(XAxisKind::WallClock);
     m_plot->setFollowWindow(m_followWindow);
     m_plot->setPlaceholder(tr("Add a daemon address to see its host memory"));
+    m_roles = new ClusterRolesPanel(splitter);
     splitter->addWidget(m_table);
     splitter->addWidget(m_plot);
+    splitter->addWidget(m_roles);
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 1);
     // issue 47: which Ray cluster each node joined, asked on demand (ray_membership_panel.h)
     m_membership = new RayMembershipPanel(splitter);
     splitter->addWidget(m_membership);
@@ -390,6 +394,8 @@ void ClusterPage::requestPlotData() {
         }
         return;
     }
+    m_roles->request(*m_reader, nodeIds,
+                     [model = m_model](const QString& node) { return model->displayName(node); });
     if (m_queryInFlight) {
         m_queryWanted = true;  // coalesce: one more query when the current one answers
         return;

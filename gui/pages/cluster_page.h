@@ -27,6 +27,7 @@ class QLabel;
 namespace runplane::gui {
 
 class AddClusterDialog;
+class ClusterRolesPanel;
 class ClusterService;
 class HistoryReader;
 class NodeOomPanel;
@@ -69,6 +70,8 @@ class ClusterPage : public Page {
     NodeOomPanel* oomAlerts() const { return m_oomPanel; }
     /// Issue 47: the Ray membership box (which cluster / GCS each node's raylets joined).
     RayMembershipPanel* membershipPanel() const { return m_membership; }
+    /// Memory by role per node and per GPU (issue 43).
+    ClusterRolesPanel* rolesPanel() const { return m_roles; }
     /// Number of history queries whose answer was applied to the plot (tests).
     int appliedQueries() const { return m_appliedQueries; }
     /// Seconds of history the plot follows (default 10 minutes).
@@ -106,6 +109,7 @@ class ClusterPage : public Page {
     NodeOomPanel* m_oomPanel = nullptr;
     bool m_oomQueryInFlight = false;
     RayMembershipPanel* m_membership = nullptr;
+    ClusterRolesPanel* m_roles = nullptr;
     QTimer* m_refreshTimer = nullptr;
     QTimer* m_layoutTimer = nullptr;
     double m_followWindow = 600;

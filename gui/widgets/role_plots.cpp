@@ -2,9 +2,7 @@
 
 #include <QDateTime>
 #include <QLabel>
-#include <QMouseEvent>
 #include <QTimer>
-#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -100,21 +98,17 @@ QString clock(double t) {
 
 // ---- StackedAreaPlot ----------------------------------------------------------------------
 
-StackedAreaPlot::StackedAreaPlot(QWidget* parent) : QWidget(parent) {
+StackedAreaPlot::StackedAreaPlot(QWidget* parent) : HoverPlotWidget(parent) {
     m_plot = makePlot(this, m_title, m_timer);
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
     m_plot->legend->setBrush(QColor(255, 255, 255, 210));
-    m_plot->installEventFilter(this);
-    connect(m_timer, &QTimer::timeout, this, [this] {
-        // A hidden plot (another tab) is drawn when shown (showEvent), as TimeSeriesPlot does.
-        if (!isVisible()) {
-            m_hiddenChange = true;
-            return;
-        }
-        rebuild();
-        m_plot->replot();
-    });
+    attachPlot(m_plot, m_timer);
+}
+
+void StackedAreaPlot::redraw() {
+    rebuild();
+    m_plot->replot();
 }
 
 void StackedAreaPlot::setTitle(const QString& title) {
@@ -259,43 +253,18 @@ QString StackedAreaPlot::hoverTextAt(QPoint pixel) const {
     return m_hover(m_plot->xAxis->pixelToCoord(p.x()), m_plot->yAxis->pixelToCoord(p.y()));
 }
 
-void StackedAreaPlot::showEvent(QShowEvent* event) {
-    QWidget::showEvent(event);
-    if (m_hiddenChange) {
-        m_hiddenChange = false;
-        m_timer->start();
-    }
-}
-
-bool StackedAreaPlot::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_plot && event->type() == QEvent::MouseMove) {
-        const auto* me = static_cast<QMouseEvent*>(event);
-        const QString text = hoverTextAt(m_plot->mapTo(this, me->position().toPoint()));
-        if (text.isEmpty()) {
-            QToolTip::hideText();
-        } else {
-            QToolTip::showText(me->globalPosition().toPoint(), text, m_plot);
-        }
-    }
-    return QWidget::eventFilter(watched, event);
-}
-
 // ---- PhaseLanesPlot -----------------------------------------------------------------------
 
-PhaseLanesPlot::PhaseLanesPlot(QWidget* parent) : QWidget(parent) {
+PhaseLanesPlot::PhaseLanesPlot(QWidget* parent) : HoverPlotWidget(parent) {
     m_plot = makePlot(this, m_title, m_timer);
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal | Qt::Vertical);
     m_plot->yAxis->setRangeReversed(true);
-    m_plot->installEventFilter(this);
-    connect(m_timer, &QTimer::timeout, this, [this] {
-        // A hidden plot (another tab) is drawn when shown (showEvent), as TimeSeriesPlot does.
-        if (!isVisible()) {
-            m_hiddenChange = true;
-            return;
-        }
-        rebuild();
-        m_plot->replot();
-    });
+    attachPlot(m_plot, m_timer);
+}
+
+void PhaseLanesPlot::redraw() {
+    rebuild();
+    m_plot->replot();
 }
 
 void PhaseLanesPlot::setTitle(const QString& title) {
@@ -421,27 +390,6 @@ QString PhaseLanesPlot::hoverTextAt(QPoint pixel) const {
     const QPoint p = m_plot->mapFrom(this, pixel);
     const double y = m_plot->yAxis->pixelToCoord(p.y());
     return hoverText(m_plot->xAxis->pixelToCoord(p.x()), static_cast<int>(std::lround(y)));
-}
-
-void PhaseLanesPlot::showEvent(QShowEvent* event) {
-    QWidget::showEvent(event);
-    if (m_hiddenChange) {
-        m_hiddenChange = false;
-        m_timer->start();
-    }
-}
-
-bool PhaseLanesPlot::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_plot && event->type() == QEvent::MouseMove) {
-        const auto* me = static_cast<QMouseEvent*>(event);
-        const QString text = hoverTextAt(m_plot->mapTo(this, me->position().toPoint()));
-        if (text.isEmpty()) {
-            QToolTip::hideText();
-        } else {
-            QToolTip::showText(me->globalPosition().toPoint(), text, m_plot);
-        }
-    }
-    return QWidget::eventFilter(watched, event);
 }
 
 }  // namespace runplane::gui

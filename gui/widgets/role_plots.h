@@ -5,7 +5,8 @@
 //   the hover text comes from the owner (it knows what a layer means).
 // - PhaseLanesPlot: one lane per process, its phases as coloured bars over time, a highlighted
 //   lane outlined in red with a note, the same event markers.
-// Both redraw only on flush() or a 40 ms timer after a change. GUI thread only.
+// Both redraw only on flush() or a 40 ms timer after a change (deferred while hidden, the hover
+// tooltip: HoverPlotWidget). GUI thread only.
 
 #include <QString>
 #include <QWidget>
@@ -13,6 +14,7 @@
 #include <functional>
 #include <vector>
 
+#include "gui/widgets/hover_plot_widget.h"
 #include "gui/widgets/plot_types.h"
 
 class QCustomPlot;
@@ -28,7 +30,7 @@ struct StackedLayer {
     std::vector<double> budgetTop;  // empty, or per x the budget line's height; NaN = no line
 };
 
-class StackedAreaPlot : public QWidget {
+class StackedAreaPlot : public HoverPlotWidget {
     Q_OBJECT
   public:
     explicit StackedAreaPlot(QWidget* parent = nullptr);
@@ -42,7 +44,7 @@ class StackedAreaPlot : public QWidget {
     /// What the tooltip says at plot coordinates (x, y); "" = no tooltip.
     void setHoverText(std::function<QString(double, double)> text) { m_hover = std::move(text); }
     /// The tooltip at a pixel of the widget (tests; the mouse uses the same).
-    QString hoverTextAt(QPoint pixel) const;
+    QString hoverTextAt(QPoint pixel) const override;
     /// The pixel of plot coordinates (x, y) in the widget (after a flush).
     QPoint pixelOf(double x, double y) const;
     void flush();
@@ -54,15 +56,13 @@ class StackedAreaPlot : public QWidget {
     double yMax() const;
 
   protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-    void showEvent(QShowEvent* event) override;
+    void redraw() override;
 
   private:
     void rebuild();
     QCustomPlot* m_plot = nullptr;
     QLabel* m_title = nullptr;
     QTimer* m_timer = nullptr;
-    bool m_hiddenChange = false;  // a change while hidden: drawn on show
     std::vector<double> m_t;
     std::vector<StackedLayer> m_layers;
     std::vector<PhaseSpan> m_phases;
@@ -85,7 +85,7 @@ struct LaneRow {
     QString note;
 };
 
-class PhaseLanesPlot : public QWidget {
+class PhaseLanesPlot : public HoverPlotWidget {
     Q_OBJECT
   public:
     explicit PhaseLanesPlot(QWidget* parent = nullptr);
@@ -96,7 +96,7 @@ class PhaseLanesPlot : public QWidget {
     QString placeholder() const { return m_placeholder; }
     /// "node-a rank 3: rollout 12:00:01–12:00:09 (8 s)" for the bar at (x, lane); "" if none.
     QString hoverText(double x, int lane) const;
-    QString hoverTextAt(QPoint pixel) const;
+    QString hoverTextAt(QPoint pixel) const override;
     /// The pixel of time x in the middle of lane `lane` (after a flush).
     QPoint pixelOf(double x, int lane) const;
     void flush();
@@ -105,15 +105,13 @@ class PhaseLanesPlot : public QWidget {
     int markerCount() const { return static_cast<int>(m_markers.size()); }
 
   protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-    void showEvent(QShowEvent* event) override;
+    void redraw() override;
 
   private:
     void rebuild();
     QCustomPlot* m_plot = nullptr;
     QLabel* m_title = nullptr;
     QTimer* m_timer = nullptr;
-    bool m_hiddenChange = false;  // a change while hidden: drawn on show
     std::vector<LaneRow> m_lanes;
     std::vector<EventMarker> m_markers;
     QString m_placeholder;
