@@ -90,6 +90,27 @@ QStringList layoutProblems(QWidget* window, QSize screen) {
         }
         shown.emplace_back(label, r);
     }
+    // A plot's axis title is drawn along its data area: it must not run past it.
+    for (TimeSeriesPlot* plot : window->findChildren<TimeSeriesPlot*>()) {
+        if (!plot->isVisible() || plot->dataRect().height() < 20) {
+            continue;
+        }
+        const QFontMetrics fm(plot->axisLabelFont());
+        const QString y = plot->shownAxisLabel(Qt::Vertical);
+        const QString x = plot->shownAxisLabel(Qt::Horizontal);
+        if (fm.horizontalAdvance(y) > plot->dataRect().height() + 1) {
+            problems << QStringLiteral("y axis title '%1' (%2 px) longer than its axis (%3 px)")
+                            .arg(y)
+                            .arg(fm.horizontalAdvance(y))
+                            .arg(plot->dataRect().height());
+        }
+        if (fm.horizontalAdvance(x) > plot->dataRect().width() + 1) {
+            problems << QStringLiteral("x axis title '%1' (%2 px) longer than its axis (%3 px)")
+                            .arg(x)
+                            .arg(fm.horizontalAdvance(x))
+                            .arg(plot->dataRect().width());
+        }
+    }
     for (size_t i = 0; i < shown.size(); ++i) {
         for (size_t j = i + 1; j < shown.size(); ++j) {
             const QRect both = shown[i].second.intersected(shown[j].second);
