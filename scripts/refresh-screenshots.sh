@@ -10,7 +10,7 @@ SRC="$PWD"
 BUILD="$(cd "${1:-build}" && pwd)"
 status=0
 for t in gui_cluster_test gui_cluster_tls_test gui_design_test gui_runs_test gui_runs_live_test \
-    gui_diagnosis_test gui_alerts_test gui_drop_import_test; do
+    gui_diagnosis_test gui_alerts_test gui_drop_import_test gui_afternoon_test; do
     bin="$BUILD/tests/gui/$t"
     [[ -x "$bin" ]] || { echo "refresh-screenshots: $bin is not built" >&2; exit 1; }
     (cd "$BUILD/tests/gui" &&

@@ -14,6 +14,7 @@
 
 #include "backend/analysis/run_metrics.h"
 #include "backend/plan/recipe.h"
+#include "backend/plan/recipe_fields.h"
 #include "db/history/history.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
@@ -26,11 +27,12 @@ namespace {
 
 // A node id is shown (and kept in the Qt rows) as its text.
 void flatten(const YAML::Node& node, const QString& path,
-             std::vector<std::pair<QString, QString>>& out) {
+             std::vector<std::pair<QString, QString>>& out,
+             std::map<QString, QStringList>* lists = nullptr) {
     if (node.IsMap()) {
         for (const auto& kv : node) {
             const QString key = qs(kv.first.as<std::string>());
-            flatten(kv.second, path.isEmpty() ? key : path + QLatin1Char('.') + key, out);
+            flatten(kv.second, path.isEmpty() ? key : path + QLatin1Char('.') + key, out, lists);
         }
     } else if (node.IsSequence()) {
         bool scalars = true;
@@ -44,11 +46,14 @@ void flatten(const YAML::Node& node, const QString& path,
             }
             out.emplace_back(
                 path, QStringLiteral("[") + items.join(QStringLiteral(", ")) + QStringLiteral("]"));
+            if (lists != nullptr) {
+                (*lists)[path] = items;
+            }
             return;
         }
         int i = 0;
         for (const auto& item : node) {
-            flatten(item, path + QStringLiteral("[%1]").arg(i++), out);
+            flatten(item, path + QStringLiteral("[%1]").arg(i++), out, lists);
         }
     } else if (node.IsScalar()) {
         out.emplace_back(path, qs(node.as<std::string>()));
@@ -59,7 +64,8 @@ void flatten(const YAML::Node& node, const QString& path,
 
 }  // namespace
 
-std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml, QString* error) {
+std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml, QString* error,
+                                                       std::map<QString, QStringList>* lists) {
     std::vector<std::pair<QString, QString>> out;
     std::string text = yaml.toStdString();
     auto parsed = plan::parseRecipe(text, "recipe snapshot");
@@ -69,7 +75,7 @@ std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml, QStr
         *error = qs(parsed.error());
     }
     try {
-        flatten(YAML::Load(text), QString(), out);
+        flatten(YAML::Load(text), QString(), out, lists);
     } catch (const YAML::Exception& e) {
         if (error != nullptr) {
             *error = qs(e.what());
@@ -115,7 +121,16 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
             c.run.note = qs(it->second.note);
         }
         c.recipeYaml = qs(r.recipeYaml);
-        c.recipeFields = flattenRecipe(c.recipeYaml, &c.recipeError);
+        c.recipeFields = flattenRecipe(c.recipeYaml, &c.recipeError, &c.recipeLists);
+        try {
+            std::vector<std::pair<QString, QString>> written;
+            flatten(YAML::Load(r.recipeYaml), QString(), written);
+            for (const auto& [path, value] : written) {
+                c.writtenPaths.insert(path);
+            }
+        } catch (const YAML::Exception&) {
+            // recipeError already says why the snapshot does not parse
+        }
         c.steps = stepMappingFromRecipe(c.recipeYaml);
         if (auto peaks = history.runPeaks(r.id)) {
             for (const db::NodePeak& p : *peaks) {
@@ -163,6 +178,104 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
     return data;
 }
 
+namespace {
+
+// The words of a value: a list's items, else the text split at white space.
+QStringList wordsOf(const CompareRun& run, const QString& field, const QString& value) {
+    const auto it = run.recipeLists.find(field);
+    return it != run.recipeLists.end() ? it->second
+                                       : value.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+}
+
+// Longest common subsequence of two word lists: marks the words of each that are not in it
+// (changed), and the words of `a` next to which `b` has words that `a` lacks (context).
+constexpr qsizetype kMaxDiffWords = 2000;  // bounds the table (4M cells)
+
+void markChanges(const QStringList& a, const QStringList& b, std::vector<bool>& changedA,
+                 std::vector<bool>& contextA) {
+    const auto n = a.size();
+    const auto m = b.size();
+    std::vector<int> lcs(static_cast<size_t>((n + 1) * (m + 1)), 0);
+    auto at = [&](qsizetype i, qsizetype j) -> int& {
+        return lcs[static_cast<size_t>(i * (m + 1) + j)];
+    };
+    for (qsizetype i = n - 1; i >= 0; --i) {
+        for (qsizetype j = m - 1; j >= 0; --j) {
+            at(i, j) = a[i] == b[j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+        }
+    }
+    qsizetype i = 0;
+    qsizetype j = 0;
+    while (i < n || j < m) {
+        if (i < n && j < m && a[i] == b[j]) {
+            ++i;
+            ++j;
+        } else if (j < m && (i == n || at(i, j + 1) >= at(i + 1, j))) {
+            // b has a word a lacks, between a[i-1] and a[i]: both are context.
+            if (i > 0) {
+                contextA[static_cast<size_t>(i - 1)] = true;
+            }
+            if (i < n) {
+                contextA[static_cast<size_t>(i)] = true;
+            }
+            ++j;
+        } else {
+            changedA[static_cast<size_t>(i)] = true;
+            ++i;
+        }
+    }
+}
+
+// The words of `words` that differ from the other runs', each group after the word before it,
+// "…" for what is left out.
+QString differingWords(const QStringList& words, const std::vector<QStringList>& others) {
+    std::vector<bool> changed(static_cast<size_t>(words.size()), false);
+    std::vector<bool> context(static_cast<size_t>(words.size()), false);
+    for (const QStringList& other : others) {
+        if (words.size() > kMaxDiffWords || other.size() > kMaxDiffWords) {
+            return words.join(QLatin1Char(' '));
+        }
+        markChanges(words, other, changed, context);
+    }
+    std::vector<bool> keep(changed.size(), false);
+    for (size_t i = 0; i < changed.size(); ++i) {
+        keep[i] = changed[i] || context[i] || (i + 1 < changed.size() && changed[i + 1]);
+    }
+    QStringList out;
+    bool skipped = false;
+    for (size_t i = 0; i < keep.size(); ++i) {
+        if (!keep[i]) {
+            skipped = true;
+            continue;
+        }
+        if (skipped || (out.isEmpty() && i > 0)) {
+            out << QStringLiteral("…");
+        }
+        skipped = false;
+        out << words[static_cast<qsizetype>(i)];
+    }
+    if (skipped && !out.isEmpty()) {
+        out << QStringLiteral("…");
+    }
+    return out.isEmpty() ? words.join(QLatin1Char(' ')) : out.join(QLatin1Char(' '));
+}
+
+// What a run that leaves `field` out has: the schema's default, else "(default)".
+QString defaultText(const QString& field) {
+    const plan::RecipeField* f = plan::findRecipeField(field.toStdString());
+    if (f == nullptr) {
+        return QStringLiteral("(default)");
+    }
+    const std::string value = plan::fieldValueText(f->defaultValue());
+    if (value.empty()) {
+        return *f->unsetText != '\0' ? QStringLiteral("(%1)").arg(qs(f->unsetText))
+                                     : QStringLiteral("(default)");
+    }
+    return qs(value);
+}
+
+}  // namespace
+
 std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs) {
     std::vector<QString> order;
     std::set<QString> seen;
@@ -179,17 +292,44 @@ std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs) {
     }
     std::vector<DiffRow> rows;
     for (const QString& field : order) {
-        DiffRow row{field, {}};
+        DiffRow row{field, {}, {}};
         std::set<QString> distinct;
-        for (const auto& m : maps) {
-            const auto it = m.find(field);
-            const QString v = it == m.end() ? QStringLiteral("(default)") : it->second;
-            row.values << v;
+        std::vector<QStringList> words;
+        QStringList shown;
+        int longest = 0;
+        for (size_t i = 0; i < maps.size(); ++i) {
+            const auto it = maps[i].find(field);
+            // Left out by the normalised snapshot: at its default (written so or not).
+            const bool present = it != maps[i].end();
+            const QString v = present ? it->second : defaultText(field);
+            words.push_back(present ? wordsOf(runs[i], field, v)
+                                    : v.split(QLatin1Char(' '), Qt::SkipEmptyParts));
+            longest = std::max(longest, static_cast<int>(words.back().size()));
+            row.full << v;
             distinct.insert(v);
+            shown << (present || runs[i].writtenPaths.contains(field) ||
+                              v.startsWith(QLatin1Char('('))
+                          ? v
+                          : v + QStringLiteral(" (default)"));
         }
-        if (distinct.size() > 1) {
-            rows.push_back(std::move(row));
+        if (distinct.size() <= 1) {
+            continue;
         }
+        for (size_t i = 0; i < words.size(); ++i) {
+            if (longest <= kDiffWholeWords) {
+                row.values << shown[static_cast<qsizetype>(i)];
+                continue;
+            }
+            std::vector<QStringList> others;
+            for (size_t j = 0; j < words.size(); ++j) {
+                if (j != i && words[j] != words[i]) {
+                    others.push_back(words[j]);
+                }
+            }
+            row.values << (others.empty() ? row.full[static_cast<qsizetype>(i)]
+                                          : differingWords(words[i], others));
+        }
+        rows.push_back(std::move(row));
     }
     return rows;
 }

@@ -7,6 +7,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -29,8 +31,13 @@ struct CompareRun {
     RunRow run;
     QString recipeYaml;
     std::vector<std::pair<QString, QString>>
-        recipeFields;                  // flattened, canonical (see flattenRecipe)
-    QString recipeError;               // why the snapshot did not parse
+        recipeFields;     // flattened, canonical (see flattenRecipe)
+    QString recipeError;  // why the snapshot did not parse
+    /// The items of each list of scalars in recipeFields ("launcher.argv" -> its words).
+    std::map<QString, QStringList> recipeLists;
+    /// The paths the snapshot writes as given (before normalisation): a field it writes at its
+    /// default value ("alpha: 16") is shown as that value, one it leaves out as "16 (default)".
+    std::set<QString> writtenPaths;
     std::vector<PointSeries> metrics;  // every metric series, whole
     StepMapping steps;                 // optimizer steps per rollout (from the snapshot)
 };
@@ -46,14 +53,22 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
 /// The recipe as "field.path" -> value pairs, normalised through the planner's parser and writer
 /// (so formatting, key order and spelled-out defaults do not show up as differences). A recipe
 /// the planner cannot parse is flattened as written, and `error` says why.
-std::vector<std::pair<QString, QString>> flattenRecipe(const QString& yaml,
-                                                       QString* error = nullptr);
+/// `lists` (optional) gets the items of each list of scalars.
+std::vector<std::pair<QString, QString>> flattenRecipe(
+    const QString& yaml, QString* error = nullptr, std::map<QString, QStringList>* lists = nullptr);
 
-/// A field whose value is not the same in every run ("(default)" where a run leaves it out).
+/// A field whose effective value is not the same in every run. A field a run leaves out has
+/// the schema's default ("16 (default)", plan::recipeFields); "(default)" only for a field
+/// outside the schema table. A long value (more than kDiffWholeWords words: launcher.argv, a
+/// description) shows the words that differ, each group after the word before it ("… --lora-rank
+/// 4 --lora-alpha 8 …"), so the difference is not behind the cell's "…"; `full` has it whole.
 struct DiffRow {
     QString field;
-    QStringList values;  // one per run
+    QStringList values;  // one per run, as shown ("16 (default)", "… --lora-rank 4 …")
+    QStringList full;    // one per run, the whole value (tooltip; equality is decided on these)
 };
+inline constexpr int kDiffWholeWords = 6;
+std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs);
 std::vector<DiffRow> recipeDiff(const std::vector<CompareRun>& runs);
 
 /// Step: the metric's own step (optimizer steps for train/*, rollout ids for eval/* ...);

@@ -47,12 +47,13 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     }
     const Row& row = m_rows[static_cast<size_t>(index.row())];
     const int c = index.column();
-    const bool differs = c > 0 && !row.summary && row.values[c - 1] != row.values[0];
+    const QStringList& keys = row.full.isEmpty() ? row.values : row.full;
+    const bool differs = c > 0 && !row.summary && keys[c - 1] != keys[0];
     switch (role) {
         case Qt::DisplayRole:
             return c == 0 ? row.field : row.values[c - 1];
         case Qt::ToolTipRole:
-            return c == 0 ? row.field : row.values[c - 1];
+            return c == 0 ? row.field : keys[c - 1];
         case Qt::BackgroundRole:
             if (differs) {
                 return QBrush(QColor(255, 236, 179));  // highlighted difference
@@ -92,7 +93,7 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
         m_runNames << (r.run.name.isEmpty() ? r.run.id : r.run.name);
     }
     auto summary = [&](const QString& field, auto valueOf) {
-        Row row{field, {}, true, {}};
+        Row row{field, {}, true, {}, {}};
         for (const CompareRun& r : data.runs) {
             row.values << valueOf(r);
         }
@@ -155,7 +156,7 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
         static_cast<size_t>(m_baseline) < data.runs.size()) {
         const std::vector<MetricDelta> deltas = baselineDeltas(data, metric, m_baseline, m_atStep);
         auto deltaRow = [&](const QString& field, auto pick) {
-            Row row{field, {}, true, {}};
+            Row row{field, {}, true, {}, {}};
             for (size_t i = 0; i < deltas.size(); ++i) {
                 const std::optional<double> d = pick(deltas[i]);
                 row.deltas.push_back(d);
@@ -174,7 +175,7 @@ void CompareModel::setData(const CompareData& data, const QString& metric,
     }
     m_summaryRows = static_cast<int>(m_rows.size());
     for (DiffRow& d : recipeDiff(data.runs)) {
-        m_rows.push_back(Row{d.field, d.values, false, {}});
+        m_rows.push_back(Row{d.field, d.values, false, {}, d.full});
     }
     endResetModel();
 }

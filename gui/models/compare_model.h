@@ -46,6 +46,7 @@ class CompareModel : public QAbstractTableModel {
         QStringList values;
         bool summary = false;
         std::vector<std::optional<double>> deltas;  // delta rows only, one per run
+        QStringList full;  // recipe rows: whole values (tooltip, equality); values = as shown
     };
     std::vector<Row> m_rows;
     QStringList m_runNames;

@@ -30,6 +30,31 @@ bool staleMemory(const NodeRow& r) {
     return r.usedBytes >= 0 && r.state != QLatin1String("streaming");
 }
 
+// The GPUs cell says in a few words why a node has none; the daemon's whole reason (a loader's
+// message, an NVML return code) is the cell's tooltip (issue 46). First matching row wins.
+struct GpuReason {
+    const char* contains;  // in the daemon's gpus_unavailable_reason
+    const char* shown;
+};
+constexpr GpuReason kGpuReasons[] = {
+    {"GPU telemetry disabled", "none (telemetry off)"}, {"cannot load", "none (no NVIDIA driver)"},
+    {"reports 0 devices", "none (0 devices)"},          {"nvmlInit", "none (NVML failed to start)"},
+    {"NVML unavailable", "none (NVML error)"},          {"no GPU found", "none"},
+};
+
+QString gpuCellText(const QString& gpuText) {
+    static const QString kNone = QStringLiteral("none: ");
+    if (!gpuText.startsWith(kNone)) {
+        return gpuText;  // "8 × H100 80GB", "none"
+    }
+    for (const GpuReason& r : kGpuReasons) {
+        if (gpuText.contains(QLatin1String(r.contains))) {
+            return QString::fromLatin1(r.shown);
+        }
+    }
+    return QStringLiteral("none (see tooltip)");
+}
+
 QString ageText(double seconds) {
     if (seconds < 90) {
         return QStringLiteral("%1 s").arg(std::max(0, static_cast<int>(seconds)));
@@ -124,8 +149,14 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
                 }
                 return tip;
             }
-            if (index.column() == GpuColumn || index.column() == NcclColumn) {
+            if (index.column() == GpuColumn) {
+                return r.gpuText;  // whole
+            }
+            if (index.column() == NcclColumn) {
                 return data(index, Qt::DisplayRole);
+            }
+            if (index.column() == KernelColumn) {
+                return r.kernel;  // whole uname
             }
             return {};
         case Qt::ForegroundRole:
@@ -177,13 +208,14 @@ QVariant NodeTableModel::data(const QModelIndex& index, int role) const {
             }
             return r.usedBytes >= 0 ? gb(r.usedBytes) : QString();
         case GpuColumn:
-            return r.gpuText;
+            return gpuCellText(r.gpuText);
         case NcclColumn:
             return r.nccl;
         case DaemonColumn:
             return r.daemonVersion;
         case KernelColumn:
-            return r.kernel;
+            // "Linux 6.8.0-1015-gcp": system and release; the build line is in the tooltip.
+            return r.kernel.section(QLatin1Char(' '), 0, 1);
         default:
             return {};
     }

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -13,6 +14,7 @@
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -30,6 +32,7 @@
 #include "gui/pages/add_cluster_dialog.h"
 #include "gui/pages/node_oom_alerts.h"
 #include "gui/pages/cluster_roles_panel.h"
+#include "gui/pages/fit_columns.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/pages/ray_membership_panel.h"
 #include "gui/widgets/cached_text_delegate.h"
@@ -356,10 +359,17 @@ void ClusterPage::onNodeChanged(const NodeRow& row) {
 }
 
 void ClusterPage::relayoutTable() {
-    m_table->resizeColumnsToContents();
-    for (int c = 0; c < m_model->columnCount(); ++c) {
-        m_table->setColumnWidth(c, std::min(m_table->columnWidth(c), 420));
+    // Every column on screen (issue 46): a long error in State gives up its width first, down to
+    // the widest state with ": …"; the cell elides and its tooltip has the whole error.
+    const int margin =
+        2 * (m_table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, m_table) + 1);
+    const QFontMetrics metrics(m_table->font());
+    int stateFloor = metrics.horizontalAdvance(tr("State"));
+    for (int i = 0; i < m_model->rowCount(); ++i) {
+        stateFloor = std::max(
+            stateFloor, metrics.horizontalAdvance(m_model->row(i).state + QStringLiteral(": …")));
     }
+    fitColumnsToViewport(m_table, {{NodeTableModel::StateColumn, stateFloor + margin}});
     int streaming = 0;
     for (int i = 0; i < m_model->rowCount(); ++i) {
         streaming += m_model->row(i).state == QLatin1String("streaming") ? 1 : 0;

@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 
 #include <QDateTime>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTimer>
@@ -110,6 +111,7 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &TimeSeriesPlot::fitAxisLabels);
     m_plot->addLayer(QStringLiteral("phases"), m_plot->layer(QStringLiteral("grid")),
                      QCustomPlot::limBelow);
     // QCustomPlot keeps its "overlay" layer (for a rubber band, which these plots do not use) in
@@ -190,9 +192,29 @@ void TimeSeriesPlot::setTitle(const QString& title) {
 }
 
 void TimeSeriesPlot::setAxisLabels(const QString& xLabel, const QString& yLabel) {
+    m_xLabel = xLabel;
+    m_yLabel = yLabel;
     m_plot->xAxis->setLabel(xLabel);
     m_plot->yAxis->setLabel(yLabel);
     scheduleReplot();
+}
+
+// A title longer than its axis would be drawn past the data area, over the legend or the plot
+// above (issue 46: "host memory used (GB); above: RAM …, alarm …" at 1280×720). The axis rect
+// is known once QCustomPlot has laid out; the title's length does not change the layout (only
+// its font's height does), so eliding it here is stable.
+void TimeSeriesPlot::fitAxisLabels() {
+    const QFontMetrics fm(m_plot->yAxis->labelFont());
+    const QRect area = m_plot->axisRect()->rect();
+    const QString y = fm.elidedText(m_yLabel, Qt::ElideRight, std::max(0, area.height()));
+    const QString x = QFontMetrics(m_plot->xAxis->labelFont())
+                          .elidedText(m_xLabel, Qt::ElideRight, std::max(0, area.width()));
+    if (y != m_plot->yAxis->label()) {
+        m_plot->yAxis->setLabel(y);
+    }
+    if (x != m_plot->xAxis->label()) {
+        m_plot->xAxis->setLabel(x);
+    }
 }
 
 void TimeSeriesPlot::updatePhaseLane() {
@@ -241,11 +263,19 @@ QRect TimeSeriesPlot::legendRect() const {
 }
 
 QString TimeSeriesPlot::xAxisLabel() const {
-    return m_plot->xAxis->label();
+    return m_xLabel;
 }
 
 QString TimeSeriesPlot::yAxisLabel() const {
-    return m_plot->yAxis->label();
+    return m_yLabel;
+}
+
+QString TimeSeriesPlot::shownAxisLabel(Qt::Orientation orientation) const {
+    return orientation == Qt::Vertical ? m_plot->yAxis->label() : m_plot->xAxis->label();
+}
+
+QFont TimeSeriesPlot::axisLabelFont() const {
+    return m_plot->yAxis->labelFont();
 }
 
 void TimeSeriesPlot::setXAxisKind(XAxisKind kind) {

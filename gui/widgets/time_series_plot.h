@@ -99,6 +99,12 @@ class TimeSeriesPlot : public QWidget {
     QRect phaseLaneRect() const;
     QRect legendRect() const;
     QString yAxisLabel() const;
+    /// The axis titles as drawn: elided ("…") to the data area's height (y) or width (x) when
+    /// longer; the whole titles are yAxisLabel() / xAxisLabel().
+    QString shownAxisLabel(Qt::Orientation orientation) const;
+    /// Elides the drawn axis titles to the data area (after each layout pass).
+    void fitAxisLabels();
+    QFont axisLabelFont() const;
     int alarmLineCount() const { return static_cast<int>(m_alarms.size()); }
     int phaseCount() const { return static_cast<int>(m_phases.size()); }
     int eventCount() const { return static_cast<int>(m_events.size()); }
@@ -151,6 +157,8 @@ class TimeSeriesPlot : public QWidget {
     std::vector<PhaseSpan> m_phases;
     std::vector<EventMarker> m_events;
     QString m_placeholder;
+    QString m_xLabel;  // the axis titles whole (drawn elided to the data area)
+    QString m_yLabel;
     XAxisKind m_xKind = XAxisKind::WallClock;
     bool m_yIncludesZero = true;
     double m_fixedYLo = 0;
