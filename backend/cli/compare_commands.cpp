@@ -37,6 +37,7 @@ struct CompareOptions {
     std::string md;
     std::string png;
     std::string metric;
+    std::string baseline;  // the run the report's deltas are against (issue 49)
 };
 
 constexpr std::size_t kMinRuns = 2;
@@ -177,8 +178,13 @@ int runCompare(const CompareOptions& o) {
     for (const std::string& r : o.runs) {
         runs += (runs.empty() ? "" : ",") + r;
     }
-    const int rc = runChild({gui.string(), "--history", fs::absolute(o.history, ec).string(),
-                             "--report", tmp.string(), "--runs", runs});
+    std::vector<std::string> args = {
+        gui.string(), "--history", fs::absolute(o.history, ec).string(), "--report", tmp.string(),
+        "--runs",     runs};
+    if (!o.baseline.empty()) {
+        args.insert(args.end(), {"--baseline", o.baseline});
+    }
+    const int rc = runChild(args);
     int status = 0;
     std::vector<std::string> written;
     if (rc != 0) {
@@ -250,6 +256,8 @@ const bool kRegistered =
         cmd->add_option("--png", o->png,
                         "Write one overlay plot: --metric's, else the first score metric's");
         cmd->add_option("--metric", o->metric, "The eval metric of --png, e.g. eval/gsm8k");
+        cmd->add_option("--baseline", o->baseline,
+                        "The run the deltas are against (one of the runs; default: the first)");
         cmd->callback([o, &context] { context.exitCode = runCompare(*o); });
     });
 

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include "backend/analysis/run_metrics.h"
@@ -15,6 +17,7 @@
 #include "backend/cli/connection_flags.h"
 #include "backend/cli/planned_roles.h"
 #include "backend/cli/run_annotations_cli.h"
+#include "backend/cli/run_lineage_cli.h"
 #include "backend/control/controller.h"
 #include "backend/control/history_location.h"
 #include "backend/control/text_format.h"
@@ -23,6 +26,7 @@
 #include "common/units/units.h"
 #include "db/history/history.h"
 #include "db/history/run_cause.h"
+#include "db/history/run_lineage.h"
 
 namespace {
 
@@ -97,6 +101,8 @@ struct SubmitOptions {
     std::string workdir;
     std::string roleRows;    // a file of the run's own role rows
     std::string recipesDir;  // the model catalog's directory ("" next to the executable)
+    std::string resumes;     // RUN[@STEP]: lineage (docs/history.md "Run lineage")
+    std::string forks;
     double sampleHz = 0;
     bool json = false;
     runplane::cli::ConnectionFlags connection;
@@ -179,6 +185,33 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
     if (spec.name.empty()) {
         spec.name = recipeName;
     }
+    if (!options.resumes.empty() && !options.forks.empty()) {
+        return fail("--resumes and --forks: give one parent", 2);
+    }
+    if (const std::string& named = options.resumes.empty() ? options.forks : options.resumes;
+        !named.empty()) {  // the parent must be known before anything starts
+        auto parsed = runplane::db::parseRunAtStep(named);
+        if (!parsed.ok()) {
+            return fail(
+                std::string(options.resumes.empty() ? "--forks " : "--resumes ") + parsed.error(),
+                2);
+        }
+        runplane::db::OpenOptions ro;
+        ro.readOnly = true;
+        std::error_code ec;
+        auto known = fs::exists(options.history, ec)
+                         ? runplane::db::History::open(options.history, ro)
+                         : runplane::Result<std::unique_ptr<runplane::db::History>>(
+                               runplane::Error{"no history at " + options.history});
+        auto parent = known.ok() ? (*known)->run(runplane::RunId{parsed->first})
+                                 : runplane::Result<std::optional<runplane::db::RunRecord>>(
+                                       runplane::Error{known.error()});
+        if (!parent.ok() || !parent->has_value()) {
+            return fail("parent run '" + parsed->first + "' is not in the history (" +
+                            (parent.ok() ? options.history : parent.error()) + ")",
+                        2);
+        }
+    }
     json provenance = {{"controller_argv", ownCommandLine()},
                        {"controller_host", hostName()},
                        {"argv", spec.run.argv},
@@ -197,10 +230,17 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
     controllerOptions.historyPath = options.history;
     controllerOptions.ingestTelemetry = false;
     controllerOptions.client = connection->client;
-    Controller controller(controllerOptions);
-    auto record = controller.submitRun(spec);
+    auto controller = std::make_unique<Controller>(controllerOptions);
+    auto record = controller->submitRun(spec);
     if (!record.ok()) {
         return fail(record.error(), 1);
+    }
+    controller.reset();  // closes its history before the lineage is written on another connection
+    const std::string lineage =
+        runplane::cli::recordLaunchLineage(options.history, record->id.value(), options.resumes,
+                                           options.forks, spec.run.argv, spec.run.workdir);
+    if (!lineage.empty()) {
+        std::cerr << "runplanectl submit: " << lineage << "\n";
     }
     if (options.json) {
         std::cout << json{{"run_id", record->id.value()},
@@ -398,7 +438,13 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     json out = json::array();
     std::vector<std::vector<std::string>> rows = {{"ID", "NAME", "STATUS", "NODES", "STARTED",
                                                    "DURATION", "PEAK HOST MEM", "PRIMARY EVAL",
-                                                   "CAUSE", "DIAGNOSIS"}};
+                                                   "CAUSE", "DIAGNOSIS", "LINEAGE"}};
+    std::map<std::string, runplane::db::History::RunParent> parents;
+    if (auto links = (*history)->runParents(); links.ok()) {
+        for (auto& l : *links) {
+            parents[l.runId] = std::move(l);
+        }
+    }
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
     for (const auto& run : *runs) {
@@ -497,6 +543,14 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                 {"id", d.id}, {"t_ns", d.tNs}, {"trigger", d.trigger}, {"headline", d.headline}};
             diagnosisText = d.headline;
         }
+        std::string lineageText;
+        j["lineage"] = nullptr;
+        if (const auto p = parents.find(run.id.value()); p != parents.end()) {
+            const auto& l = p->second;
+            j["lineage"] = {
+                {"parent", l.parentId}, {"kind", l.kind}, {"step", l.step}, {"source", l.source}};
+            lineageText = runplane::cli::lineageCell(l.kind, l.parentId, l.step);
+        }
         out.push_back(std::move(j));
         const std::int64_t end = run.endedNs > 0 ? run.endedNs : nowNs;
         std::string nodes;
@@ -513,7 +567,8 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
                         formatDuration(static_cast<double>(end - run.startedNs) / 1e9),
                         peakText.empty() ? "-" : peakText, evalText.empty() ? "-" : evalText,
                         causeText.empty() ? "-" : causeText,
-                        diagnosisText.empty() ? "-" : diagnosisText});
+                        diagnosisText.empty() ? "-" : diagnosisText,
+                        lineageText.empty() ? "-" : lineageText});
     }
     if (options.json) {
         std::cout << out.dump(2) << "\n";
@@ -544,6 +599,10 @@ const bool kRegistered =
                               "Recipes directory with models/ (default: next to runplanectl)");
         submitCmd->add_option("--role-rows", submit->roleRows,
                               "File of this run's own process-role rows (--role-table syntax)");
+        submitCmd->add_option("--resumes", submit->resumes,
+                              "RUN[@STEP]: this run resumes RUN's checkpoint (lineage)");
+        submitCmd->add_option("--forks", submit->forks,
+                              "RUN[@STEP]: this run forks from RUN at STEP (lineage)");
         submitCmd->add_option("--hz", submit->sampleHz, "Telemetry rate for this run (0..10 Hz)")
             ->check(CLI::Range(0.0, 10.0));
         submitCmd->add_flag("--json", submit->json, "Print JSON");
@@ -591,8 +650,9 @@ const bool kRegistered =
         runsCmd->add_option("-o,--output", runs->output, "wide: print long cells whole")
             ->check(CLI::IsMember({"wide"}));
         runplane::cli::addRunAnnotationCommands(*runsCmd, context);
+        runplane::cli::addRunLineageCommands(*runsCmd, context);
         runsCmd->callback([runs, runsCmd, &context] {
-            if (runsCmd->get_subcommands().empty()) {  // not `runs tag` / `runs note`
+            if (runsCmd->get_subcommands().empty()) {  // not `runs tag|note|show|parent`
                 runRuns(*runs, context);
             }
         });

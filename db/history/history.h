@@ -518,6 +518,25 @@ class History {
     };
     /// Every annotated run: run id -> its tags and note.
     Result<std::vector<std::pair<std::string, RunAnnotation>>> runAnnotations();
+    /// Lineage (issue 49, run_lineage.cpp; docs/history.md "Run lineage"): the run this one
+    /// resumed from a checkpoint of, or forked from, and the parent's step it branched at (-1:
+    /// the parent's end / unknown). Table run_lineage, created on the first write like the tags;
+    /// a history without it has no lineage. Errors name an unknown run, a run made its own
+    /// ancestor (a cycle), or a bad kind.
+    struct RunParent {
+        std::string runId;
+        std::string parentId;
+        std::string kind;  // "resume" or "fork"
+        std::int64_t step = -1;
+        std::string source;  // "flag" (--resumes/--forks), "argv" (detected), "user"
+        std::int64_t tNs = 0;
+    };
+    Status setRunParent(const RunParent& parent);
+    /// False when the run had no parent.
+    Result<bool> clearRunParent(const RunId& runId);
+    Result<std::optional<RunParent>> runParent(const RunId& runId);
+    /// Every recorded parent link (for lists: children of a run, the runs table).
+    Result<std::vector<RunParent>> runParents();
     // ---- integrity (issue 41, docs/history.md "Damaged, read-only or locked histories")
     /// PRAGMA quick_check: the first `maxProblems` problems SQLite finds; empty when intact.
     /// Reads the whole file (watch runs it once at start).

@@ -40,8 +40,9 @@ struct ImportedSeries {
 
 /// What a reader made of a run's files.
 struct ImportedRun {
-    std::string format;  // a row of importFormats(): "tensorboard", "wandb", "csv", "jsonl"
-    std::string name;    // label: the run's folder or file name
+    std::string
+        format;        // a row of importFormats(): "tensorboard", "wandb", "csv", "jsonl", "miles"
+    std::string name;  // label: the run's folder or file name
     std::vector<std::string> files;      // the files read, in reading order
     std::string contentSha256;           // of the files' bytes in that order (hex)
     std::vector<ImportedSeries> series;  // in order of first appearance
@@ -82,6 +83,11 @@ Result<ImportedRun> readTensorBoard(const ImportSource& source);
 Result<ImportedRun> readCsv(const ImportSource& source);
 Result<ImportedRun> readJsonLines(const ImportSource& source);
 Result<ImportedRun> readWandb(const ImportSource& source);
+/// miles' dashboard folder (`--dump-details DIR --use-miles-dashboard` writes DIR/dashboard/):
+/// source.files[0] is that folder; docs/imports.md "miles dashboard".
+Result<ImportedRun> readMilesDashboard(const ImportSource& source);
+/// A folder named `dashboard` holding `meta.json`.
+bool isMilesDashboardDir(const std::string& dir);
 
 /// The run id an imported run gets: "import-" + the first 16 hex digits of its content hash.
 RunId importedRunId(const ImportedRun& run);

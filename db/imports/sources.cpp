@@ -40,6 +40,10 @@ const std::vector<ImportFormat>& importFormats() {
          &readWandb},
         {"csv", "a `.csv` file: a header row naming step, wall_time and the metrics", &readCsv},
         {"jsonl", "a `.jsonl` / `.ndjson` file: one JSON object per line", &readJsonLines},
+        {"miles",
+         "a folder `dashboard` holding `meta.json` (miles' `--dump-details DIR "
+         "--use-miles-dashboard` writes DIR/dashboard/); every file under it is this run's",
+         &readMilesDashboard},
     };
     return kFormats;
 }
@@ -82,10 +86,20 @@ Result<std::vector<ImportSource>> findImportSources(const std::string& path) {
     }
     std::map<fs::path, std::vector<std::string>> eventDirs;  // sorted: stable order
     std::vector<fs::path> tables;
+    std::vector<fs::path> milesDirs;
+    const bool rootIsMiles = isMilesDashboardDir(fs::absolute(root).lexically_normal().string());
+    if (rootIsMiles) {
+        milesDirs.push_back(root);  // PATH is the dashboard folder itself: nothing else in it
+    }
     for (fs::recursive_directory_iterator
              it(root, fs::directory_options::skip_permission_denied, ec),
          end;
-         !ec && it != end; it.increment(ec)) {
+         !rootIsMiles && !ec && it != end; it.increment(ec)) {
+        if (it->is_directory(ec) && isMilesDashboardDir(it->path().string())) {
+            milesDirs.push_back(it->path());  // its .jsonl streams are this run, not tables
+            it.disable_recursion_pending();
+            continue;
+        }
         if (!it->is_regular_file(ec)) {
             continue;
         }
@@ -122,9 +136,20 @@ Result<std::vector<ImportSource>> findImportSources(const std::string& path) {
         out.push_back(
             {f, f == "wandb" ? label(p.parent_path()) : label(l), {fs::absolute(p).string()}});
     }
+    std::sort(milesDirs.begin(), milesDirs.end());
+    for (const auto& d : milesDirs) {
+        // Named by the folder that holds `dashboard` (the --dump-details folder).
+        const fs::path abs = fs::absolute(d).lexically_normal();
+        out.push_back(
+            {"miles",
+             abs == base ? abs.parent_path().filename().string() : label(abs.parent_path()),
+             {abs.string()}});
+    }
     if (out.empty()) {
-        return Error{path +
-                     ": holds no run import-runs reads (tfevents files, .wandb, .csv, .jsonl)"};
+        return Error{
+            path +
+            ": holds no run import-runs reads (tfevents files, .wandb, .csv, .jsonl, miles "
+            "dashboard folders)"};
     }
     return out;
 }

@@ -47,6 +47,7 @@ int runCompareReport(const AppOptions& options, const QString& historyPath) {
     CompareReportRequest request;
     request.historyPath = historyPath;
     request.runIds = options.runIds;
+    request.baselineRunId = options.baselineRunId;
     request.outDir = options.reportDir;
     auto files = writeCompareReport(request);
     if (!files) {

@@ -30,7 +30,7 @@ bool validAddress(const QString& addr) {
 QString usageText() {
     return QStringLiteral(
                "usage: runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... "
-               "[--report OUT_DIR (--run RUN_ID | --runs A,B,...)]\n"
+               "[--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN])]\n"
                "  --history FILE     run history (SQLite); default %1\n"
                "  --cluster NAME|FILE  connect to a cluster profile's nodes with its TLS / token\n"
                "                     settings (~/.config/runplane/clusters/NAME.yaml or FILE;\n"
@@ -43,6 +43,8 @@ QString usageText() {
                "  --runs A,B,...     with --report: compare 2-10 runs headless (eval score "
                "curves,\n"
                "                     host-memory peaks per run, recipe diff)\n"
+               "  --baseline RUN     with --runs: the run the deltas are against (default: the "
+               "first)\n"
                "  --help, --version\n")
         .arg(defaultHistoryPath());
 }
@@ -78,6 +80,8 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
          QStringLiteral("expects a run id")},
         {QCommandLineOption(QStringLiteral("runs"), {}, QStringLiteral("A,B,...")),
          QStringLiteral("expects run ids A,B,...")},
+        {QCommandLineOption(QStringLiteral("baseline"), {}, QStringLiteral("RUN")),
+         QStringLiteral("expects a run id (one of --runs)")},
     };
     parser.addOption(help);
     parser.addOption(version);
@@ -173,6 +177,23 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
             return flagError(
                 QStringLiteral("--runs"),
                 QStringLiteral("compares 2 to 10 runs, got %1").arg(options.runIds.size()));
+        }
+    }
+    if (parser.isSet(QStringLiteral("baseline"))) {
+        QString run;
+        if (Status st = valueOf("baseline", &run); !st || run.trimmed().isEmpty()) {
+            return flagError(QStringLiteral("--baseline"), expects(QStringLiteral("baseline")));
+        }
+        options.baselineRunId = run.trimmed();
+        if (options.runIds.isEmpty()) {
+            return flagError(QStringLiteral("--baseline"),
+                             QStringLiteral("is only used with --report OUT_DIR --runs A,B,..."));
+        }
+        if (!options.runIds.contains(options.baselineRunId)) {
+            return flagError(
+                QStringLiteral("--baseline"),
+                QStringLiteral("'%1' is not one of --runs %2")
+                    .arg(options.baselineRunId, options.runIds.join(QLatin1Char(','))));
         }
     }
     // After the values: "--history --connect h:1" is a missing value, not a stray "h:1".

@@ -1,7 +1,7 @@
 #pragma once
 // The `runplane` command line:
 //   runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]...
-//            [--report OUT_DIR (--run RUN_ID | --runs A,B,...)]
+//            [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN])]
 // Parsed by QCommandLineParser (no QApplication needed: parse(), not process()); errors name the
 // flag. Parsing is separate from main() so it is tested without starting the GUI.
 
@@ -13,12 +13,13 @@
 namespace runplane::gui {
 
 struct AppOptions {
-    QString historyPath;  // empty: the default under the user's data directory
-    QStringList connect;  // daemon addresses (host:port) to connect at start
-    QString cluster;      // cluster profile NAME or FILE (as `runplanectl --cluster`)
-    QString reportDir;    // non-empty: headless report mode, no window
-    QString runId;        // with --report: the run's id in the history
-    QStringList runIds;   // with --report: 2-10 runs to compare (--runs A,B,...)
+    QString historyPath;    // empty: the default under the user's data directory
+    QStringList connect;    // daemon addresses (host:port) to connect at start
+    QString cluster;        // cluster profile NAME or FILE (as `runplanectl --cluster`)
+    QString reportDir;      // non-empty: headless report mode, no window
+    QString runId;          // with --report: the run's id in the history
+    QStringList runIds;     // with --report: 2-10 runs to compare (--runs A,B,...)
+    QString baselineRunId;  // with --runs: the baseline of the deltas (one of them; "" = the first)
     bool help = false;
     bool version = false;
 };

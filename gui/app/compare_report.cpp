@@ -178,6 +178,19 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         QStringLiteral("Baseline: %1 (%2); each cell is run − baseline.")
             .arg(label(data.runs[static_cast<size_t>(baseline)]), baselineId);
 
+    // Lineage (issue 49): which run each run continues, and from which step; its curves above
+    // already start with the ancestors' points (compare_lineage.h).
+    ReportTable lineage{{QStringLiteral("run"), QStringLiteral("continues"), QStringLiteral("as"),
+                         QStringLiteral("from step")},
+                        {}};
+    for (const CompareRun& r : data.runs) {
+        for (const LineageMark& m : r.lineage) {
+            lineage.rows.push_back(
+                {m.runId, m.parentId, m.kind,
+                 m.step >= 0 ? QString::number(m.step) : QStringLiteral("its end")});
+        }
+    }
+
     ReportTable peaks{{QStringLiteral("run"), QStringLiteral("node"),
                        QStringLiteral("peak host memory"), QStringLiteral("when")},
                       {}};
@@ -226,6 +239,9 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     md += evals.rows.empty() ? QString() : evals.markdown();
     md += QStringLiteral("\n## Deltas vs baseline\n\n") + baselineText + QStringLiteral("\n\n") +
           (deltas.rows.empty() ? QString() : deltas.markdown());
+    if (!lineage.rows.empty()) {
+        md += QStringLiteral("\n## Lineage\n\n") + lineage.markdown();
+    }
     md += QStringLiteral("\n## Host memory peaks per run\n\n") + peaks.markdown();
     md += QStringLiteral("\n## Recipe diff (fields that differ)\n\n");
     md += diff.rows.empty() ? QStringLiteral("The recipes are the same.\n") : diff.markdown();
@@ -241,6 +257,9 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     html +=
         QStringLiteral("<h2>Deltas vs baseline</h2><p>%1</p>\n").arg(baselineText.toHtmlEscaped()) +
         (deltas.rows.empty() ? QString() : deltas.html());
+    if (!lineage.rows.empty()) {
+        html += QStringLiteral("<h2>Lineage</h2>\n") + lineage.html();
+    }
     html += QStringLiteral("<h2>Host memory peaks per run</h2>\n") + peaks.html();
     html +=
         QStringLiteral("<h2>Recipe diff (fields that differ)</h2>\n") +

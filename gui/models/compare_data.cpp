@@ -160,6 +160,9 @@ Result<CompareData> loadCompare(db::History& history, const QStringList& runIds)
             names.insert(s->name);
             c.metrics.push_back(std::move(*s));
         }
+        if (Status lineage = applyLineage(history, c); !lineage.ok()) {  // issue 49
+            return Error{lineage.error()};
+        }
         applyKindOverrides(c.metrics, analysis.metricKinds);
         // The picker follows the recipes' kinds too (an override may make an eval series a
         // score, or not); the first run's primary metric leads.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "gui/models/compare_lineage.h"
 #include "gui/models/run_data.h"
 #include "gui/models/series_data.h"
 #include "gui/models/step_axis.h"
@@ -40,6 +41,9 @@ struct CompareRun {
     std::set<QString> writtenPaths;
     std::vector<PointSeries> metrics;  // every metric series, whole
     StepMapping steps;                 // optimizer steps per rollout (from the snapshot)
+    /// Where the run branched off its ancestors, nearest first (compare_lineage.h); its metrics
+    /// already continue the ancestors' curves.
+    std::vector<LineageMark> lineage;
 };
 
 struct CompareData {
