@@ -370,24 +370,13 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     };
     diagnose.phaseRule.marginSeconds = options.phaseMarginSeconds;
     runplane::control::DiagnosisTrigger trigger(diagnose);
-    // The runs this watch has seen events of: checked for a phase overrun periodically.
-    std::mutex seenMutex;
-    std::set<std::string> seenRuns;
     IngestorCallbacks callbacks;
     callbacks.onTelemetry = [&](const TelemetryUpdate& update) {
         printer.onUpdate(update);
-        for (const auto& e : update.events) {
-            if (!e.runId.value().empty()) {
-                std::lock_guard lock(seenMutex);
-                seenRuns.insert(e.runId.value());
-            }
-            auto state = e.attrs.find("state");
-            if (!options.noDiagnose) {
-                trigger.onEvent(e.runId, e.kind,
-                                state != e.attrs.end() && state->second.is_string()
-                                    ? state->second.get<std::string>()
-                                    : std::string());
-            }
+        // The runs seen are checked for a phase overrun periodically (the GUI's controller does
+        // the same: gui/models/cluster_service.cpp).
+        if (!options.noDiagnose) {
+            trigger.onLiveEvents(update.events);
         }
     };
     callbacks.onStatus = [&](const IngestorStatus& status) {
@@ -453,25 +442,13 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
         // (docs/diagnosis.md, "Phase overrun").
         if (!options.noDiagnose && std::chrono::steady_clock::now() >= nextPhaseCheck) {
             nextPhaseCheck = std::chrono::steady_clock::now() + phasePeriod;
-            std::vector<std::string> runs;
-            {
-                std::lock_guard lock(seenMutex);
-                runs.assign(seenRuns.begin(), seenRuns.end());
-            }
             const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                            std::chrono::system_clock::now().time_since_epoch())
                                            .count();
-            for (const auto& run : runs) {
-                if (auto o = trigger.checkPhase(runplane::RunId(run), nowNs)) {
-                    char text[200];
-                    std::snprintf(text, sizeof text,
-                                  "phase '%s' has lasted %.0f s, past its limit %.0f s (median "
-                                  "%.0f s of %zu earlier, %zu in this run)",
-                                  o->phase.c_str(), o->elapsedSeconds, o->limit.limitSeconds,
-                                  o->limit.medianSeconds, o->limit.samples, o->ownSamples);
-                    std::cerr << "runplanectl watch: run " << run << ": " << text << "; diagnosing"
-                              << std::endl;
-                }
+            for (const auto& [run, overrun] : trigger.checkPhases(nowNs)) {
+                std::cerr << "runplanectl watch: run " << run.value() << ": "
+                          << runplane::control::DiagnosisTrigger::describe(overrun)
+                          << "; diagnosing" << std::endl;
             }
         }
         if (options.seconds > 0 && std::chrono::steady_clock::now() >= deadline) {

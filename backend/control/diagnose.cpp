@@ -6,9 +6,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 
 #include "backend/control/agent_channel.h"
+#include "backend/plan/recipe.h"
 #include "db/history/history.h"
 #include "runplane/v1/agent.grpc.pb.h"
 
@@ -189,6 +191,23 @@ Result<std::vector<std::pair<std::int64_t, std::string>>> phaseEvents(db::Histor
 
 }  // namespace
 
+std::optional<double> expectedPhaseSeconds(const std::string& recipeYaml,
+                                           const std::string& phase) {
+    if (recipeYaml.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return std::nullopt;
+    }
+    auto recipe = plan::parseRecipe(recipeYaml, "recipe snapshot");
+    if (!recipe) {
+        return std::nullopt;
+    }
+    for (const auto& [name, seconds] : recipe->analysis.phaseSeconds) {
+        if (name == phase) {
+            return seconds;
+        }
+    }
+    return std::nullopt;
+}
+
 Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& historyPath,
                                                       const RunId& runId, std::int64_t nowNs,
                                                       const dx::PhaseRule& rule) {
@@ -238,7 +257,14 @@ Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& history
             }
         }
     }
-    const auto limit = dx::phaseLimit(past, rule);
+    auto limit = dx::phaseLimit(past, rule);
+    if (!limit) {
+        // Too little history of the phase: the plan's expectation, when the recipe declares one
+        // (analysis.phase_seconds; docs/diagnosis.md "Phase overrun").
+        if (const auto expected = expectedPhaseSeconds((*run)->recipeYaml, current.phase)) {
+            limit = dx::planPhaseLimit(*expected, past.size(), rule);
+        }
+    }
     const double elapsed = static_cast<double>(nowNs - current.startNs) / 1e9;
     if (!limit || elapsed <= limit->limitSeconds) {
         return std::optional<PhaseOverrun>();
@@ -262,18 +288,79 @@ DiagnosisTrigger::~DiagnosisTrigger() {
     }
 }
 
+std::string DiagnosisTrigger::triggerOf(const std::string& kind, const std::string& state) {
+    if (kind == "stall") {
+        return "stall";
+    }
+    if (kind == "run_state" && (state == "failed" || state == "RUN_STATE_FAILED")) {
+        return "failed";
+    }
+    return {};
+}
+
 bool DiagnosisTrigger::onEvent(const RunId& runId, const std::string& kind,
                                const std::string& state) {
     if (runId.value().empty()) {
         return false;
     }
-    if (kind == "stall") {
-        return fire(runId, "stall");
+    const std::string trigger = triggerOf(kind, state);
+    return !trigger.empty() && fire(runId, trigger);
+}
+
+std::vector<std::pair<RunId, std::string>> DiagnosisTrigger::onLiveEvents(
+    const std::vector<LiveEvent>& events) {
+    std::vector<std::pair<RunId, std::string>> started;
+    for (const LiveEvent& e : events) {
+        if (e.runId.value().empty()) {
+            continue;
+        }
+        {
+            std::lock_guard lock(m_mutex);
+            m_seen.insert(e.runId.value());
+        }
+        const auto state = e.attrs.find("state");
+        const std::string stateText = state != e.attrs.end() && state->second.is_string()
+                                          ? state->second.get<std::string>()
+                                          : std::string();
+        if (onEvent(e.runId, e.kind, stateText)) {
+            started.emplace_back(e.runId, triggerOf(e.kind, stateText));
+        }
     }
-    if (kind == "run_state" && (state == "failed" || state == "RUN_STATE_FAILED")) {
-        return fire(runId, "failed");
+    return started;
+}
+
+std::vector<std::pair<RunId, PhaseOverrun>> DiagnosisTrigger::checkPhases(std::int64_t nowNs) {
+    std::vector<std::string> runs;
+    {
+        std::lock_guard lock(m_mutex);
+        runs.assign(m_seen.begin(), m_seen.end());
     }
-    return false;
+    std::vector<std::pair<RunId, PhaseOverrun>> fired;
+    for (const std::string& run : runs) {
+        if (auto o = checkPhase(RunId(run), nowNs)) {
+            fired.emplace_back(RunId(run), std::move(*o));
+        }
+    }
+    return fired;
+}
+
+std::string DiagnosisTrigger::describe(const PhaseOverrun& o) {
+    char text[400];
+    if (o.limit.fromPlan) {
+        std::snprintf(text, sizeof text,
+                      "phase '%s' has lasted %.0f s, past its limit %.0f s (expected %.0f s by "
+                      "the recipe's analysis.phase_seconds; %zu earlier occurrence(s), too few "
+                      "for a median)",
+                      o.phase.c_str(), o.elapsedSeconds, o.limit.limitSeconds,
+                      o.limit.medianSeconds, o.limit.samples);
+        return text;
+    }
+    std::snprintf(text, sizeof text,
+                  "phase '%s' has lasted %.0f s, past its limit %.0f s (median %.0f s of %zu "
+                  "earlier, %zu in this run)",
+                  o.phase.c_str(), o.elapsedSeconds, o.limit.limitSeconds, o.limit.medianSeconds,
+                  o.limit.samples, o.ownSamples);
+    return text;
 }
 
 std::optional<PhaseOverrun> DiagnosisTrigger::checkPhase(const RunId& runId, std::int64_t nowNs) {

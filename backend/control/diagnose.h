@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend/control/node_client.h"
+#include "backend/control/telemetry_ingestor.h"
 #include "backend/diagnosis/diagnosis.h"
 #include "backend/diagnosis/phase_rule.h"
 #include "common/ids.h"
@@ -65,10 +66,15 @@ struct PhaseOverrun {
     diagnosis::PhaseLimit limit;
 };
 
+/// The recipe's expected duration of a phase (analysis.phase_seconds), nullopt when it declares
+/// none or the recipe does not parse.
+std::optional<double> expectedPhaseSeconds(const std::string& recipeYaml, const std::string& phase);
+
 /// Whether the run's current phase (its last phase event) has lasted, at nowNs, longer than the
 /// limit learned from the same phase's earlier occurrences: in the run itself, and in past runs
-/// of the same recipe (identical recipe_yaml). nullopt: no current phase (a timer's end edge
-/// closes it), too few earlier occurrences, or within the limit.
+/// of the same recipe (identical recipe_yaml); with too few of them, from the recipe's expected
+/// duration (expectedPhaseSeconds). nullopt: no current phase (a timer's end edge closes it),
+/// too few earlier occurrences and no expectation, or within the limit.
 Result<std::optional<PhaseOverrun>> checkPhaseOverrun(const std::string& historyPath,
                                                       const RunId& runId, std::int64_t nowNs,
                                                       const diagnosis::PhaseRule& rule = {});
@@ -107,12 +113,26 @@ class DiagnosisTrigger {
     /// watch: every --phase-check-seconds for each run it has seen).
     std::optional<PhaseOverrun> checkPhase(const RunId& runId, std::int64_t nowNs);
 
+    /// What every ingesting process does with a committed batch (TelemetryUpdate::events; the
+    /// CLI's watch and the GUI's controller both call this): each run an event names is
+    /// remembered for checkPhases, and onEvent gets the event's kind and its `state` attribute.
+    /// Returns the diagnoses it started, as (run, trigger). Any thread; returns at once.
+    std::vector<std::pair<RunId, std::string>> onLiveEvents(const std::vector<LiveEvent>& events);
+    /// checkPhase at nowNs for every run onLiveEvents has seen; the overruns that fired.
+    std::vector<std::pair<RunId, PhaseOverrun>> checkPhases(std::int64_t nowNs);
+    /// The trigger an event starts ("stall", "failed"), or "" for none.
+    static std::string triggerOf(const std::string& kind, const std::string& state);
+    /// "phase 'train' has lasted 95 s, past its limit 30 s (median 10 s of 4 earlier, 4 in this
+    /// run)": the line both ingesters show when an overrun fires.
+    static std::string describe(const PhaseOverrun& overrun);
+
   private:
     bool fireOnce(const RunId& runId, const std::string& trigger, const std::string& key);
 
     Options m_options;
     std::mutex m_mutex;
     std::set<std::pair<std::string, std::string>> m_fired;  // (run, trigger or episode key)
+    std::set<std::string> m_seen;                           // runs onLiveEvents saw
     std::vector<std::thread> m_threads;
 };
 

@@ -35,4 +35,18 @@ std::optional<PhaseLimit> phaseLimit(std::vector<double> past, const PhaseRule& 
     return out;
 }
 
+std::optional<PhaseLimit> planPhaseLimit(double expectedSeconds, std::size_t samples,
+                                         const PhaseRule& rule) {
+    if (!(expectedSeconds > 0)) {
+        return std::nullopt;
+    }
+    PhaseLimit out;
+    out.medianSeconds = expectedSeconds;
+    out.limitSeconds =
+        std::max(rule.factor * expectedSeconds, expectedSeconds + rule.marginSeconds);
+    out.samples = samples;
+    out.fromPlan = true;
+    return out;
+}
+
 }  // namespace runplane::diagnosis

@@ -37,13 +37,20 @@ struct PhaseRule {
 };
 
 struct PhaseLimit {
-    double medianSeconds = 0;
-    double limitSeconds = 0;  // max(factor x median, median + margin)
-    std::size_t samples = 0;
+    double medianSeconds = 0;  // the expected duration: the history's median, or the plan's
+    double limitSeconds = 0;   // max(factor x median, median + margin)
+    std::size_t samples = 0;   // earlier occurrences the median is of (fromPlan: fewer than needed)
+    bool fromPlan = false;     // the recipe's analysis.phase_seconds gave the expected duration
 };
 
 /// The limit from past durations: max(factor x median, median + margin); nullopt with fewer than
 /// rule.minSamples.
 std::optional<PhaseLimit> phaseLimit(std::vector<double> pastSeconds, const PhaseRule& rule = {});
+
+/// The limit from the plan's expected duration when the history has too few occurrences: the
+/// same rule with the expected seconds as the median (fromPlan set, samples = how many the
+/// history had). nullopt when expectedSeconds is not > 0.
+std::optional<PhaseLimit> planPhaseLimit(double expectedSeconds, std::size_t samples,
+                                         const PhaseRule& rule = {});
 
 }  // namespace runplane::diagnosis

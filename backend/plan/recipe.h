@@ -302,6 +302,10 @@ struct Analysis {
     /// Series name, or prefix ending in '*', -> kind (and direction); overrides the naming table.
     std::vector<metrics::KindOverride> metricKinds;
     std::optional<double> memoryAlarmGb;  // decimal GB per node; default: the plan's alarm line
+    /// Phase name -> the seconds one occurrence is expected to last (issue 44): the phase-overrun
+    /// check's expected duration while the run and its recipe have too little history of the
+    /// phase (docs/diagnosis.md "Phase overrun"). Empty (the default): no expectation.
+    std::vector<std::pair<std::string, double>> phaseSeconds;
     bool operator==(const Analysis&) const = default;
 };
 

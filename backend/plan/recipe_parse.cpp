@@ -140,6 +140,42 @@ void readMetricKinds(MapReader& section, Recipe& recipe) {
     }
 }
 
+// analysis.phase_seconds, after analysis.memory_alarm_gb: phase name -> the seconds one
+// occurrence of it is expected to last (a number > 0, at most 30 days).
+void readPhaseSeconds(MapReader& section, Recipe& recipe) {
+    const YAML::Node phases = section.child("phase_seconds");
+    if (!phases.IsDefined()) {
+        return;
+    }
+    constexpr double kMaxPhaseSeconds = 30 * 86400.0;
+    const ParseContext& ctx = section.context();
+    MapReader entries(ctx, phases, "analysis.phase_seconds");
+    if (entries.isMap()) {
+        for (auto it = phases.begin(); it != phases.end(); ++it) {
+            const std::string key = it->first.Scalar();
+            const std::string path = entries.pathOf(key);
+            double seconds = 0;
+            const std::size_t before = ctx.diagnostics->size();
+            entries.get(key.c_str(), seconds);
+            if (ctx.diagnostics->size() != before) {
+                continue;  // not a number: reported by get
+            }
+            if (key.empty()) {
+                ctx.error(path, locOf(it->first.Mark()),
+                          "'analysis.phase_seconds' keys must name a phase (rollout, train, ...)");
+                continue;
+            }
+            if (!(seconds > 0) || seconds > kMaxPhaseSeconds) {
+                ctx.error(path, locOf(it->second.Mark()),
+                          "'" + path + "' must be seconds > 0 and at most 2592000 (30 days)");
+                continue;
+            }
+            recipe.analysis.phaseSeconds.emplace_back(key, seconds);
+        }
+    }
+    entries.finish();
+}
+
 std::vector<std::string> splitWords(const std::string& text) {
     std::vector<std::string> words;
     std::istringstream stream(text);
@@ -308,6 +344,7 @@ constexpr ReadHook kReadHooks[] = {
     {"environment.nccl_so_path", readEnv},
     {"eval.interval", readEvalDatasets},
     {"analysis.primary_metric", readMetricKinds},
+    {"analysis.memory_alarm_gb", readPhaseSeconds},
 };
 
 /// Every table field, in order, with the structured parts where they sit.

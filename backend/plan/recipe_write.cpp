@@ -3,6 +3,7 @@
 // field table (recipe_fields.h); the structured parts are written at their place in the walk.
 
 #include <memory>
+#include <optional>
 
 #include "backend/plan/detail/model_shape_yaml.h"
 #include "backend/plan/detail/yaml_support.h"
@@ -78,6 +79,17 @@ void writeMetricKinds(SectionWriter& section, const Recipe& r) {
     }
 }
 
+// analysis.phase_seconds, after analysis.memory_alarm_gb.
+void writePhaseSeconds(SectionWriter& section, const Recipe& r) {
+    if (r.analysis.phaseSeconds.empty()) {
+        return;
+    }
+    SectionWriter phases(section.emitter(), "phase_seconds", &section);
+    for (const auto& [phase, seconds] : r.analysis.phaseSeconds) {
+        phases.field(phase.c_str(), std::optional<double>(seconds));
+    }
+}
+
 // The structured parts, each written right after the table field it follows.
 struct WriteHook {
     std::string_view after;
@@ -88,6 +100,7 @@ constexpr WriteHook kWriteHooks[] = {
     {"environment.nccl_so_path", writeEnv},
     {"eval.interval", writeEvalDatasets},
     {"analysis.primary_metric", writeMetricKinds},
+    {"analysis.memory_alarm_gb", writePhaseSeconds},
 };
 
 /// The writers of the sections the table walk is in, outermost first (a section's key line is

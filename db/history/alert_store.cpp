@@ -2,6 +2,7 @@
 #include "db/history/alert_store.h"
 
 #include <array>
+#include <filesystem>
 
 #include "db/history/history_impl.h"
 #include "db/sqlite/sqlite.h"
@@ -100,6 +101,55 @@ Result<std::unique_ptr<AlertStore>> AlertStore::open(const std::string& path) {
     // Every writer of a history commits durably (docs/history.md, "fsyncgate").
     if (Status s = (*db)->exec("PRAGMA synchronous=FULL;"); !s.ok()) {
         return s.failure();
+    }
+    return std::unique_ptr<AlertStore>(new AlertStore(std::move(*db)));
+}
+
+Result<std::unique_ptr<AlertStore>> AlertStore::openReadOnly(const std::string& path,
+                                                             int* schemaVersion) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) {
+        return Error{path + ": no such history file"};
+    }
+    sqlite::Database::Options options;
+    options.readOnly = true;    // SQLITE_OPEN_READONLY: no write can happen on this connection
+    options.wal = false;        // no journal-mode switch
+    options.ownerOnly = false;  // no chmod either
+    auto db = sqlite::Database::open(path, options);
+    if (!db.ok()) {
+        return db.failure();
+    }
+    auto hasTable = (*db)->prepare(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version';");
+    if (!hasTable.ok()) {
+        return hasTable.failure();
+    }
+    if (auto row = hasTable->step(); !row.ok()) {
+        return row.failure();
+    }
+    if (hasTable->columnInt(0) == 0) {
+        return Error{path + ": not a Runplane history (no schema_version table); not read"};
+    }
+    hasTable = sqlite::Statement();
+    auto version = (*db)->prepare("SELECT COALESCE(max(version), 0) FROM schema_version;");
+    if (!version.ok()) {
+        return version.failure();
+    }
+    if (auto row = version->step(); !row.ok()) {
+        return row.failure();
+    }
+    const int found = static_cast<int>(version->columnInt(0));
+    version = sqlite::Statement();
+    if (schemaVersion != nullptr) {
+        *schemaVersion = found;
+    }
+    if (found > kSchemaVersion) {
+        return Error{path + ": history schema version " + std::to_string(found) +
+                     " is newer than this build understands (" + std::to_string(kSchemaVersion) +
+                     "); use a newer runplane"};
+    }
+    if (found < kAlertSchemaVersion) {
+        return std::unique_ptr<AlertStore>();
     }
     return std::unique_ptr<AlertStore>(new AlertStore(std::move(*db)));
 }

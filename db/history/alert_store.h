@@ -66,12 +66,23 @@ struct AlertDelivery {
 /// A delivery to queue: the store fills id, attempts, doneNs and result.
 using NewDelivery = AlertDelivery;
 
+/// The history schema version that added the alert tables.
+inline constexpr int kAlertSchemaVersion = 9;
+
 /// The alert tables of one history file. Not thread-safe: one AlertStore per thread.
 class AlertStore {
   public:
     /// Opens the history at path (creating and migrating it as History::open does) and a
     /// connection of its own for the alert tables.
     static Result<std::unique_ptr<AlertStore>> open(const std::string& path);
+    /// Opens an existing history for reading only (the GUI's Alerts page, `alerts status`
+    /// readers): never creates, migrates, re-modes or chmods the file. nullptr (not an error)
+    /// when its schema predates the alert tables (version < kAlertSchemaVersion): no sender has
+    /// opened it yet, so there is nothing to show. *schemaVersion (when given) gets the file's
+    /// version. Errors: no such file, not a Runplane history, a newer schema. Use only the read
+    /// functions (lease, countPending, recent, pending) on it.
+    static Result<std::unique_ptr<AlertStore>> openReadOnly(const std::string& path,
+                                                            int* schemaVersion = nullptr);
     ~AlertStore();
     AlertStore(const AlertStore&) = delete;
     AlertStore& operator=(const AlertStore&) = delete;

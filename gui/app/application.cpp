@@ -20,6 +20,7 @@
 #include "gui/app/first_start.h"
 #include "gui/app/main_window.h"
 #include "gui/app/report.h"
+#include "gui/models/alerts_data.h"
 #include "gui/models/cluster_connection.h"
 #include "gui/pages/alerts_page.h"
 #include "gui/pages/cluster_page.h"
@@ -131,7 +132,8 @@ Status prepareHistoryLocation(const QString& historyPath,
 }
 
 std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const QStringList& connect,
-                                             const QString& clusterProfile) {
+                                             const QString& clusterProfile,
+                                             const QString& alertsFile) {
     AppSettings settings;
     auto window = std::make_unique<MainWindow>(historyPath);
     auto* design = new DesignPage;
@@ -142,11 +144,11 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const Q
         design->setRecentFiles(s.recentFiles());
     });
     window->addPage(design, QObject::tr("Design"));
-    auto* cluster = new ClusterPage(historyPath);
+    auto* cluster = new ClusterPage(historyPath, alertsFile);
     window->addPage(cluster, QObject::tr("Cluster"));
     window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
     window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
-    window->addPage(new AlertsPage(historyPath), QObject::tr("Alerts"));  // issue 48
+    window->addPage(new AlertsPage(historyPath, alertsFile), QObject::tr("Alerts"));  // issue 48
     cluster->setExtraClusters(settings.clusterFiles());
     QObject::connect(cluster, &ClusterPage::clusterChanged, window.get(),
                      [](const QString& nameOrFile) {
@@ -253,9 +255,24 @@ int runApplication(int argc, char** argv) {
             clusterProfile = QString::fromStdString(loaded->profile.path);  // absolute
         }
     }
+    QString alertsFile = options.alertsFile;
+    if (!alertsFile.isEmpty()) {
+        // A rules file given but missing or wrong is a start-up error naming file:line:col, as
+        // `runplanectl watch --alerts` (the default file may be absent: nothing is sent).
+        alertsFile = QFileInfo(alertsFile).absoluteFilePath();
+        const AlertsConfig rules = readAlertsConfig(alertsFile);
+        if (!rules.exists) {
+            printErr(QStringLiteral("runplane: --alerts: %1: no such file").arg(alertsFile));
+            return 2;
+        }
+        if (!rules.error.isEmpty()) {
+            printErr(QStringLiteral("runplane: --alerts: ") + rules.error);
+            return 2;
+        }
+    }
     AppSettings().setLastHistoryPath(historyPath);
     std::unique_ptr<MainWindow> window =
-        createMainWindow(historyPath, options.connect, clusterProfile);
+        createMainWindow(historyPath, options.connect, clusterProfile, alertsFile);
     window->show();
     return QApplication::exec();
 }

@@ -22,9 +22,11 @@ Status prepareHistoryLocation(const QString& historyPath,
 /// The main window with its four pages as `runplane` opens it, its workspace restored from
 /// AppSettings (then the Cluster page when `connect` or `cluster` names daemons). `cluster`
 /// (NAME or FILE, "" = the one remembered in AppSettings) picks the profile whose TLS / token
-/// settings every daemon connection uses. Tests build the same.
+/// settings every daemon connection uses. `alertsFile` ("" = the default one) is the rules file
+/// the controller sends alerts by and the Alerts page shows (--alerts). Tests build the same.
 std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const QStringList& connect,
-                                             const QString& cluster = {});
+                                             const QString& cluster = {},
+                                             const QString& alertsFile = {});
 
 /// Parses the command line, then either renders the headless report (--report) or opens the
 /// main window. Returns the process exit code.

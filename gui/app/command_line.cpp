@@ -30,12 +30,16 @@ bool validAddress(const QString& addr) {
 QString usageText() {
     return QStringLiteral(
                "usage: runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... "
-               "[--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN])]\n"
+               "[--alerts FILE] [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline "
+               "RUN])]\n"
                "  --history FILE     run history (SQLite); default %1\n"
                "  --cluster NAME|FILE  connect to a cluster profile's nodes with its TLS / token\n"
                "                     settings (~/.config/runplane/clusters/NAME.yaml or FILE;\n"
                "                     the same profiles as `runplanectl --cluster`)\n"
                "  --connect ADDR     connect to the daemon at host:port at start (repeatable)\n"
+               "  --alerts FILE      alert rules the controller sends by and the Alerts page\n"
+               "                     shows (default ~/.config/runplane/alerts.yaml; "
+               "docs/alerts.md)\n"
                "  --report OUT_DIR   render a headless report for --run into OUT_DIR (no window):\n"
                "                     host memory per node, eval accuracy (PNG), report.md, "
                "report.html\n"
@@ -74,6 +78,8 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
          QStringLiteral("expects a cluster profile NAME or FILE")},
         {QCommandLineOption(QStringLiteral("connect"), {}, QStringLiteral("ADDR")),
          QStringLiteral("expects an address host:port")},
+        {QCommandLineOption(QStringLiteral("alerts"), {}, QStringLiteral("FILE")),
+         QStringLiteral("expects an alert rules file path")},
         {QCommandLineOption(QStringLiteral("report"), {}, QStringLiteral("OUT_DIR")),
          QStringLiteral("expects an output directory")},
         {QCommandLineOption(QStringLiteral("run"), {}, QStringLiteral("RUN_ID")),
@@ -136,6 +142,11 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
     }
     if (parser.isSet(QStringLiteral("cluster"))) {
         if (Status st = valueOf("cluster", &options.cluster); !st) {
+            return Error{st.error()};
+        }
+    }
+    if (parser.isSet(QStringLiteral("alerts"))) {
+        if (Status st = valueOf("alerts", &options.alertsFile); !st) {
             return Error{st.error()};
         }
     }

@@ -124,9 +124,15 @@ AlertsStatus readAlertsStatus(const QString& historyPath, int limit) {
     if (!out.historyExists) {
         return out;
     }
-    auto store = db::AlertStore::open(path);
+    // Read-only: the page never creates, migrates or writes the history it shows (an older
+    // history is migrated by the first sender or controller that opens it read-write).
+    auto store = db::AlertStore::openReadOnly(path, &out.schemaVersion);
     if (!store) {
         out.error = qs(store.error());
+        return out;
+    }
+    if (!*store) {
+        out.olderSchema = true;  // no alert tables yet: nothing was ever sent from it
         return out;
     }
     auto lease = (*store)->lease();

@@ -62,14 +62,18 @@ struct AlertDeliveryRow {
 struct AlertsStatus {
     bool historyExists = false;
     QString error;
-    QString leaseHolder;  // empty: no sender ever held the lease
+    int schemaVersion = 0;     // the history file's schema version
+    bool olderSchema = false;  // it predates the alert tables (version < 9): nothing to show
+    QString leaseHolder;       // empty: no sender ever held the lease
     std::int64_t leaseUntilNs = 0;
     int pending = 0;
     std::vector<AlertDeliveryRow> recent;  // newest first
 };
 
 /// The sender's lease, the pending count and the `limit` newest deliveries of the history at
-/// historyPath (db::AlertStore). A history that does not exist yet: historyExists false.
+/// historyPath (db::AlertStore::openReadOnly: the file is never created, migrated or written).
+/// A history that does not exist yet: historyExists false; one older than the alert tables:
+/// olderSchema true.
 AlertsStatus readAlertsStatus(const QString& historyPath, int limit);
 
 struct AlertTestRow {

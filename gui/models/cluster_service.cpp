@@ -1,32 +1,104 @@
 #include "gui/models/cluster_service.h"
 
 #include <QMetaObject>
+#include <QTimer>
+
+#include <algorithm>
+#include <chrono>
 
 #include "backend/control/controller.h"
+#include "backend/control/diagnose.h"
 #include "gui/models/cluster_connection.h"
 #include "gui/models/qt_text.h"
 
 namespace runplane::gui {
 
-ClusterService::ClusterService(const QString& historyPath, QObject* parent)
-    : QObject(parent), m_historyPath(historyPath) {
-    m_worker.post(QStringLiteral("init"), [this] { createController({}, 0, 0); });
+ClusterService::ClusterService(const QString& historyPath, const QString& alertsFile,
+                               QObject* parent)
+    : QObject(parent), m_historyPath(historyPath), m_alertsFile(alertsFile) {
+    m_worker.post(QStringLiteral("init"), [this] { createController({}, 0, 0, true, 600); });
+    m_phaseTimer = new QTimer(this);
+    m_phaseTimer->setInterval(60'000);
+    connect(m_phaseTimer, &QTimer::timeout, this, &ClusterService::checkPhases);
+    m_phaseTimer->start();
+}
+
+void ClusterService::setDiagnosis(bool on, double periodSeconds, double marginSeconds) {
+    m_diagnose = on;
+    m_phaseMargin = marginSeconds;
+    m_phaseTimer->setInterval(static_cast<int>(std::max(0.05, periodSeconds) * 1000));
+    if (on) {
+        m_phaseTimer->start();
+    } else {
+        m_phaseTimer->stop();
+    }
+}
+
+void ClusterService::checkPhases() {
+    const std::uint64_t generation = m_generation;
+    m_worker.post(QStringLiteral("phase check"), [this, generation] {
+        if (!m_trigger) {
+            return;
+        }
+        const std::int64_t nowNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
+        for (const auto& [run, overrun] : m_trigger->checkPhases(nowNs)) {
+            const QString runId = qs(run.value());
+            const QString why = qs(control::DiagnosisTrigger::describe(overrun));
+            QMetaObject::invokeMethod(
+                this,
+                [this, runId, why, generation] {
+                    if (generation == m_generation) {
+                        emit diagnosisStarted(runId, QStringLiteral("phase_overrun"), why);
+                    }
+                },
+                Qt::QueuedConnection);
+        }
+    });
 }
 
 void ClusterService::createController(const control::NodeClientOptions& client, double sampleHz,
-                                      std::uint64_t generation) {
+                                      std::uint64_t generation, bool diagnose, double phaseMargin) {
     if (m_controller) {
         m_controller->stopAll();  // joins the old ingest threads: no callback of theirs after this
         m_controller.reset();
+    }
+    m_trigger.reset();  // waits for its diagnoses under way (each bounded by its call deadline)
+    if (diagnose) {
+        // The same trigger as `runplanectl watch` (docs/diagnosis.md "Triggers"): the run's
+        // nodes from the history, this connection's TLS / token settings.
+        control::DiagnosisTrigger::Options d;
+        d.historyPath = m_historyPath.toStdString();
+        d.base.client = client;
+        d.phaseRule.marginSeconds = phaseMargin;
+        d.onDone = [this, generation](const RunId& run, const std::string& trigger,
+                                      const Result<diagnosis::RunDiagnosis>& result) {
+            const QString runId = qs(run.value());
+            const QString name = qs(trigger);
+            const bool ok = result.ok();
+            const QString text = qs(ok ? result->verdict.headline : result.error());
+            QMetaObject::invokeMethod(
+                this,
+                [this, runId, name, ok, text, generation] {
+                    if (generation == m_generation) {
+                        emit runDiagnosed(runId, name, ok, text);
+                    }
+                },
+                Qt::QueuedConnection);
+        };
+        m_trigger = std::make_shared<control::DiagnosisTrigger>(std::move(d));
     }
     control::ControllerOptions options;
     options.historyPath = m_historyPath.toStdString();
     options.client = client;
     options.sampleHz = sampleHz;
-    options.alertsFile = std::string();  // ~/.config/runplane/alerts.yaml when it exists
+    // --alerts FILE, else ~/.config/runplane/alerts.yaml when it exists.
+    options.alertsFile = m_alertsFile.toStdString();
     control::ControllerCallbacks callbacks;
-    callbacks.onTelemetry = [this, generation](const control::TelemetryUpdate& u) {
-        onTelemetry(u, generation);
+    callbacks.onTelemetry = [this, generation,
+                             trigger = m_trigger](const control::TelemetryUpdate& u) {
+        onTelemetry(u, generation, trigger.get());
     };
     callbacks.onNodeStatus = [this, generation](const control::NodeView& v) {
         onNodeStatus(v, generation);
@@ -47,8 +119,9 @@ void ClusterService::setConnection(const control::NodeClientOptions& options, do
         std::lock_guard lock(m_pendingMutex);
         m_pendingRows.clear();
     }
-    m_worker.post(QStringLiteral("connection"), [this, options, sampleHz, generation] {
-        createController(options, sampleHz, generation);
+    m_worker.post(QStringLiteral("connection"), [this, options, sampleHz, generation,
+                                                 diagnose = m_diagnose, margin = m_phaseMargin] {
+        createController(options, sampleHz, generation, diagnose, margin);
     });
 }
 
@@ -64,6 +137,7 @@ ClusterService::~ClusterService() {
             m_controller->stopAll();
         }
         m_controller.reset();
+        m_trigger.reset();  // after the ingest threads that call it
     });
     m_worker.drain();
 }
@@ -162,9 +236,25 @@ void ClusterService::removeNode(const QString& address) {
     });
 }
 
-void ClusterService::onTelemetry(const control::TelemetryUpdate& update, std::uint64_t generation) {
+void ClusterService::onTelemetry(const control::TelemetryUpdate& update, std::uint64_t generation,
+                                 control::DiagnosisTrigger* trigger) {
     if (generation != m_generation) {
         return;  // a controller replaced by setConnection
+    }
+    if (trigger != nullptr) {
+        // A run's first stall, a run ending failed: a diagnosis on the trigger's own thread.
+        for (const auto& [run, name] : trigger->onLiveEvents(update.events)) {
+            const QString runId = qs(run.value());
+            const QString triggerName = qs(name);
+            QMetaObject::invokeMethod(
+                this,
+                [this, runId, triggerName, generation] {
+                    if (generation == m_generation) {
+                        emit diagnosisStarted(runId, triggerName, QString());
+                    }
+                },
+                Qt::QueuedConnection);
+        }
     }
     {
         std::lock_guard lock(m_pendingMutex);

@@ -5,12 +5,21 @@
 // ingest threads) are coalesced and handed to the GUI thread by queued calls, then re-emitted as
 // signals carrying plain values. The GUI thread never waits on the network.
 //
-// Ownership: owns the Controller (created and destroyed on the worker thread).
+// Diagnoses (issue #44, docs/diagnosis.md "Triggers"): like `runplanectl watch`, the service
+// hands every ingested batch to a control::DiagnosisTrigger (a run's first stall, a run ending
+// failed) and checks the runs it has seen for a phase overrun every phaseCheckSeconds; each
+// diagnosis runs on a thread of the trigger's own, is stored with the run, and its verdict comes
+// back as runDiagnosed on the GUI thread.
+//
+// Ownership: owns the Controller and the DiagnosisTrigger (created and destroyed on the worker
+// thread; destroying the trigger waits for the diagnoses under way, each bounded).
 // Thread-safety: a QObject of the GUI thread; call its methods from there.
 
 #include <QObject>
 #include <QString>
 #include <QStringList>
+
+class QTimer;
 
 #include <atomic>
 #include <cstdint>
@@ -24,6 +33,7 @@
 
 namespace runplane::control {
 class Controller;
+class DiagnosisTrigger;
 struct NodeView;
 struct TelemetryUpdate;
 }  // namespace runplane::control
@@ -33,7 +43,11 @@ namespace runplane::gui {
 class ClusterService : public QObject {
     Q_OBJECT
   public:
-    explicit ClusterService(const QString& historyPath, QObject* parent = nullptr);
+    /// `alertsFile`: the rules file the controller sends alerts by (docs/alerts.md); "" = the
+    /// default one when it exists.
+    explicit ClusterService(const QString& historyPath, const QString& alertsFile = QString(),
+                            QObject* parent = nullptr);
+    const QString& alertsFile() const { return m_alertsFile; }
     ~ClusterService() override;
 
     const QString& historyPath() const { return m_historyPath; }
@@ -49,6 +63,13 @@ class ClusterService : public QObject {
     /// securityText (cluster_connection.h) of an address under the current options.
     QString securityOf(const QString& address) const;
 
+    /// Automatic diagnoses (default on): stall and failure triggers, and the phase-overrun check
+    /// every periodSeconds (default 60, as `runplanectl watch --phase-check-seconds`) with the
+    /// margin marginSeconds (default 600, `--phase-margin`). Applies to the controller made by
+    /// the next setConnection (and to the phase timer at once).
+    void setDiagnosis(bool on, double periodSeconds = 60, double marginSeconds = 600);
+    bool diagnosisOn() const { return m_diagnose; }
+
     /// Converts a controller view into a table row (exposed for tests).
     static NodeRow toRow(const control::NodeView& view);
 
@@ -61,15 +82,25 @@ class ClusterService : public QObject {
     /// The newest host.mem.used_bytes of the daemon at `address` (t in seconds).
     void memorySample(const QString& address, double usedBytes, double t);
     void errorOccurred(const QString& address, const QString& message);
+    /// A diagnosis of a run started by a trigger ("stall", "failed", "phase_overrun"); why:
+    /// the overrun's line for a phase overrun, else empty.
+    void diagnosisStarted(const QString& runId, const QString& trigger, const QString& why);
+    /// It finished: ok with the verdict's headline (stored with the run), or the error.
+    void runDiagnosed(const QString& runId, const QString& trigger, bool ok,
+                      const QString& headlineOrError);
 
   private:
     void createController(const control::NodeClientOptions& options, double sampleHz,
-                          std::uint64_t generation);  // worker thread
-    void onTelemetry(const control::TelemetryUpdate& update, std::uint64_t generation);
+                          std::uint64_t generation, bool diagnose,
+                          double phaseMargin);  // worker thread
+    void onTelemetry(const control::TelemetryUpdate& update, std::uint64_t generation,
+                     control::DiagnosisTrigger* trigger);
+    void checkPhases();  // GUI thread: posts the check to the worker
     void onNodeStatus(const control::NodeView& view, std::uint64_t generation);
     void deliverPending();
 
     QString m_historyPath;
+    QString m_alertsFile;  // set once, before the worker's first task
     // Filled by ingest threads, drained on the GUI thread.
     std::mutex m_pendingMutex;
     std::map<QString, NodeRow> m_pendingRows;
@@ -80,9 +111,14 @@ class ClusterService : public QObject {
     control::NodeClientOptions m_options;        // GUI thread copy of the controller's options
     std::atomic<std::uint64_t> m_generation{0};  // bumped by setConnection
 
-    std::shared_ptr<control::Controller> m_controller;  // used on the worker thread only
-    std::uint64_t m_controllerGeneration = 0;           // worker thread: m_controller's
-    SerialWorker m_worker;                              // declared last: joined first
+    bool m_diagnose = true;  // GUI thread
+    double m_phaseMargin = 600;
+    QTimer* m_phaseTimer = nullptr;
+
+    std::shared_ptr<control::DiagnosisTrigger> m_trigger;  // worker thread (its callbacks: any)
+    std::shared_ptr<control::Controller> m_controller;     // used on the worker thread only
+    std::uint64_t m_controllerGeneration = 0;              // worker thread: m_controller's
+    SerialWorker m_worker;                                 // declared last: joined first
 };
 
 }  // namespace runplane::gui

@@ -46,6 +46,18 @@ EventRow toEventRow(const db::EventRecord& e) {
     return EventRow{nsToSeconds(e.tNs), qs(e.nodeId), qs(e.runId), qs(e.kind), qs(e.message)};
 }
 
+// The run's newest stored diagnosis (issue 44): its headline is the run's status line, as the
+// DIAGNOSIS column of `runplanectl runs`. A read error leaves it empty.
+void loadDiagnosisHeadline(db::History& history, const RunId& runId, RunRow& row) {
+    auto diagnoses = history.listDiagnoses(runId, false);
+    if (diagnoses.ok() && !diagnoses->empty()) {
+        const db::DiagnosisRecord& d = diagnoses->front();  // newest first
+        row.diagnosis = qs(d.headline);
+        row.diagnosisTrigger = qs(d.trigger);
+        row.diagnosisT = nsToSeconds(d.tNs);
+    }
+}
+
 }  // namespace
 
 std::int64_t secondsToNs(double seconds) {
@@ -500,6 +512,7 @@ Result<std::vector<RunRow>> loadRunList(db::History& history) {
             row.cause = qs((*cause)->summary);
             row.causeKind = qs((*cause)->kind);
         }
+        loadDiagnosisHeadline(history, r.id, row);
         rows.push_back(std::move(row));
     }
     fillTelemetryClocks(history, rows);  // issue 46: "unreachable" in the list too
@@ -551,6 +564,7 @@ Result<RunSnapshot> loadRunSnapshot(db::History& history, const QString& runId, 
     snap.run.startT = nsToSeconds(r.startedNs);
     snap.run.endT = r.endedNs > 0 ? nsToSeconds(r.endedNs) : 0;
     snap.run.message = qs(r.message);
+    loadDiagnosisHeadline(history, r.id, snap.run);
     const double runEnd = snap.run.endT > 0 ? snap.run.endT : nowSeconds();
     if (!(t0 < t1)) {
         t0 = snap.run.startT;

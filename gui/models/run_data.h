@@ -51,6 +51,9 @@ struct RunRow {
     QString message;
     QString cause;                     // why it failed, in one line (db::runCause), "" = none
     QString causeKind;                 // the cause's event kind ("cuda_oom")
+    QString diagnosis;                 // issue 44: the newest stored diagnosis' headline, "" = none
+    QString diagnosisTrigger;          // its trigger (stall, failed, phase_overrun, on_demand)
+    double diagnosisT = 0;             // when it was taken (seconds since the epoch)
     std::vector<NodePeakRow> peaks;    // peak host memory per node
     std::vector<MetricValue> metrics;  // classified with the recipe's analysis.metric_kinds
     QString primaryMetric;             // the recipe's analysis.primary_metric ("" = default)

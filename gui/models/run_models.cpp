@@ -52,6 +52,7 @@ QColor causeColor(const QString& kind) {
     return isAlertFailure(kind) ? QColor(0xC6, 0x28, 0x28) : QColor(0xA0, 0x60, 0x00);
 }
 constexpr qsizetype kCauseChars = 40;
+
 constexpr int kCauseWidth = 260;
 
 QString stateText(telemetry::RunState state) {
@@ -60,6 +61,19 @@ QString stateText(telemetry::RunState state) {
 }
 
 }  // namespace
+
+// "Diagnosis (stall, 2026-12-06 14:02:11): rank 3 ... in all_gather_into_tensor, 63 ranks in
+// barrier": the run's status line in tooltips and the run view's header.
+QString diagnosisText(const RunRow& r) {
+    if (r.diagnosis.isEmpty()) {
+        return {};
+    }
+    return QObject::tr("Diagnosis (%1, %2): %3")
+        .arg(r.diagnosisTrigger,
+             QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(r.diagnosisT * 1000))
+                 .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")),
+             r.diagnosis);
+}
 
 QString formatGB(double bytes) {
     return QString::fromStdString(units::formatBytes(bytes));
@@ -104,6 +118,8 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
             return tr("Primary eval (last / best)");
         case CauseColumn:
             return tr("Cause");
+        case DiagnosisColumn:
+            return tr("Diagnosis");
         default:
             return {};
     }
@@ -166,7 +182,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             return {};
         case Qt::SizeHintRole:
             // A long cause is elided (whole in the tooltip) rather than widening the list.
-            if (index.column() == CauseColumn && r.cause.size() > kCauseChars) {
+            if ((index.column() == CauseColumn && r.cause.size() > kCauseChars) ||
+                (index.column() == DiagnosisColumn && r.diagnosis.size() > kCauseChars)) {
                 return QSize(kCauseWidth, 0);
             }
             return {};
@@ -191,8 +208,20 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
                 }
                 return lines.join(QLatin1Char('\n'));
             }
-            if (index.column() == StateColumn && !r.message.isEmpty()) {
-                return r.message;
+            if (index.column() == StateColumn) {
+                QStringList lines;
+                if (!r.message.isEmpty()) {
+                    lines << r.message;
+                }
+                if (!r.diagnosis.isEmpty()) {
+                    lines << diagnosisText(r);
+                }
+                if (!lines.isEmpty()) {
+                    return lines.join(QLatin1Char('\n'));
+                }
+            }
+            if (index.column() == DiagnosisColumn && !r.diagnosis.isEmpty()) {
+                return diagnosisText(r);
             }
             if (index.column() == NameColumn) {
                 return r.id;
@@ -234,6 +263,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             return evalText(r);
         case CauseColumn:
             return r.cause;
+        case DiagnosisColumn:
+            return r.diagnosis;
         default:
             return {};
     }

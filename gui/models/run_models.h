@@ -13,6 +13,11 @@
 
 namespace runplane::gui {
 
+/// The run's status line from its newest stored diagnosis (issue 44), "" when it has none:
+/// "Diagnosis (stall, 2026-12-06 14:02:11): rank 3 (pid 4103 on gpu-0) in ..., 63 ranks in
+/// barrier". The Status and Diagnosis tooltips and the run view's header show it.
+QString diagnosisText(const RunRow& run);
+
 /// The history list: one row per run, newest first as the history returns them.
 class RunListModel : public QAbstractTableModel {
     Q_OBJECT
@@ -26,7 +31,8 @@ class RunListModel : public QAbstractTableModel {
         DurationColumn,
         PeakColumn,
         EvalColumn,
-        CauseColumn,  // why it failed, in one line (as `runplanectl runs` CAUSE)
+        CauseColumn,      // why it failed, in one line (as `runplanectl runs` CAUSE)
+        DiagnosisColumn,  // the newest stored diagnosis' verdict (`runplanectl runs` DIAGNOSIS)
         ColumnCount
     };
     /// AnnotationRole: the run's tags and note as one searchable text (issue 49).

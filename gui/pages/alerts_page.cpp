@@ -247,6 +247,15 @@ void AlertsPage::applyStatus(AlertsStatus status) {
     } else if (!m_status.error.isEmpty()) {
         setStatus(m_senderStatus, tr("Could not read the deliveries: %1").arg(m_status.error),
                   errorColor());
+    } else if (m_status.olderSchema) {
+        // Read, not migrated: the first sender (the GUI's controller with a rules file,
+        // `runplanectl watch` or `alerts run`) upgrades it when it opens it read-write.
+        setStatus(m_senderStatus,
+                  tr("History %1 is at schema version %2, older than the alert tables "
+                     "(version 9): no sender has run on it yet, so no delivery. It is shown as "
+                     "is, not upgraded; the first sender upgrades it.")
+                      .arg(m_historyPath)
+                      .arg(m_status.schemaVersion));
     } else {
         const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e6;
         QString sender;

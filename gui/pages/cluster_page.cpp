@@ -45,6 +45,16 @@ namespace {
 constexpr int kRefreshMs = 1000;
 constexpr int kLayoutMs = 1000;
 
+QString triggerText(const QString& trigger) {
+    if (trigger == QLatin1String("stall")) {
+        return ClusterPage::tr("it stalled");
+    }
+    if (trigger == QLatin1String("failed")) {
+        return ClusterPage::tr("it failed");
+    }
+    return trigger;
+}
+
 double nowSeconds() {
     return static_cast<double>(QDateTime::currentMSecsSinceEpoch()) * 1e-3;
 }
@@ -61,9 +71,9 @@ bool looksLikeAddress(const QString& address) {
 
 }  // namespace
 
-ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
+ClusterPage::ClusterPage(const QString& historyPath, const QString& alertsFile, QWidget* parent)
     : Page(parent),
-      m_service(std::make_unique<ClusterService>(historyPath)),
+      m_service(std::make_unique<ClusterService>(historyPath, alertsFile)),
       m_reader(std::make_unique<HistoryReader>(historyPath)) {
     m_model = new NodeTableModel(this);
 
@@ -159,6 +169,21 @@ ClusterPage::ClusterPage(const QString& historyPath, QWidget* parent)
             });
     connect(m_service.get(), &ClusterService::memorySample, m_model,
             &NodeTableModel::setMemoryUsed);
+    // The controller's own diagnoses (issue #44): the verdict in the status bar; the Runs page
+    // reads it back from the history (its Diagnosis column, the run header, the Diagnosis tab).
+    connect(m_service.get(), &ClusterService::diagnosisStarted, this,
+            [this](const QString& runId, const QString& trigger, const QString& why) {
+                emit statusMessage(
+                    why.isEmpty()
+                        ? tr("Run %1: %2; diagnosing its nodes").arg(runId, triggerText(trigger))
+                        : tr("Run %1: %2; diagnosing its nodes").arg(runId, why));
+            });
+    connect(m_service.get(), &ClusterService::runDiagnosed, this,
+            [this](const QString& runId, const QString& trigger, bool ok, const QString& text) {
+                emit statusMessage(
+                    ok ? tr("Run %1 diagnosed (%2): %3").arg(runId, trigger, text)
+                       : tr("Run %1: the diagnosis (%2) failed: %3").arg(runId, trigger, text));
+            });
     // Under load every few milliseconds some node commits: the plot is re-read at most once per
     // refresh period for that (the timer below), not once per commit.
     connect(m_service.get(), &ClusterService::telemetryCommitted, this, [this] {

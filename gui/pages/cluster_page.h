@@ -40,7 +40,9 @@ class ClusterPage : public Page {
     Q_OBJECT
   public:
     /// `historyPath`: where the controller stores telemetry (and where the plot reads it).
-    explicit ClusterPage(const QString& historyPath, QWidget* parent = nullptr);
+    /// `alertsFile`: the rules file the controller sends alerts by ("" = the default one).
+    explicit ClusterPage(const QString& historyPath, const QString& alertsFile = QString(),
+                         QWidget* parent = nullptr);
     ~ClusterPage() override;
 
     /// Same as typing the address and pressing Add. Returns false (with a status message) for a
@@ -65,6 +67,8 @@ class ClusterPage : public Page {
     AddClusterDialog* openAddClusterDialog();
 
     NodeTableModel* model() const { return m_model; }
+    /// The GUI's controller (ingest and automatic diagnoses).
+    ClusterService* service() const { return m_service.get(); }
     TimeSeriesPlot* memoryPlot() const { return m_plot; }
     /// The nodes' OOM events of the last 24 h, alert-level (issue 42).
     NodeOomPanel* oomAlerts() const { return m_oomPanel; }

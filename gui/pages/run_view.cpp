@@ -238,6 +238,10 @@ void RunView::setHistoryPath(const QString& path) {
     m_diagnosis->setHistoryPath(path);
 }
 
+QString RunView::headerText() const {
+    return m_header->text();
+}
+
 bool RunView::isFollowing() const {
     return m_hostPlot->isFollowing();
 }
@@ -284,6 +288,11 @@ void RunView::setSnapshot(std::shared_ptr<const RunSnapshot> snapshot) {
                  (s.run.recipe.isEmpty() ? QStringLiteral("–") : s.run.recipe).toHtmlEscaped())
             .arg(s.run.nodes.size())
             .arg(formatDuration(s.run.durationSeconds(now)), s.nccl.verdict.toHtmlEscaped());
+    if (const QString d = diagnosisText(s.run); !d.isEmpty()) {
+        // The run's status line from its newest diagnosis (issue 44; whole in the Diagnosis tab).
+        header += QStringLiteral("<br><span style=\"color:#b00020\">") + d.toHtmlEscaped() +
+                  QStringLiteral("</span>");
+    }
     if (!s.warnings.isEmpty()) {
         header += QStringLiteral("<br><span style=\"color:#a06000\">") +
                   s.warnings.join(QStringLiteral("; ")).toHtmlEscaped() + QStringLiteral("</span>");

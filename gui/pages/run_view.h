@@ -58,6 +58,8 @@ class RunView : public QWidget {
     PeaksModel* peaksModel() const { return m_peaks; }
     QTabWidget* tabs() const { return m_tabs; }
     DiagnosisView* diagnosisView() const { return m_diagnosis; }
+    /// The header's text (rich text): name, state, recipe, ..., the diagnosis line (issue 44).
+    QString headerText() const;
     /// Memory by role and phase lanes (run_role_tabs.h).
     RunRoleTabs* roleTabs() const { return m_roleTabs; }
     /// Shows the named metric (series name, or "eval/*" for the eval scores) in the Metrics tab;

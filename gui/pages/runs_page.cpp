@@ -90,8 +90,10 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
     // The key columns (run, status, start, peak host memory, primary eval) fit without scrolling;
     // recipe, nodes and duration are one right-click on the header away (the choice persists
     // with the header state).
-    for (int c :
-         {RunListModel::RecipeColumn, RunListModel::NodesColumn, RunListModel::DurationColumn}) {
+    // The Diagnosis column too (issue 44): the Status tooltip and the run header carry the
+    // verdict, and the key columns keep their room.
+    for (int c : {RunListModel::RecipeColumn, RunListModel::NodesColumn,
+                  RunListModel::DurationColumn, RunListModel::DiagnosisColumn}) {
         m_table->setColumnHidden(c, true);
     }
     m_table->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);

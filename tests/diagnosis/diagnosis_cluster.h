@@ -45,6 +45,8 @@ struct ClusterOptions {
     std::function<std::string(int)> functionOf;
     /// Extra run environment of node i (RANK=i is always set).
     std::function<std::map<std::string, std::string>(int)> envOf;
+    /// Extra runplaned arguments of node i (e.g. --node-id, --stall-seconds).
+    std::function<std::vector<std::string>(int)> daemonArgsOf;
 };
 
 class DiagnosisCluster {
@@ -58,6 +60,9 @@ class DiagnosisCluster {
             DaemonSpec spec;
             spec.stateDir = m_dir.path() + "/node" + std::to_string(i);
             spec.env = {"PATH=" + daemonPath};
+            if (m_options.daemonArgsOf) {
+                spec.args = m_options.daemonArgsOf(i);
+            }
             m_daemons.push_back(std::make_unique<DaemonProcess>(spec));
         }
         std::ofstream(sentinel()) << "the ranks run while this file exists\n";

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "backend/control/diagnose.h"
+#include "backend/plan/recipe.h"
 #include "db/history/history.h"
 #include "tests/support/daemon_process.h"
 
@@ -280,6 +281,123 @@ TEST(PhaseOverrun, TheRunsOwnPhasesOncePerEpisode) {
         EXPECT_TRUE(trigger.checkPhase(RunId("loop"), (t + 300) * s).has_value());
     }
     EXPECT_EQ(fired, (std::vector<std::string>{"phase_overrun", "phase_overrun"}));
+}
+
+}  // namespace
+}  // namespace runplane::diagnosis
+
+namespace runplane::diagnosis {
+namespace {
+
+using runplane::testing::TempDir;
+
+std::string smokeRecipe() {
+    return runplane::testing::readFile(runplane::testing::sourceDir() +
+                                       "/recipes/smoke-local.yaml");
+}
+
+// The recipe's expected phase durations (analysis.phase_seconds) stand in for the median while
+// the history has fewer than three occurrences of the phase; the history's median wins once it
+// has them (docs/diagnosis.md "Phase overrun").
+TEST(PhaseOverrun, ThePlansExpectedDurationWhenThereIsNoHistory) {
+    const std::string base = smokeRecipe();
+    ASSERT_FALSE(base.empty());
+    ASSERT_EQ(base.find("\nanalysis:"), std::string::npos);
+    const std::string planned = base +
+                                "\nanalysis:\n  phase_seconds:\n    rollout: 5\n"
+                                "    train: 20\n";
+    // The field parses, round-trips and is refused when it is not a positive number.
+    auto parsed = plan::parseRecipe(planned, "planned.yaml");
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    const std::vector<std::pair<std::string, double>> expected = {{"rollout", 5}, {"train", 20}};
+    EXPECT_EQ(parsed->analysis.phaseSeconds, expected);
+    auto again = plan::parseRecipe(plan::writeRecipe(*parsed), "written.yaml");
+    ASSERT_TRUE(again.ok()) << again.error();
+    EXPECT_EQ(again->analysis.phaseSeconds, expected);
+    auto bad =
+        plan::parseRecipe(base + "\nanalysis:\n  phase_seconds:\n    train: -3\n", "bad.yaml");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().find("bad.yaml:"), std::string::npos) << bad.error();
+    EXPECT_NE(bad.error().find("analysis.phase_seconds.train"), std::string::npos) << bad.error();
+    auto word =
+        plan::parseRecipe(base + "\nanalysis:\n  phase_seconds:\n    train: long\n", "word.yaml");
+    ASSERT_FALSE(word.ok());
+    EXPECT_NE(word.error().find("analysis.phase_seconds.train"), std::string::npos) << word.error();
+
+    TempDir dir("runplane-phase-plan");
+    const std::string path = dir.file("h.sqlite");
+    const std::int64_t s = 1000000000LL;
+    std::uint64_t seq = 0;
+    auto addRun = [&](const std::string& id, const std::string& recipe,
+                      const std::vector<std::pair<std::int64_t, std::string>>& phases) {
+        auto h = db::History::open(path);
+        ASSERT_TRUE(h.ok()) << h.error();
+        db::RunRecord r;
+        r.id = RunId(id);
+        r.name = id;
+        r.startedNs = 1000 * s;
+        r.recipeYaml = recipe;
+        ASSERT_TRUE((*h)->upsertRun(r).ok());
+        db::IngestBatch batch;
+        batch.nodeId = NodeId("n");
+        for (const auto& [t, phase] : phases) {
+            db::IngestEvent e;
+            e.seq = ++seq;
+            e.tNs = t * s;
+            e.runId = RunId(id);
+            e.kind = "phase";
+            e.attrs = db::eventAttrs({{"phase", phase}});
+            batch.events.push_back(e);
+        }
+        batch.throughSeq = seq;
+        ASSERT_TRUE((*h)->ingest(batch).ok());
+    };
+    // A first run of the recipe: rollout, then train from t = 1005; no history of either.
+    addRun("first", planned, {{1000, "rollout"}, {1005, "train"}});
+    // The same events under a recipe without the field.
+    addRun("unplanned", base, {{1000, "rollout"}, {1005, "train"}});
+    PhaseRule rule;
+    rule.marginSeconds = 5;  // plan: max(3 x 20, 20 + 5) = 60 s
+    auto within = control::checkPhaseOverrun(path, RunId("first"), (1005 + 59) * s, rule);
+    ASSERT_TRUE(within.ok()) << within.error();
+    EXPECT_FALSE(within->has_value());
+    auto past = control::checkPhaseOverrun(path, RunId("first"), (1005 + 61) * s, rule);
+    ASSERT_TRUE(past.ok()) << past.error();
+    ASSERT_TRUE(past->has_value());
+    EXPECT_EQ((*past)->phase, "train");
+    EXPECT_TRUE((*past)->limit.fromPlan);
+    EXPECT_DOUBLE_EQ((*past)->limit.medianSeconds, 20);
+    EXPECT_DOUBLE_EQ((*past)->limit.limitSeconds, 60);
+    EXPECT_EQ((*past)->limit.samples, 0u);
+    const std::string line = control::DiagnosisTrigger::describe(**past);
+    EXPECT_NE(line.find("phase 'train' has lasted 61 s, past its limit 60 s (expected 20 s by the "
+                        "recipe's analysis.phase_seconds"),
+              std::string::npos)
+        << line;
+    // The default margin (10 min): max(60, 620) = 620 s.
+    EXPECT_FALSE(control::checkPhaseOverrun(path, RunId("first"), (1005 + 619) * s)->has_value());
+    EXPECT_TRUE(control::checkPhaseOverrun(path, RunId("first"), (1005 + 621) * s)->has_value());
+    // No expectation, no history: never an overrun.
+    auto unplanned =
+        control::checkPhaseOverrun(path, RunId("unplanned"), (1005 + 100000) * s, rule);
+    ASSERT_TRUE(unplanned.ok()) << unplanned.error();
+    EXPECT_FALSE(unplanned->has_value());
+
+    // Three earlier runs of the recipe whose train took 100 s: the history's median (limit
+    // max(300, 105) = 300 s) wins over the plan's 20 s.
+    for (const char* id : {"h1", "h2", "h3"}) {
+        addRun(id, planned, {{1000, "rollout"}, {1005, "train"}, {1105, "done"}});
+        auto h = db::History::open(path);
+        ASSERT_TRUE((*h)->updateRunState(RunId(id), db::RunState::Finished, 1105 * s, "").ok());
+    }
+    auto learned = control::checkPhaseOverrun(path, RunId("first"), (1005 + 61) * s, rule);
+    ASSERT_TRUE(learned.ok()) << learned.error();
+    EXPECT_FALSE(learned->has_value());
+    auto longPast = control::checkPhaseOverrun(path, RunId("first"), (1005 + 301) * s, rule);
+    ASSERT_TRUE(longPast.ok() && longPast->has_value());
+    EXPECT_FALSE((*longPast)->limit.fromPlan);
+    EXPECT_DOUBLE_EQ((*longPast)->limit.medianSeconds, 100);
+    EXPECT_EQ((*longPast)->limit.samples, 3u);
 }
 
 }  // namespace
