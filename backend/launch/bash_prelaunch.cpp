@@ -38,6 +38,25 @@ std::set<std::string> namesRead(const std::string& text) {
             out.insert(text.substr(start, j - start));
         }
     }
+    // bare names inside `$(( ... ))`: `$((8 * NUM_GPUS))` reads NUM_GPUS (issue 45)
+    for (std::size_t at = text.find("$(("); at != std::string::npos;
+         at = text.find("$((", at + 3)) {
+        const std::size_t end = text.find("))", at + 3);
+        const std::string expr =
+            text.substr(at + 3, end == std::string::npos ? std::string::npos : end - at - 3);
+        for (std::size_t i = 0; i < expr.size(); ++i) {
+            if (!isNameStart(expr[i]) ||
+                (i > 0 && (isNameChar(expr[i - 1]) || expr[i - 1] == '$'))) {
+                continue;
+            }
+            std::size_t j = i;
+            while (j < expr.size() && isNameChar(expr[j])) {
+                ++j;
+            }
+            out.insert(expr.substr(i, j - i));
+            i = j;
+        }
+    }
     return out;
 }
 
@@ -305,12 +324,26 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                 if (raw.size() > 1 && raw.front() == '"' && raw.back() == '"') {
                     raw = raw.substr(1, raw.size() - 2);
                 }
-                // only the self-default form NAME=${NAME:-${PROBE}}: NAME is the site's to give
+                // the self-default form NAME=${NAME:-${PROBE}} (NAME is the site's to give), or a
+                // value computed by arithmetic from probes and the script's own scalars only:
+                // `ROLLOUT_BATCH_SIZE=$((8 * NUM_GPUS))`, `ACTOR_GPUS=${ACTOR_GPUS:-$((NUM_GPUS /
+                // 2))}` (vime's run-qwen2.5-3B-ai21-async.sh); the scalars are bound in front
                 const bool selfDefault = raw.rfind("${" + a.name + ":-", 0) == 0 ||
                                          raw.rfind("${" + a.name + "-", 0) == 0;
+                bool readsProbe = false;
+                bool derived = true;
                 for (const auto& name : namesRead(raw)) {
                     probe = probe || (selfDefault && m_probeVars.count(name) > 0);
+                    readsProbe = readsProbe || m_probeVars.count(name) > 0;
+                    const auto it = m_vars.find(name);
+                    const bool scalar = it != m_vars.end() && !it->second.isArray &&
+                                        !it->second.unknown && !it->second.values.empty() &&
+                                        it->second.values[0].known &&
+                                        !it->second.values[0].symbolic;
+                    derived = derived && (m_probeVars.count(name) > 0 || scalar || name == a.name);
                 }
+                // (arithmetic only: a probe read in a plain string stays a ${PROBE} splice)
+                probe = probe || (readsProbe && derived && contains(raw, "$(("));
             }
         }
         if (!probe || assignsArray(node)) {
@@ -326,18 +359,28 @@ bool Evaluator::capturePreLaunch(const Node& node) {
     // `[ "$NVLINK_COUNT" -gt 0 ] && HAS_NVLINK=1 || HAS_NVLINK=0`: the if block below written
     // as a command list, on probe variables only
     if (node.kind == Node::Kind::Commands && node.commands.size() >= 2 && !m_probeVars.empty()) {
-        const SimpleCommand& test = node.commands[0];
-        bool ok = !test.words.empty() && test.assigns.empty() &&
-                  (firstWordIs(test, "[") || firstWordIs(test, "[[") || firstWordIs(test, "test"));
+        // (and `[ -z "$N" ] || [ "$N" -le 0 ] && N=4`: several tests before the assignments)
+        auto isTest = [](const SimpleCommand& c) {
+            return !c.words.empty() && c.assigns.empty() &&
+                   (firstWordIs(c, "[") || firstWordIs(c, "[[") || firstWordIs(c, "test"));
+        };
+        std::size_t tests = 0;
+        while (tests + 1 < node.commands.size() && isTest(node.commands[tests])) {
+            ++tests;
+        }
+        bool ok = tests > 0;
         std::set<std::string> read;
-        for (std::size_t i = 1; ok && i < test.words.size(); ++i) {
-            const auto names = namesRead(test.words[i].raw);
-            read.insert(names.begin(), names.end());
+        for (std::size_t t = 0; ok && t < tests; ++t) {
+            const SimpleCommand& test = node.commands[t];
+            for (std::size_t i = 1; i < test.words.size(); ++i) {
+                const auto names = namesRead(test.words[i].raw);
+                read.insert(names.begin(), names.end());
+            }
         }
         for (const auto& name : read) {
             ok = ok && m_probeVars.count(name) > 0;
         }
-        for (std::size_t i = 1; ok && i < node.commands.size(); ++i) {
+        for (std::size_t i = tests; ok && i < node.commands.size(); ++i) {
             const SimpleCommand& c = node.commands[i];
             ok = c.words.empty() && !c.assigns.empty() &&
                  std::none_of(c.assigns.begin(), c.assigns.end(),
@@ -345,7 +388,7 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         }
         if (ok && !read.empty()) {
             addPreLaunch(node, "a command list deciding on a run-time probe");
-            for (std::size_t i = 1; i < node.commands.size(); ++i) {
+            for (std::size_t i = tests; i < node.commands.size(); ++i) {
                 for (const auto& a : node.commands[i].assigns) {
                     setProbeVar(a.name, node.line);
                 }
