@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/shell_text.h"
@@ -38,12 +39,11 @@ std::set<std::string> namesRead(const std::string& text) {
             out.insert(text.substr(start, j - start));
         }
     }
-    // bare names inside `$(( ... ))`: `$((8 * NUM_GPUS))` reads NUM_GPUS (issue 45)
-    for (std::size_t at = text.find("$(("); at != std::string::npos;
-         at = text.find("$((", at + 3)) {
-        const std::size_t end = text.find("))", at + 3);
+    // bare names inside `(( ... ))` and `$(( ... ))`: `$((8 * NUM_GPUS))` reads NUM_GPUS (issue 45)
+    for (std::size_t at = text.find("(("); at != std::string::npos; at = text.find("((", at + 2)) {
+        const std::size_t end = text.find("))", at + 2);
         const std::string expr =
-            text.substr(at + 3, end == std::string::npos ? std::string::npos : end - at - 3);
+            text.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
         for (std::size_t i = 0; i < expr.size(); ++i) {
             if (!isNameStart(expr[i]) ||
                 (i > 0 && (isNameChar(expr[i - 1]) || expr[i - 1] == '$'))) {
@@ -58,6 +58,50 @@ std::set<std::string> namesRead(const std::string& text) {
         }
     }
     return out;
+}
+
+// A C-style `for ((...))` loop whose body only assigns (`NAME=word`, `NAME+=(word)`) under
+// arithmetic tests (`if (( ... )); then ... else ... fi`), with no command substitution.
+bool computesOnly(const std::string& body) {
+    if (body.find("$(") != std::string::npos || body.find('`') != std::string::npos) {
+        return false;
+    }
+    std::istringstream in(body);
+    std::string line;
+    bool first = true;
+    while (std::getline(in, line)) {
+        const std::size_t a = line.find_first_not_of(" \t");
+        if (a == std::string::npos || line[a] == '#') {
+            continue;
+        }
+        std::string t = line.substr(a);
+        while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == ';')) {
+            t.pop_back();
+        }
+        if (first) {
+            if (t.rfind("for ((", 0) != 0) {
+                return false;
+            }
+            first = false;
+            continue;
+        }
+        if (t == "do" || t == "done" || t == "else" || t == "fi" || t == "then" ||
+            (t.rfind("if ((", 0) == 0 && t.find("))") != std::string::npos) ||
+            (t.rfind("elif ((", 0) == 0 && t.find("))") != std::string::npos)) {
+            continue;
+        }
+        std::size_t n = 0;
+        while (n < t.size() && isNameChar(t[n])) {
+            ++n;
+        }
+        const bool assign = n > 0 && isNameStart(t[0]) && n < t.size() &&
+                            (t[n] == '=' || t.compare(n, 2, "+=") == 0) &&
+                            t.find_first_of(";&|<>", n) == std::string::npos;
+        if (!assign) {
+            return false;
+        }
+    }
+    return !first;
 }
 
 // X=(...$(cmd)...) builds an array: not a scalar probe
@@ -263,7 +307,18 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                             contains(body, "nc ") || contains(body, "health")) &&
                            !contains(body, "ray status");
         if (!waits) {
-            return false;
+            // `for ((i=0; i<NLAYERS; i++)); do if (( i < K )); then arr+=(0); else arr+=(1); fi;
+            // done` (vime's coding_agent_rl MoE layer pattern): a loop that only computes values
+            // from the script's scalars. Carried, so that a step reading what it builds (`printf
+            // -v MOE_LAYER_FREQ "[%s]" "$(IFS=', '; echo "${arr[*]}")"`) finds it (issue 45)
+            if (!computesOnly(body)) {
+                return false;
+            }
+            addPreLaunch(node, "a loop computing values from the script's own scalars");
+            for (const auto& name : node.assignedNames) {
+                setProbeVar(name, node.line);
+            }
+            return true;
         }
         addPreLaunch(node, "a loop waiting for a server");
         for (const auto& name : node.assignedNames) {

@@ -448,5 +448,40 @@ TEST(Issue45, ABatchComputedFromTheNodesGpuCountStaysARunTimeValue) {
 #endif
 }
 
+// vime's coding_agent_rl/run_qwen36_35b_a3b_swe_8nodes.sh builds --moe-layer-freq with a C-style
+// for loop and `printf -v ... "$(IFS=', '; echo "${arr[*]}")"`. Before: the loop was "not
+// understood" and skipped while the printf was carried, so the export wrote `--moe-layer-freq []`.
+TEST(Issue45, AnArithmeticLoopBuildingAFlagValueIsCarriedWithIt) {
+    auto r = importFixture("arith-loop-layer-pattern.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const std::string w = warnings(*r);
+    EXPECT_EQ(w.find("for loop"), std::string::npos) << w;
+    const auto& pre = r->recipe.launcher.preLaunch;
+    std::size_t loop = pre.size();
+    std::size_t join = pre.size();
+    for (std::size_t i = 0; i < pre.size(); ++i) {
+        if (pre[i].find("for ((n=0; n<LAYERS; n++)); do") != std::string::npos) {
+            loop = i;
+            // the script's scalars the loop reads are bound in front of it
+            EXPECT_NE(pre[i].find("LAYERS=8\n"), std::string::npos) << pre[i];
+            EXPECT_NE(pre[i].find("DENSE_LAYERS=2\n"), std::string::npos) << pre[i];
+        }
+        if (pre[i].find("printf -v LAYER_FREQ") != std::string::npos) {
+            join = i;
+        }
+    }
+    ASSERT_LT(loop, pre.size()) << "the loop is not a pre-launch step";
+    ASSERT_LT(join, pre.size()) << "the printf is not a pre-launch step";
+    EXPECT_LT(loop, join);
+    // a loop that runs a command stays not understood
+    test::TempDir dir;
+    auto cmd = importText(dir, "a/run.sh",
+                          "for ((i=0; i<2; i++)); do\n  ray start --head\ndone\n"
+                          "ray job submit -- python3 train.py --rollout-batch-size 8 "
+                          "--hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(cmd.ok()) << cmd.error();
+    EXPECT_NE(warnings(*cmd).find("not understood: for loop"), std::string::npos) << warnings(*cmd);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch
