@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "backend/launch/bash_eval.h"
 #include "backend/launch/shell_text.h"
@@ -38,7 +39,69 @@ std::set<std::string> namesRead(const std::string& text) {
             out.insert(text.substr(start, j - start));
         }
     }
+    // bare names inside `(( ... ))` and `$(( ... ))`: `$((8 * NUM_GPUS))` reads NUM_GPUS (issue 45)
+    for (std::size_t at = text.find("(("); at != std::string::npos; at = text.find("((", at + 2)) {
+        const std::size_t end = text.find("))", at + 2);
+        const std::string expr =
+            text.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2);
+        for (std::size_t i = 0; i < expr.size(); ++i) {
+            if (!isNameStart(expr[i]) ||
+                (i > 0 && (isNameChar(expr[i - 1]) || expr[i - 1] == '$'))) {
+                continue;
+            }
+            std::size_t j = i;
+            while (j < expr.size() && isNameChar(expr[j])) {
+                ++j;
+            }
+            out.insert(expr.substr(i, j - i));
+            i = j;
+        }
+    }
     return out;
+}
+
+// A C-style `for ((...))` loop whose body only assigns (`NAME=word`, `NAME+=(word)`) under
+// arithmetic tests (`if (( ... )); then ... else ... fi`), with no command substitution.
+bool computesOnly(const std::string& body) {
+    if (body.find("$(") != std::string::npos || body.find('`') != std::string::npos) {
+        return false;
+    }
+    std::istringstream in(body);
+    std::string line;
+    bool first = true;
+    while (std::getline(in, line)) {
+        const std::size_t a = line.find_first_not_of(" \t");
+        if (a == std::string::npos || line[a] == '#') {
+            continue;
+        }
+        std::string t = line.substr(a);
+        while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == ';')) {
+            t.pop_back();
+        }
+        if (first) {
+            if (t.rfind("for ((", 0) != 0) {
+                return false;
+            }
+            first = false;
+            continue;
+        }
+        if (t == "do" || t == "done" || t == "else" || t == "fi" || t == "then" ||
+            (t.rfind("if ((", 0) == 0 && t.find("))") != std::string::npos) ||
+            (t.rfind("elif ((", 0) == 0 && t.find("))") != std::string::npos)) {
+            continue;
+        }
+        std::size_t n = 0;
+        while (n < t.size() && isNameChar(t[n])) {
+            ++n;
+        }
+        const bool assign = n > 0 && isNameStart(t[0]) && n < t.size() &&
+                            (t[n] == '=' || t.compare(n, 2, "+=") == 0) &&
+                            t.find_first_of(";&|<>", n) == std::string::npos;
+        if (!assign) {
+            return false;
+        }
+    }
+    return !first;
 }
 
 // X=(...$(cmd)...) builds an array: not a scalar probe
@@ -244,7 +307,18 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                             contains(body, "nc ") || contains(body, "health")) &&
                            !contains(body, "ray status");
         if (!waits) {
-            return false;
+            // `for ((i=0; i<NLAYERS; i++)); do if (( i < K )); then arr+=(0); else arr+=(1); fi;
+            // done` (vime's coding_agent_rl MoE layer pattern): a loop that only computes values
+            // from the script's scalars. Carried, so that a step reading what it builds (`printf
+            // -v MOE_LAYER_FREQ "[%s]" "$(IFS=', '; echo "${arr[*]}")"`) finds it (issue 45)
+            if (!computesOnly(body)) {
+                return false;
+            }
+            addPreLaunch(node, "a loop computing values from the script's own scalars");
+            for (const auto& name : node.assignedNames) {
+                setProbeVar(name, node.line);
+            }
+            return true;
         }
         addPreLaunch(node, "a loop waiting for a server");
         for (const auto& name : node.assignedNames) {
@@ -305,12 +379,26 @@ bool Evaluator::capturePreLaunch(const Node& node) {
                 if (raw.size() > 1 && raw.front() == '"' && raw.back() == '"') {
                     raw = raw.substr(1, raw.size() - 2);
                 }
-                // only the self-default form NAME=${NAME:-${PROBE}}: NAME is the site's to give
+                // the self-default form NAME=${NAME:-${PROBE}} (NAME is the site's to give), or a
+                // value computed by arithmetic from probes and the script's own scalars only:
+                // `ROLLOUT_BATCH_SIZE=$((8 * NUM_GPUS))`, `ACTOR_GPUS=${ACTOR_GPUS:-$((NUM_GPUS /
+                // 2))}` (vime's run-qwen2.5-3B-ai21-async.sh); the scalars are bound in front
                 const bool selfDefault = raw.rfind("${" + a.name + ":-", 0) == 0 ||
                                          raw.rfind("${" + a.name + "-", 0) == 0;
+                bool readsProbe = false;
+                bool derived = true;
                 for (const auto& name : namesRead(raw)) {
                     probe = probe || (selfDefault && m_probeVars.count(name) > 0);
+                    readsProbe = readsProbe || m_probeVars.count(name) > 0;
+                    const auto it = m_vars.find(name);
+                    const bool scalar = it != m_vars.end() && !it->second.isArray &&
+                                        !it->second.unknown && !it->second.values.empty() &&
+                                        it->second.values[0].known &&
+                                        !it->second.values[0].symbolic;
+                    derived = derived && (m_probeVars.count(name) > 0 || scalar || name == a.name);
                 }
+                // (arithmetic only: a probe read in a plain string stays a ${PROBE} splice)
+                probe = probe || (readsProbe && derived && contains(raw, "$(("));
             }
         }
         if (!probe || assignsArray(node)) {
@@ -326,18 +414,28 @@ bool Evaluator::capturePreLaunch(const Node& node) {
     // `[ "$NVLINK_COUNT" -gt 0 ] && HAS_NVLINK=1 || HAS_NVLINK=0`: the if block below written
     // as a command list, on probe variables only
     if (node.kind == Node::Kind::Commands && node.commands.size() >= 2 && !m_probeVars.empty()) {
-        const SimpleCommand& test = node.commands[0];
-        bool ok = !test.words.empty() && test.assigns.empty() &&
-                  (firstWordIs(test, "[") || firstWordIs(test, "[[") || firstWordIs(test, "test"));
+        // (and `[ -z "$N" ] || [ "$N" -le 0 ] && N=4`: several tests before the assignments)
+        auto isTest = [](const SimpleCommand& c) {
+            return !c.words.empty() && c.assigns.empty() &&
+                   (firstWordIs(c, "[") || firstWordIs(c, "[[") || firstWordIs(c, "test"));
+        };
+        std::size_t tests = 0;
+        while (tests + 1 < node.commands.size() && isTest(node.commands[tests])) {
+            ++tests;
+        }
+        bool ok = tests > 0;
         std::set<std::string> read;
-        for (std::size_t i = 1; ok && i < test.words.size(); ++i) {
-            const auto names = namesRead(test.words[i].raw);
-            read.insert(names.begin(), names.end());
+        for (std::size_t t = 0; ok && t < tests; ++t) {
+            const SimpleCommand& test = node.commands[t];
+            for (std::size_t i = 1; i < test.words.size(); ++i) {
+                const auto names = namesRead(test.words[i].raw);
+                read.insert(names.begin(), names.end());
+            }
         }
         for (const auto& name : read) {
             ok = ok && m_probeVars.count(name) > 0;
         }
-        for (std::size_t i = 1; ok && i < node.commands.size(); ++i) {
+        for (std::size_t i = tests; ok && i < node.commands.size(); ++i) {
             const SimpleCommand& c = node.commands[i];
             ok = c.words.empty() && !c.assigns.empty() &&
                  std::none_of(c.assigns.begin(), c.assigns.end(),
@@ -345,7 +443,7 @@ bool Evaluator::capturePreLaunch(const Node& node) {
         }
         if (ok && !read.empty()) {
             addPreLaunch(node, "a command list deciding on a run-time probe");
-            for (std::size_t i = 1; i < node.commands.size(); ++i) {
+            for (std::size_t i = tests; i < node.commands.size(); ++i) {
                 for (const auto& a : node.commands[i].assigns) {
                     setProbeVar(a.name, node.line);
                 }

@@ -629,6 +629,47 @@ Result<ImportResult> importScriptText(std::string_view text, const std::string& 
                          "applied there; the recipe assumes 0.8 and an export writes it"});
     }
     if (r.batch.rolloutBatchSize == 0) {
+        // `--rollout-batch-size ${ROLLOUT_BATCH_SIZE}` with `ROLLOUT_BATCH_SIZE=$((8 * NUM_GPUS))`
+        // carried as a pre-launch step (vime's run-qwen2.5-3B-ai21-async.sh, issue 45): a value
+        // only the node knows. The splice stays in extra_args, which the export writes after the
+        // field's flag, so the framework receives the value computed on the node as the
+        // original's; the field holds 1, a stand-in the recipe requires, and says so.
+        for (const auto& e : r.extraArgs) {
+            if (e.flag != "--rollout-batch-size" || e.values.size() != 1 ||
+                e.values[0].size() < 4 || e.values[0].rfind("${", 0) != 0 ||
+                e.values[0].back() != '}') {
+                continue;
+            }
+            const std::string name = e.values[0].substr(2, e.values[0].size() - 3);
+            std::string step;
+            for (const auto& stepText : r.launcher.preLaunch) {
+                const std::size_t at = stepText.find(name + "=");
+                if (at != std::string::npos && (at == 0 || stepText[at - 1] == '\n')) {
+                    const std::size_t end = stepText.find('\n', at);
+                    step = stepText.substr(at,
+                                           end == std::string::npos ? std::string::npos : end - at);
+                }
+            }
+            if (step.empty()) {
+                continue;
+            }
+            r.batch.rolloutBatchSize = 1;
+            notes.push_back(
+                {NoteLevel::Warning, path, reading.launch->line, "batch.rollout_batch_size",
+                 "--rollout-batch-size " + e.values[0] + " is computed when the script runs (`" +
+                     step +
+                     "`, a pre-launch step): its value depends on the machine (the GPU count "
+                     "the node reports). Kept as " +
+                     e.values[0] +
+                     " in extra_args, which the export writes after the field's flag, so the "
+                     "framework receives the value computed on the node; batch.rollout_batch_size "
+                     "holds 1 only as the stand-in the recipe requires, and validate's batch "
+                     "checks do not see the real value (give the GPU count with --env to "
+                     "read it as a number)"});
+            break;
+        }
+    }
+    if (r.batch.rolloutBatchSize == 0) {
         notes.push_back({NoteLevel::Error, path, reading.launch->line, "batch.rollout_batch_size",
                          "no --rollout-batch-size: the recipe requires batch.rollout_batch_size"});
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/plan/detail/recipe_flags.h"
 #include "backend/plan/detail/rule_context.h"
 
 namespace runplane::plan::detail {
@@ -21,6 +22,13 @@ void checkBatch(const RuleContext& ctx) {
                      str(b.nSamplesPerPrompt) + ") and micro_batch_size (" + str(b.microBatchSize) +
                      ") must be >= 1",
                  "use positive batch sizes");
+        return;
+    }
+    if (const RecipeFlags flags(r);
+        flags.runTime("--rollout-batch-size") || flags.runTime("--global-batch-size")) {
+        // the batch sizes are computed on the node (`ROLLOUT_BATCH_SIZE=$((8 * NUM_GPUS))`, a
+        // pre-launch step; batch.rollout_batch_size holds a stand-in): nothing to check before
+        // the job starts (issue 45)
         return;
     }
     const int samples = b.rolloutBatchSize * b.nSamplesPerPrompt;

@@ -107,6 +107,10 @@ void checkModelAndCluster(const RuleContext& ctx) {
                              " GPUs, the cluster has " + str(l.clusterGpus),
                          "shrink the actor or add nodes");
             }
+        } else if (flags.runTime("--rollout-num-gpus") ||
+                   flags.runTime("--actor-num-gpus-per-node")) {
+            // the GPU split is computed on the node (`ROLLOUT_GPUS=$((NUM_GPUS - ACTOR_GPUS))`,
+            // a pre-launch step): no budget to check before the job starts
         } else {
             if (l.rolloutGpus <= 0) {
                 ctx.emit("cluster.gpu-budget", fields::kRolloutNumGpus,

@@ -383,5 +383,105 @@ TEST(Issue45, ASlimePathInAVimeCheckoutReadsAsVime) {
     EXPECT_EQ(s->recipe.framework, Framework::Slime);
 }
 
+// vime's run-qwen2.5-3B-ai21-async.sh sizes its batch from the GPU count the node reports:
+// `ROLLOUT_BATCH_SIZE=$((8 * NUM_GPUS))` after `[ -z "$NUM_GPUS" ] || [ "$NUM_GPUS" -le 0 ] &&
+// NUM_GPUS=4`. Before: the command list was "not understood", the arithmetic was not carried, and
+// the import stopped with "no --rollout-batch-size". Now the lines are pre-launch steps, the flags
+// stay ${NAME} for the export to compute on the node, and the import says the value depends on
+// the machine (batch.rollout_batch_size holds a stand-in the recipe requires).
+TEST(Issue45, ABatchComputedFromTheNodesGpuCountStaysARunTimeValue) {
+    auto r = importFixture("gpu-scaled-batch.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_FALSE(hasErrors(r->notes)) << warnings(*r);
+    const std::string w = warnings(*r);
+    EXPECT_EQ(w.find("not understood"), std::string::npos) << w;
+    EXPECT_NE(w.find("--rollout-batch-size ${PROMPTS} is computed when the script runs "
+                     "(`PROMPTS=$((8 * NUM_GPUS))`"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("depends on the machine"), std::string::npos) << w;
+    EXPECT_EQ(r->recipe.batch.rolloutBatchSize, 1);
+    const auto& pre = r->recipe.launcher.preLaunch;
+    auto step = [&pre](const std::string& what) {
+        return std::any_of(pre.begin(), pre.end(), [&what](const std::string& s) {
+            return s.find(what) != std::string::npos;
+        });
+    };
+    EXPECT_TRUE(step("[ -z \"$NUM_GPUS\" ] || [ \"$NUM_GPUS\" -lt 2 ] && NUM_GPUS=2"));
+    EXPECT_TRUE(step("TRAIN_GPUS=${TRAIN_GPUS:-$((NUM_GPUS / 2))}"));
+    EXPECT_TRUE(step("PROMPTS=$((8 * NUM_GPUS))"));
+    // the script's own scalar the arithmetic reads is bound in front of the step
+    EXPECT_TRUE(step("ANSWERS=4\nSAMPLES=$((PROMPTS * ANSWERS))"));
+    auto extra = [&r](const std::string& flag) -> std::string {
+        for (const auto& e : r->recipe.extraArgs) {
+            if (e.flag == flag && e.values.size() == 1) {
+                return e.values[0];
+            }
+        }
+        return "";
+    };
+    EXPECT_EQ(extra("--rollout-batch-size"), "${PROMPTS}");
+    EXPECT_EQ(extra("--global-batch-size"), "${SAMPLES}");
+    EXPECT_EQ(extra("--rollout-num-gpus"), "${ENGINE_GPUS}");
+    EXPECT_EQ(parameterNamed(*r, "PROMPTS"), nullptr);
+    EXPECT_EQ(parameterNamed(*r, "NUM_GPUS"), nullptr);
+    // a plain string reading a probe stays a ${PROBE} splice, not a step
+    test::TempDir dir;
+    auto json = importText(dir, "a/run.sh",
+                           "N=$(nvidia-smi -L | wc -l)\n"
+                           "ENV_JSON=\"{\\\"env_vars\\\": {\\\"NGPU\\\": \\\"${N}\\\"}}\"\n"
+                           "ray job submit --runtime-env-json=\"${ENV_JSON}\" -- python3 train.py "
+                           "--rollout-batch-size 8 --hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(json.ok()) << json.error();
+    for (const auto& s : json->recipe.launcher.preLaunch) {
+        EXPECT_EQ(s.find("ENV_JSON="), std::string::npos) << s;
+    }
+#ifdef RUNPLANE_HAVE_PLAN_RULES
+    // no false error from the stand-in: the GPU split and the batch sizes are the node's
+    std::vector<std::string> errors;
+    for (const auto& f : validate(r->recipe, test::catalog())) {
+        if (f.severity == Severity::Error) {
+            errors.push_back(f.ruleId);
+        }
+    }
+    EXPECT_TRUE(errors.empty()) << errors.front();
+#endif
+}
+
+// vime's coding_agent_rl/run_qwen36_35b_a3b_swe_8nodes.sh builds --moe-layer-freq with a C-style
+// for loop and `printf -v ... "$(IFS=', '; echo "${arr[*]}")"`. Before: the loop was "not
+// understood" and skipped while the printf was carried, so the export wrote `--moe-layer-freq []`.
+TEST(Issue45, AnArithmeticLoopBuildingAFlagValueIsCarriedWithIt) {
+    auto r = importFixture("arith-loop-layer-pattern.sh");
+    ASSERT_TRUE(r.ok()) << r.error();
+    const std::string w = warnings(*r);
+    EXPECT_EQ(w.find("for loop"), std::string::npos) << w;
+    const auto& pre = r->recipe.launcher.preLaunch;
+    std::size_t loop = pre.size();
+    std::size_t join = pre.size();
+    for (std::size_t i = 0; i < pre.size(); ++i) {
+        if (pre[i].find("for ((n=0; n<LAYERS; n++)); do") != std::string::npos) {
+            loop = i;
+            // the script's scalars the loop reads are bound in front of it
+            EXPECT_NE(pre[i].find("LAYERS=8\n"), std::string::npos) << pre[i];
+            EXPECT_NE(pre[i].find("DENSE_LAYERS=2\n"), std::string::npos) << pre[i];
+        }
+        if (pre[i].find("printf -v LAYER_FREQ") != std::string::npos) {
+            join = i;
+        }
+    }
+    ASSERT_LT(loop, pre.size()) << "the loop is not a pre-launch step";
+    ASSERT_LT(join, pre.size()) << "the printf is not a pre-launch step";
+    EXPECT_LT(loop, join);
+    // a loop that runs a command stays not understood
+    test::TempDir dir;
+    auto cmd = importText(dir, "a/run.sh",
+                          "for ((i=0; i<2; i++)); do\n  ray start --head\ndone\n"
+                          "ray job submit -- python3 train.py --rollout-batch-size 8 "
+                          "--hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_TRUE(cmd.ok()) << cmd.error();
+    EXPECT_NE(warnings(*cmd).find("not understood: for loop"), std::string::npos) << warnings(*cmd);
+}
+
 }  // namespace
 }  // namespace runplane::plan::launch

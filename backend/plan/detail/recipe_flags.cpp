@@ -39,6 +39,27 @@ const ExtraArg* RecipeFlags::find(std::string_view flag, std::size_t* index) con
     return nullptr;
 }
 
+bool RecipeFlags::runTime(std::string_view flag) const {
+    const ExtraArg* arg = find(flag);
+    if (arg == nullptr || arg->values.size() != 1) {
+        return false;
+    }
+    const std::string& v = arg->values[0];
+    if (v.size() < 4 || v.rfind("${", 0) != 0 || v.back() != '}') {
+        return false;
+    }
+    const std::string assign = v.substr(2, v.size() - 3) + "=";
+    for (const auto& step : m_recipe.launcher.preLaunch) {
+        for (std::size_t at = step.find(assign); at != std::string::npos;
+             at = step.find(assign, at + 1)) {
+            if (at == 0 || step[at - 1] == '\n' || step[at - 1] == ' ' || step[at - 1] == '\t') {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 std::optional<bool> RecipeFlags::boolean(std::string_view flag) const {
     const ExtraArg* arg = find(flag);
     if (arg == nullptr) {

@@ -31,6 +31,10 @@ class RecipeFlags {
     std::optional<double> number(std::string_view flag) const;
     /// The flag's values (nargs="*" lists); empty when absent.
     std::vector<std::string> values(std::string_view flag) const;
+    /// True when the flag's value is `${NAME}` and NAME is assigned by one of
+    /// launcher.pre_launch's steps (`ROLLOUT_BATCH_SIZE=$((8 * NUM_GPUS))`): a value computed on
+    /// the node when the job starts, which no rule can know beforehand (issue 45).
+    bool runTime(std::string_view flag) const;
     /// "extra_args[i]" for the flag's item, else "".
     std::string field(std::string_view flag) const;
 
