@@ -166,6 +166,7 @@ class Lexer {
         for (const auto& doc : m_heredocs) {
             doc->firstLine = m_line;
             doc->lastLine = m_line;
+            bool closed = false;
             while (!eof()) {
                 doc->lastLine = m_line;
                 std::string lineText;
@@ -181,11 +182,25 @@ class Lexer {
                     ++start;
                 }
                 if (lineText.substr(start) == doc->delimiter) {
+                    closed = true;
                     break;
                 }
                 if (doc->body.size() <= kMaxValueBytes) {
                     doc->body += lineText.substr(start) + "\n";
                 }
+            }
+            if (!closed && !m_aborted && m_out.issues.size() < kMaxNotes) {
+                // bash reads the rest of the file as the document's text (`bash -n` warns, and
+                // the launch command below is never run): a script broken upstream, named here.
+                m_out.issues.push_back(
+                    {doc->firstLine - 1,
+                     "the here-document opened on this line never ends: no later line is exactly "
+                     "`" +
+                         doc->delimiter + "`" +
+                         (doc->stripTabs ? " after its leading tabs"
+                                         : " (an indented one does not close it)") +
+                         ", so bash reads the rest of the script as its text",
+                     1, false});
             }
         }
         m_heredocs.clear();

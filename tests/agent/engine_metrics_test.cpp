@@ -227,10 +227,12 @@ TEST(EngineMetricsDaemon, RunsEngineIsScrapedIntoItsSeries) {
     auto reader = stub->WatchTelemetry(&ctx, {});
     std::map<std::string, double> got;
     v1::TelemetryBatch batch;
+    // Only this server's series: the daemon also finds engine processes anywhere on the node
+    // (the role walk), such as another test's fake engines running beside this one under ctest -j.
+    const std::string ours = "engine/port" + std::to_string(server.port()) + "/";
     while (got.size() < 6 && reader->Read(&batch)) {
         for (const auto& r : batch.records()) {
-            if (r.has_sample() && r.run_id() == "engine" &&
-                r.sample().series().starts_with("engine/")) {
+            if (r.has_sample() && r.run_id() == "engine" && r.sample().series().starts_with(ours)) {
                 got[r.sample().series()] = r.sample().value();
             }
         }

@@ -159,6 +159,32 @@ TEST(Issue45, AMissingLineContinuationInTheLaunchIsRefusedWithTheLine) {
     EXPECT_FALSE(hasErrors(fine->notes)) << warnings(*fine);
 }
 
+TEST(Issue45, AHereDocumentThatNeverEndsIsRefusedWithItsLine) {
+    // vime's run-kimi-k2-thinking-npu.sh: `cat <<EOF` closed by an indented `  EOF`, so bash
+    // reads the launch below it as the document's text; the refusal names the line that opens it.
+    test::TempDir dir;
+    auto r = importText(dir, "a/run.sh",
+                        "set -ex\n"
+                        "cat > /tmp/cfg.yaml <<EOF\n"
+                        "  key: value\n"
+                        "  EOF\n"
+                        "ray job submit -- python3 train.py --rollout-batch-size 8 "
+                        "--hf-checkpoint /m/Qwen3-4B\n");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().find(":2: "), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("never ends"), std::string::npos) << r.error();
+    // closed at column 0 (or with tabs under <<-) nothing is said of it
+    for (const char* closing : {"cat > /tmp/cfg.yaml <<EOF\n  key: value\nEOF\n",
+                                "cat > /tmp/cfg.yaml <<-EOF\n\tkey: value\n\tEOF\n"}) {
+        auto fine = importText(dir, "b/run.sh",
+                               std::string("set -ex\n") + closing +
+                                   "ray job submit -- python3 train.py --rollout-batch-size 8 "
+                                   "--hf-checkpoint /m/Qwen3-4B\n");
+        ASSERT_TRUE(fine.ok()) << fine.error();
+        EXPECT_EQ(warnings(*fine).find("never ends"), std::string::npos) << warnings(*fine);
+    }
+}
+
 TEST(Issue45, RayPortsAndSubmitWordsAreKeptAndWrittenBack) {
     test::TempDir dir;
     auto r = importText(dir, "a/run.sh",
