@@ -9,6 +9,7 @@
 #include "backend/control/telemetry_ingestor.h"
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
+#include "tests/support/daemon_process.h"
 #include "tests/support/history_check.h"
 #include "tests/support/process.h"
 #include "tests/support/tcp_proxy.h"
@@ -19,7 +20,9 @@ namespace {
 using runplane::testing::checkContinuity;
 using runplane::testing::Daemon;
 using runplane::testing::queryInt;
-using runplane::testing::ScratchDir;
+// TempDir, not the history tests' ScratchDir: its destructor also stops the supervisors a killed
+// daemon leaves recording under it.
+using ScratchDir = runplane::testing::TempDir;
 using runplane::testing::TcpProxy;
 
 template <typename Pred>
