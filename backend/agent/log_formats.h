@@ -57,6 +57,7 @@ bool recognizeSglangBatch(const LineView& line, ParsedLogLine& out);          //
 bool recognizeVllmStats(const LineView& line, ParsedLogLine& out);            // engines.cpp
 bool recognizeMegatronIteration(const LineView& line, ParsedLogLine& out);    // megatron.cpp
 bool recognizeMegatronBadGradNorm(const LineView& line, ParsedLogLine& out);  // megatron.cpp
+bool recognizeMegatronTimers(const LineView& line, ParsedLogLine& out);       // megatron.cpp
 bool recognizeVerlStep(const LineView& line, ParsedLogLine& out);             // verl.cpp
 bool recognizeSlimeMemoryUsage(const LineView& line, ParsedLogLine& out);     // slime_memory.cpp
 bool recognizePhaseMarker(const LineView& line, ParsedLogLine& out);          // markers.cpp

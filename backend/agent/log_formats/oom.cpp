@@ -258,7 +258,20 @@ bool recognizeRayOomRaylet(const LineView& view, ParsedLogLine& out) {
     const std::string_view t = view.text;
     const auto p = logfmt::find(t, " Workers (tasks / actors) killed due to memory pressure");
     if (p == std::string_view::npos) {
+        // A terminal or syslog wrapped the message at a fixed width (vllm-project/vllm#1160):
+        // `2 Workers (tasks /` ends the line, ` actors) killed ...` starts the next.
+        const std::string_view trimmed = logfmt::trim(t);
+        if (logfmt::find(trimmed, " Workers (tasks") != std::string_view::npos &&
+            logfmt::find(trimmed, "killed") == std::string_view::npos) {
+            out.incomplete = true;
+        }
         return false;
+    }
+    // A wrapped message whose node `(ID: ..., IP: ...)` broke before the IP: the event as read so
+    // far, and the record continues on the next line (read again, joined, with the IP).
+    if (view.joined && logfmt::find(t, "(ID: ") != std::string_view::npos &&
+        logfmt::find(t, "IP: ") == std::string_view::npos) {
+        out.incomplete = true;
     }
     std::size_t i = p;
     while (i > 0 && t[i - 1] >= '0' && t[i - 1] <= '9') {
