@@ -12,7 +12,8 @@ EXPECT/NAME.expect holds, written by hand, what a careful reader extracts from t
 Counted per series by value (and step where given): a stored point equal to an expected one
 (relative 1e-9) is exact; an expected value with no equal point is wrong when the series holds
 an unmatched point, else missing; a run series that no expected line names is spurious (series
-every run has, found from an empty baseline run, are not log series and are left out). An
+every run has, found from an empty baseline run, and the daemon's `run.*` telemetry are not log
+series and are left out). An
 expected event is recognised when an event of its kind carries every listed attribute (numbers
 compared as numbers); events of an expected kind beyond those expected are reported as extra.
 
@@ -141,7 +142,9 @@ def main():
         for p in points:
             if p["run_id"] == run:
                 got.setdefault(p["series"], []).append((p["value"], p["step"]))
-        names_got = {s["name"] for s in series if s["run_id"] == run} - baseline
+        # The daemon's own telemetry of a run (`run.tree.rss_bytes`, ...) is no log series.
+        names_got = {s["name"] for s in series
+                     if s["run_id"] == run and not s["name"].startswith("run.")} - baseline
         row = {"paste": run, "values": len(values), "exact": 0, "wrong": [], "missing": [],
                "spurious": sorted(names_got - {v[0] for v in values}), "events": len(want_events),
                "recognised": 0, "unrecognised": [], "extra_events": []}
