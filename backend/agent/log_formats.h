@@ -70,6 +70,7 @@ bool recognizeRayOomNode(const LineView& line, ParsedLogLine& out);           //
 bool recognizeRayOomRaylet(const LineView& line, ParsedLogLine& out);         // oom.cpp
 bool recognizeHostOomKernel(const LineView& line, ParsedLogLine& out);        // oom.cpp
 bool recognizeHostOomShell(const LineView& line, ParsedLogLine& out);         // oom.cpp
+bool recognizeHostOomSlurm(const LineView& line, ParsedLogLine& out);         // oom.cpp
 bool recognizeWeightSyncFailure(const LineView& line, ParsedLogLine& out);    // failures.cpp
 bool recognizeBatchMismatch(const LineView& line, ParsedLogLine& out);        // failures.cpp
 

@@ -228,3 +228,47 @@ TEST(LogHeldout, OnlyALeadingCollectorStampIsDropped) {
 
 }  // namespace
 }  // namespace runplane::agent
+
+namespace runplane::agent {
+namespace {
+
+// Held-out round 3: a Slurm job's stderr (ArjunaCluster/ArjunaUsers#52): bash's report of the
+// child it lost to SIGKILL names the pid and the command; Slurm's step daemon says its cgroup
+// saw an OOM kill.
+TEST(LogHeldout, SlurmJobKilledByTheCgroupOomKillerIsAHostOom) {
+    const auto r = replayFixture("host_oom_shell_slurm_job_arjuna_52.log");
+    EXPECT_TRUE(r.values.empty());
+    ASSERT_EQ(r.events.size(), 2u);
+    EXPECT_EQ(r.events[0].kind, LogEventKind::HostOom);
+    EXPECT_EQ(attr(r.events[0], "source"), "shell");
+    EXPECT_EQ(attr(r.events[0], "pid"), "8156");
+    EXPECT_EQ(attr(r.events[0], "name"), "python3");
+    EXPECT_EQ(r.events[1].kind, LogEventKind::HostOom);
+    EXPECT_EQ(attr(r.events[1], "source"), "slurm");
+    EXPECT_EQ(attr(r.events[1], "oom_kill_events"), "1");
+    EXPECT_EQ(attr(r.events[1], "slurm_step"), "191.batch");
+}
+
+// `**Killed**`: the shell's word, bold inside a pasted code block (CharlesShang/FastMaskRCNN#172);
+// the training lines around it are no framework's format and give nothing.
+TEST(LogHeldout, BoldKilledInAPasteIsTheShellsKilled) {
+    const auto r = replayFixture("host_oom_shell_bold_fastmaskrcnn_172.log");
+    EXPECT_TRUE(r.values.empty());
+    ASSERT_EQ(r.events.size(), 1u);
+    EXPECT_EQ(r.events[0].kind, LogEventKind::HostOom);
+    EXPECT_EQ(attr(r.events[0], "source"), "shell");
+}
+
+// bash's job report only in its own shape: a number before ` Killed ` elsewhere is no kill.
+TEST(LogHeldout, OnlyBashsJobReportShapeIsAKill) {
+    LogReader reader;
+    EXPECT_TRUE(reader.feed("Process 123 Killed by the user").events.empty());
+    EXPECT_TRUE(reader.feed("run.sh: line x:  8156 Killed  python3 a.py").events.empty());
+    const auto p = reader.feed("./train.sh: line 7:   991 Killed                  torchrun x.py");
+    ASSERT_EQ(p.events.size(), 1u);
+    EXPECT_EQ(attr(p.events[0], "pid"), "991");
+    EXPECT_EQ(attr(p.events[0], "name"), "torchrun");
+}
+
+}  // namespace
+}  // namespace runplane::agent
