@@ -86,6 +86,23 @@ std::string stripAnsi(std::string_view line) {
     return out;
 }
 
+// syslog's `#033[` spelling of the escape byte (memchr first: most lines have no '#').
+bool hasSyslogEscape(std::string_view head) {
+    const char* p = head.data();
+    const char* end = head.data() + head.size();
+    while (p < end) {
+        p = static_cast<const char*>(std::memchr(p, '#', static_cast<std::size_t>(end - p)));
+        if (p == nullptr) {
+            return false;
+        }
+        if (std::string_view(p, static_cast<std::size_t>(end - p)).starts_with("#033[")) {
+            return true;
+        }
+        ++p;
+    }
+    return false;
+}
+
 bool hasAnsi(std::string_view line) {
     if (std::memchr(line.data(), '\x1b', line.size()) != nullptr) {
         return true;
@@ -93,8 +110,7 @@ bool hasAnsi(std::string_view line) {
     // Remnants: Ray colours its prefix, `[36m(Actor pid=1)[0m ...`; looked for at the start only.
     const std::string_view head = line.substr(0, 256);
     return head.size() > 4 &&
-           (head.find("[0m") != std::string_view::npos ||
-            head.find("#033[") != std::string_view::npos ||
+           (hasSyslogEscape(head) || head.find("[0m") != std::string_view::npos ||
             (head[0] == '[' && isDigit(head[1]) && head.find("m(") != std::string_view::npos));
 }
 
@@ -149,6 +165,9 @@ std::size_t collectorTimestamp(std::string_view s) {
             i += 6;
         }
         return i < s.size() && s[i] == ' ' ? i + 1 : 0;
+    }
+    if (s.size() <= 16 || s[3] != ' ' || s[9] != ':') {
+        return 0;
     }
     static constexpr std::string_view kMonths[] = {"Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ",
                                                    "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec "};
