@@ -477,6 +477,23 @@ ParsedLogLine LogReader::feed(std::string_view line) {
         return std::string(view.actor) + ":" + std::to_string(view.pid) + ":" +
                std::to_string(view.rank);
     };
+
+    // One NCCL failure told on two lines in a row by the same process with the same result code
+    // (`DistBackendError: NCCL error in: ..., unhandled cuda error` then `ncclUnhandledCudaError:
+    // Call to CUDA function failed.`, pytorch/pytorch#170045) is one event.
+    std::string ncclSig;
+    for (auto it = out.events.begin(); it != out.events.end();) {
+        if (it->kind == LogEventKind::NcclError && it->attrs.count("code") != 0) {
+            const std::string sig = it->attrs["code"] + ":" + it->attrs["rank"] + ":" + keyOf();
+            if (sig == m_prevNcclError || sig == ncclSig) {
+                it = out.events.erase(it);
+                continue;
+            }
+            ncclSig = sig;
+        }
+        ++it;
+    }
+    m_prevNcclError = ncclSig;
     const std::string_view body = view.body;
     const bool indented = !body.empty() && (body.front() == ' ' || body.front() == '\t');
     // Python 3.11+ marks the failing expression of a frame with a line of `~` and `^` only: a
