@@ -20,6 +20,7 @@ const std::vector<LogFormat>& logFormats() {
         // Metric records.
         {"slime_dict", R"(\d: \{)", recognizeSlimeDict, false},
         {"megatron_iteration", R"(iteration +\d)", recognizeMegatronIteration, false},
+        {"megatron_timers", R"(^time \(ms\) \|)", recognizeMegatronTimers, false},
         {"sglang_batch", R"(batch[.,] )", recognizeSglangBatch, false},
         {"vllm_stats", R"(throughput: |cache usage: )", recognizeVllmStats, false},
         {"verl_step", R"(^step:\d)", recognizeVerlStep, false},
@@ -34,9 +35,12 @@ const std::vector<LogFormat>& logFormats() {
         {"cuda_oom", R"(out of memory)", recognizeCudaOom, true},
         {"ray_oom_task", R"(running low on memory)", recognizeRayOomTask, true},
         {"ray_oom_node", R"(Memory on the node)", recognizeRayOomNode, true},
-        {"ray_oom_raylet", R"(killed due to memory pressure)", recognizeRayOomRaylet, true},
+        {"ray_oom_raylet", R"(killed due to memory pressure|Workers \(tasks /)",
+         recognizeRayOomRaylet, true},
         {"host_oom_kernel", R"(Killed process )", recognizeHostOomKernel, true},
-        {"host_oom_shell", R"(^Killed|^已杀死)", recognizeHostOomShell, true},
+        {"host_oom_shell", R"(^Killed|^已杀死|^\*\*Killed\*\*|\d Killed +\S)",
+         recognizeHostOomShell, true},
+        {"host_oom_slurm", R"(oom-kill event\(s\))", recognizeHostOomSlurm, true},
         {"nccl", R"(NCCL|nccl|Bad address|Watchdog caught)", recognizeNccl, true},
         {"weight_sync_failure",
          R"(parameter online|update_weight|_weight_update|collective_rpc method failed)",
@@ -59,12 +63,16 @@ std::string engineLabel(const LineView& line) {
     if (line.pid >= 0) {
         add("pid" + std::to_string(line.pid));
     }
-    // SGLang's scheduler prefix: the first `[...]` of the body carries `DP6 TP6` (also PP/EP).
+    // SGLang's scheduler prefix: a `[...]` near the start of the body carries `DP6 TP6` (also
+    // PP/EP); the first of up to 4 such groups within 256 bytes that names a rank (text pasted
+    // before the prefix, sgl-project/sglang#36081, moves it right).
     const std::string_view body = line.body;
-    const auto open = body.find('[');
-    if (open != std::string_view::npos && open < 64) {
+    std::size_t open = body.find('[');
+    for (int group = 0; group < 4 && open != std::string_view::npos && open < 256;
+         ++group, open = body.find('[', open + 1)) {
         const auto close = body.find(']', open);
         if (close != std::string_view::npos && close - open < 96) {
+            const std::size_t before = label.size();
             std::string_view inside = body.substr(open + 1, close - open - 1);
             while (!inside.empty()) {
                 const auto sp = inside.find(' ');
@@ -84,6 +92,9 @@ std::string engineLabel(const LineView& line) {
                         add(part);
                     }
                 }
+            }
+            if (label.size() != before) {
+                break;
             }
         }
     }

@@ -57,6 +57,7 @@ bool recognizeSglangBatch(const LineView& line, ParsedLogLine& out);          //
 bool recognizeVllmStats(const LineView& line, ParsedLogLine& out);            // engines.cpp
 bool recognizeMegatronIteration(const LineView& line, ParsedLogLine& out);    // megatron.cpp
 bool recognizeMegatronBadGradNorm(const LineView& line, ParsedLogLine& out);  // megatron.cpp
+bool recognizeMegatronTimers(const LineView& line, ParsedLogLine& out);       // megatron.cpp
 bool recognizeVerlStep(const LineView& line, ParsedLogLine& out);             // verl.cpp
 bool recognizeSlimeMemoryUsage(const LineView& line, ParsedLogLine& out);     // slime_memory.cpp
 bool recognizePhaseMarker(const LineView& line, ParsedLogLine& out);          // markers.cpp
@@ -69,6 +70,7 @@ bool recognizeRayOomNode(const LineView& line, ParsedLogLine& out);           //
 bool recognizeRayOomRaylet(const LineView& line, ParsedLogLine& out);         // oom.cpp
 bool recognizeHostOomKernel(const LineView& line, ParsedLogLine& out);        // oom.cpp
 bool recognizeHostOomShell(const LineView& line, ParsedLogLine& out);         // oom.cpp
+bool recognizeHostOomSlurm(const LineView& line, ParsedLogLine& out);         // oom.cpp
 bool recognizeWeightSyncFailure(const LineView& line, ParsedLogLine& out);    // failures.cpp
 bool recognizeBatchMismatch(const LineView& line, ParsedLogLine& out);        // failures.cpp
 

@@ -60,6 +60,17 @@ std::string stripAnsi(std::string_view line) {
         if (line[i] == '\x1b') {
             continue;
         }
+        // syslog writes the escape byte as `#033` (vllm-project/vllm#1160): `#033[2m(raylet)`.
+        if (line.compare(i, 5, "#033[") == 0) {
+            std::size_t j = i + 5;
+            while (j < line.size() && j - i <= 16 && (isDigit(line[j]) || line[j] == ';')) {
+                ++j;
+            }
+            if (j < line.size() && line[j] == 'm') {
+                i = j;
+                continue;
+            }
+        }
         if (line[i] == '[' && i + 2 < line.size() && isDigit(line[i + 1])) {
             std::size_t j = i + 1;
             while (j < line.size() && j - i <= 8 && (isDigit(line[j]) || line[j] == ';')) {
@@ -75,6 +86,23 @@ std::string stripAnsi(std::string_view line) {
     return out;
 }
 
+// syslog's `#033[` spelling of the escape byte (memchr first: most lines have no '#').
+bool hasSyslogEscape(std::string_view head) {
+    const char* p = head.data();
+    const char* end = head.data() + head.size();
+    while (p < end) {
+        p = static_cast<const char*>(std::memchr(p, '#', static_cast<std::size_t>(end - p)));
+        if (p == nullptr) {
+            return false;
+        }
+        if (std::string_view(p, static_cast<std::size_t>(end - p)).starts_with("#033[")) {
+            return true;
+        }
+        ++p;
+    }
+    return false;
+}
+
 bool hasAnsi(std::string_view line) {
     if (std::memchr(line.data(), '\x1b', line.size()) != nullptr) {
         return true;
@@ -82,7 +110,7 @@ bool hasAnsi(std::string_view line) {
     // Remnants: Ray colours its prefix, `[36m(Actor pid=1)[0m ...`; looked for at the start only.
     const std::string_view head = line.substr(0, 256);
     return head.size() > 4 &&
-           (head.find("[0m") != std::string_view::npos ||
+           (hasSyslogEscape(head) || head.find("[0m") != std::string_view::npos ||
             (head[0] == '[' && isDigit(head[1]) && head.find("m(") != std::string_view::npos));
 }
 
@@ -103,6 +131,56 @@ void stripQuoteMarkers(std::string_view& body) {
     }
 }
 
+bool digitsAt(std::string_view s, std::size_t at, std::size_t n) {
+    if (at + n > s.size()) {
+        return false;
+    }
+    for (std::size_t k = at; k < at + n; ++k) {
+        if (!isDigit(s[k])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// A time stamp that a log collector put before the line: docker's / Kubernetes' RFC 3339
+// `2026-05-12T08:01:39.331095044Z ` (tenstorrent/tt-inference-server#3359) or syslog's and CI
+// consoles' `Oct 16 02:07:00 ` (pytorch/pytorch#12744). Returns its length with the one space
+// after it, or 0.
+std::size_t collectorTimestamp(std::string_view s) {
+    if (digitsAt(s, 0, 4) && s.size() > 20 && s[4] == '-' && digitsAt(s, 5, 2) && s[7] == '-' &&
+        digitsAt(s, 8, 2) && s[10] == 'T' && digitsAt(s, 11, 2) && s[13] == ':' &&
+        digitsAt(s, 14, 2) && s[16] == ':' && digitsAt(s, 17, 2)) {
+        std::size_t i = 19;
+        if (i < s.size() && s[i] == '.') {
+            ++i;
+            while (i < s.size() && isDigit(s[i]) && i < 32) {
+                ++i;
+            }
+        }
+        if (i < s.size() && s[i] == 'Z') {
+            ++i;
+        } else if (i + 6 <= s.size() && (s[i] == '+' || s[i] == '-') && digitsAt(s, i + 1, 2) &&
+                   s[i + 3] == ':' && digitsAt(s, i + 4, 2)) {
+            i += 6;
+        }
+        return i < s.size() && s[i] == ' ' ? i + 1 : 0;
+    }
+    if (s.size() <= 16 || s[3] != ' ' || s[9] != ':') {
+        return 0;
+    }
+    static constexpr std::string_view kMonths[] = {"Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ",
+                                                   "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec "};
+    for (std::string_view m : kMonths) {
+        if (s.starts_with(m) && s.size() > 16 && (s[4] == ' ' || isDigit(s[4])) && isDigit(s[5]) &&
+            s[6] == ' ' && digitsAt(s, 7, 2) && s[9] == ':' && digitsAt(s, 10, 2) && s[12] == ':' &&
+            digitsAt(s, 13, 2) && s[15] == ' ') {
+            return 16;
+        }
+    }
+    return 0;
+}
+
 // Reads the process prefixes of `line` into `view` (text must outlive the view).
 void prepareView(std::string_view text, LineView& view) {
     view.text = text;
@@ -110,6 +188,13 @@ void prepareView(std::string_view text, LineView& view) {
     std::string_view lead = text;
     while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) {
         lead.remove_prefix(1);
+    }
+    if (const std::size_t ts = collectorTimestamp(lead); ts > 0) {
+        body = lead.substr(ts);  // the line after the collector's stamp, its indentation kept
+        lead = body;
+        while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) {
+            lead.remove_prefix(1);
+        }
     }
     if (lead.starts_with("> ") || lead.starts_with("`") || lead.starts_with("(") ||
         lead.starts_with("[rank")) {
@@ -392,14 +477,42 @@ ParsedLogLine LogReader::feed(std::string_view line) {
         return std::string(view.actor) + ":" + std::to_string(view.pid) + ":" +
                std::to_string(view.rank);
     };
+
+    // One NCCL failure told on two lines in a row by the same process with the same result code
+    // (`DistBackendError: NCCL error in: ..., unhandled cuda error` then `ncclUnhandledCudaError:
+    // Call to CUDA function failed.`, pytorch/pytorch#170045) is one event.
+    std::string ncclSig;
+    for (auto it = out.events.begin(); it != out.events.end();) {
+        if (it->kind == LogEventKind::NcclError && it->attrs.count("code") != 0) {
+            const std::string sig = it->attrs["code"] + ":" + it->attrs["rank"] + ":" + keyOf();
+            if (sig == m_prevNcclError || sig == ncclSig) {
+                it = out.events.erase(it);
+                continue;
+            }
+            ncclSig = sig;
+        }
+        ++it;
+    }
+    m_prevNcclError = ncclSig;
     const std::string_view body = view.body;
     const bool indented = !body.empty() && (body.front() == ' ' || body.front() == '\t');
+    // Python 3.11+ marks the failing expression of a frame with a line of `~` and `^` only: a
+    // traceback's frame even when the paste starts below its `Traceback` line.
+    auto caretsOnly = [](std::string_view t) {
+        t = logfmt::trim(t);
+        return !t.empty() && t.find_first_not_of("~^") == std::string_view::npos;
+    };
+    // Ray's head line of a failed task, `ray.exceptions.RayTaskError(RuntimeError): ray::
+    // MegatronTrainRayActor.train() (pid=..., ip=...)`, is printed above the task's own frames:
+    // it names the failure even when no frames come before it (THUDM/slime#795).
+    const bool rayTaskHead = !indented && body.starts_with("ray.exceptions.RayTaskError") &&
+                             logfmt::find(body, "ray::") != std::string_view::npos;
     if (body.starts_with("Traceback (most recent call last)") ||
-        (indented && logfmt::trim(body).starts_with("File \""))) {
+        (indented && (logfmt::trim(body).starts_with("File \"") || caretsOnly(body)))) {
         m_inTraceback = true;
         m_tracebackKey = keyOf();
-    } else if (m_inTraceback && !indented && !body.starts_with("^") &&
-               !logfmt::trim(body).empty() && keyOf() == m_tracebackKey) {
+    } else if (((m_inTraceback && keyOf() == m_tracebackKey) || rayTaskHead) && !indented &&
+               !body.starts_with("^") && !logfmt::trim(body).empty()) {
         m_inTraceback = false;
         const std::string name = exceptionName(body);
         if (!name.empty()) {

@@ -84,8 +84,9 @@ class LogReader {
     bool m_inTraceback = false;
     std::string m_rayletIp;  // the previous line was the raylet's, from this node
     bool m_prevRaylet = false;
-    LogEvent m_heldRayOom;  // the `Task was killed` event, until its details arrive
-    int m_heldLines = -1;   // lines left before the held event goes out as it is
+    LogEvent m_heldRayOom;        // the `Task was killed` event, until its details arrive
+    int m_heldLines = -1;         // lines left before the held event goes out as it is
+    std::string m_prevNcclError;  // code:rank:process of the previous line's NCCL error, or ""
     void releaseHeld(ParsedLogLine& out);
 };
 

@@ -23,7 +23,7 @@ struct Field {
 };
 
 // SGLang's keys (python/sglang/srt/managers/scheduler_metrics_mixin.py prints them).
-constexpr std::array<Field, 20> kSglang{{
+constexpr std::array<Field, 21> kSglang{{
     {"#running-req", "running_requests"},
     {"#queue-req", "queued_requests"},
     {"#token", "kv_tokens"},
@@ -39,6 +39,7 @@ constexpr std::array<Field, 20> kSglang{{
     {"#pending-token", "pending_tokens"},
     {"accept len", "spec_accept_length"},
     {"accept length", "spec_accept_length"},
+    {"accept rate", "spec_accept_rate"},  // speculative decoding (sgl-project/sgl-kernel-npu#608)
     {"#inflight-req", "inflight_requests"},
     // Hybrid models (radixark/miles#308): full and SWA pools, Mamba state slots.
     {"#full token", "full_kv_tokens"},

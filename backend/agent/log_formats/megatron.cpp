@@ -181,6 +181,46 @@ bool recognizeMegatronIteration(const LineView& view, ParsedLogLine& out) {
     return true;
 }
 
+// Megatron-LM's timers, printed after an iteration record (megatron/core/timers.py, the
+// `max` option): `time (ms) | forward-compute: 193.77 | backward-compute: 73.02 | ... |
+// batch-generator: 25.27` (NVIDIA/nccl#743), each into `megatron/timers/<name>_ms` (the timer's
+// own name, lower case, other characters `_`), no step (the line names none). A record whose
+// last field has no value yet was cut and continues on the next line.
+bool recognizeMegatronTimers(const LineView& view, ParsedLogLine& out) {
+    std::string_view text = logfmt::trim(view.body);
+    if (!text.starts_with("time (ms)")) {
+        return false;
+    }
+    std::string_view rest = text.substr(9);
+    if (rest.empty() || logfmt::trim(rest).front() != '|') {
+        return false;
+    }
+    int kept = 0;
+    while (!rest.empty()) {
+        const auto bar = rest.find('|');
+        const std::string_view piece = logfmt::trim(rest.substr(0, bar));
+        rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+        const auto colon = piece.rfind(": ");
+        if (colon == std::string_view::npos) {
+            continue;
+        }
+        const std::string_view key = logfmt::trim(piece.substr(0, colon));
+        const std::string_view val = logfmt::trim(piece.substr(colon + 2));
+        double v = 0;
+        std::size_t used = 0;
+        if (key.empty() || !parseValue(val, v, used) || used != val.size() || !std::isfinite(v)) {
+            continue;
+        }
+        out.metrics.push_back(LogMetric{"megatron/timers/" + seriesKey(key, "ms"), v, -1});
+        ++kept;
+    }
+    if (kept == 0) {
+        return false;
+    }
+    out.progress = true;
+    return true;
+}
+
 bool recognizeMegatronBadGradNorm(const LineView& view, ParsedLogLine& out) {
     const std::string_view text = view.body;
     if (logfmt::find(text, "Bad grad_norm detected") == std::string_view::npos) {

@@ -17,8 +17,9 @@
 // host_oom (the kernel's OOM killer, as the run's output shows it): the kernel line `Out of
 //   memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB,
 //   shmem-rss:0kB` (older kernels: a second line `Killed process 25635 (python) ...`), and the
-//   shell's `Killed` / `Killed: 9` / `已杀死`. attrs: pid, name, rss_bytes, anon_rss_bytes,
-//   source (kernel | shell), summary.
+//   shell's `Killed` / `Killed: 9` / `已杀死` (also `**Killed**`), bash's job report `script: line
+//   28:  8156 Killed   python3 main.py` and Slurm's `Detected 1 oom-kill event(s) in StepId=...`.
+//   attrs: pid, name, rss_bytes, anon_rss_bytes, source (kernel | shell | slurm), summary.
 // Fixtures: tests/agent/fixtures/logs/{cuda_oom,ray_oom,slime_ray_oom,host_oom}_*.log.
 #include <cmath>
 #include <cstdlib>
@@ -258,7 +259,20 @@ bool recognizeRayOomRaylet(const LineView& view, ParsedLogLine& out) {
     const std::string_view t = view.text;
     const auto p = logfmt::find(t, " Workers (tasks / actors) killed due to memory pressure");
     if (p == std::string_view::npos) {
+        // A terminal or syslog wrapped the message at a fixed width (vllm-project/vllm#1160):
+        // `2 Workers (tasks /` ends the line, ` actors) killed ...` starts the next.
+        const std::string_view trimmed = logfmt::trim(t);
+        if (logfmt::find(trimmed, " Workers (tasks") != std::string_view::npos &&
+            logfmt::find(trimmed, "killed") == std::string_view::npos) {
+            out.incomplete = true;
+        }
         return false;
+    }
+    // A wrapped message whose node `(ID: ..., IP: ...)` broke before the IP: the event as read so
+    // far, and the record continues on the next line (read again, joined, with the IP).
+    if (view.joined && logfmt::find(t, "(ID: ") != std::string_view::npos &&
+        logfmt::find(t, "IP: ") == std::string_view::npos) {
+        out.incomplete = true;
     }
     std::size_t i = p;
     while (i > 0 && t[i - 1] >= '0' && t[i - 1] <= '9') {
@@ -326,16 +340,98 @@ bool recognizeHostOomKernel(const LineView& view, ParsedLogLine& out) {
 }
 
 bool recognizeHostOomShell(const LineView& view, ParsedLogLine& out) {
-    const std::string_view line = logfmt::trim(view.body);
-    if (line != "Killed" && line != "Killed: 9" && line != "已杀死") {
+    std::string_view line = logfmt::trim(view.body);
+    // Markdown bold kept inside a pasted code block (CharlesShang/FastMaskRCNN#172).
+    if (line.size() > 4 && line.starts_with("**") && line.ends_with("**")) {
+        line = logfmt::trim(line.substr(2, line.size() - 4));
+    }
+    if (line == "Killed" || line == "Killed: 9" || line == "已杀死") {
+        LogEvent ev =
+            logfmt::makeEvent(LogEventKind::HostOom,
+                              "host OOM? a process was killed (SIGKILL): " + std::string(line));
+        ev.attrs["source"] = "shell";
+        ev.attrs["line"] = std::string(line);
+        ev.attrs["summary"] = "killed by SIGKILL (host OOM?)";
+        out.events.push_back(std::move(ev));
+        return true;
+    }
+    // bash's job report of a child it lost to SIGKILL, with its pid and command:
+    // `/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed                  python3
+    // main.py ...` (ArjunaCluster/ArjunaUsers#52).
+    const auto k = logfmt::find(line, " Killed ");
+    if (k == std::string_view::npos || k == 0) {
         return false;
     }
-    LogEvent ev =
-        logfmt::makeEvent(LogEventKind::HostOom, "host OOM? a process was killed (SIGKILL): " +
-                                                     std::string(logfmt::trim(view.body)));
+    std::size_t b = k;
+    while (b > 0 && line[b - 1] >= '0' && line[b - 1] <= '9') {
+        --b;
+    }
+    const std::string_view pid = line.substr(b, k - b);
+    std::string_view before = logfmt::trim(line.substr(0, b));
+    if (pid.empty() || pid.size() > 10 || !(before.empty() || before.ends_with(":"))) {
+        return false;
+    }
+    if (!before.empty()) {  // `<script>: line <N>:`
+        before.remove_suffix(1);
+        const auto at = before.rfind(": line ");
+        if (at == std::string_view::npos) {
+            return false;
+        }
+        for (char c : before.substr(at + 7)) {
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+    }
+    std::string_view command = logfmt::trim(line.substr(k + 8));
+    if (command.empty()) {
+        return false;
+    }
+    std::string_view name = command.substr(0, command.find(' '));
+    if (const auto slash = name.rfind('/'); slash != std::string_view::npos) {
+        name.remove_prefix(slash + 1);
+    }
+    const std::string summary =
+        "host OOM? pid " + std::string(pid) + " (" + std::string(name) + ") killed by SIGKILL";
+    LogEvent ev = logfmt::makeEvent(LogEventKind::HostOom, summary);
     ev.attrs["source"] = "shell";
-    ev.attrs["line"] = std::string(logfmt::trim(view.body));
-    ev.attrs["summary"] = "killed by SIGKILL (host OOM?)";
+    ev.attrs["pid"] = std::string(pid);
+    ev.attrs["name"] = std::string(name);
+    ev.attrs["line"] = std::string(line.substr(0, 512));
+    ev.attrs["summary"] = summary;
+    out.events.push_back(std::move(ev));
+    return true;
+}
+
+// Slurm's step daemon after the job's cgroup hit its memory limit: `slurmstepd: error: Detected 1
+// oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have been killed by
+// the cgroup out-of-memory handler.` (ArjunaCluster/ArjunaUsers#52). attrs: source = slurm,
+// oom_kill_events, slurm_step.
+bool recognizeHostOomSlurm(const LineView& view, ParsedLogLine& out) {
+    const std::string_view t = view.body;
+    const auto d = logfmt::find(t, "Detected ");
+    const auto e = logfmt::find(t, " oom-kill event");
+    if (d == std::string_view::npos || e == std::string_view::npos || e <= d + 9) {
+        return false;
+    }
+    const std::string_view count = t.substr(d + 9, e - d - 9);
+    if (count.empty() || count.size() > 9 ||
+        count.find_first_not_of("0123456789") != std::string_view::npos) {
+        return false;
+    }
+    const std::string step = textAfter(t, "StepId=", " ", 64);
+    std::string summary = "host OOM: Slurm saw " + std::string(count) + " OOM kill" +
+                          (count == "1" ? "" : "s") + " in the job's cgroup";
+    if (!step.empty()) {
+        summary += " (step " + step + ")";
+    }
+    LogEvent ev = logfmt::makeEvent(LogEventKind::HostOom, summary);
+    ev.attrs["source"] = "slurm";
+    ev.attrs["oom_kill_events"] = std::string(count);
+    if (!step.empty()) {
+        ev.attrs["slurm_step"] = step;
+    }
+    ev.attrs["summary"] = summary;
     out.events.push_back(std::move(ev));
     return true;
 }
