@@ -121,7 +121,8 @@ TEST(CompareForkMark, ForkedRunShowsAMarkAtTheForkStepLabelledWithTheChild) {
     EXPECT_EQ(verticalLines(*panel), (std::vector<double>{30}));
     EXPECT_EQ(labels(*panel), (std::vector<Mark>{{30, QStringLiteral("fork: forked")}}));
     page.showGrid(false);
-
+    EXPECT_EQ(verticalLines(*canvas(page.plot())), (std::vector<double>{30}));  // flushed: shown
+    test::pump(200);
     EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare-fork-mark.png"))));
 
     // Without the forked run among the compared runs, no mark.
