@@ -134,6 +134,10 @@ TEST(ReportGroups, GroupsByTagWithMeanAndMinMaxAtEachStep) {
                                   "eval/score,(untagged),0,0.5,0.5,0.5,1\n"
                                   "eval/score,(untagged),10,0.625,0.625,0.625,1\n"));
     EXPECT_TRUE(files->written.contains(request.outDir + QStringLiteral("/compare_groups.csv")));
+    // The grouped plot, for docs/gui.md.
+    const QString png = test::screenshotPath(QStringLiteral("report-groups.png"));
+    QFile::remove(png);
+    EXPECT_TRUE(QFile::copy(request.outDir + QStringLiteral("/compare_eval_score.png"), png));
 
     // Without --group-by: no Groups section.
     request.groupBy.clear();
