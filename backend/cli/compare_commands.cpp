@@ -38,6 +38,7 @@ struct CompareOptions {
     std::string png;
     std::string metric;
     std::string baseline;  // the run the report's deltas are against (issue 49)
+    std::string groupBy;   // "tags" or a recipe field: one curve per group (issue 49)
 };
 
 constexpr std::size_t kMinRuns = 2;
@@ -184,6 +185,9 @@ int runCompare(const CompareOptions& o) {
     if (!o.baseline.empty()) {
         args.insert(args.end(), {"--baseline", o.baseline});
     }
+    if (!o.groupBy.empty()) {
+        args.insert(args.end(), {"--group-by", o.groupBy});
+    }
     const int rc = runChild(args);
     int status = 0;
     std::vector<std::string> written;
@@ -258,6 +262,9 @@ const bool kRegistered =
         cmd->add_option("--metric", o->metric, "The eval metric of --png, e.g. eval/gsm8k");
         cmd->add_option("--baseline", o->baseline,
                         "The run the deltas are against (one of the runs; default: the first)");
+        cmd->add_option("--group-by", o->groupBy,
+                        "Group the runs: tags, or a recipe field that differs (mean, min-max band "
+                        "per group in the plots, and the report's Groups table)");
         cmd->callback([o, &context] { context.exitCode = runCompare(*o); });
     });
 

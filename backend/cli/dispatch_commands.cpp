@@ -16,6 +16,7 @@
 #include "backend/cli/command_registry.h"
 #include "backend/cli/connection_flags.h"
 #include "backend/cli/planned_roles.h"
+#include "backend/cli/run_lineage_cli.h"
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_history.h"
 #include "backend/control/dispatch_membership.h"
@@ -58,6 +59,8 @@ struct LaunchOptions : CommonOptions {
     std::string workdir;
     std::string history = runplane::control::defaultHistoryPath();
     std::string name;
+    std::string resumes;  // RUN[@STEP]: lineage (docs/history.md "Run lineage")
+    std::string forks;
     std::vector<std::string> argv;
 };
 
@@ -303,6 +306,12 @@ void runPreflight(PreflightOptions o, int& exitCode) {
 
 void runLaunch(LaunchOptions o, int& exitCode) {
     runplane::cli::Connection connection;
+    if (const std::string bad = runplane::cli::checkNamedParent(o.history, o.resumes, o.forks);
+        !bad.empty()) {  // the parent must be known before any node is touched
+        std::cerr << "dispatch launch: " << bad << "\n";
+        exitCode = 2;
+        return;
+    }
     if (!connect(o.connection, o.callTimeout, "dispatch launch", &connection, exitCode) ||
         !headAndWorkers(o.head, o.workers, connection, "dispatch launch", exitCode)) {
         return;
@@ -358,12 +367,20 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     record.historyPath = o.history;
     record.runName = o.name;
     record.recipeYaml = r.run.recipeYaml;
-    record.provenanceJson =
-        json{{"argv", r.run.argv}, {"recipe_path", std::filesystem::absolute(o.recipe).string()}}
-            .dump();
+    record.provenanceJson = json{{"argv", r.run.argv},
+                                 {"workdir", r.run.workdir},
+                                 {"recipe_path", std::filesystem::absolute(o.recipe).string()}}
+                                .dump();
     if (runplane::Status s = recordLaunch(record, r, result); !s.ok()) {
         // The cluster state is what it is; only the record is missing, and the user is told.
         std::cerr << "dispatch launch: not recorded in the history: " << s.error() << "\n";
+    } else if (result.launched) {
+        // The same lineage as `submit`: the named parent, else the checkpoint the argv loads.
+        const std::string lineage = runplane::cli::recordLaunchLineage(
+            o.history, result.headRun.runId.value(), o.resumes, o.forks, r.run.argv, r.run.workdir);
+        if (!lineage.empty()) {
+            std::cerr << "dispatch launch: " << lineage << "\n";
+        }
     }
     if (o.json) {
         json doc{{"launched", result.launched},
@@ -466,6 +483,10 @@ const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
     launchCmd->add_option("--history", launch->history, "History file ($RUNPLANE_HISTORY)")
         ->capture_default_str();
     launchCmd->add_option("--name", launch->name, "Run name in the history (default: the run id)");
+    launchCmd->add_option("--resumes", launch->resumes,
+                          "RUN[@STEP]: this run resumes RUN's checkpoint (lineage)");
+    launchCmd->add_option("--forks", launch->forks,
+                          "RUN[@STEP]: this run forks from RUN at STEP (lineage)");
     launchCmd->add_option("--workdir", launch->workdir,
                           "Working directory under the head's run root");
     launchCmd->add_option("command", launch->argv,

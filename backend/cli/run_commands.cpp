@@ -185,32 +185,10 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
     if (spec.name.empty()) {
         spec.name = recipeName;
     }
-    if (!options.resumes.empty() && !options.forks.empty()) {
-        return fail("--resumes and --forks: give one parent", 2);
-    }
-    if (const std::string& named = options.resumes.empty() ? options.forks : options.resumes;
-        !named.empty()) {  // the parent must be known before anything starts
-        auto parsed = runplane::db::parseRunAtStep(named);
-        if (!parsed.ok()) {
-            return fail(
-                std::string(options.resumes.empty() ? "--forks " : "--resumes ") + parsed.error(),
-                2);
-        }
-        runplane::db::OpenOptions ro;
-        ro.readOnly = true;
-        std::error_code ec;
-        auto known = fs::exists(options.history, ec)
-                         ? runplane::db::History::open(options.history, ro)
-                         : runplane::Result<std::unique_ptr<runplane::db::History>>(
-                               runplane::Error{"no history at " + options.history});
-        auto parent = known.ok() ? (*known)->run(runplane::RunId{parsed->first})
-                                 : runplane::Result<std::optional<runplane::db::RunRecord>>(
-                                       runplane::Error{known.error()});
-        if (!parent.ok() || !parent->has_value()) {
-            return fail("parent run '" + parsed->first + "' is not in the history (" +
-                            (parent.ok() ? options.history : parent.error()) + ")",
-                        2);
-        }
+    if (const std::string bad = runplane::cli::checkNamedParent(options.history, options.resumes,
+                                                                options.forks);
+        !bad.empty()) {  // the parent must be known before anything starts
+        return fail(bad, 2);
     }
     json provenance = {{"controller_argv", ownCommandLine()},
                        {"controller_host", hostName()},

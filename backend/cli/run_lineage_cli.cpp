@@ -221,6 +221,34 @@ std::string lineageCell(const std::string& kind, const std::string& parent, long
     return kind + " of " + parent + stepText(step);
 }
 
+std::string checkNamedParent(const std::string& historyPath, const std::string& resumes,
+                             const std::string& forks) {
+    if (!resumes.empty() && !forks.empty()) {
+        return "--resumes and --forks: give one parent";
+    }
+    const std::string& named = resumes.empty() ? forks : resumes;
+    if (named.empty()) {
+        return "";
+    }
+    auto parsed = db::parseRunAtStep(named);
+    if (!parsed.ok()) {
+        return std::string(resumes.empty() ? "--forks " : "--resumes ") + parsed.error();
+    }
+    db::OpenOptions ro;
+    ro.readOnly = true;
+    std::error_code ec;
+    auto known = std::filesystem::exists(historyPath, ec)
+                     ? db::History::open(historyPath, ro)
+                     : Result<std::unique_ptr<db::History>>(Error{"no history at " + historyPath});
+    auto parent = known.ok() ? (*known)->run(RunId{parsed->first})
+                             : Result<std::optional<db::RunRecord>>(Error{known.error()});
+    if (!parent.ok() || !parent->has_value()) {
+        return "parent run '" + parsed->first + "' is not in the history (" +
+               (parent.ok() ? historyPath : parent.error()) + ")";
+    }
+    return "";
+}
+
 std::string recordLaunchLineage(const std::string& historyPath, const std::string& runId,
                                 const std::string& resumes, const std::string& forks,
                                 const std::vector<std::string>& argv, const std::string& workdir) {

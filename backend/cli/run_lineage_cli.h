@@ -17,9 +17,17 @@ struct CliContext;
 /// Adds `show` and `parent` under the `runs` command.
 void addRunLineageCommands(CLI::App& runs, CliContext& context);
 
-/// After a submit: records the run's parent in the history at `historyPath`, from `resumes` /
-/// `forks` ("RUN" or "RUN@STEP"; at most one given) or else detected from the launch's argv.
-/// Returns a line to print ("" when there is no parent); an error line starts with "error: ".
+/// Before a launch (`submit`, `dispatch launch`): checks `resumes` / `forks` ("RUN" or
+/// "RUN@STEP"; at most one given) and that the parent is in the history at `historyPath`, opened
+/// read-only. Returns "" when there is nothing to check or it is fine, else the error (to print
+/// with exit 2 before anything starts).
+std::string checkNamedParent(const std::string& historyPath, const std::string& resumes,
+                             const std::string& forks);
+
+/// After a submit or a dispatch launch: records the run's parent in the history at `historyPath`,
+/// from `resumes` / `forks` ("RUN" or "RUN@STEP"; at most one given) or else detected from the
+/// launch's argv. Returns a line to print ("" when there is no parent); an error line starts with
+/// "error: ".
 std::string recordLaunchLineage(const std::string& historyPath, const std::string& runId,
                                 const std::string& resumes, const std::string& forks,
                                 const std::vector<std::string>& argv, const std::string& workdir);

@@ -1,4 +1,5 @@
 // History: a run's diagnoses (issue #44, docs/diagnosis.md), bounded per run.
+#include "db/history/each_row.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
 
@@ -74,21 +75,18 @@ Result<std::vector<DiagnosisRecord>> History::listDiagnoses(const RunId& run, bo
     }
     q->bind(1, run.value());
     std::vector<DiagnosisRecord> out;
-    for (;;) {
-        auto row = q->step();
-        if (!row.ok()) {
-            return row.failure();
-        }
-        if (!*row) {
-            break;
-        }
-        DiagnosisRecord r;
-        r.id = q->columnInt(0);
-        r.tNs = q->columnInt(1);
-        r.trigger = q->columnText(2);
-        r.headline = q->columnText(3);
-        r.json = q->columnText(4);
-        out.push_back(std::move(r));
+    if (Status s = eachRow(*q,
+                           [&](const sqlite::Statement& row) {
+                               DiagnosisRecord r;
+                               r.id = row.columnInt(0);
+                               r.tNs = row.columnInt(1);
+                               r.trigger = row.columnText(2);
+                               r.headline = row.columnText(3);
+                               r.json = row.columnText(4);
+                               out.push_back(std::move(r));
+                           });
+        !s.ok()) {
+        return s.failure();
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include <set>
 #include <string_view>
 
+#include "db/history/each_row.h"
 #include "db/history/history.h"
 #include "db/history/history_impl.h"
 #include "db/history/run_lineage.h"
@@ -42,6 +43,18 @@ Status requireRun(sqlite::Database& db, const std::string& runId, const char* wh
     return {};
 }
 
+// One run_lineage row, selected as run_id, parent_id, kind, step, source, t_ns.
+History::RunParent parentRow(const sqlite::Statement& q) {
+    History::RunParent p;
+    p.runId = q.columnText(0);
+    p.parentId = q.columnText(1);
+    p.kind = q.columnText(2);
+    p.step = q.columnInt(3);
+    p.source = q.columnText(4);
+    p.tNs = q.columnInt(5);
+    return p;
+}
+
 Result<std::optional<History::RunParent>> readParent(sqlite::Database& db,
                                                      const std::string& runId) {
     auto q = db.prepare(
@@ -57,14 +70,7 @@ Result<std::optional<History::RunParent>> readParent(sqlite::Database& db,
     if (!*row) {
         return std::optional<History::RunParent>{};
     }
-    History::RunParent p;
-    p.runId = q->columnText(0);
-    p.parentId = q->columnText(1);
-    p.kind = q->columnText(2);
-    p.step = q->columnInt(3);
-    p.source = q->columnText(4);
-    p.tNs = q->columnInt(5);
-    return std::optional<History::RunParent>{std::move(p)};
+    return std::optional<History::RunParent>{parentRow(*q)};
 }
 
 }  // namespace
@@ -166,22 +172,9 @@ Result<std::vector<History::RunParent>> History::runParents() {
     if (!q.ok()) {
         return q.failure();
     }
-    for (;;) {
-        auto row = q->step();
-        if (!row.ok()) {
-            return row.failure();
-        }
-        if (!*row) {
-            break;
-        }
-        RunParent p;
-        p.runId = q->columnText(0);
-        p.parentId = q->columnText(1);
-        p.kind = q->columnText(2);
-        p.step = q->columnInt(3);
-        p.source = q->columnText(4);
-        p.tNs = q->columnInt(5);
-        out.push_back(std::move(p));
+    if (Status s = eachRow(*q, [&](const sqlite::Statement& r) { out.push_back(parentRow(r)); });
+        !s.ok()) {
+        return s.failure();
     }
     return out;
 }

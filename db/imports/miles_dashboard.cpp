@@ -119,6 +119,24 @@ bool gpuLine(const json& r, SeriesIndex& out, ImportedRun& /*run*/) {
     return true;
 }
 
+// One NVML per-process reading (miles' GpuProcessSample): who holds the GPU's memory. The series
+// is keyed by the process id and its executable's last path component (NVML's name is a path;
+// a `/` in a series name would split it).
+bool gpuProcessLine(const json& r, SeriesIndex& out, ImportedRun& /*run*/) {
+    if (!finiteNumber(r, "ts") || !r.contains("node") || !r.contains("gpu") || !r.contains("pid") ||
+        !finiteNumber(r, "mem_mb")) {
+        return false;
+    }
+    std::string name = r.contains("name") && r["name"].is_string() ? text(r, "name") : "";
+    if (const auto slash = name.find_last_of('/'); slash != std::string::npos) {
+        name = name.substr(slash + 1);
+    }
+    out.add("miles/gpu/" + text(r, "node") + ":" + text(r, "gpu") + "/process/" + text(r, "pid") +
+                (name.empty() ? "" : " " + name) + "/mem_mb",
+            -1, secondsToNs(num(r, "ts")), num(r, "mem_mb"));
+    return true;
+}
+
 bool engineLine(const json& r, SeriesIndex& out, ImportedRun& /*run*/) {
     if (!finiteNumber(r, "ts") || !r.contains("metric") || !finiteNumber(r, "value")) {
         return false;
@@ -149,7 +167,7 @@ struct StreamRow {
 };
 const StreamRow kStreams[] = {
     {"metrics", &metricsLine},      {"phases", &phaseLine},  {"gpu_util", &gpuLine},
-    {"engine_series", &engineLine}, {"topology", &skipLine},
+    {"engine_series", &engineLine}, {"topology", &skipLine}, {"gpu_processes", &gpuProcessLine},
 };
 
 std::vector<std::pair<std::string, const StreamRow*>> streamFiles(const fs::path& dir) {

@@ -49,6 +49,7 @@ int runCompareReport(const AppOptions& options, const QString& historyPath) {
     request.historyPath = historyPath;
     request.runIds = options.runIds;
     request.baselineRunId = options.baselineRunId;
+    request.groupBy = options.groupBy;
     request.outDir = options.reportDir;
     auto files = writeCompareReport(request);
     if (!files) {

@@ -31,7 +31,7 @@ QString usageText() {
     return QStringLiteral(
                "usage: runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... "
                "[--alerts FILE] [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline "
-               "RUN])]\n"
+               "RUN] [--group-by KEY])]\n"
                "  --history FILE     run history (SQLite); default %1\n"
                "  --cluster NAME|FILE  connect to a cluster profile's nodes with its TLS / token\n"
                "                     settings (~/.config/runplane/clusters/NAME.yaml or FILE;\n"
@@ -49,6 +49,8 @@ QString usageText() {
                "                     host-memory peaks per run, recipe diff)\n"
                "  --baseline RUN     with --runs: the run the deltas are against (default: the "
                "first)\n"
+               "  --group-by KEY     with --runs: one curve per group (mean, min-max band) by\n"
+               "                     \"tags\" or a recipe field that differs between the runs\n"
                "  --help, --version\n")
         .arg(defaultHistoryPath());
 }
@@ -88,6 +90,8 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
          QStringLiteral("expects run ids A,B,...")},
         {QCommandLineOption(QStringLiteral("baseline"), {}, QStringLiteral("RUN")),
          QStringLiteral("expects a run id (one of --runs)")},
+        {QCommandLineOption(QStringLiteral("group-by"), {}, QStringLiteral("KEY")),
+         QStringLiteral("expects \"tags\" or a recipe field")},
     };
     parser.addOption(help);
     parser.addOption(version);
@@ -205,6 +209,17 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
                 QStringLiteral("--baseline"),
                 QStringLiteral("'%1' is not one of --runs %2")
                     .arg(options.baselineRunId, options.runIds.join(QLatin1Char(','))));
+        }
+    }
+    if (parser.isSet(QStringLiteral("group-by"))) {
+        QString key;
+        if (Status st = valueOf("group-by", &key); !st || key.trimmed().isEmpty()) {
+            return flagError(QStringLiteral("--group-by"), expects(QStringLiteral("group-by")));
+        }
+        options.groupBy = key.trimmed();
+        if (options.runIds.isEmpty()) {
+            return flagError(QStringLiteral("--group-by"),
+                             QStringLiteral("is only used with --report OUT_DIR --runs A,B,..."));
         }
     }
     // After the values: "--history --connect h:1" is a missing value, not a stray "h:1".

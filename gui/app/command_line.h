@@ -1,7 +1,7 @@
 #pragma once
 // The `runplane` command line:
 //   runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... [--alerts FILE]
-//            [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN])]
+//            [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN] [--group-by KEY])]
 // Parsed by QCommandLineParser (no QApplication needed: parse(), not process()); errors name the
 // flag. Parsing is separate from main() so it is tested without starting the GUI.
 
@@ -21,6 +21,7 @@ struct AppOptions {
     QString runId;          // with --report: the run's id in the history
     QStringList runIds;     // with --report: 2-10 runs to compare (--runs A,B,...)
     QString baselineRunId;  // with --runs: the baseline of the deltas (one of them; "" = the first)
+    QString groupBy;        // with --runs: group the runs by "tags" or a recipe field (issue 49)
     bool help = false;
     bool version = false;
 };

@@ -6,13 +6,17 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "db/history/history.h"
+#include "gui/app/compare_report_groups.h"
 #include "gui/app/report_text.h"
 #include "gui/models/compare_baseline.h"
 #include "gui/models/compare_data.h"
 #include "gui/models/metric_views.h"
+#include "gui/pages/compare_fork_marks.h"
+#include "gui/pages/compare_groups.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/plot_builders.h"
 #include "gui/widgets/time_series_plot.h"
@@ -85,6 +89,14 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
             scoreMetrics << m;
         }
     }
+    std::optional<GroupReport> groups;  // --group-by (issue 49)
+    if (!request.groupBy.isEmpty()) {
+        auto g = groupReport(data, request.groupBy, scoreMetrics, request.smoothing);
+        if (!g) {
+            return Error{g.error()};
+        }
+        groups = std::move(*g);
+    }
     QString plotsMd;
     QString plotsHtml;
     for (const QString& metric : scoreMetrics) {
@@ -95,7 +107,10 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         plot.setYIncludesZero(false);
         plot.setAxisLabels(compareXLabel(data, metric, CompareAxis::Step),
                            metric + QStringLiteral(" (score)"));
-        plot.setSeries(compareSeries(data, metric, CompareAxis::Step, request.smoothing));
+        plot.setSeries(groups ? groupSeries(data, request.groupBy, metric, CompareAxis::Step,
+                                            request.smoothing)
+                              : compareSeries(data, metric, CompareAxis::Step, request.smoothing));
+        plot.setEvents(forkMarkers(data, metric, CompareAxis::Step));  // where a fork leaves
         plot.setFollowWindow(0);
         const QString file = plotFile(metric);
         if (!plot.savePng(dir.filePath(file), request.width, request.height)) {
@@ -119,6 +134,14 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         }
         QFile f(dir.filePath(QStringLiteral("compare.csv")));
         if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(csv.toUtf8()) < 0) {
+            return errorText(f.fileName() + QStringLiteral(": cannot write: ") + f.errorString());
+        }
+        files.written << f.fileName();
+    }
+    if (groups) {
+        QFile f(dir.filePath(QStringLiteral("compare_groups.csv")));
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+            f.write(groups->csv.toUtf8()) < 0) {
             return errorText(f.fileName() + QStringLiteral(": cannot write: ") + f.errorString());
         }
         files.written << f.fileName();
@@ -237,6 +260,10 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     QString md = QStringLiteral("# ") + title + QStringLiteral("\n\n") + runs.markdown();
     md += QStringLiteral("\n## Eval scores\n\n") + emaText + QStringLiteral("\n\n") + plotsMd;
     md += evals.rows.empty() ? QString() : evals.markdown();
+    if (groups) {
+        md += QStringLiteral("\n## Groups\n\n") + groups->text + QStringLiteral("\n\n") +
+              groups->table.markdown();
+    }
     md += QStringLiteral("\n## Deltas vs baseline\n\n") + baselineText + QStringLiteral("\n\n") +
           (deltas.rows.empty() ? QString() : deltas.markdown());
     if (!lineage.rows.empty()) {
@@ -254,6 +281,10 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
     html += QStringLiteral("<h1>%1</h1>\n").arg(title.toHtmlEscaped()) + runs.html();
     html += QStringLiteral("<h2>Eval scores</h2><p>%1</p>\n").arg(emaText.toHtmlEscaped()) +
             plotsHtml + evals.html();
+    if (groups) {
+        html += QStringLiteral("<h2>Groups</h2><p>%1</p>\n").arg(groups->text.toHtmlEscaped()) +
+                groups->table.html();
+    }
     html +=
         QStringLiteral("<h2>Deltas vs baseline</h2><p>%1</p>\n").arg(baselineText.toHtmlEscaped()) +
         (deltas.rows.empty() ? QString() : deltas.html());

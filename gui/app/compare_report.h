@@ -24,6 +24,9 @@ struct CompareReportRequest {
     double smoothing = 0.6;  // EMA weight, as the Compare page's default
     /// The baseline of the "Deltas vs baseline" table (issue 49); "" = the first run listed.
     QString baselineRunId;
+    /// Group the runs (issue 49): "tags" or a recipe field; "" = no grouping
+    /// (compare_report_groups.h).
+    QString groupBy;
     int width = 1400;
     int height = 560;
 };

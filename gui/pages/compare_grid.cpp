@@ -8,7 +8,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
+#include "gui/pages/compare_fork_marks.h"
 #include "gui/pages/compare_groups.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/widgets/time_series_plot.h"
@@ -111,6 +113,7 @@ void CompareGridView::drawPanel(int i) {
     plot->setSeries(m_groupBy.isEmpty()
                         ? compareSeries(*m_data, metric, m_axis, effectiveSmoothing(i))
                         : groupSeries(*m_data, m_groupBy, metric, m_axis, effectiveSmoothing(i)));
+    plot->setEvents(forkMarkers(*m_data, metric, m_axis));
     plot->setFollowing(true);
 }
 
@@ -130,6 +133,25 @@ void CompareGridView::onBoxChanged(QDoubleSpinBox* box) {
 
 void CompareGridView::setPanelSmoothing(int i, std::optional<double> weight) {
     m_boxes[static_cast<size_t>(i)]->setValue(weight ? *weight : kFollowPage);  // redraws
+}
+
+void CompareGridView::setPanelWeights(const std::map<QString, double>& weights) {
+    m_ownWeight.clear();
+    for (const auto& [metric, w] : weights) {
+        if (std::isfinite(w) && w >= 0 && w <= 0.99) {
+            m_ownWeight[metric] = w;
+        }
+    }
+    if (m_data == nullptr) {
+        return;  // the next setData shows them
+    }
+    for (int i = 0; i < static_cast<int>(m_metrics.size()); ++i) {
+        const auto own = m_ownWeight.find(m_metrics[i]);
+        const QSignalBlocker block(m_boxes[static_cast<size_t>(i)]);
+        m_boxes[static_cast<size_t>(i)]->setValue(own != m_ownWeight.end() ? own->second
+                                                                           : kFollowPage);
+        drawPanel(i);
+    }
 }
 
 std::optional<double> CompareGridView::panelSmoothing(int i) const {

@@ -46,6 +46,11 @@ class CompareGridView : public QWidget {
     std::optional<double> panelSmoothing(int i) const;
     /// The weight the panel draws with now.
     double effectiveSmoothing(int i) const;
+    /// Every panel's own EMA weight by metric, also of metrics not shown now (the workspace
+    /// keeps them, docs/gui.md).
+    const std::map<QString, double>& panelWeights() const { return m_ownWeight; }
+    /// Replaces them (a weight outside [0, 0.99] or not finite is dropped); the panels redraw.
+    void setPanelWeights(const std::map<QString, double>& weights);
     QDoubleSpinBox* smoothingBox(int i) const { return m_boxes[static_cast<size_t>(i)]; }
     /// Grouping (compare_groups.h): "" = a line per run; else every panel draws a mean line with
     /// its min–max band per group. Takes effect on the next setData.

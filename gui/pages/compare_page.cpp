@@ -30,6 +30,7 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
 #include "gui/pages/compare_delta_series.h"
+#include "gui/pages/compare_fork_marks.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_groups.h"
 #include "gui/pages/metric_panels.h"
@@ -406,6 +407,11 @@ void ComparePage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("differenceCurves"), m_diffCurves->isChecked());
     settings.setValue(QStringLiteral("gridExtra"), m_gridExtra->text());
     settings.setValue(QStringLiteral("gridShown"), m_views->currentIndex() == 1);
+    QVariantMap panelEma;  // each grid panel's own EMA weight by metric (issue 49)
+    for (const auto& [metric, weight] : m_grid->panelWeights()) {
+        panelEma.insert(metric, weight);
+    }
+    settings.setValue(QStringLiteral("gridPanelEma"), panelEma);
 }
 
 void ComparePage::restoreWorkspace(QSettings& settings) {
@@ -418,6 +424,16 @@ void ComparePage::restoreWorkspace(QSettings& settings) {
     m_diffCurves->setChecked(settings.value(QStringLiteral("differenceCurves")).toBool());
     m_gridExtra->setText(settings.value(QStringLiteral("gridExtra")).toString());
     showGrid(settings.value(QStringLiteral("gridShown")).toBool());
+    std::map<QString, double> panelEma;
+    const QVariantMap savedEma = settings.value(QStringLiteral("gridPanelEma")).toMap();
+    for (auto it = savedEma.cbegin(); it != savedEma.cend(); ++it) {
+        bool ok = false;
+        const double w = it.value().toDouble(&ok);
+        if (ok) {
+            panelEma[it.key()] = w;  // setPanelWeights drops what is out of range
+        }
+    }
+    m_grid->setPanelWeights(panelEma);
     const QVariant ax = settings.value(QStringLiteral("axis"));
     if (ax.isValid() && m_axisCombo->findData(ax.toInt()) >= 0) {
         setAxis(static_cast<CompareAxis>(ax.toInt()));
@@ -571,6 +587,7 @@ void ComparePage::redraw() {
     m_plot->setAxisLabels(compareXLabel(m_data, metric, axis), metric);
     setExportsEnabled(this, !series.empty());
     m_plot->setSeries(std::move(series));
+    m_plot->setEvents(forkMarkers(m_data, metric, axis));  // where a forked run leaves its parent
     m_plot->setFollowing(true);
     QStringList extra;
     for (const QString& m : m_gridExtra->text().split(QLatin1Char(','), Qt::SkipEmptyParts)) {

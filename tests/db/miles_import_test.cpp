@@ -59,8 +59,8 @@ TEST(MilesImport, DumpDetailsDashboardIsOneRunWithEveryPoint) {
     EXPECT_EQ(run->extra["folder"], "miles-dump-details");
     EXPECT_EQ(run->extra["args"]["rollout_batch_size"], 32);
     EXPECT_TRUE(run->stopped.empty()) << run->stopped;
-    EXPECT_EQ(run->files.size(), 6u);
-    EXPECT_EQ(run->records, 4 + 4 + 3 + 2 + 1);
+    EXPECT_EQ(run->files.size(), 7u);
+    EXPECT_EQ(run->records, 4 + 4 + 3 + 2 + 1 + 4);
     // "warmup" (text), the open phase line and the topology snapshot are not scalars.
     EXPECT_EQ(run->skippedValues, 3);
     const auto s = bySeries(*run);
@@ -81,7 +81,15 @@ TEST(MilesImport, DumpDetailsDashboardIsOneRunWithEveryPoint) {
               (Points{{-1, kStartNs + 32 * kSec, 48}}));
     EXPECT_EQ(s.at("miles/engine/10.0.0.1:30000/sglang_token_usage{model_name=qwen3-4b,tp_rank=0}"),
               (Points{{-1, kStartNs + 32 * kSec, 0.8125}}));
-    EXPECT_EQ(s.size(), 8u + 3u + 6u + 2u);  // metrics (with the step keys), phases, GPUs, engine
+    // Per-process GPU memory (gpu_processes): by pid and the executable's last path component.
+    EXPECT_EQ(s.at("miles/gpu/10.0.0.1:0/process/4242 python3/mem_mb"),
+              (Points{{-1, kStartNs + 35 * kSec, 65536}, {-1, kStartNs + 40 * kSec, 24576}}));
+    EXPECT_EQ(s.at("miles/gpu/10.0.0.1:0/process/4317 sglang::scheduler/mem_mb"),
+              (Points{{-1, kStartNs + 35 * kSec, 5632}}));
+    EXPECT_EQ(s.at("miles/gpu/10.0.0.1:1/process/4243 pid 4243/mem_mb"),
+              (Points{{-1, kStartNs + 40 * kSec, 64000}}));
+    // metrics (with the step keys), phases, GPUs, engine, GPU processes
+    EXPECT_EQ(s.size(), 8u + 3u + 6u + 2u + 3u);
 }
 
 TEST(MilesImport, TruncatedStreamImportsWhatIsWholeAndTheCliStoresItOnce) {

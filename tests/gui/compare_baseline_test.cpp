@@ -22,11 +22,14 @@
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
+#include "tests/gui/compare_page_fixture.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
+using runplane::gui::test::rowOf;
+using runplane::gui::test::seriesNamed;
 using runplane::gui::test::waitUntil;
 
 namespace {
@@ -69,15 +72,6 @@ int columnOf(const CompareModel& m, const QString& startsWith) {
     return -1;
 }
 
-int rowOf(const CompareModel& m, const QString& field) {
-    for (int r = 0; r < m.rowCount(); ++r) {
-        if (m.index(r, 0).data().toString() == field) {
-            return r;
-        }
-    }
-    return -1;
-}
-
 }  // namespace
 
 TEST(CompareBaseline, TableShowsExactDeltasAndDifferenceCurve) {
@@ -88,13 +82,10 @@ TEST(CompareBaseline, TableShowsExactDeltasAndDifferenceCurve) {
         return;
     }
     ComparePage page(path);
-    page.resize(1400, 900);
-    page.show();
     QAbstractItemModelTester tester(page.compareModel(),
                                     QAbstractItemModelTester::FailureReportingMode::Fatal);
-    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
-    ASSERT_TRUE(page.selectRuns({QStringLiteral("run-base"), QStringLiteral("run-other")}));
-    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 10000));
+    ASSERT_TRUE(
+        test::openComparePage(page, {QStringLiteral("run-base"), QStringLiteral("run-other")}));
     page.setAxis(CompareAxis::Step);
     page.setMetric(kMetric);
     page.setSmoothing(0);
@@ -188,15 +179,6 @@ QWidget* canvasOf(TimeSeriesPlot* plot) {
     return nullptr;
 }
 
-const PlotSeries* seriesNamed(const TimeSeriesPlot& plot, const QString& name) {
-    for (const PlotSeries& s : plot.series()) {
-        if (s.name == name) {
-            return &s;
-        }
-    }
-    return nullptr;
-}
-
 }  // namespace
 
 TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
@@ -207,12 +189,9 @@ TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
         return;
     }
     ComparePage page(path);
-    page.resize(1500, 1000);
-    page.show();
     page.showGrid(true);
-    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
-    ASSERT_TRUE(page.selectRuns({QStringLiteral("run-base"), QStringLiteral("run-other")}));
-    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 10000));
+    ASSERT_TRUE(test::openComparePage(
+        page, {QStringLiteral("run-base"), QStringLiteral("run-other")}, QSize(1500, 1000)));
     page.setAxis(CompareAxis::Step);
     page.setSmoothing(0);
     CompareGridView& grid = *page.grid();

@@ -12,11 +12,13 @@
 #include "gui/pages/compare_groups.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
+#include "tests/gui/compare_page_fixture.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
+using runplane::gui::test::seriesNamed;
 using runplane::gui::test::waitUntil;
 
 namespace {
@@ -67,15 +69,6 @@ void writeRuns(const QString& path) {
     }
 }
 
-const PlotSeries* seriesNamed(const TimeSeriesPlot& plot, const QString& name) {
-    for (const PlotSeries& s : plot.series()) {
-        if (s.name == name) {
-            return &s;
-        }
-    }
-    return nullptr;
-}
-
 }  // namespace
 
 TEST(CompareGroups, MeanCurveWithMinMaxBandPerGroup) {
@@ -86,12 +79,8 @@ TEST(CompareGroups, MeanCurveWithMinMaxBandPerGroup) {
         return;
     }
     ComparePage page(path);
-    page.resize(1400, 900);
-    page.show();
-    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
-    ASSERT_TRUE(page.selectRuns({QStringLiteral("run-a"), QStringLiteral("run-b"),
-                                 QStringLiteral("run-c"), QStringLiteral("run-d")}));
-    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 10000));
+    ASSERT_TRUE(test::openComparePage(page, {QStringLiteral("run-a"), QStringLiteral("run-b"),
+                                             QStringLiteral("run-c"), QStringLiteral("run-d")}));
     page.setAxis(CompareAxis::Step);
     page.setMetric(QStringLiteral("eval/score"));
     page.setSmoothing(0);

@@ -12,11 +12,13 @@
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
+#include "tests/gui/compare_page_fixture.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
+using runplane::gui::test::seriesNamed;
 using runplane::gui::test::waitUntil;
 
 namespace {
@@ -39,15 +41,6 @@ void writeRuns(const QString& path) {
     b.name = "b";
     b.startNs += 3600LL * 1000000000LL;
     ASSERT_TRUE(test::writeSyntheticRun(**h, b));
-}
-
-const PlotSeries* line(const TimeSeriesPlot& plot, const QString& name) {
-    for (const PlotSeries& s : plot.series()) {
-        if (s.name == name) {
-            return &s;
-        }
-    }
-    return nullptr;
 }
 
 /// The documented EMA with even spacing (docs/gui.md): a_n = w a_{n-1} + (1-w) y_n from a_0 = 0,
@@ -76,12 +69,9 @@ TEST(CompareGridSmoothing, EachPanelHasItsOwnEma) {
         return;
     }
     ComparePage page(path);
-    page.resize(1500, 1000);
-    page.show();
     page.showGrid(true);
-    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
-    ASSERT_TRUE(page.selectRuns({QStringLiteral("run-a"), QStringLiteral("run-b")}));
-    ASSERT_TRUE(waitUntil([&] { return page.comparisonsApplied() > 0; }, 10000));
+    ASSERT_TRUE(test::openComparePage(page, {QStringLiteral("run-a"), QStringLiteral("run-b")},
+                                      QSize(1500, 1000)));
     page.setAxis(CompareAxis::Step);
     page.setSmoothing(0);
     CompareGridView& grid = *page.grid();
@@ -101,13 +91,13 @@ TEST(CompareGridSmoothing, EachPanelHasItsOwnEma) {
     ASSERT_EQ(grid.panelSmoothing(score), std::optional<double>(0.5));
     grid.panel(score)->flush();
     grid.panel(math)->flush();
-    const PlotSeries* scoreA = line(*grid.panel(score), QStringLiteral("a"));
+    const PlotSeries* scoreA = seriesNamed(*grid.panel(score), QStringLiteral("a"));
     ASSERT_NE(scoreA, nullptr);
     expectNear(scoreA->value, ema3(0.5, 1.0, 0.5, 0.25));
     EXPECT_EQ(scoreA->raw, (std::vector<double>{1.0, 0.5, 0.25}));
-    EXPECT_NE(line(*grid.panel(score), QStringLiteral("a (raw)")), nullptr);
+    EXPECT_NE(seriesNamed(*grid.panel(score), QStringLiteral("a (raw)")), nullptr);
     // The other panel still follows the page: raw.
-    const PlotSeries* mathA = line(*grid.panel(math), QStringLiteral("a"));
+    const PlotSeries* mathA = seriesNamed(*grid.panel(math), QStringLiteral("a"));
     ASSERT_NE(mathA, nullptr);
     EXPECT_EQ(mathA->value, (std::vector<double>{0.125, 0.5, 0.75}));
     EXPECT_EQ(grid.panel(math)->seriesCount(), 2);
@@ -116,14 +106,16 @@ TEST(CompareGridSmoothing, EachPanelHasItsOwnEma) {
     page.setSmoothing(0.25);
     grid.panel(score)->flush();
     grid.panel(math)->flush();
-    expectNear(line(*grid.panel(math), QStringLiteral("a"))->value, ema3(0.25, 0.125, 0.5, 0.75));
-    expectNear(line(*grid.panel(score), QStringLiteral("a"))->value, ema3(0.5, 1.0, 0.5, 0.25));
+    expectNear(seriesNamed(*grid.panel(math), QStringLiteral("a"))->value,
+               ema3(0.25, 0.125, 0.5, 0.75));
+    expectNear(seriesNamed(*grid.panel(score), QStringLiteral("a"))->value,
+               ema3(0.5, 1.0, 0.5, 0.25));
     EXPECT_EQ(grid.effectiveSmoothing(math), 0.25);
     EXPECT_EQ(grid.effectiveSmoothing(score), 0.5);
     // The overlay uses the page's weight.
     page.setMetric(QStringLiteral("eval/score"));
     page.plot()->flush();
-    expectNear(line(*page.plot(), QStringLiteral("a"))->value, ema3(0.25, 1.0, 0.5, 0.25));
+    expectNear(seriesNamed(*page.plot(), QStringLiteral("a"))->value, ema3(0.25, 1.0, 0.5, 0.25));
 
     test::pump(200);
     EXPECT_TRUE(
@@ -133,5 +125,6 @@ TEST(CompareGridSmoothing, EachPanelHasItsOwnEma) {
     grid.setPanelSmoothing(score, std::nullopt);
     EXPECT_EQ(grid.smoothingBox(score)->text(), QStringLiteral("page"));
     grid.panel(score)->flush();
-    expectNear(line(*grid.panel(score), QStringLiteral("a"))->value, ema3(0.25, 1.0, 0.5, 0.25));
+    expectNear(seriesNamed(*grid.panel(score), QStringLiteral("a"))->value,
+               ema3(0.25, 1.0, 0.5, 0.25));
 }

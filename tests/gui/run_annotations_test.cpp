@@ -15,6 +15,7 @@
 #include "gui/pages/compare_page.h"
 #include "gui/pages/run_annotations_bar.h"
 #include "gui/pages/runs_page.h"
+#include "tests/gui/compare_page_fixture.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
@@ -79,9 +80,7 @@ TEST(RunAnnotationsGui, ComparePageTagsAndNotesTheSelectedRuns) {
         return;
     }
     ComparePage page(path);
-    page.resize(1400, 900);
-    page.show();
-    ASSERT_TRUE(waitUntil([&] { return page.runListsApplied() > 0; }, 10000));
+    ASSERT_TRUE(test::showComparePage(page));
     RunAnnotationsBar& bar = *page.annotations();
     EXPECT_FALSE(bar.isEnabled());  // nothing selected
     ASSERT_TRUE(page.selectRuns({QStringLiteral("run-0"), QStringLiteral("run-1")}));
