@@ -218,6 +218,7 @@ class Collector {
     std::unique_ptr<EngineScraper> m_engineScraper;   // null with engineMetrics off
     std::int64_t m_engineDiscoveryNs = 0;             // when the targets were last looked for
     std::map<int, std::string> m_engineErrorsLogged;  // per port, the failure last logged
+    std::string m_engineTargetsLogged;                // the target list last logged
 };
 
 }  // namespace runplane::agent
