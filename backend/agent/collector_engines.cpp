@@ -11,16 +11,14 @@
 #include <sstream>
 
 #include "backend/agent/collector.h"
-#include "backend/agent/proc_sockets.h"
 #include "common/telemetry/series.h"
 
 namespace runplane::agent {
 namespace {
 
 constexpr std::int64_t kDiscoveryPeriodNs = 5'000'000'000;
-// The socket scan of the engine processes (proc_sockets.h): fds read a process, bytes of each
-// /proc/net/tcp table, listening sockets kept; ports it adds to the targets, a node.
-constexpr SocketScanLimits kSocketLimits{4096, 4 << 20, 256};
+// The ports the socket scan of the engine processes (proc_sockets.h, SocketScanLimits' defaults:
+// 4,096 fds read a process, 4 MiB of each table, 256 listening sockets) adds to the targets.
 constexpr std::size_t kMaxSocketTargets = 128;
 constexpr std::size_t kMaxProcFileBytes = 256 * 1024;
 
@@ -122,7 +120,7 @@ void Collector::scrapeEngines(std::int64_t nowNs) {
             // time, names none. Each is probed once (EngineScraper) before it is scraped; a
             // port a command line named is not scanned again.
             std::size_t socketTargets = 0;
-            for (const auto& l : listeningSocketsOf(enginePids, kSocketLimits)) {
+            for (const auto& l : m_engineSockets.scan(enginePids)) {
                 const std::string host = connectAddressOf(l.socket);
                 if (taken.count(l.socket.port) != 0) {
                     // A port a command line named: connect where it listens (`--host 10.0.0.5`

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <unordered_map>
 
 namespace runplane::agent {
@@ -217,9 +218,9 @@ std::vector<TcpListener> parseTcpListeners(std::string_view table, bool v6,
     return out;
 }
 
-std::vector<std::uint64_t> processSocketInodes(const std::string& procRoot, pid_t pid,
-                                               std::size_t maxFds, SocketScanStats* stats) {
-    std::vector<std::uint64_t> out;
+FdTable readFdTable(const std::string& procRoot, pid_t pid, std::size_t maxFds,
+                    SocketScanStats* stats, const FdTable* previous) {
+    FdTable out;
     const std::string dir = procRoot + "/" + std::to_string(pid) + "/fd";
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) {
@@ -232,44 +233,76 @@ std::vector<std::uint64_t> processSocketInodes(const std::string& procRoot, pid_
         ++stats->processes;
     }
     const int dfd = ::dirfd(d);
-    std::size_t read = 0;
+    std::size_t listed = 0, read = 0;
     constexpr std::string_view kSocket = "socket:[";
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.') {
             continue;
         }
-        if (read >= maxFds) {
+        if (listed >= maxFds) {
             if (stats != nullptr) {
                 ++stats->fdsTruncated;
             }
             break;
         }
+        ++listed;
+        int fd = -1;
+        const std::string_view name(e->d_name);
+        if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc()) {
+            continue;
+        }
+        if (previous != nullptr) {
+            const auto it = std::lower_bound(previous->begin(), previous->end(),
+                                             std::pair<int, std::uint64_t>{fd, 0});
+            if (it != previous->end() && it->first == fd) {
+                out.push_back(*it);  // seen at the last read: what it was then
+                continue;
+            }
+        }
         ++read;
         char link[64];
         const ssize_t n = ::readlinkat(dfd, e->d_name, link, sizeof link);
-        if (n <= 0 || static_cast<std::size_t>(n) >= sizeof link) {
-            continue;  // closed meanwhile, or a long path (not a socket)
-        }
-        const std::string_view target(link, static_cast<std::size_t>(n));
-        if (!target.starts_with(kSocket) || target.back() != ']') {
-            continue;
-        }
-        const std::string_view num =
-            target.substr(kSocket.size(), target.size() - kSocket.size() - 1);
         std::uint64_t inode = 0;
-        const auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), inode);
-        if (ec == std::errc() && ptr == num.data() + num.size()) {
-            out.push_back(inode);
+        if (n > 0 && static_cast<std::size_t>(n) < sizeof link) {
+            const std::string_view target(link, static_cast<std::size_t>(n));
+            if (target.starts_with(kSocket) && target.back() == ']') {
+                const std::string_view num =
+                    target.substr(kSocket.size(), target.size() - kSocket.size() - 1);
+                std::uint64_t v = 0;
+                const auto [ptr, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+                if (ec == std::errc() && ptr == num.data() + num.size()) {
+                    inode = v;
+                }
+            }
         }
+        out.emplace_back(fd, inode);
     }
     ::closedir(d);
+    std::sort(out.begin(), out.end());
     if (stats != nullptr) {
         stats->fdsRead += read;
-        stats->socketFds += out.size();
+        for (const auto& [fd, inode] : out) {
+            stats->socketFds += inode != 0 ? 1 : 0;
+        }
+    }
+    return out;
+}
+
+std::vector<std::uint64_t> socketInodesOf(const FdTable& table) {
+    std::vector<std::uint64_t> out;
+    for (const auto& [fd, inode] : table) {
+        if (inode != 0) {
+            out.push_back(inode);
+        }
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
+}
+
+std::vector<std::uint64_t> processSocketInodes(const std::string& procRoot, pid_t pid,
+                                               std::size_t maxFds, SocketScanStats* stats) {
+    return socketInodesOf(readFdTable(procRoot, pid, maxFds, stats, nullptr));
 }
 
 std::vector<TcpListener> tcpListeners(const std::string& procRoot, std::size_t maxTableBytes,
@@ -318,6 +351,80 @@ std::vector<ProcessListener> listeningSocketsOf(const std::vector<pid_t>& pids,
             continue;
         }
         out.push_back(ProcessListener{it->second, std::move(l)});
+    }
+    std::sort(out.begin(), out.end(), [](const ProcessListener& a, const ProcessListener& b) {
+        return a.pid != b.pid ? a.pid < b.pid : a.socket.port < b.socket.port;
+    });
+    return out;
+}
+
+ListenerScanner::ListenerScanner(SocketScanLimits limits, unsigned fullEvery, std::string procRoot)
+    : m_limits(limits), m_fullEvery(std::max(fullEvery, 1u)), m_procRoot(std::move(procRoot)) {}
+
+std::vector<ProcessListener> ListenerScanner::scan(const std::vector<pid_t>& pids,
+                                                   SocketScanStats* stats) {
+    m_lastFdReads = 0;
+    std::vector<ProcessListener> out;
+    if (pids.empty()) {
+        m_held.clear();
+        return out;
+    }
+    std::vector<pid_t> sorted = pids;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    auto table = tcpListeners(m_procRoot, m_limits.maxTableBytes, stats);
+    std::vector<std::uint64_t> listening;
+    listening.reserve(table.size());
+    for (const auto& l : table) {
+        listening.push_back(l.inode);
+    }
+    std::sort(listening.begin(), listening.end());
+    listening.erase(std::unique(listening.begin(), listening.end()), listening.end());
+    // A LISTEN socket the last call did not see: some process started a server.
+    const bool fresh =
+        !std::includes(m_listening.begin(), m_listening.end(), listening.begin(), listening.end());
+    const bool full = m_calls++ % m_fullEvery == 0;
+    std::vector<std::pair<pid_t, FdTable>> held;
+    held.reserve(sorted.size());
+    auto known = m_held.begin();
+    for (const pid_t pid : sorted) {
+        while (known != m_held.end() && known->first < pid) {
+            ++known;
+        }
+        const bool seen = known != m_held.end() && known->first == pid;
+        if (seen && !full && !fresh) {
+            held.emplace_back(pid, std::move(known->second));  // nothing new on the node
+            continue;
+        }
+        // New process or periodic re-read: every fd. A new LISTEN socket somewhere: the fd
+        // numbers this process did not have at the last read.
+        held.emplace_back(pid, readFdTable(m_procRoot, pid, m_limits.maxFdsPerProcess, stats,
+                                           seen && !full ? &known->second : nullptr));
+        ++m_lastFdReads;
+    }
+    m_held = std::move(held);
+    m_listening = std::move(listening);
+    std::unordered_map<std::uint64_t, pid_t> holder;  // inode -> lowest pid
+    for (const auto& [pid, fds] : m_held) {
+        for (const auto& [fd, inode] : fds) {
+            if (inode != 0 && std::binary_search(m_listening.begin(), m_listening.end(), inode)) {
+                holder.emplace(inode, pid);  // ascending pids: the first is the lowest
+            }
+        }
+    }
+    for (auto& l : table) {
+        const auto it = holder.find(l.inode);
+        if (it == holder.end()) {
+            continue;
+        }
+        if (out.size() >= m_limits.maxListeners) {
+            if (stats != nullptr) {
+                ++stats->listenersDropped;
+            }
+            continue;
+        }
+        out.push_back(ProcessListener{it->second, std::move(l)});
+        holder.erase(it);  // a socket in both tables (none) or listed twice: once
     }
     std::sort(out.begin(), out.end(), [](const ProcessListener& a, const ProcessListener& b) {
         return a.pid != b.pid ? a.pid < b.pid : a.socket.port < b.socket.port;

@@ -56,6 +56,14 @@ struct SocketScanStats {
 std::vector<std::uint64_t> processSocketInodes(const std::string& procRoot, pid_t pid,
                                                std::size_t maxFds, SocketScanStats* stats);
 
+/// A process's fds as the last read found them: (fd, socket inode or 0), by fd.
+using FdTable = std::vector<std::pair<int, std::uint64_t>>;
+
+/// Reads /proc/PID/fd: every link, or with `previous` only the fd numbers it lacks (the others
+/// keep what `previous` says). At most maxFds entries. Empty when the folder cannot be read.
+FdTable readFdTable(const std::string& procRoot, pid_t pid, std::size_t maxFds,
+                    SocketScanStats* stats, const FdTable* previous = nullptr);
+
 /// The LISTEN rows of procRoot/net/tcp and procRoot/net/tcp6 (the reader's network namespace).
 std::vector<TcpListener> tcpListeners(const std::string& procRoot, std::size_t maxTableBytes,
                                       SocketScanStats* stats);
@@ -73,6 +81,31 @@ std::vector<ProcessListener> listeningSocketsOf(const std::vector<pid_t>& pids,
                                                 const SocketScanLimits& limits = {},
                                                 SocketScanStats* stats = nullptr,
                                                 const std::string& procRoot = "/proc");
+
+/// listeningSocketsOf, remembering each process's fds between calls (the daemon calls it every
+/// 5 s): the tables are read every call; a process's fd links are all read when it is new to the
+/// scanner and every fullEvery calls (an fd number closed and reused for a socket, a recycled
+/// pid); when the node has a LISTEN socket (inode) it had not at the last call (a server started
+/// somewhere), only the fd numbers a process did not have at its last read are read; otherwise
+/// none. So the steady cost is the two tables' listening sections, not every engine's fds.
+class ListenerScanner {
+  public:
+    explicit ListenerScanner(SocketScanLimits limits = {}, unsigned fullEvery = 12,
+                             std::string procRoot = "/proc");
+    std::vector<ProcessListener> scan(const std::vector<pid_t>& pids,
+                                      SocketScanStats* stats = nullptr);
+    /// Processes whose fd folder the last scan read (in full or only new fd numbers).
+    std::size_t lastFdReads() const { return m_lastFdReads; }
+
+  private:
+    SocketScanLimits m_limits;
+    unsigned m_fullEvery;
+    std::string m_procRoot;
+    unsigned m_calls = 0;
+    std::vector<std::uint64_t> m_listening;  // the node's LISTEN inodes at the last call, sorted
+    std::vector<std::pair<pid_t, FdTable>> m_held;  // by pid: its fds at the last read
+    std::size_t m_lastFdReads = 0;
+};
 
 /// The IPv4 address to connect to for a listener: a wildcard or loopback address gives
 /// "127.0.0.1", an IPv4 (or IPv4-mapped) address itself; "" for an IPv6-only address.

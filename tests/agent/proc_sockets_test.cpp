@@ -248,5 +248,79 @@ TEST(ProcSockets, BoundedFdsAndTableReadStopsAtTheEstablishedHash) {
     EXPECT_GE(dropped.listenersDropped, 1u);
 }
 
+// An incremental read: fd numbers the last read had keep what it said; a new one is read.
+TEST(ProcSockets, IncrementalFdReadReadsOnlyNewFdNumbers) {
+    const FdTable before = readFdTable("/proc", ::getpid(), 4096, nullptr);
+    ASSERT_FALSE(before.empty());
+    int port = 0;
+    Fd listener(tcpSocket("127.0.0.1", true, &port));
+    ASSERT_GE(listener.fd, 0);
+    const bool reused = std::any_of(before.begin(), before.end(),
+                                    [&](const auto& e) { return e.first == listener.fd; });
+    SocketScanStats stats;
+    const FdTable after = readFdTable("/proc", ::getpid(), 4096, &stats, &before);
+    // The listener's fd and the folder's own fd at most (the folder's may be a reused number).
+    EXPECT_LE(stats.fdsRead, 2u);
+    const auto it = std::find_if(after.begin(), after.end(),
+                                 [&](const auto& e) { return e.first == listener.fd; });
+    ASSERT_NE(it, after.end());
+    if (!reused) {
+        EXPECT_NE(it->second, 0u);  // read: a socket
+    }
+    SocketScanStats full;
+    const FdTable fresh = readFdTable("/proc", ::getpid(), 4096, &full);
+    EXPECT_EQ(full.fdsRead, fresh.size());
+    const auto f = std::find_if(fresh.begin(), fresh.end(),
+                                [&](const auto& e) { return e.first == listener.fd; });
+    ASSERT_NE(f, fresh.end());
+    EXPECT_NE(f->second, 0u);
+}
+
+// The scanner the daemon keeps: a process's fds are read in full when it is new and every 12th
+// scan, its new fd numbers when the node has a new LISTEN socket; otherwise they are remembered,
+// and a closed listener drops out unread. (Other
+// processes on a shared machine open listening sockets too, which forces a full read: the quiet
+// case is looked for over several scans.)
+TEST(ProcSockets, ScannerRemembersSocketsUntilANewListenerAppears) {
+    int port = 0;
+    auto listener = std::make_unique<Fd>(tcpSocket("127.0.0.1", true, &port));
+    ASSERT_GE(listener->fd, 0);
+    ListenerScanner scanner;
+    const pid_t self = ::getpid();
+    auto first = scanner.scan({self});
+    EXPECT_EQ(scanner.lastFdReads(), 1u);
+    ASSERT_NE(find(first, port), nullptr);
+    bool quiet = false;
+    for (int i = 0; i < 50 && !quiet; ++i) {
+        const auto again = scanner.scan({self});
+        ASSERT_NE(find(again, port), nullptr);
+        quiet = scanner.lastFdReads() == 0;
+    }
+    EXPECT_TRUE(quiet) << "every scan read the fds again";
+    // A new listening socket of this process: the node's LISTEN set grew, so the fd numbers the
+    // process did not have are read; one on a reused fd number (this very test's scans open and
+    // close /proc folders) is found at the latest at the periodic full read (12 scans).
+    int port2 = 0;
+    Fd second(tcpSocket("127.0.0.1", true, &port2));
+    ASSERT_GE(second.fd, 0);
+    std::vector<ProcessListener> grown;
+    int scans = 0;
+    while (scans < 13 && find(grown, port2) == nullptr) {
+        grown = scanner.scan({self});
+        ++scans;
+        EXPECT_NE(find(grown, port), nullptr);
+    }
+    EXPECT_NE(find(grown, port2), nullptr) << "not found in " << scans << " scans";
+    // A closed socket is gone at once.
+    listener.reset();
+    const auto shrunk = scanner.scan({self});
+    EXPECT_EQ(find(shrunk, port), nullptr);
+    EXPECT_NE(find(shrunk, port2), nullptr);
+    // A pid no longer asked for is forgotten; an empty list reads nothing.
+    SocketScanStats none;
+    EXPECT_TRUE(scanner.scan({}, &none).empty());
+    EXPECT_EQ(none.tableBytes, 0u);
+}
+
 }  // namespace
 }  // namespace runplane::agent
