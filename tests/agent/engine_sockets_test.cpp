@@ -5,8 +5,10 @@
 // multiprocessing-spawn command line that serves SGLang's documented /metrics sample on
 // 127.0.0.1:<ephemeral> (tests/agent/fake_engine_server.cpp). A real runplaned must scrape the
 // child's port into the run's engine/... series, probe each non-HTTP port once, and scrape a port
-// that both a `--port` and the socket scan find once.
+// that both a `--port` and the socket scan find once. EngineScraperProbes: the scraper's probe
+// verdicts against real servers (an engine's /metrics, another HTTP /metrics, a silent port).
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -121,6 +124,93 @@ std::size_t count(const std::string& hay, const std::string& needle) {
         ++n;
     }
     return n;
+}
+
+// A real HTTP server on 127.0.0.1:<ephemeral> serving `body` at /metrics, counting requests.
+class CountingServer {
+  public:
+    explicit CountingServer(std::string body) : m_body(std::move(body)) {
+        m_server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+            ++m_requests;
+            res.set_content(m_body, "text/plain; version=0.0.4; charset=utf-8");
+        });
+        m_port = m_server.bind_to_any_port("127.0.0.1");
+        m_thread = std::thread([this] { m_server.listen_after_bind(); });
+        for (int i = 0; i < 500 && !m_server.is_running(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+    ~CountingServer() {
+        m_server.stop();
+        m_thread.join();
+    }
+    int port() const { return m_port; }
+    int requests() const { return m_requests.load(); }
+
+  private:
+    std::string m_body;
+    std::atomic<int> m_requests{0};
+    httplib::Server m_server;
+    int m_port = 0;
+    std::thread m_thread;
+};
+
+// The scraper's probes of socket-found ports: an engine's /metrics is scraped from then on; an
+// HTTP server whose /metrics holds no engine names is asked once; a port that accepts and never
+// answers times out (probeTimeoutMs) and is not asked again within a minute; a verdict belongs to
+// its (pid, port): the same port under another pid is probed again.
+TEST(EngineScraperProbes, EachSocketFoundPortIsProbedOnce) {
+    CountingServer engine(readFile(fixturePath("sglang_production_metrics.txt")));
+    // Not an engine: a Prometheus client's process collector, as any Python server exports.
+    CountingServer other(
+        "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.5\n");
+    const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(silent, 8), 0);  // the kernel completes connections; no one accepts
+    ::getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len);
+    const int silentPort = ntohs(a.sin_port);
+
+    EngineScraper scraper("127.0.0.1", 1000, 200);
+    const std::vector<EngineScraper::Target> targets = {{"run", engine.port(), "", 4242},
+                                                        {"run", other.port(), "", 4242},
+                                                        {"run", silentPort, "", 4242}};
+    scraper.setTargets(targets, std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    scraper.setTargets(targets, std::chrono::milliseconds(100));  // a discovery: verdicts stay
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    EXPECT_EQ(scraper.probeCount(), 3u);
+    EXPECT_EQ(other.requests(), 1);
+    EXPECT_GE(engine.requests(), 5);  // probed, then scraped every 100 ms
+    std::map<int, EngineScraper::Probe> probes;
+    for (auto& p : scraper.takeProbes()) {
+        probes[p.port] = p;
+    }
+    ASSERT_EQ(probes.size(), 3u);
+    EXPECT_TRUE(probes[engine.port()].metrics);
+    EXPECT_FALSE(probes[other.port()].metrics);
+    EXPECT_TRUE(probes[other.port()].final);
+    EXPECT_EQ(probes[other.port()].why, "HTTP /metrics without sglang: or vllm: samples");
+    EXPECT_FALSE(probes[silentPort].final);
+    EXPECT_NE(probes[silentPort].why.find("timed out"), std::string::npos)
+        << probes[silentPort].why;
+    bool scraped = false;
+    for (const auto& sc : scraper.take()) {
+        for (const auto& m : sc.metrics) {
+            scraped = scraped || m.series == "engine/port" + std::to_string(engine.port()) +
+                                                 "/running_requests";
+        }
+    }
+    EXPECT_TRUE(scraped);
+    // The same port in another process (a restarted server): probed again.
+    scraper.setTargets({{"run", other.port(), "", 4243}}, std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    EXPECT_EQ(scraper.probeCount(), 4u);
+    EXPECT_EQ(other.requests(), 2);
+    ::close(silent);
 }
 
 TEST(EngineMetricsDaemon, AnEngineWithoutAPortIsFoundByItsListeningSocket) {
