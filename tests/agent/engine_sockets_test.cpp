@@ -300,8 +300,10 @@ TEST(EngineMetricsDaemon, AnEngineWithoutAPortIsFoundByItsListeningSocket) {
         EXPECT_FALSE(name.starts_with("engine/port" + std::to_string(zmtpPort) + "/")) << name;
         EXPECT_FALSE(name.starts_with("engine/port" + std::to_string(silentPort) + "/")) << name;
     }
-    EXPECT_EQ(readFile(side + "/zmtp.accepts"), "1") << log;
-    EXPECT_EQ(readFile(side + "/silent.accepts"), "1") << log;
+    // Each side port was really connected to (under ctest -j another test's daemon, whose role
+    // walk sees this node's engines too, may connect as well: the count is this daemon's log).
+    EXPECT_GE(std::atoi(readFile(side + "/zmtp.accepts").c_str()), 1) << log;
+    EXPECT_GE(std::atoi(readFile(side + "/silent.accepts").c_str()), 1) << log;
     EXPECT_EQ(count(log, "probe of pid " + std::to_string(actor.pid()) + " 127.0.0.1:" +
                              std::to_string(zmtpPort) + ": not an engine's /metrics"),
               1u)
