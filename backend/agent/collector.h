@@ -30,6 +30,7 @@ struct GpuDevice;
 #include "backend/agent/kernel_log.h"
 #include "backend/agent/log_metrics.h"
 #include "backend/agent/logger.h"
+#include "backend/agent/proc_sockets.h"
 #include "backend/agent/role_memory.h"
 #include "backend/agent/run_manager.h"
 #include "backend/agent/spool.h"
@@ -218,6 +219,8 @@ class Collector {
     std::unique_ptr<EngineScraper> m_engineScraper;   // null with engineMetrics off
     std::int64_t m_engineDiscoveryNs = 0;             // when the targets were last looked for
     std::map<int, std::string> m_engineErrorsLogged;  // per port, the failure last logged
+    std::string m_engineTargetsLogged;                // the target list last logged
+    ListenerScanner m_engineSockets;                  // engine processes' listening sockets
 };
 
 }  // namespace runplane::agent

@@ -348,8 +348,20 @@ Result<std::string> fetchMetrics(const std::string& host, int port, int timeoutM
     return response.substr(headerEnd + 4);
 }
 
-EngineScraper::EngineScraper(std::string host, int timeoutMs)
-    : m_host(std::move(host)), m_timeoutMs(timeoutMs), m_thread([this] { loop(); }) {}
+bool isEngineExposition(std::string_view text) {
+    for (const auto& sample : parsePrometheusText(text)) {
+        if (sample.name.starts_with("sglang:") || sample.name.starts_with("vllm:")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+EngineScraper::EngineScraper(std::string host, int timeoutMs, int probeTimeoutMs)
+    : m_host(std::move(host)),
+      m_timeoutMs(timeoutMs),
+      m_probeTimeoutMs(probeTimeoutMs),
+      m_thread([this] { loop(); }) {}
 
 EngineScraper::~EngineScraper() {
     {
@@ -365,6 +377,20 @@ void EngineScraper::setTargets(std::vector<Target> targets, std::chrono::millise
         std::lock_guard lock(m_mutex);
         m_targets = std::move(targets);
         m_period = std::max(period, std::chrono::milliseconds(100));
+        // Verdicts live as long as their (pid, port) is a target: a closed port or an exited
+        // process is forgotten, so the map stays as small as the target list.
+        std::map<ProbeKey, Verdict> kept;
+        for (const auto& t : m_targets) {
+            if (t.pid == 0) {
+                continue;
+            }
+            const ProbeKey key{t.pid, t.host.empty() ? m_host : t.host, t.port};
+            const auto it = m_verdicts.find(key);
+            if (it != m_verdicts.end()) {
+                kept.insert(*it);
+            }
+        }
+        m_verdicts = std::move(kept);
     }
     m_cv.notify_all();
 }
@@ -379,7 +405,18 @@ std::map<int, std::string> EngineScraper::lastErrors() const {
     return m_errors;
 }
 
+std::vector<EngineScraper::Probe> EngineScraper::takeProbes() {
+    std::lock_guard lock(m_mutex);
+    return std::exchange(m_probes, {});
+}
+
+std::size_t EngineScraper::probeCount() const {
+    std::lock_guard lock(m_mutex);
+    return m_probeCount;
+}
+
 void EngineScraper::loop() {
+    using State = Verdict::State;
     std::unique_lock lock(m_mutex);
     while (!m_stop) {
         if (m_targets.empty()) {
@@ -387,14 +424,52 @@ void EngineScraper::loop() {
             continue;
         }
         const auto started = std::chrono::steady_clock::now();
-        const auto targets = m_targets;
         const auto period = m_period;
+        // What to fetch this round: every named port; of the ports the socket scan found, the
+        // known endpoints and (at most kMaxProbesPerRound) those whose probe is due.
+        struct Work {
+            Target target;
+            bool probe = false;
+        };
+        std::vector<Work> work;
+        std::size_t probes = 0;
+        for (const auto& t : m_targets) {
+            if (t.pid == 0) {
+                work.push_back({t, false});
+                continue;
+            }
+            const Verdict& v =
+                m_verdicts[ProbeKey{t.pid, t.host.empty() ? m_host : t.host, t.port}];
+            if (v.state == State::Metrics) {
+                work.push_back({t, false});
+            } else if (v.state != State::NotMetrics && started >= v.next &&
+                       probes < kMaxProbesPerRound) {
+                work.push_back({t, true});
+                ++probes;
+            }
+        }
         lock.unlock();
         std::vector<Scrape> results;
         std::map<int, std::string> errors;
-        for (const auto& t : targets) {
-            auto body = fetchMetrics(m_host, t.port, m_timeoutMs);
-            if (!body) {
+        std::vector<Probe> probed;
+        for (const auto& [t, probe] : work) {
+            const std::string& host = t.host.empty() ? m_host : t.host;
+            auto body = fetchMetrics(host, t.port, probe ? m_probeTimeoutMs : m_timeoutMs);
+            if (probe) {
+                Probe p{t.pid, host, t.port, false, true, ""};
+                if (body && isEngineExposition(*body)) {
+                    p.metrics = true;
+                } else if (body) {
+                    p.why = "HTTP /metrics without sglang: or vllm: samples";
+                } else {
+                    p.why = body.error();
+                    p.final = !p.why.ends_with("timed out");
+                }
+                probed.push_back(p);
+                if (!p.metrics) {
+                    continue;
+                }
+            } else if (!body) {
                 errors[t.port] = body.error();
                 continue;
             }
@@ -402,6 +477,24 @@ void EngineScraper::loop() {
             results.push_back(Scrape{t.runId, engineMetricsFromExposition(*body, t.port)});
         }
         lock.lock();
+        const auto now = std::chrono::steady_clock::now();
+        for (auto& p : probed) {
+            Verdict& v = m_verdicts[ProbeKey{p.pid, p.host, p.port}];
+            ++v.probes;
+            if (p.metrics) {
+                v.state = State::Metrics;
+            } else if (p.final || v.probes >= kMaxSilentProbes) {
+                v.state = State::NotMetrics;
+                p.final = true;
+            } else {
+                v.state = State::Silent;
+                v.next = now + std::chrono::seconds(60) * (1 << (v.probes - 1));
+            }
+            ++m_probeCount;
+            if (m_probes.size() < 1024) {
+                m_probes.push_back(std::move(p));
+            }
+        }
         for (auto& r : results) {
             if (m_results.size() < 4096) {
                 m_results.push_back(std::move(r));
