@@ -329,8 +329,11 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
         }
         Known& k = m_known[pid];
         // Ray's pooled workers start as `ray::IDLE` and take an actor's title later
-        // (setproctitle): a `ray` process's command line is matched again at each full read.
-        const bool retitle = k.epoch != 0 && k.role == m_rayRole && m_rayRole >= 0;
+        // (setproctitle), and a run's launcher may `exec` its trainer (bash -c "exec -a TITLE
+        // python ..."): same pid, same start time. A `ray` or `driver` process's command line is
+        // matched again at each full read.
+        const bool retitle = k.epoch != 0 && ((k.role == m_rayRole && m_rayRole >= 0) ||
+                                              (k.role == m_driverRole && m_driverRole >= 0));
         if (k.epoch == 0 || k.startTicks != st.startTicks || retitle) {
             // New, or a recycled pid: read the command line once and match the rows.
             const std::string comm(st.comm);

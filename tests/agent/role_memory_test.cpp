@@ -626,5 +626,32 @@ TEST(RoleMemory, ARayWorkerRetitledAsAnActorIsReclassifiedAtItsNextFullRead) {
     EXPECT_EQ(every.sample({}).reused, 0u);
 }
 
+// A run's launcher that `exec`s its trainer under the train actor's title (bash -c "...; exec -a
+// TITLE python ...") keeps its pid and start time: the walk saw it as the run's driver before
+// the exec and must see the trainer at its next full read, not keep `driver` for the run's life.
+TEST(RoleMemory, ALauncherThatExecsItsTrainerIsReclassifiedAtItsNextFullRead) {
+    TempDir dir;
+    const std::string d = dir.path();
+    Group launcher("while [ ! -e " + d +
+                   "/go ]; do sleep 0.05; done; exec -a "
+                   "'ray::MegatronTrainRayActor.train' " +
+                   realPython() + " -c \"import time; open('" + d +
+                   "/done', 'w').close(); time.sleep(120)\"");
+    RoleMemory rm(RoleTable::builtin(), RoleMemoryOptions{.refreshEvery = 3});
+    const RoleTable& t = rm.table();
+    rm.sample({launcher.pid()});
+    EXPECT_EQ(roleName(t, rm.roleOf(launcher.pid())), "driver");
+    std::ofstream(d + "/go").close();
+    ASSERT_TRUE(waitFiles({d + "/done"}));
+    ASSERT_EQ(titleOfPid(launcher.pid()), "ray::MegatronTrainRayActor.train");
+    int walks = 0;
+    while (walks < 6 && roleName(t, rm.roleOf(launcher.pid())) != "trainer") {
+        rm.sample({launcher.pid()});
+        ++walks;
+    }
+    EXPECT_EQ(roleName(t, rm.roleOf(launcher.pid())), "trainer");
+    EXPECT_LE(walks, 3) << "at its next full read (every 3 walks)";
+}
+
 }  // namespace
 }  // namespace runplane::agent
