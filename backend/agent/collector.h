@@ -85,6 +85,14 @@ struct CollectorSnapshot {
         std::size_t processes = 0;
     };
     std::vector<Role> roles;
+    /// Each live run's plan by role (StartRun's planned_roles), every phase; `current` marks the
+    /// rows of the phase in progress (docs/daemon.md, "Planned roles"). Empty with the walk off.
+    struct PlannedRole {
+        std::string runId, role, phase;
+        double bytes = 0;
+        bool current = false;
+    };
+    std::vector<PlannedRole> plannedRoles;
     std::uint64_t lastSeq = 0;
     double reportHz = 1.0;
 };

@@ -99,9 +99,18 @@ void Collector::sampleRoles(std::int64_t nowNs) {
     for (std::size_t i = 0; i < roles.size() && i < s.roles.size(); ++i) {
         snap.push_back({roles[i], s.roles[i].rssBytes, s.roles[i].processes});
     }
+    std::vector<CollectorSnapshot::PlannedRole> planSnap;
+    for (const auto& [id, track] : m_tracks) {
+        if (!track.ended && track.rolePlan) {
+            for (const PlannedRoleRow& row : track.rolePlan->planned) {
+                planSnap.push_back({id, row.role, row.phase, row.bytes, row.phase == track.phase});
+            }
+        }
+    }
     {
         std::lock_guard lock(m_mutex);
         m_snapshot.roles = std::move(snap);
+        m_snapshot.plannedRoles = std::move(planSnap);
     }
     // Plan beside measurement: each live run's planned bytes per role, every phase, and the
     // phase in progress as role.<role>.planned_bytes (run-level series).

@@ -163,6 +163,30 @@ std::string renderPrometheus(const CollectorSnapshot& s, const SpoolStats& spool
               << '\n';
         }
     }
+    if (!s.plannedRoles.empty()) {
+        // The plan beside the measured role bytes: every row, and the phase in progress alone
+        // (so `runplane_role_rss_bytes - on(role) sum by (role) (runplane_role_planned_now_bytes)`
+        // is a role's bytes beyond its plan).
+        o << "# HELP runplane_role_planned_bytes A live run's planned host memory of one role "
+             "in one phase on this node (StartRun planned_roles; docs/daemon.md, Planned "
+             "roles).\n"
+             "# TYPE runplane_role_planned_bytes gauge\n";
+        for (const auto& p : s.plannedRoles) {
+            o << "runplane_role_planned_bytes{run_id=\"" << escapeLabel(p.runId) << "\",role=\""
+              << escapeLabel(p.role) << "\",phase=\"" << escapeLabel(p.phase) << "\"} " << p.bytes
+              << '\n';
+        }
+        o << "# HELP runplane_role_planned_now_bytes A live run's planned host memory of one role "
+             "in the phase in progress (absent between phases).\n"
+             "# TYPE runplane_role_planned_now_bytes gauge\n";
+        for (const auto& p : s.plannedRoles) {
+            if (p.current) {
+                o << "runplane_role_planned_now_bytes{run_id=\"" << escapeLabel(p.runId)
+                  << "\",role=\"" << escapeLabel(p.role) << "\",phase=\"" << escapeLabel(p.phase)
+                  << "\"} " << p.bytes << '\n';
+            }
+        }
+    }
     if (!s.runs.empty()) {
         o << "# HELP runplane_run_tree_rss_bytes Resident memory of a run's whole process tree.\n"
              "# TYPE runplane_run_tree_rss_bytes gauge\n";

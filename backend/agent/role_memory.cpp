@@ -329,8 +329,11 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
         }
         Known& k = m_known[pid];
         // Ray's pooled workers start as `ray::IDLE` and take an actor's title later
-        // (setproctitle): a `ray` process's command line is matched again at each full read.
-        const bool retitle = k.epoch != 0 && k.role == m_rayRole && m_rayRole >= 0;
+        // (setproctitle), and a run's launcher may `exec` its trainer (bash -c "exec -a TITLE
+        // python ..."): same pid, same start time. A `ray` or `driver` process's command line is
+        // matched again at each full read.
+        const bool retitle = k.epoch != 0 && ((k.role == m_rayRole && m_rayRole >= 0) ||
+                                              (k.role == m_driverRole && m_driverRole >= 0));
         if (k.epoch == 0 || k.startTicks != st.startTicks || retitle) {
             // New, or a recycled pid: read the command line once and match the rows.
             const std::string comm(st.comm);
@@ -456,8 +459,11 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
                 ++u.unreadable;  // out of time: counted, not guessed
                 continue;
             }
+            // PSS with every pssEvery-th full read (or a new role); the last reading between.
+            const bool pssDue = k.detailRole != role || !k.pssOk ||
+                                ++k.detailReads >= std::max(1U, m_options.pssEvery);
             k.detailRole = role;
-            k.statusOk = k.pssOk = k.storeOk = false;
+            k.statusOk = k.storeOk = false;
             std::snprintf(path, sizeof path, "%d/status", static_cast<int>(e.pid));
             const ssize_t n = readAt(procFd, path, buf, sizeof buf);
             std::uint64_t lck = 0, pin = 0, shmem = 0;
@@ -478,7 +484,8 @@ RoleMemorySample RoleMemory::sample(const std::vector<pid_t>& runPids) {
                     }
                 }
             }
-            if (m_options.withPss) {
+            if (m_options.withPss && pssDue) {
+                k.detailReads = 0;
                 std::snprintf(path, sizeof path, "%d/smaps_rollup", static_cast<int>(e.pid));
                 const ssize_t m = readAt(procFd, path, buf, sizeof buf);
                 k.pssOk = m > 0 && kbField(std::string_view(buf, static_cast<std::size_t>(m)),

@@ -4,8 +4,9 @@
 // process: /proc/PID/statm every walk (RSS); for a new process, and every `refreshEvery` walks
 // (staggered by pid) for a known one, /proc/PID/stat (parent, start time: a recycled pid is
 // classified again) and, for the run's roles (every role but `other`), /proc/PID/status (swap,
-// locked and pinned pages) and /proc/PID/smaps_rollup (PSS), whose last readings are summed in
-// between; /proc/PID/cmdline only when the (pid, start time) pair is new (the row is cached).
+// locked and pinned pages) and, at every pssEvery-th such read, /proc/PID/smaps_rollup (PSS),
+// whose last readings are summed in between; /proc/PID/cmdline when the (pid, start time) pair is
+// new (the row is cached) and, for `ray` and `driver` processes, at each full read.
 // Bounded: at most maxProcesses processes and timeBudget per walk
 // (the rest counted as skipped); a process that vanishes mid-read or a file that cannot be read
 // is counted (vanished, unreadable), never guessed. Formulas: docs/daemon.md, "Process roles".
@@ -64,6 +65,11 @@ struct RoleMemoryOptions {
     /// re-reads: its RSS is the one of its last stat (at most refreshEvery walks old). The walk's
     /// listing still drops it at once when it exits. false: its statm every walk.
     bool reuseOtherRss = true;
+    /// smaps_rollup (PSS, a page-table walk: the dearest read of the walk) is read again at
+    /// every this many full re-reads of a process (so PSS is at most refreshEvery × pssEvery
+    /// walks old); the first read of a process, or of a process whose role changed, always
+    /// reads it. 1: at every full re-read (the walk before 2026-12-06's third round).
+    unsigned pssEvery = 3;
 };
 
 class RoleMemory {
@@ -94,6 +100,7 @@ class RoleMemory {
         // The last status / smaps_rollup reading (the run's roles only).
         int detailRole = -1;
         bool statusOk = false, pssOk = false, storeOk = false;
+        std::uint32_t detailReads = 0;  // full re-reads since smaps_rollup was last read
         std::uint64_t swapBytes = 0, lockedBytes = 0, pssBytes = 0, storeBytes = 0;
     };
     RoleTable m_table;

@@ -349,12 +349,14 @@ void runLaunch(LaunchOptions o, int& exitCode) {
     r.run.argv = o.argv.empty() ? recipe.launcher.argv : o.argv;
     r.run.env = specs[0].env;
     r.run.recipeYaml = specs[0].recipeYaml;
-    {
-        // The head's share of the plan by role, for its daemon (docs/daemon.md, "Planned roles").
+    // Each node's share of the plan by role, for its daemon (docs/daemon.md, "Planned roles"):
+    // the head's with its run, a worker's with its plan holder (docs/dispatch.md).
+    for (std::size_t i = 0; i < 1 + o.workers.size(); ++i) {
         std::string why;
-        r.run.plannedRoles =
-            runplane::cli::plannedRolesOfSnapshot(r.run.recipeYaml, o.recipesDir, 0, why);
+        r.plannedRolesPerNode.push_back(runplane::cli::plannedRolesOfSnapshot(
+            r.run.recipeYaml, o.recipesDir, static_cast<int>(i), why));
     }
+    r.run.plannedRoles = r.plannedRolesPerNode.front();
     if (r.run.argv.empty()) {
         std::cerr << "dispatch launch: no command: give it after -- or set launcher.argv in "
                   << o.recipe << "\n";

@@ -117,6 +117,11 @@ struct LaunchRequest {
     bool skipPreflight = false;      // for callers that ran preflightAll themselves
     bool overridePreflight = false;  // launch despite FAIL rows; recorded in the result
     StartRunSpec run;                // argv/env/workdir/recipe of the launcher; role is set to Head
+    /// Each node's own plan by role (issue 43), head first; the head's replaces run.plannedRoles
+    /// when given. A worker with rows gets a plan-holder run of the same id (role Worker, argv
+    /// kPlanHolderArgv) carrying its rows and run.roleRows, so its daemon reports its own plan
+    /// beside what it measures; stopMultiNode stops it (docs/dispatch.md, "Plan on workers").
+    std::vector<std::vector<StartRunSpec::PlannedRole>> plannedRolesPerNode;
     NodeClientOptions client;
 };
 
@@ -133,7 +138,11 @@ struct DispatchResult {
     std::vector<DispatchEvent> events;
 };
 
-/// Preflight (unless skipped), Ray bring-up, wait for the GPU total, StartRun(role head).
+/// What a worker's plan-holder run executes: nothing but a sleep that lasts until StopRun.
+inline const std::vector<std::string> kPlanHolderArgv{"/bin/sh", "-c", "exec sleep infinity"};
+
+/// Preflight (unless skipped), Ray bring-up, wait for the GPU total, StartRun(role head), then
+/// each worker's plan holder (when plannedRolesPerNode gives it rows).
 DispatchResult launchMultiNode(const LaunchRequest& request, const DispatchCallback& onEvent = {});
 
 /// The multi-node environment of the run: the recipe's env plus MASTER_ADDR, ACTOR_NUM_NODES,

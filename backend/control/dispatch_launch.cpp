@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <future>
@@ -388,6 +389,9 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
                                              std::chrono::system_clock::now().time_since_epoch())
                                              .count())};
     }
+    if (!r.plannedRolesPerNode.empty()) {
+        run.plannedRoles = r.plannedRolesPerNode[0];
+    }
     auto client = NodeClient::create(r.head, r.client);
     Result<RunStatusInfo> started =
         client ? (*client)->startRun(run) : Result<RunStatusInfo>(Error{client.error()});
@@ -402,6 +406,29 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
     }
     result.headRun = *started;
     result.launched = true;
+
+    // 7. Each worker's own plan by role, held by a run of the same id that only sleeps (the
+    // launch stands either way; a worker that refuses is reported, its plan missing there).
+    for (std::size_t i = 0; i < r.workers.size(); ++i) {
+        if (i + 1 >= r.plannedRolesPerNode.size() || r.plannedRolesPerNode[i + 1].empty()) {
+            continue;
+        }
+        StartRunSpec holder;
+        holder.runId = run.runId;
+        holder.role = RunRole::Worker;
+        holder.argv = kPlanHolderArgv;
+        holder.recipeYaml = run.recipeYaml;
+        holder.plannedRoles = r.plannedRolesPerNode[i + 1];
+        holder.roleRows = run.roleRows;
+        auto wc = NodeClient::create(r.workers[i], r.client);
+        Result<RunStatusInfo> held =
+            wc ? (*wc)->startRun(holder) : Result<RunStatusInfo>(Error{wc.error()});
+        log.emit(DispatchStep::StartRun, r.workers[i], true, held.ok(), 1.0,
+                 held ? "the worker's plan by role (" + std::to_string(holder.plannedRoles.size()) +
+                            " rows) held by run " + run.runId.value() + " (pid " +
+                            std::to_string(held->pid) + ")"
+                      : "the worker's plan by role was not sent: " + held.error());
+    }
     return result;
 }
 
@@ -425,6 +452,30 @@ StopResult stopMultiNode(const StopRequest& r, const DispatchCallback& onEvent) 
                  st ? "run " + r.runId + " " + toString(st->state) : st.error());
         if (!st) {
             fail("stop run on " + r.head + ": " + st.error());
+        }
+    }
+    // A worker's plan holder (launchMultiNode step 7), where the worker has one.
+    if (!r.runId.empty()) {
+        for (const auto& w : r.workers) {
+            auto wc = NodeClient::create(w, r.client);
+            auto runs =
+                wc ? (*wc)->listRuns() : Result<std::vector<RunStatusInfo>>(Error{wc.error()});
+            if (!runs) {
+                continue;  // an unreachable worker is reported by its ray stop below
+            }
+            const bool held = std::any_of(runs->begin(), runs->end(), [&](const auto& x) {
+                return x.runId.value() == r.runId && x.role == RunRole::Worker &&
+                       (x.state == NodeRunState::Starting || x.state == NodeRunState::Running);
+            });
+            if (!held) {
+                continue;
+            }
+            auto st = (*wc)->stopRun(RunId{r.runId}, 0);
+            log.emit(DispatchStep::StopRun, w, true, st.ok(), 1.0,
+                     st ? "plan holder " + r.runId + " " + toString(st->state) : st.error());
+            if (!st) {
+                fail("stop plan holder on " + w + ": " + st.error());
+            }
         }
     }
     // Workers first, then the head (the GCS lives there).

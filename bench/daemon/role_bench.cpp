@@ -6,6 +6,8 @@
 //                     status + smaps_rollup of the run's roles), `other`'s last RSS reused
 //   roles_statm_all_cpu_ms  the same walk with statm of every process every walk
 //                     (reuseOtherRss off: the walk before 2026-12-06)
+//   roles_pss_each_full_read_cpu_ms  the walk with smaps_rollup at every full re-read
+//                     (pssEvery = 1: the walk before 2026-12-06's third round)
 //   ref_cpu_ms        the reference: one /proc walk reading statm only (listPids + treeMemory
 //                     without PSS, what the daemon did for run trees before)
 //   roles_core_pct    = roles_cpu_ms / 1000 ms x 100: percent of one core at 1 Hz (goal <= 1 %)
@@ -103,7 +105,10 @@ int main(int argc, char** argv) {
     runplane::agent::RoleMemoryOptions statmAll;
     statmAll.reuseOtherRss = false;
     RoleMemory rolesStatmAll(RoleTable::builtin(), statmAll);
-    std::vector<double> rolesMs, refMs, firstMs, statmAllMs;
+    runplane::agent::RoleMemoryOptions pssEach;
+    pssEach.pssEvery = 1;
+    RoleMemory rolesPssEach(RoleTable::builtin(), pssEach);
+    std::vector<double> rolesMs, refMs, firstMs, statmAllMs, pssEachMs;
     std::size_t reused = 0;
     std::size_t scanned = 0;
     for (int w = 0; w < walks; ++w) {
@@ -119,6 +124,11 @@ int main(int argc, char** argv) {
             statmAllMs.push_back(threadCpuMs() - t0);
         }
         (void)all;
+        t0 = threadCpuMs();
+        (void)rolesPssEach.sample({});
+        if (w > 0) {
+            pssEachMs.push_back(threadCpuMs() - t0);
+        }
         t0 = threadCpuMs();
         const auto m = runplane::agent::treeMemory(runplane::agent::listPids(), false);
         refMs.push_back(threadCpuMs() - t0);
@@ -153,17 +163,19 @@ int main(int argc, char** argv) {
     }
     const double rolesMed = median(rolesMs), refMed = median(refMs);
     const double allMed = median(statmAllMs);
+    const double pssEachMed = median(pssEachMs);
     std::printf(
         "{\"processes_started\": %d, \"processes_scanned\": %zu, \"other_reused_last_walk\": "
         "%zu, \"walks\": %d,\n"
         " \"roles_statm_all_cpu_ms_median\": %.3f, \"roles_statm_all_core_pct_at_1hz\": %.3f,\n"
+        " \"roles_pss_each_full_read_cpu_ms_median\": %.3f, \"roles_pss_each_core_pct\": %.3f,\n"
         " \"roles_cpu_ms_median\": %.3f, \"roles_cpu_ms_first_walk\": %.3f,\n"
         " \"ref_cpu_ms_median\": %.3f, \"roles_core_pct_at_1hz\": %.3f, \"ref_core_pct_at_1hz\": "
         "%.3f,\n"
         " \"daemon_rss_mb\": %.1f, \"daemon_cpu_pct\": %.3f, \"ref_daemon_rss_mb\": %.1f, "
         "\"ref_daemon_cpu_pct\": %.3f, \"window_s\": %d}\n",
-        processes, scanned, reused, walks, allMed, allMed / 10.0, rolesMed,
-        firstMs.empty() ? 0.0 : firstMs[0], refMed, rolesMed / 10.0, refMed / 10.0,
+        processes, scanned, reused, walks, allMed, allMed / 10.0, pssEachMed, pssEachMed / 10.0,
+        rolesMed, firstMs.empty() ? 0.0 : firstMs[0], refMed, rolesMed / 10.0, refMed / 10.0,
         a1.rssMiB * 1.048576, 100.0 * (a1.cpuSeconds - a0.cpuSeconds) / window,
         b1.rssMiB * 1.048576, 100.0 * (b1.cpuSeconds - b0.cpuSeconds) / window, window);
     return 0;

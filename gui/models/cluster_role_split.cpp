@@ -88,6 +88,35 @@ ClusterRoleSplit loadClusterRoleSplit(db::History& history, const QStringList& n
                 }
             }
         }
+        // The plan in force now: each live run's role.<role>.planned_bytes (run-level; sent
+        // only while its phase lasts), summed over the node's runs per role.
+        std::map<std::string, double> plannedNow;
+        {
+            db::SeriesFilter runs;
+            runs.nodeId = NodeId{node.toStdString()};
+            runs.name = series::kRolePattern;  // every run's, node-level ones skipped below
+            auto listed = history.listSeries(runs);
+            if (!listed) {
+                out.error = qs(listed.error());
+            } else {
+                for (const db::SeriesInfo& info : *listed) {
+                    const std::string role =
+                        roleOfName(info.name, series::kRolePrefix, ".planned_bytes");
+                    if (info.runId.empty() || role.empty()) {
+                        continue;
+                    }
+                    if (auto v = latestOf(history, info, sinceT)) {
+                        plannedNow[role] += v->value;
+                    }
+                }
+            }
+        }
+        auto planOf = [&](RoleSplitRow& row, const std::string& planRole) {
+            const auto it = plannedNow.find(planRole);
+            if (!planRole.empty() && it != plannedNow.end() && !row.parts.empty()) {
+                row.parts.back().plannedBytes = it->second;
+            }
+        };
         auto latest = [&](const std::string& name) -> std::optional<Latest> {
             const auto it = byName.find(name);
             return it == byName.end() ? std::nullopt : latestOf(history, it->second, sinceT);
@@ -110,10 +139,12 @@ ClusterRoleSplit loadClusterRoleSplit(db::History& history, const QStringList& n
             if (QLatin1String(r.key) == QLatin1String("other")) {
                 for (const auto& [role, v] : own) {
                     addPart(host, qs(role), qs(role), v);
+                    planOf(host, role);  // a run's own role may be planned under its name
                 }
             }
             if (auto v = latest(r.series)) {
                 addPart(host, QLatin1String(r.key), QLatin1String(r.label), *v);
+                planOf(host, r.budgetRole);
             }
         }
         if (auto v = latest(series::kHostMemTotal)) {

@@ -9,6 +9,8 @@
 #include <QString>
 #include <QStringList>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 namespace runplane::db {
@@ -22,6 +24,13 @@ struct RoleSplitPart {
     QString label;  // "rollout engines", ...
     QColor color;   // roleColor(key): the same as in the run view
     double bytes = 0;
+    /// The plan's bytes for this part in the phase in progress: Σ over the node's live runs of
+    /// their run-level role.<plan role>.planned_bytes (docs/gui.md, "Cluster: memory by role");
+    /// NaN when no run plans it now.
+    double plannedBytes = std::numeric_limits<double>::quiet_NaN();
+    bool planned() const { return !std::isnan(plannedBytes); }
+    /// Measured above the plan (only with a plan).
+    bool overPlan() const { return planned() && bytes > plannedBytes; }
 };
 
 /// One bar: a node's host memory, or one GPU's memory.

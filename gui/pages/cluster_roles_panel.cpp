@@ -20,14 +20,22 @@ QString gb(double bytes) {
 SplitBar barOf(const RoleSplitRow& row, const QString& label) {
     SplitBar bar;
     bar.label = label;
+    double over = 0;  // what the parts hold beyond their plans
     for (const RoleSplitPart& p : row.parts) {
-        bar.segments.push_back({p.label, p.color, p.bytes});
+        bar.segments.push_back({p.label, p.color, p.bytes, p.plannedBytes});
+        if (p.overPlan()) {
+            over += p.bytes - p.plannedBytes;
+        }
     }
     bar.capacity = row.capacityBytes;
     if (row.usedBytes >= 0 && row.capacityBytes > 0) {
         bar.note = QObject::tr("%1 of %2 GB used").arg(gb(row.usedBytes), gb(row.capacityBytes));
     } else if (row.usedBytes >= 0) {
         bar.note = QObject::tr("%1 GB used").arg(gb(row.usedBytes));
+    }
+    if (over > 0) {
+        bar.note += (bar.note.isEmpty() ? QString() : QStringLiteral(", ")) +
+                    QObject::tr("%1 GB over plan").arg(gb(over));
     }
     return bar;
 }

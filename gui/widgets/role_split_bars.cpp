@@ -2,6 +2,7 @@
 
 #include <QHelpEvent>
 #include <QPainter>
+#include <QPen>
 #include <QToolTip>
 
 #include <algorithm>
@@ -94,6 +95,32 @@ QRect RoleSplitBars::segmentRect(int bar, int segment) const {
     return {x0, area.top(), x1 - x0, area.height()};
 }
 
+int RoleSplitBars::plannedMarkerX(int bar, int segment) const {
+    const QRect r = segmentRect(bar, segment);
+    if (r.isEmpty()) {
+        return -1;
+    }
+    const SplitSegment& seg =
+        m_bars[static_cast<std::size_t>(bar)].segments[static_cast<std::size_t>(segment)];
+    if (std::isnan(seg.planned)) {
+        return -1;
+    }
+    const QRect area = barArea(bar);
+    const double px = area.width() * std::max(0.0, seg.planned) / scale();
+    return std::min(area.right(), r.left() + static_cast<int>(std::lround(px)));
+}
+
+QRect RoleSplitBars::overPlanRect(int bar, int segment) const {
+    const int x = plannedMarkerX(bar, segment);
+    if (x < 0 || !m_bars[static_cast<std::size_t>(bar)]
+                      .segments[static_cast<std::size_t>(segment)]
+                      .overPlan()) {
+        return {};
+    }
+    const QRect r = segmentRect(bar, segment);
+    return x >= r.right() ? QRect() : QRect(QPoint(x, r.top()), r.bottomRight());
+}
+
 QString RoleSplitBars::hoverTextAt(QPoint pixel) const {
     for (int i = 0; i < barCount(); ++i) {
         const SplitBar& b = m_bars[static_cast<std::size_t>(i)];
@@ -108,6 +135,12 @@ QString RoleSplitBars::hoverTextAt(QPoint pixel) const {
                 text += QStringLiteral(" (%1 % of %2)")
                             .arg(100.0 * seg.value / whole, 0, 'f', 1)
                             .arg(gb(whole));
+            }
+            if (!std::isnan(seg.planned)) {
+                text += QStringLiteral(", plan %1").arg(gb(seg.planned));
+                if (seg.overPlan()) {
+                    text += QStringLiteral(": %1 over").arg(gb(seg.value - seg.planned));
+                }
             }
             return text;
         }
@@ -172,6 +205,20 @@ void RoleSplitBars::paintEvent(QPaintEvent* /*event*/) {
         }
         p.setPen(QColor(0x80, 0x80, 0x80));
         p.drawRect(area.adjusted(0, 0, -1, -1));
+        // The plan beside the measured: a dark marker per planned segment, a red outline over
+        // what a segment holds beyond its plan.
+        for (int k = 0; k < static_cast<int>(b.segments.size()); ++k) {
+            const QRect over = overPlanRect(i, k);
+            if (!over.isEmpty()) {
+                p.setPen(QPen(QColor(0xC0, 0x00, 0x00), 2));
+                p.drawRect(over.adjusted(1, 1, -1, -1));
+            }
+            const int x = plannedMarkerX(i, k);
+            if (x >= 0) {
+                p.setPen(QPen(palette().color(QPalette::Text), 2));
+                p.drawLine(x, area.top() - 3, x, area.bottom() + 3);
+            }
+        }
         p.setPen(palette().color(QPalette::Text));
         p.drawText(QRect(area.right() + kMargin, area.top(), kNoteW, area.height()),
                    Qt::AlignVCenter | Qt::AlignLeft,

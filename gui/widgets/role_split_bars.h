@@ -9,6 +9,8 @@
 #include <QString>
 #include <QWidget>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 namespace runplane::gui {
@@ -17,6 +19,11 @@ struct SplitSegment {
     QString label;
     QColor color;
     double value = 0;
+    /// The plan's value beside the measured one (NaN: none). Drawn as a marker across the bar at
+    /// the segment's start + planned; a segment above its plan gets a red outline over the part
+    /// beyond the marker.
+    double planned = std::numeric_limits<double>::quiet_NaN();
+    bool overPlan() const { return !std::isnan(planned) && value > planned; }
 };
 
 struct SplitBar {
@@ -40,7 +47,13 @@ class RoleSplitBars : public QWidget {
     const SplitBar& bar(int i) const { return m_bars[static_cast<std::size_t>(i)]; }
     /// The rectangle segment `segment` of bar `bar` is painted in (empty when not drawn).
     QRect segmentRect(int bar, int segment) const;
-    /// "node-a — trainer: 12.3 GB (41 % of 30.0 GB)" at a pixel; "" over nothing.
+    /// The x pixel of segment `segment`'s plan marker (its start + planned on the bars' scale);
+    /// -1 when it has no plan or is not drawn.
+    int plannedMarkerX(int bar, int segment) const;
+    /// The part of an over-plan segment beyond its marker (outlined red); empty otherwise.
+    QRect overPlanRect(int bar, int segment) const;
+    /// "node-a — trainer: 12.3 GB (41 % of 30.0 GB)" at a pixel, with ", plan 10.0 GB: 2.3 GB
+    /// over" where the segment has a plan; "" over nothing.
     QString hoverTextAt(QPoint pixel) const;
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;

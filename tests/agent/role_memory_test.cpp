@@ -626,5 +626,73 @@ TEST(RoleMemory, ARayWorkerRetitledAsAnActorIsReclassifiedAtItsNextFullRead) {
     EXPECT_EQ(every.sample({}).reused, 0u);
 }
 
+// A run's launcher that `exec`s its trainer under the train actor's title (bash -c "...; exec -a
+// TITLE python ...") keeps its pid and start time: the walk saw it as the run's driver before
+// the exec and must see the trainer at its next full read, not keep `driver` for the run's life.
+TEST(RoleMemory, ALauncherThatExecsItsTrainerIsReclassifiedAtItsNextFullRead) {
+    TempDir dir;
+    const std::string d = dir.path();
+    Group launcher("while [ ! -e " + d +
+                   "/go ]; do sleep 0.05; done; exec -a "
+                   "'ray::MegatronTrainRayActor.train' " +
+                   realPython() + " -c \"import time; open('" + d +
+                   "/done', 'w').close(); time.sleep(120)\"");
+    RoleMemory rm(RoleTable::builtin(), RoleMemoryOptions{.refreshEvery = 3});
+    const RoleTable& t = rm.table();
+    rm.sample({launcher.pid()});
+    EXPECT_EQ(roleName(t, rm.roleOf(launcher.pid())), "driver");
+    std::ofstream(d + "/go").close();
+    ASSERT_TRUE(waitFiles({d + "/done"}));
+    ASSERT_EQ(titleOfPid(launcher.pid()), "ray::MegatronTrainRayActor.train");
+    int walks = 0;
+    while (walks < 6 && roleName(t, rm.roleOf(launcher.pid())) != "trainer") {
+        rm.sample({launcher.pid()});
+        ++walks;
+    }
+    EXPECT_EQ(roleName(t, rm.roleOf(launcher.pid())), "trainer");
+    EXPECT_LE(walks, 3) << "at its next full read (every 3 walks)";
+}
+
+// smaps_rollup (PSS) walks the process's page tables, the dearest read of a walk: it is read at a
+// process's first full read and then at every pssEvery-th, its last reading counting between
+// (RSS from statm / stat stays fresh every walk). A process of a role of its own (so no other
+// process on this host is summed with it) grows by 64 MiB after the first walk.
+TEST(RoleMemory, PssIsReadAtEveryThirdFullReadAndItsLastReadingCountsBetween) {
+    TempDir dir;
+    const std::string d = dir.path();
+    const std::string title = "pss-probe-" + std::to_string(::getpid());
+    auto own = RoleTable::parse("pss_probe title " + title + "*\n", "test rows");
+    ASSERT_TRUE(own.ok()) << own.error();
+    RoleTable table = std::move(own).value();
+    table.append(RoleTable::builtin());
+    Group probe("exec -a '" + title + "' " + realPython() + " -c \"import os, time\n" +
+                "a = bytearray(b'\\x01') * (16 << 20)\nopen('" + d + "/up', 'w').close()\n" +
+                "while not os.path.exists('" + d + "/go'): time.sleep(0.05)\n" +
+                "b = bytearray(b'\\x01') * (64 << 20)\nopen('" + d + "/grown', 'w').close()\n" +
+                "time.sleep(120)\"");
+    ASSERT_TRUE(waitFiles({d + "/up"}));
+    RoleMemory rm(std::move(table), RoleMemoryOptions{.refreshEvery = 1, .pssEvery = 3});
+    const int role = rm.table().roleIndex("pss_probe");
+    ASSERT_GE(role, 0);
+    auto usage = [&](const RoleMemorySample& s) { return s.roles[static_cast<std::size_t>(role)]; };
+    const RoleUsage first = usage(rm.sample({}));
+    ASSERT_EQ(first.processes, 1u);
+    ASSERT_EQ(first.pssReadable, 1u);
+    const std::uint64_t mib = 1 << 20;
+    EXPECT_GE(first.pssBytes, 16 * mib);
+    std::ofstream(d + "/go").close();
+    ASSERT_TRUE(waitFiles({d + "/grown"}));
+    // Full reads 2 and 3: RSS sees the 64 MiB at once, PSS is the first reading.
+    for (int walk = 2; walk <= 3; ++walk) {
+        const RoleUsage u = usage(rm.sample({}));
+        EXPECT_EQ(u.pssReadable, 1u) << walk;
+        EXPECT_EQ(u.pssBytes, first.pssBytes) << walk;
+        EXPECT_GE(u.rssBytes, first.rssBytes + 60 * mib) << walk;
+    }
+    // Full read 4 (the third since the first): smaps_rollup again.
+    const RoleUsage fourth = usage(rm.sample({}));
+    EXPECT_GE(fourth.pssBytes, first.pssBytes + 60 * mib);
+}
+
 }  // namespace
 }  // namespace runplane::agent

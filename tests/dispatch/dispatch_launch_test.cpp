@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -250,6 +251,76 @@ TEST(DispatchLaunch, FailingWorkerStartRollsBackEveryTouchedNode) {
     }
     EXPECT_EQ(calls.find("n0 status"), std::string::npos) << "no wait after a failed join";
     EXPECT_FALSE(std::filesystem::exists(c.state() + "/node.n1"));
+}
+
+// issue 43: each node's own plan by role. The head's rows go with its run; each worker's with a
+// plan-holder run of the same id (role Worker), so every daemon reports its own node's plan
+// (run-level role.<role>.planned_<phase>_bytes) beside what it measures; stop ends the holders.
+TEST(DispatchLaunch, EachWorkerGetsItsOwnNodesPlanByRoleAndStopEndsIt) {
+    Cluster c;
+    c.start({"2.40.0", "2.40.0", "2.40.0"});
+    for (const auto& n : c.nodes) {
+        ASSERT_TRUE(n->ok()) << n->error();
+    }
+    LaunchRequest r = request(c);
+    r.skipPreflight = true;
+    r.run.runId = runplane::RunId{"mn-plan"};
+    // Node i: trainer 1 + i MB in train, rollout 10 + i MB in rollout (distinct per node).
+    for (int i = 0; i < 3; ++i) {
+        r.plannedRolesPerNode.push_back({{"trainer", "train", (1 + i) * 1e6, "backup"},
+                                         {"rollout", "rollout", (10 + i) * 1e6, "mirror"}});
+    }
+    const auto result = launchMultiNode(r);
+    ASSERT_TRUE(result.launched) << result.error;
+    int held = 0;
+    for (const auto& e : result.events) {
+        if (e.step == DispatchStep::StartRun && e.node != r.head) {
+            EXPECT_TRUE(e.ok) << e.message;
+            ++held;
+        }
+    }
+    EXPECT_EQ(held, 2);
+
+    std::vector<std::string> all{r.head};
+    all.insert(all.end(), r.workers.begin(), r.workers.end());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        auto client = NodeClient::create(all[i]);
+        ASSERT_TRUE(client.ok()) << client.error();
+        auto runs = (*client)->listRuns();
+        ASSERT_TRUE(runs.ok()) << runs.error();
+        ASSERT_EQ(runs->size(), 1u) << all[i];
+        EXPECT_EQ(runs->front().runId.value(), "mn-plan");
+        EXPECT_EQ(runs->front().role, i == 0 ? RunRole::Head : RunRole::Worker);
+        // The node's daemon reports its own rows for the run.
+        std::map<std::string, double> planned;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        (void)(*client)->watchTelemetry(0, 4, [&](TelemetryBatchInfo&& batch) {
+            for (const auto& rec : batch.records) {
+                if (!rec.isEvent && rec.runId == "mn-plan" &&
+                    rec.sample.series.find(".planned_") != std::string::npos) {
+                    planned[rec.sample.series] = rec.sample.value;
+                }
+            }
+            return planned.size() < 2 && std::chrono::steady_clock::now() < deadline;
+        });
+        EXPECT_DOUBLE_EQ(planned["role.trainer.planned_train_bytes"], (1.0 + i) * 1e6) << all[i];
+        EXPECT_DOUBLE_EQ(planned["role.rollout.planned_rollout_bytes"], (10.0 + i) * 1e6) << all[i];
+    }
+
+    StopRequest s;
+    s.head = r.head;
+    s.workers = r.workers;
+    s.runId = "mn-plan";
+    s.graceSeconds = 2;
+    s.force = true;
+    const auto stopped = stopMultiNode(s);
+    EXPECT_TRUE(stopped.ok) << (stopped.errors.empty() ? "" : stopped.errors.front());
+    for (const auto& w : r.workers) {
+        auto runs = (*NodeClient::create(w))->listRuns();
+        ASSERT_TRUE(runs.ok());
+        ASSERT_EQ(runs->size(), 1u);
+        EXPECT_EQ(runs->front().state, NodeRunState::Stopped) << w;
+    }
 }
 
 TEST(DispatchLaunch, MultiNodeEnvironmentFromTheRequest) {

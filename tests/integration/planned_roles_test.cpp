@@ -6,10 +6,17 @@
 // only this run gave) measured node-level. A bad row is refused at submit, naming its line.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <thread>
 
 #include "backend/plan/catalog.h"
 #include "backend/plan/planner.h"
@@ -18,51 +25,14 @@
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
 #include "tests/support/process.h"
+#include "tests/support/small_plan.h"
+#include "tests/support/wait.h"
 
 namespace runplane::testing {
 namespace {
 
 // One GPU, trainer and engine colocated, a small inline model shape (its plan in tens of MB).
-const char* kRecipe = R"(schema_version: 1
-name: planned-roles
-description: one GPU, trainer and one engine colocated, a small model, 30 MB per process
-framework: miles
-model:
-  shape:
-    num_layers: 2
-    hidden_size: 1024
-    ffn_hidden_size: 2048
-    gated_mlp: false
-    num_attention_heads: 8
-    vocab_size: 4096
-hardware:
-  gpu: H100
-  gpu_memory_gb: 80
-  gpus_per_node: 1
-  host_ram_gb: 24
-cluster:
-  nodes: 1
-  master_addr: 127.0.0.1
-placement: colocate
-rollout:
-  gpus_per_engine: 1
-  engines: 1
-batch:
-  rollout_batch_size: 8
-  n_samples_per_prompt: 1
-  global_batch_size: 8
-  num_rollout: 1
-lora:
-  rank: 8
-  alpha: 16
-  target_modules: [q_proj, k_proj, v_proj, o_proj]
-  base_cpu_backup: true
-memory:
-  process_host_gb: 0.03
-launcher:
-  kind: command
-  argv: [/bin/true]
-)";
+const std::string kRecipe = smallColocatedRecipe("planned-roles");
 
 /// The last value of a series of (node, run) in the history; nullopt when it has none.
 std::optional<double> lastValue(db::History& h, const std::string& node, const std::string& run,
@@ -162,6 +132,114 @@ TEST(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasure
     EXPECT_GT(*rewardRss, 0);
     // And not the measured ones' node-level series: the plan is the run's.
     EXPECT_FALSE(lastValue(**h, "node-plan", "", "role.trainer.planned_train_bytes").has_value());
+}
+
+/// GET /metrics of 127.0.0.1:port; "" when nothing answered.
+std::string scrape(int port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string body;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+        const std::string req = "GET /metrics HTTP/1.0\r\n\r\n";
+        if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+            char buf[4096];
+            ssize_t k = 0;
+            while ((k = ::read(fd, buf, sizeof(buf))) > 0) {
+                body.append(buf, static_cast<std::size_t>(k));
+            }
+        }
+    }
+    ::close(fd);
+    return body;
+}
+
+/// The value of the exposition's line `name{labels}`, if present.
+std::optional<double> sample(const std::string& body, const std::string& nameAndLabels) {
+    const auto at = body.find("\n" + nameAndLabels + " ");
+    if (at == std::string::npos) {
+        return std::nullopt;
+    }
+    return std::strtod(body.c_str() + at + 1 + nameAndLabels.size() + 1, nullptr);
+}
+
+// The plan by role in the Prometheus exposition, beside the measured role bytes: every (role,
+// phase) row of a live run as runplane_role_planned_bytes, the phase in progress's rows as
+// runplane_role_planned_now_bytes; both leave with the run.
+TEST(PlannedRoles, PrometheusScrapeShowsThePlanBesideTheMeasuredRoleBytes) {
+    ScratchDir dir;
+    const std::string state = dir.file("state");
+    std::filesystem::create_directories(state);
+    Daemon daemon(state, "node-prom", 4);
+    daemon.setExtraArgs({"--metrics-listen", "127.0.0.1:0"});
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    std::string out;
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            out = daemon.child().stdoutText();
+            return out.find("http://127.0.0.1:") != std::string::npos;
+        },
+        std::chrono::seconds(10)))
+        << out;
+    const int port = std::atoi(out.c_str() + out.find("http://127.0.0.1:") + 17);
+    const std::string cwd = dir.path().string();
+    const std::string recipe = dir.file("planned-roles.yaml");
+    std::ofstream(recipe) << kRecipe;
+    const std::string recipes = sourceDir() + "/recipes";
+    auto submit = runCtl({"submit", address, "--history", dir.file("history.sqlite"), "--run-id",
+                          "prom", "--recipe", recipe, "--recipes", recipes, "--", "/bin/bash", "-c",
+                          "echo '[runplane-phase] train'; sleep 6"},
+                         cwd);
+    ASSERT_EQ(submit.exitCode, 0) << submit.err;
+
+    auto parsed = plan::parseRecipe(kRecipe, "planned-roles.yaml");
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    auto catalog = plan::ModelCatalog::loadDirectory(recipes + "/models");
+    ASSERT_TRUE(catalog.ok()) << catalog.error();
+    const auto p = plan::planRecipe(*parsed, *catalog);
+    ASSERT_FALSE(p.memory.nodes.empty());
+    std::string body;
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            body = scrape(port);
+            return body.find("runplane_role_planned_now_bytes{") != std::string::npos;
+        },
+        std::chrono::seconds(15)))
+        << body;
+    EXPECT_NE(body.find("# TYPE runplane_role_planned_bytes gauge"), std::string::npos);
+    EXPECT_TRUE(sample(body, "runplane_role_rss_bytes{role=\"trainer\"}").has_value()) << body;
+    int rows = 0;
+    for (plan::Phase phase : plan::kPhases) {
+        const std::string ph = plan::toString(phase);
+        for (const auto& line : plan::planBesideMeasured(p.memory.nodes[0], phase, {})) {
+            if (line.role == "unexplained") {
+                continue;
+            }
+            const std::string labels =
+                "{run_id=\"prom\",role=\"" + line.role + "\",phase=\"" + ph + "\"}";
+            const auto got = sample(body, "runplane_role_planned_bytes" + labels);
+            ASSERT_TRUE(got.has_value()) << labels << "\n" << body;
+            EXPECT_DOUBLE_EQ(*got, line.plannedBytes) << labels;
+            ++rows;
+            // Only the phase in progress (the run said train) is "now".
+            EXPECT_EQ(sample(body, "runplane_role_planned_now_bytes" + labels).has_value(),
+                      phase == plan::Phase::Train)
+                << labels;
+        }
+    }
+    EXPECT_EQ(rows, 16);
+    // The run ends: its plan leaves the exposition; the measured role bytes stay.
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            body = scrape(port);
+            return !body.empty() && body.find("runplane_role_planned_bytes{") == std::string::npos;
+        },
+        std::chrono::seconds(20)))
+        << body;
+    EXPECT_TRUE(sample(body, "runplane_role_rss_bytes{role=\"trainer\"}").has_value());
 }
 
 }  // namespace

@@ -20,67 +20,12 @@
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
 #include "tests/support/process.h"
+#include "tests/support/small_plan.h"
 
 namespace runplane::testing {
 namespace {
 
-const char* kRecipe = R"(schema_version: 1
-name: role-alarms
-description: one GPU, trainer and one engine colocated, a 50 MB model, 30 MB per process
-framework: miles
-model:
-  shape:
-    num_layers: 2
-    hidden_size: 1024
-    ffn_hidden_size: 2048
-    gated_mlp: false
-    num_attention_heads: 8
-    vocab_size: 4096
-hardware:
-  gpu: H100
-  gpu_memory_gb: 80
-  gpus_per_node: 1
-  host_ram_gb: 24
-cluster:
-  nodes: 1
-  master_addr: 127.0.0.1
-placement: colocate
-rollout:
-  gpus_per_engine: 1
-  engines: 1
-batch:
-  rollout_batch_size: 8
-  n_samples_per_prompt: 1
-  global_batch_size: 8
-  num_rollout: 1
-lora:
-  rank: 8
-  alpha: 16
-  target_modules: [q_proj, k_proj, v_proj, o_proj]
-  base_cpu_backup: true
-memory:
-  process_host_gb: 0.03
-launcher:
-  kind: command
-  argv: [/bin/true]
-)";
-
-/// The python interpreter itself (a pyenv shim would exec it again and lose the title).
-std::string python() {
-    std::string out;
-    const std::string cmd = "python3 -c 'import sys; print(sys.executable)'";
-    if (FILE* p = ::popen(cmd.c_str(), "r")) {
-        char buf[512];
-        while (std::fgets(buf, sizeof buf, p) != nullptr) {
-            out += buf;
-        }
-        ::pclose(p);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
-        out.pop_back();
-    }
-    return out.empty() ? "python3" : out;
-}
+const std::string kRecipe = smallColocatedRecipe("role-alarms");
 
 /// The run: a train actor holding `trainerMib`, an SGLang scheduler holding `rolloutMib` (both
 /// titled as the frameworks title them), then the train phase for `trainSeconds`, then exit.
@@ -90,7 +35,7 @@ std::string runScript(const std::string& dir, int trainerMib, int rolloutMib, in
                            "b = bytearray(b'\\x01') * (int(sys.argv[1]) << 20)\n"
                            "open(sys.argv[2], 'w').close()\n"
                            "time.sleep(120)\n";
-    const std::string py = python();
+    const std::string py = realPython();
     const std::string tag = std::to_string(trainerMib) + "-" + std::to_string(rolloutMib);
     const std::string t = dir + "/t-" + tag, r = dir + "/r-" + tag;
     return "(exec -a 'ray::MegatronTrainRayActor.train' " + py + " " + hold + " " +
