@@ -62,6 +62,15 @@ TEST(GpuClocks, ThrottledOnlyByHeatPowerOrHardwareSlowdown) {
               "(thermal), 91 C");
     EXPECT_TRUE(gpuClockState(gpu(0, 1200, 1980, 0x80, 60)).throttled);
     EXPECT_TRUE(gpuClockState(gpu(0, 1200, 1980, 0x20, 88)).throttled);
+    // The H100 host (docs/results/2026-12-06-diagnosis-daemon-h100.md): idle before the job
+    // (nvidia-smi: 345 of 1980 MHz, reasons 0x1, 34 C), then under a matmul load as the daemon's
+    // NVML read it (1980 of 1980 MHz, reasons 0, 56 C; 679 W): neither is throttled.
+    s = gpuClockState(gpu(0, 345, 1980, 0x1, 34));
+    EXPECT_FALSE(s.throttled);
+    EXPECT_EQ(s.text, "SM clock 345 of 1980 MHz (17%), gpu_idle (idle), 34 C");
+    s = gpuClockState(gpu(0, 1980, 1980, 0, 56));
+    EXPECT_FALSE(s.throttled);
+    EXPECT_EQ(s.text, "SM clock 1980 of 1980 MHz (100%), no clock event reason, 56 C");
     // Not read (an old driver, --no-gpu): unknown, never throttled.
     s = gpuClockState(gpu(0, 0, 0, -1, -1));
     EXPECT_FALSE(s.known);
