@@ -92,4 +92,29 @@ ReportSection diagnosisSection(const StoredDiagnoses& stored) {
     return out;
 }
 
+ReportSection diagnosisSummarySection(const std::vector<StoredDiagnoses>& runs) {
+    ReportTable table{
+        {QStringLiteral("run"), QStringLiteral("stored"), QStringLiteral("newest verdict"),
+         QStringLiteral("trigger"), QStringLiteral("when")},
+        {}};
+    for (const StoredDiagnoses& r : runs) {
+        if (!r.error.isEmpty()) {
+            table.rows.push_back({r.runId, QStringLiteral("?"),
+                                  QStringLiteral("not readable: ") + r.error, QString(),
+                                  QString()});
+        } else if (r.items.empty()) {
+            table.rows.push_back({r.runId, QStringLiteral("0"), QStringLiteral("none"),
+                                  QStringLiteral("–"), QStringLiteral("–")});
+        } else {
+            const StoredDiagnosis& newest = r.items.front();
+            table.rows.push_back({r.runId, QString::number(r.items.size()), newest.headline,
+                                  newest.trigger, utcTime(newest.tNs)});
+        }
+    }
+    ReportSection out;
+    out.markdown = QStringLiteral("\n## Diagnoses\n\n") + table.markdown();
+    out.html = QStringLiteral("<h2>Diagnoses</h2>\n") + table.html();
+    return out;
+}
+
 }  // namespace runplane::gui

@@ -5,6 +5,8 @@
 
 #include <QString>
 
+#include <vector>
+
 #include "gui/models/diagnosis_data.h"
 
 namespace runplane::gui {
@@ -16,5 +18,9 @@ struct ReportSection {
 
 /// The section for `stored` (readStoredDiagnoses of the report's run).
 ReportSection diagnosisSection(const StoredDiagnoses& stored);
+
+/// The compare report's section: per run, how many diagnoses are stored and the newest one's
+/// verdict, trigger and time, or "none".
+ReportSection diagnosisSummarySection(const std::vector<StoredDiagnoses>& runs);
 
 }  // namespace runplane::gui

@@ -62,15 +62,15 @@ diagnosis::NodeDiagnosis recordedNode(const std::string& rasFixture) {
     return n;
 }
 
-int runReport(const QString& history, const QString& out, const QString& run, QString* output) {
+int runReport(const QString& history, const QString& out, const QString& run, QString* output,
+              const QString& flag = QStringLiteral("--run")) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("DISPLAY"));
     env.remove(QStringLiteral("WAYLAND_DISPLAY"));
     p.setProcessEnvironment(env);
     p.start(test::envPath("RUNPLANE_BINARY_DIR") + QStringLiteral("/gui/app/runplane"),
-            {QStringLiteral("--history"), history, QStringLiteral("--report"), out,
-             QStringLiteral("--run"), run});
+            {QStringLiteral("--history"), history, QStringLiteral("--report"), out, flag, run});
     EXPECT_TRUE(p.waitForFinished(60000));
     *output = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
     return p.exitCode();
@@ -151,4 +151,23 @@ TEST(ReportDiagnosis, EachStoredDiagnosisWithItsVerdictEvidenceAndTime) {
     EXPECT_TRUE(
         md2.contains(QStringLiteral("## Diagnosis\n\nnone: no diagnosis is stored with this run.")))
         << md2.toStdString();
+
+    // The compare report: per run, the stored count and the newest verdict, or none.
+    const QString out3 = dir.filePath(QStringLiteral("compare"));
+    ASSERT_EQ(runReport(history, out3, QStringLiteral("run-synthetic-1,run-synthetic-2"), &output,
+                        QStringLiteral("--runs")),
+              0)
+        << output.toStdString();
+    const QString md3 = readAll(out3 + QStringLiteral("/report.md"));
+    QString newest = h2;
+    newest.replace(QLatin1Char('|'), QStringLiteral("\\|"));
+    EXPECT_TRUE(
+        md3.contains(QStringLiteral("## Diagnoses\n\n| run | stored | newest verdict | "
+                                    "trigger | when |")))
+        << md3.toStdString();
+    EXPECT_TRUE(md3.contains(QStringLiteral("| run-synthetic-1 | 2 | ") + newest +
+                             QStringLiteral(" | on_demand | 2025-12-06 05:56:40 UTC |")))
+        << md3.toStdString();
+    EXPECT_TRUE(md3.contains(QStringLiteral("| run-synthetic-2 | 0 | none | – | – |")))
+        << md3.toStdString();
 }
