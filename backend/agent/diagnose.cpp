@@ -18,6 +18,8 @@
 #include <mutex>
 
 #include "backend/agent/proc_tree.h"
+#include "backend/agent/process_roles.h"
+#include "backend/diagnosis/gpu_clocks.h"
 #include "compute/gpu/gpu_inventory.h"
 #include "compute/gpu/subprocess.h"
 
@@ -128,8 +130,9 @@ std::string firstLine(const std::string& text) {
     return s.size() > 300 ? s.substr(0, 300) : s;
 }
 
-// The last lines of a log file: reads at most the last 64 KiB.
-std::vector<std::string> tailLines(const std::string& path, std::string& why) {
+// The last lines of a log file: reads at most the last `window` bytes, keeps at most `keep` lines.
+std::vector<std::string> tailLines(const std::string& path, std::string& why, off_t window = 65536,
+                                   std::size_t keep = dx::kOutputTailLines) {
     std::vector<std::string> out;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -137,7 +140,7 @@ std::vector<std::string> tailLines(const std::string& path, std::string& why) {
         return out;
     }
     const off_t size = ::lseek(fd, 0, SEEK_END);
-    const off_t from = size > 65536 ? size - 65536 : 0;
+    const off_t from = size > window ? size - window : 0;
     std::string data(static_cast<std::size_t>(size - from), '\0');
     const ssize_t n = ::pread(fd, data.data(), data.size(), from);
     ::close(fd);
@@ -166,8 +169,8 @@ std::vector<std::string> tailLines(const std::string& path, std::string& why) {
         out.push_back(std::move(line));
         pos = nl + 1;
     }
-    if (out.size() > dx::kOutputTailLines) {
-        out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(dx::kOutputTailLines));
+    if (out.size() > keep) {
+        out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(keep));
     }
     return out;
 }
@@ -296,18 +299,24 @@ void collectGpus(dx::NodeDiagnosis& node, const std::vector<pid_t>& pids,
                 runProcs.push_back({{"pid", p.pid}, {"used_bytes", p.usedBytes}});
             }
         }
-        node.gpus.push_back({{"index", g.index},
-                             {"name", g.name},
-                             {"uuid", g.uuid},
-                             {"pci_bus_id", g.pciBusId},
-                             {"memory_total_bytes", g.memoryTotalBytes},
-                             {"memory_used_bytes", g.memoryUsedBytes},
-                             {"utilization_percent", g.utilizationPercent},
-                             {"ecc_uncorrected", g.eccUncorrected},
-                             {"last_xid", g.lastXid},
-                             {"nvlink_replay_errors", g.nvlinkReplayErrors},
-                             {"error", g.error},
-                             {"run_processes", std::move(runProcs)}});
+        node.gpus.push_back(
+            {{"index", g.index},
+             {"name", g.name},
+             {"uuid", g.uuid},
+             {"pci_bus_id", g.pciBusId},
+             {"memory_total_bytes", g.memoryTotalBytes},
+             {"memory_used_bytes", g.memoryUsedBytes},
+             {"utilization_percent", g.utilizationPercent},
+             {"ecc_uncorrected", g.eccUncorrected},
+             {"last_xid", g.lastXid},
+             {"nvlink_replay_errors", g.nvlinkReplayErrors},
+             {"sm_clock_mhz", g.smClockMHz},
+             {"sm_clock_max_mhz", g.smClockMaxMHz},
+             {"clock_event_reasons", g.clockEventReasons},
+             {"clock_event_reason_names", dx::clockReasonNames(g.clockEventReasons)},
+             {"temperature_c", g.temperatureC},
+             {"error", g.error},
+             {"run_processes", std::move(runProcs)}});
     }
 }
 
@@ -375,6 +384,75 @@ void collectFlightRecorder(dx::NodeDiagnosis& node, const std::map<std::string, 
                                      "* yet (PyTorch writes one on a collective timeout when "
                                      "TORCH_NCCL_DUMP_ON_TIMEOUT=1)";
     }
+}
+
+std::int64_t mtimeUnixNs(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        return 0;
+    }
+    return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+// The role a table row gives a live process (its /proc/PID/cmdline and comm); "" when none.
+std::string roleOfLiveProcess(const RoleTable& table, pid_t pid) {
+    const std::string dir = "/proc/" + std::to_string(pid);
+    auto cmdline = readSmallFile(dir + "/cmdline", 4096);
+    auto comm = readSmallFile(dir + "/comm", 64);
+    if (!cmdline) {
+        return {};
+    }
+    std::string c = comm ? *comm : std::string();
+    while (!c.empty() && c.back() == '\n') {
+        c.pop_back();
+    }
+    const int rule = table.match(*cmdline, c);
+    return rule < 0 ? std::string() : table.rules()[static_cast<std::size_t>(rule)].role;
+}
+
+// Each role's last line (docs/diagnosis.md, "Last output per role"): a line's Ray prefix names
+// its process; a live process of the run with that pid takes the role the table gives it, else
+// the actor's title (`ray::Actor`) or Ray component (`raylet`) is matched by the same table;
+// lines without a prefix are the run's own process's (its role by the table, else `driver`).
+void collectRoleOutput(dx::NodeDiagnosis& node, const RunView& view,
+                       const std::vector<pid_t>& pids) {
+    const RoleTable& table = RoleTable::builtin();
+    std::map<std::int64_t, std::string> liveRoles;
+    auto roleOf = [&](const dx::LinePrefix& p) -> std::string {
+        if (p.pid > 0 &&
+            std::find(pids.begin(), pids.end(), static_cast<pid_t>(p.pid)) != pids.end()) {
+            auto [it, fresh] = liveRoles.try_emplace(p.pid);
+            if (fresh) {
+                it->second = roleOfLiveProcess(table, static_cast<pid_t>(p.pid));
+            }
+            if (!it->second.empty()) {
+                return it->second;
+            }
+        }
+        if (p.actor.empty()) {
+            return {};
+        }
+        const std::string title = "ray::" + p.actor;
+        int rule = table.match(std::string_view(title.c_str(), title.size() + 1), "");
+        if (rule < 0) {
+            rule = table.match(std::string_view(p.actor.c_str(), p.actor.size() + 1), p.actor);
+        }
+        return rule < 0 ? std::string() : table.rules()[static_cast<std::size_t>(rule)].role;
+    };
+    std::string ownRole = view.childPid > 0 ? roleOfLiveProcess(table, view.childPid) : "";
+    if (ownRole.empty()) {
+        ownRole = std::string(kRoleDriver);
+    }
+    // A quiet role's last line may lie far behind a chatty one's: scan the last MiB of each
+    // stream, not only the tail kept in the diagnosis.
+    constexpr off_t kRoleWindow = 1 << 20;
+    std::string why;
+    std::vector<dx::StreamTail> streams = {
+        {"stdout", tailLines(view.stdoutPath, why, kRoleWindow, SIZE_MAX),
+         mtimeUnixNs(view.stdoutPath)},
+        {"stderr", tailLines(view.stderrPath, why, kRoleWindow, SIZE_MAX),
+         mtimeUnixNs(view.stderrPath)}};
+    node.roleOutput = dx::lastOutputPerRole(streams, roleOf, ownRole);
 }
 
 }  // namespace
@@ -478,6 +556,7 @@ Result<dx::NodeDiagnosis> diagnoseRun(RunManager& runs, const std::string& runId
     if (!whyOut.empty() && !whyErr.empty()) {
         node.outputMissing = whyOut + "; " + whyErr;
     }
+    collectRoleOutput(node, *view, pids);
     collectFlightRecorder(node, firstEnv);
     if (ras.valid()) {
         ras.get();

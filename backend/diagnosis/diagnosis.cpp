@@ -1,6 +1,8 @@
 // A run's diagnosis: its JSON form, the verdict and the text (diagnosis.h).
 #include "backend/diagnosis/diagnosis.h"
 
+#include "backend/diagnosis/gpu_clocks.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -298,11 +300,57 @@ void kernelFindings(const std::vector<NodeDiagnosis>& nodes, Verdict& v) {
     }
 }
 
+// GPUs slowed by heat or a power limit (gpu_clocks.h): a lagging-rank cause. The run's processes
+// on the GPU name the rank (RANK from their environment) where the node knows it.
+void gpuFindings(const std::vector<NodeDiagnosis>& nodes, Verdict& v) {
+    for (const auto& n : nodes) {
+        if (!n.gpus.is_array()) {
+            continue;
+        }
+        for (const auto& g : n.gpus) {
+            const GpuClockState state = gpuClockState(g);
+            if (!state.throttled) {
+                continue;
+            }
+            std::string who;
+            if (const auto procs = g.find("run_processes"); procs != g.end() && procs->is_array()) {
+                for (const auto& p : *procs) {
+                    const std::int64_t pid = p.value("pid", std::int64_t{0});
+                    std::string one = "pid " + std::to_string(pid);
+                    for (const auto& info : n.processes) {
+                        if (info.pid == pid && info.rank >= 0) {
+                            one = "rank " + std::to_string(info.rank) + ", " + one;
+                        }
+                    }
+                    who += (who.empty() ? "" : "; ") + one;
+                }
+            }
+            v.findings.push_back(
+                {"gpu_throttled", "GPU " + std::to_string(g.value("index", 0)) + " on " +
+                                      (n.hostname.empty() ? n.address : n.hostname) +
+                                      (who.empty() ? "" : " (" + who + ")") +
+                                      " is throttled: " + state.text});
+        }
+    }
+}
+
+// Each node's last output per role (last_output.h), relative to the node's collection time.
+void lastOutputFindings(const std::vector<NodeDiagnosis>& nodes, Verdict& v) {
+    for (const auto& n : nodes) {
+        if (n.roleOutput.empty()) {
+            continue;
+        }
+        v.findings.push_back({"last_output", "last output on " +
+                                                 (n.hostname.empty() ? n.address : n.hostname) +
+                                                 ": " + lastOutputText(n.roleOutput, n.tUnixNs)});
+    }
+}
+
 // Order of the headline: the most specific evidence first.
 int rankOfKind(const std::string& kind) {
     static const std::vector<std::string> order = {
-        "missing_rank",  "async_error", "init_error", "aborted",      "behind",
-        "stack_outlier", "kernel",      "node_error", "stacks_agree", "no_data"};
+        "missing_rank",  "async_error", "init_error", "aborted",      "behind", "stack_outlier",
+        "gpu_throttled", "kernel",      "node_error", "stacks_agree", "no_data"};
     const auto it = std::find(order.begin(), order.end(), kind);
     return static_cast<int>(it - order.begin());
 }
@@ -367,6 +415,7 @@ json toJson(const NodeDiagnosis& n) {
         {"output",
          {{"stdout_tail", stringsJson(n.stdoutTail)},
           {"stderr_tail", stringsJson(n.stderrTail)},
+          {"roles", toJson(n.roleOutput)},
           {"missing", n.outputMissing}}},
         {"flight_recorder",
          {{"files", stringsJson(n.flightRecorderFiles)}, {"missing", n.flightRecorderMissing}}},
@@ -415,6 +464,9 @@ Result<NodeDiagnosis> nodeDiagnosisFromJson(const json& j) {
         if (!s.ok()) {
             return s.failure();
         }
+    }
+    if (auto roles = sub("output").find("roles"); roles != sub("output").end()) {
+        n.roleOutput = roleOutputsFromJson(*roles);
     }
     if (auto ps = j.find("processes"); ps != j.end() && ps->is_array()) {
         for (const auto& p : *ps) {
@@ -479,7 +531,9 @@ Verdict judge(const std::vector<NodeDiagnosis>& nodes) {
     const auto comms = mergedCommunicators(nodes);
     rasFindings(comms, v);
     stackFindings(nodes, comms, v);
+    gpuFindings(nodes, v);
     kernelFindings(nodes, v);
+    lastOutputFindings(nodes, v);
     std::vector<std::string> failed;
     for (const auto& n : nodes) {
         if (!n.error.empty()) {
@@ -626,6 +680,7 @@ std::string boundedJsonText(const RunDiagnosis& diagnosis, std::size_t maxBytes)
         for (auto& n : d.nodes) {
             n.stdoutTail.clear();
             n.stderrTail.clear();
+            n.roleOutput.clear();
             n.kernelLines.clear();
             for (auto& c : n.ras.communicators) {
                 c.ranks.clear();
@@ -702,6 +757,15 @@ std::string formatDiagnosis(const RunDiagnosis& d) {
             << (n.gpusMissing.empty() ? std::to_string(n.gpus.size()) + " read from NVML"
                                       : "missing: " + n.gpusMissing)
             << "\n";
+        if (n.gpus.is_array()) {
+            for (const auto& g : n.gpus) {
+                const GpuClockState state = gpuClockState(g);
+                if (!state.text.empty()) {
+                    out << "    GPU " << g.value("index", 0) << ": " << state.text
+                        << (state.throttled ? " (throttled)" : "") << "\n";
+                }
+            }
+        }
         if (n.kernelLogMissing.empty()) {
             out << "  kernel log (" << n.kernelLogSource << "): " << n.kernelLines.size()
                 << " Xid/OOM/segfault lines in the run's window\n";
@@ -710,6 +774,10 @@ std::string formatDiagnosis(const RunDiagnosis& d) {
             }
         } else {
             out << "  kernel log: missing: " << n.kernelLogMissing << "\n";
+        }
+        for (const auto& r : n.roleOutput) {
+            out << "  last output of " << r.role << " (" << r.source << ", " << r.stream
+                << "): " << lastOutputText({r}, n.tUnixNs).substr(r.role.size() + 2) << "\n";
         }
         if (!n.outputMissing.empty()) {
             out << "  output: missing: " << n.outputMissing << "\n";

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/diagnosis/kernel_log.h"
+#include "backend/diagnosis/last_output.h"
 #include "backend/diagnosis/ras.h"
 #include "backend/diagnosis/stacks.h"
 #include "common/result.h"
@@ -78,6 +79,8 @@ struct NodeDiagnosis {
     std::vector<std::string> stdoutTail;
     std::vector<std::string> stderrTail;
     std::string outputMissing;
+    /// Each role's last line and when (last_output.h); empty when no line was attributed.
+    std::vector<RoleOutput> roleOutput;
 
     // PyTorch Flight Recorder dumps (TORCH_NCCL_DEBUG_INFO_TEMP_FILE prefix), listed, not read
     std::vector<std::string> flightRecorderFiles;
@@ -90,7 +93,7 @@ Result<NodeDiagnosis> nodeDiagnosisFromJson(const nlohmann::json& j);
 
 struct Finding {
     std::string kind;  // missing_rank, async_error, init_error, aborted, behind, stack_outlier,
-                       // kernel, node_error, no_data, no_anomaly
+                       // gpu_throttled, kernel, node_error, stacks_agree, last_output, no_data
     std::string text;
 };
 

@@ -83,6 +83,15 @@ class NvmlLibrary {
         m_getLinkState = symbol<nvml::DeviceGetNvLinkStateFn>("nvmlDeviceGetNvLinkState");
         m_getLinkErrors =
             symbol<nvml::DeviceGetNvLinkErrorCounterFn>("nvmlDeviceGetNvLinkErrorCounter");
+        m_getClock = symbol<nvml::DeviceGetClockFn>("nvmlDeviceGetClockInfo");
+        m_getMaxClock = symbol<nvml::DeviceGetClockFn>("nvmlDeviceGetMaxClockInfo");
+        m_getTemperature = symbol<nvml::DeviceGetClockFn>("nvmlDeviceGetTemperature");
+        m_getClockReasons =
+            symbol<nvml::DeviceGetClockReasonsFn>("nvmlDeviceGetCurrentClocksEventReasons");
+        if (m_getClockReasons == nullptr) {  // drivers before NVML 12.4
+            m_getClockReasons =
+                symbol<nvml::DeviceGetClockReasonsFn>("nvmlDeviceGetCurrentClocksThrottleReasons");
+        }
         m_eventSetCreate = symbol<nvml::EventSetCreateFn>("nvmlEventSetCreate");
         m_registerEvents = symbol<nvml::DeviceRegisterEventsFn>("nvmlDeviceRegisterEvents");
         m_eventSetWait = symbol<nvml::EventSetWaitFn>("nvmlEventSetWait_v2");
@@ -209,8 +218,25 @@ class NvmlLibrary {
             gpu.lastXid = it->second;
         }
         gpu.nvlinkReplayErrors = readNvlinkReplays(device);
+        readClocks(device, gpu);
         readProcesses(index, device, processes);
         return gpu;
+    }
+
+    // SM clock, its maximum, the clock event reasons and the temperature (each best effort).
+    void readClocks(nvml::Device device, GpuDevice& gpu) {
+        unsigned value = 0;
+        if (m_getClock != nullptr && m_getClock(device, nvml::kClockSm, &value) == nvml::kSuccess)
+            gpu.smClockMHz = value;
+        if (m_getMaxClock != nullptr &&
+            m_getMaxClock(device, nvml::kClockSm, &value) == nvml::kSuccess)
+            gpu.smClockMaxMHz = value;
+        unsigned long long reasons = 0;
+        if (m_getClockReasons != nullptr && m_getClockReasons(device, &reasons) == nvml::kSuccess)
+            gpu.clockEventReasons = static_cast<std::int64_t>(reasons);
+        if (m_getTemperature != nullptr &&
+            m_getTemperature(device, nvml::kTemperatureGpu, &value) == nvml::kSuccess)
+            gpu.temperatureC = static_cast<int>(value);
     }
 
     std::int64_t readNvlinkReplays(nvml::Device device) {
@@ -283,6 +309,10 @@ class NvmlLibrary {
     nvml::DeviceGetTotalEccErrorsFn m_getEcc = nullptr;
     nvml::DeviceGetNvLinkStateFn m_getLinkState = nullptr;
     nvml::DeviceGetNvLinkErrorCounterFn m_getLinkErrors = nullptr;
+    nvml::DeviceGetClockFn m_getClock = nullptr;
+    nvml::DeviceGetClockFn m_getMaxClock = nullptr;
+    nvml::DeviceGetClockFn m_getTemperature = nullptr;
+    nvml::DeviceGetClockReasonsFn m_getClockReasons = nullptr;
     nvml::EventSetCreateFn m_eventSetCreate = nullptr;
     nvml::DeviceRegisterEventsFn m_registerEvents = nullptr;
     nvml::EventSetWaitFn m_eventSetWait = nullptr;

@@ -20,6 +20,15 @@ struct GpuDevice {
     std::int64_t lastXid = -1;
     /// Sum of NVLink replay errors over all links; -1 where NVML exposes none (no NVLink).
     std::int64_t nvlinkReplayErrors = -1;
+    /// SM clock now and its maximum, in MHz; 0 where NVML does not give them.
+    unsigned smClockMHz = 0, smClockMaxMHz = 0;
+    /// Why the clocks are below their maximum: NVML's clock event (throttle) reason bits
+    /// (nvmlClocksEventReason*: 0x1 idle, 0x4 software power cap, 0x8 hardware slowdown, 0x20
+    /// software thermal, 0x40 hardware thermal, 0x80 power brake, ...; names and judgement in
+    /// backend/diagnosis/gpu_clocks.h); -1 where NVML does not give them.
+    std::int64_t clockEventReasons = -1;
+    /// GPU temperature in degrees C; -1 where NVML does not give it.
+    int temperatureC = -1;
     /// Non-empty when NVML could not read this GPU (e.g. "GPU is lost"); other fields then partial.
     std::string error;
 };

@@ -28,6 +28,8 @@ inline constexpr int kVolatileEcc = 0;             // NVML_VOLATILE_ECC
 inline constexpr int kNvLinkErrorDlReplay = 0;     // NVML_NVLINK_ERROR_DL_REPLAY
 inline constexpr unsigned long long kEventXidCriticalError = 0x8;  // nvmlEventTypeXidCriticalError
 inline constexpr unsigned long long kValueNotAvailable = ~0ull;    // NVML_VALUE_NOT_AVAILABLE
+inline constexpr int kClockSm = 1;                                 // NVML_CLOCK_SM
+inline constexpr int kTemperatureGpu = 0;                          // NVML_TEMPERATURE_GPU
 
 struct Memory {  // nvmlMemory_t (v1)
     unsigned long long total, free, used;
@@ -79,6 +81,11 @@ using DeviceGetProcessesFn = Return (*)(Device, unsigned*, void*);
 using DeviceGetTotalEccErrorsFn = Return (*)(Device, int, int, unsigned long long*);
 using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned, int*);
 using DeviceGetNvLinkErrorCounterFn = Return (*)(Device, unsigned, int, unsigned long long*);
+// nvmlDeviceGetClockInfo / nvmlDeviceGetMaxClockInfo (MHz), nvmlDeviceGetTemperature (C).
+using DeviceGetClockFn = Return (*)(Device, int, unsigned*);
+// nvmlDeviceGetCurrentClocksEventReasons (NVML 12.4+), formerly
+// nvmlDeviceGetCurrentClocksThrottleReasons: a bit mask (compute/gpu/gpu_inventory.h).
+using DeviceGetClockReasonsFn = Return (*)(Device, unsigned long long*);
 using EventSetCreateFn = Return (*)(EventSet*);
 using DeviceRegisterEventsFn = Return (*)(Device, unsigned long long, EventSet);
 using EventSetWaitFn = Return (*)(EventSet, EventData*, unsigned);

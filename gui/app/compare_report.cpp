@@ -11,6 +11,7 @@
 
 #include "db/history/history.h"
 #include "gui/app/compare_report_groups.h"
+#include "gui/app/report_diagnosis.h"
 #include "gui/app/report_text.h"
 #include "gui/models/compare_baseline.h"
 #include "gui/models/compare_data.h"
@@ -270,6 +271,12 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         md += QStringLiteral("\n## Lineage\n\n") + lineage.markdown();
     }
     md += QStringLiteral("\n## Host memory peaks per run\n\n") + peaks.markdown();
+    std::vector<StoredDiagnoses> stored;
+    for (const QString& id : request.runIds) {
+        stored.push_back(readStoredDiagnoses(request.historyPath, id));
+    }
+    const ReportSection diagnoses = diagnosisSummarySection(stored);
+    md += diagnoses.markdown;
     md += QStringLiteral("\n## Recipe diff (fields that differ)\n\n");
     md += diff.rows.empty() ? QStringLiteral("The recipes are the same.\n") : diff.markdown();
     QString html = QStringLiteral(
@@ -292,6 +299,7 @@ Result<CompareReportFiles> writeCompareReport(const CompareReportRequest& reques
         html += QStringLiteral("<h2>Lineage</h2>\n") + lineage.html();
     }
     html += QStringLiteral("<h2>Host memory peaks per run</h2>\n") + peaks.html();
+    html += diagnoses.html;
     html +=
         QStringLiteral("<h2>Recipe diff (fields that differ)</h2>\n") +
         (diff.rows.empty() ? QStringLiteral("<p>The recipes are the same.</p>\n") : diff.html());

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "db/history/history.h"
+#include "gui/app/report_diagnosis.h"
 #include "gui/app/report_text.h"
 #include "gui/models/history_queries.h"
 #include "gui/models/metric_views.h"
@@ -37,7 +38,7 @@ QString isoTime(double t) {
 }  // namespace
 
 Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& outDir, int width,
-                                        int height) {
+                                        int height, const StoredDiagnoses* diagnoses) {
     if (!QDir().mkpath(outDir)) {
         return Error{
             QString(outDir + QStringLiteral(": cannot create the report directory")).toStdString()};
@@ -212,6 +213,9 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
         md += nccl.markdown();
     }
     md += QStringLiteral("\nNCCL warnings/errors/stalls: %1\n").arg(snap.nccl.events.size());
+    const ReportSection diagnosis =
+        diagnoses != nullptr ? diagnosisSection(*diagnoses) : ReportSection{};
+    md += diagnosis.markdown;
     md += QStringLiteral("\n## Events\n\n");
     md += events.rows.empty() ? QStringLiteral("No events.\n") : events.markdown();
     if (!notes.isEmpty()) {
@@ -240,6 +244,7 @@ Result<ReportFiles> writeSnapshotReport(const RunSnapshot& snap, const QString& 
     html += QStringLiteral("<h2>NCCL health</h2><p>Version gate: <b>%1</b>: %2</p>\n")
                 .arg(snap.nccl.verdict.toHtmlEscaped(), snap.nccl.verdictText.toHtmlEscaped()) +
             nccl.html();
+    html += diagnosis.html;
     html += QStringLiteral("<h2>Events</h2>\n") + events.html();
     if (!notes.isEmpty()) {
         html += QStringLiteral("<h2>Notes</h2><ul>");
@@ -272,7 +277,9 @@ Result<ReportFiles> writeRunReport(const ReportRequest& request) {
     if (!snap) {
         return Error{snap.error()};
     }
-    return writeSnapshotReport(*snap, request.outDir, request.width, request.height);
+    history->reset();  // readStoredDiagnoses opens the file again, read-only
+    const StoredDiagnoses diagnoses = readStoredDiagnoses(request.historyPath, request.runId);
+    return writeSnapshotReport(*snap, request.outDir, request.width, request.height, &diagnoses);
 }
 
 }  // namespace runplane::gui

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backend/control/diagnose.h"
+#include "backend/diagnosis/gpu_clocks.h"
 #include "db/history/history.h"
 #include "gui/models/qt_text.h"
 
@@ -312,6 +313,23 @@ NodeDiagnosisLines nodeLines(const dx::NodeDiagnosis& node) {
         out.kernelLines
             << QStringLiteral("[%1] %2: ").arg(k.bootSeconds, 0, 'f', 3).arg(qs(k.kind)) +
                    qs(k.text);
+    }
+    if (node.gpus.is_array()) {
+        for (const auto& g : node.gpus) {
+            const dx::GpuClockState state = dx::gpuClockState(g);
+            if (!state.text.empty()) {
+                out.gpuClocks << QStringLiteral("GPU %1: ").arg(g.value("index", 0)) +
+                                     qs(state.text) +
+                                     (state.throttled ? QStringLiteral(" (throttled)") : QString());
+            }
+        }
+    }
+    for (const auto& r : node.roleOutput) {
+        // lastOutputText gives "role: `line` AGE"; the source and stream go after the role.
+        const std::string text = dx::lastOutputText({r}, node.tUnixNs);
+        out.lastOutput << qs(r.role) + QStringLiteral(" (") + qs(r.source) + QStringLiteral(", ") +
+                              qs(r.stream) + QStringLiteral("): ") +
+                              qs(text.substr(r.role.size() + 2));
     }
     return out;
 }

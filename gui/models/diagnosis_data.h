@@ -76,6 +76,12 @@ struct NodeDiagnosisLines {
     std::vector<Process> processes;
     QString kernelLog;  // "/dev/kmsg: 2 line(s)" or why missing
     QStringList kernelLines;
+    /// Per GPU: "GPU 0: SM clock 990 of 1980 MHz (50%), hw_thermal_slowdown (thermal), 92 C
+    /// (throttled)" (docs/diagnosis.md "GPU clocks"); empty when NVML gave none.
+    QStringList gpuClocks;
+    /// Per role: "trainer (MegatronTrainRayActor pid 812, stdout): `line` 14 min ago"
+    /// (docs/diagnosis.md "Last output per role").
+    QStringList lastOutput;
 };
 
 /// Frames shown per process.

@@ -392,6 +392,23 @@ void DiagnosisView::showDiagnosis(const dx::RunDiagnosis& d) {
         for (const QString& k : lines.kernelLines) {
             addItem(kernel, QString(), k, errorColor());
         }
+        if (!lines.gpuClocks.isEmpty()) {
+            auto* gpus = addItem(top, tr("GPU clocks"),
+                                 tr("%n GPU(s) read from NVML", "", lines.gpuClocks.size()));
+            for (const QString& g : lines.gpuClocks) {
+                addItem(gpus, QString(), g,
+                        g.endsWith(QLatin1String("(throttled)")) ? warningColor() : QColor());
+            }
+            m_nodes->expandItem(gpus);
+        }
+        if (!lines.lastOutput.isEmpty()) {
+            auto* last = addItem(top, tr("Last output per role"),
+                                 tr("%n role(s)", "", lines.lastOutput.size()));
+            for (const QString& l : lines.lastOutput) {
+                addItem(last, QString(), l);
+            }
+            m_nodes->expandItem(last);
+        }
         m_nodes->expandItem(top);
         m_nodes->expandItem(stuck);
         m_nodes->expandItem(stacks);

@@ -107,6 +107,39 @@ int nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t, unsigned int link, int counter
     *value = counter == 0 ? 3 + link : 1000;
     return 0;
 }
+// Clocks as the H100 host read them (docs/results/2026-12-06-diagnosis-daemon-h100.md): GPU 0
+// idle (345 of 1980 MHz, reason 0x1 idle, 34 C), GPU 1 under load (1980 of 1980 MHz, no reason,
+// 56 C). Only NVML_CLOCK_SM (1) and NVML_TEMPERATURE_GPU (0) are answered.
+int nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
+    if (type != 1)
+        return 3;
+    *clock = device->index == 0 ? 345 : 1980;
+    return 0;
+}
+int nvmlDeviceGetMaxClockInfo(nvmlDevice_t, int type, unsigned int* clock) {
+    if (type != 1)
+        return 3;
+    *clock = 1980;
+    return 0;
+}
+int nvmlDeviceGetTemperature(nvmlDevice_t device, int sensor, unsigned int* temp) {
+    if (sensor != 0)
+        return 3;
+    *temp = device->index == 0 ? 34 : 56;
+    return 0;
+}
+// NVML 12.4 renamed the call; the confidential-computing generation (variant 2) has the old name.
+#if FAKE_NVML_VARIANT == 2
+int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+    *reasons = device->index == 0 ? 0x1 : 0x44;  // GPU 1: SW power cap + HW thermal slowdown
+    return 0;
+}
+#else
+int nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+    *reasons = device->index == 0 ? 0x1 : 0x0;
+    return 0;
+}
+#endif
 int nvmlEventSetCreate(nvmlEventSet_t* set) {
     *set = &g_events;
     return 0;

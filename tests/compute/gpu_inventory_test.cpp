@@ -66,6 +66,15 @@ TEST(GpuInventory, ReadsDevicesProcessesAndCounters) {
     EXPECT_EQ(snapshot.processes[3].pid, 201);
     EXPECT_EQ(snapshot.processes[3].usedBytes, 0u);  // NVML_VALUE_NOT_AVAILABLE
 
+    // Clocks, clock event reasons and temperature (docs/diagnosis.md "GPU clocks").
+    EXPECT_EQ(h200.smClockMHz, 345u);
+    EXPECT_EQ(h200.smClockMaxMHz, 1980u);
+    EXPECT_EQ(h200.clockEventReasons, 0x1);
+    EXPECT_EQ(h200.temperatureC, 34);
+    EXPECT_EQ(h100.smClockMHz, 1980u);
+    EXPECT_EQ(h100.clockEventReasons, 0);
+    EXPECT_EQ(h100.temperatureC, 56);
+
     // The XID stays reported on later samples.
     EXPECT_EQ(queryGpusFrom(fakeNvml(1)).gpus[1].lastXid, 79);
 }
@@ -77,6 +86,15 @@ TEST(GpuInventory, ConfidentialComputeDriverGenerationUses32ByteEntries) {
     EXPECT_EQ(snapshot.processes[1].pid, 102);
     EXPECT_EQ(snapshot.processes[1].usedBytes, 2147483648u);
     EXPECT_EQ(snapshot.processes[2].pid, 103);
+}
+
+TEST(GpuInventory, ClockReasonsFromTheNameBeforeNvml124) {
+    // This generation exports nvmlDeviceGetCurrentClocksThrottleReasons only.
+    const GpuSnapshot snapshot = queryGpusFrom(fakeNvml(2));
+    ASSERT_EQ(snapshot.gpus.size(), 2u);
+    EXPECT_EQ(snapshot.gpus[0].clockEventReasons, 0x1);
+    EXPECT_EQ(snapshot.gpus[1].clockEventReasons, 0x44);
+    EXPECT_EQ(snapshot.gpus[1].smClockMaxMHz, 1980u);
 }
 
 TEST(GpuInventory, InitFailureAndNoDevices) {

@@ -1,0 +1,129 @@
+// The last output per role through a real daemon (issue #44, docs/diagnosis.md "Last output per
+// role"): a real run (tests/diagnosis/roles_run.sh) whose trainer process (titled as slime's
+// train actor) printed once and went quiet while its rollout engine (titled as SGLang's scheduler)
+// keeps printing; the daemon's Diagnose names each role's last line and its age, and the verdict
+// carries it.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "backend/diagnosis/diagnosis.h"
+#include "runplane/v1/agent.grpc.pb.h"
+#include "tests/support/daemon_process.h"
+#include "tests/support/process.h"
+#include "tests/support/wait.h"
+
+using namespace runplane;
+using namespace runplane::diagnosis;
+
+namespace {
+
+std::int64_t nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+const RoleOutput* roleOf(const NodeDiagnosis& n, const std::string& role) {
+    for (const auto& r : n.roleOutput) {
+        if (r.role == role) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(LastOutputDaemon, EachRolesLastLineAndItsAgeFromARealRun) {
+    runplane::testing::TempDir dir("runplane-last-output");
+    runplane::testing::DaemonSpec spec;
+    spec.stateDir = dir.path() + "/state";
+    runplane::testing::DaemonProcess daemon(spec);
+    ASSERT_TRUE(daemon.ok()) << daemon.error();
+    const std::string sentinel = dir.path() + "/alive";
+    std::ofstream(sentinel) << "run while this exists\n";
+    struct Cleanup {
+        std::string path;
+        ~Cleanup() { std::remove(path.c_str()); }
+    } cleanup{sentinel};
+
+    auto stub = v1::Agent::NewStub(
+        grpc::CreateChannel(daemon.address(), grpc::InsecureChannelCredentials()));
+    {
+        v1::StartRunRequest req;
+        req.set_run_id("roles-run");
+        req.add_argv("/bin/bash");
+        req.add_argv(runplane::testing::sourceDir() + "/tests/diagnosis/roles_run.sh");
+        req.add_argv(sentinel);
+        req.set_role(v1::RUN_ROLE_STANDALONE);
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        v1::RunStatus st;
+        const grpc::Status s = stub->StartRun(&ctx, req, &st);
+        ASSERT_TRUE(s.ok()) << s.error_message();
+    }
+    const std::string out = spec.stateDir + "/runs.d/roles-run/stdout.log";
+    ASSERT_TRUE(runplane::testing::waitUntil(
+        [&] {
+            return runplane::testing::readFile(out).find("Timer actor_train") != std::string::npos;
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(50)))
+        << out;
+    // The trainer stays quiet; the rollout keeps printing.
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+
+    v1::DiagnoseRequest req;
+    req.set_run_id("roles-run");
+    req.set_timeout_ms(3000);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    v1::DiagnoseReport resp;
+    const grpc::Status s = stub->Diagnose(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    auto node = nodeDiagnosisFromJson(nlohmann::json::parse(resp.json()));
+    ASSERT_TRUE(node) << node.error();
+    const std::int64_t at = node->tUnixNs;
+    ASSERT_GT(at, 0);
+    EXPECT_LE(at, nowNs());
+
+    const RoleOutput* trainer = roleOf(*node, "trainer");
+    const RoleOutput* rollout = roleOf(*node, "rollout");
+    const RoleOutput* driver = roleOf(*node, "driver");
+    ASSERT_TRUE(trainer && rollout && driver) << resp.json();
+    // Roles from the live processes' titles (the role table), lines from their prefixes.
+    EXPECT_NE(trainer->line.find("Timer actor_train start"), std::string::npos);
+    EXPECT_EQ(trainer->source.rfind("MegatronTrainRayActor pid ", 0), 0u) << trainer->source;
+    EXPECT_EQ(trainer->timeFrom, "line");
+    EXPECT_NE(rollout->line.find("Decode batch"), std::string::npos);
+    EXPECT_EQ(rollout->source.rfind("SGLangEngine pid ", 0), 0u) << rollout->source;
+    EXPECT_EQ(driver->line, "driver: waiting for the train and rollout actors");
+    EXPECT_EQ(driver->stream, "stderr");
+    EXPECT_EQ(driver->timeFrom, "stream");  // the stream's last line: its file's last write
+    // Ages: the trainer went quiet >= 3 s before (its line's time is whole seconds), the rollout
+    // printed within the last 2 s.
+    const double trainerAge = static_cast<double>(at - trainer->tUnixNs) / 1e9;
+    const double rolloutAge = static_cast<double>(at - rollout->tUnixNs) / 1e9;
+    EXPECT_GE(trainerAge, 3.0);
+    EXPECT_LT(trainerAge, 30.0);
+    EXPECT_LE(rolloutAge, 2.0);
+    EXPECT_GE(rolloutAge, -1.0);
+
+    // The verdict's evidence says it.
+    const Verdict v = judge({*node});
+    bool found = false;
+    for (const auto& f : v.findings) {
+        if (f.kind == "last_output") {
+            found = true;
+            EXPECT_NE(f.text.find("trainer: `(MegatronTrainRayActor pid="), std::string::npos)
+                << f.text;
+            EXPECT_NE(f.text.find("] timer.py:24 - Timer a...` "), std::string::npos) << f.text;
+            EXPECT_NE(f.text.find("; rollout: `(SGLangEngine pid="), std::string::npos) << f.text;
+        }
+    }
+    EXPECT_TRUE(found) << resp.json();
+}
