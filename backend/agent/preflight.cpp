@@ -50,19 +50,19 @@ std::string envValue(const v1::PreflightRequest& req, const std::string& key) {
     return it == req.env().end() ? std::string() : it->second;
 }
 
-// NCCL_SOCKET_IFNAME syntax: comma-separated prefixes; '^' excludes, '=' means exact names.
+// NCCL_SOCKET_IFNAME syntax, as NCCL reads it: comma-separated prefixes; a leading '^' makes the
+// list exclusions (every other interface is selected), then a leading '=' makes the names exact.
 void checkIfname(v1::PreflightReport& r, const std::string& var, const std::string& value,
                  const std::string& netDir) {
     if (value.empty()) {
         return;
     }
     std::string spec = value;
-    if (spec[0] == '^') {
-        add(r, "net.ifname", v1::CHECK_SKIP,
-            var + "=" + value + " excludes interfaces; nothing to check");
-        return;
+    const bool exclude = spec[0] == '^';
+    if (exclude) {
+        spec = spec.substr(1);
     }
-    const bool exact = spec[0] == '=';
+    const bool exact = !spec.empty() && spec[0] == '=';
     if (exact) {
         spec = spec.substr(1);
     }
@@ -75,27 +75,72 @@ void checkIfname(v1::PreflightReport& r, const std::string& var, const std::stri
         }
         ::closedir(d);
     }
-    std::stringstream ss(spec);
-    std::string item;
-    std::vector<std::string> missing;
-    while (std::getline(ss, item, ',')) {
-        if (item.empty()) {
-            continue;
+    std::sort(present.begin(), present.end());
+    std::vector<std::string> items;
+    {
+        std::stringstream ss(spec);
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            if (!item.empty()) {
+                items.push_back(item);
+            }
         }
-        const bool found = std::any_of(present.begin(), present.end(), [&](const std::string& n) {
-            return exact ? n == item : n.rfind(item, 0) == 0;
-        });
+    }
+    auto matches = [&](const std::string& name, const std::string& item) {
+        return exact ? name == item : name.rfind(item, 0) == 0;
+    };
+    auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v) {
+            out += (out.empty() ? "" : " ") + x;
+        }
+        return out;
+    };
+    const std::string have = join(present);
+    if (exclude) {
+        std::vector<std::string> selected;
+        for (const auto& n : present) {
+            if (std::none_of(items.begin(), items.end(),
+                             [&](const std::string& i) { return matches(n, i); })) {
+                selected.push_back(n);
+            }
+        }
+        if (selected.empty()) {
+            add(r, "net.ifname", v1::CHECK_FAIL,
+                var + "=" + value + " excludes every interface of this node (present: " + have +
+                    ")",
+                "NCCL/Gloo would find no interface to bootstrap on");
+        } else if (selected == std::vector<std::string>{"lo"}) {
+            add(r, "net.ifname", v1::CHECK_WARN,
+                var + "=" + value +
+                    " leaves only lo on this node: peers on other hosts cannot "
+                    "reach it",
+                have);
+        } else {
+            add(r, "net.ifname", v1::CHECK_PASS,
+                var + "=" + value + " selects " + join(selected) + " on this node", have);
+        }
+        return;
+    }
+    std::vector<std::string> missing;
+    std::vector<std::string> selected;
+    for (const auto& item : items) {
+        bool found = false;
+        for (const auto& n : present) {
+            if (matches(n, item)) {
+                found = true;
+                if (std::find(selected.begin(), selected.end(), n) == selected.end()) {
+                    selected.push_back(n);
+                }
+            }
+        }
         if (!found) {
             missing.push_back(item);
         }
     }
-    std::string have;
-    for (const auto& p : present) {
-        have += (have.empty() ? "" : " ") + p;
-    }
     if (missing.empty()) {
         add(r, "net.ifname", v1::CHECK_PASS,
-            var + "=" + value + " matches an interface of this node", have);
+            var + "=" + value + " selects " + join(selected) + " on this node", have);
     } else {
         std::string m;
         for (const auto& x : missing) {
