@@ -571,3 +571,49 @@ TEST(NetnsHosts, RayletAlreadyOnTheHeadHostIsRefusedNamingItsCluster) {
         << staleHead.error;
     EXPECT_TRUE(rayStop(c.daemons[0]->address(), true, c.client).ok());
 }
+
+// issue 47, "whether MASTER_ADDR is reachable from that host": each host's daemon asks its own
+// kernel for a route to MASTER_ADDR. The head's LAN address is routed from every namespace host
+// (the head's row says it is its own address); an address on none of their networks (TEST-NET-3,
+// the hosts have no default route) FAILs every row with "no route", before anything starts.
+TEST(NetnsHosts, MasterAddrWithoutARouteFromAHostFailsItsRow) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(3);
+    std::string error;
+    ASSERT_TRUE(c.start(rayEnv(venv), &error)) << error;
+    std::vector<std::string> all;
+    for (const auto& d : c.daemons) {
+        all.push_back(d->address());
+    }
+    PreflightSpec spec;
+    spec.multiNode = true;
+    spec.env = rayEnv(venv);
+
+    spec.masterAddr = c.hosts.ip(0);
+    auto table = preflightAll(all, spec, c.client);
+    ASSERT_EQ(table.rows.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto* m = table.rows[i].find("net.master_addr");
+        ASSERT_NE(m, nullptr) << formatPreflightTable(table);
+        EXPECT_EQ(m->status, CheckState::Pass) << m->message;
+        EXPECT_NE(m->message.find(i == 0 ? "is an address of this node"
+                                         : "routed from this node's " + c.hosts.ip(i)),
+                  std::string::npos)
+            << m->message;
+    }
+
+    spec.masterAddr = "203.0.113.7";
+    table = preflightAll(all, spec, c.client);
+    ASSERT_EQ(table.rows.size(), 3u);
+    for (const auto& row : table.rows) {
+        const auto* m = row.find("net.master_addr");
+        ASSERT_NE(m, nullptr) << formatPreflightTable(table);
+        EXPECT_EQ(m->status, CheckState::Fail) << m->message;
+        EXPECT_NE(m->message.find("has no route from this node"), std::string::npos) << m->message;
+    }
+    std::cout << formatPreflightTable(table) << std::endl;
+}
