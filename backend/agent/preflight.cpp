@@ -1,11 +1,16 @@
 #include "backend/agent/preflight.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -50,19 +55,19 @@ std::string envValue(const v1::PreflightRequest& req, const std::string& key) {
     return it == req.env().end() ? std::string() : it->second;
 }
 
-// NCCL_SOCKET_IFNAME syntax: comma-separated prefixes; '^' excludes, '=' means exact names.
+// NCCL_SOCKET_IFNAME syntax, as NCCL reads it: comma-separated prefixes; a leading '^' makes the
+// list exclusions (every other interface is selected), then a leading '=' makes the names exact.
 void checkIfname(v1::PreflightReport& r, const std::string& var, const std::string& value,
                  const std::string& netDir) {
     if (value.empty()) {
         return;
     }
     std::string spec = value;
-    if (spec[0] == '^') {
-        add(r, "net.ifname", v1::CHECK_SKIP,
-            var + "=" + value + " excludes interfaces; nothing to check");
-        return;
+    const bool exclude = spec[0] == '^';
+    if (exclude) {
+        spec = spec.substr(1);
     }
-    const bool exact = spec[0] == '=';
+    const bool exact = !spec.empty() && spec[0] == '=';
     if (exact) {
         spec = spec.substr(1);
     }
@@ -75,27 +80,72 @@ void checkIfname(v1::PreflightReport& r, const std::string& var, const std::stri
         }
         ::closedir(d);
     }
-    std::stringstream ss(spec);
-    std::string item;
-    std::vector<std::string> missing;
-    while (std::getline(ss, item, ',')) {
-        if (item.empty()) {
-            continue;
+    std::sort(present.begin(), present.end());
+    std::vector<std::string> items;
+    {
+        std::stringstream ss(spec);
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            if (!item.empty()) {
+                items.push_back(item);
+            }
         }
-        const bool found = std::any_of(present.begin(), present.end(), [&](const std::string& n) {
-            return exact ? n == item : n.rfind(item, 0) == 0;
-        });
+    }
+    auto matches = [&](const std::string& name, const std::string& item) {
+        return exact ? name == item : name.rfind(item, 0) == 0;
+    };
+    auto join = [](const std::vector<std::string>& v) {
+        std::string out;
+        for (const auto& x : v) {
+            out += (out.empty() ? "" : " ") + x;
+        }
+        return out;
+    };
+    const std::string have = join(present);
+    if (exclude) {
+        std::vector<std::string> selected;
+        for (const auto& n : present) {
+            if (std::none_of(items.begin(), items.end(),
+                             [&](const std::string& i) { return matches(n, i); })) {
+                selected.push_back(n);
+            }
+        }
+        if (selected.empty()) {
+            add(r, "net.ifname", v1::CHECK_FAIL,
+                var + "=" + value + " excludes every interface of this node (present: " + have +
+                    ")",
+                "NCCL/Gloo would find no interface to bootstrap on");
+        } else if (selected == std::vector<std::string>{"lo"}) {
+            add(r, "net.ifname", v1::CHECK_WARN,
+                var + "=" + value +
+                    " leaves only lo on this node: peers on other hosts cannot "
+                    "reach it",
+                have);
+        } else {
+            add(r, "net.ifname", v1::CHECK_PASS,
+                var + "=" + value + " selects " + join(selected) + " on this node", have);
+        }
+        return;
+    }
+    std::vector<std::string> missing;
+    std::vector<std::string> selected;
+    for (const auto& item : items) {
+        bool found = false;
+        for (const auto& n : present) {
+            if (matches(n, item)) {
+                found = true;
+                if (std::find(selected.begin(), selected.end(), n) == selected.end()) {
+                    selected.push_back(n);
+                }
+            }
+        }
         if (!found) {
             missing.push_back(item);
         }
     }
-    std::string have;
-    for (const auto& p : present) {
-        have += (have.empty() ? "" : " ") + p;
-    }
     if (missing.empty()) {
         add(r, "net.ifname", v1::CHECK_PASS,
-            var + "=" + value + " matches an interface of this node", have);
+            var + "=" + value + " selects " + join(selected) + " on this node", have);
     } else {
         std::string m;
         for (const auto& x : missing) {
@@ -106,6 +156,52 @@ void checkIfname(v1::PreflightReport& r, const std::string& var, const std::stri
                 ")",
             "NCCL/Gloo would fail to bootstrap or pick the wrong NIC");
     }
+}
+
+// Whether this node has a route to a numeric MASTER_ADDR: a UDP socket connected to it (no packet
+// is sent) makes the kernel pick the route and the source address. "" with *source set when it
+// does; the reason when it does not (no route: the address is on no network of this node); ""
+// with *source empty for a name (not resolved here: a DNS wait has no place in a preflight).
+std::string routeTo(const std::string& address, std::string* source) {
+    source->clear();
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(9);
+        len = sizeof(sockaddr_in);
+    } else if (::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(9);
+        len = sizeof(sockaddr_in6);
+    } else {
+        return {};
+    }
+    const int fd = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return std::string("cannot open a socket: ") + std::strerror(errno);
+    }
+    std::string why;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+        why = std::strerror(errno);
+    } else {
+        sockaddr_storage local{};
+        socklen_t localLen = sizeof(local);
+        char text[INET6_ADDRSTRLEN] = {};
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &localLen) == 0) {
+            const void* a =
+                local.ss_family == AF_INET
+                    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+                    : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+            if (::inet_ntop(local.ss_family, a, text, sizeof(text)) != nullptr) {
+                *source = text;
+            }
+        }
+    }
+    ::close(fd);
+    return why;
 }
 
 }  // namespace
@@ -299,7 +395,22 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
                     (hostLoop ? " is this node's hostname; make sure it resolves to the LAN IP"
                               : " is a loopback address; other nodes cannot reach it"));
         } else {
-            add(r, "net.master_addr", v1::CHECK_PASS, "MASTER_ADDR=" + master);
+            std::string source;
+            const std::string noRoute = routeTo(master, &source);
+            if (!noRoute.empty()) {
+                add(r, "net.master_addr", v1::CHECK_FAIL,
+                    "MASTER_ADDR=" + master + " has no route from this node (" + noRoute + ")",
+                    "the address is on none of this node's networks: workers here could not "
+                    "reach the head; use the head's address on a network every node shares");
+            } else if (source == master) {
+                add(r, "net.master_addr", v1::CHECK_PASS,
+                    "MASTER_ADDR=" + master + " is an address of this node");
+            } else if (!source.empty()) {
+                add(r, "net.master_addr", v1::CHECK_PASS,
+                    "MASTER_ADDR=" + master + ", routed from this node's " + source);
+            } else {
+                add(r, "net.master_addr", v1::CHECK_PASS, "MASTER_ADDR=" + master);
+            }
         }
     }
 

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/control/preflight_clients.h"
+
 namespace runplane::control {
 namespace {
 
@@ -31,10 +33,19 @@ PreflightRow askOne(const std::string& address, const PreflightSpec& spec,
                     const NodeClientOptions& options) {
     PreflightRow row;
     row.address = address;
-    auto client = NodeClient::create(address, options);
+    // the channel of the last preflight of this node, when it answered (preflight_clients.h)
+    bool reused = false;
+    auto client = pooledNodeClient(address, options, &reused);
     Result<PreflightResult> result =
         client ? (*client)->preflight(spec) : Result<PreflightResult>(client.failure());
+    if (!result && reused && result.code() == ErrorCode::Unavailable) {
+        // its connection closed while idle (a restart, a link back up): once more, fresh
+        dropPooledNodeClient(address, options);
+        client = pooledNodeClient(address, options);
+        result = client ? (*client)->preflight(spec) : Result<PreflightResult>(client.failure());
+    }
     if (!result) {
+        dropPooledNodeClient(address, options);
         row.reachable = false;
         row.error = result.error();
         row.errorCode = result.code();

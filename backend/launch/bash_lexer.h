@@ -192,21 +192,123 @@ class Lexer {
             if (!closed && !m_aborted && m_out.issues.size() < kMaxNotes) {
                 // bash reads the rest of the file as the document's text (`bash -n` warns, and
                 // the launch command below is never run): a script broken upstream, named here.
-                m_out.issues.push_back(
-                    {doc->firstLine - 1,
-                     "the here-document opened on this line never ends: no later line is exactly "
-                     "`" +
-                         doc->delimiter + "`" +
-                         (doc->stripTabs ? " after its leading tabs"
-                                         : " (an indented one does not close it)") +
-                         ", so bash reads the rest of the script as its text",
-                     1, false});
+                m_out.issues.push_back({doc->firstLine - 1,
+                                        unclosedHereDocMessage(doc->delimiter, doc->stripTabs, ""),
+                                        1, false});
             }
         }
         m_heredocs.clear();
     }
 
+    static std::string unclosedHereDocMessage(const std::string& delimiter, bool stripTabs,
+                                              const std::string& inside) {
+        return "the here-document opened on this line" + inside +
+               " never ends: no later line is exactly `" + delimiter + "`" +
+               (stripTabs ? " after its leading tabs" : " (an indented one does not close it)") +
+               ", so bash reads the rest of the script as its text" +
+               (inside.empty() ? ""
+                               : " and never finds the `)` (bash: unexpected EOF while looking "
+                                 "for matching `)'; nothing after this line runs)");
+    }
+
     // --- scanning of $(...), ${...}, "..." without interpreting them -------------------------
+    // A here-document inside $(...): `<<` or `<<-` and its delimiter word, seen by scanParen.
+    struct ScannedHereDoc {
+        std::string delimiter;
+        bool stripTabs = false;
+        std::size_t at = 0;  // the `<<`
+    };
+    // p at the first '<' of "<<" (not "<<<"): the delimiter word after it, quotes removed;
+    // returns the position after the word.
+    std::size_t scanHereDocOperator(std::size_t p, ScannedHereDoc& doc) const {
+        doc.at = p;
+        p += 2;
+        if (p < m_s.size() && m_s[p] == '-') {
+            doc.stripTabs = true;
+            ++p;
+        }
+        while (p < m_s.size() && (m_s[p] == ' ' || m_s[p] == '\t')) {
+            ++p;
+        }
+        while (p < m_s.size() &&
+               std::string_view(" \t\n;&|<>()").find(m_s[p]) == std::string_view::npos) {
+            const char c = m_s[p];
+            if (c == '\'' || c == '"') {
+                std::size_t q = p + 1;
+                while (q < m_s.size() && m_s[q] != c) {
+                    if (c == '"' && m_s[q] == '\\' && q + 1 < m_s.size()) {
+                        ++q;
+                    }
+                    doc.delimiter += m_s[q];
+                    ++q;
+                }
+                p = std::min(q + 1, m_s.size());
+            } else if (c == '\\' && p + 1 < m_s.size()) {
+                doc.delimiter += m_s[p + 1];
+                p += 2;
+            } else {
+                doc.delimiter += c;
+                ++p;
+            }
+        }
+        return p;
+    }
+    // p after the '\n' that ends the line holding the operators: skips their bodies in order.
+    // Returns the position after the last delimiter line, or the position of a `)` written right
+    // after a delimiter (`EOF)`: bash ends the document there, with a warning, and the `)` closes
+    // the substitution), or m_s.size() when one never ends (reported at the line of its `<<`).
+    std::size_t skipHereDocBodies(std::size_t p, std::vector<ScannedHereDoc>& docs) {
+        for (const auto& doc : docs) {
+            bool closed = false;
+            while (p < m_s.size() && !closed) {
+                std::size_t end = m_s.find('\n', p);
+                if (end == std::string_view::npos) {
+                    end = m_s.size();
+                }
+                std::size_t start = p;
+                while (doc.stripTabs && start < end && m_s[start] == '\t') {
+                    ++start;
+                }
+                const std::string_view text = m_s.substr(start, end - start);
+                if (text == doc.delimiter) {
+                    closed = true;
+                    p = std::min(end + 1, m_s.size());
+                } else if (!doc.delimiter.empty() && text.size() > doc.delimiter.size() &&
+                           text.substr(0, doc.delimiter.size()) == doc.delimiter &&
+                           text[doc.delimiter.size()] == ')' && &doc == &docs.back()) {
+                    docs.clear();
+                    return start + doc.delimiter.size();
+                } else {
+                    p = std::min(end + 1, m_s.size());
+                }
+            }
+            if (!closed) {
+                hereDocNeverEnds(doc);
+                docs.clear();
+                return m_s.size();
+            }
+        }
+        docs.clear();
+        return p;
+    }
+    void hereDocNeverEnds(const ScannedHereDoc& doc) {
+        if (m_aborted || m_out.issues.size() >= kMaxNotes) {
+            return;
+        }
+        int line = m_line;
+        for (std::size_t i = m_pos; i < doc.at && i < m_s.size(); ++i) {
+            line += m_s[i] == '\n' ? 1 : 0;
+        }
+        const std::string message =
+            unclosedHereDocMessage(doc.delimiter, doc.stripTabs, ", inside a `$(...)`,");
+        for (const auto& seen : m_out.issues) {  // the same text scanned twice says it once
+            if (seen.line == line && seen.message == message) {
+                return;
+            }
+        }
+        m_out.issues.push_back({line, message, 1, false});
+    }
+
     std::size_t scanSingle(std::size_t p) const {  // p after the opening '
         while (p < m_s.size() && m_s[p] != '\'') {
             ++p;
@@ -253,6 +355,7 @@ class Lexer {
             return m_s.size();
         }
         int depth = 1;
+        std::vector<ScannedHereDoc> docs;  // opened on the current line: bodies follow it
         while (p < m_s.size()) {
             const char c = m_s[p];
             if (c == '\\') {
@@ -269,6 +372,23 @@ class Lexer {
             }
             if (c == '`') {
                 p = scanBacktick(p + 1) + 1;
+                continue;
+            }
+            if (c == '$' && p + 2 < m_s.size() && m_s[p + 1] == '(' && m_s[p + 2] != '(') {
+                p = scanParen(p + 2) + 1;  // its here-documents are its own
+                continue;
+            }
+            // a here-document of this level (inside a nested `(` or `$((` a `<<` is a shift or
+            // is left to bash): its body is text, skipped when the line ends
+            if (c == '<' && depth == 1 && p + 1 < m_s.size() && m_s[p + 1] == '<' &&
+                (p + 2 >= m_s.size() || m_s[p + 2] != '<') && (p == 0 || m_s[p - 1] != '<')) {
+                ScannedHereDoc doc;
+                p = scanHereDocOperator(p, doc);
+                docs.push_back(std::move(doc));
+                continue;
+            }
+            if (c == '\n' && !docs.empty()) {
+                p = skipHereDocBodies(p + 1, docs);
                 continue;
             }
             if (c == '(') {

@@ -251,6 +251,24 @@ std::map<std::string, std::string> rayEnv(const std::string& venv) {
             {"GLOO_SOCKET_IFNAME", NetnsHosts::kInterface}};
 }
 
+// `ray start` through host i's daemon on host i's address, Ray's token auth off: a head on port
+// when headAddress is empty, else a worker joining headAddress. A start that fails fails the test
+// (call it inside ASSERT_NO_FATAL_FAILURE).
+void startRayOn(SecuredHosts& c, int i, const std::string& headAddress, int port = 6379) {
+    RayStartSpec spec;
+    spec.head = headAddress.empty();
+    spec.nodeIp = c.hosts.ip(i);
+    if (spec.head) {
+        spec.port = port;
+    } else {
+        spec.headAddress = headAddress;
+    }
+    spec.env = {{"RAY_AUTH_MODE", "disabled"}};
+    const auto started = rayStart(c.daemons[i]->address(), spec, c.client);
+    ASSERT_TRUE(started.ok()) << started.error();
+    ASSERT_EQ(started->exitCode, 0) << started->output;
+}
+
 // From the controller (the root namespace, on the bridge): does host:port accept a connection?
 bool answersFromController(const std::string& ip, int port) {
     return runplane::testing::runCommand(
@@ -408,21 +426,8 @@ TEST(NetnsHosts, DispatchPreflightShowsWhichRayClusterEachHostIsIn) {
     ASSERT_TRUE(c.start(env, &error)) << error;
     const std::string headIp = c.hosts.ip(0);
 
-    RayStartSpec head;
-    head.head = true;
-    head.nodeIp = headIp;
-    head.port = 6379;
-    head.env = {{"RAY_AUTH_MODE", "disabled"}};
-    const auto started = rayStart(c.daemons[0]->address(), head, c.client);
-    ASSERT_TRUE(started.ok()) << started.error();
-    ASSERT_EQ(started->exitCode, 0) << started->output;
-    RayStartSpec worker;
-    worker.nodeIp = c.hosts.ip(1);
-    worker.headAddress = headIp + ":6379";
-    worker.env = head.env;
-    const auto joined = rayStart(c.daemons[1]->address(), worker, c.client);
-    ASSERT_TRUE(joined.ok()) << joined.error();
-    ASSERT_EQ(joined->exitCode, 0) << joined->output;
+    ASSERT_NO_FATAL_FAILURE(startRayOn(c, 0, ""));
+    ASSERT_NO_FATAL_FAILURE(startRayOn(c, 1, headIp + ":6379"));
 
     // A three-node recipe whose MASTER_ADDR is the head's LAN address.
     std::string recipe = readFile(runplane::testing::sourceDir() + "/recipes/smoke-local.yaml");
@@ -501,23 +506,9 @@ TEST(NetnsHosts, RayletAlreadyOnTheHeadHostIsRefusedNamingItsCluster) {
     ASSERT_TRUE(c.start(env, &error)) << error;
     const std::string headIp = c.hosts.ip(0);
     const std::string strangerGcs = c.hosts.ip(2) + ":6379";
-    const std::map<std::string, std::string> noAuth{{"RAY_AUTH_MODE", "disabled"}};
 
-    RayStartSpec strangerHead;
-    strangerHead.head = true;
-    strangerHead.nodeIp = c.hosts.ip(2);
-    strangerHead.port = 6379;
-    strangerHead.env = noAuth;
-    const auto s = rayStart(c.daemons[2]->address(), strangerHead, c.client);
-    ASSERT_TRUE(s.ok()) << s.error();
-    ASSERT_EQ(s->exitCode, 0) << s->output;
-    RayStartSpec member;
-    member.nodeIp = headIp;
-    member.headAddress = strangerGcs;
-    member.env = noAuth;
-    const auto m = rayStart(c.daemons[0]->address(), member, c.client);
-    ASSERT_TRUE(m.ok()) << m.error();
-    ASSERT_EQ(m->exitCode, 0) << m->output;
+    ASSERT_NO_FATAL_FAILURE(startRayOn(c, 2, ""));           // the stranger's head
+    ASSERT_NO_FATAL_FAILURE(startRayOn(c, 0, strangerGcs));  // host 1 joins it
     const auto seen = rayStatus(c.daemons[0]->address(), c.client, true);
     ASSERT_TRUE(seen.ok()) << seen.error();
     ASSERT_FALSE(seen->localRaylets.empty());
@@ -571,14 +562,7 @@ TEST(NetnsHosts, RayletAlreadyOnTheHeadHostIsRefusedNamingItsCluster) {
     // (2) a stale head of an earlier run on this host, on another port
     ASSERT_TRUE(rayStop(c.daemons[0]->address(), true, c.client).ok());
     ASSERT_TRUE(rayStop(c.daemons[2]->address(), true, c.client).ok());
-    RayStartSpec stale;
-    stale.head = true;
-    stale.nodeIp = headIp;
-    stale.port = 6380;
-    stale.env = noAuth;
-    const auto st = rayStart(c.daemons[0]->address(), stale, c.client);
-    ASSERT_TRUE(st.ok()) << st.error();
-    ASSERT_EQ(st->exitCode, 0) << st->output;
+    ASSERT_NO_FATAL_FAILURE(startRayOn(c, 0, "", 6380));
     const auto staleHead = launch("netns-stale-head");
     refusedAtTheHead(staleHead);
     EXPECT_NE(staleHead.error.find("a Ray head already runs on this host"), std::string::npos)
@@ -586,4 +570,50 @@ TEST(NetnsHosts, RayletAlreadyOnTheHeadHostIsRefusedNamingItsCluster) {
     EXPECT_NE(staleHead.error.find("GCS " + headIp + ":6380"), std::string::npos)
         << staleHead.error;
     EXPECT_TRUE(rayStop(c.daemons[0]->address(), true, c.client).ok());
+}
+
+// issue 47, "whether MASTER_ADDR is reachable from that host": each host's daemon asks its own
+// kernel for a route to MASTER_ADDR. The head's LAN address is routed from every namespace host
+// (the head's row says it is its own address); an address on none of their networks (TEST-NET-3,
+// the hosts have no default route) FAILs every row with "no route", before anything starts.
+TEST(NetnsHosts, MasterAddrWithoutARouteFromAHostFailsItsRow) {
+    if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
+        GTEST_SKIP() << why;
+    }
+    const std::string venv = rayVenv();
+    ASSERT_TRUE(std::filesystem::exists(venv + "/bin/ray")) << venv << "/bin/ray is missing";
+    SecuredHosts c(3);
+    std::string error;
+    ASSERT_TRUE(c.start(rayEnv(venv), &error)) << error;
+    std::vector<std::string> all;
+    for (const auto& d : c.daemons) {
+        all.push_back(d->address());
+    }
+    PreflightSpec spec;
+    spec.multiNode = true;
+    spec.env = rayEnv(venv);
+
+    spec.masterAddr = c.hosts.ip(0);
+    auto table = preflightAll(all, spec, c.client);
+    ASSERT_EQ(table.rows.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto* m = table.rows[i].find("net.master_addr");
+        ASSERT_NE(m, nullptr) << formatPreflightTable(table);
+        EXPECT_EQ(m->status, CheckState::Pass) << m->message;
+        EXPECT_NE(m->message.find(i == 0 ? "is an address of this node"
+                                         : "routed from this node's " + c.hosts.ip(i)),
+                  std::string::npos)
+            << m->message;
+    }
+
+    spec.masterAddr = "203.0.113.7";
+    table = preflightAll(all, spec, c.client);
+    ASSERT_EQ(table.rows.size(), 3u);
+    for (const auto& row : table.rows) {
+        const auto* m = row.find("net.master_addr");
+        ASSERT_NE(m, nullptr) << formatPreflightTable(table);
+        EXPECT_EQ(m->status, CheckState::Fail) << m->message;
+        EXPECT_NE(m->message.find("has no route from this node"), std::string::npos) << m->message;
+    }
+    std::cout << formatPreflightTable(table) << std::endl;
 }
