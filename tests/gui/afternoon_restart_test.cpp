@@ -13,11 +13,14 @@
 #include <QDateTime>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QHeaderView>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 
 #include <algorithm>
@@ -287,6 +290,17 @@ TEST(Afternoon, WatchARunThroughADaemonRestart) {
         << clusterState(*cluster).toStdString();
     for (QSize s2 : kScreens) {
         expectFits(window.get(), s2, QStringLiteral("Runs: daemon back"));
+        // The run list fits too: no horizontal scroll, every column at least its header.
+        test::pump(100);
+        QTableView* table = runs->table();
+        EXPECT_FALSE(table->horizontalScrollBar()->isVisible()) << s2.width();
+        const QFontMetrics metrics(table->horizontalHeader()->font());
+        for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+            const QString title = table->model()->headerData(c, Qt::Horizontal).toString();
+            EXPECT_TRUE(table->isColumnHidden(c) ||
+                        table->columnWidth(c) >= metrics.horizontalAdvance(title))
+                << title.toStdString() << " " << table->columnWidth(c) << " px at " << s2.width();
+        }
     }
     EXPECT_TRUE(
         window->grab().save(test::screenshotPath(QStringLiteral("afternoon-restarted.png"))));
