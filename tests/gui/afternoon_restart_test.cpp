@@ -164,6 +164,14 @@ TEST(Afternoon, ImportAScriptBreakAndFixALayout) {
         << d->launchInvalidReason().toStdString();
     EXPECT_TRUE(d->hostChart()->invalidReason().startsWith(QStringLiteral("Invalid design: ")));
     EXPECT_FALSE(d->topologyView()->data().invalidReason.isEmpty());
+    // The memory chart's banner is on screen and no taller than its text: the bars keep the room.
+    d->viewTabs()->setCurrentWidget(d->hostChart());
+    test::pump(100);
+    auto* banner = d->hostChart()->findChild<QLabel*>(QStringLiteral("invalidBanner"));
+    ASSERT_NE(banner, nullptr);
+    EXPECT_TRUE(banner->isVisible());
+    EXPECT_LE(banner->height(), banner->heightForWidth(banner->width()) + 2)
+        << "banner " << banner->height() << " px of " << d->hostChart()->height();
     EXPECT_TRUE(d->topologyView()->data().cells.empty()) << "a grid of ranks that cannot exist";
     // The topology tab (the grid sits in a scroll area) says why it draws no grid.
     QTabWidget* tabs = d->viewTabs();
