@@ -31,6 +31,18 @@ QString timeText(double t) {
         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
+/// The run list's Started cell, short so the list fits 1280 px (issue 46): "MM-dd HH:mm" in the
+/// current year, else "yyyy-MM-dd HH:mm"; the tooltip has the whole time (timeText).
+QString startText(double t) {
+    if (t <= 0) {
+        return {};
+    }
+    const QDateTime when = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t * 1000));
+    return when.toString(when.date().year() == QDate::currentDate().year()
+                             ? QStringLiteral("MM-dd HH:mm")
+                             : QStringLiteral("yyyy-MM-dd HH:mm"));
+}
+
 QColor stateColor(telemetry::RunState state) {
     switch (state) {
         case telemetry::RunState::Running:
@@ -96,6 +108,11 @@ int RunListModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == EvalColumn) {
+        return tr(
+            "The primary eval metric (the recipe's analysis.primary_metric, else the first "
+            "score-kind eval/* series): its last and its best value");
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return {};
     }
@@ -115,7 +132,7 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
         case PeakColumn:
             return tr("Peak host mem");
         case EvalColumn:
-            return tr("Primary eval (last / best)");
+            return tr("Eval (last / best)");  // short, so the list fits 1280 px (issue 46)
         case CauseColumn:
             return tr("Cause");
         case DiagnosisColumn:
@@ -223,8 +240,12 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
             if (index.column() == DiagnosisColumn && !r.diagnosis.isEmpty()) {
                 return diagnosisText(r);
             }
-            if (index.column() == NameColumn) {
-                return r.id;
+            if (index.column() == NameColumn) {  // the whole name (the cell elides), and the id
+                return r.name.isEmpty() || r.name == r.id ? r.id
+                                                          : r.name + QLatin1Char('\n') + r.id;
+            }
+            if (index.column() == StartColumn) {
+                return timeText(r.startT);
             }
             if (index.column() == CauseColumn && !r.cause.isEmpty()) {
                 return QString(r.causeKind + QStringLiteral(": ") + r.cause);
@@ -247,7 +268,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
         case NodesColumn:
             return r.nodes.join(QStringLiteral(", "));
         case StartColumn:
-            return timeText(r.startT);
+            return startText(r.startT);
         case DurationColumn:
             return formatSeconds(r.durationSeconds(now));
         case PeakColumn:

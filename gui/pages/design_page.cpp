@@ -318,8 +318,10 @@ void DesignPage::buildToolbar(QToolBar* bar) {
         if (!maybeSave()) {
             return;
         }
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Import launch script"), QString(), tr("Scripts (*.sh);;All files (*)"));
+        const QString path =
+            m_pathPrompt ? m_pathPrompt(false)  // tests: no dialog
+                         : QFileDialog::getOpenFileName(this, tr("Import launch script"), QString(),
+                                                        tr("Scripts (*.sh);;All files (*)"));
         if (!path.isEmpty()) {
             importLaunchScript(path);
         }

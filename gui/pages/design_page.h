@@ -72,7 +72,8 @@ class DesignPage : public Page {
     void setRecentFiles(const QStringList& files);
     /// Replaces the unsaved-changes question (tests answer it without a dialog).
     void setUnsavedPrompt(std::function<QMessageBox::StandardButton()> prompt);
-    /// Replaces the open / save-as file dialogs (tests): returns the path, "" = cancelled.
+    /// Replaces the open / save-as / import file dialogs (tests): returns the path, "" =
+    /// cancelled.
     void setPathPrompt(std::function<QString(bool save)> prompt);
     /// Replaces the "copy an invalid launch?" question (tests): true = copy.
     void setCopyInvalidPrompt(std::function<bool(const QString& reason)> prompt);

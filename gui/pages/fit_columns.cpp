@@ -39,7 +39,8 @@ void fitColumnsToViewport(QTableView* view, const std::vector<std::pair<int, int
         const int take = std::clamp(w - minimum, 0, excess);
         w -= take;
         excess -= take;
-        floor[static_cast<size_t>(c)] = std::min(floor[static_cast<size_t>(c)], w);
+        // Given up what it could: the water-fill below narrows only the others.
+        floor[static_cast<size_t>(c)] = w;
     }
     if (excess > 0) {
         // Water-fill: the largest cap L such that every column at min(width, max(L, floor))

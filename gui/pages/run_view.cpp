@@ -94,7 +94,7 @@ RunView::RunView(QWidget* parent) : QWidget(parent) {
     peaksHeader->setResizeContentsPrecision(0);
     connect(m_peaksView->verticalScrollBar(), &QScrollBar::valueChanged, peaksHeader,
             [peaksHeader] { peaksHeader->resizeSections(QHeaderView::ResizeToContents); });
-    m_peaksView->setMinimumWidth(430);
+    m_peaksView->setMinimumWidth(340);  // the run list keeps its columns at 1280 px (issue 46)
     top->addWidget(m_hostPlot);
     top->addWidget(m_peaksView);
     top->setStretchFactor(0, 4);

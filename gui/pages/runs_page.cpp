@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -9,8 +10,10 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
+#include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -22,6 +25,7 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_derivations.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/fit_columns.h"
 #include "gui/pages/run_annotations_bar.h"
 #include "gui/pages/run_drop_import.h"
 #include "gui/pages/run_view.h"
@@ -34,7 +38,7 @@ namespace {
 constexpr int kListRefreshMs = 3000;
 constexpr int kLiveRefreshMs = 1000;
 constexpr int kMinNameWidth = 110;  // px: the run name never shrinks below this
-constexpr int kMinViewWidth = 700;  // px: the run view never gives more than this up
+constexpr int kMinViewWidth = 640;  // px: the list never takes the run view below this
 }  // namespace
 
 RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
@@ -106,11 +110,25 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
                     a->setCheckable(true);
                     a->setChecked(!m_table->isColumnHidden(c));
                     a->setEnabled(c != RunListModel::NameColumn);
-                    connect(a, &QAction::toggled, this,
-                            [this, c](bool on) { m_table->setColumnHidden(c, !on); });
+                    connect(a, &QAction::toggled, this, [this, c](bool on) {
+                        m_table->setColumnHidden(c, !on);
+                        fitColumns();  // the list keeps fitting with the column shown or gone
+                    });
                 }
                 menu.exec(m_table->horizontalHeader()->mapToGlobal(pos));
             });
+    // Widths the user drags are theirs from then on; until then the columns are refitted to
+    // the list's width whenever it changes (issue 46: no horizontal scroll at 1280×720).
+    // (A drag or double-click on the header; the stretched last column resizing with the
+    // list is not the user's.)
+    connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this,
+            [this] { m_columnsByUser = m_columnsByUser || (m_headerPressed && !m_fitting); });
+    m_fitTimer = new QTimer(this);
+    m_fitTimer->setSingleShot(true);
+    m_fitTimer->setInterval(0);
+    connect(m_fitTimer, &QTimer::timeout, this, &RunsPage::fitColumns);
+    m_table->viewport()->installEventFilter(this);
+    m_table->horizontalHeader()->viewport()->installEventFilter(this);
     leftLayout->addWidget(m_table, 1);
     m_annotations = new RunAnnotationsBar(m_reader.get(), left);
     leftLayout->addWidget(m_annotations);
@@ -198,11 +216,7 @@ void RunsPage::refreshRuns() {
                 m_banner->clear();
             }
             m_runs->setRuns(std::move(**result));
-            if (!m_columnsSized && m_runs->rowCount() > 0) {
-                // Once: afterwards the widths are the user's (and persist with the workspace).
-                fitColumns();
-                m_columnsSized = true;
-            }
+            fitColumns();
             ++m_listsApplied;
             if (const RunRow* row = m_runs->run(m_selected)) {
                 m_annotations->setRuns({row});
@@ -221,23 +235,51 @@ void RunsPage::refreshRuns() {
         });
 }
 
-void RunsPage::fitColumns() {
-    m_table->resizeColumnsToContents();
-    // The run name gives way (elided, whole in its tooltip) so the other visible columns fit.
-    int others = 0;
-    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
-        if (c != RunListModel::NameColumn && !m_table->isColumnHidden(c)) {
-            others += m_table->columnWidth(c);
+bool RunsPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_table->viewport() && event->type() == QEvent::Resize) {
+        // The page shown, the window resized, the vertical scroll bar came: fitted once the
+        // resize is over (moving the splitter inside its own resize would be undone by it).
+        m_fitTimer->start();
+    } else if (watched == m_table->horizontalHeader()->viewport()) {
+        if (event->type() == QEvent::MouseButtonPress ||
+            event->type() == QEvent::MouseButtonDblClick) {
+            m_headerPressed = true;
+        } else if (event->type() == QEvent::MouseButtonRelease) {
+            m_headerPressed = false;
         }
     }
-    const int room = m_table->viewport()->width() - others;
-    if (room < m_table->columnWidth(RunListModel::NameColumn)) {
-        m_table->setColumnWidth(RunListModel::NameColumn, std::max(kMinNameWidth, room));
+    return Page::eventFilter(watched, event);
+}
+
+void RunsPage::fitColumns() {
+    // Only while the widths are not the user's, and only once the list has a real width (a
+    // page not yet shown has none).
+    if (m_fitting || m_columnsByUser || m_runs->rowCount() == 0 || !m_table->isVisible() ||
+        m_table->viewport()->width() < kMinNameWidth) {
+        return;
     }
-    // Still too wide: the list takes the missing pixels from the run view, which keeps at least
-    // kMinViewWidth.
-    const int missing =
-        others + m_table->columnWidth(RunListModel::NameColumn) - m_table->viewport()->width();
+    m_fitting = true;
+    // Every visible column at its contents, but the cause at its header's width and the run
+    // name at kMinNameWidth: if the list is narrower than that, it takes the missing pixels
+    // from the run view first, which keeps at least kMinViewWidth.
+    QHeaderView* header = m_table->horizontalHeader();
+    const QFontMetrics headerMetrics(header->font());
+    const int margin = 2 * m_table->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+    const int causeFloor =
+        headerMetrics.horizontalAdvance(
+            m_runs->headerData(RunListModel::CauseColumn, Qt::Horizontal).toString()) +
+        margin;
+    m_table->resizeColumnsToContents();
+    int narrowest = 0;
+    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
+        if (!m_table->isColumnHidden(c)) {
+            const int w = m_table->columnWidth(c);
+            narrowest += c == RunListModel::NameColumn    ? std::min(w, kMinNameWidth)
+                         : c == RunListModel::CauseColumn ? std::min(w, causeFloor)
+                                                          : w;
+        }
+    }
+    const int missing = narrowest - m_table->viewport()->width();
     QList<int> sizes = m_splitter->sizes();
     if (missing > 0 && sizes.size() == 2) {
         const int grow = std::min(missing, sizes[1] - kMinViewWidth);
@@ -247,6 +289,12 @@ void RunsPage::fitColumns() {
             m_splitter->setSizes(sizes);
         }
     }
+    // Then every column to its contents, the cause (free text) giving way first down to its
+    // header, then the run name down to kMinNameWidth, then the widest of the others down to
+    // their headers (fit_columns.h). Elided cells keep the whole text in their tooltip.
+    fitColumnsToViewport(m_table, {{RunListModel::CauseColumn, causeFloor},
+                                   {RunListModel::NameColumn, kMinNameWidth}});
+    m_fitting = false;
 }
 
 QAction* RunsPage::standardAction(Action action) const {
@@ -260,11 +308,15 @@ void RunsPage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("status"), m_state->currentData().toString());
     settings.setValue(QStringLiteral("metric"), m_view->metricKey());
     settings.setValue(QStringLiteral("metricAxis"), m_view->metricAxisIndex());
+    settings.setValue(QStringLiteral("columnsByUser"), m_columnsByUser);
 }
 
 void RunsPage::restoreWorkspace(QSettings& settings) {
     Page::restoreWorkspace(settings);
-    m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
+    // Restored widths the user had dragged stay theirs; fitted ones are fitted again.
+    m_columnsByUser = headerRestored(m_table->objectName()) &&
+                      settings.value(QStringLiteral("columnsByUser"), false).toBool();
+    fitColumns();
     m_filter->setText(settings.value(QStringLiteral("filter")).toString());
     const int state = m_state->findData(settings.value(QStringLiteral("status")).toString());
     m_state->setCurrentIndex(std::max(0, state));

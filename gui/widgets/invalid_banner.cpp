@@ -5,6 +5,11 @@ namespace runplane::gui {
 InvalidBanner::InvalidBanner(QWidget* parent) : QLabel(parent) {
     setObjectName(QStringLiteral("invalidBanner"));
     setWordWrap(true);
+    // Never taller than its text: the chart or preview below takes the rest (issue 46; was half
+    // of a memory chart). Only the vertical policy changes (height-for-width stays on).
+    QSizePolicy policy = sizePolicy();
+    policy.setVerticalPolicy(QSizePolicy::Maximum);
+    setSizePolicy(policy);
     setTextFormat(Qt::PlainText);
     // Dark text on a pale red band with a red edge: readable, and unlike any data colour.
     setStyleSheet(

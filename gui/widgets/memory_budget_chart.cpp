@@ -45,7 +45,7 @@ MemoryBudgetChart::MemoryBudgetChart(QWidget* parent) : QWidget(parent) {
     m_plot->legend->setWrap(4);
     m_plot->legend->setBorderPen(Qt::NoPen);
     m_plot->setMouseTracking(true);
-    layout->addWidget(m_plot);
+    layout->addWidget(m_plot, 1);  // the rest is the plot's, never the banner's (issue 46)
     // Titles and labels fit the pixels each layout gives (memory_budget_text.cpp).
     connect(m_plot, &QCustomPlot::afterLayout, this, &MemoryBudgetChart::fitTexts);
     connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {

@@ -37,121 +37,22 @@
 #include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
+#include "tests/gui/afternoon_checks.h"
 #include "tests/gui/daemon_process.h"
 #include "tests/gui/gui_test_util.h"
 
 using namespace runplane;
 using namespace runplane::gui;
 using runplane::gui::test::waitUntil;
+using namespace runplane::gui::afternoon;
 
 namespace {
-
-const QSize kScreens[] = {QSize(1920, 1080), QSize(1280, 720)};
 
 QString src() {
     return test::envPath("RUNPLANE_SOURCE_DIR");
 }
 QString bin() {
     return test::envPath("RUNPLANE_BINARY_DIR");
-}
-
-/// What a user would call broken at this size: the window larger than the screen, or a label
-/// whose text does not fit it (cut off), or two visible labels drawn over each other.
-QStringList layoutProblems(QWidget* window, QSize screen) {
-    QStringList problems;
-    if (window->minimumSizeHint().width() > screen.width() ||
-        window->minimumSizeHint().height() > screen.height()) {
-        problems << QStringLiteral("minimum size %1×%2 exceeds the screen")
-                        .arg(window->minimumSizeHint().width())
-                        .arg(window->minimumSizeHint().height());
-    }
-    if (window->width() > screen.width() || window->height() > screen.height()) {
-        problems << QStringLiteral("window %1×%2 exceeds the screen")
-                        .arg(window->width())
-                        .arg(window->height());
-    }
-    std::vector<std::pair<QLabel*, QRect>> shown;
-    for (QLabel* label : window->findChildren<QLabel*>()) {
-        if (!label->isVisible() || label->text().isEmpty() || label->width() <= 0) {
-            continue;
-        }
-        const QRect r(label->mapTo(window, QPoint(0, 0)), label->size());
-        if (!r.intersects(window->rect())) {
-            continue;  // inside a scrolled-away region
-        }
-        if (!label->wordWrap() && label->pixmap().isNull() && label->textFormat() != Qt::RichText &&
-            !label->text().contains(QLatin1Char('<')) &&
-            label->fontMetrics().horizontalAdvance(label->text().split(QLatin1Char('\n')).first()) >
-                label->contentsRect().width() + 1) {
-            problems << QStringLiteral("label '%1' cut off (%2 px of text in %3 px)")
-                            .arg(label->text().left(60))
-                            .arg(label->fontMetrics().horizontalAdvance(label->text()))
-                            .arg(label->contentsRect().width());
-        }
-        shown.emplace_back(label, r);
-    }
-    // A plot's axis title is drawn along its data area: it must not run past it.
-    for (TimeSeriesPlot* plot : window->findChildren<TimeSeriesPlot*>()) {
-        if (!plot->isVisible() || plot->dataRect().height() < 20) {
-            continue;
-        }
-        const QFontMetrics fm(plot->axisLabelFont());
-        const QString y = plot->shownAxisLabel(Qt::Vertical);
-        const QString x = plot->shownAxisLabel(Qt::Horizontal);
-        if (fm.horizontalAdvance(y) > plot->dataRect().height() + 1) {
-            problems << QStringLiteral("y axis title '%1' (%2 px) longer than its axis (%3 px)")
-                            .arg(y)
-                            .arg(fm.horizontalAdvance(y))
-                            .arg(plot->dataRect().height());
-        }
-        if (fm.horizontalAdvance(x) > plot->dataRect().width() + 1) {
-            problems << QStringLiteral("x axis title '%1' (%2 px) longer than its axis (%3 px)")
-                            .arg(x)
-                            .arg(fm.horizontalAdvance(x))
-                            .arg(plot->dataRect().width());
-        }
-    }
-    for (size_t i = 0; i < shown.size(); ++i) {
-        for (size_t j = i + 1; j < shown.size(); ++j) {
-            const QRect both = shown[i].second.intersected(shown[j].second);
-            if (both.width() > 2 && both.height() > 2 &&
-                !shown[i].first->isAncestorOf(shown[j].first) &&
-                !shown[j].first->isAncestorOf(shown[i].first)) {
-                problems << QStringLiteral("labels '%1' and '%2' overlap")
-                                .arg(shown[i].first->text().left(40),
-                                     shown[j].first->text().left(40));
-            }
-        }
-    }
-    return problems;
-}
-
-void expectFits(QWidget* window, QSize screen, const QString& step) {
-    window->resize(screen);
-    test::pump(150);
-    const QStringList problems = layoutProblems(window, screen);
-    EXPECT_TRUE(problems.isEmpty())
-        << step.toStdString() << " at " << screen.width() << "×" << screen.height() << ":\n  "
-        << problems.join(QStringLiteral("\n  ")).toStdString();
-}
-
-template <typename T>
-T* page(MainWindow& w) {
-    T* p = w.findChild<T*>();
-    EXPECT_NE(p, nullptr);
-    return p;
-}
-
-bool openRecipe(DesignPage& design, const QString& path) {
-    QString error = QStringLiteral("(not loaded)");
-    const QMetaObject::Connection c =
-        QObject::connect(&design, &DesignPage::fileLoaded, &design,
-                         [&](const QString&, const QString& e) { error = e; });
-    design.openFile(path);
-    const bool loaded = waitUntil([&] { return error != QStringLiteral("(not loaded)"); }, 15000);
-    QObject::disconnect(c);
-    EXPECT_TRUE(loaded && error.isEmpty()) << path.toStdString() << ": " << error.toStdString();
-    return loaded && error.isEmpty();
 }
 
 bool save(DesignPage& design, const QString& path) {

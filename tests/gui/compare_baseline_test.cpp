@@ -165,7 +165,7 @@ TEST(CompareBaseline, TableShowsExactDeltasAndDifferenceCurve) {
     page.setBaselineRun(QStringLiteral("run-base"));
     page.setDifferenceCurves(false);
     test::pump(200);
-    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare_baseline.png"))));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare-baseline.png"))));
 }
 
 namespace {
@@ -234,7 +234,7 @@ TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
     EXPECT_GT(lossLo, 0.5);  // train/loss's own axis, not the scores'
 
     test::pump(200);
-    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare_grid.png"))));
+    EXPECT_TRUE(page.grab().save(test::screenshotPath(QStringLiteral("compare-grid.png"))));
 
     // A real wheel zoom on the first panel: the others follow to the same x-range.
     QWidget* canvas = canvasOf(grid.panel(0));
