@@ -357,6 +357,8 @@ void runLaunch(LaunchOptions o, int& exitCode) {
             r.run.recipeYaml, o.recipesDir, static_cast<int>(i), why));
     }
     r.run.plannedRoles = r.plannedRolesPerNode.front();
+    // The recipe's own process roles go with the head's run and every worker's plan holder.
+    r.run.roleRows = runplane::cli::roleRowsOf("", &recipe);
     if (r.run.argv.empty()) {
         std::cerr << "dispatch launch: no command: give it after -- or set launcher.argv in "
                   << o.recipe << "\n";

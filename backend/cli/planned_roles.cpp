@@ -36,4 +36,20 @@ std::vector<control::StartRunSpec::PlannedRole> plannedRolesOfSnapshot(
     return plannedRolesOf(p->memory.nodes[static_cast<std::size_t>(node)]);
 }
 
+std::string roleRowsOf(const std::string& rowsFile, const plan::Recipe* recipe) {
+    std::string rows = rowsFile;
+    if (recipe == nullptr || recipe->analysis.roleRows.empty()) {
+        return rows;
+    }
+    if (!rows.empty() && rows.back() != '\n') {
+        rows += '\n';
+    }
+    rows += "# the recipe's analysis.role_rows\n";
+    for (const std::string& row : recipe->analysis.roleRows) {
+        rows += row;
+        rows += '\n';
+    }
+    return rows;
+}
+
 }  // namespace runplane::cli

@@ -9,6 +9,7 @@
 
 #include "backend/control/node_types.h"
 #include "backend/plan/memory_model.h"
+#include "backend/plan/recipe.h"
 
 namespace runplane::cli {
 
@@ -19,5 +20,11 @@ std::vector<control::StartRunSpec::PlannedRole> plannedRolesOf(const plan::NodeM
 /// there is no snapshot, it does not plan (no catalog), or the plan has no such node.
 std::vector<control::StartRunSpec::PlannedRole> plannedRolesOfSnapshot(
     const std::string& recipeYaml, const std::string& recipesDir, int node, std::string& why);
+
+/// The role rows StartRun carries (docs/daemon.md, "Planned roles"): `rowsFile`'s text (the
+/// user's `--role-rows FILE`, tried first), then the recipe's `analysis.role_rows` after a
+/// comment line naming them, so that the daemon's `role_rows:LINE` error points into the right
+/// part. Empty when neither gives a row.
+std::string roleRowsOf(const std::string& rowsFile, const plan::Recipe* recipe);
 
 }  // namespace runplane::cli

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "backend/analysis/run_metrics.h"
@@ -129,6 +130,7 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
     spec.run.sampleHz = options.sampleHz;
     spec.run.argv = options.argv;
     std::string recipeName;
+    std::optional<runplane::plan::Recipe> parsedRecipe;
     if (!options.recipe.empty()) {
         std::ifstream in(options.recipe, std::ios::binary);
         if (!in) {
@@ -142,6 +144,7 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
             return fail(recipe.error(), 2);
         }
         recipeName = recipe->name;
+        parsedRecipe = *recipe;
         for (const auto& [key, value] : recipe->environment.env) {
             spec.run.env[key] = value;
         }
@@ -159,6 +162,7 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
             }
         }
     }
+    std::string rowsFile;
     if (!options.roleRows.empty()) {
         std::ifstream in(options.roleRows, std::ios::binary);
         if (!in) {
@@ -166,8 +170,11 @@ void runSubmit(SubmitOptions options, runplane::cli::CliContext& context) {
         }
         std::ostringstream text;
         text << in.rdbuf();
-        spec.run.roleRows = text.str();  // checked by the daemon (role_rows:LINE: ...)
+        rowsFile = text.str();
     }
+    // Checked by the daemon (role_rows:LINE: ...).
+    spec.run.roleRows =
+        runplane::cli::roleRowsOf(rowsFile, parsedRecipe ? &*parsedRecipe : nullptr);
     for (const auto& pair : options.env) {
         const auto eq = pair.find('=');
         if (eq == std::string::npos || eq == 0) {

@@ -306,6 +306,11 @@ struct Analysis {
     /// check's expected duration while the run and its recipe have too little history of the
     /// phase (docs/diagnosis.md "Phase overrun"). Empty (the default): no expectation.
     std::vector<std::pair<std::string, double>> phaseSeconds;
+    /// Process-role rows of this recipe's runs (issue 43), one `ROLE FIELD PATTERN [object_store]`
+    /// row each, as `--role-table` reads them (docs/daemon.md "Process roles"): sent with the run
+    /// (StartRun role_rows) and tried before the daemon's own rows while the run lives. Checked
+    /// by the daemon (role_rows:LINE); the roles are not part of the launch.
+    std::vector<std::string> roleRows;
     bool operator==(const Analysis&) const = default;
 };
 

@@ -523,6 +523,10 @@ std::vector<RecipeField> buildTable() {
             "host memory per node, decimal GB: the memory panel's alarm line and the "
             "memory.host-over-alarm rule")
             .unset("default (750/956 of RAM)"),
+        RP_FIELD(analysis.roleRows)(
+            fields::kAnalysisRoleRows, "Process roles",
+            "rows of the daemon's role table for this recipe's runs, one per line: ROLE "
+            "title|cmdline|comm GLOB, e.g. reward cmdline *reward_server.py*"),
     };
     return std::vector<RecipeField>(std::begin(rows), std::end(rows));
 }

@@ -170,7 +170,8 @@ class FieldPath {
     X(kLauncherFlagSpellings, "launcher.flag_spellings") \
     X(kLauncherExplicitFlags, "launcher.explicit_flags") \
     X(kAnalysisPrimaryMetric, "analysis.primary_metric") \
-    X(kAnalysisMemoryAlarmGb, "analysis.memory_alarm_gb")
+    X(kAnalysisMemoryAlarmGb, "analysis.memory_alarm_gb") \
+    X(kAnalysisRoleRows, "analysis.role_rows")
 
 // X(constant, path): the places with code of their own.
 #define RUNPLANE_RECIPE_PART_PATHS(X) \

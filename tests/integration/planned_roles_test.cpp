@@ -134,6 +134,66 @@ TEST(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasure
     EXPECT_FALSE(lastValue(**h, "node-plan", "", "role.trainer.planned_train_bytes").has_value());
 }
 
+// The recipe's own process roles (analysis.role_rows) go with the run: a process only that row
+// names is measured in its role, beside a --role-rows file's row; a bad recipe row is refused at
+// StartRun naming its line in the text the daemon got (the file's rows, then the recipe's).
+TEST(PlannedRoles, TheRecipesRoleRowsGoWithTheRun) {
+    ScratchDir dir;
+    const std::string state = dir.file("state");
+    std::filesystem::create_directories(state);
+    Daemon daemon(state, "node-recipe-rows", 4);
+    const std::string address = daemon.start();
+    ASSERT_FALSE(address.empty()) << daemon.error();
+    const std::string cwd = dir.path().string();
+    const std::string history = dir.file("history.sqlite");
+    const std::string recipes = sourceDir() + "/recipes";
+    const std::string rows = dir.file("rows.txt");
+    std::ofstream(rows) << "judge_srv title recipe-rows-judge*\n";
+    const std::string recipe = dir.file("recipe-rows.yaml");
+    std::ofstream(recipe)
+        << smallColocatedRecipe("recipe-rows")
+        << "analysis:\n  role_rows:\n    - reward_srv title recipe-rows-reward*\n";
+    auto parsed = plan::parseRecipe(
+        smallColocatedRecipe("recipe-rows") + "analysis:\n  role_rows: [reward_srv title x*]\n",
+        "inline.yaml");
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    ASSERT_EQ(parsed->analysis.roleRows, std::vector<std::string>{"reward_srv title x*"});
+
+    // A bad row of the recipe: line 1 is the file's row, 2 the comment naming the recipe's part.
+    const std::string bad = dir.file("bad-recipe-rows.yaml");
+    std::ofstream(bad) << smallColocatedRecipe("bad-recipe-rows")
+                       << "analysis:\n  role_rows:\n    - Reward argv y\n";
+    auto refused =
+        runCtl({"submit", address, "--history", history, "--run-id", "bad-recipe-rows", "--recipe",
+                bad, "--recipes", recipes, "--role-rows", rows, "--", "/bin/true"},
+               cwd);
+    EXPECT_NE(refused.exitCode, 0);
+    EXPECT_NE(refused.err.find("role_rows:3:"), std::string::npos) << refused.err;
+
+    const std::string script =
+        "(exec -a recipe-rows-reward sleep 20) & (exec -a recipe-rows-judge sleep 20) & sleep 6; "
+        "kill %1 %2; wait";
+    auto submit =
+        runCtl({"submit", address, "--history", history, "--run-id", "recipe-rows", "--recipe",
+                recipe, "--recipes", recipes, "--role-rows", rows, "--", "/bin/bash", "-c", script},
+               cwd);
+    ASSERT_EQ(submit.exitCode, 0) << submit.err;
+    auto watch = runCtl({"watch", address, "--history", history, "--seconds", "8"}, cwd,
+                        std::chrono::seconds(60));
+    ASSERT_EQ(watch.exitCode, 0) << watch.err;
+
+    db::OpenOptions open;
+    open.readOnly = true;
+    auto h = db::History::open(history, open);
+    ASSERT_TRUE(h.ok()) << h.error();
+    for (const std::string role : {"reward_srv", "judge_srv"}) {
+        const auto processes =
+            lastValue(**h, "node-recipe-rows", "", "role." + role + ".processes");
+        ASSERT_TRUE(processes.has_value()) << role;
+        EXPECT_GE(*processes, 1) << role;
+    }
+}
+
 /// GET /metrics of 127.0.0.1:port; "" when nothing answered.
 std::string scrape(int port) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
