@@ -4,8 +4,11 @@
 #
 # Both are tables below, applied by runplane_apply_build_speed() from the top-level CMakeLists.txt
 # once every target exists, so no library's own CMakeLists.txt changes:
-#   RUNPLANE_SPEED_TARGETS  target -> precompiled-header family (or "-" for none); every target
-#                           listed is also built in unity batches of RUNPLANE_UNITY_BATCH files.
+#   RUNPLANE_SPEED_TARGETS  target -> precompiled-header family (or "-" for none), and whether it
+#                           has been compiled in unity batches under -Werror: "yes" rows are built
+#                           in batches of RUNPLANE_UNITY_BATCH files by default, "no" rows only with
+#                           -DRUNPLANE_UNITY_BUILD=ALL (a row turns "yes" once a build with ALL
+#                           passed, `make test` included).
 #   RUNPLANE_UNITY_SKIP     source files kept out of the unity batches, each with the file-local
 #                           name it shares with another file of its target (two anonymous-namespace
 #                           or static definitions of one name cannot share a translation unit;
@@ -27,7 +30,8 @@ if(RUNPLANE_FUZZ)
 else()
   set(_runplane_speed_default ON)
 endif()
-option(RUNPLANE_UNITY_BUILD "Compile the first-party libraries in unity batches" ${_runplane_speed_default})
+set(RUNPLANE_UNITY_BUILD ${_runplane_speed_default} CACHE STRING
+    "Unity batches: ON (the libraries of the table checked so far), ALL (every library in it) or OFF")
 option(RUNPLANE_PCH "Precompiled headers for the first-party libraries (off by default: see below)" OFF)
 set(RUNPLANE_UNITY_BATCH 8 CACHE STRING "Source files per unity translation unit")
 
@@ -70,25 +74,25 @@ set(RUNPLANE_PCH_FAMILY_qt_widgets ${RUNPLANE_PCH_FAMILY_qt_core} <QWidget> <QLa
   <QPushButton> <QDoubleSpinBox> <QTabWidget> <QScrollArea> <QPlainTextEdit> <QFileInfo>
   <QMessageBox> <QPainter> <QApplication> <QDir>)
 
-# target                       PCH family
+# target                       PCH family   compiled as unity batches with -Werror (GCC 12)
 set(RUNPLANE_SPEED_TARGETS
-  runplane_plan                std
-  runplane_launch              json
-  runplane_db                  json
-  runplane_imports             json
-  runplane_alerts              -
-  runplane_diagnosis           -
-  runplane_agent               json
-  runplane_agent_proc          -
-  runplane_control             json
-  runplanectl_commands         cli
-  runplane_compute             -
-  runplane_smoke_core          -
-  runplane_smoke               -
-  runplane_gui_widgets         qt_widgets
-  runplane_gui_models          qt_core
-  runplane_gui_pages           qt_widgets
-  runplane_gui_app             qt_widgets
+  runplane_plan                std          yes
+  runplane_launch              json         no
+  runplane_db                  json         yes
+  runplane_imports             json         no
+  runplane_alerts              -            no
+  runplane_diagnosis           -            yes
+  runplane_agent               json         no
+  runplane_agent_proc          -            yes
+  runplane_control             json         no
+  runplanectl_commands         cli          no
+  runplane_compute             -            no
+  runplane_smoke_core          -            yes
+  runplane_smoke               -            no
+  runplane_gui_widgets         qt_widgets   yes
+  runplane_gui_models          qt_core      no
+  runplane_gui_pages           qt_widgets   no
+  runplane_gui_app             qt_widgets   no
 )
 
 # file (source-relative)                     the name it shares        with
@@ -97,14 +101,17 @@ set(RUNPLANE_UNITY_SKIP
   backend/plan/rules_misc.cpp                 "str"                     rules_batch.cpp
   backend/plan/rules_trainer.cpp              "str"                     rules_batch.cpp
   backend/plan/detail/text_checks.cpp         "at"                      memory_model.cpp
+  backend/launch/import_command.cpp           "baseName"                bash_eval.cpp
   backend/launch/flag_rows_misc.cpp           "kRows"                   flag_rows_engine.cpp
   backend/launch/flag_rows_train.cpp          "kRows"                   flag_rows_engine.cpp
+  backend/agent/spool.cpp                     "nowUnixNs"               diagnose.cpp
   backend/agent/collector.cpp                 "isFinal"                 agent_service.cpp
   backend/agent/role_memory.cpp               "kMaxDepth"               python_literal.cpp
   backend/agent/metrics_http.cpp              "lower,trim"              preflight.cpp,process_roles.cpp
   backend/agent/process_roles.cpp             "validRoleName"           run_role_plan.cpp
   backend/agent/log_formats/oom.cpp           "bytesText"               preflight.cpp
   backend/agent/log_formats/megatron.cpp      "parseValue"              engine_metrics.cpp
+  backend/alerts/transport.cpp                "unixNowNs"               "sender.cpp (external there)"
   backend/control/node_client.cpp             "prepare"                 dispatch_rpc.cpp
   backend/cli/cluster_commands.cpp            "kRegistered"             alerts_commands.cpp
   backend/cli/compare_commands.cpp            "kRegistered"             alerts_commands.cpp
@@ -137,11 +144,11 @@ function(runplane_apply_build_speed)
   set(manifest "")
   set(speed ${RUNPLANE_SPEED_TARGETS})
   while(speed)
-    list(POP_FRONT speed target family)
+    list(POP_FRONT speed target family checked)
     if(NOT TARGET ${target})
       continue()
     endif()
-    if(RUNPLANE_UNITY_BUILD)
+    if(RUNPLANE_UNITY_BUILD STREQUAL "ALL" OR (RUNPLANE_UNITY_BUILD AND checked STREQUAL "yes"))
       set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE BATCH
                                                  UNITY_BUILD_BATCH_SIZE ${RUNPLANE_UNITY_BATCH})
     endif()
@@ -187,7 +194,7 @@ function(runplane_mark_unity_skips)
     # Every listed target that has this file among its sources gets the property in its directory.
     set(targets ${speed})
     while(targets)
-      list(POP_FRONT targets target family)
+      list(POP_FRONT targets target family checked)
       if(NOT TARGET ${target})
         continue()
       endif()

@@ -6,8 +6,8 @@ Usage: scripts/unity-clashes.py BUILD/unity-targets.tsv
 The manifest is written at configure time by cmake/RunplaneBuildSpeed.cmake: one line per target
 built in unity batches, the target's name then its C++ sources, a leading "!" marking a file kept
 out of the batches (RUNPLANE_UNITY_SKIP). For the files in the batches, every name defined at file
-scope in an anonymous namespace, as a static, or as a macro is collected with universal-ctags; a
-name defined in two files of one target is a clash: a redefinition error at best, at worst a silent
+scope in an anonymous namespace, as a static, or as a macro is collected with universal-ctags; such
+a name defined in another file of the same target too (file-local there or not) is a clash: a redefinition error at best, at worst a silent
 overload or a macro reaching the next file. Each clash is printed with the target and the files;
 the exit status is 1 when there is any, so that such a file is added to RUNPLANE_UNITY_SKIP instead
 of being renamed. Exit status 77 (CTest's skip code) when universal-ctags is not installed.
@@ -29,13 +29,15 @@ def ctags_program():
     return None
 
 
-def file_local_names(ctags, path):
-    """Names a .cpp defines at file scope that no other file can see."""
+def file_scope_names(ctags, path):
+    """(names a .cpp defines at file scope that no other file can see, every name it defines at
+    namespace scope whatever its linkage)."""
     out = subprocess.run(
         [ctags, "-o", "-", "--fields=+KsSzf", "--extras=-q", "--kinds-C++=+d-m-l-z",
          "--language-force=C++", path],
         capture_output=True, text=True, check=True).stdout
     names = set()
+    defined = set()
     for line in out.splitlines():
         parts = line.split("\t")
         if len(parts) < 4:
@@ -58,7 +60,10 @@ def file_local_names(ctags, path):
             ("function:", "struct:", "class:", "enum:", "union:"))
         if kind == "macro" or in_anonymous or static_at_namespace_scope:
             names.add(name)
-    return names
+        if kind != "member" and not scope.startswith(("function:", "struct:", "class:", "enum:",
+                                                       "union:")):
+            defined.add(name)
+    return names, defined
 
 
 def main(argv):
@@ -77,16 +82,23 @@ def main(argv):
             if not fields or not fields[0]:
                 continue
             target, sources = fields[0], [s for s in fields[1:] if not s.startswith("!")]
-            owners = collections.defaultdict(list)
+            local = collections.defaultdict(list)
+            anywhere = collections.defaultdict(list)
             for source in sources:
-                for name in file_local_names(ctags, source):
-                    owners[name].append(source)
+                names, defined = file_scope_names(ctags, source)
+                for name in names:
+                    local[name].append(source)
+                for name in defined:
+                    anywhere[name].append(source)
             checked += len(sources)
-            for name, files in sorted(owners.items()):
+            for name, local_files in sorted(local.items()):
+                # file-local in one file and defined (file-local or not) in another
+                files = sorted(set(local_files) | set(anywhere[name]))
                 if len(files) > 1:
                     clashes += 1
-                    print(f"{target}: '{name}' is file-local in {len(files)} files of one unity "
-                          f"target: {' '.join(files)}; list all but one in RUNPLANE_UNITY_SKIP "
+                    print(f"{target}: '{name}' is defined in {len(files)} files of one unity target, "
+                          f"file-local in at least one: {' '.join(files)}; "
+                          "list all but one in RUNPLANE_UNITY_SKIP "
                           "(cmake/RunplaneBuildSpeed.cmake)")
     print(f"unity-clashes: {checked} files in unity batches, {clashes} clash(es)")
     return 1 if clashes else 0
