@@ -77,18 +77,18 @@ set(RUNPLANE_PCH_FAMILY_qt_widgets ${RUNPLANE_PCH_FAMILY_qt_core} <QWidget> <QLa
 # target                       PCH family   compiled as unity batches with -Werror (GCC 12)
 set(RUNPLANE_SPEED_TARGETS
   runplane_plan                std          yes
-  runplane_launch              json         no
+  runplane_launch              json         yes
   runplane_db                  json         yes
-  runplane_imports             json         no
-  runplane_alerts              -            no
+  runplane_imports             json         yes
+  runplane_alerts              -            yes
   runplane_diagnosis           -            yes
   runplane_agent               json         no
   runplane_agent_proc          -            yes
-  runplane_control             json         no
+  runplane_control             json         yes
   runplanectl_commands         cli          no
-  runplane_compute             -            no
+  runplane_compute             -            yes
   runplane_smoke_core          -            yes
-  runplane_smoke               -            no
+  runplane_smoke               -            yes
   runplane_gui_widgets         qt_widgets   yes
   runplane_gui_models          qt_core      no
   runplane_gui_pages           qt_widgets   no
