@@ -93,7 +93,7 @@ set(RUNPLANE_SPEED_TARGETS
   runplane_smoke_core          -            yes
   runplane_smoke               -            yes
   runplane_gui_widgets         qt_widgets   yes
-  runplane_gui_models          qt_core      no
+  runplane_gui_models          qt_core      yes
   runplane_gui_pages           qt_widgets   no
   runplane_gui_app             qt_widgets   no
 )
