@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "backend/agent/daemon_config.h"
@@ -234,8 +236,17 @@ PreflightEnvironment PreflightEnvironment::system() {
     char host[256] = {};
     ::gethostname(host, sizeof(host) - 1);
     env.hostname = host;
-    env.gpus = [](std::vector<std::string>* names, std::vector<int>* pids, std::string* reason) {
-        const auto snap = compute::queryGpus();
+    // One NVML sample per environment (one per Preflight call) serves names, pids and UUIDs.
+    auto sample = std::make_shared<std::optional<compute::GpuSnapshot>>();
+    auto gpuSnapshot = [sample]() -> const compute::GpuSnapshot& {
+        if (!sample->has_value()) {
+            *sample = compute::queryGpus();
+        }
+        return **sample;
+    };
+    env.gpus = [gpuSnapshot](std::vector<std::string>* names, std::vector<int>* pids,
+                             std::string* reason) {
+        const auto& snap = gpuSnapshot();
         for (const auto& g : snap.gpus) {
             names->push_back(g.name);
         }
@@ -243,6 +254,15 @@ PreflightEnvironment PreflightEnvironment::system() {
             pids->push_back(p.pid);
         }
         *reason = snap.unavailableReason;
+    };
+    env.gpuUuids = [gpuSnapshot] {
+        std::vector<std::string> out;
+        for (const auto& g : gpuSnapshot().gpus) {
+            if (!g.uuid.empty()) {
+                out.push_back(g.uuid);
+            }
+        }
+        return out;
     };
     env.ncclGate = [](const std::vector<std::pair<std::string, std::string>>& vars, int minCode) {
         compute::NcclResolveConfig cfg;
@@ -279,6 +299,11 @@ PreflightEnvironment PreflightEnvironment::system() {
 v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const PreflightEnvironment& env) {
     v1::PreflightReport r;
     r.set_hostname(env.hostname);
+    if (env.gpuUuids) {
+        for (const auto& uuid : env.gpuUuids()) {
+            r.add_gpu_uuids(uuid);
+        }
+    }
 
     // GPUs: count and model.
     std::vector<std::string> gpuNames;

@@ -24,6 +24,10 @@ struct PreflightEnvironment {
     std::function<void(std::vector<std::string>* names, std::vector<int>* gpuPids,
                        std::string* unavailableReason)>
         gpus;
+    /// The UUIDs of the GPUs on this host ("GPU-…", NVML index order; empty when none or no
+    /// NVML). Reported in the PreflightReport so the controller can tell two daemons on one
+    /// machine apart from two machines (docs/dispatch.md, gpu.distinct).
+    std::function<std::vector<std::string>()> gpuUuids;
     /// NCCL gate for an environment: pass/fail + message; empty function = unavailable.
     std::function<std::pair<bool, std::string>(
         const std::vector<std::pair<std::string, std::string>>& env, int minVersionCode)>

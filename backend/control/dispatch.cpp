@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/control/preflight_clients.h"
+#include "backend/control/preflight_gpu_uuids.h"
 
 namespace runplane::control {
 namespace {
@@ -60,6 +61,7 @@ PreflightRow askOne(const std::string& address, const PreflightSpec& spec,
     row.reachable = true;
     row.hostname = result->hostname;
     row.checks = std::move(result->checks);
+    row.gpuUuids = std::move(result->gpuUuids);
     return row;
 }
 
@@ -232,6 +234,12 @@ PreflightTable preflightNodes(const std::vector<std::string>& addresses,
     if (multiNode) {
         table.clusterChecks.push_back(rayVersionCheck(table.rows, requiredRayVersion));
     }
+    if (table.rows.size() > 1) {
+        // gpu.distinct only where some node reported UUIDs (no NVML anywhere: no column)
+        if (auto gpus = gpuDistinctCheck(table.rows); gpus.status != CheckState::Skip) {
+            table.clusterChecks.push_back(std::move(gpus));
+        }
+    }
     return table;
 }
 
@@ -258,8 +266,20 @@ std::string formatPreflightTable(const PreflightTable& table) {
                                                               : "  (daemon lost)")
             << "\n";
     }
+    for (const auto& row : table.rows) {
+        if (!row.gpuUuids.empty()) {
+            out << "gpus  " << row.address << "  ";
+            for (std::size_t i = 0; i < row.gpuUuids.size(); ++i) {
+                out << (i == 0 ? "" : " ") << row.gpuUuids[i];
+            }
+            out << "\n";
+        }
+    }
     for (const auto& c : table.clusterChecks) {
         out << "cluster  " << c.id << "  " << mark(c.status) << "  " << c.message << "\n";
+        if (c.status == CheckState::Fail && !c.detail.empty()) {
+            out << "         fix: " << c.detail << "\n";
+        }
     }
     bool header = false;
     for (const auto& row : table.rows) {
@@ -291,11 +311,15 @@ std::string preflightTableToJson(const PreflightTable& table) {
                          {"hostname", row.hostname},
                          {"reachable", row.reachable},
                          {"error", row.error},
+                         {"gpu_uuids", row.gpuUuids},
                          {"checks", checks}});
     }
     nlohmann::json cluster = nlohmann::json::array();
     for (const auto& c : table.clusterChecks) {
-        cluster.push_back({{"id", c.id}, {"status", toString(c.status)}, {"message", c.message}});
+        cluster.push_back({{"id", c.id},
+                           {"status", toString(c.status)},
+                           {"message", c.message},
+                           {"detail", c.detail}});
     }
     nlohmann::json doc{{"nodes", nodes}, {"cluster", cluster}, {"fail", table.anyFail()}};
     return doc.dump(2);

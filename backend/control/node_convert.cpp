@@ -241,6 +241,7 @@ PreflightResult fromProto(const v1::PreflightReport& report, const std::string& 
     PreflightResult out;
     out.address = address;
     out.hostname = report.hostname();
+    out.gpuUuids.assign(report.gpu_uuids().begin(), report.gpu_uuids().end());
     for (const auto& check : report.checks()) {
         out.checks.push_back(PreflightCheckInfo{check.id(), fromProto(check.status()),
                                                 check.message(), check.detail()});

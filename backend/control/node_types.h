@@ -173,6 +173,8 @@ struct PreflightResult {
     std::string address;
     std::string hostname;
     std::vector<PreflightCheckInfo> checks;
+    std::vector<std::string>
+        gpuUuids;  // the GPUs NVML sees on the node (empty: none or old daemon)
 };
 
 /// One telemetry sample (see Sample in the protocol): value is the last reading of the interval,

@@ -34,6 +34,7 @@
 #include "gui/pages/fit_columns.h"
 #include "gui/pages/node_oom_alerts.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/pages/preflight_panel.h"
 #include "gui/pages/ray_membership_panel.h"
 #include "gui/widgets/cached_text_delegate.h"
 #include "gui/widgets/time_series_plot.h"
@@ -132,6 +133,14 @@ ClusterPage::ClusterPage(const QString& historyPath, const QString& alertsFile, 
     splitter->addWidget(m_membership);
     connect(m_membership, &RayMembershipPanel::checkRequested, this,
             [this] { m_membership->refresh(addresses(), m_service->clientOptions()); });
+    // issue 47: every node's preflight row (interfaces, MASTER_ADDR, GPU UUIDs), asked on demand
+    m_preflight = new PreflightPanel(splitter);
+    splitter->addWidget(m_preflight);
+    connect(m_preflight, &PreflightPanel::checkRequested, this, [this] {
+        const QStringList nodes = addresses();
+        m_preflight->refresh(nodes, m_service->clientOptions(),
+                             clusterPreflightSpec(static_cast<int>(nodes.size())));
+    });
     layout->addWidget(splitter, 1);
     m_oomPanel = new NodeOomPanel(this);
     layout->addWidget(m_oomPanel);

@@ -33,6 +33,7 @@ class HistoryReader;
 class NodeOomPanel;
 class NodeTableModel;
 class RayMembershipPanel;
+class PreflightPanel;
 class TimeSeriesPlot;
 struct NodeRow;
 
@@ -74,6 +75,8 @@ class ClusterPage : public Page {
     NodeOomPanel* oomAlerts() const { return m_oomPanel; }
     /// Issue 47: the Ray membership box (which cluster / GCS each node's raylets joined).
     RayMembershipPanel* membershipPanel() const { return m_membership; }
+    /// issue 47: the per-node preflight table (preflight_panel.h).
+    PreflightPanel* preflightPanel() const { return m_preflight; }
     /// Memory by role per node and per GPU (issue 43).
     ClusterRolesPanel* rolesPanel() const { return m_roles; }
     /// Number of history queries whose answer was applied to the plot (tests).
@@ -113,6 +116,7 @@ class ClusterPage : public Page {
     NodeOomPanel* m_oomPanel = nullptr;
     bool m_oomQueryInFlight = false;
     RayMembershipPanel* m_membership = nullptr;
+    PreflightPanel* m_preflight = nullptr;
     ClusterRolesPanel* m_roles = nullptr;
     QTimer* m_refreshTimer = nullptr;
     QTimer* m_layoutTimer = nullptr;

@@ -5,7 +5,9 @@
 //   3 = nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED
 //   4 = no devices
 // FAKE_NVML_GPU0_PIDS="P1,P2,P3" (environment) names GPU 0's three processes instead of
-// 101..103 (the role tests put real processes' pids there).
+// 101..103 (the role tests put real processes' pids there). FAKE_NVML_UUID_TAG="T" makes the
+// UUIDs GPU-T-0000aaaa / GPU-T-1111bbbb (two fake machines that are not the same machine).
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -69,7 +71,12 @@ int nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
     return 0;
 }
 int nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
-    std::strncpy(uuid, device->index == 0 ? "GPU-0000aaaa" : "GPU-1111bbbb", length);
+    const char* base = device->index == 0 ? "0000aaaa" : "1111bbbb";
+    const char* tag = std::getenv("FAKE_NVML_UUID_TAG");
+    char buffer[96];
+    std::snprintf(buffer, sizeof buffer, "GPU-%s%s%s", tag != nullptr ? tag : "",
+                  tag != nullptr ? "-" : "", base);
+    std::strncpy(uuid, buffer, length);
     return 0;
 }
 int nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {

@@ -1,0 +1,234 @@
+#include "gui/pages/preflight_panel.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QCoreApplication>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMetaObject>
+#include <QPointer>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <cstdlib>
+#include <thread>
+
+namespace runplane::gui {
+namespace {
+
+QString mark(control::CheckState s) {
+    switch (s) {
+        case control::CheckState::Pass:
+            return QStringLiteral("PASS");
+        case control::CheckState::Warn:
+            return QStringLiteral("WARN");
+        case control::CheckState::Fail:
+            return QStringLiteral("FAIL");
+        case control::CheckState::Skip:
+            return QStringLiteral("skip");
+        case control::CheckState::Unspecified:
+            break;
+    }
+    return QStringLiteral("-");
+}
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+}  // namespace
+
+void PreflightTableModel::setTable(control::PreflightTable table) {
+    beginResetModel();
+    m_table = std::move(table);
+    m_ids = m_table.checkIds();
+    endResetModel();
+}
+
+int PreflightTableModel::columnOf(const std::string& checkId) const {
+    for (std::size_t i = 0; i < m_ids.size(); ++i) {
+        if (m_ids[i] == checkId) {
+            return FirstCheckColumn + static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+QString PreflightTableModel::summary() const {
+    const auto failures = m_table.failures();
+    QString out = tr("%1 node(s): %2 failed check(s)")
+                      .arg(m_table.rows.size())
+                      .arg(static_cast<qsizetype>(failures.size()));
+    for (const auto& c : m_table.clusterChecks) {
+        if (c.status != control::CheckState::Pass) {
+            out += QStringLiteral("; %1 %2: %3").arg(q(c.id), mark(c.status), q(c.message));
+        }
+    }
+    return out;
+}
+
+int PreflightTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_table.rows.size());
+}
+
+int PreflightTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : FirstCheckColumn + static_cast<int>(m_ids.size());
+}
+
+QVariant PreflightTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (section) {
+        case NodeColumn:
+            return tr("Node");
+        case HostColumn:
+            return tr("Host");
+        case GpuColumn:
+            return tr("GPUs (UUID)");
+        default:
+            break;
+    }
+    const auto i = static_cast<std::size_t>(section - FirstCheckColumn);
+    return i < m_ids.size() ? QVariant(q(m_ids[i])) : QVariant();
+}
+
+QVariant PreflightTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) {
+        return {};
+    }
+    const control::PreflightRow& row = m_table.rows[static_cast<std::size_t>(index.row())];
+    if (index.column() < FirstCheckColumn) {
+        if (role != Qt::DisplayRole && role != Qt::ToolTipRole) {
+            return {};
+        }
+        switch (index.column()) {
+            case NodeColumn:
+                return q(row.address);
+            case HostColumn:
+                return row.reachable
+                           ? q(row.hostname)
+                           : (role == Qt::ToolTipRole ? q(row.error) : tr("(daemon lost)"));
+            default: {
+                QStringList uuids;
+                for (const auto& u : row.gpuUuids) {
+                    uuids << q(u);
+                }
+                return row.gpuUuids.empty() ? QVariant(row.reachable ? tr("none") : QString())
+                                            : QVariant(QStringLiteral("%1: %2")
+                                                           .arg(uuids.size())
+                                                           .arg(uuids.join(QStringLiteral(", "))));
+            }
+        }
+    }
+    const std::string& id = m_ids[static_cast<std::size_t>(index.column() - FirstCheckColumn)];
+    const control::CheckState worst = row.worst(id);
+    if (role == Qt::DisplayRole) {
+        return mark(worst);
+    }
+    if (role == Qt::ToolTipRole) {
+        QStringList lines;
+        for (const auto& c : row.checks) {
+            if (c.id == id) {
+                lines << QStringLiteral("%1: %2%3")
+                             .arg(mark(c.status), q(c.message),
+                                  c.detail.empty() ? QString()
+                                                   : QStringLiteral(" (%1)").arg(q(c.detail)));
+            }
+        }
+        return lines.join(QLatin1Char('\n'));
+    }
+    if (role == Qt::BackgroundRole) {
+        if (worst == control::CheckState::Fail) {
+            return QBrush(QColor(0xf4, 0xc7, 0xc3));
+        }
+        if (worst == control::CheckState::Warn) {
+            return QBrush(QColor(0xfc, 0xe8, 0xb2));
+        }
+    }
+    return {};
+}
+
+control::PreflightSpec clusterPreflightSpec(int nodeCount) {
+    control::PreflightSpec spec;
+    spec.multiNode = nodeCount > 1;
+    for (const char* name : {"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "MASTER_ADDR"}) {
+        if (const char* value = std::getenv(name); value != nullptr) {
+            spec.env[name] = value;
+        }
+    }
+    if (auto it = spec.env.find("MASTER_ADDR"); it != spec.env.end()) {
+        spec.masterAddr = it->second;
+    }
+    return spec;
+}
+
+PreflightPanel::PreflightPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Preflight:"), this));
+    m_summary = new QLabel(tr("not checked"), this);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary->setWordWrap(true);
+    bar->addWidget(m_summary, 1);
+    m_check = new QPushButton(tr("Preflight"), this);
+    m_check->setToolTip(
+        tr("Run every daemon's preflight checks (as `runplanectl dispatch "
+           "preflight` does) with this environment's NCCL_SOCKET_IFNAME, "
+           "GLOO_SOCKET_IFNAME and MASTER_ADDR"));
+    bar->addWidget(m_check);
+    layout->addLayout(bar);
+    m_model = new PreflightTableModel(this);
+    m_table = new QTableView(this);
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    layout->addWidget(m_table, 1);
+    connect(m_check, &QPushButton::clicked, this, &PreflightPanel::checkRequested);
+}
+
+bool PreflightPanel::refresh(const QStringList& addresses,
+                             const control::NodeClientOptions& options,
+                             const control::PreflightSpec& spec) {
+    if (m_busy) {
+        return false;
+    }
+    m_busy = true;
+    m_check->setEnabled(false);
+    m_summary->setText(tr("asking %1 daemon(s)…").arg(addresses.size()));
+    std::vector<std::string> list;
+    for (const auto& a : addresses) {
+        list.push_back(a.toStdString());
+    }
+    // blocking gRPC calls off the GUI thread; the table comes back by value to the application
+    // object and is applied only if this panel still exists (the QPointer is read on the GUI
+    // thread, where the panel is deleted)
+    QPointer<PreflightPanel> guard(this);
+    std::thread([guard, list = std::move(list), options, spec] {
+        auto table = control::preflightAll(list, spec, options);
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [guard, table = std::move(table)]() mutable {
+                if (guard) {
+                    guard->apply(std::move(table));
+                }
+            },
+            Qt::QueuedConnection);
+    }).detach();
+    return true;
+}
+
+void PreflightPanel::apply(control::PreflightTable table) {
+    m_model->setTable(std::move(table));
+    m_summary->setText(m_model->summary());
+    m_table->resizeColumnsToContents();
+    m_busy = false;
+    m_check->setEnabled(true);
+    emit updated();
+}
+
+}  // namespace runplane::gui
