@@ -12,7 +12,7 @@ PKGS=(
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libcpp-httplib-dev
   libarchive-dev
   xvfb xauth fonts-dejavu-core python3 python3-venv openssl patchelf curl iproute2
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev universal-ctags
 )
 missing=()
 for p in "${PKGS[@]}"; do
