@@ -2,18 +2,16 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMetaObject>
-#include <QPointer>
 #include <QPushButton>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include <cstdlib>
-#include <thread>
+
+#include "gui/pages/off_gui_thread.h"
 
 namespace runplane::gui {
 namespace {
@@ -204,21 +202,13 @@ bool PreflightPanel::refresh(const QStringList& addresses,
     for (const auto& a : addresses) {
         list.push_back(a.toStdString());
     }
-    // blocking gRPC calls off the GUI thread; the table comes back by value to the application
-    // object and is applied only if this panel still exists (the QPointer is read on the GUI
-    // thread, where the panel is deleted)
-    QPointer<PreflightPanel> guard(this);
-    std::thread([guard, list = std::move(list), options, spec] {
-        auto table = control::preflightAll(list, spec, options);
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [guard, table = std::move(table)]() mutable {
-                if (guard) {
-                    guard->apply(std::move(table));
-                }
-            },
-            Qt::QueuedConnection);
-    }).detach();
+    // blocking gRPC calls off the GUI thread; the answer comes back by value
+    runOffGuiThread(
+        this,
+        [list = std::move(list), options, spec] {
+            return control::preflightAll(list, spec, options);
+        },
+        [](PreflightPanel* panel, auto table) { panel->apply(std::move(table)); });
     return true;
 }
 

@@ -1,19 +1,15 @@
 #include "gui/pages/ray_membership_panel.h"
 
-#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMetaObject>
-#include <QPointer>
 #include <QPushButton>
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include <thread>
-
 #include "backend/control/dispatch_membership.h"
 #include "gui/models/ray_membership_model.h"
+#include "gui/pages/off_gui_thread.h"
 
 namespace runplane::gui {
 
@@ -53,21 +49,10 @@ bool RayMembershipPanel::refresh(const QStringList& addresses,
     for (const auto& a : addresses) {
         list.push_back(a.toStdString());
     }
-    // blocking gRPC calls (one thread per node inside rayMembership) off the GUI thread; the
-    // answer is queued to the application object and applied only if this panel still exists
-    // (the QPointer is read on the GUI thread, where the panel is deleted)
-    QPointer<RayMembershipPanel> guard(this);
-    std::thread([guard, list = std::move(list), options] {
-        auto nodes = control::rayMembership(list, options);
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [guard, nodes = std::move(nodes)]() mutable {
-                if (guard) {
-                    guard->apply(std::move(nodes));
-                }
-            },
-            Qt::QueuedConnection);
-    }).detach();
+    // blocking gRPC calls off the GUI thread; the answer comes back by value
+    runOffGuiThread(
+        this, [list = std::move(list), options] { return control::rayMembership(list, options); },
+        [](RayMembershipPanel* panel, auto nodes) { panel->apply(std::move(nodes)); });
     return true;
 }
 
