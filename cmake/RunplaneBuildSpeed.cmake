@@ -116,6 +116,8 @@ set(RUNPLANE_UNITY_SKIP
   backend/agent/log_formats/megatron.cpp      "parseValue"              engine_metrics.cpp
   backend/alerts/transport.cpp                "unixNowNs"               "sender.cpp (external there)"
   backend/control/node_client.cpp             "prepare"                 dispatch_rpc.cpp
+  backend/control/preflight_clients.cpp       "Clock"                   diagnose.cpp
+  backend/diagnosis/gpu_clocks.cpp            "intField"                ras.cpp
   backend/cli/cluster_commands.cpp            "kRegistered"             alerts_commands.cpp
   backend/cli/compare_commands.cpp            "kRegistered"             alerts_commands.cpp
   backend/cli/diagnose_commands.cpp           "kRegistered"             alerts_commands.cpp
