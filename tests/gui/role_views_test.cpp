@@ -85,7 +85,9 @@ std::string runScript(const QString& python) {
     // Real pastes, their source comment line left out.
     s += QStringLiteral("grep -v '^#' '%1'\n").arg(fixture("cuda_oom_slime_1951.log"));
     s += QStringLiteral("sleep 1\ngrep -v '^#' '%1' >&2\n").arg(fixture("nccl_error2_romp_80.log"));
-    s += QStringLiteral("sleep 4\nkill -9 $(jobs -p)\nwait\nexit 1\n");
+    // SIGTERM, not SIGKILL: bash reports a job it saw killed by SIGKILL as "line N: PID Killed …",
+    // which the daemon reads as the shell's report of a host OOM kill (docs/daemon.md).
+    s += QStringLiteral("sleep 4\nkill $(jobs -p)\nwait\nexit 1\n");
     return s.toStdString();
 }
 
