@@ -145,14 +145,18 @@ void checkIfname(v1::PreflightReport& r, const std::string& var, const std::stri
             missing.push_back(item);
         }
     }
-    if (missing.empty()) {
+    std::string m;
+    for (const auto& x : missing) {
+        m += (m.empty() ? "" : ", ") + x;
+    }
+    // NCCL uses every interface the list selects and fails only when it selects none: a list
+    // written for several kinds of node (eth,ens) passes where one of its items matches.
+    if (!selected.empty()) {
         add(r, "net.ifname", v1::CHECK_PASS,
-            var + "=" + value + " selects " + join(selected) + " on this node", have);
+            var + "=" + value + " selects " + join(selected) + " on this node" +
+                (missing.empty() ? "" : " (" + m + " matches nothing here)"),
+            have);
     } else {
-        std::string m;
-        for (const auto& x : missing) {
-            m += (m.empty() ? "" : ", ") + x;
-        }
         add(r, "net.ifname", v1::CHECK_FAIL,
             var + "=" + value + ": no interface matches " + m + " on this node (present: " + have +
                 ")",

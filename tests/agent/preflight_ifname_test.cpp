@@ -46,6 +46,9 @@ TEST(PreflightIfname, ExclusionsPrefixesAndExactNamesSayWhichInterfacesAreSelect
         {"=eth1", v1::CHECK_PASS, "selects eth1"},
         {"=eth", v1::CHECK_FAIL, "no interface matches eth"},
         {"ens", v1::CHECK_FAIL, "no interface matches ens"},
+        // A list for several kinds of node: NCCL takes what matches, fails only on nothing.
+        {"ens,eth", v1::CHECK_PASS, "selects eth0 eth1 on this node (ens matches nothing here)"},
+        {"ens,=ib", v1::CHECK_FAIL, "no interface matches ens, =ib"},
     };
     for (const auto& row : rows) {
         v1::PreflightRequest req;
