@@ -2,12 +2,8 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
-#include <QPushButton>
 #include <QTableView>
-#include <QVBoxLayout>
 
 #include <cstdlib>
 
@@ -163,49 +159,27 @@ control::PreflightSpec clusterPreflightSpec(int nodeCount) {
     return spec;
 }
 
-PreflightPanel::PreflightPanel(QWidget* parent) : QWidget(parent) {
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Preflight:"), this));
-    m_summary = new QLabel(tr("not checked"), this);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_summary->setWordWrap(true);
-    bar->addWidget(m_summary, 1);
-    m_check = new QPushButton(tr("Preflight"), this);
-    m_check->setToolTip(
-        tr("Run every daemon's preflight checks (as `runplanectl dispatch "
-           "preflight` does) with this environment's NCCL_SOCKET_IFNAME, "
-           "GLOO_SOCKET_IFNAME and MASTER_ADDR"));
-    bar->addWidget(m_check);
-    layout->addLayout(bar);
+PreflightPanel::PreflightPanel(QWidget* parent)
+    : NodeCheckPanel({tr("Preflight:"), tr("Preflight"),
+                      tr("Run every daemon's preflight checks (as `runplanectl dispatch "
+                         "preflight` does) with this environment's NCCL_SOCKET_IFNAME, "
+                         "GLOO_SOCKET_IFNAME and MASTER_ADDR"),
+                      true},
+                     parent) {
     m_model = new PreflightTableModel(this);
-    m_table = new QTableView(this);
-    m_table->setModel(m_model);
-    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    layout->addWidget(m_table, 1);
-    connect(m_check, &QPushButton::clicked, this, &PreflightPanel::checkRequested);
+    setModel(m_model);
 }
 
 bool PreflightPanel::refresh(const QStringList& addresses,
                              const control::NodeClientOptions& options,
                              const control::PreflightSpec& spec) {
-    if (m_busy) {
+    if (!beginAsking(addresses.size())) {
         return false;
-    }
-    m_busy = true;
-    m_check->setEnabled(false);
-    m_summary->setText(tr("asking %1 daemon(s)…").arg(addresses.size()));
-    std::vector<std::string> list;
-    for (const auto& a : addresses) {
-        list.push_back(a.toStdString());
     }
     // blocking gRPC calls off the GUI thread; the answer comes back by value
     runOffGuiThread(
         this,
-        [list = std::move(list), options, spec] {
+        [list = addressList(addresses), options, spec] {
             return control::preflightAll(list, spec, options);
         },
         [](PreflightPanel* panel, auto table) { panel->apply(std::move(table)); });
@@ -214,11 +188,7 @@ bool PreflightPanel::refresh(const QStringList& addresses,
 
 void PreflightPanel::apply(control::PreflightTable table) {
     m_model->setTable(std::move(table));
-    m_summary->setText(m_model->summary());
-    m_table->resizeColumnsToContents();
-    m_busy = false;
-    m_check->setEnabled(true);
-    emit updated();
+    finishAsking(m_model->summary());
 }
 
 }  // namespace runplane::gui

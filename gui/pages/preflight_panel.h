@@ -17,10 +17,7 @@
 #include <vector>
 
 #include "backend/control/dispatch.h"
-
-class QLabel;
-class QPushButton;
-class QTableView;
+#include "gui/pages/node_check_panel.h"
 
 namespace runplane::gui {
 
@@ -54,7 +51,7 @@ class PreflightTableModel : public QAbstractTableModel {
 /// run launched from here would be given).
 control::PreflightSpec clusterPreflightSpec(int nodeCount);
 
-class PreflightPanel : public QWidget {
+class PreflightPanel : public NodeCheckPanel {
     Q_OBJECT
   public:
     explicit PreflightPanel(QWidget* parent = nullptr);
@@ -62,25 +59,13 @@ class PreflightPanel : public QWidget {
     /// Asks the daemons at `addresses`; a call while one is in flight is dropped (false).
     bool refresh(const QStringList& addresses, const control::NodeClientOptions& options,
                  const control::PreflightSpec& spec);
-    bool busy() const { return m_busy; }
     PreflightTableModel* model() const { return m_model; }
-    QLabel* summaryLabel() const { return m_summary; }
-    QTableView* table() const { return m_table; }
-    QPushButton* checkButton() const { return m_check; }
 
     /// Shows `table` (what refresh() applies when the daemons answered).
     void apply(control::PreflightTable table);
 
-  signals:
-    void checkRequested();
-    void updated();
-
   private:
     PreflightTableModel* m_model = nullptr;
-    QPushButton* m_check = nullptr;
-    QLabel* m_summary = nullptr;
-    QTableView* m_table = nullptr;
-    bool m_busy = false;
 };
 
 }  // namespace runplane::gui

@@ -6,21 +6,17 @@
 // prints) and applies the answer on the GUI thread; a panel destroyed meanwhile drops it.
 
 #include <QStringList>
-#include <QWidget>
 
 #include <vector>
 
 #include "backend/control/dispatch_membership.h"
-
-class QLabel;
-class QPushButton;
-class QTableView;
+#include "gui/pages/node_check_panel.h"
 
 namespace runplane::gui {
 
 class RayMembershipModel;
 
-class RayMembershipPanel : public QWidget {
+class RayMembershipPanel : public NodeCheckPanel {
     Q_OBJECT
   public:
     explicit RayMembershipPanel(QWidget* parent = nullptr);
@@ -28,27 +24,13 @@ class RayMembershipPanel : public QWidget {
     /// Asks the daemons at `addresses` with `options` (TLS, token); one answer at a time: a call
     /// while one is in flight is dropped (returns false).
     bool refresh(const QStringList& addresses, const control::NodeClientOptions& options);
-    bool busy() const { return m_busy; }
     RayMembershipModel* model() const { return m_model; }
-    QLabel* summaryLabel() const { return m_summary; }
-    QTableView* table() const { return m_table; }
-    QPushButton* checkButton() const { return m_check; }
 
     /// Shows `nodes` (what refresh() applies when the daemons answered).
     void apply(std::vector<control::NodeMembership> nodes);
 
-  signals:
-    /// The Check button was pressed (the page answers with refresh()).
-    void checkRequested();
-    /// An answer was applied to the model.
-    void updated();
-
   private:
     RayMembershipModel* m_model = nullptr;
-    QPushButton* m_check = nullptr;
-    QLabel* m_summary = nullptr;
-    QTableView* m_table = nullptr;
-    bool m_busy = false;
 };
 
 }  // namespace runplane::gui
