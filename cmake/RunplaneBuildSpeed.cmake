@@ -25,6 +25,25 @@
 # suppressed as a system-header one when <string> is included normally), so a PCH can break the
 # warnings-as-errors build in a file no one touched. Measured, the unity batches give most of the
 # saving anyway (docs/results/2026-12-06-make-demo-cold-2.md).
+# Debug information (issue 50, and CI's disk): full -g made the RelWithDebInfo tree about 10 GB,
+# nine tenths of it DWARF in the ~100 statically linked test and program binaries, and a CI run
+# ran out of disk linking them. -g1 keeps what a crash report needs (functions and line tables,
+# so backtraces, perf and py-spy-style native frames name file:line) without the variable and type
+# descriptions, and compiles and links faster. -DRUNPLANE_DEBUG_INFO=full restores -g for a
+# debugging session; the fuzz build sets its own (-gline-tables-only, RunplaneFuzz.cmake).
+set(RUNPLANE_DEBUG_INFO lines CACHE STRING
+    "Debug information in RelWithDebInfo builds: lines (-g1, the default) or full (-g)")
+set_property(CACHE RUNPLANE_DEBUG_INFO PROPERTY STRINGS lines full)
+if(RUNPLANE_DEBUG_INFO STREQUAL "lines")
+  foreach(_runplane_lang C CXX)
+    string(REGEX REPLACE "(^| )-g( |$)" "\\1-g1\\2" CMAKE_${_runplane_lang}_FLAGS_RELWITHDEBINFO
+                         "${CMAKE_${_runplane_lang}_FLAGS_RELWITHDEBINFO}")
+  endforeach()
+  runplane_summary_line("Debug information: line tables (-g1), RUNPLANE_DEBUG_INFO=full for -g")
+elseif(NOT RUNPLANE_DEBUG_INFO STREQUAL "full")
+  message(FATAL_ERROR "RUNPLANE_DEBUG_INFO is '${RUNPLANE_DEBUG_INFO}': lines or full")
+endif()
+
 if(RUNPLANE_FUZZ)
   set(_runplane_speed_default OFF)
 else()
