@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "backend/agent/log_formats.h"
+#include "backend/agent/log_trigger_filter.h"
 
 namespace runplane::agent {
 namespace {
@@ -38,6 +39,37 @@ const RE2::Set& triggerSet() {
         return s;
     }();
     return *set;
+}
+
+// Each row's trigger on its own (same options as the set): run only for the rows the literal
+// pre-filter leaves, they give the set's answer for a fraction of its cost.
+const std::vector<std::unique_ptr<RE2>>& triggerRes() {
+    static const std::vector<std::unique_ptr<RE2>> res = [] {
+        RE2::Options options;
+        options.set_encoding(RE2::Options::EncodingLatin1);
+        options.set_log_errors(false);
+        std::vector<std::unique_ptr<RE2>> v;
+        for (const LogFormat& f : logFormats()) {
+            v.push_back(std::make_unique<RE2>(f.trigger, options));
+            if (!v.back()->ok()) {
+                std::abort();  // as triggerSet(): a programming error
+            }
+        }
+        return v;
+    }();
+    return res;
+}
+
+// The literal pre-filter over the same triggers (log_trigger_filter.h).
+const TriggerFilter& triggerFilter() {
+    static const TriggerFilter filter = [] {
+        std::vector<std::string_view> triggers;
+        for (const LogFormat& f : logFormats()) {
+            triggers.push_back(f.trigger);
+        }
+        return TriggerFilter(triggers);
+    }();
+    return filter;
 }
 
 bool isDigit(char c) {
@@ -259,7 +291,24 @@ void classify(const LineView& view, ParsedLogLine& out) {
     while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) {
         lead.remove_prefix(1);
     }
-    if (!triggerSet().Match(lead, &hits)) {
+    // The rows whose trigger matches: the literal pre-filter names the rows that may (a row
+    // whose text is not in the line cannot), each of those is tried on its own; where the
+    // filter cannot read the triggers, the one set over all of them.
+    const TriggerFilter& filter = triggerFilter();
+    if (filter.usable()) {
+        std::uint64_t rows = filter.rows(lead);
+        const auto& res = triggerRes();
+        while (rows != 0) {
+            const int row = __builtin_ctzll(rows);
+            rows &= rows - 1;
+            if (RE2::PartialMatch(lead, *res[static_cast<std::size_t>(row)])) {
+                hits.push_back(row);
+            }
+        }
+        if (hits.empty()) {
+            return;
+        }
+    } else if (!triggerSet().Match(lead, &hits)) {
         return;
     }
     std::sort(hits.begin(), hits.end());
@@ -510,9 +559,13 @@ ParsedLogLine LogReader::feed(std::string_view line) {
     if (body.starts_with("Traceback (most recent call last)") ||
         (indented && (logfmt::trim(body).starts_with("File \"") || caretsOnly(body)))) {
         m_inTraceback = true;
-        m_tracebackKey = keyOf();
-    } else if (((m_inTraceback && keyOf() == m_tracebackKey) || rayTaskHead) && !indented &&
-               !body.starts_with("^") && !logfmt::trim(body).empty()) {
+        m_tracebackActor.assign(view.actor);  // no allocation per frame line (keyOf() made one)
+        m_tracebackPid = view.pid;
+        m_tracebackRank = view.rank;
+    } else if (((m_inTraceback && view.actor == m_tracebackActor && view.pid == m_tracebackPid &&
+                 view.rank == m_tracebackRank) ||
+                rayTaskHead) &&
+               !indented && !body.starts_with("^") && !logfmt::trim(body).empty()) {
         m_inTraceback = false;
         const std::string name = exceptionName(body);
         if (!name.empty()) {

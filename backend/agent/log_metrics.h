@@ -78,9 +78,12 @@ class LogReader {
     ParsedLogLine finish();
 
   private:
-    std::string m_pending;       // a record waiting for its continuation line
-    int m_pendingKind = 0;       // lines joined into m_pending so far
-    std::string m_tracebackKey;  // the prefix of the stream inside a traceback; "" = none
+    std::string m_pending;  // a record waiting for its continuation line
+    int m_pendingKind = 0;  // lines joined into m_pending so far
+    // The process (Ray actor, pid, rank) whose traceback the stream is inside.
+    std::string m_tracebackActor;
+    std::int64_t m_tracebackPid = -1;
+    std::int64_t m_tracebackRank = -1;
     bool m_inTraceback = false;
     std::string m_rayletIp;  // the previous line was the raylet's, from this node
     bool m_prevRaylet = false;

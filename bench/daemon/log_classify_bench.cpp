@@ -12,7 +12,12 @@
 // real). Plain C++ (no Google Benchmark) so that it also builds as one static executable for a
 // quiet machine: g++ -std=c++20 -O2 -static -I. bench/daemon/log_classify_bench.cpp
 // backend/agent/log_metrics.cpp backend/agent/log_formats.cpp backend/agent/log_formats/*.cpp
-// backend/agent/python_literal.cpp -lre2 -pthread -DRUNPLANE_SOURCE_DIR='"."'
+// backend/agent/log_trigger_filter.cpp backend/agent/python_literal.cpp -lre2 -pthread
+// -DRUNPLANE_SOURCE_DIR='"."'
+// `--mib N` makes the corpus N MiB (default 64); callgrind's instruction counts per MB (repeatable
+// on a busy machine) come from `valgrind --tool=callgrind log_classify_bench --reps 1 --mib 4`.
+// `--dump FILE` writes, untimed, every metric and event the corpus gave (one line each): two
+// builds' dumps compared show that a speed change changed no result.
 // Results: docs/results/log-classify-*.md.
 #include <unistd.h>
 
@@ -73,16 +78,22 @@ struct Stats {
 
 int main(int argc, char** argv) {
     int reps = 5;
+    std::size_t corpusMiB = 64;
+    std::string dump;
     std::string fixtures = std::string(RUNPLANE_SOURCE_DIR) + "/tests/agent/fixtures/logs";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--reps" && i + 1 < argc) {
             reps = std::max(1, std::atoi(argv[++i]));
+        } else if (a == "--mib" && i + 1 < argc) {  // a smaller corpus (callgrind runs)
+            corpusMiB = static_cast<std::size_t>(std::max(1, std::atoi(argv[++i])));
+        } else if (a == "--dump" && i + 1 < argc) {
+            dump = argv[++i];
         } else if (a == "--fixtures" && i + 1 < argc) {
             fixtures = argv[++i];
         }
     }
-    const std::string corpus = buildCorpus(fixtures, std::size_t(64) << 20);
+    const std::string corpus = buildCorpus(fixtures, corpusMiB << 20);
     const std::string path = (std::filesystem::temp_directory_path() /
                               ("runplane-log-corpus-" + std::to_string(::getpid()) + ".log"))
                                  .string();
@@ -141,6 +152,40 @@ int main(int argc, char** argv) {
     }
     std::filesystem::remove(path);
     std::filesystem::remove(path + ".count");
+    if (!dump.empty()) {
+        std::ofstream out(dump, std::ios::binary);
+        runplane::agent::LogReader reader;
+        auto write = [&out](long line, const runplane::agent::ParsedLogLine& p) {
+            for (const auto& m : p.metrics) {
+                char value[64];
+                std::snprintf(value, sizeof value, "%.17g", m.value);
+                out << line << " m " << m.series << ' ' << value << ' ' << m.step << '\n';
+            }
+            for (const auto& e : p.events) {
+                out << line << " e " << static_cast<int>(e.kind) << ' ' << e.message;
+                for (const auto& [k, v] : e.attrs) {
+                    out << ' ' << k << '=' << v;
+                }
+                out << '\n';
+            }
+            if (!p.warning.empty()) {
+                out << line << " w " << p.warning << '\n';
+            }
+        };
+        long n = 0;
+        std::size_t start = 0;
+        while (start < corpus.size()) {
+            std::size_t nl = corpus.find('\n', start);
+            if (nl == std::string::npos) {
+                nl = corpus.size();
+            }
+            if (nl > start) {
+                write(++n, reader.feed(std::string_view(corpus.data() + start, nl - start)));
+            }
+            start = nl + 1;
+        }
+        write(n + 1, reader.finish());
+    }
     std::printf("corpus: %.1f MB, %ld lines (%ld with a metric or an event), %d repetitions\n", mb,
                 lines, withResults, reps);
     std::printf(
