@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 
+#include "backend/agent/log_event_folds.h"
 #include "backend/agent/log_formats.h"
 #include "backend/agent/log_trigger_filter.h"
 
@@ -585,7 +586,55 @@ ParsedLogLine LogReader::feed(std::string_view line) {
             out.events.push_back(std::move(ev));
         }
     }
+    foldRestatements(out, logfmt::trim(body).empty());
     return out;
+}
+
+// A first telling of a failure (a row's `first`) is held; a restatement within its window is
+// folded into it and the one event goes out; else it goes out as it was when the window ends.
+void LogReader::foldRestatements(ParsedLogLine& out, bool blank) {
+    const auto& folds = eventFolds();
+    const bool heldBefore = m_foldRow >= 0;
+    bool folded = false;
+    bool heldNow = false;  // a first telling held on this line: its window starts after it
+    std::vector<LogEvent> kept;
+    auto release = [&] {
+        kept.push_back(std::move(m_foldHeld));
+        m_foldHeld = LogEvent{};
+        m_foldRow = -1;
+    };
+    for (auto& e : out.events) {
+        if (m_foldRow >= 0 && folds[static_cast<std::size_t>(m_foldRow)].restates(m_foldHeld, e)) {
+            folds[static_cast<std::size_t>(m_foldRow)].fold(m_foldHeld, e);
+            release();
+            folded = true;
+            continue;
+        }
+        if (m_foldRow >= 0 && e.kind == m_foldHeld.kind) {
+            release();  // another failure of its kind, not the same told again: in order
+        }
+        int row = -1;
+        for (std::size_t r = 0; r < folds.size() && row < 0; ++r) {
+            if (folds[r].first(e)) {
+                row = static_cast<int>(r);
+            }
+        }
+        if (row < 0) {
+            kept.push_back(std::move(e));
+            continue;
+        }
+        if (m_foldRow >= 0) {
+            release();  // a new first telling: the earlier one goes out as it was
+        }
+        m_foldHeld = std::move(e);
+        m_foldRow = row;
+        m_foldLeft = folds[static_cast<std::size_t>(row)].window;
+        heldNow = true;
+    }
+    if (heldBefore && !folded && !heldNow && m_foldRow >= 0 && !blank && --m_foldLeft <= 0) {
+        release();
+    }
+    out.events = std::move(kept);
 }
 
 ParsedLogLine LogReader::finish() {
@@ -596,6 +645,11 @@ ParsedLogLine LogReader::finish() {
         m_pendingKind = 0;
     }
     releaseHeld(out);
+    if (m_foldRow >= 0) {
+        out.events.push_back(std::move(m_foldHeld));
+        m_foldHeld = LogEvent{};
+        m_foldRow = -1;
+    }
     m_inTraceback = false;
     return out;
 }

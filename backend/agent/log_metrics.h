@@ -67,8 +67,9 @@ ParsedLogLine parseLogLine(std::string_view line);
 /// framework wrapped (a Megatron `iteration` record without its closing `|`, a `step N: {` dict
 /// cut in the middle, a verl record cut inside a key) is joined with the next line; Ray's memory
 /// monitor message (`Task was killed ...` then `Memory on the node ...`) becomes one event; the
-/// last exception line of a Python traceback is a `crash` event. Memory is bounded: at most one
-/// pending record of at most kMaxJoinBytes.
+/// last exception line of a Python traceback is a `crash` event; a failure told again a few lines
+/// later (log_event_folds.h) stays one event. Memory is bounded: at most one pending record of at
+/// most kMaxJoinBytes, one held event.
 class LogReader {
   public:
     static constexpr std::size_t kMaxJoinBytes = 256 * 1024;
@@ -90,7 +91,12 @@ class LogReader {
     LogEvent m_heldRayOom;        // the `Task was killed` event, until its details arrive
     int m_heldLines = -1;         // lines left before the held event goes out as it is
     std::string m_prevNcclError;  // code:rank:process of the previous line's NCCL error, or ""
+    // One failure, one event (log_event_folds.h): a first telling held for its row's window.
+    LogEvent m_foldHeld;
+    int m_foldRow = -1;  // the eventFolds() row of m_foldHeld; -1 = none held
+    int m_foldLeft = 0;  // non-empty lines left in its window
     void releaseHeld(ParsedLogLine& out);
+    void foldRestatements(ParsedLogLine& out, bool blank);
 };
 
 /// Maps a framework timer name to a phase ("update_weights" -> "weight_sync"); "" when the

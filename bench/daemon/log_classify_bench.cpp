@@ -12,7 +12,8 @@
 // real). Plain C++ (no Google Benchmark) so that it also builds as one static executable for a
 // quiet machine: g++ -std=c++20 -O2 -static -I. bench/daemon/log_classify_bench.cpp
 // backend/agent/log_metrics.cpp backend/agent/log_formats.cpp backend/agent/log_formats/*.cpp
-// backend/agent/log_trigger_filter.cpp backend/agent/python_literal.cpp -lre2 -pthread
+// backend/agent/log_trigger_filter.cpp backend/agent/log_event_folds.cpp
+// backend/agent/python_literal.cpp -lre2 -pthread
 // -DRUNPLANE_SOURCE_DIR='"."'
 // `--mib N` makes the corpus N MiB (default 64); callgrind's instruction counts per MB (repeatable
 // on a busy machine) come from `valgrind --tool=callgrind log_classify_bench --reps 1 --mib 4`.

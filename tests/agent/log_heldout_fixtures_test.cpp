@@ -236,19 +236,24 @@ namespace {
 
 // Held-out round 3: a Slurm job's stderr (ArjunaCluster/ArjunaUsers#52): bash's report of the
 // child it lost to SIGKILL names the pid and the command; Slurm's step daemon says its cgroup
-// saw an OOM kill.
+// saw an OOM kill. One failure: one event with both (log_event_folds.cpp).
 TEST(LogHeldout, SlurmJobKilledByTheCgroupOomKillerIsAHostOom) {
     const auto r = replayFixture("host_oom_shell_slurm_job_arjuna_52.log");
     EXPECT_TRUE(r.values.empty());
-    ASSERT_EQ(r.events.size(), 2u);
+    ASSERT_EQ(r.events.size(), 1u);
     EXPECT_EQ(r.events[0].kind, LogEventKind::HostOom);
     EXPECT_EQ(attr(r.events[0], "source"), "shell");
     EXPECT_EQ(attr(r.events[0], "pid"), "8156");
     EXPECT_EQ(attr(r.events[0], "name"), "python3");
-    EXPECT_EQ(r.events[1].kind, LogEventKind::HostOom);
-    EXPECT_EQ(attr(r.events[1], "source"), "slurm");
-    EXPECT_EQ(attr(r.events[1], "oom_kill_events"), "1");
-    EXPECT_EQ(attr(r.events[1], "slurm_step"), "191.batch");
+    EXPECT_EQ(attr(r.events[0], "oom_kill_events"), "1");
+    EXPECT_EQ(attr(r.events[0], "slurm_step"), "191.batch");
+    // Slurm's line alone is still a host OOM.
+    LogReader reader;
+    const auto p = reader.feed(
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.");
+    ASSERT_EQ(p.events.size(), 1u);
+    EXPECT_EQ(attr(p.events[0], "source"), "slurm");
 }
 
 // `**Killed**`: the shell's word, bold inside a pasted code block (CharlesShang/FastMaskRCNN#172);
@@ -266,7 +271,10 @@ TEST(LogHeldout, OnlyBashsJobReportShapeIsAKill) {
     LogReader reader;
     EXPECT_TRUE(reader.feed("Process 123 Killed by the user").events.empty());
     EXPECT_TRUE(reader.feed("run.sh: line x:  8156 Killed  python3 a.py").events.empty());
-    const auto p = reader.feed("./train.sh: line 7:   991 Killed                  torchrun x.py");
+    // A shell kill is held a few lines for Slurm's restatement (log_event_folds.cpp).
+    EXPECT_TRUE(reader.feed("./train.sh: line 7:   991 Killed                  torchrun x.py")
+                    .events.empty());
+    const auto p = reader.finish();
     ASSERT_EQ(p.events.size(), 1u);
     EXPECT_EQ(attr(p.events[0], "pid"), "991");
     EXPECT_EQ(attr(p.events[0], "name"), "torchrun");
