@@ -6,9 +6,10 @@
 namespace runplane::agent {
 namespace {
 
-std::string attrOf(const LogEvent& e, const char* key) {
+const std::string& attrOf(const LogEvent& e, const char* key) {
+    static const std::string kNone;
     const auto it = e.attrs.find(key);
-    return it == e.attrs.end() ? std::string() : it->second;
+    return it == e.attrs.end() ? kNone : it->second;
 }
 
 std::string_view leafName(std::string_view name) {
@@ -21,9 +22,12 @@ std::string_view leafName(std::string_view name) {
 // `ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`
 // (PeterGriffinJin/Search-R1#45). Both end a traceback: one crash, the cause's.
 std::string rayTaskCause(const LogEvent& e) {
-    const std::string ex = attrOf(e, "exception");
+    if (e.kind != LogEventKind::Crash) {
+        return "";
+    }
+    const std::string& ex = attrOf(e, "exception");
     const auto open = ex.find("RayTaskError(");
-    if (e.kind != LogEventKind::Crash || open == std::string::npos || ex.back() != ')') {
+    if (open == std::string::npos || ex.back() != ')') {
         return "";
     }
     const std::size_t from = open + 13;
@@ -35,14 +39,17 @@ bool rayTaskErrorFirst(const LogEvent& e) {
 }
 
 bool rayTaskErrorRestated(const LogEvent& first, const LogEvent& later) {
-    const std::string ex = attrOf(later, "exception");
-    return later.kind == LogEventKind::Crash && !ex.empty() && ex.find('(') == std::string::npos &&
+    if (later.kind != LogEventKind::Crash) {
+        return false;
+    }
+    const std::string& ex = attrOf(later, "exception");
+    return !ex.empty() && ex.find('(') == std::string::npos &&
            leafName(ex) == leafName(rayTaskCause(first));
 }
 
 // The event names the cause and says what it said; the task's head line stays in `ray_task`.
 void rayTaskErrorFold(LogEvent& first, const LogEvent& later) {
-    first.attrs["ray_task"] = attrOf(first, "summary");
+    first.attrs["ray_task"] = std::string(attrOf(first, "summary"));
     first.attrs["exception"] = attrOf(later, "exception");
     first.attrs["summary"] = attrOf(later, "summary");
     first.message = later.message;

@@ -586,7 +586,9 @@ ParsedLogLine LogReader::feed(std::string_view line) {
             out.events.push_back(std::move(ev));
         }
     }
-    foldRestatements(out, logfmt::trim(body).empty());
+    if (!out.events.empty() || m_foldRow >= 0) {  // most lines: nothing to fold, nothing held
+        foldRestatements(out, logfmt::trim(body).empty());
+    }
     return out;
 }
 
@@ -595,6 +597,12 @@ ParsedLogLine LogReader::feed(std::string_view line) {
 void LogReader::foldRestatements(ParsedLogLine& out, bool blank) {
     const auto& folds = eventFolds();
     const bool heldBefore = m_foldRow >= 0;
+    if (!heldBefore && std::none_of(out.events.begin(), out.events.end(), [&](const LogEvent& e) {
+            return std::any_of(folds.begin(), folds.end(),
+                               [&](const EventFold& f) { return f.first(e); });
+        })) {
+        return;  // nothing held, no first telling: the events go out as they are
+    }
     bool folded = false;
     bool heldNow = false;  // a first telling held on this line: its window starts after it
     std::vector<LogEvent> kept;
