@@ -297,12 +297,14 @@ void classify(const LineView& view, ParsedLogLine& out) {
     // filter cannot read the triggers, the one set over all of them.
     const TriggerFilter& filter = triggerFilter();
     if (filter.usable()) {
-        std::uint64_t rows = filter.rows(lead);
+        const TriggerRows found = filter.match(lead);
+        std::uint64_t rows = found.maybe;
         const auto& res = triggerRes();
         while (rows != 0) {
             const int row = __builtin_ctzll(rows);
             rows &= rows - 1;
-            if (RE2::PartialMatch(lead, *res[static_cast<std::size_t>(row)])) {
+            if (((found.sure >> row) & 1u) != 0 ||
+                RE2::PartialMatch(lead, *res[static_cast<std::size_t>(row)])) {
                 hits.push_back(row);
             }
         }

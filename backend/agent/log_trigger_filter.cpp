@@ -17,6 +17,7 @@ struct Alternative {
     bool anchored = false;
     std::string start;              // the literal start of an anchored alternative ("" = none)
     std::vector<std::string> runs;  // literal runs (each one is in every match)
+    bool pure = true;               // the alternative is one literal: found = matched
 };
 
 // Splits at the `|` outside a `[...]` class (the triggers have no groups: checked by the caller).
@@ -77,6 +78,7 @@ bool readAlternative(std::string_view a, Alternative& alt) {
                 if (std::string_view("dDsSwWbB").find(e) == std::string_view::npos) {
                     return false;
                 }
+                alt.pure = false;
                 endRun();
                 continue;
             }
@@ -85,6 +87,7 @@ bool readAlternative(std::string_view a, Alternative& alt) {
         }
         switch (c) {
             case '[': {
+                alt.pure = false;
                 endRun();
                 std::size_t j = i + 1;
                 if (j < a.size() && a[j] == '^') {
@@ -103,16 +106,19 @@ bool readAlternative(std::string_view a, Alternative& alt) {
                 break;
             }
             case '+':  // the atom before is there at least once: kept, the run ends
+                alt.pure = false;
                 endRun();
                 break;
             case '*':
             case '?':  // the atom before may be absent
+                alt.pure = false;
                 if (!run.empty()) {
                     run.pop_back();
                 }
                 endRun();
                 break;
             case '.':
+                alt.pure = false;
                 endRun();
                 break;
             case '(':
@@ -128,6 +134,7 @@ bool readAlternative(std::string_view a, Alternative& alt) {
         }
     }
     endRun();
+    alt.pure = alt.pure && alt.runs.size() == 1;
     return true;
 }
 
@@ -173,10 +180,13 @@ TriggerFilter::TriggerFilter(const std::vector<std::string_view>& triggers) {
             if (alt.anchored && !alt.start.empty()) {
                 m_anchored.push_back(alt.start);
                 m_anchoredRow.push_back(row);
+                m_anchoredPure.push_back(alt.pure && alt.start == alt.runs.front());
                 m_anchoredFirst[static_cast<unsigned char>(alt.start[0])] = true;
                 continue;
             }
             std::string best;
+            std::string bestRun;
+            std::size_t bestOffset = 0;
             int bestScore = -1;
             for (const std::string& run : alt.runs) {
                 for (std::size_t i = 0; i + 3 <= run.size(); ++i) {
@@ -188,6 +198,8 @@ TriggerFilter::TriggerFilter(const std::vector<std::string_view>& triggers) {
                     if (score > bestScore) {
                         bestScore = score;
                         best = run.substr(i, 3);
+                        bestRun = run;
+                        bestOffset = i;
                     }
                 }
             }
@@ -206,23 +218,36 @@ TriggerFilter::TriggerFilter(const std::vector<std::string_view>& triggers) {
             m_pieces.push_back(best);
             m_pieceValue.push_back(pieceValue(b));
             m_pieceRow.push_back(row);
+            m_pieceRun.push_back(bestRun);
+            m_pieceOffset.push_back(bestOffset);
+            m_piecePure.push_back(alt.pure);
         }
     }
 }
 
-std::uint64_t TriggerFilter::rowsOfPieceAt(const unsigned char* p) const {
-    const std::uint32_t value = pieceValue(p);
+// The piece at lead[pos] (pos + 3 <= lead.size()): the rows whose whole literal run is there.
+void TriggerFilter::rowsOfPieceAt(std::string_view lead, std::size_t pos, TriggerRows& rows) const {
+    const std::uint32_t value =
+        pieceValue(reinterpret_cast<const unsigned char*>(lead.data() + pos));
     const std::uint32_t h = pieceHash(value);
     if (((m_bits[h >> 6] >> (h & 63)) & 1u) == 0) {
-        return 0;
+        return;
     }
-    std::uint64_t rows = 0;
     for (std::size_t i = 0; i < m_pieceValue.size(); ++i) {
-        if (m_pieceValue[i] == value) {
-            rows |= std::uint64_t(1) << m_pieceRow[i];
+        if (m_pieceValue[i] != value || pos < m_pieceOffset[i]) {
+            continue;
+        }
+        const std::string& run = m_pieceRun[i];
+        const std::size_t start = pos - m_pieceOffset[i];
+        if (start + run.size() > lead.size() ||
+            std::memcmp(lead.data() + start, run.data(), run.size()) != 0) {
+            continue;
+        }
+        rows.maybe |= std::uint64_t(1) << m_pieceRow[i];
+        if (m_piecePure[i]) {
+            rows.sure |= std::uint64_t(1) << m_pieceRow[i];
         }
     }
-    return rows;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -230,8 +255,10 @@ std::uint64_t TriggerFilter::rowsOfPieceAt(const unsigned char* p) const {
 // each of the 3 bytes' low and high nibbles are looked up (pshufb) in tables of the buckets whose
 // piece has that nibble there; a place where some bucket survives all six is checked exactly
 // (rowsOfPieceAt). About 2 instructions a byte instead of a rolling hash's 7.
-__attribute__((target("ssse3"))) std::uint64_t TriggerFilter::scanSsse3(const unsigned char* p,
-                                                                        std::size_t n) const {
+__attribute__((target("ssse3"))) void TriggerFilter::scanSsse3(std::string_view lead,
+                                                               TriggerRows& rows) const {
+    const auto* p = reinterpret_cast<const unsigned char*>(lead.data());
+    const std::size_t n = lead.size();
     const __m128i nibble = _mm_set1_epi8(0x0F);
     auto table = [](const std::array<std::uint8_t, 16>& t) {
         return _mm_loadu_si128(reinterpret_cast<const __m128i*>(t.data()));
@@ -242,15 +269,14 @@ __attribute__((target("ssse3"))) std::uint64_t TriggerFilter::scanSsse3(const un
     const __m128i hi0 = table(m_teddyHi[0]);
     const __m128i hi1 = table(m_teddyHi[1]);
     const __m128i hi2 = table(m_teddyHi[2]);
-    std::uint64_t rows = 0;
     alignas(16) unsigned char tail[48];
     const unsigned char* at = p;
+    std::size_t base = 0;  // lead's index of at[0]
     std::size_t left = n;
     bool last = false;
     while (left >= 3) {
         if (left < 18) {
-            // The last places, from a zeroed copy: a window with a padding NUL is no piece (no
-            // trigger has one; rowsOfPieceAt compares exactly).
+            // The last places, from a zeroed copy (its places past the end are skipped).
             std::memset(tail, 0, sizeof tail);
             std::memcpy(tail, at, left);
             at = tail;
@@ -275,48 +301,54 @@ __attribute__((target("ssse3"))) std::uint64_t TriggerFilter::scanSsse3(const un
             0xFFFFu;
         while (candidates != 0) {
             const auto bit = static_cast<std::size_t>(__builtin_ctz(candidates));
-            rows |= rowsOfPieceAt(at + bit);
             candidates &= candidates - 1;
+            if (base + bit + 3 <= n) {
+                rowsOfPieceAt(lead, base + bit, rows);
+            }
         }
         if (last) {
             break;
         }
         at += 16;
+        base += 16;
         left -= 16;
     }
-    return rows;
 }
 #endif
 
-std::uint64_t TriggerFilter::rows(std::string_view lead) const {
+TriggerRows TriggerFilter::match(std::string_view lead) const {
+    TriggerRows rows;
     if (!m_usable) {
-        return ~std::uint64_t(0);
+        rows.maybe = ~std::uint64_t(0);
+        return rows;
     }
     if (lead.empty()) {
-        return 0;
+        return rows;
     }
-    std::uint64_t rows = 0;
     // The anchored starts, each tested only where the line's first byte is its first byte
     // (a starts_with per start was a memcmp call per line: 4 % of the work).
     if (m_anchoredFirst[static_cast<unsigned char>(lead[0])]) {
         for (std::size_t i = 0; i < m_anchored.size(); ++i) {
             if (lead.starts_with(m_anchored[i])) {
-                rows |= std::uint64_t(1) << m_anchoredRow[i];
+                rows.maybe |= std::uint64_t(1) << m_anchoredRow[i];
+                if (m_anchoredPure[i]) {
+                    rows.sure |= std::uint64_t(1) << m_anchoredRow[i];
+                }
             }
         }
     }
     if (lead.size() < 3) {
         return rows;
     }
-    const auto* p = reinterpret_cast<const unsigned char*>(lead.data());
 #if defined(__x86_64__) && defined(__GNUC__)
     static const bool ssse3 = __builtin_cpu_supports("ssse3");
     if (ssse3) {
-        return rows | scanSsse3(p, lead.size());
+        scanSsse3(lead, rows);
+        return rows;
     }
 #endif
     for (std::size_t i = 0; i + 3 <= lead.size(); ++i) {
-        rows |= rowsOfPieceAt(p + i);
+        rowsOfPieceAt(lead, i, rows);
     }
     return rows;
 }

@@ -3,9 +3,9 @@
 // run's output are no format's, and the set's DFA costs about 26 instructions a byte on every one
 // of them. From each trigger the filter takes text every match must contain: for an alternative
 // anchored with `^`, its literal start (tested with starts_with); for any other, one 3-byte piece
-// of its literal runs (`iteration +\d`: "iteration "). A line none of whose 3-byte windows is such
-// a piece (a 65,536-bit hash set) and that starts with no anchored literal cannot match any
-// trigger and skips the set. The filter only says "maybe" or "no": results are the set's.
+// of its literal runs (`iteration +\d`: "iteration "), checked with its whole run where found. A
+// row none of whose literals the line holds cannot match; a row whose alternative is nothing but
+// the literal found does match (no RE2 run for it); the others are tried with their own RE2.
 // A trigger it cannot read (a group, a `{n}` repeat, an alternative with no 3-byte literal run)
 // switches it off (every line goes to the set); log_formats_test asserts that the table's
 // triggers all keep it on. Rule in docs/daemon.md "Log formats".
@@ -18,6 +18,13 @@
 
 namespace runplane::agent {
 
+/// The rows (bit i: triggers[i]) that may match a line, and those sure to: a row whose
+/// alternative is one literal (`out of memory`, `^Killed`) matches where that literal was found.
+struct TriggerRows {
+    std::uint64_t maybe = 0;
+    std::uint64_t sure = 0;  // a subset of maybe
+};
+
 class TriggerFilter {
   public:
     explicit TriggerFilter(const std::vector<std::string_view>& triggers);
@@ -27,15 +34,17 @@ class TriggerFilter {
     bool usable() const { return m_usable; }
     /// The rows (bit i: triggers[i]) whose trigger may match `lead` (the text the set is run
     /// on): a row not in it cannot match. 0: no trigger can.
-    std::uint64_t rows(std::string_view lead) const;
+    std::uint64_t rows(std::string_view lead) const { return match(lead).maybe; }
+    /// rows() and, of them, the rows sure to match (no RE2 needed for those).
+    TriggerRows match(std::string_view lead) const;
 
     /// What the filter looks for (tests, docs).
     const std::vector<std::string>& anchored() const { return m_anchored; }
     const std::vector<std::string>& pieces() const { return m_pieces; }
 
   private:
-    std::uint64_t rowsOfPieceAt(const unsigned char* p) const;
-    std::uint64_t scanSsse3(const unsigned char* p, std::size_t n) const;
+    void rowsOfPieceAt(std::string_view lead, std::size_t pos, TriggerRows& rows) const;
+    void scanSsse3(std::string_view lead, TriggerRows& rows) const;
     bool m_usable = true;
     std::array<bool, 256> m_anchoredFirst{};  // first bytes of m_anchored
     // Teddy's nibble tables: bucket bits (piece i in bucket i % 8) per byte k of a piece.
@@ -46,6 +55,10 @@ class TriggerFilter {
     std::vector<std::string> m_pieces;        // 3-byte pieces, one per unanchored alternative
     std::vector<std::uint32_t> m_pieceValue;  // the pieces as 24-bit numbers
     std::vector<std::size_t> m_pieceRow;
+    std::vector<std::string> m_pieceRun;       // the literal run each piece is from
+    std::vector<std::size_t> m_pieceOffset;    // the piece's place in its run
+    std::vector<bool> m_piecePure;             // the run is the whole alternative
+    std::vector<bool> m_anchoredPure;          // the start is the whole alternative
     std::array<std::uint64_t, 1024> m_bits{};  // hashes of m_pieces (65,536 bits)
 };
 
