@@ -62,6 +62,22 @@ std::string buildCorpus(const std::string& fixtures, std::size_t bytes) {
     return corpus;
 }
 
+// Calls f with every non-empty line of text (without its newline).
+template <typename F>
+void forEachLine(const std::string& text, F f) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t nl = text.find('\n', start);
+        if (nl == std::string::npos) {
+            nl = text.size();
+        }
+        if (nl > start) {
+            f(std::string_view(text.data() + start, nl - start));
+        }
+        start = nl + 1;
+    }
+}
+
 double seconds(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -123,19 +139,11 @@ int main(int argc, char** argv) {
             runplane::agent::LogReader reader;
             lines = 0;
             withResults = 0;
-            std::size_t start = 0;
-            while (start < text.size()) {
-                std::size_t nl = text.find('\n', start);
-                if (nl == std::string::npos) {
-                    nl = text.size();
-                }
-                if (nl > start) {
-                    ++lines;
-                    const auto p = reader.feed(std::string_view(text.data() + start, nl - start));
-                    withResults += (!p.metrics.empty() || !p.events.empty()) ? 1 : 0;
-                }
-                start = nl + 1;
-            }
+            forEachLine(text, [&](std::string_view line) {
+                ++lines;
+                const auto p = reader.feed(line);
+                withResults += (!p.metrics.empty() || !p.events.empty()) ? 1 : 0;
+            });
             const auto p = reader.finish();
             withResults += p.metrics.empty() ? 0 : 1;
             classify.mbps.push_back(mb / seconds(t0));
@@ -174,17 +182,7 @@ int main(int argc, char** argv) {
             }
         };
         long n = 0;
-        std::size_t start = 0;
-        while (start < corpus.size()) {
-            std::size_t nl = corpus.find('\n', start);
-            if (nl == std::string::npos) {
-                nl = corpus.size();
-            }
-            if (nl > start) {
-                write(++n, reader.feed(std::string_view(corpus.data() + start, nl - start)));
-            }
-            start = nl + 1;
-        }
+        forEachLine(corpus, [&](std::string_view line) { write(++n, reader.feed(line)); });
         write(n + 1, reader.finish());
     }
     std::printf("corpus: %.1f MB, %ld lines (%ld with a metric or an event), %d repetitions\n", mb,
