@@ -64,9 +64,8 @@ int columnOf(const CompareModel& m, const QString& startsWith) {
 
 TEST(CompareBaseline, TableShowsExactDeltasAndDifferenceCurve) {
     test::TempHistory temp;
-    const QString& path = temp.path;
-    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
-    ComparePage page(path);
+    ASSERT_NO_FATAL_FAILURE(writeRuns(temp.path));
+    ComparePage page(temp.path);
     QAbstractItemModelTester tester(page.compareModel(),
                                     QAbstractItemModelTester::FailureReportingMode::Fatal);
     ASSERT_TRUE(
@@ -168,9 +167,8 @@ QWidget* canvasOf(TimeSeriesPlot* plot) {
 
 TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
     test::TempHistory temp;
-    const QString& path = temp.path;
-    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
-    ComparePage page(path);
+    ASSERT_NO_FATAL_FAILURE(writeRuns(temp.path));
+    ComparePage page(temp.path);
     page.showGrid(true);
     ASSERT_TRUE(test::openComparePage(
         page, {QStringLiteral("run-base"), QStringLiteral("run-other")}, QSize(1500, 1000)));
