@@ -8,7 +8,6 @@
 #include <QApplication>
 #include <QMouseEvent>
 #include <QProcess>
-#include <QTemporaryDir>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -23,8 +22,8 @@
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/compare_page_fixture.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
@@ -34,33 +33,22 @@ using runplane::gui::test::waitUntil;
 
 namespace {
 
-constexpr std::int64_t kHour = 3600LL * 1000000000LL;
 const QString kMetric = QStringLiteral("eval/score");
 
 // base: steps 0,10,20 = 0.5, 0.75, 0.625 (last 0.625, best 0.75).
 // other: steps 0,10,15,20 = 0.25, 0.875, 0.9375, 1.0 (last 1.0, best 1.0).
 void writeRuns(const QString& path) {
-    auto h = db::History::open(path.toStdString());
-    ASSERT_TRUE(h) << h.error();
-    test::SyntheticRunSpec base;
-    base.runId = "run-base";
-    base.name = "base";
-    base.seconds = 600;
-    base.standardEvals = false;
-    base.plantSpike = false;
-    base.regressNodeB = false;
-    base.extra = {{"eval/score", "", {{0, 0.5}, {10, 0.75}, {20, 0.625}}},
-                  {"eval/math", "", {{0, 0.125}, {20, 0.25}}},
-                  {"train/loss", "", {{0, 2.0}, {20, 1.0}}}};
-    ASSERT_TRUE(test::writeSyntheticRun(**h, base));
-    test::SyntheticRunSpec other = base;
-    other.runId = "run-other";
-    other.name = "other";
-    other.startNs += kHour;
-    other.extra = {{"eval/score", "", {{0, 0.25}, {10, 0.875}, {15, 0.9375}, {20, 1.0}}},
-                   {"eval/math", "", {{0, 0.375}, {20, 0.5}}},
-                   {"train/loss", "", {{0, 3.0}, {20, 1.5}}}};
-    ASSERT_TRUE(test::writeSyntheticRun(**h, other));
+    test::writeRuns(
+        path, {test::evalRun("run-base", "base", 0,
+                             {{"eval/score", "", {{0, 0.5}, {10, 0.75}, {20, 0.625}}},
+                              {"eval/math", "", {{0, 0.125}, {20, 0.25}}},
+                              {"train/loss", "", {{0, 2.0}, {20, 1.0}}}},
+                             600),
+               test::evalRun("run-other", "other", 1,
+                             {{"eval/score", "", {{0, 0.25}, {10, 0.875}, {15, 0.9375}, {20, 1.0}}},
+                              {"eval/math", "", {{0, 0.375}, {20, 0.5}}},
+                              {"train/loss", "", {{0, 3.0}, {20, 1.5}}}},
+                             600)});
 }
 
 int columnOf(const CompareModel& m, const QString& startsWith) {
@@ -75,13 +63,9 @@ int columnOf(const CompareModel& m, const QString& startsWith) {
 }  // namespace
 
 TEST(CompareBaseline, TableShowsExactDeltasAndDifferenceCurve) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
-    ComparePage page(path);
+    test::TempHistory temp;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(temp.path));
+    ComparePage page(temp.path);
     QAbstractItemModelTester tester(page.compareModel(),
                                     QAbstractItemModelTester::FailureReportingMode::Fatal);
     ASSERT_TRUE(
@@ -182,13 +166,9 @@ QWidget* canvasOf(TimeSeriesPlot* plot) {
 }  // namespace
 
 TEST(CompareGrid, PanelPerEvalMetricWithSynchronisedZoomAndHover) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
-    ComparePage page(path);
+    test::TempHistory temp;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(temp.path));
+    ComparePage page(temp.path);
     page.showGrid(true);
     ASSERT_TRUE(test::openComparePage(
         page, {QStringLiteral("run-base"), QStringLiteral("run-other")}, QSize(1500, 1000)));
@@ -304,12 +284,9 @@ QStringList filtered(db::History& history, const QString& text) {
 // `runplanectl runs tag / note` write the history; the run filter (Runs and Compare pages)
 // finds runs by tag and by words of the note.
 TEST(RunTags, CliTagsAndNotesAreStoredAndSearchedByTheRunFilter) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
+    test::TempHistory temp;
+    const QString& path = temp.path;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
     const QString h = QStringLiteral("--history");
     auto [c1, o1] = runplanectl({QStringLiteral("runs"), QStringLiteral("tag"),
                                  QStringLiteral("run-base"), QStringLiteral("lr-sweep"), h, path});
@@ -372,12 +349,9 @@ TEST(RunTags, CliTagsAndNotesAreStoredAndSearchedByTheRunFilter) {
 
 // A history that never had a tag (no run_tags table) reads as no annotations, read-only too.
 TEST(RunTags, HistoryWithoutTheTablesReadsAsNone) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
+    test::TempHistory temp;
+    const QString& path = temp.path;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
     db::OpenOptions ro;
     ro.readOnly = true;
     auto history = db::History::open(path.toStdString(), ro);

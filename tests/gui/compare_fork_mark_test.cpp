@@ -7,22 +7,18 @@
 
 #include <qcustomplot.h>
 
-#include <QTemporaryDir>
-
 #include "db/history/history.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/compare_page_fixture.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
 
 namespace {
-
-constexpr std::int64_t kHour = 3600LL * 1000000000LL;
 
 struct Mark {
     double x = 0;
@@ -60,32 +56,12 @@ QCustomPlot* canvas(TimeSeriesPlot* plot) {
 }  // namespace
 
 TEST(CompareForkMark, ForkedRunShowsAMarkAtTheForkStepLabelledWithTheChild) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+    test::TempHistory temp;
+    const QString& path = temp.path;
+    ASSERT_NO_FATAL_FAILURE(test::writeLineageRuns(path, "run-"));
     {
         auto h = db::History::open(path.toStdString());
         ASSERT_TRUE(h) << h.error();
-        test::SyntheticRunSpec base;
-        base.runId = "run-base";
-        base.name = "base";
-        base.seconds = 300;
-        base.standardEvals = false;
-        base.plantSpike = false;
-        base.regressNodeB = false;
-        base.extra = {{"eval/score", "", {{0, 0.5}, {10, 0.625}, {20, 0.75}, {30, 0.25}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, base));
-        test::SyntheticRunSpec resumed = base;
-        resumed.runId = "run-resumed";
-        resumed.name = "resumed";
-        resumed.startNs += kHour;
-        resumed.extra = {{"eval/score", "", {{21, 0.8125}, {30, 0.875}, {40, 0.9375}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, resumed));
-        test::SyntheticRunSpec forked = base;
-        forked.runId = "run-forked";
-        forked.name = "forked";
-        forked.startNs += 2 * kHour;
-        forked.extra = {{"eval/score", "", {{31, 0.375}, {40, 0.5}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, forked));
         ASSERT_TRUE((*h)->setRunParent({"run-resumed", "run-base", "resume", 20, "user", 1}).ok());
         ASSERT_TRUE((*h)->setRunParent({"run-forked", "run-resumed", "fork", 30, "user", 2}).ok());
     }

@@ -5,80 +5,23 @@
 // that ended earlier no longer counts).
 #include <gtest/gtest.h>
 
-#include <QTemporaryDir>
-
-#include "db/history/history.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_groups.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/compare_page_fixture.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
 using runplane::gui::test::seriesNamed;
 using runplane::gui::test::waitUntil;
 
-namespace {
-
-constexpr std::int64_t kHour = 3600LL * 1000000000LL;
-
-std::string withLr(std::string yaml, const char* lr) {
-    const auto at = yaml.find("lr:");
-    EXPECT_NE(at, std::string::npos);
-    yaml.replace(at, yaml.find('\n', at) - at, std::string("lr: ") + lr);
-    return yaml;
-}
-
-// a, b: lr 1e-5, tag sweep-a;  c: lr 2e-5, tag sweep-b;  d: lr 2e-5, untagged, ends at step 10.
-void writeRuns(const QString& path) {
-    auto h = db::History::open(path.toStdString());
-    ASSERT_TRUE(h) << h.error();
-    const std::string recipe = test::sourceRecipe("qwen3.8-2.4T-A95B-full.yaml");
-    ASSERT_FALSE(recipe.empty());
-    struct Spec {
-        const char* id;
-        const char* lr;
-        const char* tag;
-        std::vector<std::pair<std::int64_t, double>> score;
-    };
-    const std::vector<Spec> specs = {
-        {"run-a", "1.0e-05", "sweep-a", {{0, 0.5}, {10, 0.75}, {20, 1.0}}},
-        {"run-b", "1.0e-05", "sweep-a", {{0, 0.25}, {20, 0.5}}},
-        {"run-c", "2.0e-05", "sweep-b", {{0, 0.125}, {10, 0.25}, {20, 0.375}}},
-        {"run-d", "2.0e-05", "", {{0, 0.5}, {10, 0.625}}},
-    };
-    int i = 0;
-    for (const Spec& s : specs) {
-        test::SyntheticRunSpec spec;
-        spec.runId = s.id;
-        spec.name = s.id;
-        spec.seconds = 300;
-        spec.standardEvals = false;
-        spec.plantSpike = false;
-        spec.regressNodeB = false;
-        spec.startNs += kHour * i++;
-        spec.recipeYaml = withLr(recipe, s.lr);
-        spec.extra = {{"eval/score", "", s.score}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
-        if (*s.tag != '\0') {
-            ASSERT_TRUE((*h)->addRunTag(RunId{s.id}, s.tag));
-        }
-    }
-}
-
-}  // namespace
-
 TEST(CompareGroups, MeanCurveWithMinMaxBandPerGroup) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
-    ComparePage page(path);
+    test::TempHistory history;
+    ASSERT_NO_FATAL_FAILURE(test::writeGroupRuns(history.path));
+    ComparePage page(history.path);
     ASSERT_TRUE(test::openComparePage(page, {QStringLiteral("run-a"), QStringLiteral("run-b"),
                                              QStringLiteral("run-c"), QStringLiteral("run-d")}));
     page.setAxis(CompareAxis::Step);

@@ -5,19 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <QProcess>
-#include <QTemporaryDir>
 
 #include "db/history/history.h"
 #include "gui/models/compare_data.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
 
 namespace {
-
-constexpr std::int64_t kHour = 3600LL * 1000000000LL;
 
 int runplanectl(const QStringList& args, QString* out) {
     QProcess p;
@@ -43,32 +40,9 @@ std::vector<std::pair<double, double>> stepValues(const CompareRun& run, const Q
 }
 
 TEST(CompareLineage, ChildCurvesContinueTheirAncestors) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    {
-        auto h = db::History::open(path.toStdString());
-        ASSERT_TRUE(h) << h.error();
-        test::SyntheticRunSpec base;
-        base.runId = "base";
-        base.seconds = 300;
-        base.standardEvals = false;
-        base.plantSpike = false;
-        base.regressNodeB = false;
-        base.extra = {{"eval/score", "", {{0, 0.5}, {10, 0.625}, {20, 0.75}, {30, 0.25}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, base));
-        test::SyntheticRunSpec resumed = base;
-        resumed.runId = "resumed";
-        resumed.startNs += kHour;
-        // Resumes after base's checkpoint at 20: its own steps start at 21; base's 30 (logged
-        // after that checkpoint) is not part of its history.
-        resumed.extra = {{"eval/score", "", {{21, 0.8125}, {30, 0.875}, {40, 0.9375}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, resumed));
-        test::SyntheticRunSpec forked = base;
-        forked.runId = "forked";
-        forked.startNs += 2 * kHour;
-        forked.extra = {{"eval/score", "", {{31, 0.375}, {40, 0.5}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, forked));
-    }
+    test::TempHistory temp;
+    const QString& path = temp.path;
+    ASSERT_NO_FATAL_FAILURE(test::writeLineageRuns(path, ""));
     const QString h = QStringLiteral("--history");
     QString out;
     ASSERT_EQ(runplanectl({QStringLiteral("runs"), QStringLiteral("parent"),

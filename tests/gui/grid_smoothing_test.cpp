@@ -5,51 +5,29 @@
 #include <gtest/gtest.h>
 
 #include <QDoubleSpinBox>
-#include <QTemporaryDir>
 #include <QTest>
 
-#include "db/history/history.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/compare_page_fixture.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
+using runplane::gui::test::ema3;
 using runplane::gui::test::seriesNamed;
-using runplane::gui::test::waitUntil;
 
 namespace {
 
+// a and b: eval/score 1.0, 0.5, 0.25 and eval/math 0.125, 0.5, 0.75 at steps 0, 10, 20.
 void writeRuns(const QString& path) {
-    auto h = db::History::open(path.toStdString());
-    ASSERT_TRUE(h) << h.error();
-    test::SyntheticRunSpec a;
-    a.runId = "run-a";
-    a.name = "a";
-    a.seconds = 300;
-    a.standardEvals = false;
-    a.plantSpike = false;
-    a.regressNodeB = false;
-    a.extra = {{"eval/score", "", {{0, 1.0}, {10, 0.5}, {20, 0.25}}},
-               {"eval/math", "", {{0, 0.125}, {10, 0.5}, {20, 0.75}}}};
-    ASSERT_TRUE(test::writeSyntheticRun(**h, a));
-    test::SyntheticRunSpec b = a;
-    b.runId = "run-b";
-    b.name = "b";
-    b.startNs += 3600LL * 1000000000LL;
-    ASSERT_TRUE(test::writeSyntheticRun(**h, b));
-}
-
-/// The documented EMA with even spacing (docs/gui.md): a_n = w a_{n-1} + (1-w) y_n from a_0 = 0,
-/// s_n = a_n / (1 - w^n), written out for three points.
-std::vector<double> ema3(double w, double y1, double y2, double y3) {
-    const double a1 = (1 - w) * y1;
-    const double a2 = w * a1 + (1 - w) * y2;
-    const double a3 = w * a2 + (1 - w) * y3;
-    return {a1 / (1 - w), a2 / (1 - w * w), a3 / (1 - w * w * w)};
+    const std::vector<test::ExtraSeries> evals = {
+        {"eval/score", "", {{0, 1.0}, {10, 0.5}, {20, 0.25}}},
+        {"eval/math", "", {{0, 0.125}, {10, 0.5}, {20, 0.75}}}};
+    test::writeRuns(path,
+                    {test::evalRun("run-a", "a", 0, evals), test::evalRun("run-b", "b", 1, evals)});
 }
 
 void expectNear(const std::vector<double>& got, const std::vector<double>& want) {
@@ -62,13 +40,9 @@ void expectNear(const std::vector<double>& got, const std::vector<double>& want)
 }  // namespace
 
 TEST(CompareGridSmoothing, EachPanelHasItsOwnEma) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
-    ComparePage page(path);
+    test::TempHistory history;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(history.path));
+    ComparePage page(history.path);
     page.showGrid(true);
     ASSERT_TRUE(test::openComparePage(page, {QStringLiteral("run-a"), QStringLiteral("run-b")},
                                       QSize(1500, 1000)));

@@ -6,66 +6,42 @@
 
 #include <QDoubleSpinBox>
 #include <QSettings>
-#include <QTemporaryDir>
 
 #include <cmath>
 
-#include "db/history/history.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/compare_page_fixture.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
 
 namespace {
 
+// a and b: eval/score, eval/math and eval/code at steps 0, 10, 20.
 void writeRuns(const QString& path) {
-    auto h = db::History::open(path.toStdString());
-    ASSERT_TRUE(h) << h.error();
-    test::SyntheticRunSpec a;
-    a.runId = "run-a";
-    a.name = "a";
-    a.seconds = 300;
-    a.standardEvals = false;
-    a.plantSpike = false;
-    a.regressNodeB = false;
-    a.extra = {{"eval/score", "", {{0, 1.0}, {10, 0.5}, {20, 0.25}}},
-               {"eval/math", "", {{0, 0.125}, {10, 0.5}, {20, 0.75}}},
-               {"eval/code", "", {{0, 0.5}, {10, 0.25}, {20, 0.5}}}};
-    ASSERT_TRUE(test::writeSyntheticRun(**h, a));
-    test::SyntheticRunSpec b = a;
-    b.runId = "run-b";
-    b.name = "b";
-    b.startNs += 3600LL * 1000000000LL;
-    ASSERT_TRUE(test::writeSyntheticRun(**h, b));
+    const std::vector<test::ExtraSeries> evals = {
+        {"eval/score", "", {{0, 1.0}, {10, 0.5}, {20, 0.25}}},
+        {"eval/math", "", {{0, 0.125}, {10, 0.5}, {20, 0.75}}},
+        {"eval/code", "", {{0, 0.5}, {10, 0.25}, {20, 0.5}}}};
+    test::writeRuns(path,
+                    {test::evalRun("run-a", "a", 0, evals), test::evalRun("run-b", "b", 1, evals)});
 }
 
 int panelOf(const CompareGridView& grid, const char* metric) {
     return static_cast<int>(grid.metrics().indexOf(QString::fromLatin1(metric)));
 }
 
-// The documented EMA (docs/gui.md) of three evenly spaced points.
-std::vector<double> ema3(double w, double y1, double y2, double y3) {
-    const double a1 = (1 - w) * y1;
-    const double a2 = w * a1 + (1 - w) * y2;
-    const double a3 = w * a2 + (1 - w) * y3;
-    return {a1 / (1 - w), a2 / (1 - w * w), a3 / (1 - w * w * w)};
-}
-
 }  // namespace
 
 TEST(CompareGridWorkspace, RestoredWorkspaceHasEachPanelsSmoothing) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
-    const QString ini = dir.filePath(QStringLiteral("workspace.ini"));
+    test::TempHistory history;
+    const QString& path = history.path;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
+    const QString ini = history.dir.filePath(QStringLiteral("workspace.ini"));
     const QStringList runs{QStringLiteral("run-a"), QStringLiteral("run-b")};
     {
         ComparePage page(path);
@@ -109,7 +85,7 @@ TEST(CompareGridWorkspace, RestoredWorkspaceHasEachPanelsSmoothing) {
     grid.panel(math)->flush();
     const PlotSeries* scoreA = test::seriesNamed(*grid.panel(score), QStringLiteral("a"));
     ASSERT_NE(scoreA, nullptr);
-    const std::vector<double> want = ema3(0.5, 1.0, 0.5, 0.25);
+    const std::vector<double> want = test::ema3(0.5, 1.0, 0.5, 0.25);
     ASSERT_EQ(scoreA->value.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
         EXPECT_NEAR(scoreA->value[i], want[i], 1e-12);

@@ -7,86 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <QFile>
-#include <QProcess>
-#include <QProcessEnvironment>
 #include <QTemporaryDir>
 
 #include "db/history/history.h"
 #include "gui/app/command_line.h"
 #include "gui/app/compare_report.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
+#include "tests/gui/report_process.h"
 
 using namespace runplane;
 using namespace runplane::gui;
 
 namespace {
-
-constexpr std::int64_t kHour = 3600LL * 1000000000LL;
-
-std::pair<int, QString> run(const QString& binary, const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    for (const char* v : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XDG_RUNTIME_DIR"}) {
-        env.remove(QString::fromLatin1(v));
-    }
-    p.setProcessEnvironment(env);
-    p.start(test::envPath("RUNPLANE_BINARY_DIR") + binary, args);
-    EXPECT_TRUE(p.waitForFinished(90000)) << p.errorString().toStdString();
-    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())};
-}
-
-QString readText(const QString& path) {
-    QFile f(path);
-    EXPECT_TRUE(f.open(QIODevice::ReadOnly)) << path.toStdString();
-    return QString::fromUtf8(f.readAll());
-}
-
-std::string withLr(std::string yaml, const char* lr) {
-    const auto at = yaml.find("lr:");
-    EXPECT_NE(at, std::string::npos);
-    yaml.replace(at, yaml.find('\n', at) - at, std::string("lr: ") + lr);
-    return yaml;
-}
-
-// a, b: lr 1e-5, tag sweep-a;  c: lr 2e-5, tag sweep-b;  d: lr 2e-5, untagged, ends at step 10.
-QString writeRuns(const QTemporaryDir& dir) {
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    auto h = db::History::open(path.toStdString());
-    EXPECT_TRUE(h) << h.error();
-    const std::string recipe = test::sourceRecipe("qwen3.8-2.4T-A95B-full.yaml");
-    EXPECT_FALSE(recipe.empty());
-    struct Spec {
-        const char* id;
-        const char* lr;
-        const char* tag;
-        std::vector<std::pair<std::int64_t, double>> score;
-    };
-    const std::vector<Spec> specs = {
-        {"run-a", "1.0e-05", "sweep-a", {{0, 0.5}, {10, 0.75}, {20, 1.0}}},
-        {"run-b", "1.0e-05", "sweep-a", {{0, 0.25}, {20, 0.5}}},
-        {"run-c", "2.0e-05", "sweep-b", {{0, 0.125}, {10, 0.25}, {20, 0.375}}},
-        {"run-d", "2.0e-05", "", {{0, 0.5}, {10, 0.625}}},
-    };
-    int i = 0;
-    for (const Spec& s : specs) {
-        test::SyntheticRunSpec spec;
-        spec.runId = s.id;
-        spec.name = s.id;
-        spec.seconds = 300;
-        spec.standardEvals = false;
-        spec.plantSpike = false;
-        spec.regressNodeB = false;
-        spec.startNs += kHour * i++;
-        spec.recipeYaml = withLr(recipe, s.lr);
-        spec.extra = {{"eval/score", "", s.score}};
-        EXPECT_TRUE(test::writeSyntheticRun(**h, spec));
-        if (*s.tag != '\0') {
-            EXPECT_TRUE((*h)->addRunTag(RunId{s.id}, s.tag));
-        }
-    }
-    return path;
-}
 
 const QStringList kRuns{QStringLiteral("run-a"), QStringLiteral("run-b"), QStringLiteral("run-c"),
                         QStringLiteral("run-d")};
@@ -95,7 +28,8 @@ const QStringList kRuns{QStringLiteral("run-a"), QStringLiteral("run-b"), QStrin
 
 TEST(ReportGroups, GroupsByTagWithMeanAndMinMaxAtEachStep) {
     QTemporaryDir dir;
-    const QString history = writeRuns(dir);
+    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
+    ASSERT_NO_FATAL_FAILURE(test::writeGroupRuns(history));
     CompareReportRequest request;
     request.historyPath = history;
     request.runIds = kRuns;
@@ -106,7 +40,7 @@ TEST(ReportGroups, GroupsByTagWithMeanAndMinMaxAtEachStep) {
     request.height = 300;
     auto files = writeCompareReport(request);
     ASSERT_TRUE(files) << files.error();
-    const QString md = readText(request.outDir + QStringLiteral("/report.md"));
+    const QString md = test::readText(request.outDir + QStringLiteral("/report.md"));
     ASSERT_TRUE(md.contains(QStringLiteral("## Groups"))) << md.toStdString();
     EXPECT_TRUE(md.contains(QStringLiteral("Grouped by tags")));
     // sweep-a at 20: a 1.0, b 0.5. sweep-b: c alone. (untagged): d, which ends at 10.
@@ -120,10 +54,10 @@ TEST(ReportGroups, GroupsByTagWithMeanAndMinMaxAtEachStep) {
     EXPECT_TRUE(md.contains(QStringLiteral(
         "| eval/score | (untagged) | run-d | 2 | 10 | 0.6250 | 0.6250 | 0.6250 | 1 of 1 |")))
         << md.toStdString();
-    EXPECT_TRUE(readText(request.outDir + QStringLiteral("/report.html"))
+    EXPECT_TRUE(test::readText(request.outDir + QStringLiteral("/report.html"))
                     .contains(QStringLiteral("<h2>Groups</h2>")));
     // Every point of the group curves: at 10 b is interpolated between 0.25 and 0.5.
-    const QString csv = readText(request.outDir + QStringLiteral("/compare_groups.csv"));
+    const QString csv = test::readText(request.outDir + QStringLiteral("/compare_groups.csv"));
     EXPECT_EQ(csv, QStringLiteral("metric,group,x,mean,min,max,runs\n"
                                   "eval/score,tags: sweep-a,0,0.375,0.25,0.5,2\n"
                                   "eval/score,tags: sweep-a,10,0.5625,0.375,0.75,2\n"
@@ -143,21 +77,22 @@ TEST(ReportGroups, GroupsByTagWithMeanAndMinMaxAtEachStep) {
     request.groupBy.clear();
     request.outDir = dir.filePath(QStringLiteral("plain"));
     ASSERT_TRUE(writeCompareReport(request));
-    EXPECT_FALSE(readText(request.outDir + QStringLiteral("/report.md"))
+    EXPECT_FALSE(test::readText(request.outDir + QStringLiteral("/report.md"))
                      .contains(QStringLiteral("## Groups")));
     EXPECT_FALSE(QFile::exists(request.outDir + QStringLiteral("/compare_groups.csv")));
 }
 
 TEST(ReportGroups, ThroughTheExecutablesByARecipeField) {
     QTemporaryDir dir;
-    const QString history = writeRuns(dir);
+    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
+    ASSERT_NO_FATAL_FAILURE(test::writeGroupRuns(history));
     const QString h = QStringLiteral("--history");
     // An unknown key names the keys there are.
     const QString out = dir.filePath(QStringLiteral("cmp"));
-    auto [code, output] =
-        run(QStringLiteral("/gui/app/runplane"),
-            {h, history, QStringLiteral("--report"), out, QStringLiteral("--runs"),
-             kRuns.join(QLatin1Char(',')), QStringLiteral("--group-by"), QStringLiteral("nope")});
+    auto [code, output] = test::runHeadless(
+        QStringLiteral("/gui/app/runplane"),
+        {h, history, QStringLiteral("--report"), out, QStringLiteral("--runs"),
+         kRuns.join(QLatin1Char(',')), QStringLiteral("--group-by"), QStringLiteral("nope")});
     EXPECT_EQ(code, 1) << output.toStdString();
     EXPECT_TRUE(output.contains(
         QStringLiteral("--group-by: 'nope' is not a key these runs can be grouped by (tags, ")))
@@ -176,12 +111,12 @@ TEST(ReportGroups, ThroughTheExecutablesByARecipeField) {
     const double a3 = 0.6 * a2 + 0.4 * 0.375;
     const QString c20 = QString::number(a3 / (1 - 0.6 * 0.6 * 0.6), 'f', 4);
     const QString md = dir.filePath(QStringLiteral("c.md"));
-    std::tie(code, output) =
-        run(QStringLiteral("/backend/cli/runplanectl"),
-            {QStringLiteral("compare"), kRuns[0], kRuns[1], kRuns[2], kRuns[3], h, history,
-             QStringLiteral("--md"), md, QStringLiteral("--group-by"), lrKey});
+    std::tie(code, output) = test::runHeadless(
+        QStringLiteral("/backend/cli/runplanectl"),
+        {QStringLiteral("compare"), kRuns[0], kRuns[1], kRuns[2], kRuns[3], h, history,
+         QStringLiteral("--md"), md, QStringLiteral("--group-by"), lrKey});
     ASSERT_EQ(code, 0) << output.toStdString();
-    const QString text = readText(md);
+    const QString text = test::readText(md);
     EXPECT_TRUE(text.contains(QStringLiteral("Grouped by ") + lrKey)) << text.toStdString();
     EXPECT_TRUE(text.contains(QStringLiteral("| eval/score | %1 = 2e-05 | run-c, run-d | 3 | 20 | "
                                              "%2 | %2 | %2 | 1 of 2 |")
@@ -200,10 +135,7 @@ TEST(ReportGroups, CommandLineNeedsRuns) {
     EXPECT_NE(r.error().find("--group-by: is only used with --report OUT_DIR --runs"),
               std::string::npos)
         << r.error();
-    auto ok =
-        parseCommandLine({QStringLiteral("runplane"), QStringLiteral("--report"),
-                          QStringLiteral("o"), QStringLiteral("--runs"), QStringLiteral("a,b"),
-                          QStringLiteral("--group-by"), QStringLiteral("tags")});
+    auto ok = test::parseReportOfTwoRuns({QStringLiteral("--group-by"), QStringLiteral("tags")});
     ASSERT_TRUE(ok) << ok.error();
     EXPECT_EQ(ok->groupBy, QStringLiteral("tags"));
 }

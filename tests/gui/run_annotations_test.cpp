@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <QLineEdit>
-#include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 #include <QToolButton>
@@ -16,8 +15,8 @@
 #include "gui/pages/run_annotations_bar.h"
 #include "gui/pages/runs_page.h"
 #include "tests/gui/compare_page_fixture.h"
+#include "tests/gui/eval_runs_fixture.h"
 #include "tests/gui/gui_test_util.h"
-#include "tests/gui/synthetic_history.h"
 
 using namespace runplane;
 using namespace runplane::gui;
@@ -25,23 +24,14 @@ using runplane::gui::test::waitUntil;
 
 namespace {
 
-constexpr std::int64_t kHour = 3600LL * 1000000000LL;
-
+// run-0, run-1, run-2 (named "run 0" ...), an hour apart, eval/score 0.5, 0.75 at steps 0, 10.
 void writeRuns(const QString& path) {
-    auto h = db::History::open(path.toStdString());
-    ASSERT_TRUE(h) << h.error();
+    std::vector<test::SyntheticRunSpec> runs;
     for (int i = 0; i < 3; ++i) {
-        test::SyntheticRunSpec spec;
-        spec.runId = "run-" + std::to_string(i);
-        spec.name = "run " + std::to_string(i);
-        spec.seconds = 120;
-        spec.standardEvals = false;
-        spec.plantSpike = false;
-        spec.regressNodeB = false;
-        spec.startNs += kHour * i;
-        spec.extra = {{"eval/score", "", {{0, 0.5}, {10, 0.75}}}};
-        ASSERT_TRUE(test::writeSyntheticRun(**h, spec));
+        runs.push_back(test::evalRun("run-" + std::to_string(i), "run " + std::to_string(i), i,
+                                     {{"eval/score", "", {{0, 0.5}, {10, 0.75}}}}, 120));
     }
+    test::writeRuns(path, runs);
 }
 
 db::History::RunAnnotation annotationOf(const QString& path, const std::string& run) {
@@ -73,12 +63,9 @@ void typeAndClick(RunAnnotationsBar& bar, QLineEdit* edit, const QString& text,
 }  // namespace
 
 TEST(RunAnnotationsGui, ComparePageTagsAndNotesTheSelectedRuns) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
+    test::TempHistory temp;
+    const QString& path = temp.path;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
     ComparePage page(path);
     ASSERT_TRUE(test::showComparePage(page));
     RunAnnotationsBar& bar = *page.annotations();
@@ -133,12 +120,9 @@ TEST(RunAnnotationsGui, ComparePageTagsAndNotesTheSelectedRuns) {
 }
 
 TEST(RunAnnotationsGui, RunsPageEditsTheNoteOfTheSelectedRun) {
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("history.sqlite"));
-    writeRuns(path);
-    if (HasFatalFailure()) {
-        return;
-    }
+    test::TempHistory temp;
+    const QString& path = temp.path;
+    ASSERT_NO_FATAL_FAILURE(writeRuns(path));
     RunsPage page(path);
     page.resize(1400, 900);
     page.show();

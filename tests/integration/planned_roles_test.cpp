@@ -24,6 +24,7 @@
 #include "backend/plan/role_budget.h"
 #include "db/history/history.h"
 #include "tests/db/test_util.h"
+#include "tests/integration/daemon_fixture.h"
 #include "tests/support/process.h"
 #include "tests/support/small_plan.h"
 #include "tests/support/wait.h"
@@ -31,8 +32,23 @@
 namespace runplane::testing {
 namespace {
 
+class PlannedRoles : public DaemonFixture {};
+
 // One GPU, trainer and engine colocated, a small inline model shape (its plan in tens of MB).
 const std::string kRecipe = smallColocatedRecipe("planned-roles");
+
+/// Node 0 of what the planner makes of kRecipe with the model catalog under `recipes` (the
+/// recipe and catalog the run was submitted with). Use as
+/// ASSERT_NO_FATAL_FAILURE(planNode0(recipes, &node0)).
+void planNode0(const std::string& recipes, plan::NodeMemory* node0) {
+    auto parsed = plan::parseRecipe(kRecipe, "planned-roles.yaml");
+    ASSERT_TRUE(parsed.ok()) << parsed.error();
+    auto catalog = plan::ModelCatalog::loadDirectory(recipes + "/models");
+    ASSERT_TRUE(catalog.ok()) << catalog.error();
+    const auto p = plan::planRecipe(*parsed, *catalog);
+    ASSERT_FALSE(p.memory.nodes.empty());
+    *node0 = p.memory.nodes[0];
+}
 
 /// The last value of a series of (node, run) in the history; nullopt when it has none.
 std::optional<double> lastValue(db::History& h, const std::string& node, const std::string& run,
@@ -50,13 +66,8 @@ std::optional<double> lastValue(db::History& h, const std::string& node, const s
     return points->points.back().value;
 }
 
-TEST(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasured) {
-    ScratchDir dir;
-    const std::string state = dir.file("state");
-    std::filesystem::create_directories(state);
-    Daemon daemon(state, "node-plan", 4);
-    const std::string address = daemon.start();
-    ASSERT_FALSE(address.empty()) << daemon.error();
+TEST_F(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasured) {
+    ASSERT_TRUE(startDaemon("node-plan"));
     const std::string cwd = dir.path().string();
     const std::string history = dir.file("history.sqlite");
     const std::string recipe = dir.file("planned-roles.yaml");
@@ -89,13 +100,8 @@ TEST(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasure
     ASSERT_EQ(watch.exitCode, 0) << watch.err;
 
     // What the planner puts into each role on node 0 (the same recipe, the same catalog).
-    auto parsed = plan::parseRecipe(kRecipe, "planned-roles.yaml");
-    ASSERT_TRUE(parsed.ok()) << parsed.error();
-    auto catalog = plan::ModelCatalog::loadDirectory(recipes + "/models");
-    ASSERT_TRUE(catalog.ok()) << catalog.error();
-    const auto p = plan::planRecipe(*parsed, *catalog);
-    ASSERT_FALSE(p.memory.nodes.empty());
-    const plan::NodeMemory& node0 = p.memory.nodes[0];
+    plan::NodeMemory node0;
+    ASSERT_NO_FATAL_FAILURE(planNode0(recipes, &node0));
 
     db::OpenOptions open;
     open.readOnly = true;
@@ -137,13 +143,8 @@ TEST(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasure
 // The recipe's own process roles (analysis.role_rows) go with the run: a process only that row
 // names is measured in its role, beside a --role-rows file's row; a bad recipe row is refused at
 // StartRun naming its line in the text the daemon got (the file's rows, then the recipe's).
-TEST(PlannedRoles, TheRecipesRoleRowsGoWithTheRun) {
-    ScratchDir dir;
-    const std::string state = dir.file("state");
-    std::filesystem::create_directories(state);
-    Daemon daemon(state, "node-recipe-rows", 4);
-    const std::string address = daemon.start();
-    ASSERT_FALSE(address.empty()) << daemon.error();
+TEST_F(PlannedRoles, TheRecipesRoleRowsGoWithTheRun) {
+    ASSERT_TRUE(startDaemon("node-recipe-rows"));
     const std::string cwd = dir.path().string();
     const std::string history = dir.file("history.sqlite");
     const std::string recipes = sourceDir() + "/recipes";
@@ -228,18 +229,12 @@ std::optional<double> sample(const std::string& body, const std::string& nameAnd
 // The plan by role in the Prometheus exposition, beside the measured role bytes: every (role,
 // phase) row of a live run as runplane_role_planned_bytes, the phase in progress's rows as
 // runplane_role_planned_now_bytes; both leave with the run.
-TEST(PlannedRoles, PrometheusScrapeShowsThePlanBesideTheMeasuredRoleBytes) {
-    ScratchDir dir;
-    const std::string state = dir.file("state");
-    std::filesystem::create_directories(state);
-    Daemon daemon(state, "node-prom", 4);
-    daemon.setExtraArgs({"--metrics-listen", "127.0.0.1:0"});
-    const std::string address = daemon.start();
-    ASSERT_FALSE(address.empty()) << daemon.error();
+TEST_F(PlannedRoles, PrometheusScrapeShowsThePlanBesideTheMeasuredRoleBytes) {
+    ASSERT_TRUE(startDaemon("node-prom", {"--metrics-listen", "127.0.0.1:0"}));
     std::string out;
     ASSERT_TRUE(waitUntil(
         [&] {
-            out = daemon.child().stdoutText();
+            out = daemon->child().stdoutText();
             return out.find("http://127.0.0.1:") != std::string::npos;
         },
         std::chrono::seconds(10)))
@@ -255,12 +250,8 @@ TEST(PlannedRoles, PrometheusScrapeShowsThePlanBesideTheMeasuredRoleBytes) {
                          cwd);
     ASSERT_EQ(submit.exitCode, 0) << submit.err;
 
-    auto parsed = plan::parseRecipe(kRecipe, "planned-roles.yaml");
-    ASSERT_TRUE(parsed.ok()) << parsed.error();
-    auto catalog = plan::ModelCatalog::loadDirectory(recipes + "/models");
-    ASSERT_TRUE(catalog.ok()) << catalog.error();
-    const auto p = plan::planRecipe(*parsed, *catalog);
-    ASSERT_FALSE(p.memory.nodes.empty());
+    plan::NodeMemory node0;
+    ASSERT_NO_FATAL_FAILURE(planNode0(recipes, &node0));
     std::string body;
     ASSERT_TRUE(waitUntil(
         [&] {
@@ -274,7 +265,7 @@ TEST(PlannedRoles, PrometheusScrapeShowsThePlanBesideTheMeasuredRoleBytes) {
     int rows = 0;
     for (plan::Phase phase : plan::kPhases) {
         const std::string ph = plan::toString(phase);
-        for (const auto& line : plan::planBesideMeasured(p.memory.nodes[0], phase, {})) {
+        for (const auto& line : plan::planBesideMeasured(node0, phase, {})) {
             if (line.role == "unexplained") {
                 continue;
             }
