@@ -235,7 +235,7 @@ std::vector<std::string> loopbackHostnames(const std::string& hostsText) {
     return out;
 }
 
-PreflightEnvironment PreflightEnvironment::system() {
+PreflightEnvironment PreflightEnvironment::system(bool gpuTelemetry) {
     PreflightEnvironment env;
     char host[256] = {};
     ::gethostname(host, sizeof(host) - 1);
@@ -268,6 +268,14 @@ PreflightEnvironment PreflightEnvironment::system() {
         }
         return out;
     };
+    if (!gpuTelemetry) {
+        // --no-gpu: the lazy NVML sample above is never taken (several test daemons on one GPU
+        // machine would otherwise report its UUIDs and fail gpu.distinct; docs/dispatch.md).
+        env.gpus = [](std::vector<std::string>*, std::vector<int>*, std::string* reason) {
+            *reason = "GPU telemetry disabled (--no-gpu)";
+        };
+        env.gpuUuids = [] { return std::vector<std::string>{}; };
+    }
     env.ncclGate = [](const std::vector<std::pair<std::string, std::string>>& vars, int minCode) {
         compute::NcclResolveConfig cfg;
         for (const auto& [k, v] : vars) {
