@@ -40,6 +40,15 @@ std::vector<runplane::db::EventRecord> eventsOfKind(const std::string& history,
     return events.ok() ? *events : std::vector<runplane::db::EventRecord>{};
 }
 
+bool allStreaming(const Controller& controller) {
+    for (const auto& n : controller.nodes()) {
+        if (n.ingest.state != IngestState::Streaming) {
+            return false;
+        }
+    }
+    return true;
+}
+
 std::string historyEvents(const std::string& history, const std::string& kind) {
     std::string out;
     runplane::testing::runCommand({runplane::testing::builtBinary("backend/cli/runplanectl"),
@@ -68,16 +77,7 @@ TEST(NetnsHostsReach, LinkCutRecordsHostUnreachableNamingTheHostAndItsReturn) {
     for (const auto& address : c.addresses()) {
         ASSERT_TRUE(controller.addNode(address).ok()) << address;
     }
-    ASSERT_TRUE(waitFor(
-        [&] {
-            for (const auto& n : controller.nodes()) {
-                if (n.ingest.state != IngestState::Streaming) {
-                    return false;
-                }
-            }
-            return true;
-        },
-        std::chrono::seconds(60)));
+    ASSERT_TRUE(waitFor([&] { return allStreaming(controller); }, std::chrono::seconds(60)));
 
     SubmitSpec submit;
     submit.address = c.daemons[0]->address();
@@ -145,16 +145,7 @@ TEST(NetnsHostsReach, LinkCutRecordsHostUnreachableNamingTheHostAndItsReturn) {
               << shownBack << std::endl;
     EXPECT_NE(shownBack.find(c.hosts.hostname(2)), std::string::npos) << shownBack;
     EXPECT_EQ(eventsOfKind(history, kHostUnreachableEvent).size(), 1u);
-    ASSERT_TRUE(waitFor(
-        [&] {
-            for (const auto& n : controller.nodes()) {
-                if (n.ingest.state != IngestState::Streaming) {
-                    return false;
-                }
-            }
-            return true;
-        },
-        std::chrono::seconds(60)));
+    ASSERT_TRUE(waitFor([&] { return allStreaming(controller); }, std::chrono::seconds(60)));
     EXPECT_TRUE(
         controller.stopRun(c.daemons[0]->address(), runplane::RunId{"netns-reach-run"}, 1).ok());
     controller.stopAll();

@@ -17,7 +17,6 @@
 #include <iostream>
 #include <thread>
 
-#include "backend/control/cluster_certs.h"
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_membership.h"
 #include "tests/dispatch/netns_cluster.h"
@@ -38,37 +37,21 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
         << venv << "/bin/ray is missing: the ray_venv fixture (scripts/setup-ray-venv.sh) makes it";
     const std::string source = envOr("RUNPLANE_SOURCE_DIR", ".");
 
-    NetnsHosts hosts(3, "node");
-    ASSERT_TRUE(hosts.ok()) << hosts.error();
-    ScratchDir dir;
-
-    // The cluster's certificates and token, as `runplanectl cluster init` writes them.
-    ClusterInitOptions init;
-    init.outDir = dir.path() + "/pki";
-    init.name = "netns";
-    for (int i = 0; i < hosts.count(); ++i) {
-        init.hosts.push_back(hosts.ip(i));
-    }
-    ASSERT_TRUE(initCluster(init).ok());
-    NodeClientOptions client;
-    client.callTimeout = std::chrono::seconds(150);
-    client.tlsRootCertFile = init.outDir + "/ca.pem";
-    client.tlsCertFile = init.outDir + "/client.pem";
-    client.tlsKeyFile = init.outDir + "/client.key";
-    client.bearerToken = trimmed(readFile(init.outDir + "/token"));
-
+    // Three hosts, one daemon each, secured as `runplanectl cluster init` makes them.
+    SecuredHosts c(3);
     const std::map<std::string, std::string> env{{"PATH", venv + "/bin:/usr/bin:/bin"},
                                                  {"RAY_USAGE_STATS_ENABLED", "0"},
                                                  {"NCCL_SOCKET_IFNAME", NetnsHosts::kInterface},
                                                  {"GLOO_SOCKET_IFNAME", NetnsHosts::kInterface}};
-    std::vector<std::unique_ptr<HostDaemon>> daemons;
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+    NetnsHosts& hosts = c.hosts;
+    const auto& daemons = c.daemons;
+    const NodeClientOptions& client = c.client;
     for (int i = 0; i < hosts.count(); ++i) {
-        daemons.push_back(std::make_unique<HostDaemon>(
-            hosts, i, dir.path() + "/state-" + hosts.hostname(i), init.outDir, env));
-        ASSERT_TRUE(daemons.back()->ok()) << daemons.back()->error();
         // The daemon bound the host's own address, not loopback.
-        EXPECT_EQ(daemons.back()->address().rfind(hosts.ip(i) + ":", 0), 0u)
-            << daemons.back()->address();
+        EXPECT_EQ(daemons[static_cast<std::size_t>(i)]->address().rfind(hosts.ip(i) + ":", 0), 0u)
+            << daemons[static_cast<std::size_t>(i)]->address();
     }
 
     LaunchRequest r;
