@@ -422,8 +422,8 @@ grpc::ServerUnaryReactor* AgentService::GetNode(grpc::CallbackServerContext* ctx
 grpc::ServerUnaryReactor* AgentService::Preflight(grpc::CallbackServerContext* ctx,
                                                   const v1::PreflightRequest* request,
                                                   v1::PreflightReport* response) {
-    return unary(ctx, "Preflight", [request, response] {
-        *response = runPreflight(*request, PreflightEnvironment::system());
+    return unary(ctx, "Preflight", [this, request, response] {
+        *response = runPreflight(*request, PreflightEnvironment::system(m_deps.gpuTelemetry));
         return grpc::Status::OK;
     });
 }

@@ -33,7 +33,7 @@ struct AgentServiceDeps {
     const Authenticator* auth = nullptr;
     Logger* logger = nullptr;
     std::size_t maxRecordsPerBatch = 500;
-    bool gpuTelemetry = true;  // false: --no-gpu (a diagnosis then reads no NVML)
+    bool gpuTelemetry = true;  // false: --no-gpu (a diagnosis and preflight then read no NVML)
 };
 
 class AgentService final : public v1::Agent::CallbackService {

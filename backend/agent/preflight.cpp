@@ -19,6 +19,7 @@
 #include "backend/agent/daemon_config.h"
 #include "backend/agent/host_memory.h"
 #include "backend/agent/node_info.h"
+#include "backend/agent/preflight_master.h"
 #include "backend/agent/proc_tree.h"
 #include "backend/agent/ray_version.h"
 #include "common/units/units.h"
@@ -36,11 +37,7 @@ std::string bytesText(std::uint64_t bytes) {
 
 void add(v1::PreflightReport& r, const std::string& id, v1::CheckStatus status,
          const std::string& message, const std::string& detail = "") {
-    auto* c = r.add_checks();
-    c->set_id(id);
-    c->set_status(status);
-    c->set_message(message);
-    c->set_detail(detail);
+    addCheck(r, id, status, message, detail);
 }
 
 std::string lower(std::string s) {
@@ -172,17 +169,7 @@ std::string routeTo(const std::string& address, std::string* source) {
     source->clear();
     sockaddr_storage ss{};
     socklen_t len = 0;
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    if (::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(9);
-        len = sizeof(sockaddr_in);
-    } else if (::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(9);
-        len = sizeof(sockaddr_in6);
-    } else {
+    if (!socketAddress(address, 9, &ss, &len)) {
         return {};
     }
     const int fd = ::socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -195,15 +182,8 @@ std::string routeTo(const std::string& address, std::string* source) {
     } else {
         sockaddr_storage local{};
         socklen_t localLen = sizeof(local);
-        char text[INET6_ADDRSTRLEN] = {};
         if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &localLen) == 0) {
-            const void* a =
-                local.ss_family == AF_INET
-                    ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
-                    : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
-            if (::inet_ntop(local.ss_family, a, text, sizeof(text)) != nullptr) {
-                *source = text;
-            }
+            *source = addressText(reinterpret_cast<sockaddr*>(&local));
         }
     }
     ::close(fd);
@@ -235,7 +215,7 @@ std::vector<std::string> loopbackHostnames(const std::string& hostsText) {
     return out;
 }
 
-PreflightEnvironment PreflightEnvironment::system() {
+PreflightEnvironment PreflightEnvironment::system(bool gpuTelemetry) {
     PreflightEnvironment env;
     char host[256] = {};
     ::gethostname(host, sizeof(host) - 1);
@@ -268,6 +248,14 @@ PreflightEnvironment PreflightEnvironment::system() {
         }
         return out;
     };
+    if (!gpuTelemetry) {
+        // --no-gpu: the lazy NVML sample above is never taken (several test daemons on one GPU
+        // machine would otherwise report its UUIDs and fail gpu.distinct; docs/dispatch.md).
+        env.gpus = [](std::vector<std::string>*, std::vector<int>*, std::string* reason) {
+            *reason = "GPU telemetry disabled (--no-gpu)";
+        };
+        env.gpuUuids = [] { return std::vector<std::string>{}; };
+    }
     env.ncclGate = [](const std::vector<std::pair<std::string, std::string>>& vars, int minCode) {
         compute::NcclResolveConfig cfg;
         for (const auto& [k, v] : vars) {
@@ -440,6 +428,19 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
             } else {
                 add(r, "net.master_addr", v1::CHECK_PASS, "MASTER_ADDR=" + master);
             }
+        }
+    }
+
+    // MASTER_ADDR from this node: resolved (bounded), reachable at the rank-0 daemon's port;
+    // this node's addresses for the controller's net.master_addr.rank0 (preflight_master.h).
+    if (req.multi_node()) {
+        for (const auto& a : interfaceAddresses()) {
+            r.add_addresses(a);
+        }
+        const std::string master =
+            req.master_addr().empty() ? envValue(req, "MASTER_ADDR") : req.master_addr();
+        if (!master.empty() && !isLoopbackHost(master)) {
+            checkMasterAddrPeer(r, req, master);
         }
     }
 

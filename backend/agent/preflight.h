@@ -37,7 +37,9 @@ struct PreflightEnvironment {
     /// Process names (comm) by pid, for stale Ray process detection.
     std::function<std::vector<std::pair<int, std::string>>()> processes;
 
-    static PreflightEnvironment system();
+    /// The real machine. gpuTelemetry false (`runplaned --no-gpu`): NVML is never loaded; no GPU
+    /// names, pids or UUIDs, the reason says --no-gpu.
+    static PreflightEnvironment system(bool gpuTelemetry = true);
 };
 
 v1::PreflightReport runPreflight(const v1::PreflightRequest& request,

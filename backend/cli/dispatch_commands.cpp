@@ -21,6 +21,7 @@
 #include "backend/control/dispatch_history.h"
 #include "backend/control/dispatch_membership.h"
 #include "backend/control/history_location.h"
+#include "backend/control/preflight_master_rank0.h"
 #include "backend/control/text_format.h"
 #include "backend/plan/catalog.h"
 #include "backend/plan/hf_config.h"
@@ -283,6 +284,11 @@ void runPreflight(PreflightOptions o, int& exitCode) {
         const auto colon = o.nodes[0].rfind(':');
         for (auto& s : specs) {
             s.masterAddr = o.nodes[0].substr(0, colon);  // the first node acts as head
+        }
+    }
+    for (auto& s : specs) {
+        if (s.masterProbePort == 0 && !o.nodes.empty()) {
+            s.masterProbePort = runplane::control::daemonPortOf(o.nodes[0]);  // rank 0
         }
     }
     const auto table = preflightNodes(o.nodes, specs, connection.client);

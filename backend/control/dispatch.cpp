@@ -10,6 +10,7 @@
 
 #include "backend/control/preflight_clients.h"
 #include "backend/control/preflight_gpu_uuids.h"
+#include "backend/control/preflight_master_rank0.h"
 
 namespace runplane::control {
 namespace {
@@ -62,6 +63,8 @@ PreflightRow askOne(const std::string& address, const PreflightSpec& spec,
     row.hostname = result->hostname;
     row.checks = std::move(result->checks);
     row.gpuUuids = std::move(result->gpuUuids);
+    row.addresses = std::move(result->addresses);
+    row.masterAddrResolved = std::move(result->masterAddrResolved);
     return row;
 }
 
@@ -233,6 +236,10 @@ PreflightTable preflightNodes(const std::vector<std::string>& addresses,
     }
     if (multiNode) {
         table.clusterChecks.push_back(rayVersionCheck(table.rows, requiredRayVersion));
+        // only where the nodes resolved MASTER_ADDR (daemons older than that: no row)
+        if (auto rank0 = masterAddrRank0Check(table.rows); rank0.status != CheckState::Skip) {
+            table.clusterChecks.push_back(std::move(rank0));
+        }
     }
     if (table.rows.size() > 1) {
         // gpu.distinct only where some node reported UUIDs (no NVML anywhere: no column)
@@ -312,6 +319,8 @@ std::string preflightTableToJson(const PreflightTable& table) {
                          {"reachable", row.reachable},
                          {"error", row.error},
                          {"gpu_uuids", row.gpuUuids},
+                         {"addresses", row.addresses},
+                         {"master_addr_resolved", row.masterAddrResolved},
                          {"checks", checks}});
     }
     nlohmann::json cluster = nlohmann::json::array();

@@ -28,7 +28,9 @@ struct PreflightRow {
     std::string error;
     ErrorCode errorCode = ErrorCode::Unspecified;  // Unauthenticated: the daemon refused us
     std::vector<PreflightCheckInfo> checks;
-    std::vector<std::string> gpuUuids;  // as the daemon reported them (gpu.distinct)
+    std::vector<std::string> gpuUuids;            // as the daemon reported them (gpu.distinct)
+    std::vector<std::string> addresses;           // its interface addresses (multi-node)
+    std::vector<std::string> masterAddrResolved;  // MASTER_ADDR as resolved on it
     /// The check with this id (first of several, e.g. path.exists), or nullptr.
     const PreflightCheckInfo* find(const std::string& id) const;
     /// Worst status among the checks with this id (Unspecified when none).

@@ -17,6 +17,7 @@
 
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_membership.h"
+#include "backend/control/preflight_master_rank0.h"
 
 namespace runplane::control {
 namespace {
@@ -230,6 +231,9 @@ DispatchResult launchMultiNode(const LaunchRequest& r, const DispatchCallback& o
         spec.multiNode = all.size() > 1 || spec.multiNode;
         if (spec.masterAddr.empty()) {
             spec.masterAddr = nodeIpOf(r, r.head);
+        }
+        if (spec.masterProbePort == 0) {
+            spec.masterProbePort = daemonPortOf(r.head);  // the head is rank 0
         }
         std::vector<PreflightSpec> specs(all.size(), spec);
         for (std::size_t i = 0; i < specs.size() && i < r.plannedPeakHostBytesPerNode.size(); ++i) {

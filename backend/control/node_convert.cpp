@@ -242,6 +242,9 @@ PreflightResult fromProto(const v1::PreflightReport& report, const std::string& 
     out.address = address;
     out.hostname = report.hostname();
     out.gpuUuids.assign(report.gpu_uuids().begin(), report.gpu_uuids().end());
+    out.addresses.assign(report.addresses().begin(), report.addresses().end());
+    out.masterAddrResolved.assign(report.master_addr_resolved().begin(),
+                                  report.master_addr_resolved().end());
     for (const auto& check : report.checks()) {
         out.checks.push_back(PreflightCheckInfo{check.id(), fromProto(check.status()),
                                                 check.message(), check.detail()});
@@ -312,6 +315,7 @@ v1::PreflightRequest toProto(const PreflightSpec& spec) {
     out.set_planned_peak_host_bytes(spec.plannedPeakHostBytes);
     out.set_min_nccl_version_code(spec.minNcclVersionCode);
     out.set_master_addr(spec.masterAddr);
+    out.set_master_probe_port(spec.masterProbePort);
     out.set_multi_node(spec.multiNode);
     for (const auto& path : spec.requiredPaths) {
         out.add_required_paths(path);

@@ -167,6 +167,9 @@ struct PreflightSpec {
     std::vector<std::string> checkpointDirs;
     std::uint64_t minFreeDiskBytes = 0;
     std::string diskPath;
+    /// The rank-0 daemon's port: every node connects to MASTER_ADDR:this
+    /// (net.master_addr.reachable). 0: not probed. Launch and `dispatch preflight` set the head's.
+    std::uint32_t masterProbePort = 0;
 };
 
 struct PreflightResult {
@@ -175,6 +178,8 @@ struct PreflightResult {
     std::vector<PreflightCheckInfo> checks;
     std::vector<std::string>
         gpuUuids;  // the GPUs NVML sees on the node (empty: none or old daemon)
+    std::vector<std::string> addresses;           // its interface addresses (multi-node)
+    std::vector<std::string> masterAddrResolved;  // what MASTER_ADDR resolved to there
 };
 
 /// One telemetry sample (see Sample in the protocol): value is the last reading of the interval,

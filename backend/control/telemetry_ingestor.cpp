@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "backend/control/host_reachability.h"
 #include "backend/control/ingest_batch.h"
 #include "common/clock.h"
 #include "common/json_text.h"
@@ -120,6 +121,8 @@ struct TelemetryIngestor::Impl {
     std::uint64_t incarnation = 0;  // the spool incarnation of this session
     bool adoptLegacy = false;       // a pre-incarnation cursor awaits the first batch
     bool fatal = false;             // the last session's error will not go away by retrying
+    bool unanswered = false;        // the last session's GetNode failed (nothing reached)
+    std::unique_ptr<HostReachability> reach;  // host_unreachable / host_reachable events
     // The acknowledger: a thread that sends AckTelemetry for what the writer committed, so an
     // ack never waits for the stream's next message. Under `mutex`.
     std::thread acker;
@@ -165,6 +168,8 @@ struct TelemetryIngestor::Impl {
     Status attach(std::shared_ptr<HistoryWriter>& own);
     // One connection attempt: GetNode, then stream until error or stop. Returns the error.
     Status session(std::chrono::milliseconds& backoff);
+    // Stores a host_unreachable / host_reachable event under the node (seq 0, no run).
+    void recordReachability(std::optional<db::IngestEvent> event);
     // Which incarnation and seq to resume from; records a node reset when the spool is new.
     Result<std::uint64_t> resumePoint(const NodeSummary& node, db::History& history, bool& reset);
     Status outOfRange(const NodeSummary& node, std::uint64_t cursor, const Status& error);
@@ -250,6 +255,9 @@ void TelemetryIngestor::Impl::run() {
                                  : result.error();
             break;
         }
+        if (unanswered && !result.ok()) {
+            recordReachability(reach->failed(result.error(), unixNowNs()));
+        }
         update([&](IngestorStatus& s) {
             s.state = IngestState::Backoff;
             s.lastError = result.ok() ? std::string("stream ended") : result.error();
@@ -280,6 +288,7 @@ void TelemetryIngestor::Impl::run() {
 Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     update([&](IngestorStatus& s) { s.state = IngestState::Connecting; });
     auto node = client->getNode();
+    unanswered = !node.ok();
     if (!node.ok()) {
         return Error{node.error()};
     }
@@ -300,6 +309,7 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     if (!prepared.ok()) {
         return prepared;
     }
+    recordReachability(reach->heard(node->nodeId.value(), node->hostname, unixNowNs()));
     update([&](IngestorStatus& s) {
         s.nodeResets += reset ? 1 : 0;
         s.node = *node;
@@ -314,6 +324,7 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     Status ended = client->watchTelemetry(
         expected, options.sampleHz,
         [&](TelemetryBatchInfo&& batch) {
+            reach->touch(unixNowNs());
             if (!streaming) {
                 streaming = true;
                 backoff = options.backoffInitial;
@@ -342,6 +353,21 @@ Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
         return outOfRange(*node, *cursor, ended);
     }
     return ended;
+}
+
+void TelemetryIngestor::Impl::recordReachability(std::optional<db::IngestEvent> event) {
+    if (!event || !lane) {
+        return;
+    }
+    db::IngestBatch batch;
+    batch.nodeId = NodeId{reach->nodeId()};
+    batch.incarnation = incarnation;
+    batch.events.push_back(std::move(*event));
+    // Best effort: a history that cannot take it fails the next batch too, and says so there.
+    (void)lane->execute([&](db::History& history) -> Status {
+        auto stored = history.ingest(batch);
+        return stored.ok() ? Status{} : Status{Error{stored.error()}};
+    });
 }
 
 Result<std::uint64_t> TelemetryIngestor::Impl::resumePoint(const NodeSummary& node,
@@ -540,6 +566,7 @@ TelemetryIngestor::TelemetryIngestor(IngestorOptions options, IngestorCallbacks 
     m_impl->options = m_options;
     m_impl->callbacks = std::move(callbacks);
     m_impl->status.address = m_options.address;
+    m_impl->reach = std::make_unique<HostReachability>(m_options.address);
 }
 
 TelemetryIngestor::~TelemetryIngestor() {

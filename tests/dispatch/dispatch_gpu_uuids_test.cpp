@@ -86,7 +86,7 @@ bool mentions(const std::vector<std::string>& lines, const std::string& what) {
 TEST(DispatchGpuUuids, TwoDaemonsOnOneMachineReportTheSameUuidsAndTheLaunchIsRefused) {
     ASSERT_TRUE(std::filesystem::exists(fakeNvmlDir() + "/libnvidia-ml.so.1")) << fakeNvmlDir();
     Cluster c;
-    c.start({"2.40.0", "2.40.0"}, {nvmlEnv(""), nvmlEnv("")});
+    c.start({"2.40.0", "2.40.0"}, {nvmlEnv(""), nvmlEnv("")}, {true, true});
     for (const auto& n : c.nodes) {
         ASSERT_TRUE(n->ok()) << n->error();
     }
@@ -130,7 +130,8 @@ TEST(DispatchGpuUuids, TwoDaemonsOnOneMachineReportTheSameUuidsAndTheLaunchIsRef
 
 TEST(DispatchGpuUuids, TwoMachinesWithTheirOwnGpusPassAndNodesWithoutNvmlAddNoColumn) {
     Cluster c;
-    c.start({"2.40.0", "2.40.0", "2.40.0"}, {nvmlEnv("hostA"), nvmlEnv("hostB"), {}});
+    c.start({"2.40.0", "2.40.0", "2.40.0"}, {nvmlEnv("hostA"), nvmlEnv("hostB"), {}},
+            {true, true, false});
     for (const auto& n : c.nodes) {
         ASSERT_TRUE(n->ok()) << n->error();
     }
@@ -140,7 +141,7 @@ TEST(DispatchGpuUuids, TwoMachinesWithTheirOwnGpusPassAndNodesWithoutNvmlAddNoCo
               (std::vector<std::string>{"GPU-hostA-0000aaaa", "GPU-hostA-1111bbbb"}));
     EXPECT_EQ(table.rows[1].gpuUuids,
               (std::vector<std::string>{"GPU-hostB-0000aaaa", "GPU-hostB-1111bbbb"}));
-    EXPECT_TRUE(table.rows[2].gpuUuids.empty()) << "no NVML on node 2";
+    EXPECT_TRUE(table.rows[2].gpuUuids.empty()) << "node 2 runs with --no-gpu";
     const PreflightCheckInfo* distinct = clusterCheck(table, "gpu.distinct");
     ASSERT_NE(distinct, nullptr);
     EXPECT_EQ(distinct->status, CheckState::Pass) << distinct->message;
@@ -158,4 +159,56 @@ TEST(DispatchGpuUuids, TwoMachinesWithTheirOwnGpusPassAndNodesWithoutNvmlAddNoCo
     EXPECT_EQ(dup->status, CheckState::Fail);
     EXPECT_NE(dup->message.find(c.nodes[0]->address() + " ("), std::string::npos) << dup->message;
     EXPECT_NE(dup->message.find("listed twice"), std::string::npos) << dup->message;
+}
+
+// `runplaned --no-gpu` reads no NVML anywhere, preflight included: on a GPU machine every test
+// daemon of one host would otherwise report the host's GPUs and gpu.distinct would refuse their
+// launch. Three --no-gpu daemons that WOULD find the fake NVML (it is on their LD_LIBRARY_PATH,
+// as the real one is on a GPU machine) report no GPU and no UUID, the GPU count names --no-gpu,
+// no gpu.distinct row is made, and their launch is not refused.
+TEST(DispatchGpuUuids, NoGpuDaemonsReadNoNvmlSoSeveralOnOneMachineAreNotOneMachineJoinedTwice) {
+    ASSERT_TRUE(std::filesystem::exists(fakeNvmlDir() + "/libnvidia-ml.so.1")) << fakeNvmlDir();
+    Cluster c;
+    c.start({"2.40.0", "2.40.0", "2.40.0"}, {nvmlEnv(""), nvmlEnv(""), nvmlEnv("")},
+            {false, false, false});
+    for (const auto& n : c.nodes) {
+        ASSERT_TRUE(n->ok()) << n->error();
+    }
+    PreflightSpec s = spec();
+    s.expectedGpus = 2;
+    const auto table = preflightAll(c.addresses(), s, fast());
+    ASSERT_EQ(table.rows.size(), 3u);
+    for (const auto& row : table.rows) {
+        ASSERT_TRUE(row.reachable) << row.error;
+        EXPECT_TRUE(row.gpuUuids.empty()) << row.address << " read NVML under --no-gpu";
+        const auto* count = row.find("gpu.count");
+        ASSERT_NE(count, nullptr) << row.address;
+        EXPECT_EQ(count->status, CheckState::Fail);
+        EXPECT_EQ(count->message, "expected 2 GPUs, found 0 (GPU telemetry disabled (--no-gpu))");
+    }
+    EXPECT_EQ(clusterCheck(table, "gpu.distinct"), nullptr) << formatPreflightTable(table);
+    EXPECT_FALSE(mentions(table.failures(), "gpu.distinct"));
+    const auto doc = nlohmann::json::parse(preflightTableToJson(table));
+    for (const auto& node : doc["nodes"]) {
+        EXPECT_TRUE(!node.contains("gpu_uuids") || node["gpu_uuids"].empty()) << node.dump();
+    }
+
+    // The launch goes ahead with nothing about GPUs to accept: one machine's loopback daemons
+    // fail net.hosts / net.master_addr here (overridden, as the loopback launch tests do), but
+    // gpu.distinct is not among what the override accepted.
+    LaunchRequest r = launchRequest(c);
+    r.workers.push_back(c.nodes[2]->address());
+    r.overridePreflight = true;
+    const auto launched = launchMultiNode(r);
+    EXPECT_TRUE(launched.launched) << launched.error;
+    EXPECT_FALSE(mentions(launched.overriddenFailures, "gpu.distinct"))
+        << formatPreflightTable(launched.preflight);
+    StopRequest stop;
+    stop.head = r.head;
+    stop.workers = r.workers;
+    stop.runId = r.run.runId.value();
+    stop.graceSeconds = 1;
+    stop.force = true;
+    stop.client = r.client;
+    stopMultiNode(stop);
 }

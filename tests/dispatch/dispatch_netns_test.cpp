@@ -17,9 +17,9 @@
 #include <iostream>
 #include <thread>
 
-#include "backend/control/cluster_certs.h"
 #include "backend/control/dispatch.h"
 #include "backend/control/dispatch_membership.h"
+#include "tests/dispatch/netns_cluster.h"
 #include "tests/dispatch/node_process.h"
 #include "tests/dispatch/ray_test_support.h"
 #include "tests/support/netns_hosts.h"
@@ -27,39 +27,6 @@
 using namespace runplane::control;
 using namespace runplane::dispatch_testing;
 using runplane::testing::NetnsHosts;
-
-namespace {
-
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) {
-        s.pop_back();
-    }
-    return s;
-}
-
-// A runplaned on namespace host i; the host is powered off before the daemon object goes, so
-// nothing of it (Ray included) outlives the test.
-class HostDaemon : public NodeProcess {
-  public:
-    HostDaemon(NetnsHosts& hosts, int i, const std::string& stateDir, const std::string& pki,
-               const std::map<std::string, std::string>& env)
-        : NodeProcess(stateDir, hosts.hostname(i), hosts.ip(i) + ":0", env,
-                      {"--tls-cert", pki + "/server-" + hosts.ip(i) + ".pem", "--tls-key",
-                       pki + "/server-" + hosts.ip(i) + ".key", "--tls-client-ca", pki + "/ca.pem",
-                       "--token-file", pki + "/token"},
-                      hosts.onHost(i, {})),
-          m_hosts(hosts),
-          m_index(i) {}
-    ~HostDaemon() { m_hosts.powerOff(m_index); }
-    HostDaemon(const HostDaemon&) = delete;
-    HostDaemon& operator=(const HostDaemon&) = delete;
-
-  private:
-    NetnsHosts& m_hosts;
-    int m_index;
-};
-
-}  // namespace
 
 TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
     if (const std::string why = NetnsHosts::unavailableReason(); !why.empty()) {
@@ -70,37 +37,21 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
         << venv << "/bin/ray is missing: the ray_venv fixture (scripts/setup-ray-venv.sh) makes it";
     const std::string source = envOr("RUNPLANE_SOURCE_DIR", ".");
 
-    NetnsHosts hosts(3, "node");
-    ASSERT_TRUE(hosts.ok()) << hosts.error();
-    ScratchDir dir;
-
-    // The cluster's certificates and token, as `runplanectl cluster init` writes them.
-    ClusterInitOptions init;
-    init.outDir = dir.path() + "/pki";
-    init.name = "netns";
-    for (int i = 0; i < hosts.count(); ++i) {
-        init.hosts.push_back(hosts.ip(i));
-    }
-    ASSERT_TRUE(initCluster(init).ok());
-    NodeClientOptions client;
-    client.callTimeout = std::chrono::seconds(150);
-    client.tlsRootCertFile = init.outDir + "/ca.pem";
-    client.tlsCertFile = init.outDir + "/client.pem";
-    client.tlsKeyFile = init.outDir + "/client.key";
-    client.bearerToken = trimmed(readFile(init.outDir + "/token"));
-
+    // Three hosts, one daemon each, secured as `runplanectl cluster init` makes them.
+    SecuredHosts c(3);
     const std::map<std::string, std::string> env{{"PATH", venv + "/bin:/usr/bin:/bin"},
                                                  {"RAY_USAGE_STATS_ENABLED", "0"},
                                                  {"NCCL_SOCKET_IFNAME", NetnsHosts::kInterface},
                                                  {"GLOO_SOCKET_IFNAME", NetnsHosts::kInterface}};
-    std::vector<std::unique_ptr<HostDaemon>> daemons;
+    std::string error;
+    ASSERT_TRUE(c.start(env, &error)) << error;
+    NetnsHosts& hosts = c.hosts;
+    const auto& daemons = c.daemons;
+    const NodeClientOptions& client = c.client;
     for (int i = 0; i < hosts.count(); ++i) {
-        daemons.push_back(std::make_unique<HostDaemon>(
-            hosts, i, dir.path() + "/state-" + hosts.hostname(i), init.outDir, env));
-        ASSERT_TRUE(daemons.back()->ok()) << daemons.back()->error();
         // The daemon bound the host's own address, not loopback.
-        EXPECT_EQ(daemons.back()->address().rfind(hosts.ip(i) + ":", 0), 0u)
-            << daemons.back()->address();
+        EXPECT_EQ(daemons[static_cast<std::size_t>(i)]->address().rfind(hosts.ip(i) + ":", 0), 0u)
+            << daemons[static_cast<std::size_t>(i)]->address();
     }
 
     LaunchRequest r;
@@ -203,46 +154,6 @@ TEST(NetnsHosts, ThreeHostsRealRayAcrossInterfacesWithALinkCut) {
 }
 
 namespace {
-
-// Hosts secured as `runplanectl cluster init` makes them, one daemon each, and the client that
-// reaches them; the fault tests below share it.
-struct SecuredHosts {
-    explicit SecuredHosts(int count) : hosts(count, "node") {}
-    bool start(const std::map<std::string, std::string>& daemonEnv, std::string* error) {
-        if (!hosts.ok()) {
-            *error = hosts.error();
-            return false;
-        }
-        ClusterInitOptions init;
-        init.outDir = dir.path() + "/pki";
-        init.name = "netns";
-        for (int i = 0; i < hosts.count(); ++i) {
-            init.hosts.push_back(hosts.ip(i));
-        }
-        if (!initCluster(init).ok()) {
-            *error = "cluster init failed";
-            return false;
-        }
-        client.callTimeout = std::chrono::seconds(150);
-        client.tlsRootCertFile = init.outDir + "/ca.pem";
-        client.tlsCertFile = init.outDir + "/client.pem";
-        client.tlsKeyFile = init.outDir + "/client.key";
-        client.bearerToken = trimmed(readFile(init.outDir + "/token"));
-        for (int i = 0; i < hosts.count(); ++i) {
-            daemons.push_back(std::make_unique<HostDaemon>(
-                hosts, i, dir.path() + "/state-" + hosts.hostname(i), init.outDir, daemonEnv));
-            if (!daemons.back()->ok()) {
-                *error = daemons.back()->error();
-                return false;
-            }
-        }
-        return true;
-    }
-    NetnsHosts hosts;
-    ScratchDir dir;
-    NodeClientOptions client;
-    std::vector<std::unique_ptr<HostDaemon>> daemons;  // destroyed before hosts
-};
 
 std::map<std::string, std::string> rayEnv(const std::string& venv) {
     return {{"PATH", venv + "/bin:/usr/bin:/bin"},

@@ -22,9 +22,11 @@ struct Cluster {
     std::string state() const { return dir.path() + "/ray-state"; }
     std::string calls() const { return readFile(state() + "/calls.log"); }
 
-    /// versions[i] is node i's Ray version; extraEnv[i] (optional) more env for node i.
+    /// versions[i] is node i's Ray version; extraEnv[i] (optional) more env for node i;
+    /// gpuTelemetry[i] (optional, default false: --no-gpu) lets node i read NVML.
     void start(const std::vector<std::string>& versions,
-               const std::vector<std::map<std::string, std::string>>& extraEnv = {}) {
+               const std::vector<std::map<std::string, std::string>>& extraEnv = {},
+               const std::vector<bool>& gpuTelemetry = {}) {
         std::filesystem::create_directories(state());
         for (std::size_t i = 0; i < versions.size(); ++i) {
             const std::string id = "n" + std::to_string(i);
@@ -40,7 +42,10 @@ struct Cluster {
                 }
             }
             const std::string listen = "127.0.0." + std::to_string(i + 1) + ":0";
-            nodes.push_back(std::make_unique<NodeProcess>(dir.path() + "/" + id, id, listen, env));
+            const bool gpus = i < gpuTelemetry.size() && gpuTelemetry[i];
+            nodes.push_back(std::make_unique<NodeProcess>(dir.path() + "/" + id, id, listen, env,
+                                                          std::vector<std::string>{},
+                                                          std::vector<std::string>{}, gpus));
         }
     }
     std::vector<std::string> addresses() const {

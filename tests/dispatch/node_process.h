@@ -1,7 +1,7 @@
 #pragma once
 // The dispatch suite's node: a real runplaned (tests/support DaemonProcess) with a node id, on a
 // loopback address, with extra environment variables (e.g. PATH pointing at a `ray`). Stopped on
-// destruction.
+// destruction. Runs with --no-gpu unless gpuTelemetry (e.g. a node given the tests' fake NVML).
 
 #include <map>
 #include <string>
@@ -23,9 +23,10 @@ class NodeProcess : public runplane::testing::DaemonProcess {
   public:
     NodeProcess(const std::string& stateDir, const std::string& nodeId, const std::string& listen,
                 const std::map<std::string, std::string>& env,
-                std::vector<std::string> extraArgs = {}, std::vector<std::string> wrapper = {})
+                std::vector<std::string> extraArgs = {}, std::vector<std::string> wrapper = {},
+                bool gpuTelemetry = false)
         : DaemonProcess(runplane::testing::DaemonSpec{stateDir, args(nodeId, std::move(extraArgs)),
-                                                      listen, false, envList(env),
+                                                      listen, gpuTelemetry, envList(env),
                                                       std::move(wrapper)}) {}
 
   private:
