@@ -59,14 +59,16 @@ class FittedTicker final : public Base, public Fitted {
     double baseStep(const QCPRange& range) { return std::max(m_floor, Base::getTickStep(range)); }
 
     /// The data area's width at this replot: the ticks are generated before the layout, so the
-    /// last layout's width plus what the widget grew (or shrank) by since.
+    /// last layout's width plus what the widget grew (or shrank) by since; exact when asked
+    /// again after the layout (fittedTickerStale).
     int axisPixels() const {
         QCPAxisRect* rect = m_axis->axisRect();
         if (rect == nullptr) {
             return 0;
         }
-        const int grown = m_axis->parentPlot()->viewport().width() - rect->outerRect().width();
-        return rect->width() + (rect->outerRect().width() > 0 ? grown : 0);
+        const int laidOut = rect->outerRect().width();
+        const int grown = m_axis->parentPlot()->viewport().width() - laidOut;
+        return rect->width() + (laidOut > 0 ? grown : 0);
     }
 
     QCPAxis* m_axis;
@@ -99,7 +101,7 @@ QSharedPointer<QCPAxisTicker> makeFittedTicker(XAxisKind kind, QCPAxis* axis) {
 bool fittedTickerStale(QCPAxis* axis) {
     const auto* fitted = dynamic_cast<const Fitted*>(axis->ticker().data());
     return fitted != nullptr && axis->axisRect() != nullptr &&
-           fitted->assumedPixels > axis->axisRect()->width();
+           fitted->assumedPixels != axis->axisRect()->width();
 }
 
 }  // namespace runplane::gui

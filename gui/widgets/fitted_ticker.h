@@ -17,8 +17,9 @@ namespace runplane::gui {
 /// `%h:%m:%s`, or numbers), fitted to `axis`' width and tick font.
 QSharedPointer<QCPAxisTicker> makeFittedTicker(XAxisKind kind, QCPAxis* axis);
 
-/// True when the axis rect came out narrower than the width the fitted ticker stepped for (the
-/// ticks are chosen before the layout of a replot): another replot fits them.
+/// True when the axis rect came out of the layout another width than the fitted ticker stepped
+/// for (the ticks are chosen before the layout of a replot): the owner asks for them again
+/// (QCPAxisRect::update(upPreparation)) before the plot is drawn.
 bool fittedTickerStale(QCPAxis* axis);
 
 }  // namespace runplane::gui

@@ -103,11 +103,11 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
     connect(m_plot, &QCustomPlot::afterLayout, this, &TimeSeriesPlot::fitAxisLabels);
-    // The ticks are chosen before the layout: a data area narrower than they assumed (a new
-    // legend row, wider y labels) gets them again at once (fitted_ticker.h).
+    // The ticks are chosen before the layout: a data area of another width than they assumed
+    // (first layout, wider y labels) gets them again before drawing (fitted_ticker.h).
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
         if (fittedTickerStale(m_plot->xAxis)) {
-            scheduleReplot();
+            m_plot->axisRect()->update(QCPLayoutElement::upPreparation);
         }
     });
     m_plot->addLayer(QStringLiteral("phases"), m_plot->layer(QStringLiteral("grid")),
