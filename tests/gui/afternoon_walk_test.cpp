@@ -11,22 +11,16 @@
 // afternoon-walk-1920x1080.png and afternoon-walk-1280x720.png.
 #include <gtest/gtest.h>
 
-#include <QDir>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QTabWidget>
 #include <QTemporaryDir>
 
 #include "db/history/history.h"
-#include "gui/app/app_settings.h"
-#include "gui/app/application.h"
-#include "gui/app/main_window.h"
 #include "gui/models/compare_model.h"
-#include "gui/models/run_models.h"
 #include "gui/pages/compare_page.h"
 #include "gui/pages/design_page.h"
 #include "gui/pages/recipe_form.h"
-#include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/memory_budget_chart.h"
 #include "tests/gui/afternoon_checks.h"
@@ -88,12 +82,8 @@ class AfternoonWalk : public ::testing::TestWithParam<QSize> {};
 TEST_P(AfternoonWalk, EveryRecipeARunAndACompareFitWithNoTextOverText) {
     const QSize screen = GetParam();
     QTemporaryDir dir;
-    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
-    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
-    ASSERT_NO_FATAL_FAILURE(writeHistory(history));
-    std::unique_ptr<MainWindow> window = createMainWindow(history, {});
-    window->resize(screen);
-    window->show();
+    ASSERT_NO_FATAL_FAILURE(writeHistory(dir.filePath(QStringLiteral("history.sqlite"))));
+    std::unique_ptr<MainWindow> window = openWindow(dir, screen, QStringLiteral("Design"));
     expectFits(window.get(), screen, QStringLiteral("the window as it opens"));
     DesignPage* d = page<DesignPage>(*window);
     RunsPage* runs = page<RunsPage>(*window);
@@ -101,14 +91,11 @@ TEST_P(AfternoonWalk, EveryRecipeARunAndACompareFitWithNoTextOverText) {
     ASSERT_TRUE(d && runs && compare);
 
     // 1. Every recipe in recipes/ on the Design page, both memory charts looked at.
-    window->setCurrentPage(QStringLiteral("Design"));
     ASSERT_TRUE(waitUntil([&] { return d->catalogReady(); }, 20000));
-    const QString root = test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/recipes/");
-    const QStringList recipes =
-        QDir(root).entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name);
+    const QStringList recipes = recipeFiles();
     ASSERT_GE(recipes.size(), 5);
     for (const QString& r : recipes) {
-        ASSERT_TRUE(openRecipe(*d, root + r));
+        ASSERT_TRUE(openRecipe(*d, r));
         expectFits(window.get(), screen, QStringLiteral("Design: ") + r);
         auto* form = d->form()->findChild<QScrollArea*>();
         ASSERT_NE(form, nullptr);
@@ -123,20 +110,7 @@ TEST_P(AfternoonWalk, EveryRecipeARunAndACompareFitWithNoTextOverText) {
 
     // 2. A run of the history on the Runs page.
     window->setCurrentPage(QStringLiteral("Runs"));
-    ASSERT_TRUE(waitUntil(
-        [&] {
-            runs->refreshRuns();
-            test::pump(100);
-            return runs->runsModel()->rowCount() == 2;
-        },
-        20000));
-    ASSERT_TRUE(runs->selectRun(QStringLiteral("walk-r4")));
-    ASSERT_TRUE(waitUntil(
-        [&] {
-            auto s = runs->runView()->snapshot();
-            return s && !s->hostMemory.empty();
-        },
-        20000));
+    ASSERT_TRUE(showRun(*runs, QStringLiteral("walk-r4"), 2));
     expectFits(window.get(), screen, QStringLiteral("Runs"));
     expectNoTextOverText(window.get(), screen, QStringLiteral("Runs"));
 

@@ -10,9 +10,6 @@
 #include <QTableView>
 #include <QTemporaryDir>
 
-#include "gui/app/app_settings.h"
-#include "gui/app/application.h"
-#include "gui/app/main_window.h"
 #include "gui/models/node_table_model.h"
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/preflight_panel.h"
@@ -26,15 +23,6 @@ using namespace runplane::gui::afternoon;
 using runplane::gui::test::waitUntil;
 
 namespace {
-
-QTableView* nodeTable(ClusterPage& page) {
-    for (QTableView* t : page.findChildren<QTableView*>()) {
-        if (t->model() == page.model()) {
-            return t;
-        }
-    }
-    return nullptr;
-}
 
 /// Makes `w` visible by choosing the tab it is in (if it is in one); true when it is visible.
 bool reveal(QWidget* w) {
@@ -55,12 +43,7 @@ bool reveal(QWidget* w) {
 
 TEST(ClusterFit, TheNodeTableShowsSixRowsAt1280x720) {
     QTemporaryDir dir;
-    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
-    std::unique_ptr<MainWindow> window =
-        createMainWindow(dir.filePath(QStringLiteral("history.sqlite")), {});
-    window->resize(kScreens[1]);
-    window->show();
-    window->setCurrentPage(QStringLiteral("Cluster"));
+    std::unique_ptr<MainWindow> window = openWindow(dir, kScreens[1], QStringLiteral("Cluster"));
     ClusterPage* cluster = page<ClusterPage>(*window);
     ASSERT_NE(cluster, nullptr);
     constexpr int kNodes = 7;
@@ -73,7 +56,7 @@ TEST(ClusterFit, TheNodeTableShowsSixRowsAt1280x720) {
     }
     window->resize(kScreens[1]);
     test::pump(1200);  // the table's relayout timer
-    QTableView* table = nodeTable(*cluster);
+    QTableView* table = cluster->nodeTable();
     ASSERT_NE(table, nullptr);
     ASSERT_TRUE(table->isVisible());
     int whole = 0;

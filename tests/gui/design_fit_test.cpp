@@ -5,14 +5,10 @@
 // screen. Saves design-form-1280x720.png.
 #include <gtest/gtest.h>
 
-#include <QDir>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QTemporaryDir>
 
-#include "gui/app/app_settings.h"
-#include "gui/app/application.h"
-#include "gui/app/main_window.h"
 #include "gui/pages/design_page.h"
 #include "gui/pages/recipe_form.h"
 #include "tests/gui/afternoon_checks.h"
@@ -25,12 +21,7 @@ using runplane::gui::test::waitUntil;
 
 TEST(DesignFit, TheRecipeFormFitsItsPaneAt1280x720ForEveryRecipe) {
     QTemporaryDir dir;
-    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
-    std::unique_ptr<MainWindow> window =
-        createMainWindow(dir.filePath(QStringLiteral("history.sqlite")), {});
-    window->resize(kScreens[1]);
-    window->show();
-    window->setCurrentPage(QStringLiteral("Design"));
+    std::unique_ptr<MainWindow> window = openWindow(dir, kScreens[1], QStringLiteral("Design"));
     DesignPage* d = page<DesignPage>(*window);
     ASSERT_NE(d, nullptr);
     ASSERT_TRUE(waitUntil([&] { return d->catalogReady(); }, 20000));
@@ -38,12 +29,10 @@ TEST(DesignFit, TheRecipeFormFitsItsPaneAt1280x720ForEveryRecipe) {
     ASSERT_NE(scroll, nullptr);
     ASSERT_NE(scroll->widget(), nullptr);
 
-    const QString root = test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/recipes/");
-    const QStringList recipes =
-        QDir(root).entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name);
+    const QStringList recipes = recipeFiles();
     ASSERT_GE(recipes.size(), 5);
     for (const QString& r : recipes) {
-        ASSERT_TRUE(openRecipe(*d, root + r));
+        ASSERT_TRUE(openRecipe(*d, r));
         expectFits(window.get(), kScreens[1], QStringLiteral("Design: ") + r);
         const int content = scroll->widget()->minimumSizeHint().width();
         EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible())

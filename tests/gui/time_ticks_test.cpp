@@ -12,11 +12,6 @@
 #include <cmath>
 
 #include "db/history/history.h"
-#include "gui/app/app_settings.h"
-#include "gui/app/application.h"
-#include "gui/app/main_window.h"
-#include "gui/models/run_models.h"
-#include "gui/pages/run_view.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/afternoon_checks.h"
@@ -86,36 +81,18 @@ TEST(TimeTicks, NoTwoTickLabelsMeetAtAnyWidthOrSpan) {
 
 TEST(TimeTicks, RunsPagePlotsAt1280x720And1920x1080) {
     QTemporaryDir dir;
-    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
-    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
     test::SyntheticRunSpec spec;
     spec.seconds = 1800;
     {
-        auto h = db::History::open(history.toStdString());
+        auto h = db::History::open(dir.filePath(QStringLiteral("history.sqlite")).toStdString());
         ASSERT_TRUE(h) << h.error();
         auto written = test::writeSyntheticRun(**h, spec);
         ASSERT_TRUE(written) << written.error();
     }
-    std::unique_ptr<MainWindow> window = createMainWindow(history, {});
-    window->show();
-    window->setCurrentPage(QStringLiteral("Runs"));
+    std::unique_ptr<MainWindow> window = openWindow(dir, kScreens[0], QStringLiteral("Runs"));
     RunsPage* runs = page<RunsPage>(*window);
     ASSERT_NE(runs, nullptr);
-    ASSERT_TRUE(waitUntil(
-        [&] {
-            runs->refreshRuns();
-            test::pump(100);
-            return runs->runsModel()->rowCount() == 1;
-        },
-        20000));
-    ASSERT_TRUE(runs->selectRun(QString::fromStdString(spec.runId)));
-    RunView* view = runs->runView();
-    ASSERT_TRUE(waitUntil(
-        [&] {
-            auto s = view->snapshot();
-            return s && !s->hostMemory.empty();
-        },
-        20000));
+    ASSERT_TRUE(showRun(*runs, QString::fromStdString(spec.runId), 1));
     const double start = static_cast<double>(spec.startNs) * 1e-9;
     for (QSize screen : kScreens) {
         window->resize(screen);
