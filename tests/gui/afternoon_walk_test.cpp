@@ -16,6 +16,8 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
+#include <ostream>
+
 #include "db/history/history.h"
 #include "gui/models/compare_model.h"
 #include "gui/pages/compare_page.h"
@@ -76,6 +78,11 @@ void expectNoTextOverText(QWidget* window, QSize screen, const QString& step) {
 }
 
 }  // namespace
+
+// The screen as ctest names its test ("1920x1080", not the QSize's bytes).
+void PrintTo(const QSize& size, std::ostream* out) {
+    *out << size.width() << "x" << size.height();
+}
 
 class AfternoonWalk : public ::testing::TestWithParam<QSize> {};
 
