@@ -13,8 +13,8 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalBlocker>
-#include <QSplitter>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -37,6 +37,7 @@
 #include "gui/pages/preflight_panel.h"
 #include "gui/pages/ray_membership_panel.h"
 #include "gui/widgets/cached_text_delegate.h"
+#include "gui/widgets/grip_splitter.h"
 #include "gui/widgets/time_series_plot.h"
 
 namespace runplane::gui {
@@ -45,6 +46,8 @@ namespace {
 
 constexpr int kRefreshMs = 1000;
 constexpr int kLayoutMs = 1000;
+// Rows of the node table kept on screen at any window size (issue 46).
+constexpr int kTableRows = 6;
 
 QString triggerText(const QString& trigger) {
     if (trigger == QLatin1String("stall")) {
@@ -106,7 +109,10 @@ ClusterPage::ClusterPage(const QString& historyPath, const QString& alertsFile, 
     bar->addWidget(m_removeButton);
     layout->addLayout(bar);
 
-    auto* splitter = new QSplitter(Qt::Vertical, this);
+    // issue 46: at 1280x720 the node table showed two rows under four stacked boxes. The table
+    // keeps six rows; memory by role, Ray membership and preflight share one tab box under the
+    // plot; every handle can be seen and grabbed (GripSplitter).
+    auto* splitter = new GripSplitter(Qt::Vertical, this);
     m_table = new QTableView(splitter);
     m_table->setModel(m_model);
     m_table->setItemDelegate(new CachedTextDelegate(m_table));
@@ -116,31 +122,37 @@ ClusterPage::ClusterPage(const QString& historyPath, const QString& alertsFile, 
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setAlternatingRowColors(true);
     m_table->setWordWrap(false);
+    m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() +
+                              kTableRows * m_table->verticalHeader()->defaultSectionSize() +
+                              2 * m_table->frameWidth());
     m_plot = new TimeSeriesPlot(splitter);
     m_plot->setTitle(tr("Host memory used per node (live, from the history)"));
     m_plot->setXAxisKind(XAxisKind::WallClock);
     m_plot->setFollowWindow(m_followWindow);
     m_plot->setPlaceholder(tr("Add a daemon address to see its host memory"));
-    m_roles = new ClusterRolesPanel(splitter);
-    splitter->addWidget(m_table);
-    splitter->addWidget(m_plot);
-    splitter->addWidget(m_roles);
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 3);
-    splitter->setStretchFactor(2, 1);
+    auto* boxes = new QTabWidget(splitter);
+    boxes->setDocumentMode(true);
+    m_roles = new ClusterRolesPanel(boxes);
+    boxes->addTab(m_roles, tr("Memory by role"));
     // issue 47: which Ray cluster each node joined, asked on demand (ray_membership_panel.h)
-    m_membership = new RayMembershipPanel(splitter);
-    splitter->addWidget(m_membership);
+    m_membership = new RayMembershipPanel(boxes);
+    boxes->addTab(m_membership, tr("Ray membership"));
     connect(m_membership, &RayMembershipPanel::checkRequested, this,
             [this] { m_membership->refresh(addresses(), m_service->clientOptions()); });
     // issue 47: every node's preflight row (interfaces, MASTER_ADDR, GPU UUIDs), asked on demand
-    m_preflight = new PreflightPanel(splitter);
-    splitter->addWidget(m_preflight);
+    m_preflight = new PreflightPanel(boxes);
+    boxes->addTab(m_preflight, tr("Preflight"));
     connect(m_preflight, &PreflightPanel::checkRequested, this, [this] {
         const QStringList nodes = addresses();
         m_preflight->refresh(nodes, m_service->clientOptions(),
                              clusterPreflightSpec(static_cast<int>(nodes.size())));
     });
+    splitter->addWidget(m_table);
+    splitter->addWidget(m_plot);
+    splitter->addWidget(boxes);
+    splitter->setStretchFactor(0, 2);
+    splitter->setStretchFactor(1, 3);
+    splitter->setStretchFactor(2, 2);
     layout->addWidget(splitter, 1);
     m_oomPanel = new NodeOomPanel(this);
     layout->addWidget(m_oomPanel);

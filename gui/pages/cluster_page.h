@@ -68,6 +68,7 @@ class ClusterPage : public Page {
     AddClusterDialog* openAddClusterDialog();
 
     NodeTableModel* model() const { return m_model; }
+    QTableView* nodeTable() const { return m_table; }
     /// The GUI's controller (ingest and automatic diagnoses).
     ClusterService* service() const { return m_service.get(); }
     TimeSeriesPlot* memoryPlot() const { return m_plot; }

@@ -125,7 +125,7 @@ DesignPage::DesignPage(QWidget* parent) : Page(parent), m_worker(std::make_uniqu
 
     auto* splitter = new QSplitter(Qt::Horizontal, this);
     m_form = new RecipeForm(splitter);
-    m_form->setMinimumWidth(380);
+    // Its minimum width is what its content needs (RecipeForm::minimumSizeHint, issue 46).
     // A handle that can be seen and grabbed between the findings and the charts (issue 46).
     auto* right = new GripSplitter(Qt::Vertical, splitter);
     auto* findingsBox = new QWidget(right);

@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -24,6 +25,9 @@
 namespace runplane::gui {
 
 namespace {
+
+// Characters a combo box of the form asks room for (its items may be longer: elided).
+constexpr int kComboChars = 14;
 
 using plan::FieldKind;
 using plan::FieldValue;
@@ -193,6 +197,15 @@ RecipeForm::RecipeForm(QWidget* parent) : QWidget(parent) {
 
 RecipeForm::~RecipeForm() = default;
 
+// The pane's honest minimum (issue 46: the form was wider than its pane, behind a horizontal
+// scroll bar): what the content needs, the vertical scroll bar and the frame.
+QSize RecipeForm::minimumSizeHint() const {
+    const QSize content = m_scroll->widget()->minimumSizeHint();
+    return {content.width() + m_scroll->verticalScrollBar()->sizeHint().width() +
+                2 * m_scroll->frameWidth(),
+            QWidget::minimumSizeHint().height()};
+}
+
 QFormLayout* RecipeForm::sectionForm(const QString& prefix) {
     for (const auto& [p, box] : m_sectionBoxes) {
         if (p == prefix) {
@@ -206,6 +219,8 @@ QFormLayout* RecipeForm::section(const QString& title, const QString& prefix) {
     auto* box = new QGroupBox(title);
     auto* form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    // A label too long to sit beside its field goes above it: the form fits a narrow pane.
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     m_sections->addWidget(box);
     m_sectionBoxes.emplace_back(prefix, box);
     return form;
@@ -228,6 +243,11 @@ RecipeForm::Binding& RecipeForm::bind(QFormLayout* form, const QString& path, co
     b->baseTooltip = tooltip.isEmpty() ? path : path + QStringLiteral(": ") + tooltip;
     editor->setObjectName(path);
     editor->setToolTip(b->baseTooltip);
+    if (auto* combo = qobject_cast<QComboBox*>(editor)) {
+        // Its longest item (a hardware profile, a model name) does not set the form's width.
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(kComboChars);
+    }
     form->addRow(l, editor);
     applyFormInputRules(editor);  // the wheel only when focused, Ctrl+Z undoes the recipe edit
     m_bindings.push_back(std::move(b));

@@ -57,6 +57,8 @@ class RecipeForm : public QWidget {
   public:
     explicit RecipeForm(QWidget* parent = nullptr);
     ~RecipeForm() override;
+    /// Wide enough for the content (no horizontal scroll bar) and its vertical scroll bar.
+    QSize minimumSizeHint() const override;
 
     /// Shows a recipe (no edited() signal).
     void setRecipe(const plan::Recipe& recipe);

@@ -23,6 +23,7 @@
 #include <QSvgGenerator>
 #endif
 
+#include "gui/widgets/fitted_ticker.h"
 #include "gui/widgets/palette.h"
 #include "gui/widgets/plot_hover.h"
 
@@ -66,16 +67,6 @@ QColor withAlpha(QColor c, int alpha) {
     return c;
 }
 
-// Wall-clock ticks labelled HH:mm:ss, one second apart at the least: QCustomPlot's date-time
-// ticker steps below a second over a short range (a run's first seconds), which labelled
-// several ticks with the same second.
-class WallClockTicker final : public QCPAxisTickerDateTime {
-  protected:
-    double getTickStep(const QCPRange& range) override {
-        return std::max(1.0, QCPAxisTickerDateTime::getTickStep(range));
-    }
-};
-
 }  // namespace
 
 TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
@@ -112,6 +103,13 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
     connect(m_plot, &QCustomPlot::afterLayout, this, &TimeSeriesPlot::fitAxisLabels);
+    // The ticks are chosen before the layout: a data area of another width than they assumed
+    // (first layout, wider y labels) gets them again before drawing (fitted_ticker.h).
+    connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+        if (fittedTickerStale(m_plot->xAxis)) {
+            m_plot->axisRect()->update(QCPLayoutElement::upPreparation);
+        }
+    });
     m_plot->addLayer(QStringLiteral("phases"), m_plot->layer(QStringLiteral("grid")),
                      QCustomPlot::limBelow);
     // QCustomPlot keeps its "overlay" layer (for a rubber band, which these plots do not use) in
@@ -280,24 +278,7 @@ QFont TimeSeriesPlot::axisLabelFont() const {
 
 void TimeSeriesPlot::setXAxisKind(XAxisKind kind) {
     m_xKind = kind;
-    switch (kind) {
-        case XAxisKind::WallClock: {
-            QSharedPointer<QCPAxisTickerDateTime> ticker(new WallClockTicker);
-            ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss"));
-            ticker->setDateTimeSpec(Qt::LocalTime);
-            m_plot->xAxis->setTicker(ticker);
-            break;
-        }
-        case XAxisKind::ElapsedSeconds: {
-            QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
-            ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
-            m_plot->xAxis->setTicker(ticker);
-            break;
-        }
-        case XAxisKind::Number:
-            m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
-            break;
-    }
+    m_plot->xAxis->setTicker(makeFittedTicker(kind, m_plot->xAxis));  // labels never meet
     scheduleReplot();
 }
 

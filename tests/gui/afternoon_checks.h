@@ -1,21 +1,31 @@
 #pragma once
 // The afternoon tests' shared checks (issue 46; afternoon_test.cpp, afternoon_restart_test.cpp):
 // the window fits the screen with no label cut off or drawn over another, and opening a recipe
-// on the Design page as a user does.
+// on the Design page as a user does. Also used by gui_fit_test (design_fit_test.cpp,
+// cluster_fit_test.cpp, time_ticks_test.cpp, afternoon_walk_test.cpp): the main window at a
+// screen on a page, the recipes/ files, a run shown on the Runs page.
 
 #include <gtest/gtest.h>
 
+#include <QDir>
 #include <QFontMetrics>
 #include <QLabel>
 #include <QSize>
 #include <QStringList>
+#include <QTemporaryDir>
 #include <QWidget>
 
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "gui/app/app_settings.h"
+#include "gui/app/application.h"
 #include "gui/app/main_window.h"
+#include "gui/models/run_models.h"
 #include "gui/pages/design_page.h"
+#include "gui/pages/run_view.h"
+#include "gui/pages/runs_page.h"
 #include "gui/widgets/time_series_plot.h"
 #include "tests/gui/gui_test_util.h"
 
@@ -121,6 +131,52 @@ inline bool openRecipe(DesignPage& design, const QString& path) {
     QObject::disconnect(c);
     EXPECT_TRUE(loaded && error.isEmpty()) << path.toStdString() << ": " << error.toStdString();
     return loaded && error.isEmpty();
+}
+
+/// The real main window over `dir`/history.sqlite (its settings in `dir` too; the caller resets
+/// AppSettings::setFileOverride), shown at `screen` on the page titled `pageTitle`.
+inline std::unique_ptr<MainWindow> openWindow(const QTemporaryDir& dir, QSize screen,
+                                              const QString& pageTitle) {
+    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
+    std::unique_ptr<MainWindow> window =
+        createMainWindow(dir.filePath(QStringLiteral("history.sqlite")), {});
+    window->resize(screen);
+    window->show();
+    window->setCurrentPage(pageTitle);
+    return window;
+}
+
+/// Every recipe in the source tree's recipes/ (not its subfolders), full paths, by name.
+inline QStringList recipeFiles() {
+    const QString root = test::envPath("RUNPLANE_SOURCE_DIR") + QStringLiteral("/recipes/");
+    QStringList out;
+    for (const QString& f :
+         QDir(root).entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
+        out << root + f;
+    }
+    return out;
+}
+
+/// Refreshes the run list until it has `rows` runs, selects `runId` and waits for its host
+/// memory. False (with a failure) when any step does not happen.
+inline bool showRun(RunsPage& runs, const QString& runId, int rows) {
+    const bool listed = test::waitUntil(
+        [&] {
+            runs.refreshRuns();
+            test::pump(100);
+            return runs.runsModel()->rowCount() == rows;
+        },
+        20000);
+    EXPECT_TRUE(listed) << runs.runsModel()->rowCount() << " runs listed, not " << rows;
+    EXPECT_TRUE(listed && runs.selectRun(runId)) << runId.toStdString();
+    const bool shown = listed && test::waitUntil(
+                                     [&] {
+                                         auto s = runs.runView()->snapshot();
+                                         return s && !s->hostMemory.empty();
+                                     },
+                                     20000);
+    EXPECT_TRUE(shown) << "no host memory for " << runId.toStdString();
+    return shown;
 }
 
 }  // namespace runplane::gui::afternoon
