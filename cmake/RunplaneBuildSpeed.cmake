@@ -93,9 +93,6 @@ set(RUNPLANE_PCH_FAMILY_qt_widgets ${RUNPLANE_PCH_FAMILY_qt_core} <QWidget> <QLa
   <QPushButton> <QDoubleSpinBox> <QTabWidget> <QScrollArea> <QPlainTextEdit> <QFileInfo>
   <QMessageBox> <QPainter> <QApplication> <QDir>)
 
-# runplane_agent stays "no": logger.h declares `enum class runplane::agent::LogFormat` and
-# log_formats.h `struct runplane::agent::LogFormat`, so no batch may hold a file that includes each
-# (one name, two types in one namespace: left to the agent's owners, docs/results/...-cold-2.md).
 # target                       PCH family   compiled as unity batches with -Werror (GCC 12)
 set(RUNPLANE_SPEED_TARGETS
   runplane_plan                std          yes
@@ -104,17 +101,17 @@ set(RUNPLANE_SPEED_TARGETS
   runplane_imports             json         yes
   runplane_alerts              -            yes
   runplane_diagnosis           -            yes
-  runplane_agent               json         no
+  runplane_agent               json         yes
   runplane_agent_proc          -            yes
   runplane_control             json         yes
-  runplanectl_commands         cli          no
+  runplanectl_commands         cli          yes
   runplane_compute             -            yes
   runplane_smoke_core          -            yes
   runplane_smoke               -            yes
   runplane_gui_widgets         qt_widgets   yes
   runplane_gui_models          qt_core      yes
-  runplane_gui_pages           qt_widgets   no
-  runplane_gui_app             qt_widgets   no
+  runplane_gui_pages           qt_widgets   yes
+  runplane_gui_app             qt_widgets   yes
 )
 
 # file (source-relative)                     the name it shares        with
@@ -137,19 +134,10 @@ set(RUNPLANE_UNITY_SKIP
   backend/control/node_client.cpp             "prepare"                 dispatch_rpc.cpp
   backend/control/preflight_clients.cpp       "Clock"                   diagnose.cpp
   backend/diagnosis/gpu_clocks.cpp            "intField"                ras.cpp
-  backend/cli/cluster_commands.cpp            "kRegistered"             alerts_commands.cpp
-  backend/cli/compare_commands.cpp            "kRegistered"             alerts_commands.cpp
-  backend/cli/diagnose_commands.cpp           "kRegistered"             alerts_commands.cpp
-  backend/cli/dispatch_commands.cpp           "kRegistered"             alerts_commands.cpp
-  backend/cli/history_commands.cpp            "kRegistered"             alerts_commands.cpp
-  backend/cli/import_commands.cpp             "kRegistered"             alerts_commands.cpp
-  backend/cli/launch_commands.cpp             "kRegistered"             alerts_commands.cpp
-  backend/cli/memory_commands.cpp             "kRegistered"             alerts_commands.cpp
-  backend/cli/nccl_commands.cpp               "kRegistered"             alerts_commands.cpp
-  backend/cli/node_commands.cpp               "kRegistered"             alerts_commands.cpp
-  backend/cli/plan_commands.cpp               "kRegistered"             alerts_commands.cpp
-  backend/cli/recipe_commands.cpp             "kRegistered"             alerts_commands.cpp
-  backend/cli/run_commands.cpp                "kRegistered"             alerts_commands.cpp
+  backend/cli/dispatch_commands.cpp           "StopOptions,runStop,addCommon,executableDir" run_commands.cpp,plan_commands.cpp
+  backend/cli/launch_commands.cpp             "executableDir,loadCatalog,runImport" plan_commands.cpp,import_commands.cpp
+  backend/cli/plan_from_run.cpp               "gb,json"                 memory_commands.cpp
+  backend/cli/run_lineage_cli.cpp             "nowNs,openHistory"       import_commands.cpp,history_commands.cpp
   db/imports/tabular.cpp                      "secondsToNs"             miles_dashboard.cpp
   db/imports/wandb.cpp                        "kMaxRecordBytes,secondsToNs" tfevents.cpp
   gui/models/node_table_model.cpp             "nowSeconds,stateColor"   run_models.cpp

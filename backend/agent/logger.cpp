@@ -26,15 +26,15 @@ Result<LogLevel> parseLogLevel(const std::string& name) {
     return Error{"--log-level: '" + name + "' is not one of debug, info, warn, error"};
 }
 
-Result<LogFormat> parseLogFormat(const std::string& name) {
+Result<LogOutputFormat> parseLogFormat(const std::string& name) {
     if (name == "auto") {
-        return LogFormat::Auto;
+        return LogOutputFormat::Auto;
     }
     if (name == "text") {
-        return LogFormat::Text;
+        return LogOutputFormat::Text;
     }
     if (name == "journald") {
-        return LogFormat::Journald;
+        return LogOutputFormat::Journald;
     }
     return Error{"--log-format: '" + name + "' is not one of auto, text, journald"};
 }
@@ -101,10 +101,10 @@ class LevelWord final : public spdlog::custom_flag_formatter {
 
 }  // namespace
 
-StderrLogger::StderrLogger(LogLevel minLevel, LogFormat format, std::string program)
+StderrLogger::StderrLogger(LogLevel minLevel, LogOutputFormat format, std::string program)
     : m_minLevel(minLevel),
-      m_journald(format == LogFormat::Journald ||
-                 (format == LogFormat::Auto && stderrIsJournal())) {
+      m_journald(format == LogOutputFormat::Journald ||
+                 (format == LogOutputFormat::Auto && stderrIsJournal())) {
     auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
     m_logger = std::make_shared<spdlog::logger>(program, sink);
     auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc,

@@ -20,7 +20,9 @@ class logger;
 namespace runplane::agent {
 
 enum class LogLevel { Debug, Info, Warning, Error };
-enum class LogFormat { Auto, Text, Journald };
+/// How stderr lines are written (--log-format). Not `LogFormat`: that is the classifier's table row
+/// (log_formats.h), and one name for two types in one namespace is an ODR hazard.
+enum class LogOutputFormat { Auto, Text, Journald };
 
 /// A sink for diagnostic lines. Implementations must be thread-safe.
 class Logger {
@@ -34,7 +36,7 @@ class Logger {
 
 /// "debug|info|warn|error" and "auto|text|journald"; errors name the flag.
 Result<LogLevel> parseLogLevel(const std::string& name);
-Result<LogFormat> parseLogFormat(const std::string& name);
+Result<LogOutputFormat> parseLogFormat(const std::string& name);
 
 /// True when stderr is the journal stream systemd passed ($JOURNAL_STREAM = "dev:inode" of fd 2).
 bool stderrIsJournal();
@@ -46,7 +48,8 @@ int journalPriority(LogLevel level);
 /// dropped.
 class StderrLogger : public Logger {
   public:
-    explicit StderrLogger(LogLevel minLevel = LogLevel::Info, LogFormat format = LogFormat::Text,
+    explicit StderrLogger(LogLevel minLevel = LogLevel::Info,
+                          LogOutputFormat format = LogOutputFormat::Text,
                           std::string program = "runplaned");
     ~StderrLogger() override;
     void log(LogLevel level, std::string_view message) override;

@@ -264,7 +264,7 @@ void runSend(const AlertsOptions& o, cli::CliContext& context) {
               << std::endl;
 }
 
-const bool kRegistered = cli::registerCommands([](CLI::App& app, cli::CliContext& context) {
+const bool kAlertsGroup = cli::registerCommands([](CLI::App& app, cli::CliContext& context) {
     auto* group = app.add_subcommand(
         "alerts", "Alerts to Slack, Discord, webhooks and commands from the history's events");
     group->require_subcommand(1);

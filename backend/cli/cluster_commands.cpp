@@ -46,7 +46,7 @@ void runInit(InitOptions o, runplane::cli::CliContext& context) {
     context.exitCode = 0;
 }
 
-const bool kRegistered =
+const bool kClusterGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto* group = app.add_subcommand("cluster", "Secured clusters: certificates and profiles");
         group->require_subcommand(1);

@@ -240,7 +240,7 @@ int runCompare(const CompareOptions& o) {
     return status;
 }
 
-const bool kRegistered =
+const bool kCompareGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto o = std::make_shared<CompareOptions>();
         o->history = runplane::control::defaultHistoryPath();

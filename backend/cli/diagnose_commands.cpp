@@ -197,8 +197,8 @@ void runDiagnose(const DiagnoseOptions& o, runplane::cli::CliContext& context) {
     context.exitCode = anyNode ? 0 : 1;
 }
 
-const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
-                                                            runplane::cli::CliContext& context) {
+const bool kDiagnoseGroup = runplane::cli::registerCommands([](CLI::App& app,
+                                                               runplane::cli::CliContext& context) {
     auto o = std::make_shared<DiagnoseOptions>();
     CLI::App* cmd = app.add_subcommand(
         "diagnose",

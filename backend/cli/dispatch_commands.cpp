@@ -454,8 +454,8 @@ void addCommon(CLI::App* cmd, CommonOptions& o) {
     cmd->add_flag("--json", o.json, "Print JSON");
 }
 
-const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
-                                                            runplane::cli::CliContext& context) {
+const bool kDispatchGroup = runplane::cli::registerCommands([](CLI::App& app,
+                                                               runplane::cli::CliContext& context) {
     auto* group = app.add_subcommand("dispatch", "Multi-node runs on Ray: preflight, launch, stop");
     group->require_subcommand(1);
 

@@ -213,7 +213,7 @@ void runNodesList(const HistoryOptions& options, runplane::cli::CliContext& cont
     }
 }
 
-const bool kRegistered =
+const bool kHistoryGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto* group = app.add_subcommand(
             "history", "Read the run history (series, points, events); retention (prune, pin)");

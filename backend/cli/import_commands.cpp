@@ -111,8 +111,8 @@ void runImport(const ImportOptions& options, runplane::cli::CliContext& context)
     }
 }
 
-const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
-                                                            runplane::cli::CliContext& context) {
+const bool kImportGroup = runplane::cli::registerCommands([](CLI::App& app,
+                                                             runplane::cli::CliContext& context) {
     auto options = std::make_shared<ImportOptions>();
     auto* cmd = app.add_subcommand("import-runs",
                                    "Import runs from TensorBoard event files, W&B offline runs "

@@ -256,8 +256,8 @@ int runImport(const ImportCliOptions& o) {
     return status;
 }
 
-const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
-                                                            runplane::cli::CliContext& context) {
+const bool kLaunchGroup = runplane::cli::registerCommands([](CLI::App& app,
+                                                             runplane::cli::CliContext& context) {
     auto ex = std::make_shared<ExportCliOptions>();
     CLI::App* exportCmd = app.add_subcommand(
         "export", "write a recipe's launch scripts (job script, Ray head/worker/wait)");

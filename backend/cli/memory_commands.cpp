@@ -186,7 +186,7 @@ void runMemory(const MemoryOptions& options, runplane::cli::CliContext& context)
     }
 }
 
-const bool kRegistered =
+const bool kMemoryGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto options = std::make_shared<MemoryOptions>();
         options->history = runplane::control::defaultHistoryPath();

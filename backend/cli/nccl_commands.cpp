@@ -310,8 +310,8 @@ void runRemoteProbe(const RemoteProbeOptions& options, runplane::cli::CliContext
     context.exitCode = probe.measured() ? 0 : unavailable ? 3 : 1;
 }
 
-const bool kRegistered = runplane::cli::registerCommands([](CLI::App& app,
-                                                            runplane::cli::CliContext& context) {
+const bool kNcclGroup = runplane::cli::registerCommands([](CLI::App& app,
+                                                           runplane::cli::CliContext& context) {
     CLI::App* nccl = app.add_subcommand(
         "nccl",
         "NCCL health: which libnccl a run loads (version gate) and the local bandwidth probe");

@@ -503,7 +503,7 @@ void runWatch(const WatchOptions& options, runplane::cli::CliContext& context) {
     }
 }
 
-const bool kRegistered =
+const bool kNodeGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto nodes = std::make_shared<NodesOptions>();
         auto* nodesCmd = app.add_subcommand(

@@ -268,7 +268,7 @@ void addCommon(CLI::App* sub, PlanOptions& options) {
                     "executable, or the source tree)");
 }
 
-const bool kRegistered =
+const bool kPlanGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto validateOptions = std::make_shared<PlanOptions>();
         CLI::App* validateCmd = app.add_subcommand(

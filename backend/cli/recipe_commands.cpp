@@ -36,7 +36,7 @@ int printLauncherArgv(const ArgvOptions& options) {
     return 0;
 }
 
-const bool kRegistered = registerCommands([](CLI::App& app, CliContext& context) {
+const bool kRecipeGroup = registerCommands([](CLI::App& app, CliContext& context) {
     auto options = std::make_shared<ArgvOptions>();
     CLI::App* cmd = app.add_subcommand("argv", "Print a recipe's launcher argv, one per line");
     cmd->add_option("FILE", options->file, "recipe YAML file")->required();

@@ -562,7 +562,7 @@ void runRuns(const RunsOptions& options, runplane::cli::CliContext& context) {
     std::cout << runplane::control::formatTable(rows, options.output == "wide");
 }
 
-const bool kRegistered =
+const bool kRunGroup =
     runplane::cli::registerCommands([](CLI::App& app, runplane::cli::CliContext& context) {
         auto submit = std::make_shared<SubmitOptions>();
         submit->history = defaultHistoryPath();

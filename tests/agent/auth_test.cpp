@@ -222,7 +222,7 @@ std::string captureStderr(const std::function<void()>& body) {
 
 TEST(Logger, JournaldFormatHasPriorityPrefixesAndNoTimestamp) {
     const std::string out = captureStderr([] {
-        StderrLogger log(LogLevel::Debug, LogFormat::Journald);
+        StderrLogger log(LogLevel::Debug, LogOutputFormat::Journald);
         log.info("hello");
         log.warn("careful");
         log.error("broken");
@@ -233,7 +233,7 @@ TEST(Logger, JournaldFormatHasPriorityPrefixesAndNoTimestamp) {
 
 TEST(Logger, TextFormatKeepsTheDaemonsLineShape) {
     const std::string out = captureStderr([] {
-        StderrLogger log(LogLevel::Info, LogFormat::Text);
+        StderrLogger log(LogLevel::Info, LogOutputFormat::Text);
         log.warn("careful");
         log.log(LogLevel::Debug, "dropped below the level");
     });
