@@ -133,5 +133,34 @@ TEST(LogEventFolds, ARestatementBeyondTheWindowIsItsOwnEvent) {
     EXPECT_EQ(replayLines({paste[0]}).size(), 1u);
 }
 
+// Slurm's oom-kill line in each of its versions' wordings (docs/daemon.md, `host_oom_slurm`): one
+// host OOM with Slurm's count and step, and srun's `task N: Out Of Memory` after it is no second
+// failure.
+struct SlurmOomCase {
+    const char* fixture;
+    const char* count;
+    const char* step;
+};
+
+class LogSlurmOom : public ::testing::TestWithParam<SlurmOomCase> {};
+
+TEST_P(LogSlurmOom, OneHostOomWithSlurmsCountAndStep) {
+    const auto events = replayLines(fixtureLines(GetParam().fixture));
+    std::string messages;
+    for (const auto& e : events) {
+        messages += e.message + "\n";
+    }
+    ASSERT_EQ(events.size(), 1u) << messages;
+    EXPECT_EQ(events[0].kind, LogEventKind::HostOom);
+    EXPECT_EQ(attr(events[0], "source"), "slurm");
+    EXPECT_EQ(attr(events[0], "oom_kill_events"), GetParam().count);
+    EXPECT_EQ(attr(events[0], "slurm_step"), GetParam().step);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Wordings, LogSlurmOom,
+    ::testing::Values(SlurmOomCase{"host_oom_slurm_in_step_hafs_101.log", "1", "3495064.0"},
+                      SlurmOomCase{"host_oom_slurm_stepid_snakemake_371.log", "2", "JOBID.13"}));
+
 }  // namespace
 }  // namespace runplane::agent

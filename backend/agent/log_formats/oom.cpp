@@ -403,14 +403,20 @@ bool recognizeHostOomShell(const LineView& view, ParsedLogLine& out) {
     return true;
 }
 
-// Slurm's step daemon after the job's cgroup hit its memory limit: `slurmstepd: error: Detected 1
-// oom-kill event(s) in StepId=191.batch cgroup. Some of your processes may have been killed by
-// the cgroup out-of-memory handler.` (ArjunaCluster/ArjunaUsers#52). attrs: source = slurm,
-// oom_kill_events, slurm_step.
+// Slurm's step daemon after the job's cgroup hit its memory limit, in the wordings of Slurm's
+// versions: `slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of
+// your processes may have been killed by the cgroup out-of-memory handler.` (ArjunaCluster/
+// ArjunaUsers#52), `... Detected 1 oom-kill event(s) in step 3495064.0 cgroup.` (older, hafs-
+// community/HAFS#101) and `... Detected 2 oom_kill events in StepId=JOBID.13. Some of the step
+// tasks have been OOM Killed.` (newer, snakemake/snakemake-executor-plugin-slurm#371).
+// attrs: source = slurm, oom_kill_events, slurm_step.
 bool recognizeHostOomSlurm(const LineView& view, ParsedLogLine& out) {
     const std::string_view t = view.body;
     const auto d = logfmt::find(t, "Detected ");
-    const auto e = logfmt::find(t, " oom-kill event");
+    auto e = logfmt::find(t, " oom-kill event");
+    if (e == std::string_view::npos) {
+        e = logfmt::find(t, " oom_kill event");
+    }
     if (d == std::string_view::npos || e == std::string_view::npos || e <= d + 9) {
         return false;
     }
@@ -419,7 +425,13 @@ bool recognizeHostOomSlurm(const LineView& view, ParsedLogLine& out) {
         count.find_first_not_of("0123456789") != std::string_view::npos) {
         return false;
     }
-    const std::string step = textAfter(t, "StepId=", " ", 64);
+    std::string step = textAfter(t, "StepId=", " ", 64);
+    if (step.empty()) {
+        step = textAfter(t, " in step ", " ", 64);
+    }
+    while (!step.empty() && step.back() == '.') {  // the sentence's full stop after the step
+        step.pop_back();
+    }
     std::string summary = "host OOM: Slurm saw " + std::string(count) + " OOM kill" +
                           (count == "1" ? "" : "s") + " in the job's cgroup";
     if (!step.empty()) {
