@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -160,7 +161,17 @@ TEST_P(LogSlurmOom, OneHostOomWithSlurmsCountAndStep) {
 INSTANTIATE_TEST_SUITE_P(
     Wordings, LogSlurmOom,
     ::testing::Values(SlurmOomCase{"host_oom_slurm_in_step_hafs_101.log", "1", "3495064.0"},
-                      SlurmOomCase{"host_oom_slurm_stepid_snakemake_371.log", "2", "JOBID.13"}));
+                      SlurmOomCase{"host_oom_slurm_stepid_snakemake_371.log", "2", "JOBID.13"}),
+    [](const ::testing::TestParamInfo<SlurmOomCase>& param) {
+        std::string name = param.param.fixture;
+        name = name.substr(0, name.find('.'));
+        for (char& c : name) {
+            if (std::isalnum(static_cast<unsigned char>(c)) == 0) {
+                c = '_';
+            }
+        }
+        return name;
+    });
 
 }  // namespace
 }  // namespace runplane::agent
