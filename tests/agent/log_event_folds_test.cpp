@@ -6,44 +6,24 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "backend/agent/log_metrics.h"
+#include "tests/agent/log_fixture_replay.h"
 
 namespace runplane::agent {
 namespace {
 
-std::vector<std::string> fixtureLines(const std::string& name) {
-    const char* src = std::getenv("RUNPLANE_SOURCE_DIR");
-    std::ifstream in(std::string(src != nullptr ? src : ".") + "/tests/agent/fixtures/logs/" + name,
-                     std::ios::binary);
-    EXPECT_TRUE(in.good()) << name;
-    std::vector<std::string> lines;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.starts_with("# source:")) {
-            lines.push_back(line);
-        }
-    }
-    return lines;
-}
+using test::fixtureLines;
 
 std::vector<LogEvent> replayLines(const std::vector<std::string>& lines) {
-    LogReader reader;
     std::vector<LogEvent> events;
-    auto take = [&events](ParsedLogLine p) {
+    test::replayLines(lines, [&events](ParsedLogLine p) {
         for (auto& e : p.events) {
             events.push_back(std::move(e));
         }
-    };
-    for (const auto& line : lines) {
-        take(reader.feed(line));
-    }
-    take(reader.finish());
+    });
     return events;
 }
 

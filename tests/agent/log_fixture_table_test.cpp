@@ -5,26 +5,14 @@
 // all, so a garbage series fails the row.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "backend/agent/log_metrics.h"
+#include "tests/agent/log_fixture_replay.h"
 
 namespace runplane::agent {
 namespace {
-
-std::string readFixture(const std::string& name) {
-    const char* src = std::getenv("RUNPLANE_SOURCE_DIR");
-    std::ifstream in(std::string(src != nullptr ? src : ".") + "/tests/agent/fixtures/logs/" + name,
-                     std::ios::binary);
-    EXPECT_TRUE(in.good()) << name;
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 struct Replayed {
     std::map<std::string, LogMetric> last;  // the last value of each series
@@ -34,24 +22,14 @@ struct Replayed {
 // The collector's path: a LogReader fed line by line, empty lines skipped.
 Replayed replay(const std::string& name) {
     Replayed r;
-    LogReader reader;
-    auto take = [&r](ParsedLogLine p) {
+    test::replayLines(test::nonEmpty(test::fixtureLines(name)), [&r](ParsedLogLine p) {
         for (auto& m : p.metrics) {
             r.last[m.series] = m;
         }
         for (auto& e : p.events) {
             r.events.push_back(std::move(e));
         }
-    };
-    std::istringstream in(readFixture(name));
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line.starts_with("# source:")) {
-            continue;
-        }
-        take(reader.feed(line));
-    }
-    take(reader.finish());
+    });
     return r;
 }
 

@@ -4,14 +4,12 @@
 // the collector does: a LogReader fed line by line.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "backend/agent/log_metrics.h"
+#include "tests/agent/log_fixture_replay.h"
 
 namespace runplane::agent {
 namespace {
@@ -23,13 +21,8 @@ struct Replayed {
 };
 
 Replayed replayFixture(const std::string& name) {
-    const char* src = std::getenv("RUNPLANE_SOURCE_DIR");
-    std::ifstream in(std::string(src != nullptr ? src : ".") + "/tests/agent/fixtures/logs/" + name,
-                     std::ios::binary);
-    EXPECT_TRUE(in.good()) << name;
     Replayed r;
-    LogReader reader;
-    auto take = [&r](ParsedLogLine p) {
+    test::replayLines(test::nonEmpty(test::fixtureLines(name)), [&r](ParsedLogLine p) {
         for (auto& m : p.metrics) {
             r.values[m.series].push_back(m.value);
             r.steps[m.series].push_back(m.step);
@@ -37,15 +30,7 @@ Replayed replayFixture(const std::string& name) {
         for (auto& e : p.events) {
             r.events.push_back(std::move(e));
         }
-    };
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line.starts_with("# source:")) {
-            continue;
-        }
-        take(reader.feed(line));
-    }
-    take(reader.finish());
+    });
     return r;
 }
 
