@@ -28,16 +28,19 @@
 
 #include "backend/agent/engine_metrics.h"
 #include "tests/agent/daemon_process.h"
+#include "tests/agent/fake_engine.h"
 
 namespace runplane::agent {
 namespace {
 
 using testing::DaemonProcess;
 using testing::TempDir;
+using EngineGroup = test::FakeEngine;
+using test::freePort;
+using test::serves;
 
 std::string fixturePath(const std::string& name) {
-    const char* src = std::getenv("RUNPLANE_SOURCE_DIR");
-    return std::string(src != nullptr ? src : ".") + "/tests/agent/fixtures/prometheus/" + name;
+    return test::prometheusFixture(name);
 }
 
 std::string readFile(const std::string& path) {
@@ -57,64 +60,6 @@ int waitNumber(const std::string& path) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return 0;
-}
-
-// fake_engine_server exec'd under `argv` with `env`, in a process group of its own (its serving
-// child is killed with it).
-class EngineGroup {
-  public:
-    EngineGroup(std::vector<std::string> argv, const std::map<std::string, std::string>& env) {
-        m_pid = ::fork();
-        if (m_pid == 0) {
-            ::setpgid(0, 0);
-            for (const auto& [k, v] : env) {
-                ::setenv(k.c_str(), v.c_str(), 1);
-            }
-            std::vector<char*> cargv;
-            for (auto& a : argv) {
-                cargv.push_back(a.data());
-            }
-            cargv.push_back(nullptr);
-            ::execv(RUNPLANE_FAKE_ENGINE_SERVER, cargv.data());
-            ::_exit(127);
-        }
-        ::setpgid(m_pid, m_pid);
-    }
-    ~EngineGroup() {
-        ::kill(-m_pid, SIGKILL);
-        ::waitpid(m_pid, nullptr, 0);
-    }
-    EngineGroup(const EngineGroup&) = delete;
-    EngineGroup& operator=(const EngineGroup&) = delete;
-    pid_t pid() const { return m_pid; }
-
-  private:
-    pid_t m_pid = -1;
-};
-
-bool serves(int port) {
-    for (int i = 0; i < 100; ++i) {
-        if (fetchMetrics("127.0.0.1", port, 500).ok()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-}
-
-// A port nobody listens on now (bound to :0, read back, closed).
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-        return 0;
-    }
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
 }
 
 // Occurrences of `needle` in `hay`.
