@@ -46,6 +46,7 @@
 using namespace runplane;
 using namespace runplane::gui;
 using namespace runplane::gui::afternoon;
+using runplane::gui::test::linesWithFlag;
 using runplane::gui::test::waitUntil;
 
 namespace {
@@ -66,19 +67,6 @@ void edit(DesignPage& d, const std::function<void()>& change) {
     const int before = d.planPasses();
     change();
     ASSERT_TRUE(waitUntil([&] { return d.planPasses() > before; }, 15000)) << "no new plan";
-}
-
-/// The launch preview's command lines (not the runplane-meta comments) passing `flag`.
-QStringList linesWithFlag(const QString& preview, const QString& flag) {
-    QStringList out;
-    const QRegularExpression word(QStringLiteral("(^|[\\s\"'])") +
-                                  QRegularExpression::escape(flag) + QStringLiteral("(\\s|$)"));
-    for (const QString& line : preview.split(QLatin1Char('\n'))) {
-        if (!line.trimmed().startsWith(QLatin1Char('#')) && word.match(line).hasMatch()) {
-            out << line.trimmed();
-        }
-    }
-    return out;
 }
 
 QAction* actionNamed(QWidget& w, const QString& text) {

@@ -35,6 +35,7 @@
 
 using namespace runplane;
 using namespace runplane::gui;
+using runplane::gui::test::linesWithFlag;
 using runplane::gui::test::waitUntil;
 
 namespace {
@@ -71,20 +72,6 @@ void importScript(DesignPage& page, const QString& path) {
     QObject::disconnect(c);
     ASSERT_TRUE(done);
     ASSERT_TRUE(error.isEmpty()) << error.toStdString();
-}
-
-/// The launch preview's lines that pass `flag` (as a word), trimmed.
-QStringList linesWithFlag(const QString& preview, const QString& flag) {
-    QStringList out;
-    const QRegularExpression word(QStringLiteral("(^|[\\s\"'])") +
-                                  QRegularExpression::escape(flag) + QStringLiteral("(\\s|$)"));
-    for (const QString& line : preview.split(QLatin1Char('\n'))) {
-        // the runplane-meta block is YAML in comments, not the command line
-        if (!line.trimmed().startsWith(QLatin1Char('#')) && word.match(line).hasMatch()) {
-            out << line.trimmed();
-        }
-    }
-    return out;
 }
 
 /// Runs one edit and waits for the planning pass it starts (planning moves to a worker thread

@@ -4,7 +4,9 @@
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QRegularExpression>
 #include <QString>
+#include <QStringList>
 #include <QThread>
 
 #include <cstdlib>
@@ -45,6 +47,20 @@ inline QString screenshotPath(const QString& name) {
     }
     QDir().mkpath(dir);
     return dir + QLatin1Char('/') + name;
+}
+
+/// The launch preview's command lines that pass `flag` as a word, trimmed (the runplane-meta
+/// block is YAML in `#` comments, not the command line).
+inline QStringList linesWithFlag(const QString& preview, const QString& flag) {
+    QStringList out;
+    const QRegularExpression word(QStringLiteral("(^|[\\s\"'])") +
+                                  QRegularExpression::escape(flag) + QStringLiteral("(\\s|$)"));
+    for (const QString& line : preview.split(QLatin1Char('\n'))) {
+        if (!line.trimmed().startsWith(QLatin1Char('#')) && word.match(line).hasMatch()) {
+            out << line.trimmed();
+        }
+    }
+    return out;
 }
 
 }  // namespace runplane::gui::test
