@@ -1,7 +1,6 @@
 // runplanectl dispatch preflight / launch / stop: multi-node runs on Ray (docs/dispatch.md).
-// The recipe is turned into the per-node preflight specs here (the control library does not
-// depend on the planner): GPUs and model from hardware, host-memory peak per node from the
-// memory plan, NCCL requirement from environment.nccl_version, paths from checkpoints/eval.
+// The recipe becomes the per-node preflight specs in backend/control/recipe_preflight.h, which
+// the Cluster page's Preflight box uses too.
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -21,11 +20,9 @@
 #include "backend/control/dispatch_history.h"
 #include "backend/control/dispatch_membership.h"
 #include "backend/control/history_location.h"
-#include "backend/control/preflight_master_rank0.h"
+#include "backend/control/recipe_preflight.h"
 #include "backend/control/text_format.h"
 #include "backend/plan/catalog.h"
-#include "backend/plan/hf_config.h"
-#include "backend/plan/planner.h"
 #include "backend/plan/recipe.h"
 
 namespace {
@@ -124,24 +121,15 @@ bool headAndWorkers(std::string& head, std::vector<std::string>& workers,
     return true;
 }
 
-int versionCode(const std::string& dotted) {
-    int major = 0, minor = 0, patch = 0;
-    if (std::sscanf(dotted.c_str(), "%d.%d.%d", &major, &minor, &patch) < 2) {
-        return 0;
-    }
-    // NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9 (major*1000 + ... before).
-    return major * 10000 + minor * 100 + patch;
-}
-
 std::string executableDir() {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     return ec ? std::string() : exe.parent_path().string();
 }
 
-/// The recipe as preflight specs, one per node (head first). Prints and returns false on error.
-/// hfFindings gets the checkpoint config.json cross-check (rule model.hf-config) when the
-/// checkpoint directory is readable from here.
+/// The recipe as preflight specs, one per node (head first; recipe_preflight.h). Prints and
+/// returns false on error. hfFindings gets the checkpoint config.json cross-check (rule
+/// model.hf-config) when the checkpoint directory is readable from here.
 bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<PreflightSpec>* specs,
                 runplane::plan::Recipe* recipeOut, std::vector<runplane::plan::Finding>* hfFindings,
                 int& exitCode) {
@@ -159,53 +147,7 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
         exitCode = 2;
         return false;
     }
-    PreflightSpec base;
-    base.recipeYaml = text.str();
-    for (const auto& [k, v] : recipe->environment.env) {
-        base.env[k] = v;
-    }
-    for (const auto& kv : o.env) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) {
-            std::cerr << "--env " << kv << ": expected KEY=VALUE\n";
-            exitCode = 2;
-            return false;
-        }
-        base.env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    base.expectedGpus = static_cast<std::uint32_t>(recipe->hardware.gpusPerNode);
-    // A recipe without GPUs (hardware.gpus_per_node 0, gpu "cpu") expects no GPU model: asking
-    // for "cpu GPUs" failed every node of a CPU run.
-    base.expectedGpuModel = recipe->hardware.gpusPerNode > 0 ? recipe->hardware.gpu : "";
-    // The gate the run needs (>= 2.30.7 for cross-node CUDA-graph engines), and never below the
-    // version the recipe says it was planned with.
-    base.minNcclVersionCode = std::max(
-        runplane::plan::requiredNcclVersionCode(*recipe, runplane::plan::computeLayout(*recipe)),
-        versionCode(recipe->environment.ncclVersion));
-    base.masterAddr = recipe->cluster.masterAddr;
-    base.multiNode = nodeCount > 1 || recipe->cluster.nodes > 1;
-    const auto& ck = recipe->checkpoints;
-    for (const auto* p : {&ck.hfCheckpoint, &ck.modelDir}) {
-        if (!p->empty()) {
-            base.requiredPaths.push_back(*p);
-        }
-    }
-    for (const auto& d : recipe->eval.datasets) {
-        if (!d.path.empty()) {
-            base.requiredPaths.push_back(d.path);
-        }
-    }
-    if (!ck.refLoad.empty()) {
-        base.checkpointDirs.push_back(ck.refLoad);  // torch_dist needs its tracker file
-    }
-    if (!ck.opdTeacherLoad.empty()) {
-        base.checkpointDirs.push_back(ck.opdTeacherLoad);  // slime checks it exists, as ref_load
-    }
-    base.minFreeDiskBytes = static_cast<std::uint64_t>(o.minFreeDiskGb * 1e9);
-    base.diskPath = ck.save;
-    specs->assign(nodeCount, base);
-
-    // Host-memory peak per node from the planner (skipped, with a note, without a catalog).
+    // The model catalog for the host-memory peak per node (skipped, with a note, without one).
     std::string dir = o.recipesDir;
     if (dir.empty()) {
         auto located = runplane::plan::locateRecipesDir(executableDir());
@@ -214,18 +156,22 @@ bool buildSpecs(const CommonOptions& o, std::size_t nodeCount, std::vector<Prefl
     auto catalog = dir.empty() ? runplane::Result<runplane::plan::ModelCatalog>(
                                      runplane::Error{"no recipes directory"})
                                : runplane::plan::ModelCatalog::loadDirectory(dir + "/models");
-    if (catalog) {
-        const auto plan = runplane::plan::planRecipe(*recipe, *catalog);
-        if (plan.model) {
-            *hfFindings = runplane::plan::checkHfConfig(*recipe, *plan.model);
-            for (std::size_t i = 0; i < nodeCount && i < plan.memory.nodes.size(); ++i) {
-                (*specs)[i].plannedPeakHostBytes =
-                    static_cast<std::uint64_t>(plan.memory.nodes[i].peakBytes);
-            }
-        }
-    } else {
-        std::cerr << "note: host-memory check skipped: " << catalog.error() << "\n";
+    RecipePreflightOptions options;
+    options.envOverrides = o.env;
+    options.minFreeDiskGb = o.minFreeDiskGb;
+    options.catalog = catalog ? &*catalog : nullptr;
+    options.catalogError = catalog ? "" : catalog.error();
+    auto built = recipePreflight(*recipe, text.str(), nodeCount, options);
+    if (!built) {
+        std::cerr << built.error() << "\n";
+        exitCode = 2;
+        return false;
     }
+    for (const auto& note : built->notes) {
+        std::cerr << "note: " << note << "\n";
+    }
+    *specs = std::move(built->specs);
+    *hfFindings = std::move(built->hfFindings);
     *recipeOut = std::move(recipe).value();
     return true;
 }
@@ -280,17 +226,7 @@ void runPreflight(PreflightOptions o, int& exitCode) {
         return;
     }
     printConfigFindings(hf, o.recipe);
-    if (specs[0].masterAddr.empty() && !o.nodes.empty()) {
-        const auto colon = o.nodes[0].rfind(':');
-        for (auto& s : specs) {
-            s.masterAddr = o.nodes[0].substr(0, colon);  // the first node acts as head
-        }
-    }
-    for (auto& s : specs) {
-        if (s.masterProbePort == 0 && !o.nodes.empty()) {
-            s.masterProbePort = runplane::control::daemonPortOf(o.nodes[0]);  // rank 0
-        }
-    }
+    defaultRank0(specs, o.nodes);  // the first node acts as head
     const auto table = preflightNodes(o.nodes, specs, connection.client);
     // Which Ray cluster each node's raylets belong to (issue 47), asked of the nodes that answered.
     std::vector<std::string> answered;

@@ -26,6 +26,7 @@
 #include "gui/pages/cluster_page.h"
 #include "gui/pages/compare_page.h"
 #include "gui/pages/design_page.h"
+#include "gui/pages/preflight_panel.h"
 #include "gui/pages/runs_page.h"
 #include "gui/widgets/flat_style.h"
 
@@ -150,6 +151,16 @@ std::unique_ptr<MainWindow> createMainWindow(const QString& historyPath, const Q
     window->addPage(new RunsPage(historyPath), QObject::tr("Runs"));
     window->addPage(new ComparePage(historyPath), QObject::tr("Compare"));
     window->addPage(new AlertsPage(historyPath, alertsFile), QObject::tr("Alerts"));  // issue 48
+    // issue 47: the Cluster page's preflight asks what the open recipe places on each node; an
+    // untouched new recipe is offered but not ticked.
+    auto shareRecipe = [design, cluster] {
+        const QString path = design->path();
+        cluster->preflightPanel()->setRecipe(
+            design->recipe(), path.isEmpty() ? QObject::tr("unsaved") : QFileInfo(path).fileName(),
+            !path.isEmpty() || design->isModified());
+    };
+    QObject::connect(design, &DesignPage::planUpdated, cluster, shareRecipe);
+    shareRecipe();
     cluster->setExtraClusters(settings.clusterFiles());
     QObject::connect(cluster, &ClusterPage::clusterChanged, window.get(),
                      [](const QString& nameOrFile) {

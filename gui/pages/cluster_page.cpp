@@ -142,11 +142,8 @@ ClusterPage::ClusterPage(const QString& historyPath, const QString& alertsFile, 
     // issue 47: every node's preflight row (interfaces, MASTER_ADDR, GPU UUIDs), asked on demand
     m_preflight = new PreflightPanel(boxes);
     boxes->addTab(m_preflight, tr("Preflight"));
-    connect(m_preflight, &PreflightPanel::checkRequested, this, [this] {
-        const QStringList nodes = addresses();
-        m_preflight->refresh(nodes, m_service->clientOptions(),
-                             clusterPreflightSpec(static_cast<int>(nodes.size())));
-    });
+    connect(m_preflight, &PreflightPanel::checkRequested, this,
+            [this] { m_preflight->refresh(addresses(), m_service->clientOptions()); });
     splitter->addWidget(m_table);
     splitter->addWidget(m_plot);
     splitter->addWidget(boxes);

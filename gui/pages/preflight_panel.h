@@ -5,19 +5,29 @@
 // column per check (net.ifname says which interfaces NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME
 // select, net.master_addr whether MASTER_ADDR is reachable from that host, ray.installed, ...;
 // the cell's tooltip is the check's sentence), and a summary line with the cross-node checks
-// (ray.same_version, gpu.distinct). refresh() asks every daemon at once on a background thread;
-// the table crosses back to the GUI thread as a value and is applied only if the panel still
-// exists.
+// (ray.same_version, gpu.distinct). With the Design page's recipe (setRecipe, a check box to
+// leave it out) each node is asked what `dispatch preflight --recipe` asks: its GPU count and
+// model, its host-memory peak from the plan, the NCCL version, the recipe's environment, and
+// MASTER_ADDR (the recipe's, else the first node's host) probed at the first node's daemon port
+// (recipe_preflight.h). refresh() builds the requests and asks every daemon at once on a
+// background thread; the table crosses back to the GUI thread as a value and is applied only if
+// the panel still exists.
 
 #include <QAbstractTableModel>
 #include <QStringList>
 #include <QWidget>
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/control/dispatch.h"
+#include "backend/plan/catalog.h"
+#include "backend/plan/recipe.h"
 #include "gui/pages/node_check_panel.h"
+
+class QCheckBox;
 
 namespace runplane::gui {
 
@@ -46,26 +56,51 @@ class PreflightTableModel : public QAbstractTableModel {
     std::vector<std::string> m_ids;
 };
 
-/// The spec the page asks with: a multi-node run when there is more than one node, and the
-/// NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME and MASTER_ADDR of this process's environment (what a
-/// run launched from here would be given).
-control::PreflightSpec clusterPreflightSpec(int nodeCount);
+/// What the page asks each node, and what it could not ask.
+struct ClusterPreflightRequest {
+    std::vector<control::PreflightSpec> specs;  // one per address
+    std::vector<std::string> notes;             // e.g. "host-memory check skipped: …"
+    std::string error;                          // "" = the specs are usable
+};
+
+/// The requests for `addresses` (rank 0 first). With `recipe`: the recipe's expectations
+/// (control::recipePreflight, the plan from `catalog`); without: a multi-node run when there is
+/// more than one node, and no GPU, model or memory expectation. Variables of `environment` the
+/// recipe does not set are added (what a run launched from here would be given). MASTER_ADDR
+/// defaults to the first node's host and is probed at its daemon port (control::defaultRank0).
+ClusterPreflightRequest clusterPreflightRequest(
+    const std::vector<std::string>& addresses, const plan::Recipe* recipe,
+    const plan::ModelCatalog* catalog, const std::map<std::string, std::string>& environment);
+
+/// NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME and MASTER_ADDR of this process, where set.
+std::map<std::string, std::string> socketEnvironment();
 
 class PreflightPanel : public NodeCheckPanel {
     Q_OBJECT
   public:
     explicit PreflightPanel(QWidget* parent = nullptr);
 
-    /// Asks the daemons at `addresses`; a call while one is in flight is dropped (false).
-    bool refresh(const QStringList& addresses, const control::NodeClientOptions& options,
-                 const control::PreflightSpec& spec);
+    /// The recipe whose expectations the next check asks (`source`: its file or "unsaved");
+    /// `preferred`: whether to use it when the user has not ticked or cleared the box.
+    void setRecipe(const plan::Recipe& recipe, const QString& source, bool preferred);
+    /// Whether the next check uses the recipe.
+    bool usingRecipe() const;
+    QCheckBox* recipeCheck() const { return m_useRecipe; }
+
+    /// Asks the daemons at `addresses` (the recipe's requests when usingRecipe()); a call while
+    /// one is in flight is dropped (false).
+    bool refresh(const QStringList& addresses, const control::NodeClientOptions& options);
     PreflightTableModel* model() const { return m_model; }
 
-    /// Shows `table` (what refresh() applies when the daemons answered).
-    void apply(control::PreflightTable table);
+    /// Shows `table` (what refresh() applies when the daemons answered), with `notes` on what was
+    /// not asked.
+    void apply(control::PreflightTable table, const std::vector<std::string>& notes = {});
 
   private:
     PreflightTableModel* m_model = nullptr;
+    QCheckBox* m_useRecipe = nullptr;
+    std::optional<plan::Recipe> m_recipe;
+    bool m_userChose = false;  // the user ticked or cleared the box: setRecipe keeps their choice
 };
 
 }  // namespace runplane::gui

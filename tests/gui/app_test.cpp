@@ -2,6 +2,7 @@
 // the library, and as a real child process without any display.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
@@ -17,7 +18,9 @@
 #include "gui/models/cluster_connection.h"
 #include "gui/models/node_table_model.h"
 #include "gui/pages/cluster_page.h"
+#include "gui/pages/design_page.h"
 #include "gui/pages/plot_builders.h"
+#include "gui/pages/preflight_panel.h"
 #include "tests/gui/gui_test_util.h"
 #include "tests/gui/synthetic_history.h"
 
@@ -166,6 +169,46 @@ TEST(ClusterProfileStartup, TheWindowUsesTheProfileAndRemembersIt) {
     }
     EXPECT_EQ(AppSettings().currentCluster(), QString());
     setActiveClientOptions({});
+    AppSettings::setFileOverride(QString());
+}
+
+// issue 47: the Cluster page's preflight is offered the Design page's recipe as it changes; the
+// untouched new recipe is offered unticked, an opened or edited one ticked.
+TEST(ClusterPreflightRecipe, TheDesignPagesRecipeFollowsIntoTheClusterPreflight) {
+    QTemporaryDir dir;
+    AppSettings::setFileOverride(dir.filePath(QStringLiteral("settings.ini")));
+    auto w = createMainWindow(dir.filePath(QStringLiteral("history.sqlite")), {});
+    DesignPage* design = nullptr;
+    ClusterPage* cluster = nullptr;
+    for (int i = 0; i < w->tabs()->count(); ++i) {
+        if (auto* d = qobject_cast<DesignPage*>(w->tabs()->widget(i))) {
+            design = d;
+        }
+        if (auto* c = qobject_cast<ClusterPage*>(w->tabs()->widget(i))) {
+            cluster = c;
+        }
+    }
+    ASSERT_NE(design, nullptr);
+    ASSERT_NE(cluster, nullptr);
+    QCheckBox* box = cluster->preflightPanel()->recipeCheck();
+    ASSERT_TRUE(box->isEnabled());
+    EXPECT_TRUE(box->text().contains(QStringLiteral("new-run (unsaved)")))
+        << box->text().toStdString();
+    EXPECT_FALSE(box->isChecked()) << "the untouched new recipe is not imposed on the nodes";
+
+    const char* sourceDir = std::getenv("RUNPLANE_SOURCE_DIR");
+    ASSERT_NE(sourceDir, nullptr);
+    auto recipe = plan::loadRecipe(std::string(sourceDir) + "/recipes/vime-qwen3-30B-A3B-2x8.yaml");
+    ASSERT_TRUE(recipe.ok()) << recipe.error();
+    design->setRecipe(*recipe, QStringLiteral("use the 2x8 recipe"));
+    ASSERT_TRUE(test::waitUntil(
+        [&] { return box->text().contains(QStringLiteral("vime-qwen3-30B-A3B-2x8")); }, 30000))
+        << box->text().toStdString();
+    EXPECT_TRUE(box->text().contains(QStringLiteral("2 node(s) of 8 H100")))
+        << box->text().toStdString();
+    EXPECT_TRUE(box->isChecked());
+    EXPECT_TRUE(cluster->preflightPanel()->usingRecipe());
+    w.reset();
     AppSettings::setFileOverride(QString());
 }
 
