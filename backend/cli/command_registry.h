@@ -23,7 +23,13 @@ using CommandAdder = std::function<void(CLI::App& app, CliContext& context)>;
 /// Registers a command group; call from a namespace-scope initialiser in a *_commands.cpp file.
 bool registerCommands(CommandAdder adder);
 
-/// All registered groups, in registration order.
+/// All registered groups, in registration order (which is link order).
 const std::vector<CommandAdder>& registeredCommands();
+
+/// Adds every registered group to `app`; its --help lists the commands in sections in the order a
+/// user works (design, run, watch, history, cluster: helpSections() in command_registry.cpp),
+/// whatever order the groups were linked in. A command the table does not name goes last, under
+/// "Other commands".
+void addRegisteredCommands(CLI::App& app, CliContext& context);
 
 }  // namespace runplane::cli

@@ -260,7 +260,7 @@ const bool kLaunchGroup = runplane::cli::registerCommands([](CLI::App& app,
                                                              runplane::cli::CliContext& context) {
     auto ex = std::make_shared<ExportCliOptions>();
     CLI::App* exportCmd = app.add_subcommand(
-        "export", "write a recipe's launch scripts (job script, Ray head/worker/wait)");
+        "export", "Write a recipe's launch scripts (job script, Ray head/worker/wait)");
     exportCmd->add_option("FILE", ex->file, "recipe YAML file")->required();
     exportCmd->add_option("--flavour", ex->flavour, "slime, vime or miles")->required();
     exportCmd->add_option("--out", ex->out,
@@ -279,7 +279,7 @@ const bool kLaunchGroup = runplane::cli::registerCommands([](CLI::App& app,
     auto im = std::make_shared<ImportCliOptions>();
     CLI::App* importCmd = app.add_subcommand(
         "import",
-        "read a bash launch script (never run) into a recipe; prints what it did not "
+        "Read a bash launch script (never run) into a recipe; prints what it did not "
         "understand with line numbers");
     importCmd->add_option("SCRIPT", im->script, "launch script")->required();
     importCmd->add_option("--env", im->env,

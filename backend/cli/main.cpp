@@ -12,9 +12,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", runplane::versionLine("runplanectl"));
     runplane::cli::CliContext context;
-    for (const auto& add : runplane::cli::registeredCommands()) {
-        add(app, context);
-    }
+    runplane::cli::addRegisteredCommands(app, context);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -273,7 +273,7 @@ const bool kPlanGroup =
         auto validateOptions = std::make_shared<PlanOptions>();
         CLI::App* validateCmd = app.add_subcommand(
             "validate",
-            "check a recipe; prints file:line:col: severity: message lines (exit 1 on "
+            "Check a recipe; prints file:line:col: severity: message lines (exit 1 on "
             "errors)");
         addCommon(validateCmd, *validateOptions);
         validateCmd->callback([validateOptions, &context] {
@@ -282,7 +282,7 @@ const bool kPlanGroup =
 
         auto planOptions = std::make_shared<PlanOptions>();
         CLI::App* planCmd = app.add_subcommand(
-            "plan", "findings, topology and memory per node and GPU per phase of a recipe");
+            "plan", "Findings, topology and memory per node and GPU per phase of a recipe");
         addCommon(planCmd, *planOptions);
         planOptions->history = runplane::control::defaultHistoryPath();
         planCmd->add_option("--from-run", planOptions->fromRun,

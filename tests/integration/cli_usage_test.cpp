@@ -30,6 +30,32 @@ TEST(CliUsage, MissingRequiredArgumentExitsTwo) {
     EXPECT_NE(r.err.find("required"), std::string::npos) << r.err;
 }
 
+// --help lists the commands in sections in the order a user works, not in link order, and every
+// command has a section (a new one the table misses lands under "Other commands" and fails here).
+TEST(CliUsage, HelpListsEveryCommandUnderItsSectionInWorkOrder) {
+    ScratchDir dir;
+    auto r = runCtl({"--help"}, dir.path().string());
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::size_t at = 0;
+    for (const char* line : {"Design a run:",    "  validate",
+                             "  plan",           "  import",
+                             "  export",         "Start and stop runs:",
+                             "  submit",         "  dispatch",
+                             "  stop",           "Watch nodes and runs:",
+                             "  nodes",          "  watch",
+                             "  memory",         "  diagnose",
+                             "The run history:", "  runs",
+                             "  compare",        "  history",
+                             "  import-runs",    "Clusters:",
+                             "  cluster"}) {
+        const auto found = r.out.find(std::string("\n") + line, at);
+        ASSERT_NE(found, std::string::npos) << line << " not after offset " << at << "\n" << r.out;
+        at = found + 1;
+    }
+    EXPECT_EQ(r.out.find("Other commands:"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("Subcommands:"), std::string::npos) << r.out;
+}
+
 TEST(CliUsage, HelpAndVersionExitZero) {
     ScratchDir dir;
     EXPECT_EQ(runCtl({"--help"}, dir.path().string()).exitCode, 0);
