@@ -162,6 +162,31 @@ void rasFindings(const std::vector<RasCommunicator>& comms, Verdict& v) {
     }
 }
 
+// The ranks RAS points at: behind their peers in some collective kind, or missing.
+std::set<std::int64_t> suspectRanks(const std::vector<RasCommunicator>& comms) {
+    std::set<std::int64_t> out;
+    for (const auto& c : comms) {
+        for (const auto& m : c.missingRanks) {
+            out.insert(m.rank);
+        }
+        std::map<std::string, std::uint64_t> top;
+        for (const auto& r : c.ranks) {
+            for (const auto& [k, n] : r.collectiveCounts) {
+                top[k] = std::max(top[k], n);
+            }
+        }
+        for (const auto& r : c.ranks) {
+            for (const auto& [k, t] : top) {
+                const auto it = r.collectiveCounts.find(k);
+                if ((it == r.collectiveCounts.end() ? 0 : it->second) < t) {
+                    out.insert(r.rank);
+                }
+            }
+        }
+    }
+    return out;
+}
+
 struct Member {
     std::string label;
     std::int64_t rank = -1;
@@ -208,7 +233,9 @@ void stackFindings(const std::vector<NodeDiagnosis>& nodes,
             entries.push_back({signatureFrame(ps.threads), std::move(m)});
         }
     }
+    const std::set<std::int64_t> suspects = suspectRanks(comms);
     std::map<std::string, StackGroup> groups;
+    std::set<std::string> withSuspect;  // groups holding a rank RAS names (behind or missing)
     for (const auto& e : entries) {
         if (anyRank && e.member.rank < 0) {
             continue;  // with ranks known, launchers and helpers are not peers of the ranks
@@ -220,26 +247,33 @@ void stackFindings(const std::vector<NodeDiagnosis>& nodes,
             g.file = e.frame.file + (e.frame.line > 0 ? ":" + std::to_string(e.frame.line) : "");
         }
         g.members.push_back(e.member.label);
+        if (e.member.rank >= 0 && suspects.count(e.member.rank) > 0) {
+            withSuspect.insert(key);
+        }
     }
     for (auto& [k, g] : groups) {
         v.stackGroups.push_back(std::move(g));
     }
+    // Smallest first; among groups of one size, the one holding a rank RAS names comes first (a
+    // two-rank job's groups are one each: the names' order would otherwise pick the outlier).
     std::stable_sort(v.stackGroups.begin(), v.stackGroups.end(),
-                     [](const StackGroup& a, const StackGroup& b) {
-                         return a.members.size() < b.members.size();
+                     [&withSuspect](const StackGroup& a, const StackGroup& b) {
+                         if (a.members.size() != b.members.size()) {
+                             return a.members.size() < b.members.size();
+                         }
+                         return withSuspect.count(a.frame) > withSuspect.count(b.frame);
                      });
     if (v.stackGroups.size() >= 2) {
-        const auto& largest = v.stackGroups.back();
+        // A group of one names its member; a larger one is counted.
+        auto who = [anyRank](const StackGroup& g) {
+            return g.members.size() == 1
+                       ? g.members.front()
+                       : std::to_string(g.members.size()) + (anyRank ? " ranks" : " processes");
+        };
         std::vector<std::string> parts;
-        for (std::size_t i = 0; i + 1 < v.stackGroups.size(); ++i) {
-            const auto& g = v.stackGroups[i];
-            parts.push_back((g.members.size() == 1 ? g.members.front()
-                                                   : std::to_string(g.members.size()) +
-                                                         (anyRank ? " ranks" : " processes")) +
-                            " in " + g.frame);
+        for (const auto& g : v.stackGroups) {
+            parts.push_back(who(g) + " in " + g.frame);
         }
-        parts.push_back(std::to_string(largest.members.size()) +
-                        (anyRank ? " ranks" : " processes") + " in " + largest.frame);
         v.findings.push_back({"stack_outlier", joinList(parts, 4)});
     } else if (v.stackGroups.size() == 1) {
         const auto& g = v.stackGroups.front();
