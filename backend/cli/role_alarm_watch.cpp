@@ -50,6 +50,20 @@ std::int64_t steadyNs() {
 /// again at most this often.
 constexpr std::int64_t kLookUpAgainNs = 10'000'000'000;
 
+/// A run whose node says no phases reads the run's phase events from the history this often.
+constexpr std::int64_t kFollowPhaseNs = 2'000'000'000;
+
+/// A phase event's edge applied to the phase in progress: a start sets it (eval and unknown
+/// names: no plan phase), the end of the phase in progress clears it.
+void applyPhaseEdge(const db::EventAttrs& attrs, std::optional<plan::Phase>& current) {
+    const auto phase = planPhaseNamed(db::attrText(attrs, telemetry::attr::kPhase));
+    if (db::attrText(attrs, "edge") != "end") {
+        current = phase;
+    } else if (current && phase && *current == *phase) {
+        current.reset();
+    }
+}
+
 }  // namespace
 
 RoleAlarmWatch::RoleAlarmWatch(RoleAlarmWatchOptions options) : m_options(std::move(options)) {
@@ -65,14 +79,8 @@ void RoleAlarmWatch::lookUpPlan(const std::string& nodeId, const std::string& ru
     }
     run.planned = true;
     run.lookedUpNs = nowNs;
-    if (!m_history) {
-        db::OpenOptions open;
-        open.readOnly = true;
-        auto h = db::History::open(m_options.historyPath, open);
-        if (!h) {
-            return;
-        }
-        m_history = std::move(*h);
+    if (history() == nullptr) {
+        return;
     }
     auto record = m_history->run(RunId{runId});
     if (!record || !*record) {
@@ -94,6 +102,39 @@ void RoleAlarmWatch::lookUpPlan(const std::string& nodeId, const std::string& ru
     }
 }
 
+db::History* RoleAlarmWatch::history() {
+    if (!m_history) {
+        db::OpenOptions open;
+        open.readOnly = true;
+        auto h = db::History::open(m_options.historyPath, open);
+        if (!h) {
+            return nullptr;
+        }
+        m_history = std::move(*h);
+    }
+    return m_history.get();
+}
+
+void RoleAlarmWatch::followPhase(const std::string& runId, Run& run, std::int64_t nowNs) {
+    if (run.phaseHere || (run.phaseReadNs != 0 && nowNs - run.phaseReadNs < kFollowPhaseNs) ||
+        history() == nullptr) {
+        return;
+    }
+    run.phaseReadNs = nowNs;
+    db::EventFilter f;
+    f.runId = RunId{runId};
+    f.kind = telemetry::toString(telemetry::EventKind::Phase);
+    f.t0Ns = run.phaseCursorNs;
+    auto events = m_history->listEvents(f);
+    if (!events) {
+        return;  // busy or damaged: tried again later
+    }
+    for (const auto& e : *events) {
+        applyPhaseEdge(e.attrs, run.phase);
+        run.phaseCursorNs = e.tNs + 1;
+    }
+}
+
 void RoleAlarmWatch::evaluate(const std::string& nodeId, Node& node, std::int64_t tNs,
                               std::vector<db::IngestEvent>& out) {
     plan::RoleMeasured m;
@@ -111,6 +152,7 @@ void RoleAlarmWatch::evaluate(const std::string& nodeId, Node& node, std::int64_
     const std::int64_t now = steadyNs();
     for (auto& [runId, run] : node.runs) {
         lookUpPlan(nodeId, runId, run, now);
+        followPhase(runId, run, now);
         if (!run.node || !run.phase) {
             run.streak.clear();
             continue;
@@ -193,18 +235,18 @@ std::vector<db::IngestEvent> RoleAlarmWatch::onBatch(const db::IngestBatch& batc
         const db::IngestEvent& e = *item.event;
         if (e.kind == telemetry::toString(telemetry::EventKind::Phase)) {
             Run& run = node.runs[e.runId.value()];
-            const auto phase = planPhaseNamed(db::attrText(e.attrs, telemetry::attr::kPhase));
-            const bool end = db::attrText(e.attrs, "edge") == "end";
-            if (!end) {
-                run.phase = phase;  // eval and unknown names: no plan phase
-            } else if (run.phase && phase && *run.phase == *phase) {
+            if (!run.phaseHere) {
+                run.phaseHere = true;  // this node's own phases from now on, not the history's
                 run.phase.reset();
             }
+            applyPhaseEdge(e.attrs, run.phase);
         } else if (e.kind == telemetry::toString(telemetry::EventKind::RunState) ||
                    e.kind == telemetry::toString(telemetry::EventKind::ProcessExit)) {
             const auto state = control::runStateFromAttrs(e.attrs);
             if (state && *state != db::RunState::Running) {
                 node.runs.erase(e.runId.value());
+            } else if (state) {
+                node.runs[e.runId.value()];  // a run on this node, phases said here or not
             }
         }
     }

@@ -7,6 +7,9 @@
 // `memory_alarm` event (attrs: source "plan", cause, role, node, phase, measured, planned and limit
 // bytes), committed with the batch that raised it; it is recorded again only after it cleared
 // (the episode ended) or in another phase. docs/memory-model.md, "Live role alarms".
+// A worker node of a multi-node run says no phases (the head's launcher prints them): a run whose
+// node has said none follows the run's phase events in the history (the head's watch stores
+// them), read again at most every kFollowPhaseNs.
 // Thread-safe (one mutex; the ingest thread calls it).
 
 #include <cstdint>
@@ -45,6 +48,9 @@ class RoleAlarmWatch {
         std::optional<plan::NodeMemory> node;  // this node's share of the run's plan
         std::optional<plan::Phase> phase;      // the phase in progress; none between phases
         std::map<std::string, int> streak;     // alarm key -> reports in a row
+        bool phaseHere = false;                // this node's stream said a phase of the run
+        std::int64_t phaseCursorNs = 0;        // history phase events before this are applied
+        std::int64_t phaseReadNs = 0;          // when the history was last read for them
     };
     struct Node {
         std::map<std::string, double> values;  // the latest reading of each series read here
@@ -54,6 +60,10 @@ class RoleAlarmWatch {
                   std::vector<db::IngestEvent>& out);
     void lookUpPlan(const std::string& nodeId, const std::string& runId, Run& run,
                     std::int64_t nowNs);
+    /// The run's phase from its phase events in the history, from any node (a worker's).
+    void followPhase(const std::string& runId, Run& run, std::int64_t nowNs);
+    /// The history, opened read-only on first use; nullptr when it cannot be opened.
+    db::History* history();
 
     RoleAlarmWatchOptions m_options;
     std::mutex m_mutex;

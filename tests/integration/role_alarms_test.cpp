@@ -68,21 +68,27 @@ std::vector<db::EventRecord> planAlarms(const std::string& history, const std::s
     return out;
 }
 
+/// The roles are the node's: on a shared host another test's `ray::MegatronTrainRayActor` would
+/// count as this run's trainer. The daemon runs in a PID namespace of its own (its /proc shows its
+/// runs only) where unshare(1) may make one (root); else on the host. True when it does.
+bool inOwnPidNamespace(Daemon& daemon, ScratchDir& dir) {
+    if (std::system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") != 0) {
+        return false;
+    }
+    const std::string wrapper = dir.file("runplaned-in-pidns");
+    std::ofstream(wrapper) << "#!/bin/sh\nexec unshare --pid --mount-proc --kill-child=TERM "
+                           << builtBinary("backend/daemon/runplaned") << " \"$@\"\n";
+    std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+    daemon.setBinary(wrapper);
+    return true;
+}
+
 TEST(LiveRoleAlarms, KeptTrainerBackupDuringTrainIsTwoBackupsOnceAndADroppedOneIsNot) {
     ScratchDir dir;
     const std::string state = dir.file("state");
     std::filesystem::create_directories(state);
     Daemon daemon(state, "node-roles", 4);
-    // The roles are the node's: on a shared host another test's `ray::MegatronTrainRayActor`
-    // would count as this run's trainer. The daemon runs in a PID namespace of its own (its
-    // /proc shows its runs only) where unshare(1) may make one (root); else on the host.
-    if (std::system("unshare --pid --fork --mount-proc true >/dev/null 2>&1") == 0) {
-        const std::string wrapper = dir.file("runplaned-in-pidns");
-        std::ofstream(wrapper) << "#!/bin/sh\nexec unshare --pid --mount-proc --kill-child=TERM "
-                               << builtBinary("backend/daemon/runplaned") << " \"$@\"\n";
-        std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
-        daemon.setBinary(wrapper);
-    }
+    inOwnPidNamespace(daemon, dir);
     const std::string address = daemon.start();
     ASSERT_FALSE(address.empty()) << daemon.error();
     const std::string history = dir.file("history.sqlite");
@@ -202,6 +208,77 @@ TEST(LiveRoleAlarms, KeptTrainerBackupDuringTrainIsTwoBackupsOnceAndADroppedOneI
         {"plan", recipe, "--from-run", "nope", "--history", history, "--recipes", recipes}, cwd);
     EXPECT_EQ(missing.exitCode, 2);
     EXPECT_NE(missing.err.find("no run 'nope'"), std::string::npos) << missing.err;
+}
+
+// A multi-node run's phases are said on the head only (its launcher prints them); a worker's
+// memory is judged in the head's phase, which its own watch reads from the shared history. The
+// worker holds the trainer's backup and the engine's mirror through train: two backups on the
+// worker, named by the worker's watch; the head, holding neither, raises none.
+TEST(LiveRoleAlarms, AWorkerNodeIsJudgedInTheHeadsPhaseReadFromTheHistory) {
+    ScratchDir dir;
+    std::filesystem::create_directories(dir.file("head-state"));
+    std::filesystem::create_directories(dir.file("worker-state"));
+    Daemon head(dir.file("head-state"), "node-head", 4);
+    Daemon worker(dir.file("worker-state"), "node-worker", 4);
+    const bool ownPids = inOwnPidNamespace(head, dir) && inOwnPidNamespace(worker, dir);
+    const std::string headAddress = head.start();
+    ASSERT_FALSE(headAddress.empty()) << head.error();
+    const std::string workerAddress = worker.start();
+    ASSERT_FALSE(workerAddress.empty()) << worker.error();
+    const std::string history = dir.file("history.sqlite");
+    const std::string recipe = dir.file("role-alarms.yaml");
+    std::ofstream(recipe) << kRecipe;
+    const std::string cwd = dir.path().string();
+    const std::string recipes = sourceDir() + "/recipes";
+
+    // The head says the phases and holds nothing; the worker (the same run id, as dispatch
+    // launch's plan holder has) holds a trainer backup and an engine mirror and says nothing.
+    auto onHead = runCtl({"submit", headAddress, "--history", history, "--run-id", "multi",
+                          "--recipe", recipe, "--", "/bin/bash", "-c",
+                          "sleep 2; echo '[runplane-phase] train'; sleep 10; "
+                          "echo '[runplane-phase] rollout'; sleep 2"},
+                         cwd);
+    ASSERT_EQ(onHead.exitCode, 0) << onHead.err;
+    const std::string hold = dir.file("hold.py");
+    std::ofstream(hold) << "import sys, time\n"
+                           "b = bytearray(b'\\x01') * (int(sys.argv[1]) << 20)\n"
+                           "time.sleep(int(sys.argv[2]))\n";
+    const std::string py = realPython();
+    auto onWorker = runCtl(
+        {"submit", workerAddress, "--history", dir.file("worker-side.sqlite"), "--run-id", "multi",
+         "--recipe", recipe, "--", "/bin/bash", "-c",
+         "(exec -a 'ray::MegatronTrainRayActor.train' " + py + " " + hold +
+             " 64 14) & (exec -a 'sglang::scheduler_TP0' " + py + " " + hold + " 56 14) & wait"},
+        cwd);
+    ASSERT_EQ(onWorker.exitCode, 0) << onWorker.err;
+
+    // One watch per node into one history, as a controller host would run them.
+    CtlResult workerWatch;
+    std::thread other([&] {
+        workerWatch = runCtl(
+            {"watch", workerAddress, "--history", history, "--seconds", "18", "--recipes", recipes},
+            cwd, std::chrono::seconds(60));
+    });
+    auto headWatch = runCtl(
+        {"watch", headAddress, "--history", history, "--seconds", "18", "--recipes", recipes}, cwd,
+        std::chrono::seconds(60));
+    other.join();
+    ASSERT_EQ(headWatch.exitCode, 0) << headWatch.err;
+    ASSERT_EQ(workerWatch.exitCode, 0) << workerWatch.err;
+
+    int onWorkerNode = 0;
+    for (const auto& e : planAlarms(history, "multi")) {
+        if (db::attrText(e.attrs, "cause") != "two_backups") {
+            continue;
+        }
+        // (the worker's holders outlive train by a moment: rollout may raise its own)
+        if (db::attrText(e.attrs, "node") == "node-worker") {
+            onWorkerNode += db::attrText(e.attrs, "phase") == "train" ? 1 : 0;
+        } else if (ownPids) {
+            ADD_FAILURE() << "the head holds no backup: " << e.message;
+        }
+    }
+    EXPECT_EQ(onWorkerNode, 1) << "the worker's two backups, once, in the head's train phase";
 }
 
 }  // namespace
