@@ -37,8 +37,9 @@ struct CompareOptions {
     std::string md;
     std::string png;
     std::string metric;
-    std::string baseline;  // the run the report's deltas are against (issue 49)
-    std::string groupBy;   // "tags" or a recipe field: one curve per group (issue 49)
+    std::string baseline;   // the run the report's deltas are against (issue 49)
+    std::string groupBy;    // "tags" or a recipe field: one curve per group (issue 49)
+    std::string smoothing;  // the curves' EMA weight, passed on as written ("" = the default)
 };
 
 constexpr std::size_t kMinRuns = 2;
@@ -188,6 +189,9 @@ int runCompare(const CompareOptions& o) {
     if (!o.groupBy.empty()) {
         args.insert(args.end(), {"--group-by", o.groupBy});
     }
+    if (!o.smoothing.empty()) {
+        args.insert(args.end(), {"--smoothing", o.smoothing});  // runplane checks the value
+    }
     const int rc = runChild(args);
     int status = 0;
     std::vector<std::string> written;
@@ -265,6 +269,9 @@ const bool kCompareGroup =
         cmd->add_option("--group-by", o->groupBy,
                         "Group the runs: tags, or a recipe field that differs (mean, min-max band "
                         "per group in the plots, and the report's Groups table)");
+        cmd->add_option("--smoothing", o->smoothing,
+                        "The curves' EMA weight, 0 (none) to 0.99 (default 0.6, as the Compare "
+                        "page)");
         cmd->callback([o, &context] { context.exitCode = runCompare(*o); });
     });
 

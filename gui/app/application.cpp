@@ -51,6 +51,9 @@ int runCompareReport(const AppOptions& options, const QString& historyPath) {
     request.runIds = options.runIds;
     request.baselineRunId = options.baselineRunId;
     request.groupBy = options.groupBy;
+    if (options.smoothing >= 0) {
+        request.smoothing = options.smoothing;
+    }
     request.outDir = options.reportDir;
     auto files = writeCompareReport(request);
     if (!files) {

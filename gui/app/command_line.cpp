@@ -31,7 +31,7 @@ QString usageText() {
     return QStringLiteral(
                "usage: runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... "
                "[--alerts FILE] [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline "
-               "RUN] [--group-by KEY])]\n"
+               "RUN] [--group-by KEY] [--smoothing S])]\n"
                "  --history FILE     run history (SQLite); default %1\n"
                "  --cluster NAME|FILE  connect to a cluster profile's nodes with its TLS / token\n"
                "                     settings (~/.config/runplane/clusters/NAME.yaml or FILE;\n"
@@ -51,6 +51,8 @@ QString usageText() {
                "first)\n"
                "  --group-by KEY     with --runs: one curve per group (mean, min-max band) by\n"
                "                     \"tags\" or a recipe field that differs between the runs\n"
+               "  --smoothing S      with --runs: the curves' EMA weight, 0 (none) to 0.99\n"
+               "                     (default 0.6, as the Compare page)\n"
                "  --help, --version\n")
         .arg(defaultHistoryPath());
 }
@@ -92,6 +94,8 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
          QStringLiteral("expects a run id (one of --runs)")},
         {QCommandLineOption(QStringLiteral("group-by"), {}, QStringLiteral("KEY")),
          QStringLiteral("expects \"tags\" or a recipe field")},
+        {QCommandLineOption(QStringLiteral("smoothing"), {}, QStringLiteral("S")),
+         QStringLiteral("expects a number from 0 to 0.99")},
     };
     parser.addOption(help);
     parser.addOption(version);
@@ -219,6 +223,21 @@ Result<AppOptions> parseCommandLine(const QStringList& arguments) {
         options.groupBy = key.trimmed();
         if (options.runIds.isEmpty()) {
             return flagError(QStringLiteral("--group-by"),
+                             QStringLiteral("is only used with --report OUT_DIR --runs A,B,..."));
+        }
+    }
+    if (parser.isSet(QStringLiteral("smoothing"))) {
+        QString text;
+        bool number = false;
+        if (Status st = valueOf("smoothing", &text); st) {
+            options.smoothing = text.trimmed().toDouble(&number);
+        }
+        // 1 would be a flat line at the first point: the Compare page's slider stops at 0.99
+        if (!number || !(options.smoothing >= 0 && options.smoothing <= 0.99)) {
+            return flagError(QStringLiteral("--smoothing"), expects(QStringLiteral("smoothing")));
+        }
+        if (options.runIds.isEmpty()) {
+            return flagError(QStringLiteral("--smoothing"),
                              QStringLiteral("is only used with --report OUT_DIR --runs A,B,..."));
         }
     }

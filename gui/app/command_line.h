@@ -1,7 +1,8 @@
 #pragma once
 // The `runplane` command line:
 //   runplane [--history FILE] [--cluster NAME|FILE] [--connect ADDR]... [--alerts FILE]
-//            [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN] [--group-by KEY])]
+//            [--report OUT_DIR (--run RUN_ID | --runs A,B,... [--baseline RUN] [--group-by KEY]
+//            [--smoothing S])]
 // Parsed by QCommandLineParser (no QApplication needed: parse(), not process()); errors name the
 // flag. Parsing is separate from main() so it is tested without starting the GUI.
 
@@ -22,6 +23,7 @@ struct AppOptions {
     QStringList runIds;     // with --report: 2-10 runs to compare (--runs A,B,...)
     QString baselineRunId;  // with --runs: the baseline of the deltas (one of them; "" = the first)
     QString groupBy;        // with --runs: group the runs by "tags" or a recipe field (issue 49)
+    double smoothing = -1;  // with --runs: the curves' EMA weight in [0, 1); < 0 = the default
     bool help = false;
     bool version = false;
 };

@@ -139,3 +139,50 @@ TEST(ReportGroups, CommandLineNeedsRuns) {
     ASSERT_TRUE(ok) << ok.error();
     EXPECT_EQ(ok->groupBy, QStringLiteral("tags"));
 }
+
+// The report's EMA weight is the user's (`--smoothing S`, as the Compare page's slider): the tags
+// grouping through `runplanectl compare --smoothing 0.3`, c alone at 20 is its debiased EMA
+// a_3 / (1 - 0.3^3) with a_i = 0.3 a_(i-1) + 0.7 x_i over c's 0.125, 0.25, 0.375.
+TEST(ReportGroups, TheCurvesSmoothingIsTheUsers) {
+    QTemporaryDir dir;
+    const QString history = dir.filePath(QStringLiteral("history.sqlite"));
+    ASSERT_NO_FATAL_FAILURE(test::writeGroupRuns(history));
+    const double a1 = 0.7 * 0.125;
+    const double a2 = 0.3 * a1 + 0.7 * 0.25;
+    const double a3 = 0.3 * a2 + 0.7 * 0.375;
+    const QString c20 = QString::number(a3 / (1 - 0.3 * 0.3 * 0.3), 'f', 4);
+    const QString md = dir.filePath(QStringLiteral("c.md"));
+    auto [code, output] =
+        test::runHeadless(QStringLiteral("/backend/cli/runplanectl"),
+                          {QStringLiteral("compare"), kRuns[0], kRuns[1], kRuns[2], kRuns[3],
+                           QStringLiteral("--history"), history, QStringLiteral("--md"), md,
+                           QStringLiteral("--group-by"), QStringLiteral("tags"),
+                           QStringLiteral("--smoothing"), QStringLiteral("0.3")});
+    ASSERT_EQ(code, 0) << output.toStdString();
+    const QString text = test::readText(md);
+    EXPECT_TRUE(text.contains(
+        QStringLiteral("| eval/score | tags: sweep-b | run-c | 3 | 20 | %1 | %1 | %1 | 1 of 1 |")
+            .arg(c20)))
+        << c20.toStdString() << "\n"
+        << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("(weight 0.3)"))) << "the report says its smoothing";
+
+    // a weight of 1 or more, not a number, or without --runs: refused, naming the flag
+    for (const QString& bad : {QStringLiteral("1"), QStringLiteral("x"), QStringLiteral("-0.1")}) {
+        auto r = test::parseReportOfTwoRuns({QStringLiteral("--smoothing"), bad});
+        ASSERT_FALSE(r) << bad.toStdString();
+        EXPECT_NE(r.error().find("--smoothing: expects a number from 0 to 0.99"), std::string::npos)
+            << r.error();
+    }
+    auto single =
+        parseCommandLine({QStringLiteral("runplane"), QStringLiteral("--report"),
+                          QStringLiteral("o"), QStringLiteral("--run"), QStringLiteral("a"),
+                          QStringLiteral("--smoothing"), QStringLiteral("0.5")});
+    ASSERT_FALSE(single);
+    EXPECT_NE(single.error().find("--smoothing: is only used with --report OUT_DIR --runs"),
+              std::string::npos)
+        << single.error();
+    auto ok = test::parseReportOfTwoRuns({QStringLiteral("--smoothing"), QStringLiteral("0")});
+    ASSERT_TRUE(ok) << ok.error();
+    EXPECT_EQ(ok->smoothing, 0.0);
+}
