@@ -396,21 +396,45 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
         }
     }
 
-    // MASTER_ADDR on multi-node runs.
+    // MASTER_ADDR on multi-node runs. Resolved (bounded) and probed from this node first, so that
+    // net.master_addr agrees with net.master_addr.resolves about this node's own hostname; those
+    // rows follow it in the report (preflight_master.h).
+    const std::string master =
+        req.master_addr().empty() ? envValue(req, "MASTER_ADDR") : req.master_addr();
+    v1::PreflightReport peer;
+    if (req.multi_node() && !master.empty() && !isLoopbackHost(master)) {
+        checkMasterAddrPeer(peer, req, master, env.resolve);
+    }
     {
-        std::string master =
-            req.master_addr().empty() ? envValue(req, "MASTER_ADDR") : req.master_addr();
         if (!req.multi_node()) {
             add(r, "net.master_addr", v1::CHECK_SKIP, "single-node run");
         } else if (master.empty()) {
             add(r, "net.master_addr", v1::CHECK_FAIL,
                 "multi-node run without MASTER_ADDR: set it to the head's LAN IP");
-        } else if (isLoopbackHost(master) || master == env.hostname) {
-            const bool hostLoop = master == env.hostname;
-            add(r, "net.master_addr", hostLoop ? v1::CHECK_WARN : v1::CHECK_FAIL,
-                "MASTER_ADDR=" + master +
-                    (hostLoop ? " is this node's hostname; make sure it resolves to the LAN IP"
-                              : " is a loopback address; other nodes cannot reach it"));
+        } else if (isLoopbackHost(master)) {
+            add(r, "net.master_addr", v1::CHECK_FAIL,
+                "MASTER_ADDR=" + master + " is a loopback address; other nodes cannot reach it");
+        } else if (master == env.hostname) {
+            // This node's hostname: fine when it resolves here to a LAN address (the resolves row
+            // passed); otherwise the resolves row says why and this one keeps warning.
+            const bool resolves =
+                !peer.master_addr_resolved().empty() &&
+                std::any_of(peer.checks().begin(), peer.checks().end(), [](const auto& c) {
+                    return c.id() == "net.master_addr.resolves" && c.status() == v1::CHECK_PASS;
+                });
+            if (resolves) {
+                std::string addresses;
+                for (const auto& a : peer.master_addr_resolved()) {
+                    addresses += (addresses.empty() ? "" : ", ") + a;
+                }
+                add(r, "net.master_addr", v1::CHECK_PASS,
+                    "MASTER_ADDR=" + master + " is this node's hostname and resolves to " +
+                        addresses + " on this node");
+            } else {
+                add(r, "net.master_addr", v1::CHECK_WARN,
+                    "MASTER_ADDR=" + master +
+                        " is this node's hostname; make sure it resolves to the LAN IP");
+            }
         } else {
             std::string source;
             const std::string noRoute = routeTo(master, &source);
@@ -437,10 +461,11 @@ v1::PreflightReport runPreflight(const v1::PreflightRequest& req, const Prefligh
         for (const auto& a : interfaceAddresses()) {
             r.add_addresses(a);
         }
-        const std::string master =
-            req.master_addr().empty() ? envValue(req, "MASTER_ADDR") : req.master_addr();
-        if (!master.empty() && !isLoopbackHost(master)) {
-            checkMasterAddrPeer(r, req, master);
+        for (const auto& c : peer.checks()) {
+            *r.add_checks() = c;
+        }
+        for (const auto& a : peer.master_addr_resolved()) {
+            r.add_master_addr_resolved(a);
         }
     }
 

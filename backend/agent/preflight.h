@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/agent/preflight_master.h"
 #include "runplane/v1/agent.pb.h"
 
 namespace runplane::agent {
@@ -36,6 +37,9 @@ struct PreflightEnvironment {
     std::function<std::pair<bool, std::string>(const std::string& path)> rayVersion;
     /// Process names (comm) by pid, for stale Ray process detection.
     std::function<std::vector<std::pair<int, std::string>>()> processes;
+    /// Resolves MASTER_ADDR when it is a name (net.master_addr.resolves); empty function:
+    /// getaddrinfo on this node, bounded in time (resolveBounded, preflight_master.h).
+    std::function<Resolved(const std::string& name)> resolve;
 
     /// The real machine. gpuTelemetry false (`runplaned --no-gpu`): NVML is never loaded; no GPU
     /// names, pids or UUIDs, the reason says --no-gpu.

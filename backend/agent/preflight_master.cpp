@@ -176,7 +176,8 @@ std::vector<std::string> interfaceAddresses() {
 }
 
 void checkMasterAddrPeer(v1::PreflightReport& r, const v1::PreflightRequest& req,
-                         const std::string& master) {
+                         const std::string& master,
+                         const std::function<Resolved(const std::string&)>& resolve) {
     in6_addr probe{};
     const bool isNumeric = ::inet_pton(AF_INET, master.c_str(), &probe) == 1 ||
                            ::inet_pton(AF_INET6, master.c_str(), &probe) == 1;
@@ -186,7 +187,7 @@ void checkMasterAddrPeer(v1::PreflightReport& r, const v1::PreflightRequest& req
         addCheck(r, "net.master_addr.resolves", v1::CHECK_PASS,
                  "MASTER_ADDR=" + master + " is numeric (nothing to resolve)");
     } else {
-        resolved = resolveBounded(master, kResolveLimit);
+        resolved = resolve ? resolve(master) : resolveBounded(master, kResolveLimit);
         if (!resolved.error.empty()) {
             addCheck(r, "net.master_addr.resolves", v1::CHECK_FAIL,
                      "MASTER_ADDR=" + master + " does not resolve on this node: " + resolved.error,

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,9 @@ std::vector<std::string> interfaceAddresses();
 
 /// Adds net.master_addr.resolves and (when the request names the rank-0 daemon's port)
 /// net.master_addr.reachable for MASTER_ADDR `master` (not empty, not a loopback literal), and
-/// fills the report's master_addr_resolved.
+/// fills the report's master_addr_resolved. `resolve` resolves a name (empty: resolveBounded).
 void checkMasterAddrPeer(v1::PreflightReport& r, const v1::PreflightRequest& req,
-                         const std::string& master);
+                         const std::string& master,
+                         const std::function<Resolved(const std::string&)>& resolve = {});
 
 }  // namespace runplane::agent

@@ -37,6 +37,11 @@ namespace {
 
 using clock::unixNowNs;
 
+// How long after a failed GetNode on a daemon that had answered the last one it is asked again:
+// past the channel's longest reconnect backoff (1 s, node_client.cpp), so that the second answer
+// comes from a fresh connection attempt.
+constexpr std::chrono::milliseconds kRecheckAfter{1200};
+
 std::string nodeInfoJson(const NodeSummary& node) {
     nlohmann::json j;
     j["hostname"] = node.hostname;
@@ -123,6 +128,7 @@ struct TelemetryIngestor::Impl {
     bool fatal = false;             // the last session's error will not go away by retrying
     bool unanswered = false;        // the last session's GetNode failed (nothing reached)
     std::unique_ptr<HostReachability> reach;  // host_unreachable / host_reachable events
+    bool answeredBefore = false;  // the last session's GetNode got an answer (even a refusal)
     // The acknowledger: a thread that sends AckTelemetry for what the writer committed, so an
     // ack never waits for the stream's next message. Under `mutex`.
     std::thread acker;
@@ -168,7 +174,8 @@ struct TelemetryIngestor::Impl {
     Status attach(std::shared_ptr<HistoryWriter>& own);
     // One connection attempt: GetNode, then stream until error or stop. Returns the error.
     Status session(std::chrono::milliseconds& backoff);
-    // Stores a host_unreachable / host_reachable event under the node (seq 0, no run).
+    // Stores a host_unreachable / host_reachable / host_refused event under the node (seq 0),
+    // once per run active on it (eventPerRun), else once with no run.
     void recordReachability(std::optional<db::IngestEvent> event);
     // Which incarnation and seq to resume from; records a node reset when the spool is new.
     Result<std::uint64_t> resumePoint(const NodeSummary& node, db::History& history, bool& reset);
@@ -256,7 +263,10 @@ void TelemetryIngestor::Impl::run() {
             break;
         }
         if (unanswered && !result.ok()) {
-            recordReachability(reach->failed(result.error(), unixNowNs()));
+            // Refused credentials: the host answered, so it is reachable (host_reachability.h).
+            const bool refused = refusedByHost(result.failure());
+            recordReachability(refused ? reach->refused(result.error(), unixNowNs())
+                                       : reach->failed(result.error(), unixNowNs()));
         }
         update([&](IngestorStatus& s) {
             s.state = IngestState::Backoff;
@@ -288,9 +298,21 @@ void TelemetryIngestor::Impl::run() {
 Status TelemetryIngestor::Impl::session(std::chrono::milliseconds& backoff) {
     update([&](IngestorStatus& s) { s.state = IngestState::Connecting; });
     auto node = client->getNode();
+    if (!node.ok() && !refusedByHost(node.failure()) && answeredBefore) {
+        // The first call after a broken connection can fail with the channel's cached error
+        // (gRPC holds TRANSIENT_FAILURE until a call starts the reconnect): ask once more, a
+        // moment later, before a daemon restarted meanwhile is taken for a lost host.
+        std::unique_lock lock(mutex);
+        wake.wait_for(lock, kRecheckAfter, [&] { return stopRequested; });
+        lock.unlock();
+        if (!stopping()) {
+            node = client->getNode();
+        }
+    }
+    answeredBefore = node.ok() || refusedByHost(node.failure());
     unanswered = !node.ok();
     if (!node.ok()) {
-        return Error{node.error()};
+        return node.failure();  // with its code: Unauthenticated is a refusal, not a loss
     }
     if (node->nodeId.empty()) {
         return Error{"runplaned at " + options.address + " reported no node id"};
@@ -362,9 +384,12 @@ void TelemetryIngestor::Impl::recordReachability(std::optional<db::IngestEvent> 
     db::IngestBatch batch;
     batch.nodeId = NodeId{reach->nodeId()};
     batch.incarnation = incarnation;
-    batch.events.push_back(std::move(*event));
     // Best effort: a history that cannot take it fails the next batch too, and says so there.
     (void)lane->execute([&](db::History& history) -> Status {
+        auto runs = history.listRuns();
+        batch.events =
+            eventPerRun(*event, runs.ok() ? activeRunsOn(*runs, reach->nodeId(), options.address)
+                                          : std::vector<RunId>{});
         auto stored = history.ingest(batch);
         return stored.ok() ? Status{} : Status{Error{stored.error()}};
     });

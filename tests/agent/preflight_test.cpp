@@ -129,6 +129,82 @@ TEST(Preflight, SingleNodeAndMismatches) {
     EXPECT_EQ(statusOf(r, "nccl.version"), v1::CHECK_SKIP);
 }
 
+// issue 47: MASTER_ADDR set to this node's own hostname. net.master_addr used to warn "make sure
+// it resolves to the LAN IP" even when net.master_addr.resolves proved it does; the rows agree
+// now. A name that resolves to loopback or not at all keeps the warning (and the resolves FAIL).
+TEST(Preflight, MasterAddrIsThisNodesHostnameAgreesWithItsResolution) {
+    Fixture f;
+    f.env.hostname = "gpu-node-8";
+    std::vector<std::string> asked;
+    Resolved answer;
+    f.env.resolve = [&](const std::string& name) {
+        asked.push_back(name);
+        return answer;
+    };
+    v1::PreflightRequest req;
+    req.set_multi_node(true);
+    req.set_master_addr("gpu-node-8");
+    auto message = [](const v1::PreflightReport& r, const std::string& id) {
+        for (const auto& c : r.checks()) {
+            if (c.id() == id) {
+                return c.message();
+            }
+        }
+        return std::string();
+    };
+
+    answer = Resolved{{"10.0.0.7"}, ""};
+    auto r = runPreflight(req, f.env);
+    EXPECT_EQ(asked, std::vector<std::string>{"gpu-node-8"}) << "resolved once, on this node";
+    EXPECT_EQ(statusOf(r, "net.master_addr.resolves"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_PASS) << message(r, "net.master_addr");
+    EXPECT_EQ(message(r, "net.master_addr"),
+              "MASTER_ADDR=gpu-node-8 is this node's hostname and resolves to 10.0.0.7 on this "
+              "node");
+    ASSERT_EQ(r.master_addr_resolved_size(), 1);
+    EXPECT_EQ(r.master_addr_resolved(0), "10.0.0.7");
+    // The row order is unchanged: net.master_addr, then the resolution from this node.
+    int masterRow = -1, resolvesRow = -1;
+    for (int i = 0; i < r.checks_size(); ++i) {
+        masterRow = r.checks(i).id() == "net.master_addr" ? i : masterRow;
+        resolvesRow = r.checks(i).id() == "net.master_addr.resolves" ? i : resolvesRow;
+    }
+    EXPECT_LT(masterRow, resolvesRow);
+
+    const std::string warning =
+        "MASTER_ADDR=gpu-node-8 is this node's hostname; make sure it resolves to the LAN IP";
+    answer = Resolved{{"127.0.1.1"}, ""};  // a hosts file mapping the name to loopback
+    r = runPreflight(req, f.env);
+    EXPECT_EQ(statusOf(r, "net.master_addr.resolves"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_WARN);
+    EXPECT_EQ(message(r, "net.master_addr"), warning);
+
+    answer = Resolved{{}, "Name or service not known"};
+    r = runPreflight(req, f.env);
+    EXPECT_EQ(statusOf(r, "net.master_addr.resolves"), v1::CHECK_FAIL);
+    EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_WARN);
+    EXPECT_EQ(message(r, "net.master_addr"), warning);
+
+    // Loopback literals fail as before, without asking the resolver.
+    asked.clear();
+    for (const std::string loop : {"127.0.0.1", "localhost"}) {
+        req.set_master_addr(loop);
+        r = runPreflight(req, f.env);
+        EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_FAIL) << loop;
+        EXPECT_EQ(message(r, "net.master_addr"),
+                  "MASTER_ADDR=" + loop + " is a loopback address; other nodes cannot reach it");
+        EXPECT_EQ(statusOf(r, "net.master_addr.resolves"), v1::CHECK_STATUS_UNSPECIFIED);
+    }
+    EXPECT_TRUE(asked.empty());
+
+    // Another node's hostname: not this node's, so no hostname warning either way.
+    req.set_master_addr("gpu-node-1");
+    answer = Resolved{{"10.0.0.1"}, ""};
+    r = runPreflight(req, f.env);
+    EXPECT_EQ(statusOf(r, "net.master_addr"), v1::CHECK_PASS);
+    EXPECT_EQ(statusOf(r, "net.master_addr.resolves"), v1::CHECK_PASS);
+}
+
 TEST(Preflight, LoopbackHostnames) {
     const auto names =
         loopbackHostnames("127.0.0.1 localhost a\n# 127.0.0.1 c\n10.0.0.1 b\n::1 ip6-localhost\n");

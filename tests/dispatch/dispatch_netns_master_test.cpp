@@ -75,7 +75,15 @@ TEST(NetnsHostsMaster, MasterAddrResolvesToTheRank0NodeAndIsReachableFromEveryHo
                              "TCP connection from this node to " + c.hosts.ip(0) + ":" + rank0Port))
             << reachable->message;
         EXPECT_EQ(row.masterAddrResolved, std::vector<std::string>{c.hosts.ip(0)});
+        // On the head, MASTER_ADDR is its own hostname: no "make sure it resolves" warning once
+        // it resolved to the LAN address (the two rows agree).
+        const auto* master = row.find("net.master_addr");
+        ASSERT_NE(master, nullptr);
+        EXPECT_EQ(master->status, CheckState::Pass) << master->message;
     }
+    EXPECT_EQ(table.rows[0].find("net.master_addr")->message,
+              "MASTER_ADDR=" + c.hosts.hostname(0) + " is this node's hostname and resolves to " +
+                  c.hosts.ip(0) + " on this node");
     EXPECT_NE(
         std::find(table.rows[1].addresses.begin(), table.rows[1].addresses.end(), c.hosts.ip(1)),
         table.rows[1].addresses.end())
