@@ -80,8 +80,8 @@ std::string shortHash(const std::string& h) {
 
 void rasFindings(const std::vector<RasCommunicator>& comms, const HostNames& names, Verdict& v) {
     for (const auto& c : comms) {
-        const std::string comm =
-            "communicator " + shortHash(c.hash) + " (" + std::to_string(c.size) + " ranks)";
+        const std::string comm = "communicator " + shortHash(c.hash) + " (" +
+                                 std::to_string(c.size) + (c.size == 1 ? " rank)" : " ranks)");
         if (!c.missingRanks.empty() || c.missingRanksCount > 0) {
             std::vector<std::string> labels;
             for (const auto& m : c.missingRanks) {
@@ -279,9 +279,12 @@ void stackFindings(const std::vector<NodeDiagnosis>& nodes,
         v.findings.push_back({"stack_outlier", joinList(parts, 4)});
     } else if (v.stackGroups.size() == 1) {
         const auto& g = v.stackGroups.front();
-        v.findings.push_back({"stacks_agree", "all " + std::to_string(g.members.size()) +
-                                                  (anyRank ? " ranks" : " processes") + " in " +
-                                                  g.frame + " (" + g.file + ")"});
+        // One member is named ("rank 0 (pid 611 on vm), the only rank, in ..."), not "all 1".
+        const std::string who =
+            g.members.size() == 1
+                ? g.members.front() + (anyRank ? ", the only rank," : ", the only process,")
+                : "all " + std::to_string(g.members.size()) + (anyRank ? " ranks" : " processes");
+        v.findings.push_back({"stacks_agree", who + " in " + g.frame + " (" + g.file + ")"});
     }
 }
 
