@@ -714,6 +714,7 @@ grpc::ServerUnaryReactor* AgentService::Diagnose(grpc::CallbackServerContext* ct
         DiagnoseOptions options;
         options.nodeId = m_deps.nodeId;
         options.gpuTelemetry = m_deps.gpuTelemetry;
+        options.roleTable = m_deps.roleTable;
         options.nativeFrames = request->native();
         if (request->timeout_ms() > 0) {
             options.rasTimeout = options.stackTimeout =

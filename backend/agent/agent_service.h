@@ -34,6 +34,9 @@ struct AgentServiceDeps {
     Logger* logger = nullptr;
     std::size_t maxRecordsPerBatch = 500;
     bool gpuTelemetry = true;  // false: --no-gpu (a diagnosis and preflight then read no NVML)
+    /// The daemon's role table (--role-table rows, then the built-in ones; null: built-in), for
+    /// a diagnosis's last output per role.
+    const RoleTable* roleTable = nullptr;
 };
 
 class AgentService final : public v1::Agent::CallbackService {

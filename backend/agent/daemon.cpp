@@ -270,6 +270,7 @@ int daemonMain(int argc, char** argv) {
     deps.auth = &auth;
     deps.logger = &logger;
     deps.gpuTelemetry = config.gpuTelemetry;
+    deps.roleTable = &collectorOptions.roleTable;
     AgentService service(deps);
 
     std::shared_ptr<grpc::ServerCredentials> creds;

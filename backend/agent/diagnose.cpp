@@ -410,13 +410,27 @@ std::string roleOfLiveProcess(const RoleTable& table, pid_t pid) {
     return rule < 0 ? std::string() : table.rules()[static_cast<std::size_t>(rule)].role;
 }
 
+// The table the memory-by-role walk uses for this run's processes (collector_roles.cpp): the
+// run's own role_rows (StartRun), then the daemon's (--role-table rows, then the built-in ones).
+RoleTable runRoleTable(const RunView& view, const RoleTable& daemonTable) {
+    RoleTable table = RoleTable::parse("", "run rows").value();
+    if (view.rolePlan && !view.rolePlan->roleRows.empty()) {
+        // Checked at StartRun; a record edited since is left out, as the walk does.
+        if (auto rows =
+                RoleTable::parse(view.rolePlan->roleRows, "run " + view.runId + " role_rows")) {
+            table.append(*rows);
+        }
+    }
+    table.append(daemonTable);
+    return table;
+}
+
 // Each role's last line (docs/diagnosis.md, "Last output per role"): a line's Ray prefix names
 // its process; a live process of the run with that pid takes the role the table gives it, else
 // the actor's title (`ray::Actor`) or Ray component (`raylet`) is matched by the same table;
 // lines without a prefix are the run's own process's (its role by the table, else `driver`).
-void collectRoleOutput(dx::NodeDiagnosis& node, const RunView& view,
-                       const std::vector<pid_t>& pids) {
-    const RoleTable& table = RoleTable::builtin();
+void collectRoleOutput(dx::NodeDiagnosis& node, const RunView& view, const std::vector<pid_t>& pids,
+                       const RoleTable& table) {
     std::map<std::int64_t, std::string> liveRoles;
     auto roleOf = [&](const dx::LinePrefix& p) -> std::string {
         if (p.pid > 0 &&
@@ -556,7 +570,9 @@ Result<dx::NodeDiagnosis> diagnoseRun(RunManager& runs, const std::string& runId
     if (!whyOut.empty() && !whyErr.empty()) {
         node.outputMissing = whyOut + "; " + whyErr;
     }
-    collectRoleOutput(node, *view, pids);
+    collectRoleOutput(
+        node, *view, pids,
+        runRoleTable(*view, options.roleTable ? *options.roleTable : RoleTable::builtin()));
     collectFlightRecorder(node, firstEnv);
     if (ras.valid()) {
         ras.get();

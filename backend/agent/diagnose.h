@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 
+#include "backend/agent/process_roles.h"
 #include "backend/agent/run_manager.h"
 #include "backend/diagnosis/diagnosis.h"
 #include "common/result.h"
@@ -27,6 +28,10 @@ struct DiagnoseOptions {
     /// Where py-spy is looked for before PATH (empty: the directory of this executable, which
     /// is the node bundle's bin/).
     std::string bundleDir;
+    /// The daemon's role table (`--role-table` rows, then the built-in ones; null: the built-in
+    /// rows). The last output per role tries the run's own `role_rows` first, then this: the
+    /// table the memory-by-role walk uses for the run's processes.
+    const RoleTable* roleTable = nullptr;
 };
 
 /// Where py-spy is: `<bundleDir>/py-spy` ("bundle"), else the first `py-spy` on PATH ("PATH").

@@ -7,6 +7,7 @@
 
 #include "backend/diagnosis/diagnosis.h"
 #include "backend/diagnosis/gpu_clocks.h"
+#include "backend/diagnosis/host_names.h"
 #include "backend/diagnosis/join_list.h"
 
 namespace runplane::diagnosis {
@@ -77,14 +78,14 @@ std::string shortHash(const std::string& h) {
     return h.size() > 18 ? h.substr(0, 18) : h;
 }
 
-void rasFindings(const std::vector<RasCommunicator>& comms, Verdict& v) {
+void rasFindings(const std::vector<RasCommunicator>& comms, const HostNames& names, Verdict& v) {
     for (const auto& c : comms) {
-        const std::string comm =
-            "communicator " + shortHash(c.hash) + " (" + std::to_string(c.size) + " ranks)";
+        const std::string comm = "communicator " + shortHash(c.hash) + " (" +
+                                 std::to_string(c.size) + (c.size == 1 ? " rank)" : " ranks)");
         if (!c.missingRanks.empty() || c.missingRanksCount > 0) {
             std::vector<std::string> labels;
             for (const auto& m : c.missingRanks) {
-                std::string l = RankRef{m.rank, m.pid, m.host}.label();
+                std::string l = RankRef{m.rank, m.pid, names.ofRasHost(m.host)}.label();
                 if (m.consideredDead) {
                     l += " considered dead";
                 } else if (m.unresponsive) {
@@ -105,7 +106,7 @@ void rasFindings(const std::vector<RasCommunicator>& comms, Verdict& v) {
             if (!r.status.present) {
                 continue;
             }
-            const std::string l = RankRef{r.rank, r.pid, r.host}.label();
+            const std::string l = RankRef{r.rank, r.pid, names.ofRasHost(r.host)}.label();
             if (r.status.asyncError != 0 && r.status.asyncError != kNcclInProgress) {
                 asyncErr.push_back(l + " error " + std::to_string(r.status.asyncError));
             }
@@ -146,8 +147,8 @@ void rasFindings(const std::vector<RasCommunicator>& comms, Verdict& v) {
                 auto it = r.collectiveCounts.find(kind);
                 const std::uint64_t n = it == r.collectiveCounts.end() ? 0 : it->second;
                 if (n < top) {
-                    behind.push_back(RankRef{r.rank, r.pid, r.host}.label() + " at " +
-                                     std::to_string(n));
+                    behind.push_back(RankRef{r.rank, r.pid, names.ofRasHost(r.host)}.label() +
+                                     " at " + std::to_string(n));
                     lowest = std::min(lowest, n);
                 }
             }
@@ -193,7 +194,7 @@ struct Member {
 };
 
 void stackFindings(const std::vector<NodeDiagnosis>& nodes,
-                   const std::vector<RasCommunicator>& comms, Verdict& v) {
+                   const std::vector<RasCommunicator>& comms, const HostNames& names, Verdict& v) {
     // pid -> rank from RAS, where the pid names one rank only.
     std::map<std::int64_t, std::set<std::int64_t>> rasRanks;
     for (const auto& c : comms) {
@@ -209,8 +210,9 @@ void stackFindings(const std::vector<NodeDiagnosis>& nodes,
     };
     std::vector<Entry> entries;
     bool anyRank = false;
-    for (const auto& n : nodes) {
-        const std::string host = n.hostname.empty() ? n.address : n.hostname;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const NodeDiagnosis& n = nodes[i];
+        const std::string host = names.ofNode(i);
         for (const auto& ps : n.stacks) {
             if (ps.threads.empty()) {
                 continue;
@@ -277,9 +279,12 @@ void stackFindings(const std::vector<NodeDiagnosis>& nodes,
         v.findings.push_back({"stack_outlier", joinList(parts, 4)});
     } else if (v.stackGroups.size() == 1) {
         const auto& g = v.stackGroups.front();
-        v.findings.push_back({"stacks_agree", "all " + std::to_string(g.members.size()) +
-                                                  (anyRank ? " ranks" : " processes") + " in " +
-                                                  g.frame + " (" + g.file + ")"});
+        // One member is named ("rank 0 (pid 611 on vm), the only rank, in ..."), not "all 1".
+        const std::string who =
+            g.members.size() == 1
+                ? g.members.front() + (anyRank ? ", the only rank," : ", the only process,")
+                : "all " + std::to_string(g.members.size()) + (anyRank ? " ranks" : " processes");
+        v.findings.push_back({"stacks_agree", who + " in " + g.frame + " (" + g.file + ")"});
     }
 }
 
@@ -361,8 +366,9 @@ int rankOfKind(const std::string& kind) {
 Verdict judge(const std::vector<NodeDiagnosis>& nodes) {
     Verdict v;
     const auto comms = mergedCommunicators(nodes);
-    rasFindings(comms, v);
-    stackFindings(nodes, comms, v);
+    const HostNames names(nodes, comms);
+    rasFindings(comms, names, v);
+    stackFindings(nodes, comms, names, v);
     gpuFindings(nodes, v);
     kernelFindings(nodes, v);
     lastOutputFindings(nodes, v);

@@ -377,7 +377,19 @@ TEST(RecordedOnGpuHost, TheRealReportAndStackParse) {
     n.ras = fetched->report;
     n.stacks.push_back({611, "", *stack});
     const Verdict v = judge({n});
-    EXPECT_EQ(v.headline, "all 1 ranks in wait_for_peer (ras_job.py:28)");
+    // One rank: named, not "all 1 ranks".
+    EXPECT_EQ(v.headline,
+              "rank 0 (pid 611 on 192.0.2.2), the only rank, in wait_for_peer (ras_job.py:28)");
+    // Without RAS the process has no rank; a one-rank communicator is "1 rank".
+    NodeDiagnosis bare;
+    bare.hostname = "vm";
+    bare.stacks = n.stacks;
+    EXPECT_EQ(judge({bare}).headline,
+              "pid 611 on vm, the only process, in wait_for_peer (ras_job.py:28)");
+    n.ras.communicators.at(0).ranks.at(0).status.asyncError = 5;
+    EXPECT_EQ(judge({n}).findings.at(0).text,
+              "NCCL communicator 0x2d9cc5fe3b2c1c64 (1 rank): asynchronous error on rank 0 (pid "
+              "611 on 192.0.2.2) error 5");
 }
 
 }  // namespace

@@ -130,3 +130,71 @@ TEST(LastOutputDaemon, EachRolesLastLineAndItsAgeFromARealRun) {
     }
     EXPECT_TRUE(found) << resp.json();
 }
+
+// The role table of a diagnosis is the one the memory-by-role walk uses for the run: the run's
+// own role_rows (StartRun, from the recipe's analysis.role_rows), then the daemon's --role-table
+// rows, then the built-in ones. A site's reward model (a row only in --role-table) and a judge (a
+// row only in the run's role_rows) are named by their roles, not the built-in `ray`.
+TEST(LastOutputDaemon, TheSitesAndTheRunsRoleRowsNameTheirProcesses) {
+    runplane::testing::TempDir dir("runplane-last-output-site");
+    const std::string table = dir.path() + "/roles.txt";
+    std::ofstream(table) << "# this site's reward model\nreward_srv title ray::RewardModel*\n";
+    runplane::testing::DaemonSpec spec;
+    spec.stateDir = dir.path() + "/state";
+    spec.args = {"--role-table", table};
+    runplane::testing::DaemonProcess daemon(spec);
+    ASSERT_TRUE(daemon.ok()) << daemon.error();
+    const std::string sentinel = dir.path() + "/alive";
+    std::ofstream(sentinel) << "run while this exists\n";
+    struct Cleanup {
+        std::string path;
+        ~Cleanup() { std::remove(path.c_str()); }
+    } cleanup{sentinel};
+
+    auto stub = v1::Agent::NewStub(
+        grpc::CreateChannel(daemon.address(), grpc::InsecureChannelCredentials()));
+    {
+        v1::StartRunRequest req;
+        req.set_run_id("site-roles-run");
+        req.add_argv("/bin/bash");
+        req.add_argv(runplane::testing::sourceDir() + "/tests/diagnosis/site_roles_run.sh");
+        req.add_argv(sentinel);
+        req.set_role(v1::RUN_ROLE_STANDALONE);
+        req.set_role_rows("judge title ray::JudgeActor*\n");
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+        v1::RunStatus st;
+        const grpc::Status s = stub->StartRun(&ctx, req, &st);
+        ASSERT_TRUE(s.ok()) << s.error_message();
+    }
+    const std::string out = spec.stateDir + "/runs.d/site-roles-run/stdout.log";
+    ASSERT_TRUE(runplane::testing::waitUntil(
+        [&] {
+            const std::string text = runplane::testing::readFile(out);
+            return text.find("reward batch 3") != std::string::npos &&
+                   text.find("judge graded") != std::string::npos;
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(50)))
+        << out;
+
+    v1::DiagnoseRequest req;
+    req.set_run_id("site-roles-run");
+    req.set_timeout_ms(3000);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    v1::DiagnoseReport resp;
+    const grpc::Status s = stub->Diagnose(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    auto node = nodeDiagnosisFromJson(nlohmann::json::parse(resp.json()));
+    ASSERT_TRUE(node) << node.error();
+
+    const RoleOutput* reward = roleOf(*node, "reward_srv");
+    const RoleOutput* judge = roleOf(*node, "judge");
+    ASSERT_TRUE(reward && judge) << resp.json();
+    EXPECT_NE(reward->line.find("reward batch 3 scored"), std::string::npos) << reward->line;
+    EXPECT_EQ(reward->source.rfind("RewardModel pid ", 0), 0u) << reward->source;
+    EXPECT_NE(judge->line.find("judge graded 16 samples"), std::string::npos) << judge->line;
+    EXPECT_EQ(judge->source.rfind("JudgeActor pid ", 0), 0u) << judge->source;
+    // Neither is left to the built-in catch-all `ray::*`.
+    EXPECT_EQ(roleOf(*node, "ray"), nullptr) << resp.json();
+}

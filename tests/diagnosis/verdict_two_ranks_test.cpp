@@ -76,8 +76,11 @@ TEST(VerdictTwoRanks, TheRecordedReportRejudgedNamesEachRankOfTheTie) {
     const Verdict v = judge(nodes);
     const Finding* stacks = findingOf(v, "stack_outlier");
     ASSERT_NE(stacks, nullptr);
+    // Each rank named as the daemon's host, with RAS's address for it (docs/diagnosis.md "One
+    // name per host").
     EXPECT_EQ(stacks->text,
-              "rank 0 (pid 614 on vm) in all_reduce, rank 1 (pid 613 on vm) in skip_all_reduce");
+              "rank 0 (pid 614 on vm, 192.0.2.2) in all_reduce, rank 1 (pid 613 on vm, 192.0.2.2) "
+              "in skip_all_reduce");
     EXPECT_EQ(findingOf(v, "behind"), nullptr);
 }
 
@@ -91,12 +94,13 @@ TEST(VerdictTwoRanks, TheRankBehindInRasCountsLeadsTheStacks) {
     EXPECT_EQ(v.findings[0].kind, "behind");
     EXPECT_EQ(v.findings[0].text,
               "NCCL communicator 0x25a6ce69021e078d (2 ranks): 1 of 2 ranks behind their peers in "
-              "AllReduce (peers at 21): rank 1 (pid 613 on 192.0.2.2) at 20");
+              "AllReduce (peers at 21): rank 1 (pid 613 on vm, 192.0.2.2) at 20");
     const Finding* stacks = findingOf(v, "stack_outlier");
     ASSERT_NE(stacks, nullptr);
     // The same rank leads the stacks (before: the waiting rank 0, "all_reduce" < "skip_...").
     EXPECT_EQ(stacks->text,
-              "rank 1 (pid 613 on vm) in skip_all_reduce, rank 0 (pid 614 on vm) in all_reduce");
+              "rank 1 (pid 613 on vm, 192.0.2.2) in skip_all_reduce, rank 0 (pid 614 on vm, "
+              "192.0.2.2) in all_reduce");
     ASSERT_EQ(v.stackGroups.size(), 2u);
     EXPECT_EQ(v.stackGroups[0].frame, "skip_all_reduce");
     EXPECT_EQ(v.stackGroups[0].file, "hang_job.py:49");
@@ -141,7 +145,7 @@ TEST(VerdictTwoRanks, TheSmallerGroupStaysFirst) {
     ASSERT_EQ(v.stackGroups.size(), 2u);
     EXPECT_EQ(v.stackGroups[0].frame, "all_reduce");
     EXPECT_EQ(findingOf(v, "stack_outlier")->text,
-              "rank 0 (pid 614 on vm) in all_reduce, 2 ranks in skip_all_reduce");
+              "rank 0 (pid 614 on vm, 192.0.2.2) in all_reduce, 2 ranks in skip_all_reduce");
 }
 
 }  // namespace
