@@ -3,7 +3,8 @@
 // 1280×720 the list has no horizontal scroll bar, the run name, status, start and peak columns
 // are shown and readable (every column at least its header's width, the short cells whole, the
 // name at least 110 px and elided, the model keeping it whole for the tooltip); fitted again at
-// 1920×1080 and back; once the user drags a column's edge the widths are theirs. Saves
+// 1920×1080 and back; once the user drags a column's edge the widths are theirs, in the next
+// window too (the saved workspace). Saves
 // compare-list-1280x720.png.
 #include <gtest/gtest.h>
 
@@ -96,5 +97,16 @@ TEST(CompareFit, ManyLongRunsFit1280x720WithoutHorizontalScroll) {
     window->resize(1300, 740);
     test::pump(200);
     EXPECT_EQ(table->columnWidth(RunListModel::NameColumn), 420);
+
+    // The workspace keeps them: the next window shows the user's widths, not fitted ones.
+    window->saveWorkspace();
+    window.reset();
+    window = openWindow(dir, kScreens[1], QStringLiteral("Compare"));
+    compare = page<ComparePage>(*window);
+    ASSERT_NE(compare, nullptr);
+    ASSERT_TRUE(test::waitUntil([&] { return compare->runsModel()->rowCount() == test::kLongRuns; },
+                                20000));
+    test::pump(300);
+    EXPECT_EQ(compareList(*compare)->columnWidth(RunListModel::NameColumn), 420);
     AppSettings::setFileOverride(QString());
 }
