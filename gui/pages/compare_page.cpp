@@ -16,6 +16,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
@@ -29,6 +30,7 @@
 #include "gui/models/history_queries.h"
 #include "gui/models/history_reader.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/column_fitter.h"
 #include "gui/pages/compare_delta_series.h"
 #include "gui/pages/compare_fork_marks.h"
 #include "gui/pages/compare_grid.h"
@@ -44,6 +46,8 @@ namespace runplane::gui {
 
 namespace {
 constexpr int kListRefreshMs = 5000;
+constexpr int kMinNameWidth = 110;   // px: the run name never shrinks below this (as on Runs)
+constexpr int kMinPlotsWidth = 640;  // px the plots and the diff keep when the list widens
 
 // The export buttons (PNG, SVG, CSV) are enabled only while a comparison is drawn: with nothing
 // selected they wrote a picture of the empty-state text (issue 46).
@@ -94,6 +98,29 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
                   RunListModel::DurationColumn, RunListModel::EvalColumn}) {
         m_table->hideColumn(c);
     }
+    // issue 46: the list scrolled sideways at 1280×720. Its columns are fitted to its width as
+    // the Runs page's are (column_fitter.h): the cause and the diagnosis (free text) give way
+    // first, down to their headers, then the run name down to kMinNameWidth, then the widest
+    // others down to their headers; elided cells keep the whole text in their tooltip. Until
+    // the user drags a column's edge: then the widths are theirs.
+    m_fitter = new ColumnFitter(
+        m_table,
+        [this] {
+            QHeaderView* header = m_table->horizontalHeader();
+            const QFontMetrics metrics(header->font());
+            const int margin =
+                2 * m_table->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+            const auto floor = [&](int column) {
+                return metrics.horizontalAdvance(
+                           m_runs->headerData(column, Qt::Horizontal).toString()) +
+                       margin;
+            };
+            return std::vector<std::pair<int, int>>{
+                {RunListModel::CauseColumn, floor(RunListModel::CauseColumn)},
+                {RunListModel::DiagnosisColumn, floor(RunListModel::DiagnosisColumn)},
+                {RunListModel::NameColumn, kMinNameWidth}};
+        },
+        kMinNameWidth, this);
     leftLayout->addWidget(m_table, 1);
     m_selectionLabel = new QLabel(left);
     m_selectionLabel->setWordWrap(true);
@@ -202,6 +229,9 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     splitter->setStretchFactor(0, 1);
     splitter->setStretchFactor(1, 3);
     splitter->setSizes({420, 1280});
+    // The run list widens into the plots' side (down to kMinPlotsWidth) when its key columns
+    // need it (issue 46: 295 px at 1280×720 could not hold them).
+    m_fitter->growInto(splitter, 0, kMinPlotsWidth);
 
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &RunFilterProxy::setText);
     connect(m_annotations, &RunAnnotationsBar::written, this, [this](const QString& message) {
@@ -280,10 +310,7 @@ void ComparePage::refreshRuns() {
                 const QSignalBlocker block(m_table->selectionModel());
                 m_runs->setRuns(std::move(**result));
             }
-            if (!m_columnsSized && m_runs->rowCount() > 0) {
-                m_table->resizeColumnsToContents();
-                m_columnsSized = true;
-            }
+            m_fitter->fit();
             ++m_listsApplied;
             updateAnnotations();
             if (!m_pendingSelection.isEmpty()) {
@@ -407,6 +434,7 @@ void ComparePage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("differenceCurves"), m_diffCurves->isChecked());
     settings.setValue(QStringLiteral("gridExtra"), m_gridExtra->text());
     settings.setValue(QStringLiteral("gridShown"), m_views->currentIndex() == 1);
+    settings.setValue(QStringLiteral("columnsByUser"), m_fitter->userSized());
     QVariantMap panelEma;  // each grid panel's own EMA weight by metric (issue 49)
     for (const auto& [metric, weight] : m_grid->panelWeights()) {
         panelEma.insert(metric, weight);
@@ -416,7 +444,10 @@ void ComparePage::saveWorkspace(QSettings& settings) const {
 
 void ComparePage::restoreWorkspace(QSettings& settings) {
     Page::restoreWorkspace(settings);
-    m_columnsSized = m_columnsSized || headerRestored(m_table->objectName());
+    // Restored widths the user had dragged stay theirs; fitted ones are fitted again.
+    m_fitter->setUserSized(headerRestored(m_table->objectName()) &&
+                           settings.value(QStringLiteral("columnsByUser"), false).toBool());
+    m_fitter->fit();
     m_filter->setText(settings.value(QStringLiteral("filter")).toString());
     m_baselineId = settings.value(QStringLiteral("baseline")).toString();
     m_groupBy = settings.value(QStringLiteral("groupBy")).toString();

@@ -26,6 +26,7 @@ class QTimer;
 
 namespace runplane::gui {
 
+class ColumnFitter;
 class CompareGridView;
 class CompareModel;
 class HistoryReader;
@@ -131,9 +132,9 @@ class ComparePage : public Page {
     QStringList m_selectedIds;
     int m_applied = 0;
     int m_listsApplied = 0;
-    QStringList m_pendingSelection;  // restored before the run list arrived
-    QString m_pendingMetric;         // restored before the comparison arrived
-    bool m_columnsSized = false;
+    QStringList m_pendingSelection;    // restored before the run list arrived
+    QString m_pendingMetric;           // restored before the comparison arrived
+    ColumnFitter* m_fitter = nullptr;  // the run list's columns fitted to its width (issue 46)
     QAction* m_find = nullptr;
 };
 

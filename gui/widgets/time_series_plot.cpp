@@ -103,6 +103,7 @@ TimeSeriesPlot::TimeSeriesPlot(QWidget* parent) : QWidget(parent) {
     m_plot->setNoAntialiasingOnDrag(true);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
     connect(m_plot, &QCustomPlot::afterLayout, this, &TimeSeriesPlot::fitAxisLabels);
+    connect(m_plot, &QCustomPlot::afterLayout, this, &TimeSeriesPlot::fitPlaceholder);
     // The ticks are chosen before the layout: a data area of another width than they assumed
     // (first layout, wider y labels) gets them again before drawing (fitted_ticker.h).
     connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
@@ -471,6 +472,7 @@ void TimeSeriesPlot::rebuild() {
     m_dirty = false;
     m_plot->clearItems();
     m_cursor = nullptr;
+    m_placeholderItem = nullptr;
 
     // The graphs are reused when the curves keep their shape (count, band, style, legend
     // entry) and the phase names are the same: a live refresh only replaces their data, without

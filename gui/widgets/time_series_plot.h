@@ -60,6 +60,11 @@ class TimeSeriesPlot : public QWidget {
     void setPlaceholder(const QString& message);
     /// The message shown instead of data ("" when data is drawn).
     QString placeholder() const { return m_placeholder; }
+    /// The placeholder as drawn: wrapped to the data area's width, centred, its lines elided
+    /// ("…") only when more than the area's height holds (wrapped_text.h; after a flush).
+    QString shownPlaceholder() const;
+    /// Where the placeholder's text is drawn, in the coordinates of dataRect() (empty when none).
+    QRect placeholderRect() const;
 
     /// Follow mode: the x-range tracks the newest point, showing `windowSeconds` (0 = all data).
     void setFollowWindow(double windowSeconds);
@@ -104,6 +109,8 @@ class TimeSeriesPlot : public QWidget {
     QString shownAxisLabel(Qt::Orientation orientation) const;
     /// Elides the drawn axis titles to the data area (after each layout pass).
     void fitAxisLabels();
+    /// Wraps the drawn placeholder to the data area (after each layout pass).
+    void fitPlaceholder();
     QFont axisLabelFont() const;
     int alarmLineCount() const { return static_cast<int>(m_alarms.size()); }
     int phaseCount() const { return static_cast<int>(m_phases.size()); }
@@ -176,7 +183,8 @@ class TimeSeriesPlot : public QWidget {
     int m_replotCount = 0;
     QString m_lastError;
     double m_cursorX = std::numeric_limits<double>::quiet_NaN();
-    QCPItemStraightLine* m_cursor = nullptr;  // re-made after each rebuild's clearItems
+    QCPItemStraightLine* m_cursor = nullptr;   // re-made after each rebuild's clearItems
+    QCPItemText* m_placeholderItem = nullptr;  // likewise (addOverlayItems)
 };
 
 }  // namespace runplane::gui

@@ -9,13 +9,15 @@
 
 #include "gui/widgets/palette.h"
 #include "gui/widgets/time_series_plot.h"
+#include "gui/widgets/wrapped_text.h"
 
 namespace runplane::gui {
 
 namespace {
 
-constexpr int kMaxEventLabels = 40;   // beyond this, markers only (labels would overlap)
-constexpr int kEventLabelChars = 28;  // longer marker labels are elided (the log has them whole)
+constexpr int kMaxEventLabels = 40;    // beyond this, markers only (labels would overlap)
+constexpr int kEventLabelChars = 28;   // longer marker labels are elided (the log has them whole)
+constexpr int kPlaceholderMargin = 8;  // px between a wrapped placeholder and the data area's sides
 
 // A cut label must not read as another value ("... for 60" of "... for 600 s"): elide it.
 QString elided(const QString& text, int chars) {
@@ -98,12 +100,47 @@ void TimeSeriesPlot::addOverlayItems() {
     }
 
     if (!m_placeholder.isEmpty()) {
-        auto* text = new QCPItemText(m_plot);
-        text->position->setType(QCPItemPosition::ptAxisRectRatio);
-        text->position->setCoords(0.5, 0.5);
-        text->setText(m_placeholder);
-        text->setColor(QColor(110, 110, 110));
+        m_placeholderItem = new QCPItemText(m_plot);
+        m_placeholderItem->position->setType(QCPItemPosition::ptAxisRectRatio);
+        m_placeholderItem->position->setCoords(0.5, 0.5);
+        m_placeholderItem->setTextAlignment(Qt::AlignTop | Qt::AlignHCenter);
+        m_placeholderItem->setText(m_placeholder);
+        m_placeholderItem->setColor(QColor(110, 110, 110));
+        fitPlaceholder();
     }
+}
+
+// issue 46: one line of "Cannot reach A: …; B: …" ran past both sides of the Cluster page's
+// plot at 1280×720 (clipped at the data area). Wrapped to the data area less a margin on each
+// side, centred; lines beyond its height are cut with "…" (placeholder() keeps the whole).
+void TimeSeriesPlot::fitPlaceholder() {
+    if (m_placeholderItem == nullptr) {
+        return;
+    }
+    const QRect area = m_plot->axisRect()->rect();
+    const QFontMetrics metrics(m_placeholderItem->font());
+    const int lines = std::max(1, (area.height() - 2 * kPlaceholderMargin) / metrics.lineSpacing());
+    const QString shown =
+        wrapToWidth(m_placeholder, metrics, area.width() - 2 * kPlaceholderMargin, lines);
+    if (shown != m_placeholderItem->text()) {
+        m_placeholderItem->setText(shown);
+    }
+}
+
+QString TimeSeriesPlot::shownPlaceholder() const {
+    return m_placeholderItem != nullptr ? m_placeholderItem->text() : QString();
+}
+
+QRect TimeSeriesPlot::placeholderRect() const {
+    if (m_placeholderItem == nullptr) {
+        return {};
+    }
+    // As QCPItemText::draw places it: its text's bounding box centred on its position.
+    QRect r = QFontMetrics(m_placeholderItem->font())
+                  .boundingRect(0, 0, 0, 0, Qt::TextDontClip | m_placeholderItem->textAlignment(),
+                                m_placeholderItem->text());
+    r.moveCenter(m_placeholderItem->position->pixelPosition().toPoint());
+    return r;
 }
 
 // The legend's row holds it only while it has entries to show: QCPLayoutGrid gives a column

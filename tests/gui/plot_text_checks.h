@@ -12,6 +12,8 @@
 //    elements, mapped into the window: no two meet, and a pixel test on the window rendered to a
 //    QImage: each has ink in its rectangle, and a plot title's pixels are its own (nothing drawn
 //    over it).
+//  - placeholderProblems: a plot's placeholder inside its data area, from its text element and
+//    by a pixel test at the area's sides (cluster_placeholder_test.cpp).
 
 #include <QColor>
 #include <QFontMetrics>
@@ -237,6 +239,70 @@ inline QStringList chartTitleProblems(QWidget* window) {
                                 .arg(own.width() * own.height());
             }
         }
+    }
+    return problems;
+}
+
+/// The text QCustomPlot draws in the middle of the plot's data area (its placeholder), or null.
+inline QCPItemText* placeholderItem(TimeSeriesPlot* plot) {
+    QCustomPlot* cp = customPlot(plot);
+    for (int i = 0; cp != nullptr && i < cp->itemCount(); ++i) {
+        auto* text = qobject_cast<QCPItemText*>(cp->item(i));
+        if (text != nullptr && text->position->type() == QCPItemPosition::ptAxisRectRatio &&
+            text->position->coords() == QPointF(0.5, 0.5)) {
+            return text;
+        }
+    }
+    return nullptr;
+}
+
+/// Where QCPItemText::draw puts a centred item's text (the QCustomPlot's coordinates).
+inline QRect centredTextRect(QCPItemText* text) {
+    QRect r = QFontMetrics(text->font())
+                  .boundingRect(0, 0, 0, 0, Qt::TextDontClip | text->textAlignment(), text->text());
+    r.moveCenter(text->position->pixelPosition().toPoint());
+    return r;
+}
+
+/// issue 46: the placeholder cut off at the plot's sides ("Cannot reach …" at 1280×720). From
+/// the text element: its rectangle lies inside the data area. A pixel test on the plot rendered
+/// to a QImage: ink (the text) inside the data area, none in the 5-px bands just inside its
+/// left and right sides (text running past a side is clipped there, its glyphs reaching it).
+inline QStringList placeholderProblems(TimeSeriesPlot* plot) {
+    QStringList problems;
+    QCPItemText* text = placeholderItem(plot);
+    if (text == nullptr) {
+        return {QStringLiteral("no placeholder drawn")};
+    }
+    const QRect area = plot->dataRect();
+    const QRect drawn = centredTextRect(text);
+    if (!area.contains(drawn)) {
+        problems << QStringLiteral(
+                        "placeholder [%1..%2]x[%3..%4] outside the data area "
+                        "[%5..%6]x[%7..%8]")
+                        .arg(drawn.left())
+                        .arg(drawn.right())
+                        .arg(drawn.top())
+                        .arg(drawn.bottom())
+                        .arg(area.left())
+                        .arg(area.right())
+                        .arg(area.top())
+                        .arg(area.bottom());
+    }
+    const QImage img = customPlot(plot)->grab().toImage().convertToFormat(QImage::Format_RGB32);
+    const int top = area.top() + 2;
+    const int height = area.height() - 4;
+    if (inkPixels(img, QRect(area.left() + 6, top, area.width() - 12, height)) == 0) {
+        problems << QStringLiteral("no placeholder text drawn in the data area");
+    }
+    const int leftInk = inkPixels(img, QRect(area.left() + 2, top, 5, height));
+    const int rightInk = inkPixels(img, QRect(area.right() - 6, top, 5, height));
+    if (leftInk > 0 || rightInk > 0) {
+        problems << QStringLiteral(
+                        "text drawn up to the data area's sides (%1 px at the left, "
+                        "%2 px at the right)")
+                        .arg(leftInk)
+                        .arg(rightInk);
     }
     return problems;
 }
