@@ -113,6 +113,10 @@ struct Verdict {
 /// The verdict over every node's collection (rules in docs/diagnosis.md, "Verdict").
 Verdict judge(const std::vector<NodeDiagnosis>& nodes);
 
+/// Every node's RAS report covers the job: the communicators merged per hash, keeping the copy
+/// that saw the most ranks and the union of missing ranks.
+std::vector<RasCommunicator> mergedCommunicators(const std::vector<NodeDiagnosis>& nodes);
+
 struct RunDiagnosis {
     std::string runId;
     std::string trigger;  // on_demand, stall, failed, phase_overrun

@@ -36,43 +36,6 @@ struct RankRef {
     }
 };
 
-// Every node's RAS report covers the job: merge them per communicator hash, keeping the copy
-// that saw the most ranks and the union of missing ranks.
-std::vector<RasCommunicator> mergedCommunicators(const std::vector<NodeDiagnosis>& nodes) {
-    std::map<std::string, RasCommunicator> byHash;
-    std::vector<std::string> order;
-    for (const auto& n : nodes) {
-        if (!n.rasAvailable) {
-            continue;
-        }
-        for (const auto& c : n.ras.communicators) {
-            auto it = byHash.find(c.hash);
-            if (it == byHash.end()) {
-                byHash.emplace(c.hash, c);
-                order.push_back(c.hash);
-                continue;
-            }
-            std::vector<RasMissingRank> missing = it->second.missingRanks;
-            if (c.ranks.size() > it->second.ranks.size()) {
-                it->second = c;
-            }
-            for (const auto& m : missing) {
-                const bool have =
-                    std::any_of(it->second.missingRanks.begin(), it->second.missingRanks.end(),
-                                [&](const RasMissingRank& x) { return x.rank == m.rank; });
-                if (!have) {
-                    it->second.missingRanks.push_back(m);
-                }
-            }
-        }
-    }
-    std::vector<RasCommunicator> out;
-    for (const auto& h : order) {
-        out.push_back(byHash[h]);
-    }
-    return out;
-}
-
 // NCCL prints a communicator hash as "0x" and 16 hex digits; anything longer is cut there.
 std::string shortHash(const std::string& h) {
     return h.size() > 18 ? h.substr(0, 18) : h;
@@ -362,6 +325,41 @@ int rankOfKind(const std::string& kind) {
 }
 
 }  // namespace
+
+std::vector<RasCommunicator> mergedCommunicators(const std::vector<NodeDiagnosis>& nodes) {
+    std::map<std::string, RasCommunicator> byHash;
+    std::vector<std::string> order;
+    for (const auto& n : nodes) {
+        if (!n.rasAvailable) {
+            continue;
+        }
+        for (const auto& c : n.ras.communicators) {
+            auto it = byHash.find(c.hash);
+            if (it == byHash.end()) {
+                byHash.emplace(c.hash, c);
+                order.push_back(c.hash);
+                continue;
+            }
+            std::vector<RasMissingRank> missing = it->second.missingRanks;
+            if (c.ranks.size() > it->second.ranks.size()) {
+                it->second = c;
+            }
+            for (const auto& m : missing) {
+                const bool have =
+                    std::any_of(it->second.missingRanks.begin(), it->second.missingRanks.end(),
+                                [&](const RasMissingRank& x) { return x.rank == m.rank; });
+                if (!have) {
+                    it->second.missingRanks.push_back(m);
+                }
+            }
+        }
+    }
+    std::vector<RasCommunicator> out;
+    for (const auto& h : order) {
+        out.push_back(byHash[h]);
+    }
+    return out;
+}
 
 Verdict judge(const std::vector<NodeDiagnosis>& nodes) {
     Verdict v;

@@ -162,14 +162,14 @@ QString diagnoseOutcomeText(const DiagnoseOutcome& outcome) {
     return text;
 }
 
-QStringList stuckRanks(const dx::RasReport& report) {
+QStringList stuckRanks(const dx::RasReport& report, const dx::HostNames* names) {
     // rank -> reasons, so that a rank that is both missing and behind is listed once.
     std::map<std::int64_t, std::pair<QString, QStringList>> byRank;
     auto note = [&](std::int64_t rank, std::int64_t pid, const std::string& host,
                     const QString& why) {
         auto& entry = byRank[rank];
         if (entry.first.isEmpty()) {
-            entry.first = rankLabel(rank, pid, host);
+            entry.first = rankLabel(rank, pid, names != nullptr ? names->ofRasHost(host) : host);
         }
         if (!entry.second.contains(why)) {
             entry.second << why;
@@ -225,7 +225,7 @@ QStringList stuckRanks(const dx::RasReport& report) {
     return out;
 }
 
-NodeDiagnosisLines nodeLines(const dx::NodeDiagnosis& node) {
+NodeDiagnosisLines nodeLines(const dx::NodeDiagnosis& node, const dx::HostNames* names) {
     NodeDiagnosisLines out;
     QString title = node.nodeId.empty() ? qs(node.address) : qs(node.nodeId);
     if (!node.hostname.empty() && node.hostname != node.nodeId) {
@@ -265,7 +265,7 @@ NodeDiagnosisLines nodeLines(const dx::NodeDiagnosis& node) {
                       .arg(node.ras.communicators.size())
                       .arg(ranks)
                       .arg(missing);
-        out.stuckRanks = stuckRanks(node.ras);
+        out.stuckRanks = stuckRanks(node.ras, names);
     } else {
         out.ras =
             QStringLiteral("not available: ") +

@@ -15,6 +15,7 @@
 
 #include "backend/control/node_client.h"
 #include "backend/diagnosis/diagnosis.h"
+#include "backend/diagnosis/host_names.h"
 
 namespace runplane::gui {
 
@@ -87,10 +88,15 @@ struct NodeDiagnosisLines {
 /// Frames shown per process.
 inline constexpr int kTopFrames = 4;
 
-NodeDiagnosisLines nodeLines(const diagnosis::NodeDiagnosis& node);
+/// `names`: how the verdict names each RAS host (one name per host, docs/diagnosis.md); nullptr =
+/// as RAS gives it.
+NodeDiagnosisLines nodeLines(const diagnosis::NodeDiagnosis& node,
+                             const diagnosis::HostNames* names = nullptr);
 
 /// The ranks a RAS report names as stuck (missing, async error, init error, aborted, behind in a
-/// collective count of their communicator), each once, in rank order.
-QStringList stuckRanks(const diagnosis::RasReport& report);
+/// collective count of their communicator), each once, in rank order; hosts named as `names`
+/// names them (the verdict's `vm, 192.0.2.2`), else as RAS gives them.
+QStringList stuckRanks(const diagnosis::RasReport& report,
+                       const diagnosis::HostNames* names = nullptr);
 
 }  // namespace runplane::gui

@@ -351,8 +351,10 @@ void DiagnosisView::showDiagnosis(const dx::RunDiagnosis& d) {
     m_findings->resizeColumnToContents(0);
 
     m_nodes->clear();
+    // a rank reads as in the verdict: its node's hostname, RAS's address after it
+    const diagnosis::HostNames names(d.nodes, diagnosis::mergedCommunicators(d.nodes));
     for (const auto& node : d.nodes) {
-        const NodeDiagnosisLines lines = nodeLines(node);
+        const NodeDiagnosisLines lines = nodeLines(node, &names);
         if (!lines.error.isEmpty()) {
             auto* top = addTop(m_nodes, lines.title, tr("could not be asked: %1").arg(lines.error),
                                errorColor());

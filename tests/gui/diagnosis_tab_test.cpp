@@ -283,6 +283,17 @@ TEST(DiagnosisTab, StuckRanksOfRecordedRasReports) {
     EXPECT_EQ(stuckRanks(*lagging),
               QStringList{QStringLiteral(
                   "rank 3 (pid 4103 on 10.0.0.1): behind in AllGather (640 of 641)")});
+    // Named as the verdict names them: the node whose daemon address is RAS's host is "vm".
+    diagnosis::NodeDiagnosis node;
+    node.hostname = "vm";
+    node.address = "10.0.0.1:7070";
+    node.rasAvailable = true;
+    node.ras = *lagging;
+    const diagnosis::HostNames names({node}, lagging->communicators);
+    EXPECT_EQ(stuckRanks(*lagging, &names),
+              QStringList{QStringLiteral(
+                  "rank 3 (pid 4103 on vm, 10.0.0.1): behind in AllGather (640 of 641)")});
+    EXPECT_EQ(nodeLines(node, &names).stuckRanks, stuckRanks(*lagging, &names));
     auto healthy = diagnosis::parseRasReport(fixture("ras_healthy.json"));
     ASSERT_TRUE(healthy.ok()) << healthy.error();
     EXPECT_TRUE(stuckRanks(*healthy).isEmpty())
