@@ -36,17 +36,29 @@ using namespace runplane;
 using namespace runplane::gui;
 using runplane::gui::test::waitUntil;
 
-TEST(PreflightPanel, ClusterPageShowsEachNodesInterfacesMasterAddrAndGpuUuids) {
+namespace {
+
+/// Two real daemons (node ids PREFIX-a, PREFIX-b) that load the fake NVML, so both report the
+/// same two GPUs (H200 and H100, the same UUIDs). Use with ASSERT_NO_FATAL_FAILURE.
+void startFakeGpuDaemons(const QString& prefix, std::unique_ptr<test::DaemonProcess>* a,
+                         std::unique_ptr<test::DaemonProcess>* b) {
     const char* binaryDir = std::getenv("RUNPLANE_BINARY_DIR");
     ASSERT_NE(binaryDir, nullptr);
     const std::string fake = std::string(binaryDir) + "/tests/compute/fake_nvml/1";
     ASSERT_TRUE(std::filesystem::exists(fake + "/libnvidia-ml.so.1")) << fake;
     ::setenv("LD_LIBRARY_PATH", fake.c_str(), 1);  // inherited by the daemons started here
-    auto a = std::make_unique<test::DaemonProcess>(QStringLiteral("gui-pf-a"), 2);
-    auto b = std::make_unique<test::DaemonProcess>(QStringLiteral("gui-pf-b"), 2);
+    *a = std::make_unique<test::DaemonProcess>(prefix + QStringLiteral("-a"), 2);
+    *b = std::make_unique<test::DaemonProcess>(prefix + QStringLiteral("-b"), 2);
     ::unsetenv("LD_LIBRARY_PATH");
-    ASSERT_TRUE(a->ok()) << a->error().toStdString();
-    ASSERT_TRUE(b->ok()) << b->error().toStdString();
+    ASSERT_TRUE((*a)->ok()) << (*a)->error().toStdString();
+    ASSERT_TRUE((*b)->ok()) << (*b)->error().toStdString();
+}
+
+}  // namespace
+
+TEST(PreflightPanel, ClusterPageShowsEachNodesInterfacesMasterAddrAndGpuUuids) {
+    std::unique_ptr<test::DaemonProcess> a, b;
+    ASSERT_NO_FATAL_FAILURE(startFakeGpuDaemons(QStringLiteral("gui-pf"), &a, &b));
 
     QTemporaryDir dir;
     ClusterPage page(dir.filePath(QStringLiteral("history.sqlite")));
@@ -138,17 +150,10 @@ std::string hostLanAddress() {
 // memory its plan peaks at, and MASTER_ADDR probed at the first node's daemon port; cleared,
 // the same nodes are checked without them.
 TEST(PreflightPanel, TheRecipesExpectationsAndTheRank0PortAreAskedOfEveryNode) {
-    const char* binaryDir = std::getenv("RUNPLANE_BINARY_DIR");
     const char* sourceDir = std::getenv("RUNPLANE_SOURCE_DIR");
-    ASSERT_NE(binaryDir, nullptr);
     ASSERT_NE(sourceDir, nullptr);
-    const std::string fake = std::string(binaryDir) + "/tests/compute/fake_nvml/1";
-    ::setenv("LD_LIBRARY_PATH", fake.c_str(), 1);
-    auto a = std::make_unique<test::DaemonProcess>(QStringLiteral("gui-pfr-a"), 2);
-    auto b = std::make_unique<test::DaemonProcess>(QStringLiteral("gui-pfr-b"), 2);
-    ::unsetenv("LD_LIBRARY_PATH");
-    ASSERT_TRUE(a->ok()) << a->error().toStdString();
-    ASSERT_TRUE(b->ok()) << b->error().toStdString();
+    std::unique_ptr<test::DaemonProcess> a, b;
+    ASSERT_NO_FATAL_FAILURE(startFakeGpuDaemons(QStringLiteral("gui-pfr"), &a, &b));
 
     // 2 nodes x 8 H100, a 30B MoE whose plan peaks far above this machine's RAM
     auto recipe = plan::loadRecipe(std::string(sourceDir) + "/recipes/vime-qwen3-30B-A3B-2x8.yaml");

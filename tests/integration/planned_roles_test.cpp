@@ -51,41 +51,37 @@ void planNode0(const std::string& recipes, plan::NodeMemory* node0) {
     *node0 = p.memory.nodes[0];
 }
 
-/// The last value of a series of (node, run) in the history; nullopt when it has none.
-std::optional<double> lastValue(db::History& h, const std::string& node, const std::string& run,
-                                const std::string& name) {
+/// Every value of a series of (node, run) in the history, oldest first; empty when it has none.
+std::vector<double> seriesValues(db::History& h, const std::string& node, const std::string& run,
+                                 const std::string& name) {
     auto id = h.findSeries(NodeId{node}, RunId{run}, name);
     if (!id.ok() || !*id) {
-        return std::nullopt;
+        return {};
     }
     db::SeriesQuery q;
     q.seriesId = **id;
     auto points = h.querySeries(q);
-    if (!points.ok() || points->points.empty()) {
-        return std::nullopt;
+    std::vector<double> out;
+    for (const auto& p : points.ok() ? points->points : decltype(points->points){}) {
+        out.push_back(p.value);
     }
-    return points->points.back().value;
+    return out;
+}
+
+/// The last value of a series of (node, run); nullopt when it has none.
+std::optional<double> lastValue(db::History& h, const std::string& node, const std::string& run,
+                                const std::string& name) {
+    const auto values = seriesValues(h, node, run, name);
+    return values.empty() ? std::nullopt : std::optional<double>(values.back());
 }
 
 /// The highest value a series of (node, run) reached; nullopt when it has none. A role's process
 /// count is read so: the report after the run killed its processes says 0.
 std::optional<double> peakValue(db::History& h, const std::string& node, const std::string& run,
                                 const std::string& name) {
-    auto id = h.findSeries(NodeId{node}, RunId{run}, name);
-    if (!id.ok() || !*id) {
-        return std::nullopt;
-    }
-    db::SeriesQuery q;
-    q.seriesId = **id;
-    auto points = h.querySeries(q);
-    if (!points.ok() || points->points.empty()) {
-        return std::nullopt;
-    }
-    double peak = points->points.front().value;
-    for (const auto& p : points->points) {
-        peak = std::max(peak, p.value);
-    }
-    return peak;
+    const auto values = seriesValues(h, node, run, name);
+    return values.empty() ? std::nullopt
+                          : std::optional<double>(*std::max_element(values.begin(), values.end()));
 }
 
 TEST_F(PlannedRoles, SubmitSendsThePlanByRoleAndTheDaemonReportsItBesideTheMeasured) {
