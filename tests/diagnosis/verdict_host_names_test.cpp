@@ -11,25 +11,12 @@
 #include "backend/diagnosis/diagnosis.h"
 #include "backend/diagnosis/host_names.h"
 #include "backend/diagnosis/ras.h"
+#include "tests/diagnosis/recorded_fixture.h"
 
 namespace runplane::diagnosis {
 namespace {
 
-// A recorded fixture without its header (the leading lines that start with '#').
-std::string recordedText(const std::string& name) {
-    const char* src = std::getenv("RUNPLANE_SOURCE_DIR");
-    std::ifstream in(std::string(src ? src : ".") + "/tests/diagnosis/fixtures/" + name);
-    std::string line, out;
-    bool header = true;
-    while (std::getline(in, line)) {
-        if (header && line.rfind('#', 0) == 0) {
-            continue;
-        }
-        header = false;
-        out += line + "\n";
-    }
-    return out;
-}
+using test::recordedFixture;
 
 const Finding* findingOf(const Verdict& v, const std::string& kind) {
     for (const auto& f : v.findings) {
@@ -50,7 +37,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 TEST(VerdictHostNames, TheRecordedRasAddressAndTheDaemonsHostnameNameARankOneWay) {
     auto d = runDiagnosisFromJson(
-        nlohmann::json::parse(recordedText("diagnosis_h100_hang_job_20261206.json")));
+        nlohmann::json::parse(recordedFixture("diagnosis_h100_hang_job_20261206.json")));
     ASSERT_TRUE(d.ok()) << d.error();
     ASSERT_EQ(d->nodes.size(), 1u);
     NodeDiagnosis& node = d->nodes[0];
@@ -88,7 +75,7 @@ TEST(VerdictHostNames, TheRecordedRasAddressAndTheDaemonsHostnameNameARankOneWay
 // The rules, in order: hostname, the daemon's address, the run's pids; a host no node is stays
 // as RAS named it, and so does one whose pids two nodes share as often.
 TEST(VerdictHostNames, EachRuleOnTheRecordedReportsLayout) {
-    const std::string text = recordedText("ras_missing_rank.json");
+    const std::string text = recordedFixture("ras_missing_rank.json");
     auto report = parseRasReport(text);
     ASSERT_TRUE(report.ok()) << report.error();
     NodeDiagnosis a;  // RAS's 10.0.0.1 is its daemon's address

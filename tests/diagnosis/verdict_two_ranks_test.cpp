@@ -10,29 +10,16 @@
 #include <sstream>
 
 #include "backend/diagnosis/diagnosis.h"
+#include "tests/diagnosis/recorded_fixture.h"
 
 namespace runplane::diagnosis {
 namespace {
 
-// A recorded fixture without its header (the leading lines that start with '#').
-std::string recorded(const std::string& name) {
-    const char* src = std::getenv("RUNPLANE_SOURCE_DIR");
-    std::ifstream in(std::string(src ? src : ".") + "/tests/diagnosis/fixtures/" + name);
-    std::string line, out;
-    bool header = true;
-    while (std::getline(in, line)) {
-        if (header && line.rfind('#', 0) == 0) {
-            continue;
-        }
-        header = false;
-        out += line + "\n";
-    }
-    return out;
-}
+using test::recordedFixture;
 
 std::vector<NodeDiagnosis> recordedNodes() {
     auto d = runDiagnosisFromJson(
-        nlohmann::json::parse(recorded("diagnosis_h100_hang_job_20261206.json")));
+        nlohmann::json::parse(recordedFixture("diagnosis_h100_hang_job_20261206.json")));
     EXPECT_TRUE(d.ok()) << d.error();
     return d.ok() ? d->nodes : std::vector<NodeDiagnosis>{};
 }
