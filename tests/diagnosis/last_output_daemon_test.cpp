@@ -28,6 +28,49 @@ std::int64_t nowNs() {
         .count();
 }
 
+/// A file whose presence keeps a test run going (tests/diagnosis/*_run.sh); removed at the end.
+struct Sentinel {
+    explicit Sentinel(std::string p) : path(std::move(p)) {
+        std::ofstream(path) << "run while this exists\n";
+    }
+    ~Sentinel() { std::remove(path.c_str()); }
+    std::string path;
+};
+
+/// Starts tests/diagnosis/`script` with the sentinel's path as run `runId` (its own `roleRows`).
+void startScriptRun(v1::Agent::Stub& stub, const std::string& runId, const std::string& script,
+                    const Sentinel& sentinel, const std::string& roleRows = "") {
+    v1::StartRunRequest req;
+    req.set_run_id(runId);
+    req.add_argv("/bin/bash");
+    req.add_argv(runplane::testing::sourceDir() + "/tests/diagnosis/" + script);
+    req.add_argv(sentinel.path);
+    req.set_role(v1::RUN_ROLE_STANDALONE);
+    req.set_role_rows(roleRows);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::RunStatus st;
+    const grpc::Status s = stub.StartRun(&ctx, req, &st);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+}
+
+/// The daemon's diagnosis of run `runId` (its JSON in `json`, for messages).
+void diagnoseRun(v1::Agent::Stub& stub, const std::string& runId, NodeDiagnosis* out,
+                 std::string* json) {
+    v1::DiagnoseRequest req;
+    req.set_run_id(runId);
+    req.set_timeout_ms(3000);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    v1::DiagnoseReport resp;
+    const grpc::Status s = stub.Diagnose(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    *json = resp.json();
+    auto node = nodeDiagnosisFromJson(nlohmann::json::parse(resp.json()));
+    ASSERT_TRUE(node) << node.error();
+    *out = std::move(*node);
+}
+
 const RoleOutput* roleOf(const NodeDiagnosis& n, const std::string& role) {
     for (const auto& r : n.roleOutput) {
         if (r.role == role) {
@@ -45,28 +88,10 @@ TEST(LastOutputDaemon, EachRolesLastLineAndItsAgeFromARealRun) {
     spec.stateDir = dir.path() + "/state";
     runplane::testing::DaemonProcess daemon(spec);
     ASSERT_TRUE(daemon.ok()) << daemon.error();
-    const std::string sentinel = dir.path() + "/alive";
-    std::ofstream(sentinel) << "run while this exists\n";
-    struct Cleanup {
-        std::string path;
-        ~Cleanup() { std::remove(path.c_str()); }
-    } cleanup{sentinel};
-
+    const Sentinel sentinel(dir.path() + "/alive");
     auto stub = v1::Agent::NewStub(
         grpc::CreateChannel(daemon.address(), grpc::InsecureChannelCredentials()));
-    {
-        v1::StartRunRequest req;
-        req.set_run_id("roles-run");
-        req.add_argv("/bin/bash");
-        req.add_argv(runplane::testing::sourceDir() + "/tests/diagnosis/roles_run.sh");
-        req.add_argv(sentinel);
-        req.set_role(v1::RUN_ROLE_STANDALONE);
-        grpc::ClientContext ctx;
-        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-        v1::RunStatus st;
-        const grpc::Status s = stub->StartRun(&ctx, req, &st);
-        ASSERT_TRUE(s.ok()) << s.error_message();
-    }
+    ASSERT_NO_FATAL_FAILURE(startScriptRun(*stub, "roles-run", "roles_run.sh", sentinel));
     const std::string out = spec.stateDir + "/runs.d/roles-run/stdout.log";
     ASSERT_TRUE(runplane::testing::waitUntil(
         [&] {
@@ -77,16 +102,10 @@ TEST(LastOutputDaemon, EachRolesLastLineAndItsAgeFromARealRun) {
     // The trainer stays quiet; the rollout keeps printing.
     std::this_thread::sleep_for(std::chrono::seconds(4));
 
-    v1::DiagnoseRequest req;
-    req.set_run_id("roles-run");
-    req.set_timeout_ms(3000);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-    v1::DiagnoseReport resp;
-    const grpc::Status s = stub->Diagnose(&ctx, req, &resp);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    auto node = nodeDiagnosisFromJson(nlohmann::json::parse(resp.json()));
-    ASSERT_TRUE(node) << node.error();
+    NodeDiagnosis diagnosed;
+    std::string json;
+    ASSERT_NO_FATAL_FAILURE(diagnoseRun(*stub, "roles-run", &diagnosed, &json));
+    const NodeDiagnosis* node = &diagnosed;
     const std::int64_t at = node->tUnixNs;
     ASSERT_GT(at, 0);
     EXPECT_LE(at, nowNs());
@@ -94,7 +113,7 @@ TEST(LastOutputDaemon, EachRolesLastLineAndItsAgeFromARealRun) {
     const RoleOutput* trainer = roleOf(*node, "trainer");
     const RoleOutput* rollout = roleOf(*node, "rollout");
     const RoleOutput* driver = roleOf(*node, "driver");
-    ASSERT_TRUE(trainer && rollout && driver) << resp.json();
+    ASSERT_TRUE(trainer && rollout && driver) << json;
     // Roles from the live processes' titles (the role table), lines from their prefixes.
     EXPECT_NE(trainer->line.find("Timer actor_train start"), std::string::npos);
     EXPECT_EQ(trainer->source.rfind("MegatronTrainRayActor pid ", 0), 0u) << trainer->source;
@@ -128,7 +147,7 @@ TEST(LastOutputDaemon, EachRolesLastLineAndItsAgeFromARealRun) {
             EXPECT_NE(f.text.find("rollout: `(SGLangEngine pid="), std::string::npos) << f.text;
         }
     }
-    EXPECT_TRUE(found) << resp.json();
+    EXPECT_TRUE(found) << json;
 }
 
 // The role table of a diagnosis is the one the memory-by-role walk uses for the run: the run's
@@ -144,29 +163,11 @@ TEST(LastOutputDaemon, TheSitesAndTheRunsRoleRowsNameTheirProcesses) {
     spec.args = {"--role-table", table};
     runplane::testing::DaemonProcess daemon(spec);
     ASSERT_TRUE(daemon.ok()) << daemon.error();
-    const std::string sentinel = dir.path() + "/alive";
-    std::ofstream(sentinel) << "run while this exists\n";
-    struct Cleanup {
-        std::string path;
-        ~Cleanup() { std::remove(path.c_str()); }
-    } cleanup{sentinel};
-
+    const Sentinel sentinel(dir.path() + "/alive");
     auto stub = v1::Agent::NewStub(
         grpc::CreateChannel(daemon.address(), grpc::InsecureChannelCredentials()));
-    {
-        v1::StartRunRequest req;
-        req.set_run_id("site-roles-run");
-        req.add_argv("/bin/bash");
-        req.add_argv(runplane::testing::sourceDir() + "/tests/diagnosis/site_roles_run.sh");
-        req.add_argv(sentinel);
-        req.set_role(v1::RUN_ROLE_STANDALONE);
-        req.set_role_rows("judge title ray::JudgeActor*\n");
-        grpc::ClientContext ctx;
-        ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-        v1::RunStatus st;
-        const grpc::Status s = stub->StartRun(&ctx, req, &st);
-        ASSERT_TRUE(s.ok()) << s.error_message();
-    }
+    ASSERT_NO_FATAL_FAILURE(startScriptRun(*stub, "site-roles-run", "site_roles_run.sh", sentinel,
+                                           "judge title ray::JudgeActor*\n"));
     const std::string out = spec.stateDir + "/runs.d/site-roles-run/stdout.log";
     ASSERT_TRUE(runplane::testing::waitUntil(
         [&] {
@@ -177,24 +178,17 @@ TEST(LastOutputDaemon, TheSitesAndTheRunsRoleRowsNameTheirProcesses) {
         std::chrono::seconds(20), std::chrono::milliseconds(50)))
         << out;
 
-    v1::DiagnoseRequest req;
-    req.set_run_id("site-roles-run");
-    req.set_timeout_ms(3000);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-    v1::DiagnoseReport resp;
-    const grpc::Status s = stub->Diagnose(&ctx, req, &resp);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    auto node = nodeDiagnosisFromJson(nlohmann::json::parse(resp.json()));
-    ASSERT_TRUE(node) << node.error();
-
+    NodeDiagnosis diagnosed;
+    std::string json;
+    ASSERT_NO_FATAL_FAILURE(diagnoseRun(*stub, "site-roles-run", &diagnosed, &json));
+    const NodeDiagnosis* node = &diagnosed;
     const RoleOutput* reward = roleOf(*node, "reward_srv");
     const RoleOutput* judge = roleOf(*node, "judge");
-    ASSERT_TRUE(reward && judge) << resp.json();
+    ASSERT_TRUE(reward && judge) << json;
     EXPECT_NE(reward->line.find("reward batch 3 scored"), std::string::npos) << reward->line;
     EXPECT_EQ(reward->source.rfind("RewardModel pid ", 0), 0u) << reward->source;
     EXPECT_NE(judge->line.find("judge graded 16 samples"), std::string::npos) << judge->line;
     EXPECT_EQ(judge->source.rfind("JudgeActor pid ", 0), 0u) << judge->source;
     // Neither is left to the built-in catch-all `ray::*`.
-    EXPECT_EQ(roleOf(*node, "ray"), nullptr) << resp.json();
+    EXPECT_EQ(roleOf(*node, "ray"), nullptr) << json;
 }
