@@ -15,6 +15,7 @@
 #include "backend/control/controller.h"
 #include "backend/control/host_reachability.h"
 #include "db/history/history.h"
+#include "tests/dispatch/history_events.h"
 #include "tests/dispatch/netns_cluster.h"
 #include "tests/dispatch/ray_test_support.h"
 #include "tests/support/daemon_process.h"
@@ -25,20 +26,6 @@ using namespace runplane::dispatch_testing;
 using runplane::testing::NetnsHosts;
 
 namespace {
-
-std::vector<runplane::db::EventRecord> eventsOfKind(const std::string& history,
-                                                    const std::string& kind) {
-    runplane::db::OpenOptions readOnly;
-    readOnly.readOnly = true;
-    auto h = runplane::db::History::open(history, readOnly);
-    if (!h.ok()) {
-        return {};
-    }
-    runplane::db::EventFilter filter;
-    filter.kind = kind;
-    auto events = (*h)->listEvents(filter);
-    return events.ok() ? *events : std::vector<runplane::db::EventRecord>{};
-}
 
 bool allStreaming(const Controller& controller) {
     for (const auto& n : controller.nodes()) {

@@ -25,30 +25,18 @@
 #include "backend/control/host_reachability.h"
 #include "backend/control/telemetry_ingestor.h"
 #include "db/history/history.h"
+#include "tests/dispatch/history_events.h"
 #include "tests/dispatch/ray_test_support.h"
 #include "tests/support/daemon_process.h"
 #include "tests/support/process.h"
 
 using namespace runplane::control;
+using runplane::dispatch_testing::eventsOfKind;
 using runplane::dispatch_testing::waitFor;
 using runplane::testing::Daemon;
 using runplane::testing::TempDir;
 
 namespace {
-
-std::vector<runplane::db::EventRecord> eventsOfKind(const std::string& history,
-                                                    const std::string& kind) {
-    runplane::db::OpenOptions readOnly;
-    readOnly.readOnly = true;
-    auto h = runplane::db::History::open(history, readOnly);
-    if (!h.ok()) {
-        return {};
-    }
-    runplane::db::EventFilter filter;
-    filter.kind = kind;
-    auto events = (*h)->listEvents(filter);
-    return events.ok() ? *events : std::vector<runplane::db::EventRecord>{};
-}
 
 std::set<std::string> runIdsOf(const std::vector<runplane::db::EventRecord>& events) {
     std::set<std::string> out;
