@@ -11,6 +11,7 @@
 #include <QStyle>
 #include <QTableView>
 
+#include <initializer_list>
 #include <string>
 
 #include "db/history/history.h"
@@ -103,6 +104,24 @@ inline std::string runColumnProblems(QTableView* table) {
                     std::to_string(table->viewport()->width()) + " px list; ";
     }
     return problems;
+}
+
+/// The default columns' promise at a small size, as gtest failures: each of `whole` shows every
+/// row's text whole (a date cut to "2026-0…" is not readable), the run name keeps at least
+/// 110 px, and a long name elides (narrower than its text, which the model keeps whole).
+inline void expectWholeColumnsAndAnElidedName(QTableView* table, std::initializer_list<int> whole) {
+    for (int c : whole) {
+        for (int r = 0; r < table->model()->rowCount(); ++r) {
+            const QString text = table->model()->index(r, c).data().toString();
+            EXPECT_GE(table->columnWidth(c), neededWidth(*table, text))
+                << "'" << text.toStdString() << "' is cut";
+        }
+    }
+    EXPECT_GE(table->columnWidth(RunListModel::NameColumn), 110);
+    const QModelIndex first = table->model()->index(0, RunListModel::NameColumn);
+    EXPECT_LT(table->columnWidth(RunListModel::NameColumn),
+              table->fontMetrics().horizontalAdvance(first.data().toString()));
+    EXPECT_TRUE(first.data().toString().startsWith(QStringLiteral("qwen3-30b-a3b grpo lora")));
 }
 
 }  // namespace runplane::gui::test

@@ -60,22 +60,9 @@ TEST(RunsPageColumns, ManyLongRunsFit1280x720WithoutHorizontalScroll) {
         EXPECT_FALSE(table->isColumnHidden(c)) << c;
     }
     EXPECT_EQ(columnProblems(table), "");
-    // At the default columns the short ones are whole (a date cut to "2026-0…" is not
-    // readable) and the run name keeps at least 110 px.
-    for (int c : {RunListModel::StateColumn, RunListModel::StartColumn, RunListModel::PeakColumn,
-                  RunListModel::EvalColumn}) {
-        for (int r = 0; r < table->model()->rowCount(); ++r) {
-            const QString text = table->model()->index(r, c).data().toString();
-            EXPECT_GE(table->columnWidth(c), neededWidth(*table, text))
-                << "'" << text.toStdString() << "' is cut";
-        }
-    }
-    EXPECT_GE(table->columnWidth(RunListModel::NameColumn), 110);
-    // Long texts elide: narrower than the text, which the model (and the tooltip) keeps whole.
-    const QModelIndex first = table->model()->index(0, RunListModel::NameColumn);
-    EXPECT_LT(table->columnWidth(RunListModel::NameColumn),
-              table->fontMetrics().horizontalAdvance(first.data().toString()));
-    EXPECT_TRUE(first.data().toString().startsWith(QStringLiteral("qwen3-30b-a3b grpo lora")));
+    test::expectWholeColumnsAndAnElidedName(
+        table, {RunListModel::StateColumn, RunListModel::StartColumn, RunListModel::PeakColumn,
+                RunListModel::EvalColumn});
     EXPECT_TRUE(window->grab().save(test::screenshotPath(QStringLiteral("runs-list-1280.png"))));
 
     // A hidden column shown (as the header's context menu does): still no scroll bar.
