@@ -195,6 +195,9 @@ void TimeSeriesPlot::setAxisLabels(const QString& xLabel, const QString& yLabel)
     m_yLabel = yLabel;
     m_plot->xAxis->setLabel(xLabel);
     m_plot->yAxis->setLabel(yLabel);
+    // Fitted to the data area of the last layout now, not at the next replot: until then a longer
+    // title (a live view adding "alarm …") was the axis's label, unfitted, for a timer's wait.
+    fitAxisLabels();
     scheduleReplot();
 }
 

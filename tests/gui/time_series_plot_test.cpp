@@ -460,3 +460,28 @@ TEST(TimeSeriesPlot, RebuildsWithoutLoggingWhenItHasNoLegend) {
     qInstallMessageHandler(previous);
     EXPECT_TRUE(g_qtMessages.isEmpty()) << g_qtMessages.join(QLatin1Char('\n')).toStdString();
 }
+
+// A title set while the plot is shown fits its axis at once, before the next (timer-driven)
+// replot: a live view that lengthens its y title ("…; above: RAM …, alarm …") never holds an
+// unfitted one, even for the timer's wait (the afternoon walk read one at 1280×720 under load).
+TEST(TimeSeriesPlot, AnAxisTitleSetWhileShownFitsItsAxisBeforeTheNextReplot) {
+    TimeSeriesPlot plot;
+    plot.resize(500, 220);
+    plot.show();
+    plot.setSeries({ramp(QStringLiteral("node-a"), 50, 1000)});
+    plot.flush();
+    const int height = plot.dataRect().height();
+    ASSERT_GT(height, 20);
+    const int before = plot.replotCount();
+    const QString longTitle = QStringLiteral(
+        "host memory used (GB); above: RAM 25.28 GB, alarm 18.83 GB, and a little more to be sure");
+    plot.setAxisLabels(QStringLiteral("time"), longTitle);
+    EXPECT_EQ(plot.replotCount(), before) << "no replot yet: the check is of the state between";
+    const QFontMetrics fm(plot.axisLabelFont());
+    const QString shown = plot.shownAxisLabel(Qt::Vertical);
+    EXPECT_LE(fm.horizontalAdvance(shown), height + 1) << shown.toStdString();
+    EXPECT_TRUE(shown.endsWith(QChar(0x2026))) << shown.toStdString();
+    // a title that fits is kept whole
+    plot.setAxisLabels(QStringLiteral("time"), QStringLiteral("GB"));
+    EXPECT_EQ(plot.shownAxisLabel(Qt::Vertical), QStringLiteral("GB"));
+}
