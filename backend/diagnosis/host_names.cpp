@@ -61,7 +61,10 @@ HostNames::HostNames(const std::vector<NodeDiagnosis>& nodes,
         }
         return found;
     };
-    for (const auto& [host, hostPids] : rasPids) {
+    for (const auto& entry : rasPids) {
+        // named, not a structured binding: clang 14 (the fuzz build) cannot capture one
+        const std::string& host = entry.first;
+        const auto& hostPids = entry.second;
         std::size_t node = only([&](std::size_t i) { return nodes[i].hostname == host; });
         if (node == kNone) {
             node = only([&](std::size_t i) { return hostOfAddress(nodes[i].address) == host; });
