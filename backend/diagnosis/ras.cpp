@@ -586,4 +586,29 @@ Result<RasFetch> fetchRasReport(const RasClientOptions& options) {
     return out;
 }
 
+std::vector<LaggingKind> ranksBehind(const RasCommunicator& communicator) {
+    std::map<std::string, std::uint64_t> top;  // kind -> highest count, in name order
+    for (const auto& r : communicator.ranks) {
+        for (const auto& [kind, n] : r.collectiveCounts) {
+            top[kind] = std::max(top[kind], n);
+        }
+    }
+    std::vector<LaggingKind> out;
+    for (const auto& [kind, highest] : top) {
+        LaggingKind lag{kind, highest, {}};
+        for (std::size_t i = 0; i < communicator.ranks.size(); ++i) {
+            const auto& counts = communicator.ranks[i].collectiveCounts;
+            const auto it = counts.find(kind);
+            const std::uint64_t n = it == counts.end() ? 0 : it->second;
+            if (n < highest) {
+                lag.behind.emplace_back(i, n);
+            }
+        }
+        if (!lag.behind.empty()) {
+            out.push_back(std::move(lag));
+        }
+    }
+    return out;
+}
+
 }  // namespace runplane::diagnosis

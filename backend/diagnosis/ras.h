@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,19 @@ struct RasReport {
     std::int64_t communicatorsCount = 0;
     std::vector<RasCommunicator> communicators;
 };
+
+/// A collective kind in which some ranks of a communicator are behind the highest count (a rank
+/// without the kind counts 0): what the verdict, its stack order and the GUI call "behind".
+struct LaggingKind {
+    std::string kind;
+    std::uint64_t top = 0;  // the highest count of any rank
+    /// (index into the communicator's ranks, that rank's count), in report order.
+    std::vector<std::pair<std::size_t, std::uint64_t>> behind;
+};
+
+/// Per collective kind, in name order, the ranks below the highest count; kinds in which every
+/// rank agrees are left out.
+std::vector<LaggingKind> ranksBehind(const RasCommunicator& communicator);
 
 /// Parses `VERBOSE STATUS` in JSON format. Unknown keys are ignored; a key of the wrong type is
 /// an error naming its path ("RAS report: communicators[1].ranks[3].pid: expected a number").

@@ -92,36 +92,18 @@ void rasFindings(const std::vector<RasCommunicator>& comms, const HostNames& nam
             v.findings.push_back({"aborted", "NCCL " + comm + ": aborted on " + joinList(aborted)});
         }
         // Behind: per collective kind, the ranks whose count is below the highest.
-        std::set<std::string> kinds;
-        for (const auto& r : c.ranks) {
-            for (const auto& [k, n] : r.collectiveCounts) {
-                kinds.insert(k);
-            }
-        }
-        for (const auto& kind : kinds) {
-            std::uint64_t top = 0;
-            for (const auto& r : c.ranks) {
-                auto it = r.collectiveCounts.find(kind);
-                top = std::max<std::uint64_t>(top, it == r.collectiveCounts.end() ? 0 : it->second);
-            }
+        for (const LaggingKind& lag : ranksBehind(c)) {
             std::vector<std::string> behind;
-            std::uint64_t lowest = top;
-            for (const auto& r : c.ranks) {
-                auto it = r.collectiveCounts.find(kind);
-                const std::uint64_t n = it == r.collectiveCounts.end() ? 0 : it->second;
-                if (n < top) {
-                    behind.push_back(RankRef{r.rank, r.pid, names.ofRasHost(r.host)}.label() +
-                                     " at " + std::to_string(n));
-                    lowest = std::min(lowest, n);
-                }
+            for (const auto& [i, n] : lag.behind) {
+                const RasRank& r = c.ranks[i];
+                behind.push_back(RankRef{r.rank, r.pid, names.ofRasHost(r.host)}.label() + " at " +
+                                 std::to_string(n));
             }
-            if (!behind.empty()) {
-                v.findings.push_back(
-                    {"behind", "NCCL " + comm + ": " + std::to_string(behind.size()) + " of " +
-                                   std::to_string(c.ranks.size()) +
-                                   " ranks behind their peers in " + kind + " (peers at " +
-                                   std::to_string(top) + "): " + joinList(behind)});
-            }
+            v.findings.push_back({"behind", "NCCL " + comm + ": " + std::to_string(behind.size()) +
+                                                " of " + std::to_string(c.ranks.size()) +
+                                                " ranks behind their peers in " + lag.kind +
+                                                " (peers at " + std::to_string(lag.top) +
+                                                "): " + joinList(behind)});
         }
     }
 }
@@ -133,18 +115,9 @@ std::set<std::int64_t> suspectRanks(const std::vector<RasCommunicator>& comms) {
         for (const auto& m : c.missingRanks) {
             out.insert(m.rank);
         }
-        std::map<std::string, std::uint64_t> top;
-        for (const auto& r : c.ranks) {
-            for (const auto& [k, n] : r.collectiveCounts) {
-                top[k] = std::max(top[k], n);
-            }
-        }
-        for (const auto& r : c.ranks) {
-            for (const auto& [k, t] : top) {
-                const auto it = r.collectiveCounts.find(k);
-                if ((it == r.collectiveCounts.end() ? 0 : it->second) < t) {
-                    out.insert(r.rank);
-                }
+        for (const LaggingKind& lag : ranksBehind(c)) {
+            for (const auto& [i, n] : lag.behind) {
+                out.insert(c.ranks[i].rank);
             }
         }
     }

@@ -182,7 +182,6 @@ QStringList stuckRanks(const dx::RasReport& report, const dx::HostNames* names) 
                  : m.unresponsive ? QStringLiteral("missing, unresponsive")
                                   : QStringLiteral("missing"));
         }
-        std::set<std::string> kinds;
         for (const auto& r : c.ranks) {
             if (r.status.present) {
                 if (r.status.asyncError != 0 && r.status.asyncError != kNcclInProgress) {
@@ -197,24 +196,13 @@ QStringList stuckRanks(const dx::RasReport& report, const dx::HostNames* names) 
                     note(r.rank, r.pid, r.host, QStringLiteral("aborted"));
                 }
             }
-            for (const auto& [k, n] : r.collectiveCounts) {
-                kinds.insert(k);
-            }
         }
-        for (const auto& kind : kinds) {
-            std::uint64_t top = 0;
-            for (const auto& r : c.ranks) {
-                const auto it = r.collectiveCounts.find(kind);
-                top = std::max<std::uint64_t>(top, it == r.collectiveCounts.end() ? 0 : it->second);
-            }
-            for (const auto& r : c.ranks) {
-                const auto it = r.collectiveCounts.find(kind);
-                const std::uint64_t n = it == r.collectiveCounts.end() ? 0 : it->second;
-                if (n < top) {
-                    note(r.rank, r.pid, r.host,
-                         QStringLiteral("behind in ") + qs(kind) +
-                             QStringLiteral(" (%1 of %2)").arg(n).arg(top));
-                }
+        for (const dx::LaggingKind& lag : dx::ranksBehind(c)) {
+            for (const auto& [i, n] : lag.behind) {
+                const auto& r = c.ranks[i];
+                note(r.rank, r.pid, r.host,
+                     QStringLiteral("behind in ") + qs(lag.kind) +
+                         QStringLiteral(" (%1 of %2)").arg(n).arg(lag.top));
             }
         }
     }
