@@ -5,8 +5,8 @@
 // it back with setUserSized). A drag is a section resize while a mouse button is down on the
 // header; a resize made by the fit, or by a stretched last section, is not. The fit after a
 // viewport resize runs once that resize is over (a zero timer). Optionally the table's splitter
-// pane first widens to what the columns need at their narrowest (growInto). The Compare page's run
-// list (issue 46: it scrolled sideways at 1280×720). GUI thread only.
+// pane first widens to what the columns need at their narrowest (growInto). The Runs and Compare
+// pages' run lists (issue 46: they scrolled sideways at 1280×720). GUI thread only.
 
 #include <QObject>
 

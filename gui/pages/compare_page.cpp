@@ -35,6 +35,7 @@
 #include "gui/pages/compare_fork_marks.h"
 #include "gui/pages/compare_grid.h"
 #include "gui/pages/compare_groups.h"
+#include "gui/pages/fit_columns.h"
 #include "gui/pages/metric_panels.h"
 #include "gui/pages/run_annotations_bar.h"
 #include "gui/pages/run_drop_import.h"
@@ -106,18 +107,10 @@ ComparePage::ComparePage(const QString& historyPath, QWidget* parent)
     m_fitter = new ColumnFitter(
         m_table,
         [this] {
-            QHeaderView* header = m_table->horizontalHeader();
-            const QFontMetrics metrics(header->font());
-            const int margin =
-                2 * m_table->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
-            const auto floor = [&](int column) {
-                return metrics.horizontalAdvance(
-                           m_runs->headerData(column, Qt::Horizontal).toString()) +
-                       margin;
-            };
             return std::vector<std::pair<int, int>>{
-                {RunListModel::CauseColumn, floor(RunListModel::CauseColumn)},
-                {RunListModel::DiagnosisColumn, floor(RunListModel::DiagnosisColumn)},
+                {RunListModel::CauseColumn, headerTitleWidth(m_table, RunListModel::CauseColumn)},
+                {RunListModel::DiagnosisColumn,
+                 headerTitleWidth(m_table, RunListModel::DiagnosisColumn)},
                 {RunListModel::NameColumn, kMinNameWidth}};
         },
         kMinNameWidth, this);

@@ -10,24 +10,28 @@
 
 namespace runplane::gui {
 
+int headerTitleWidth(const QTableView* view, int column) {
+    const QHeaderView* header = view->horizontalHeader();
+    const int margin = view->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
+    return QFontMetrics(header->font())
+               .horizontalAdvance(view->model()->headerData(column, Qt::Horizontal).toString()) +
+           2 * margin;
+}
+
 void fitColumnsToViewport(QTableView* view, const std::vector<std::pair<int, int>>& elastic) {
     view->resizeColumnsToContents();
     QHeaderView* header = view->horizontalHeader();
     const int columns = header->count();
     std::vector<int> width(static_cast<size_t>(columns), 0);
     std::vector<int> floor(static_cast<size_t>(columns), 0);
-    const QFontMetrics headerMetrics(header->font());
-    const int headerMargin = view->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
     int total = 0;
     for (int c = 0; c < columns; ++c) {
         if (header->isSectionHidden(c)) {
             continue;
         }
         width[static_cast<size_t>(c)] = view->columnWidth(c);
-        const QString title = view->model()->headerData(c, Qt::Horizontal).toString();
         floor[static_cast<size_t>(c)] =
-            std::min(width[static_cast<size_t>(c)],
-                     headerMetrics.horizontalAdvance(title) + 2 * headerMargin);
+            std::min(width[static_cast<size_t>(c)], headerTitleWidth(view, c));
         total += width[static_cast<size_t>(c)];
     }
     int excess = total - view->viewport()->width();

@@ -12,6 +12,10 @@ class QTableView;
 
 namespace runplane::gui {
 
+/// The width `column`'s header title needs (its text and the style's header margins): no column
+/// is narrowed below it, and it is the floor of a free-text column that gives way first.
+int headerTitleWidth(const QTableView* view, int column);
+
 /// elastic: (column, floor in px) in the order they give up width.
 void fitColumnsToViewport(QTableView* view, const std::vector<std::pair<int, int>>& elastic);
 

@@ -2,7 +2,6 @@
 
 #include <QAction>
 #include <QComboBox>
-#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -13,7 +12,6 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
-#include <QStyle>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -25,6 +23,7 @@
 #include "gui/models/history_reader.h"
 #include "gui/models/run_derivations.h"
 #include "gui/models/run_models.h"
+#include "gui/pages/column_fitter.h"
 #include "gui/pages/fit_columns.h"
 #include "gui/pages/run_annotations_bar.h"
 #include "gui/pages/run_drop_import.h"
@@ -51,7 +50,6 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
 
     auto* layout = new QHBoxLayout(this);
     auto* splitter = new QSplitter(Qt::Horizontal, this);
-    m_splitter = splitter;
     layout->addWidget(splitter);
 
     auto* left = new QWidget(splitter);
@@ -112,23 +110,27 @@ RunsPage::RunsPage(const QString& historyPath, QWidget* parent)
                     a->setEnabled(c != RunListModel::NameColumn);
                     connect(a, &QAction::toggled, this, [this, c](bool on) {
                         m_table->setColumnHidden(c, !on);
-                        fitColumns();  // the list keeps fitting with the column shown or gone
+                        m_fitter->fit();  // the list keeps fitting with the column shown or gone
                     });
                 }
                 menu.exec(m_table->horizontalHeader()->mapToGlobal(pos));
             });
-    // Widths the user drags are theirs from then on; until then the columns are refitted to
-    // the list's width whenever it changes (issue 46: no horizontal scroll at 1280×720).
-    // (A drag or double-click on the header; the stretched last column resizing with the
-    // list is not the user's.)
-    connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this,
-            [this] { m_columnsByUser = m_columnsByUser || (m_headerPressed && !m_fitting); });
-    m_fitTimer = new QTimer(this);
-    m_fitTimer->setSingleShot(true);
-    m_fitTimer->setInterval(0);
-    connect(m_fitTimer, &QTimer::timeout, this, &RunsPage::fitColumns);
-    m_table->viewport()->installEventFilter(this);
-    m_table->horizontalHeader()->viewport()->installEventFilter(this);
+    // issue 46: no horizontal scroll at 1280×720. The columns are fitted to the list's width
+    // whenever it changes (column_fitter.h), until the user drags a column's edge: every visible
+    // column at its contents, then the cause (free text) giving way first down to its header, then
+    // the run name down to kMinNameWidth, then the widest of the others down to their headers
+    // (fit_columns.h); elided cells keep the whole text in their tooltip.
+    m_fitter = new ColumnFitter(
+        m_table,
+        [this] {
+            return std::vector<std::pair<int, int>>{
+                {RunListModel::CauseColumn, headerTitleWidth(m_table, RunListModel::CauseColumn)},
+                {RunListModel::NameColumn, kMinNameWidth}};
+        },
+        kMinNameWidth, this);
+    // Narrower than the columns at their narrowest, the list takes the missing pixels from the
+    // run view, which keeps at least kMinViewWidth.
+    m_fitter->growInto(splitter, 0, kMinViewWidth);
     leftLayout->addWidget(m_table, 1);
     m_annotations = new RunAnnotationsBar(m_reader.get(), left);
     leftLayout->addWidget(m_annotations);
@@ -216,7 +218,7 @@ void RunsPage::refreshRuns() {
                 m_banner->clear();
             }
             m_runs->setRuns(std::move(**result));
-            fitColumns();
+            m_fitter->fit();
             ++m_listsApplied;
             if (const RunRow* row = m_runs->run(m_selected)) {
                 m_annotations->setRuns({row});
@@ -235,68 +237,6 @@ void RunsPage::refreshRuns() {
         });
 }
 
-bool RunsPage::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_table->viewport() && event->type() == QEvent::Resize) {
-        // The page shown, the window resized, the vertical scroll bar came: fitted once the
-        // resize is over (moving the splitter inside its own resize would be undone by it).
-        m_fitTimer->start();
-    } else if (watched == m_table->horizontalHeader()->viewport()) {
-        if (event->type() == QEvent::MouseButtonPress ||
-            event->type() == QEvent::MouseButtonDblClick) {
-            m_headerPressed = true;
-        } else if (event->type() == QEvent::MouseButtonRelease) {
-            m_headerPressed = false;
-        }
-    }
-    return Page::eventFilter(watched, event);
-}
-
-void RunsPage::fitColumns() {
-    // Only while the widths are not the user's, and only once the list has a real width (a
-    // page not yet shown has none).
-    if (m_fitting || m_columnsByUser || m_runs->rowCount() == 0 || !m_table->isVisible() ||
-        m_table->viewport()->width() < kMinNameWidth) {
-        return;
-    }
-    m_fitting = true;
-    // Every visible column at its contents, but the cause at its header's width and the run
-    // name at kMinNameWidth: if the list is narrower than that, it takes the missing pixels
-    // from the run view first, which keeps at least kMinViewWidth.
-    QHeaderView* header = m_table->horizontalHeader();
-    const QFontMetrics headerMetrics(header->font());
-    const int margin = 2 * m_table->style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header);
-    const int causeFloor =
-        headerMetrics.horizontalAdvance(
-            m_runs->headerData(RunListModel::CauseColumn, Qt::Horizontal).toString()) +
-        margin;
-    m_table->resizeColumnsToContents();
-    int narrowest = 0;
-    for (int c = 0; c < RunListModel::ColumnCount; ++c) {
-        if (!m_table->isColumnHidden(c)) {
-            const int w = m_table->columnWidth(c);
-            narrowest += c == RunListModel::NameColumn    ? std::min(w, kMinNameWidth)
-                         : c == RunListModel::CauseColumn ? std::min(w, causeFloor)
-                                                          : w;
-        }
-    }
-    const int missing = narrowest - m_table->viewport()->width();
-    QList<int> sizes = m_splitter->sizes();
-    if (missing > 0 && sizes.size() == 2) {
-        const int grow = std::min(missing, sizes[1] - kMinViewWidth);
-        if (grow > 0) {
-            sizes[0] += grow;
-            sizes[1] -= grow;
-            m_splitter->setSizes(sizes);
-        }
-    }
-    // Then every column to its contents, the cause (free text) giving way first down to its
-    // header, then the run name down to kMinNameWidth, then the widest of the others down to
-    // their headers (fit_columns.h). Elided cells keep the whole text in their tooltip.
-    fitColumnsToViewport(m_table, {{RunListModel::CauseColumn, causeFloor},
-                                   {RunListModel::NameColumn, kMinNameWidth}});
-    m_fitting = false;
-}
-
 QAction* RunsPage::standardAction(Action action) const {
     return action == Action::Find ? m_find : nullptr;
 }
@@ -308,15 +248,15 @@ void RunsPage::saveWorkspace(QSettings& settings) const {
     settings.setValue(QStringLiteral("status"), m_state->currentData().toString());
     settings.setValue(QStringLiteral("metric"), m_view->metricKey());
     settings.setValue(QStringLiteral("metricAxis"), m_view->metricAxisIndex());
-    settings.setValue(QStringLiteral("columnsByUser"), m_columnsByUser);
+    settings.setValue(QStringLiteral("columnsByUser"), m_fitter->userSized());
 }
 
 void RunsPage::restoreWorkspace(QSettings& settings) {
     Page::restoreWorkspace(settings);
     // Restored widths the user had dragged stay theirs; fitted ones are fitted again.
-    m_columnsByUser = headerRestored(m_table->objectName()) &&
-                      settings.value(QStringLiteral("columnsByUser"), false).toBool();
-    fitColumns();
+    m_fitter->setUserSized(headerRestored(m_table->objectName()) &&
+                           settings.value(QStringLiteral("columnsByUser"), false).toBool());
+    m_fitter->fit();
     m_filter->setText(settings.value(QStringLiteral("filter")).toString());
     const int state = m_state->findData(settings.value(QStringLiteral("status")).toString());
     m_state->setCurrentIndex(std::max(0, state));

@@ -15,12 +15,12 @@ class QAction;
 class QComboBox;
 class QLineEdit;
 class QLabel;
-class QSplitter;
 class QTableView;
 class QTimer;
 
 namespace runplane::gui {
 
+class ColumnFitter;
 class HistoryReader;
 class RunAnnotationsBar;
 class RunDropImport;
@@ -63,12 +63,6 @@ class RunsPage : public Page {
   private:
     void requestSnapshot(double lo, double hi, int pixels);
     void onSelectionChanged();
-    /// Sizes the visible columns to their contents, then narrows the cause and the run name
-    /// (and, where needed, the widest others down to their headers) until they fit the list's
-    /// width: no horizontal scrolling (issue 46). Redone when the list's width, its rows or its
-    /// visible columns change, until the user drags a column.
-    void fitColumns();
-    bool eventFilter(QObject* watched, QEvent* event) override;
 
     std::unique_ptr<HistoryReader> m_reader;
     RunListModel* m_runs = nullptr;
@@ -76,7 +70,6 @@ class RunsPage : public Page {
     QLineEdit* m_filter = nullptr;
     QComboBox* m_state = nullptr;
     QTableView* m_table = nullptr;
-    QSplitter* m_splitter = nullptr;
     QLabel* m_banner = nullptr;
     QString m_historyPath;
     RunView* m_view = nullptr;
@@ -84,7 +77,7 @@ class RunsPage : public Page {
     RunDropImport* m_dropImport = nullptr;
     QTimer* m_listTimer = nullptr;
     QTimer* m_liveTimer = nullptr;
-    QTimer* m_fitTimer = nullptr;  // fitColumns after a resize of the list
+    ColumnFitter* m_fitter = nullptr;  // the list's columns fitted to its width (issue 46)
     QString m_selected;
     std::shared_ptr<SeriesCache> m_cache;  // the selected run's earlier reads (worker-side)
     QString m_cacheRun;
@@ -94,9 +87,6 @@ class RunsPage : public Page {
     bool m_snapshotInFlight = false;
     int m_snapshotsApplied = 0;
     int m_listsApplied = 0;
-    bool m_columnsByUser = false;  // the user dragged a column: no more fitting
-    bool m_fitting = false;        // fitColumns is resizing (not the user)
-    bool m_headerPressed = false;  // a mouse button is down on the header
     QAction* m_find = nullptr;
 };
 
